@@ -1,0 +1,27 @@
+# The two commands of the README: `make demo` and `make test`.
+# Both install what is missing first (scripts/install-deps.sh).
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+# Build outside the clone so later clones on this machine reuse the build.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/underlay/target
+
+.PHONY: deps demo test build bench lint
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	cargo build --release
+
+demo: build
+	$(CARGO_TARGET_DIR)/release/underlay demo
+
+test: deps
+	cargo test --all-targets
+	scripts/test-python-format.sh
+
+lint: deps
+	cargo fmt --all -- --check
+	cargo clippy --all-targets -- -D warnings
+
+bench: deps
+	cargo bench

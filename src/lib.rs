@@ -1,0 +1,19 @@
+//! underlay: draw a robot's reasoning onto the video of its run, as if
+//! painted on the floor and hidden behind the robots.
+//!
+//! The data flow is log → selection → calibration → drawing, composited
+//! onto video frames where the floor mask allows; `docs/ARCHITECTURE.md`
+//! has the module table.
+
+pub mod calib;
+pub mod cli;
+pub mod image;
+pub mod log;
+pub mod mask;
+pub mod select;
+pub mod session;
+
+/// The error a long-running command returns when the user pressed Ctrl-C.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;

@@ -1,0 +1,562 @@
+//! The in-memory visualization log: frames of primitives, entities and levels.
+//!
+//! This is the one model every other part of underlay works with. Readers
+//! (native binary, thesis-era binary, text notation) convert *into* it and
+//! writers convert *out of* it; nothing past this point sees wire types.
+//!
+//! Layout: all primitives of a log live in one `Vec<Primitive>` in recorded
+//! order and each [`Frame`] holds the range of its primitives. Selection then
+//! hands out borrowed slices, never copies.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+
+/// A point or vector on the floor plane, in world units (millimetres unless
+/// the log header says otherwise).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Vec2 {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Vec2 {
+    pub const ZERO: Vec2 = Vec2 { x: 0.0, y: 0.0 };
+
+    pub const fn new(x: f64, y: f64) -> Self {
+        Vec2 { x, y }
+    }
+
+    pub fn is_finite(self) -> bool {
+        self.x.is_finite() && self.y.is_finite()
+    }
+
+    pub fn length(self) -> f64 {
+        self.x.hypot(self.y)
+    }
+
+    pub fn dot(self, o: Vec2) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+
+    pub fn lerp(self, o: Vec2, t: f64) -> Vec2 {
+        Vec2::new(self.x + (o.x - self.x) * t, self.y + (o.y - self.y) * t)
+    }
+}
+
+impl std::ops::Add for Vec2 {
+    type Output = Vec2;
+    fn add(self, o: Vec2) -> Vec2 {
+        Vec2::new(self.x + o.x, self.y + o.y)
+    }
+}
+
+impl std::ops::Sub for Vec2 {
+    type Output = Vec2;
+    fn sub(self, o: Vec2) -> Vec2 {
+        Vec2::new(self.x - o.x, self.y - o.y)
+    }
+}
+
+impl std::ops::Mul<f64> for Vec2 {
+    type Output = Vec2;
+    fn mul(self, k: f64) -> Vec2 {
+        Vec2::new(self.x * k, self.y * k)
+    }
+}
+
+impl From<(f64, f64)> for Vec2 {
+    fn from((x, y): (f64, f64)) -> Self {
+        Vec2::new(x, y)
+    }
+}
+
+/// A colour as `0xRRGGBBAA` (alpha 255 = opaque).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rgba(pub u32);
+
+impl Rgba {
+    pub const WHITE: Rgba = Rgba(0xffff_ffff);
+    pub const BLACK: Rgba = Rgba(0x0000_00ff);
+    pub const TRANSPARENT: Rgba = Rgba(0);
+
+    /// Named colours of the thesis figures and of common robot-soccer
+    /// drawings, as `(name, 0xRRGGBB)`.
+    pub const NAMED: &'static [(&'static str, u32)] = &[
+        ("red", 0xff0000),
+        ("green", 0x00c000),
+        ("blue", 0x0040ff),
+        ("yellow", 0xffff00),
+        ("orange", 0xff8000),
+        ("pink", 0xff60c0),
+        ("magenta", 0xff00ff),
+        ("purple", 0x8000c0),
+        ("cyan", 0x00ffff),
+        ("white", 0xffffff),
+        ("black", 0x000000),
+        ("gray", 0x808080),
+        ("grey", 0x808080),
+        ("brown", 0x8b4513),
+    ];
+
+    /// An opaque colour from `0xRRGGBB`.
+    pub const fn from_rgb(rgb: u32) -> Self {
+        Rgba(((rgb & 0x00ff_ffff) << 8) | 0xff)
+    }
+
+    pub const fn from_rgba8(r: u8, g: u8, b: u8, a: u8) -> Self {
+        Rgba(((r as u32) << 24) | ((g as u32) << 16) | ((b as u32) << 8) | a as u32)
+    }
+
+    pub fn named(name: &str) -> Option<Self> {
+        Self::NAMED
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, rgb)| Rgba::from_rgb(rgb))
+    }
+
+    /// The name of this colour if it is exactly one of [`Rgba::NAMED`].
+    pub fn name(self) -> Option<&'static str> {
+        if self.a() != 255 {
+            return None;
+        }
+        Self::NAMED
+            .iter()
+            .find(|&&(_, rgb)| Rgba::from_rgb(rgb) == self)
+            .map(|&(n, _)| n)
+    }
+
+    pub const fn r(self) -> u8 {
+        (self.0 >> 24) as u8
+    }
+    pub const fn g(self) -> u8 {
+        (self.0 >> 16) as u8
+    }
+    pub const fn b(self) -> u8 {
+        (self.0 >> 8) as u8
+    }
+    pub const fn a(self) -> u8 {
+        self.0 as u8
+    }
+    pub const fn rgb(self) -> u32 {
+        self.0 >> 8
+    }
+    pub const fn with_alpha(self, a: u8) -> Self {
+        Rgba((self.0 & 0xffff_ff00) | a as u32)
+    }
+}
+
+impl fmt::Debug for Rgba {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{:08x}", self.0)
+    }
+}
+
+/// What a primitive's thickness is measured in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ThicknessUnit {
+    /// Screen pixels of the video frame: stays the same width everywhere.
+    #[default]
+    Pixels,
+    /// World units: painted lines shrink with distance like real ones.
+    World,
+}
+
+/// How a primitive is painted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Style {
+    /// Outline colour (text colour for text, marker colour for points).
+    pub color: Rgba,
+    /// Fill colour for closed shapes; `None` draws the outline only.
+    pub fill: Option<Rgba>,
+    /// Outline thickness in `unit`; 0 means the renderer's default.
+    pub thickness: f32,
+    pub unit: ThicknessUnit,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            color: Rgba::WHITE,
+            fill: None,
+            thickness: 0.0,
+            unit: ThicknessUnit::Pixels,
+        }
+    }
+}
+
+impl Style {
+    pub fn color(color: Rgba) -> Self {
+        Style {
+            color,
+            ..Style::default()
+        }
+    }
+}
+
+/// The look of a point marker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MarkerKind {
+    #[default]
+    Cross,
+    Dot,
+}
+
+/// The geometry of a primitive, in world units. Angles are radians,
+/// counter-clockwise from the world x axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    Circle {
+        center: Vec2,
+        radius: f64,
+    },
+    Line {
+        start: Vec2,
+        end: Vec2,
+    },
+    /// A rectangle of `size.x` along its orientation and `size.y` across it.
+    Rectangle {
+        center: Vec2,
+        size: Vec2,
+        orientation: f64,
+    },
+    Polygon {
+        vertices: Box<[Vec2]>,
+        closed: bool,
+    },
+    /// Text anchored at its left end of the baseline; `size` is the glyph
+    /// height in pixels (world units when the style's unit is `World`).
+    Text {
+        anchor: Vec2,
+        text: Box<str>,
+        size: f64,
+    },
+    /// A marker at a point; `size` in pixels (world units when the style's
+    /// unit is `World`), 0 meaning the renderer's default.
+    Point {
+        position: Vec2,
+        kind: MarkerKind,
+        size: f64,
+    },
+}
+
+impl Shape {
+    /// The short name used by the text notation and `log info`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Shape::Circle { .. } => "circle",
+            Shape::Line { .. } => "line",
+            Shape::Rectangle { .. } => "rectangle",
+            Shape::Polygon { .. } => "polygon",
+            Shape::Text { .. } => "text",
+            Shape::Point { .. } => "point",
+        }
+    }
+
+    /// The corners of a rectangle in order (counter-clockwise).
+    pub fn rectangle_corners(center: Vec2, size: Vec2, orientation: f64) -> [Vec2; 4] {
+        let (s, c) = orientation.sin_cos();
+        let (hx, hy) = (size.x / 2.0, size.y / 2.0);
+        let at = |dx: f64, dy: f64| Vec2::new(center.x + dx * c - dy * s, center.y + dx * s + dy * c);
+        [at(-hx, -hy), at(hx, -hy), at(hx, hy), at(-hx, hy)]
+    }
+}
+
+/// Index of an entity in [`Entities`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntityId(pub u32);
+
+impl EntityId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One drawing: a shape, its style, and its filter info (entity and level).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Primitive {
+    pub shape: Shape,
+    pub style: Style,
+    pub entity: EntityId,
+    /// Level of detail: smaller is more important; shown when ≤ the chosen maximum.
+    pub level: i32,
+}
+
+/// When a frame applies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FrameTime {
+    /// Shown when it is the nearest instantaneous frame to the query time.
+    Instant(f64),
+    /// Shown whenever `start ≤ t ≤ end`; either end may be infinite.
+    Persistent { start: f64, end: f64 },
+}
+
+impl FrameTime {
+    /// The first time the frame applies to.
+    pub fn start(self) -> f64 {
+        match self {
+            FrameTime::Instant(t) => t,
+            FrameTime::Persistent { start, .. } => start,
+        }
+    }
+
+    /// The last time the frame applies to.
+    pub fn end(self) -> f64 {
+        match self {
+            FrameTime::Instant(t) => t,
+            FrameTime::Persistent { end, .. } => end,
+        }
+    }
+
+    pub fn is_persistent(self) -> bool {
+        matches!(self, FrameTime::Persistent { .. })
+    }
+}
+
+/// A frame: a time specification and a run of primitives in [`Log::primitives`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub time: FrameTime,
+    pub primitives: Range<usize>,
+}
+
+/// Entity names, interned, with parent edges forming (intended to form) a DAG.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Entities {
+    names: Vec<String>,
+    parents: Vec<Vec<EntityId>>,
+    by_name: HashMap<String, EntityId>,
+}
+
+impl Entities {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of `name`, adding it when new.
+    pub fn intern(&mut self, name: &str) -> EntityId {
+        if let Some(&id) = self.by_name.get(name) {
+            return id;
+        }
+        let id = EntityId(self.names.len() as u32);
+        self.names.push(name.to_owned());
+        self.parents.push(Vec::new());
+        self.by_name.insert(name.to_owned(), id);
+        id
+    }
+
+    pub fn get(&self, name: &str) -> Option<EntityId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The name of `id`; ids come from this table, so this is total for them.
+    pub fn name(&self, id: EntityId) -> &str {
+        self.names.get(id.index()).map_or("?", String::as_str)
+    }
+
+    pub fn parents(&self, id: EntityId) -> &[EntityId] {
+        self.parents.get(id.index()).map_or(&[], Vec::as_slice)
+    }
+
+    /// Adds the edge `parent → child` (no-op when already present).
+    pub fn add_parent(&mut self, child: EntityId, parent: EntityId) {
+        if let Some(ps) = self.parents.get_mut(child.index())
+            && !ps.contains(&parent)
+        {
+            ps.push(parent);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = EntityId> + '_ {
+        (0..self.names.len() as u32).map(EntityId)
+    }
+
+    /// Whether any parent edge was declared.
+    pub fn has_edges(&self) -> bool {
+        self.parents.iter().any(|p| !p.is_empty())
+    }
+}
+
+/// The clock the log's times are measured on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds since the Unix epoch (UTC).
+    #[default]
+    EpochSeconds,
+    /// Seconds since some start of the run (the thesis figures use this).
+    RelativeSeconds,
+}
+
+/// Optional hints for viewers, from the log's header.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DisplayHints {
+    /// Instantaneous-frame time threshold in seconds, if the writer knows it.
+    pub instant_threshold: Option<f64>,
+    /// The maximum level to show initially.
+    pub default_max_level: Option<i32>,
+    /// The part of the world worth showing, as (min, max) corners.
+    pub world_bounds: Option<(Vec2, Vec2)>,
+}
+
+/// Facts about the log as a whole.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub name: String,
+    pub time_unit: TimeUnit,
+    /// Name of the world unit, e.g. "mm" or "m".
+    pub world_unit: String,
+    pub hints: DisplayHints,
+}
+
+impl Default for Header {
+    fn default() -> Self {
+        Header {
+            name: String::new(),
+            time_unit: TimeUnit::EpochSeconds,
+            world_unit: "mm".to_owned(),
+            hints: DisplayHints::default(),
+        }
+    }
+}
+
+/// Something odd found while loading that did not stop the load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadWarning {
+    /// Byte offset in the file, when it comes from a binary file.
+    pub offset: Option<u64>,
+    /// Index of the frame concerned, when there is one.
+    pub frame: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for LoadWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.offset, self.frame) {
+            (Some(o), Some(i)) => write!(f, "at byte {o} (frame {i}): {}", self.message),
+            (Some(o), None) => write!(f, "at byte {o}: {}", self.message),
+            (None, Some(i)) => write!(f, "frame {i}: {}", self.message),
+            (None, None) => f.write_str(&self.message),
+        }
+    }
+}
+
+/// A whole visualization log in memory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Log {
+    pub header: Header,
+    pub entities: Entities,
+    /// Frames in recorded order.
+    pub frames: Vec<Frame>,
+    /// Primitives of all frames, frame by frame in recorded order.
+    pub primitives: Vec<Primitive>,
+    /// What the loader noticed but tolerated.
+    pub warnings: Vec<LoadWarning>,
+}
+
+impl Log {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a frame holding `primitives` and returns its index.
+    pub fn push_frame(&mut self, time: FrameTime, primitives: impl IntoIterator<Item = Primitive>) -> usize {
+        let start = self.primitives.len();
+        self.primitives.extend(primitives);
+        self.frames.push(Frame {
+            time,
+            primitives: start..self.primitives.len(),
+        });
+        self.frames.len() - 1
+    }
+
+    /// The primitives of `frame` (a frame of this log).
+    pub fn frame_primitives(&self, frame: &Frame) -> &[Primitive] {
+        self.primitives.get(frame.primitives.clone()).unwrap_or(&[])
+    }
+
+    /// Smallest and largest finite time of any frame, if there is one.
+    pub fn time_range(&self) -> Option<(f64, f64)> {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for f in &self.frames {
+            for t in [f.time.start(), f.time.end()] {
+                if t.is_finite() {
+                    lo = lo.min(t);
+                    hi = hi.max(t);
+                }
+            }
+        }
+        (lo <= hi).then_some((lo, hi))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rgba_packs_and_names() {
+        let c = Rgba::from_rgb(0x12_34_56);
+        assert_eq!((c.r(), c.g(), c.b(), c.a()), (0x12, 0x34, 0x56, 0xff));
+        assert_eq!(Rgba::named("Red"), Some(Rgba(0xff00_00ff)));
+        assert_eq!(Rgba::named("red").and_then(Rgba::name), Some("red"));
+        assert_eq!(Rgba::from_rgb(0x123456).name(), None);
+    }
+
+    #[test]
+    fn entities_intern_once_and_keep_edges() {
+        let mut e = Entities::new();
+        let a = e.intern("robots");
+        let b = e.intern("robots/blue/3");
+        assert_eq!(e.intern("robots"), a);
+        e.add_parent(b, a);
+        e.add_parent(b, a);
+        assert_eq!(e.parents(b), &[a]);
+        assert_eq!(e.name(b), "robots/blue/3");
+        assert!(e.has_edges());
+    }
+
+    #[test]
+    fn frames_own_ranges_of_primitives() {
+        let mut log = Log::new();
+        let ent = log.entities.intern("x");
+        let p = |r| Primitive {
+            shape: Shape::Circle {
+                center: Vec2::ZERO,
+                radius: r,
+            },
+            style: Style::default(),
+            entity: ent,
+            level: 0,
+        };
+        log.push_frame(FrameTime::Instant(1.0), [p(1.0), p(2.0)]);
+        log.push_frame(
+            FrameTime::Persistent {
+                start: f64::NEG_INFINITY,
+                end: 5.0,
+            },
+            [p(3.0)],
+        );
+        assert_eq!(log.frame_primitives(&log.frames[0]).len(), 2);
+        assert_eq!(log.frame_primitives(&log.frames[1])[0], p(3.0));
+        assert_eq!(log.time_range(), Some((1.0, 5.0)));
+    }
+
+    #[test]
+    fn rectangle_corners_rotate_about_center() {
+        let c = Shape::rectangle_corners(
+            Vec2::new(10.0, 0.0),
+            Vec2::new(4.0, 2.0),
+            std::f64::consts::FRAC_PI_2,
+        );
+        assert!((c[0].x - 11.0).abs() < 1e-9 && (c[0].y + 2.0).abs() < 1e-9);
+    }
+}

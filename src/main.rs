@@ -1,0 +1,23 @@
+//! The `underlay` binary: parse the command line, run it, report errors once.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = underlay::cli::Cli::parse();
+    match underlay::cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(underlay::Interrupted) = e.downcast_ref::<underlay::Interrupted>() {
+                eprintln!("underlay: interrupted");
+                return ExitCode::from(130);
+            }
+            eprintln!("underlay: error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
