@@ -36,7 +36,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bits::{BitMask, pack_row};
-use super::hsv::{convert_row, hsv};
+use super::hsv::{hue_chroma_value, hue_chroma_value_row, sat_at_least, saturation};
 use super::morph::Morphology;
 use super::simd::multiversion;
 use super::{MaskError, Masker, RgbRows};
@@ -164,14 +164,14 @@ pub struct Thresholds {
     pub hue_lo: u8,
     /// Hues `hue_lo ..= hue_lo + hue_span` (mod 180) are floor hues.
     pub hue_span: u8,
-    /// Floor needs `s ≥ sat_min`.
+    /// Floor needs saturation ≥ `sat_min` ([`sat_at_least`]).
     pub sat_min: u8,
     /// Floor needs `v ≥ val_min`; darker is an object.
     pub val_min: u8,
-    /// Floor needs `s·v ≥ sv_min` (chroma · 255).
-    pub sv_min: u16,
-    /// Non-floor pixels with `s·v ≥ sv_object` and another hue are objects.
-    pub sv_object: u16,
+    /// Floor needs chroma ≥ `chroma_min`.
+    pub chroma_min: u8,
+    /// Non-floor pixels of another hue with chroma ≥ `object_chroma` are objects.
+    pub object_chroma: u8,
 }
 
 /// The adaptive masker. Keeps buffers and the running floor model.
@@ -182,7 +182,7 @@ pub struct AdaptiveMasker {
     last_time: f64,
     thresholds: Option<Thresholds>,
     row_h: Vec<u8>,
-    row_s: Vec<u8>,
+    row_c: Vec<u8>,
     row_v: Vec<u8>,
     flags: Vec<u8>,
     floor: BitMask,
@@ -200,7 +200,7 @@ impl AdaptiveMasker {
             last_time: f64::NAN,
             thresholds: None,
             row_h: Vec::new(),
-            row_s: Vec::new(),
+            row_c: Vec::new(),
             row_v: Vec::new(),
             flags: Vec::new(),
             floor: BitMask::default(),
@@ -241,12 +241,12 @@ impl AdaptiveMasker {
         };
         self.thresholds = Some(t);
 
-        for buf in [&mut self.row_h, &mut self.row_s, &mut self.row_v, &mut self.flags] {
+        for buf in [&mut self.row_h, &mut self.row_c, &mut self.row_v, &mut self.flags] {
             buf.resize(w, 0);
         }
         for y in 0..h {
-            convert_row(rows.row(y), &mut self.row_h, &mut self.row_s, &mut self.row_v);
-            classify_row(&self.row_h, &self.row_s, &self.row_v, t, &mut self.flags);
+            hue_chroma_value_row(rows.row(y), &mut self.row_h, &mut self.row_c, &mut self.row_v);
+            classify_row(&self.row_h, &self.row_c, &self.row_v, t, &mut self.flags);
             pack_row(&self.flags, 0, self.floor.row_mut(y));
             pack_row(&self.flags, 1, self.object.row_mut(y));
         }
@@ -360,18 +360,16 @@ fn in_window(h: u8, lo: u8, span: u8) -> bool {
 fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings) -> FloorModel {
     let (w, h) = (rows.width, rows.height);
     let step = (((w * h) as f64 / s.samples as f64).sqrt().round() as usize).max(1);
-    let mut samples: Vec<(u8, u8, u8, u8)> = Vec::with_capacity((w / step + 1) * (h / step + 1));
+    let mut samples: Vec<(u8, u8, u8)> = Vec::with_capacity((w / step + 1) * (h / step + 1));
     let mut hist = [0f32; 180];
     for y in (step / 2..h).step_by(step) {
         let row = rows.row(y);
         for x in (step / 2..w).step_by(step) {
-            let (r, g, b) = (row[3 * x], row[3 * x + 1], row[3 * x + 2]);
-            let (hh, ss, vv) = hsv(r, g, b);
-            let chroma = vv - r.min(g).min(b);
-            if chroma >= s.min_chroma {
-                hist[hh as usize] += chroma as f32;
+            let (hh, cc, vv) = hue_chroma_value(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
+            if cc >= s.min_chroma {
+                hist[hh as usize % 180] += cc as f32;
             }
-            samples.push((hh, ss, vv, chroma));
+            samples.push((hh, cc, vv));
         }
     }
     let total: f32 = hist.iter().sum();
@@ -381,36 +379,42 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings) -> FloorModel {
         }
     }
     let (lo, span) = hue_window(&hist, s);
-    let (mut sat, mut val, mut chroma) = (Vec::new(), Vec::new(), Vec::new());
-    for &(hh, ss, vv, cc) in &samples {
+    let (mut sat, mut val, mut chroma) = ([0u32; 256], [0u32; 256], [0u32; 256]);
+    let mut count = 0u32;
+    for &(hh, cc, vv) in &samples {
         if cc >= s.min_chroma && in_window(hh, lo, span) {
-            sat.push(ss);
-            val.push(vv);
-            chroma.push(cc);
+            sat[saturation(cc, vv) as usize] += 1;
+            val[vv as usize] += 1;
+            chroma[cc as usize] += 1;
+            count += 1;
         }
     }
     let floor_fraction = if samples.is_empty() {
         0.0
     } else {
-        sat.len() as f32 / samples.len() as f32
+        count as f32 / samples.len() as f32
     };
     FloorModel {
         hue_histogram: hist,
-        sat_min: s.sat_factor * quantile(&mut sat, 0.05),
-        val_min: s.val_factor * quantile(&mut val, 0.02),
-        chroma_min: s.chroma_factor * quantile(&mut chroma, 0.02),
+        sat_min: s.sat_factor * quantile(&sat, count, 0.05),
+        val_min: s.val_factor * quantile(&val, count, 0.02),
+        chroma_min: s.chroma_factor * quantile(&chroma, count, 0.02),
         floor_fraction,
     }
 }
 
-/// The `q` quantile (nearest rank) of `v`, 0 when empty.
-fn quantile(v: &mut [u8], q: f32) -> f32 {
-    if v.is_empty() {
-        return 0.0;
+/// The `q` quantile of `count` values given as a histogram over 0..=255
+/// (the smallest value with more than `q·count` values at or below it).
+fn quantile(hist: &[u32; 256], count: u32, q: f32) -> f32 {
+    let rank = (q * count as f32).floor() as u64;
+    let mut seen = 0u64;
+    for (value, &n) in hist.iter().enumerate() {
+        seen += n as u64;
+        if seen > rank {
+            return value as f32;
+        }
     }
-    let k = ((v.len() - 1) as f32 * q).round() as usize;
-    let (_, x, _) = v.select_nth_unstable(k);
-    *x as f32
+    0.0
 }
 
 /// Per-pixel thresholds from a model, or `None` when it saw no floor.
@@ -425,22 +429,21 @@ fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
         hue_span,
         sat_min: m.sat_min.round().clamp(1.0, 255.0) as u8,
         val_min: m.val_min.round().clamp(1.0, 255.0) as u8,
-        sv_min: (chroma * 255.0).round().min(65025.0) as u16,
-        sv_object: (s.object_chroma as f32 * 255.0) as u16,
+        chroma_min: chroma.round().min(255.0) as u8,
+        object_chroma: s.object_chroma,
     })
 }
 
 multiversion! {
     /// Flag bit 0 = floor, bit 1 = object (see the module docs).
-    fn classify_row(h: &[u8], s: &[u8], v: &[u8], t: Thresholds, flags: &mut [u8]) {
-        let n = flags.len().min(h.len()).min(s.len()).min(v.len());
-        let (h, s, v, flags) = (&h[..n], &s[..n], &v[..n], &mut flags[..n]);
+    fn classify_row(h: &[u8], c: &[u8], v: &[u8], t: Thresholds, flags: &mut [u8]) {
+        let n = flags.len().min(h.len()).min(c.len()).min(v.len());
+        let (h, c, v, flags) = (&h[..n], &c[..n], &v[..n], &mut flags[..n]);
         for i in 0..n {
-            let (hh, ss, vv) = (h[i], s[i], v[i]);
-            let sv = ss as u16 * vv as u16;
+            let (hh, cc, vv) = (h[i], c[i], v[i]);
             let hue_ok = in_window(hh, t.hue_lo, t.hue_span);
-            let floor = hue_ok & (ss >= t.sat_min) & (vv >= t.val_min) & (sv >= t.sv_min);
-            let object = !floor & ((vv < t.val_min) | (!hue_ok & (sv >= t.sv_object)));
+            let floor = hue_ok & sat_at_least(cc, vv, t.sat_min) & (vv >= t.val_min) & (cc >= t.chroma_min);
+            let object = !floor & ((vv < t.val_min) | (!hue_ok & (cc >= t.object_chroma)));
             flags[i] = floor as u8 | (object as u8) << 1;
         }
     }

@@ -303,18 +303,18 @@ static UNPACK: [u64; 256] = {
 
 /// Unpacks the first `dst.len()` bits of `words` into bytes 255 / 0.
 pub fn unpack_row(words: &[u64], dst: &mut [u8]) {
-    let mut chunks = dst.chunks_exact_mut(8);
-    let mut k = 0usize;
-    for c in &mut chunks {
-        let byte = (words[k / 8] >> (8 * (k % 8))) & 0xff;
-        c.copy_from_slice(&UNPACK[byte as usize].to_le_bytes());
-        k += 1;
+    let full = dst.len() / 64;
+    let mut chunks = dst.chunks_exact_mut(64);
+    for (c, &w) in (&mut chunks).zip(words) {
+        for (j, eight) in c.chunks_exact_mut(8).enumerate() {
+            eight.copy_from_slice(&UNPACK[((w >> (8 * j)) & 0xff) as usize].to_le_bytes());
+        }
     }
     let rest = chunks.into_remainder();
-    if !rest.is_empty() {
-        let byte = (words[k / 8] >> (8 * (k % 8))) & 0xff;
-        let bytes = UNPACK[byte as usize].to_le_bytes();
-        rest.copy_from_slice(&bytes[..rest.len()]);
+    if let Some(&w) = words.get(full) {
+        for (j, b) in rest.iter_mut().enumerate() {
+            *b = if (w >> j) & 1 == 1 { FLOOR } else { 0 };
+        }
     }
 }
 

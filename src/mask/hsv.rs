@@ -3,8 +3,11 @@
 //! 12-bit fixed-point reciprocal tables, so thresholds written for OpenCV
 //! (thesis Algorithm 4) select the same pixels here.
 //!
-//! [`hsv`] converts one pixel; [`convert_row`] converts a row and is
-//! compiled for AVX-512 and AVX2 as well, picked at run time.
+//! [`hsv`] converts one pixel. The fast path, [`hue_chroma_value_row`],
+//! computes hue, chroma (max − min) and value for a row (compiled for
+//! AVX-512 and AVX2 as well, picked at run time) and leaves saturation as
+//! a threshold test on chroma and value ([`sat_at_least`]): OpenCV's S
+//! needs a second table lookup per pixel, the slowest step here.
 
 /// Fixed-point shift of OpenCV's tables.
 const SHIFT: u32 = 12;
@@ -48,16 +51,60 @@ pub fn hsv(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
     (h as u8, s as u8, v as u8)
 }
 
+/// Whether a pixel with chroma `c` (max − min of R, G, B) and value `v`
+/// has saturation `c·255/v ≥ t` in exact rational arithmetic (`false`
+/// when `v = 0`). For `t` = 101 and 120 — the thesis's tests `s > 100`
+/// and `s < 120` — this equals OpenCV's rounded fixed-point S for every
+/// pixel (tested exhaustively); for some other `t` it differs from OpenCV
+/// on a handful of the 2¹⁶ (c, v) pairs.
+#[inline(always)]
+pub fn sat_at_least(c: u8, v: u8, t: u8) -> bool {
+    v > 0 && c as u32 * 510 >= (2 * t as u32).saturating_sub(1) * v as u32
+}
+
+/// Saturation from chroma and value rounded as [`sat_at_least`] counts it:
+/// `⌊c·255/v + ½⌋` (0 when `v = 0`), so `saturation(c, v) ≥ t` exactly
+/// when `sat_at_least(c, v, t)`. Within 1 of OpenCV's S.
+#[inline]
+pub fn saturation(c: u8, v: u8) -> u8 {
+    if v == 0 {
+        0
+    } else {
+        ((c as u32 * 510 + v as u32) / (2 * v as u32)).min(255) as u8
+    }
+}
+
+/// Hue, chroma and value of one RGB pixel: OpenCV's `h` and `v`, and
+/// `c = max − min` (from which saturation follows, see [`sat_at_least`]).
+#[inline(always)]
+pub fn hue_chroma_value(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
+    let (r, g, b) = (r as i32, g as i32, b as i32);
+    let v = r.max(g).max(b);
+    let d = v - r.min(g).min(b);
+    let num = if v == r {
+        g - b
+    } else if v == g {
+        b - r + 2 * d
+    } else {
+        r - g + 4 * d
+    };
+    let mut h = (num * HDIV[d as usize & 255] + (1 << (SHIFT - 1))) >> SHIFT;
+    if h < 0 {
+        h += 180;
+    }
+    (h as u8, d as u8, v as u8)
+}
+
 super::simd::multiversion! {
-    /// Converts a row of interleaved RGB pixels into separate H, S and V rows.
-    /// Converts `min(h.len(), s.len(), v.len(), rgb.len() / 3)` pixels.
-    pub fn convert_row(rgb: &[u8], h: &mut [u8], s: &mut [u8], v: &mut [u8]) {
-        let n = h.len().min(s.len()).min(v.len()).min(rgb.len() / 3);
-        let (rgb, h, s, v) = (&rgb[..3 * n], &mut h[..n], &mut s[..n], &mut v[..n]);
+    /// Converts a row of interleaved RGB pixels into hue, chroma and value
+    /// rows ([`hue_chroma_value`]); converts as many pixels as all fit.
+    pub fn hue_chroma_value_row(rgb: &[u8], h: &mut [u8], c: &mut [u8], v: &mut [u8]) {
+        let n = h.len().min(c.len()).min(v.len()).min(rgb.len() / 3);
+        let (rgb, h, c, v) = (&rgb[..3 * n], &mut h[..n], &mut c[..n], &mut v[..n]);
         for i in 0..n {
-            let (hh, ss, vv) = hsv(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+            let (hh, cc, vv) = hue_chroma_value(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
             h[i] = hh;
-            s[i] = ss;
+            c[i] = cc;
             v[i] = vv;
         }
     }
@@ -70,7 +117,8 @@ mod tests {
     use opencv::imgproc;
     use opencv::prelude::*;
 
-    /// Every one of the 2²⁴ colours converts exactly as the linked OpenCV does.
+    /// Every one of the 2²⁴ colours converts exactly as the linked OpenCV
+    /// does, and the row kernel gives the same hue, chroma and value.
     #[test]
     fn matches_opencv_on_every_colour() {
         let n = 1usize << 24;
@@ -85,18 +133,16 @@ mod tests {
         let mut dst = Mat::default();
         imgproc::cvt_color_def(&src, &mut dst, imgproc::COLOR_RGB2HSV).unwrap();
         let want = dst.data_bytes().unwrap();
-        let (mut h, mut s, mut v) = (vec![0u8; n], vec![0u8; n], vec![0u8; n]);
-        convert_row(&rgb, &mut h, &mut s, &mut v);
+        let (mut h, mut c, mut v) = (vec![0u8; n], vec![0u8; n], vec![0u8; n]);
+        hue_chroma_value_row(&rgb, &mut h, &mut c, &mut v);
         let mut bad = 0usize;
         for i in 0..n {
-            let got = [h[i], s[i], v[i]];
-            if got != want[3 * i..3 * i + 3] {
+            let p = &rgb[3 * i..3 * i + 3];
+            let got = hsv(p[0], p[1], p[2]);
+            let row_ok = (h[i], v[i]) == (got.0, got.2) && c[i] == got.2 - p.iter().min().unwrap();
+            if [got.0, got.1, got.2] != want[3 * i..3 * i + 3] || !row_ok {
                 if bad < 5 {
-                    eprintln!(
-                        "rgb {:?}: got {got:?}, OpenCV {:?}",
-                        &rgb[3 * i..3 * i + 3],
-                        &want[3 * i..3 * i + 3]
-                    );
+                    eprintln!("rgb {p:?}: got {got:?}, OpenCV {:?}", &want[3 * i..3 * i + 3]);
                 }
                 bad += 1;
             }
@@ -105,20 +151,34 @@ mod tests {
     }
 
     #[test]
-    fn scalar_and_row_agree_and_hue_stays_below_180() {
-        let rgb: Vec<u8> = (0..3 * 1000).map(|i| ((i * 7919) % 256) as u8).collect();
-        let (mut h, mut s, mut v) = (vec![0u8; 1000], vec![0u8; 1000], vec![0u8; 1000]);
-        convert_row(&rgb, &mut h, &mut s, &mut v);
-        for i in 0..1000 {
-            assert_eq!(
-                hsv(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]),
-                (h[i], s[i], v[i])
-            );
-            assert!(h[i] < 180);
+    fn rational_saturation_tests_equal_opencv_for_the_thesis_thresholds() {
+        for v in 0..=255u8 {
+            for c in 0..=v {
+                let s = (c as i32 * SDIV[v as usize] + (1 << (SHIFT - 1))) >> SHIFT;
+                assert_eq!(sat_at_least(c, v, 101), s > 100, "c={c} v={v}");
+                assert_eq!(sat_at_least(c, v, 120), s >= 120, "c={c} v={v}");
+            }
         }
+    }
+
+    #[test]
+    fn known_colours() {
         assert_eq!(hsv(0, 0, 0), (0, 0, 0));
         assert_eq!(hsv(255, 0, 0), (0, 255, 255));
         assert_eq!(hsv(0, 255, 0), (60, 255, 255));
         assert_eq!(hsv(0, 0, 255), (120, 255, 255));
+        assert_eq!(hue_chroma_value(40, 140, 40), (60, 100, 140));
+        assert!(sat_at_least(100, 140, 182) && !sat_at_least(100, 140, 183));
+        assert!(!sat_at_least(0, 0, 0));
+        for v in 0..=255u8 {
+            for c in 0..=v {
+                let s = saturation(c, v);
+                let opencv = hsv(v, v - c, v - c).1;
+                assert!(s.abs_diff(opencv) <= 1, "c={c} v={v}");
+                for t in 1..=255u8 {
+                    assert_eq!(s >= t, sat_at_least(c, v, t), "c={c} v={v} t={t}");
+                }
+            }
+        }
     }
 }

@@ -27,6 +27,7 @@
 //! `n` (docs/PERFORMANCE.md has the measured curve).
 
 use super::bits::{BitMask, pack_row, unpack_row};
+use super::simd::multiversion;
 use crate::image::MaskImage;
 
 /// Radii from which the distance transform replaces iterated cross steps.
@@ -44,8 +45,7 @@ const PAD: usize = 128;
 #[derive(Debug, Default, Clone)]
 pub struct Morphology {
     tmp: BitMask,
-    zeros: Vec<u64>,
-    ones: Vec<u64>,
+    cross: CrossBuffers,
     dist: Vec<u8>,
     row_a: Vec<u8>,
     row_b: Vec<u8>,
@@ -97,15 +97,9 @@ impl Morphology {
 
     /// `n` cross steps, ping-ponging between `m` and the scratch mask.
     fn cross_steps(&mut self, m: &mut BitMask, n: u32, erode: bool) {
-        let wpr = m.words_per_row();
-        self.zeros.clear();
-        self.zeros.resize(wpr, 0);
-        self.ones.clear();
-        self.ones.resize(wpr, !0);
-        let edge = if erode { &self.ones } else { &self.zeros };
         self.tmp.reset(m.width(), m.height());
         for _ in 0..n {
-            cross_step(m, &mut self.tmp, edge, erode);
+            cross_step(m, &mut self.tmp, erode, &mut self.cross);
             std::mem::swap(m, &mut self.tmp);
         }
     }
@@ -141,39 +135,77 @@ impl Morphology {
 }
 
 /// One step of the cross from `src` into `dst` (same size). Outside the
-/// image counts as `edge` (all 0 for dilation, all 1 for erosion).
-fn cross_step(src: &BitMask, dst: &mut BitMask, edge: &[u64], erode: bool) {
-    let (wpr, h) = (src.words_per_row(), src.height());
+/// image counts as 0 when dilating and 1 when eroding.
+fn cross_step(src: &BitMask, dst: &mut BitMask, erode: bool, bufs: &mut CrossBuffers) {
+    let wpr = src.words_per_row();
     let tail = src.tail_mask();
-    // Bits past the width count as outside: 1 when eroding.
-    let pad = if erode { !tail } else { 0 };
-    let fill = if erode { !0u64 } else { 0 };
+    // Rows with one word of outside on each side; bits past the width
+    // count as outside too (1 when eroding).
+    let (fill, pad) = if erode { (!0u64, !tail) } else { (0, 0) };
+    bufs.edge.clear();
+    bufs.edge.resize(wpr, fill);
+    bufs.padded.clear();
+    bufs.padded.resize(wpr + 2, fill);
+    if erode {
+        cross_step_erode(src, dst, &bufs.edge, &mut bufs.padded, pad);
+    } else {
+        cross_step_dilate(src, dst, &bufs.edge, &mut bufs.padded, pad);
+    }
+}
+
+/// Scratch rows of [`cross_step`].
+#[derive(Debug, Default, Clone)]
+struct CrossBuffers {
+    edge: Vec<u64>,
+    padded: Vec<u64>,
+}
+
+multiversion! {
+    /// [`cross_step`] dilating.
+    fn cross_step_dilate(src: &BitMask, dst: &mut BitMask, edge: &[u64], padded: &mut [u64], pad: u64) {
+        cross_step_body::<false>(src, dst, edge, padded, pad)
+    }
+}
+
+multiversion! {
+    /// [`cross_step`] eroding.
+    fn cross_step_erode(src: &BitMask, dst: &mut BitMask, edge: &[u64], padded: &mut [u64], pad: u64) {
+        cross_step_body::<true>(src, dst, edge, padded, pad)
+    }
+}
+
+#[inline(always)]
+fn cross_step_body<const ERODE: bool>(
+    src: &BitMask,
+    dst: &mut BitMask,
+    edge: &[u64],
+    padded: &mut [u64],
+    pad: u64,
+) {
+    let (n, h) = (src.words_per_row(), src.height());
+    if n == 0 || padded.len() < n + 2 || edge.len() < n {
+        return;
+    }
+    let tail = src.tail_mask();
     for y in 0..h {
-        let cur = src.row(y);
+        padded[1..=n].copy_from_slice(src.row(y));
+        padded[n] |= pad;
         let up = if y > 0 { src.row(y - 1) } else { edge };
         let dn = if y + 1 < h { src.row(y + 1) } else { edge };
         let out = dst.row_mut(y);
-        for i in 0..wpr {
-            let c = if i + 1 == wpr { cur[i] | pad } else { cur[i] };
-            let prev = if i > 0 { cur[i - 1] } else { fill };
-            let next = if i + 1 < wpr {
-                if i + 2 == wpr {
-                    cur[i + 1] | pad
-                } else {
-                    cur[i + 1]
-                }
-            } else {
-                fill
-            };
-            let left = (c << 1) | (prev >> 63);
-            let right = (c >> 1) | (next << 63);
-            out[i] = if erode {
+        let (prev, cur, next) = (&padded[..n], &padded[1..n + 1], &padded[2..n + 2]);
+        let (up, dn, out) = (&up[..n], &dn[..n], &mut out[..n]);
+        for i in 0..n {
+            let c = cur[i];
+            let left = (c << 1) | (prev[i] >> 63);
+            let right = (c >> 1) | (next[i] << 63);
+            out[i] = if ERODE {
                 c & left & right & up[i] & dn[i]
             } else {
                 c | left | right | up[i] | dn[i]
             };
         }
-        out[wpr - 1] &= tail;
+        out[n - 1] &= tail;
     }
 }
 

@@ -14,7 +14,7 @@
 //! morphology runs on bit-packed masks.
 
 use super::bits::{BitMask, pack_row};
-use super::hsv::convert_row;
+use super::hsv::{hue_chroma_value_row, sat_at_least};
 use super::morph::Morphology;
 use super::simd::multiversion;
 use super::{MaskError, Masker, RgbRows};
@@ -29,7 +29,7 @@ const NOT_GREEN: u8 = 255;
 pub struct ThesisMasker {
     hues: Vec<u8>,
     row_h: Vec<u8>,
-    row_s: Vec<u8>,
+    row_c: Vec<u8>,
     row_v: Vec<u8>,
     flags: Vec<u8>,
     green: BitMask,
@@ -72,7 +72,7 @@ impl ThesisMasker {
         let rows = RgbRows::new(frame, time)?;
         let (w, h) = (rows.width, rows.height);
         self.hues.resize(w * h, 0);
-        for buf in [&mut self.row_h, &mut self.row_s, &mut self.row_v, &mut self.flags] {
+        for buf in [&mut self.row_h, &mut self.row_c, &mut self.row_v, &mut self.flags] {
             buf.resize(w, 0);
         }
         self.green.reset(w, h);
@@ -80,12 +80,12 @@ impl ThesisMasker {
         self.white.reset(w, h);
 
         // Pass 1: HSV, hue histogram, black/white tests, green S/V test.
-        let mut histo = [[0u64; 180]; 4];
+        let mut histo = [[0u32; 256]; 4];
         for y in 0..h {
-            convert_row(rows.row(y), &mut self.row_h, &mut self.row_s, &mut self.row_v);
+            hue_chroma_value_row(rows.row(y), &mut self.row_h, &mut self.row_c, &mut self.row_v);
             classify_row(
                 &self.row_h,
-                &self.row_s,
+                &self.row_c,
                 &self.row_v,
                 &mut self.hues[y * w..(y + 1) * w],
                 &mut self.flags,
@@ -96,7 +96,7 @@ impl ThesisMasker {
         }
         let mut total = [0u64; 180];
         for (i, t) in total.iter_mut().enumerate() {
-            *t = histo.iter().map(|hh| hh[i]).sum();
+            *t = histo.iter().map(|hh| hh[i] as u64).sum();
         }
         let (h0, h1) = hue_window(&total);
 
@@ -125,15 +125,17 @@ impl ThesisMasker {
 multiversion! {
     /// Per pixel: the hue if the S/V part of the green test passes (else
     /// [`NOT_GREEN`]); flag bit 0 = dark (`v < 120`), bit 1 = white
-    /// (`v > 130 ∧ s < 120`).
-    fn classify_row(h: &[u8], s: &[u8], v: &[u8], hues: &mut [u8], flags: &mut [u8]) {
-        let n = hues.len().min(flags.len()).min(h.len()).min(s.len()).min(v.len());
-        let (h, s, v, hues, flags) = (&h[..n], &s[..n], &v[..n], &mut hues[..n], &mut flags[..n]);
+    /// (`v > 130 ∧ s < 120`). Saturation comes from chroma `c` and `v`
+    /// (exact for these two thresholds, see [`sat_at_least`]).
+    fn classify_row(h: &[u8], c: &[u8], v: &[u8], hues: &mut [u8], flags: &mut [u8]) {
+        let n = hues.len().min(flags.len()).min(h.len()).min(c.len()).min(v.len());
+        let (h, c, v, hues, flags) = (&h[..n], &c[..n], &v[..n], &mut hues[..n], &mut flags[..n]);
         for i in 0..n {
-            let (hh, ss, vv) = (h[i], s[i], v[i]);
-            let sv_green = ss > 100 && vv > 70 && vv < 190;
+            let (hh, cc, vv) = (h[i], c[i], v[i]);
+            let sv_green = sat_at_least(cc, vv, 101) & (vv > 70) & (vv < 190);
             hues[i] = if sv_green { hh } else { NOT_GREEN };
-            flags[i] = (vv < 120) as u8 | (((vv > 130) & (ss < 120)) as u8) << 1;
+            let white = (vv > 130) & !sat_at_least(cc, vv, 120);
+            flags[i] = (vv < 120) as u8 | (white as u8) << 1;
         }
     }
 }
@@ -149,16 +151,16 @@ multiversion! {
 
 /// Adds a row's hues to four interleaved histograms (avoids stalls on
 /// repeated increments of one bin, the common case on a field).
-fn count_hues(h: &[u8], histo: &mut [[u64; 180]; 4]) {
+fn count_hues(h: &[u8], histo: &mut [[u32; 256]; 4]) {
     let mut chunks = h.chunks_exact(4);
     for c in &mut chunks {
-        histo[0][c[0] as usize % 180] += 1;
-        histo[1][c[1] as usize % 180] += 1;
-        histo[2][c[2] as usize % 180] += 1;
-        histo[3][c[3] as usize % 180] += 1;
+        histo[0][c[0] as usize] += 1;
+        histo[1][c[1] as usize] += 1;
+        histo[2][c[2] as usize] += 1;
+        histo[3][c[3] as usize] += 1;
     }
     for &x in chunks.remainder() {
-        histo[0][x as usize % 180] += 1;
+        histo[0][x as usize] += 1;
     }
 }
 
