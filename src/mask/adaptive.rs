@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use super::bits::{BitMask, pack_row};
 use super::hsv::{hue_chroma_value, hue_chroma_value_row, sat_at_least, saturation};
 use super::morph::Morphology;
+use super::regions::Regions;
 use super::simd::multiversion;
 use super::{MaskError, Masker, RgbRows};
 use crate::image::{MaskImage, RgbImage};
@@ -63,12 +64,31 @@ pub struct AdaptiveSettings {
     pub val_factor: f32,
     /// Floor chroma bound = this × the 2nd percentile of the floor's chroma.
     pub chroma_factor: f32,
-    /// Non-floor pixels with at least this chroma are objects (unless of floor hue).
-    pub object_chroma: u8,
+    /// Non-floor pixels are objects when their chroma is at least this ×
+    /// the floor's median chroma (and at least `min_object_chroma`) and
+    /// their hue is more than `object_hue_margin` outside the floor window.
+    pub object_chroma_factor: f32,
+    /// Lower limit of the object chroma bound.
+    pub min_object_chroma: u8,
+    /// Hues this close to the floor window are never objects (colour fringes).
+    pub object_hue_margin: u8,
     /// Opening radius (pixels at 1080 rows): floor specks smaller than this go.
     pub open_radius: f32,
     /// Closing radius (pixels at 1080 rows): thin light holes (lines) up to twice this wide are filled.
     pub fill_radius: f32,
+    /// Floor regions smaller than this in both directions (pixels at 1080
+    /// rows) after the opening are not floor: floor-coloured markers on
+    /// robots, reflections.
+    pub min_floor_island: f32,
+    /// Holes the closing fills must be long (painted lines): filled regions
+    /// whose bounding box is shorter than this in both directions (pixels
+    /// at 1080 rows) stay foreground — small light objects, not lines.
+    pub min_line_length: f32,
+    /// ...unless they are specks no longer than this (pixels at 1080 rows).
+    pub max_speck: f32,
+    /// Opening radius of the object mask (pixels at 1080 rows): thinner
+    /// coloured seams, such as colour fringes along lines, are not objects.
+    pub object_open_radius: f32,
     /// Time constant of the smoothing over time, in seconds (0 = none).
     pub smoothing: f64,
     /// Smallest fraction of samples that must look like floor for a mask to be made.
@@ -80,15 +100,21 @@ impl Default for AdaptiveSettings {
         AdaptiveSettings {
             samples: 40_000,
             min_chroma: 8,
-            hue_spread: 0.1,
+            hue_spread: 0.05,
             hue_margin: 6,
             max_hue_half_width: 20,
             sat_factor: 0.6,
             val_factor: 0.6,
             chroma_factor: 0.6,
-            object_chroma: 24,
-            open_radius: 3.0,
-            fill_radius: 6.0,
+            object_chroma_factor: 1.0,
+            min_object_chroma: 24,
+            object_hue_margin: 8,
+            open_radius: 2.0,
+            fill_radius: 12.0,
+            object_open_radius: 1.5,
+            min_floor_island: 24.0,
+            min_line_length: 40.0,
+            max_speck: 4.0,
             smoothing: 0.5,
             min_floor: 0.02,
         }
@@ -109,16 +135,20 @@ impl AdaptiveSettings {
         if !unit(self.hue_spread) {
             return bad("hue_spread (0 to 1)", self.hue_spread.to_string());
         }
-        if self.hue_margin > 90 || self.max_hue_half_width > 90 {
-            return bad(
-                "hue_margin / max_hue_half_width (0 to 90)",
-                format!("{}", self.hue_margin),
-            );
+        for (name, v) in [
+            ("hue_margin (0 to 90)", self.hue_margin),
+            ("max_hue_half_width (0 to 90)", self.max_hue_half_width),
+            ("object_hue_margin (0 to 90)", self.object_hue_margin),
+        ] {
+            if v > 90 {
+                return bad(name, v.to_string());
+            }
         }
         for (name, v) in [
             ("sat_factor (0 to 4)", self.sat_factor),
             ("val_factor (0 to 4)", self.val_factor),
             ("chroma_factor (0 to 4)", self.chroma_factor),
+            ("object_chroma_factor (0 to 4)", self.object_chroma_factor),
         ] {
             if !factor(v) {
                 return bad(name, v.to_string());
@@ -127,6 +157,10 @@ impl AdaptiveSettings {
         for (name, v) in [
             ("open_radius (0 to 500)", self.open_radius),
             ("fill_radius (0 to 500)", self.fill_radius),
+            ("object_open_radius (0 to 500)", self.object_open_radius),
+            ("min_floor_island (0 to 500)", self.min_floor_island),
+            ("min_line_length (0 to 500)", self.min_line_length),
+            ("max_speck (0 to 500)", self.max_speck),
         ] {
             if !radius(v) {
                 return bad(name, v.to_string());
@@ -153,6 +187,8 @@ pub struct FloorModel {
     pub val_min: f32,
     /// Lower bound of floor chroma.
     pub chroma_min: f32,
+    /// Median chroma of the floor.
+    pub chroma_median: f32,
     /// Fraction of samples inside the hue window with enough chroma.
     pub floor_fraction: f32,
 }
@@ -170,6 +206,10 @@ pub struct Thresholds {
     pub val_min: u8,
     /// Floor needs chroma ≥ `chroma_min`.
     pub chroma_min: u8,
+    /// Hues `object_hue_lo ..= object_hue_lo + object_hue_span` are never objects.
+    pub object_hue_lo: u8,
+    /// See `object_hue_lo`.
+    pub object_hue_span: u8,
     /// Non-floor pixels of another hue with chroma ≥ `object_chroma` are objects.
     pub object_chroma: u8,
 }
@@ -187,7 +227,9 @@ pub struct AdaptiveMasker {
     flags: Vec<u8>,
     floor: BitMask,
     object: BitMask,
+    added: BitMask,
     morph: Morphology,
+    regions: Regions,
 }
 
 impl AdaptiveMasker {
@@ -205,7 +247,9 @@ impl AdaptiveMasker {
             flags: Vec::new(),
             floor: BitMask::default(),
             object: BitMask::default(),
+            added: BitMask::default(),
             morph: Morphology::new(),
+            regions: Regions::new(),
         })
     }
 
@@ -259,16 +303,30 @@ impl AdaptiveMasker {
                 (r * scale).round().max(1.0) as u32
             }
         };
-        let (open, fill) = (
+        let (open, fill, object_open) = (
             radius(self.settings.open_radius),
             radius(self.settings.fill_radius),
+            radius(self.settings.object_open_radius),
         );
         let m = &mut self.morph;
+        m.erode(&mut self.object, object_open);
+        m.dilate(&mut self.object, object_open);
         m.erode(&mut self.floor, open);
         m.dilate(&mut self.floor, open);
-        m.dilate(&mut self.floor, fill);
-        m.erode(&mut self.floor, fill);
-        self.floor.and_not_assign(&self.object);
+        let length = |r: f32| (r * scale).round() as usize;
+        self.regions
+            .remove_mid_sized(&mut self.floor, 0, length(self.settings.min_floor_island));
+        self.added.copy_from(&self.floor);
+        m.dilate(&mut self.added, fill);
+        m.erode(&mut self.added, fill);
+        self.added.and_not_assign(&self.object);
+        self.added.and_not_assign(&self.floor);
+        self.regions.remove_mid_sized(
+            &mut self.added,
+            length(self.settings.max_speck),
+            length(self.settings.min_line_length).max(1),
+        );
+        self.floor.or_assign(&self.added);
         Ok(&self.floor)
     }
 
@@ -293,6 +351,7 @@ impl AdaptiveMasker {
                 mix(&mut m.sat_min, measured.sat_min);
                 mix(&mut m.val_min, measured.val_min);
                 mix(&mut m.chroma_min, measured.chroma_min);
+                mix(&mut m.chroma_median, measured.chroma_median);
                 mix(&mut m.floor_fraction, measured.floor_fraction);
             }
             _ => self.model = Some(measured),
@@ -399,6 +458,7 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings) -> FloorModel {
         sat_min: s.sat_factor * quantile(&sat, count, 0.05),
         val_min: s.val_factor * quantile(&val, count, 0.02),
         chroma_min: s.chroma_factor * quantile(&chroma, count, 0.02),
+        chroma_median: quantile(&chroma, count, 0.5),
         floor_fraction,
     }
 }
@@ -430,7 +490,11 @@ fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
         sat_min: m.sat_min.round().clamp(1.0, 255.0) as u8,
         val_min: m.val_min.round().clamp(1.0, 255.0) as u8,
         chroma_min: chroma.round().min(255.0) as u8,
-        object_chroma: s.object_chroma,
+        object_hue_lo: ((hue_lo as u32 + 180 - s.object_hue_margin as u32) % 180) as u8,
+        object_hue_span: (hue_span as u32 + 2 * s.object_hue_margin as u32).min(179) as u8,
+        object_chroma: (s.object_chroma_factor * m.chroma_median)
+            .round()
+            .clamp(s.min_object_chroma as f32, 255.0) as u8,
     })
 }
 
@@ -443,7 +507,8 @@ multiversion! {
             let (hh, cc, vv) = (h[i], c[i], v[i]);
             let hue_ok = in_window(hh, t.hue_lo, t.hue_span);
             let floor = hue_ok & sat_at_least(cc, vv, t.sat_min) & (vv >= t.val_min) & (cc >= t.chroma_min);
-            let object = !floor & ((vv < t.val_min) | (!hue_ok & (cc >= t.object_chroma)));
+            let other_hue = !in_window(hh, t.object_hue_lo, t.object_hue_span);
+            let object = !floor & ((vv < t.val_min) | (other_hue & (cc >= t.object_chroma)));
             flags[i] = floor as u8 | (object as u8) << 1;
         }
     }

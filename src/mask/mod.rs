@@ -28,6 +28,7 @@ pub mod bits;
 pub mod external;
 pub mod hsv;
 pub mod morph;
+pub mod regions;
 pub(crate) mod simd;
 pub mod synth;
 pub mod thesis;
