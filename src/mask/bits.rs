@@ -222,13 +222,34 @@ pub fn pack_row(flags: &[u8], bit: u32, out: &mut [u64]) {
     let bit = bit & 7;
     #[cfg(target_arch = "x86_64")]
     {
-        if super::simd::level() != super::simd::Level::Base {
-            // SAFETY: AVX2 is available (Avx512 implies it here).
-            unsafe { pack_row_avx2(flags, bit, out) };
-            return;
+        match super::simd::level() {
+            // SAFETY: AVX-512 BW is available.
+            super::simd::Level::Avx512 => return unsafe { pack_row_avx512(flags, bit, out) },
+            // SAFETY: AVX2 is available.
+            super::simd::Level::Avx2 => return unsafe { pack_row_avx2(flags, bit, out) },
+            super::simd::Level::Base => {}
         }
     }
     pack_row_base(flags, bit, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn pack_row_avx512(flags: &[u8], bit: u32, out: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let n = flags.len();
+    let full = (n / 64).min(out.len());
+    let probe = _mm512_set1_epi8((1u8 << bit) as i8);
+    for (i, w) in out.iter_mut().enumerate().take(full) {
+        let chunk = &flags[64 * i..64 * i + 64];
+        // SAFETY: `chunk` is 64 readable bytes.
+        let v = unsafe { _mm512_loadu_si512(chunk.as_ptr() as *const __m512i) };
+        *w = _mm512_test_epi8_mask(v, probe);
+    }
+    for (i, w) in out.iter_mut().enumerate().skip(full) {
+        let start = (64 * i).min(n);
+        *w = pack_chunk_base(&flags[start..(start + 64).min(n)], bit);
+    }
 }
 
 fn pack_row_base(flags: &[u8], bit: u32, out: &mut [u64]) {
@@ -303,6 +324,34 @@ static UNPACK: [u64; 256] = {
 
 /// Unpacks the first `dst.len()` bits of `words` into bytes 255 / 0.
 pub fn unpack_row(words: &[u64], dst: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::level() == super::simd::Level::Avx512 {
+            // SAFETY: AVX-512 BW is available.
+            unsafe { unpack_row_avx512(words, dst) };
+            return;
+        }
+    }
+    unpack_row_base(words, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn unpack_row_avx512(words: &[u64], dst: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let full = (dst.len() / 64).min(words.len());
+    for (i, &w) in words.iter().enumerate().take(full) {
+        let bytes = _mm512_movm_epi8(w);
+        let out = &mut dst[64 * i..64 * i + 64];
+        // SAFETY: `out` is 64 writable bytes.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr() as *mut __m512i, bytes) };
+    }
+    let done = 64 * full;
+    let rest_words = &words[full.min(words.len())..];
+    unpack_row_base(rest_words, &mut dst[done..]);
+}
+
+fn unpack_row_base(words: &[u64], dst: &mut [u8]) {
     let full = dst.len() / 64;
     let mut chunks = dst.chunks_exact_mut(64);
     for (c, &w) in (&mut chunks).zip(words) {
@@ -332,6 +381,13 @@ mod tests {
                 let mut base = vec![!0u64; w.div_ceil(64)];
                 pack_row_base(&flags, bit, &mut base);
                 assert_eq!(out, base, "w={w} bit={bit}");
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx2") {
+                    let mut v = vec![!0u64; w.div_ceil(64)];
+                    // SAFETY: AVX2 was detected.
+                    unsafe { pack_row_avx2(&flags, bit, &mut v) };
+                    assert_eq!(v, base, "avx2 w={w} bit={bit}");
+                }
                 for (x, f) in flags.iter().enumerate() {
                     assert_eq!(
                         (out[x / 64] >> (x % 64)) & 1,
@@ -344,6 +400,9 @@ mod tests {
                 }
                 let mut bytes = vec![7u8; w];
                 unpack_row(&out, &mut bytes);
+                let mut base_bytes = vec![9u8; w];
+                unpack_row_base(&out, &mut base_bytes);
+                assert_eq!(bytes, base_bytes);
                 for (x, f) in flags.iter().enumerate() {
                     assert_eq!(bytes[x], if (f >> bit) & 1 == 1 { 255 } else { 0 });
                 }

@@ -46,7 +46,8 @@ const PAD: usize = 128;
 pub struct Morphology {
     tmp: BitMask,
     cross: CrossBuffers,
-    dist: Vec<u8>,
+    state: Vec<u8>,
+    words: Vec<u64>,
     row_a: Vec<u8>,
     row_b: Vec<u8>,
     bytes: Vec<u8>,
@@ -106,31 +107,34 @@ impl Morphology {
 
     /// One radius-`n` operation through the saturating distance transform.
     fn distance_op(&mut self, m: &mut BitMask, n: u32, erode: bool) {
-        let (w, h) = (m.width(), m.height());
-        self.dist.clear();
-        self.dist.resize(w * h, 0);
+        let w = m.width();
+        // Seeds: the set pixels when dilating, the unset ones when eroding.
+        self.tmp.copy_from(m);
+        if erode {
+            self.tmp.invert();
+        }
+        m.reset(self.tmp.width(), self.tmp.height());
+        self.state.clear();
+        self.state.resize(w, 255);
         self.bytes.clear();
         self.bytes.resize(w, 0);
+        self.words.clear();
+        self.words.resize(m.words_per_row(), 0);
         for buf in [&mut self.row_a, &mut self.row_b] {
             buf.clear();
             buf.resize(w + 2 * PAD, 255);
         }
-        let bufs = DtBuffers {
-            dist: &mut self.dist,
+        let mut bufs = DtBuffers {
+            state: &mut self.state,
             row_a: &mut self.row_a,
             row_b: &mut self.row_b,
             bytes: &mut self.bytes,
+            words: &mut self.words,
         };
-        #[cfg(target_arch = "x86_64")]
-        {
-            match super::simd::level() {
-                // SAFETY: the CPU supports the features these were compiled for.
-                super::simd::Level::Avx512 => return unsafe { distance_op_avx512(m, n as u8, erode, bufs) },
-                super::simd::Level::Avx2 => return unsafe { distance_op_avx2(m, n as u8, erode, bufs) },
-                super::simd::Level::Base => {}
-            }
+        distance_passes(&self.tmp, m, n as u8, &mut bufs);
+        if erode {
+            m.invert();
         }
-        distance_op_generic(m, n as u8, erode, bufs)
     }
 }
 
@@ -210,88 +214,62 @@ fn cross_step_body<const ERODE: bool>(
 }
 
 struct DtBuffers<'a> {
-    dist: &'a mut [u8],
+    state: &'a mut [u8],
     row_a: &'a mut [u8],
     row_b: &'a mut [u8],
     bytes: &'a mut [u8],
+    words: &'a mut [u64],
 }
 
-#[inline(always)]
-fn distance_op_generic(m: &mut BitMask, n: u8, erode: bool, b: DtBuffers<'_>) {
-    let (w, h) = (m.width(), m.height());
-    let DtBuffers {
-        dist,
-        row_a,
-        row_b,
-        bytes,
-    } = b;
-    // Distance 0 on the seed pixels: set ones when dilating, zeros when eroding.
-    // Down the columns: distance to the nearest seed above or at this row.
-    for y in 0..h {
-        unpack_row(m.row(y), bytes);
-        let (done, rest) = dist.split_at_mut(y * w);
-        let cur = &mut rest[..w];
-        if y == 0 {
-            for (d, &v) in cur.iter_mut().zip(bytes.iter()) {
-                *d = if erode { v } else { !v };
-            }
-        } else {
-            let prev = &done[(y - 1) * w..];
-            for ((d, &v), &p) in cur.iter_mut().zip(bytes.iter()).zip(prev) {
-                let init = if erode { v } else { !v };
-                *d = init.min(p.saturating_add(1));
+multiversion! {
+    /// `out ← pixels within L1 distance n of a set pixel of seeds` (out
+    /// starts empty). The distance to the nearest seed is the smaller of the
+    /// distance to the nearest seed in rows at or above and the one at or
+    /// below, so two passes (down, then up) each keep one row of column
+    /// distances, saturating at 255, and take the minimum along the row of
+    /// |x − x'| + column distance in ⌈log₂(n+1)⌉ doubling steps.
+    fn distance_passes(seeds: &BitMask, out: &mut BitMask, n: u8, b: &mut DtBuffers<'_>) {
+        let (w, h) = (seeds.width(), seeds.height());
+        let mut steps = [0usize; 8];
+        let mut count = 0;
+        let (mut s, mut reach) = (1usize, 0usize);
+        while reach < n as usize && count < steps.len() {
+            steps[count] = s;
+            count += 1;
+            reach += s;
+            s *= 2;
+        }
+        for down in [true, false] {
+            b.state.fill(255);
+            for i in 0..h {
+                let y = if down { i } else { h - 1 - i };
+                unpack_row(seeds.row(y), b.bytes);
+                // Column distance: 0 on a seed, else one more than the last row.
+                for (st, &seed) in b.state.iter_mut().zip(b.bytes.iter()) {
+                    *st = st.saturating_add(1).min(!seed);
+                }
+                b.row_a[PAD..PAD + w].copy_from_slice(b.state);
+                let (mut a, mut bb) = (&mut *b.row_a, &mut *b.row_b);
+                for &s in &steps[..count] {
+                    let add = s as u8;
+                    let (src, dst) = (&*a, &mut bb[PAD..PAD + w]);
+                    let (left, mid, right) =
+                        (&src[PAD - s..PAD - s + w], &src[PAD..PAD + w], &src[PAD + s..PAD + s + w]);
+                    for (((d, &l), &c), &r) in dst.iter_mut().zip(left).zip(mid).zip(right) {
+                        *d = c.min(l.saturating_add(add)).min(r.saturating_add(add));
+                    }
+                    std::mem::swap(&mut a, &mut bb);
+                }
+                for (o, &d) in b.bytes.iter_mut().zip(&a[PAD..PAD + w]) {
+                    *o = (d <= n) as u8;
+                }
+                pack_row(b.bytes, 0, b.words);
+                for (o, &wd) in out.row_mut(y).iter_mut().zip(b.words.iter()) {
+                    *o |= wd;
+                }
             }
         }
     }
-    // Doubling steps 1, 2, 4, … until they reach n.
-    let mut steps = [0usize; 8];
-    let mut count = 0;
-    let (mut s, mut reach) = (1usize, 0usize);
-    while reach < n as usize {
-        steps[count] = s;
-        count += 1;
-        reach += s;
-        s *= 2;
-    }
-    for y in (0..h).rev() {
-        // Up the columns: the nearest seed below.
-        if y + 1 < h {
-            let (head, tail) = dist.split_at_mut((y + 1) * w);
-            let cur = &mut head[y * w..];
-            for (d, &q) in cur.iter_mut().zip(&tail[..w]) {
-                *d = (*d).min(q.saturating_add(1));
-            }
-        }
-        // Along the row: min over x' of |x − x'| + column distance.
-        row_a[PAD..PAD + w].copy_from_slice(&dist[y * w..(y + 1) * w]);
-        let (mut a, mut bb) = (&mut *row_a, &mut *row_b);
-        for &s in &steps[..count] {
-            let add = s as u8;
-            let (src, dst) = (&*a, &mut *bb);
-            for x in PAD..PAD + w {
-                let l = src[x - s].saturating_add(add);
-                let r = src[x + s].saturating_add(add);
-                dst[x] = src[x].min(l).min(r);
-            }
-            std::mem::swap(&mut a, &mut bb);
-        }
-        for (o, &d) in bytes.iter_mut().zip(&a[PAD..PAD + w]) {
-            *o = ((d <= n) ^ erode) as u8;
-        }
-        pack_row(bytes, 0, m.row_mut(y));
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi2")]
-fn distance_op_avx512(m: &mut BitMask, n: u8, erode: bool, b: DtBuffers<'_>) {
-    distance_op_generic(m, n, erode, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn distance_op_avx2(m: &mut BitMask, n: u8, erode: bool, b: DtBuffers<'_>) {
-    distance_op_generic(m, n, erode, b)
 }
 
 /// The definition: `|n|` single steps of the 3×3 cross, dilating for
