@@ -15,10 +15,11 @@
 //! 3. Robust pass, whatever the method: a least-median-of-squares fit
 //!    (OpenCV LMedS for the homography; random 6-point samples refined by
 //!    Levenberg–Marquardt for the radial model), refined on its inliers.
-//!    A point is flagged when its residual exceeds 3.5 robust standard
-//!    deviations (from the median residual) and 1 px, so a mislabelled
-//!    point is found rather than averaged in. With RANSAC the given
-//!    threshold decides instead.
+//!    A point is flagged when its residual, scaled by its leverage
+//!    (studentised), exceeds 4 standard deviations (estimated from the
+//!    median residual, then from the inliers' mean square) and 1 px, so a mislabelled point is found
+//!    rather than averaged in. With RANSAC the given threshold on the raw
+//!    residual decides instead.
 //! 4. Final fit: Levenberg–Marquardt on the reprojection error in pixels,
 //!    over all points (`lsq`) or over the unflagged ones (`ransac`,
 //!    `lmeds`), in normalised coordinates (Hartley) for conditioning.
@@ -185,7 +186,8 @@ pub struct CalibReport {
     pub outlier_points: Vec<PointNote>,
     /// Indices left out of the final fit.
     pub excluded: Vec<usize>,
-    /// Residual above which a point is flagged, pixels.
+    /// Residual above which a point is flagged, pixels (after scaling by
+    /// leverage, except with RANSAC).
     pub outlier_threshold_px: Option<f64>,
     /// World → undistorted pixel homography.
     pub homography: Mat3,
@@ -197,8 +199,8 @@ pub struct CalibReport {
 
 /// Largest number of points accepted.
 pub const MAX_FIT_POINTS: usize = 100_000;
-/// Flag points beyond this many robust standard deviations…
-const OUTLIER_SIGMAS: f64 = 3.5;
+/// Flag points beyond this many standard deviations…
+const OUTLIER_SIGMAS: f64 = 4.0;
 /// …and beyond this many pixels.
 const OUTLIER_MIN_PX: f64 = 1.0;
 /// Up to this many used points, leave-one-out refits every point.
@@ -939,11 +941,9 @@ fn robust_pass(
     let np = frame.np();
     let mut res = frame.residuals(data, &params);
     let mut threshold = if ransac { thr } else { mad_threshold(&res, np) };
-    for _ in 0..3 {
-        let inliers: Vec<Sample> = (0..data.len())
-            .filter(|&i| res[i] <= threshold)
-            .map(|i| data[i])
-            .collect();
+    let mut inl: Vec<bool> = res.iter().map(|&r| r <= threshold).collect();
+    for _ in 0..4 {
+        let inliers: Vec<Sample> = (0..data.len()).filter(|&i| inl[i]).map(|i| data[i]).collect();
         if inliers.len() < frame.model.min_points() {
             break;
         }
@@ -951,16 +951,63 @@ fn robust_pass(
             params = p;
         }
         res = frame.residuals(data, &params);
-        if !ransac {
-            let inlier_res: Vec<f64> = res.iter().copied().filter(|&r| r <= threshold).collect();
-            threshold = mad_threshold(&inlier_res, np);
+        let next: Vec<bool> = if ransac {
+            res.iter().map(|&r| r <= thr).collect()
+        } else {
+            let Some(std) = studentised(frame, data, &inl, &params, &res) else {
+                break;
+            };
+            // Per-axis σ from the inliers' mean square (E|s|² = 2σ²): steadier
+            // than the median once the gross outliers are gone.
+            let clean: Vec<f64> = (0..data.len()).filter(|&i| inl[i]).map(|i| std[i]).collect();
+            let sigma = (clean.iter().map(|s| s * s).sum::<f64>() / (2.0 * clean.len() as f64)).sqrt();
+            threshold = (OUTLIER_SIGMAS * sigma).max(OUTLIER_MIN_PX);
+            (0..data.len())
+                .map(|i| std[i] <= threshold || res[i] <= OUTLIER_MIN_PX)
+                .collect()
+        };
+        if next == inl {
+            break;
         }
+        inl = next;
     }
     Robust {
         params,
-        flags: res.iter().map(|&r| r.is_nan() || r > threshold).collect(),
+        flags: inl.iter().map(|&i| !i).collect(),
         threshold,
     }
+}
+
+/// Residuals scaled by their leverage so that all have the same spread:
+/// `|r|·√(2/(2 − tr Hᵢᵢ))` for points in the fit (`inl`), `|r|·√(2/(2 +
+/// tr Hᵢᵢ))` for points left out, where `Hᵢᵢ = Jᵢ A⁻¹ Jᵢᵀ` and `A = JᵀJ` over
+/// the points in the fit. Edge points of a distorted view have high
+/// leverage: their fitted residuals are small and their predictions
+/// uncertain, and raw residuals would flag or miss them unfairly.
+fn studentised(
+    frame: &Frame,
+    data: &[Sample],
+    inl: &[bool],
+    params: &Params,
+    res: &[f64],
+) -> Option<Vec<f64>> {
+    let np = frame.np();
+    let fitted: Vec<Sample> = (0..data.len()).filter(|&i| inl[i]).map(|i| data[i]).collect();
+    let (a, _) = frame.normal_equations(&fitted, params)?;
+    let mut j = [[0.0; 10]; 2];
+    let mut out = Vec::with_capacity(data.len());
+    for (i, s) in data.iter().enumerate() {
+        if frame.predict(params, s.pn, Some(&mut j)).is_none() {
+            out.push(f64::INFINITY);
+            continue;
+        }
+        let x0 = cholesky_solve(&a, &j[0][..np], np)?;
+        let x1 = cholesky_solve(&a, &j[1][..np], np)?;
+        let tr: f64 = (0..np).map(|c| j[0][c] * x0[c] + j[1][c] * x1[c]).sum();
+        let var = if inl[i] { (2.0 - tr).max(0.1) } else { 2.0 + tr };
+        out.push(res[i] * (2.0 / var).sqrt());
+    }
+    Some(out)
 }
 
 /// Leave-one-out residual of each used point (input order; `None` for
@@ -998,10 +1045,16 @@ fn leave_one_out(
         }
         return loo;
     }
-    // Linearised: r_loo = (I − J_i A⁻¹ J_iᵀ)⁻¹ r_i with A = JᵀJ over the used points.
     warnings.push(format!(
         "leave-one-out residuals are linearised (more than {EXACT_LOO_MAX} points)"
     ));
+    loo_linearised(frame, data, used, params)
+}
+
+/// Linearised leave-one-out: `r_loo = (I − J_i A⁻¹ J_iᵀ)⁻¹ r_i` with
+/// `A = JᵀJ` over the used points (exact for a linear model).
+fn loo_linearised(frame: &Frame, data: &[Sample], used: &[usize], params: &Params) -> Vec<Option<f64>> {
+    let mut loo = vec![None; data.len()];
     let np = frame.np();
     let used_data: Vec<Sample> = used.iter().map(|&i| data[i]).collect();
     let Some((a, _)) = frame.normal_equations(&used_data, params) else {
@@ -1032,4 +1085,287 @@ fn leave_one_out(
         }
     }
     loo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calib::presets;
+    use crate::calib::synthetic::{ViewSpec, grid, max_mapping_error, random_view, rms_mapping_error};
+
+    fn field() -> Vec<Vec2> {
+        presets::ssl_division_a().points.iter().map(|p| p.pos).collect()
+    }
+
+    fn check_grid() -> Vec<Vec2> {
+        grid(Vec2::new(12000.0, 9000.0), 13, 10)
+    }
+
+    fn opts(model: Model, method: Method) -> FitOptions {
+        FitOptions {
+            model,
+            method,
+            image_size: Some([1280, 720]),
+            ..FitOptions::default()
+        }
+    }
+
+    #[test]
+    fn exact_points_recover_pinhole_cameras() {
+        for seed in 0..12 {
+            let view = random_view(
+                &ViewSpec {
+                    seed,
+                    ..ViewSpec::default()
+                },
+                &field(),
+            )
+            .unwrap();
+            let f = fit(&view.points, &opts(Model::Homography, Method::LeastSquares)).unwrap();
+            assert!(f.report.rms_px < 1e-6, "seed {seed}: {}", f.report.rms_px);
+            assert!(
+                f.report.outliers.is_empty(),
+                "seed {seed}: {:?}",
+                f.report.outliers
+            );
+            let err = max_mapping_error(&f.calibration, &view.truth, &check_grid());
+            assert!(err < 1e-6, "seed {seed}: {err}");
+            assert!(f.report.loo_rms_px.unwrap() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn exact_points_recover_distorted_cameras() {
+        for seed in 0..8 {
+            let k1 = -0.35 + 0.05 * seed as f64;
+            let spec = ViewSpec {
+                seed,
+                k1,
+                k2: 0.02 * (seed % 3) as f64,
+                ..ViewSpec::default()
+            };
+            let view = random_view(&spec, &field()).unwrap();
+            let f = fit(&view.points, &opts(Model::Radial, Method::LeastSquares)).unwrap();
+            assert!(f.report.rms_px < 1e-5, "seed {seed}: {}", f.report.rms_px);
+            let err = max_mapping_error(&f.calibration, &view.truth, &check_grid());
+            assert!(err < 1e-4, "seed {seed}: {err}");
+            // The coefficients are the truth's, rescaled from the focal length to the half-diagonal.
+            let d = f.report.distortion.unwrap();
+            let scale = d.focal[0] / view.k[0][0];
+            assert!((d.k1 - spec.k1 * scale * scale).abs() < 1e-6, "{d:?}");
+            // A plain homography cannot follow the lens: it is off by many pixels.
+            let plain = fit(&view.points, &opts(Model::Homography, Method::LeastSquares)).unwrap();
+            if k1.abs() > 0.1 {
+                assert!(plain.report.rms_px > 2.0, "seed {seed}: {}", plain.report.rms_px);
+            }
+        }
+    }
+
+    #[test]
+    fn noise_degrades_gracefully() {
+        for (i, noise) in [0.25, 1.0, 3.0].into_iter().enumerate() {
+            let spec = ViewSpec {
+                seed: 40 + i as u64,
+                k1: -0.3,
+                noise_px: noise,
+                ..ViewSpec::default()
+            };
+            let view = random_view(&spec, &field()).unwrap();
+            let f = fit(&view.points, &opts(Model::Radial, Method::LeastSquares)).unwrap();
+            let r = &f.report;
+            // Fitted residuals are below the noise (the fit absorbs some of it), leave-one-out above.
+            assert!(r.rms_px < 1.3 * noise && r.rms_px > 0.3 * noise, "{noise}: {r:?}");
+            let loo = r.loo_rms_px.unwrap();
+            assert!(loo > r.rms_px && loo < 2.5 * noise, "{noise}: loo {loo}");
+            let err = rms_mapping_error(&f.calibration, &view.truth, &check_grid());
+            assert!(err < 1.5 * noise, "{noise}: mapping error {err}");
+        }
+    }
+
+    #[test]
+    fn one_corrupted_point_in_twenty_is_flagged() {
+        for model in [Model::Homography, Model::Radial] {
+            for method in [Method::LeastSquares, Method::Lmeds, Method::Ransac] {
+                for (seed, bad) in [(3u64, 7usize), (9, 0), (17, 19)] {
+                    let spec = ViewSpec {
+                        seed,
+                        k1: if model == Model::Radial { -0.25 } else { 0.0 },
+                        noise_px: 0.5,
+                        ..ViewSpec::default()
+                    };
+                    let world: Vec<Vec2> = field().into_iter().take(20).collect();
+                    let mut view = random_view(&spec, &world).unwrap();
+                    // A mislabelled point: its world coordinates are those of another place.
+                    view.points[bad].world = view.points[bad].world + Vec2::new(700.0, -400.0);
+                    let f = fit(&view.points, &opts(model, method)).unwrap();
+                    let r = &f.report;
+                    assert_eq!(r.outliers, vec![bad], "{model} {method} seed {seed}: {r:?}");
+                    assert_eq!(r.outlier_points[0].x, view.points[bad].world.x);
+                    let err = rms_mapping_error(&f.calibration, &view.truth, &check_grid());
+                    if method == Method::LeastSquares {
+                        assert_eq!(r.used, 20);
+                        assert!(!r.warnings.is_empty());
+                    } else {
+                        assert_eq!(r.excluded, vec![bad]);
+                        assert_eq!(r.used, 19);
+                        assert!(err < 1.0, "{model} {method} seed {seed}: {err}");
+                    }
+                }
+            }
+        }
+    }
+
+    fn square_points() -> Vec<Correspondence> {
+        let c = random_view(&ViewSpec::default(), &field()).unwrap();
+        c.points
+    }
+
+    fn err_of(points: &[Correspondence], model: Model) -> String {
+        fit(points, &opts(model, Method::LeastSquares))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn degenerate_inputs_are_clear_errors() {
+        let pts = square_points();
+        assert!(err_of(&pts[..3], Model::Homography).contains("at least 4 points, got 3"));
+        assert!(err_of(&pts[..5], Model::Radial).contains("at least 6 points, got 5"));
+        let mut dup = pts.clone();
+        dup[9].world = dup[2].world;
+        let e = err_of(&dup, Model::Homography);
+        assert!(e.contains("points 2 and 9") && e.contains("world"), "{e}");
+        let mut dup = pts.clone();
+        dup[4].image = dup[11].image;
+        assert!(err_of(&dup, Model::Homography).contains("image"));
+        let mut nan = pts.clone();
+        nan[5].image.x = f64::NAN;
+        assert!(err_of(&nan, Model::Homography).contains("point 5"));
+        // All on one line.
+        let line: Vec<Correspondence> = (0..8)
+            .map(|i| Correspondence {
+                image: Vec2::new(10.0 * i as f64, 5.0 + 3.0 * i as f64),
+                world: Vec2::new(100.0 * i as f64, 0.0),
+            })
+            .collect();
+        assert!(err_of(&line, Model::Homography).contains("world points all lie on one line"));
+        // Three of four on a line: the homography is not determined.
+        let four = [(0.0, 0.0), (1000.0, 0.0), (2000.0, 0.0), (0.0, 1000.0)]
+            .iter()
+            .zip([(100.0, 100.0), (200.0, 110.0), (300.0, 120.0), (90.0, 300.0)])
+            .map(|(&(x, y), (u, v))| Correspondence {
+                image: Vec2::new(u, v),
+                world: Vec2::new(x, y),
+            })
+            .collect::<Vec<_>>();
+        assert!(err_of(&four, Model::Homography).contains("rank-deficient"));
+    }
+
+    #[test]
+    fn mirrored_solution_is_refused_unless_allowed() {
+        let mut pts = square_points();
+        for p in &mut pts {
+            p.world.y = -p.world.y;
+        }
+        assert!(err_of(&pts, Model::Homography).contains("mirrors"));
+        let o = FitOptions {
+            allow_mirrored: true,
+            ..opts(Model::Homography, Method::LeastSquares)
+        };
+        assert!(fit(&pts, &o).unwrap().report.rms_px < 1e-6);
+    }
+
+    #[test]
+    fn floor_behind_the_camera_is_refused() {
+        // Points on both sides of the horizon of a homography: those behind map "wrapped".
+        let h = [[-1.0, 0.0, 640.0], [0.0, -1.0, 400.0], [0.0, 0.002, 1.0]];
+        let pts: Vec<Correspondence> = grid(Vec2::new(1600.0, 3000.0), 4, 5)
+            .into_iter()
+            .map(|w| {
+                let z = h[2][1] * w.y + h[2][2];
+                Correspondence {
+                    image: Vec2::new((h[0][0] * w.x + h[0][2]) / z, (h[1][1] * w.y + h[1][2]) / z),
+                    world: w,
+                }
+            })
+            .collect();
+        let e = err_of(&pts, Model::Homography);
+        assert!(e.contains("behind the camera"), "{e}");
+    }
+
+    #[test]
+    fn report_serialises_with_the_documented_keys() {
+        let view = random_view(
+            &ViewSpec {
+                noise_px: 1.0,
+                ..ViewSpec::default()
+            },
+            &field(),
+        )
+        .unwrap();
+        let f = fit(&view.points, &opts(Model::Homography, Method::LeastSquares)).unwrap();
+        let json = serde_json::to_value(&f.report).unwrap();
+        for key in ["model", "rms_px", "loo_rms_px", "residuals_px", "outliers"] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        assert_eq!(json["model"], "homography");
+        assert_eq!(json["residuals_px"].as_array().unwrap().len(), view.points.len());
+        let back: CalibReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back, f.report);
+    }
+
+    #[test]
+    fn linearised_leave_one_out_is_close_to_refits() {
+        let view = random_view(
+            &ViewSpec {
+                noise_px: 1.0,
+                k1: -0.2,
+                ..ViewSpec::default()
+            },
+            &field(),
+        )
+        .unwrap();
+        let o = opts(Model::Radial, Method::LeastSquares);
+        let frame = Frame::new(&view.points, &o);
+        let data: Vec<Sample> = view
+            .points
+            .iter()
+            .map(|c| Sample {
+                pn: frame.world(c.world),
+                target: c.image,
+            })
+            .collect();
+        let start = dlt(&frame, &data).1.unwrap();
+        let (params, _) = frame.lm(&data, &start, 200).unwrap();
+        let used: Vec<usize> = (0..data.len()).collect();
+        let exact = leave_one_out(&frame, &data, &used, &params, Model::Radial, &mut Vec::new());
+        let lin = loo_linearised(&frame, &data, &used, &params);
+        for (e, l) in exact.iter().zip(&lin) {
+            let (e, l) = (e.unwrap(), l.unwrap());
+            assert!((e - l).abs() < 0.05 * e + 0.05, "{e} vs {l}");
+        }
+    }
+
+    #[test]
+    fn clean_noisy_views_flag_almost_nothing() {
+        let mut flagged = 0;
+        for model in [Model::Homography, Model::Radial] {
+            for seed in 0..10 {
+                let spec = ViewSpec {
+                    seed: 500 + seed,
+                    k1: if model == Model::Radial { -0.3 } else { 0.0 },
+                    noise_px: 1.0,
+                    ..ViewSpec::default()
+                };
+                let view = random_view(&spec, &field()).unwrap();
+                flagged += fit(&view.points, &opts(model, Method::LeastSquares))
+                    .unwrap()
+                    .report
+                    .outliers
+                    .len();
+            }
+        }
+        // 500 points at 1 px noise: a 4σ rule expects well under one false flag.
+        assert!(flagged <= 1, "{flagged}");
+    }
 }

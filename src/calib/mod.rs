@@ -26,6 +26,7 @@ pub mod fit;
 mod lens;
 pub(crate) mod linalg;
 pub mod presets;
+pub mod synthetic;
 
 pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
 pub use lens::Distortion;
