@@ -249,13 +249,15 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
     let ls_start = opencv_homography(points, Method::LeastSquares, opts.ransac_threshold_px)
         .and_then(|h| frame.params_of_pixel_h(&h))
         .or_else(|| dlt(&frame, &data).1);
-    let robust = if points.len() >= model.min_points() + 2 {
+    // Least median of squares needs the clean points to be a majority well
+    // beyond one minimal sample, or the median is one of a sample's exact fits.
+    let robust = if points.len() >= 2 * model.min_points() {
         Some(robust_pass(&frame, &data, points, opts, ls_start.as_ref()))
     } else {
         warnings.push(format!(
             "{} points are too few to check for outliers ({} or more needed)",
             points.len(),
-            model.min_points() + 2
+            2 * model.min_points()
         ));
         None
     };
@@ -944,7 +946,7 @@ fn robust_pass(
     let mut inl: Vec<bool> = res.iter().map(|&r| r <= threshold).collect();
     for _ in 0..4 {
         let inliers: Vec<Sample> = (0..data.len()).filter(|&i| inl[i]).map(|i| data[i]).collect();
-        if inliers.len() < frame.model.min_points() {
+        if inliers.len() < frame.model.min_points() + 2 {
             break;
         }
         if let Some((p, _)) = frame.lm(&inliers, &params, 100) {
@@ -1234,7 +1236,7 @@ mod tests {
         let mut dup = pts.clone();
         dup[9].world = dup[2].world;
         let e = err_of(&dup, Model::Homography);
-        assert!(e.contains("points 2 and 9") && e.contains("world"), "{e}");
+        assert!(e.contains("point 2 and point 9") && e.contains("world"), "{e}");
         let mut dup = pts.clone();
         dup[4].image = dup[11].image;
         assert!(err_of(&dup, Model::Homography).contains("image"));

@@ -55,7 +55,7 @@ pub enum CalibError {
         x: f64,
         y: f64,
     },
-    #[error("points {first} and {second} have the same {what} coordinates ({a}, {b})")]
+    #[error("point {first} and point {second} have the same {what} coordinates ({a}, {b})")]
     Duplicate {
         first: usize,
         second: usize,
