@@ -58,6 +58,9 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
+/// Name, model, image size given to the fit, views.
+type Case<'a> = (&'static str, Model, Option<[u32; 2]>, &'a [View]);
+
 fn accuracy() {
     let check = grid(Vec2::new(12000.0, 9000.0), 13, 10);
     let sparse = views(K1);
@@ -70,7 +73,7 @@ fn accuracy() {
         "{:<34} {:>12} {:>12} {:>12} {:>14} {:>14}",
         "model", "rms median", "loo median", "loo p90", "truth median", "truth p90"
     );
-    let cases: [(&str, Model, Option<[u32; 2]>, &[View]); 5] = [
+    let cases: [Case; 5] = [
         (
             "radial (image size known)",
             Model::Radial,
