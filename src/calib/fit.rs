@@ -160,6 +160,9 @@ pub struct PointNote {
     /// Distance in pixels between the point and its world point mapped by
     /// the fit; `None` when it does not map.
     pub residual_px: Option<f64>,
+    /// The residual the flag was decided on: against the robust fit, scaled
+    /// by leverage (raw with RANSAC), pixels.
+    pub flagged_residual_px: f64,
 }
 
 /// How well a calibration fits its points.
@@ -263,9 +266,9 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
         ));
         None
     };
-    let (flags, threshold) = match &robust {
-        Some(r) => (r.flags.clone(), Some(r.threshold)),
-        None => (vec![false; points.len()], None),
+    let (flags, scores, threshold) = match &robust {
+        Some(r) => (r.flags.clone(), r.scores.clone(), Some(r.threshold)),
+        None => (vec![false; points.len()], vec![0.0; points.len()], None),
     };
     let outliers: Vec<usize> = (0..points.len()).filter(|&i| flags[i]).collect();
     let used: Vec<bool> = match opts.method {
@@ -365,6 +368,22 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
             ));
         }
     }
+    if model == Model::Homography && points.len() >= 8 {
+        // A lens that bends lines shows up as a much better radial fit.
+        let radial = FitOptions {
+            model: Model::Radial,
+            ..opts.clone()
+        };
+        let better = fit(points, &radial).ok().and_then(|r| r.report.loo_rms_px);
+        if let (Some(h), Some(r)) = (loo_rms_px, better) {
+            if h > 1.0 && r < 0.5 * h {
+                warnings.push(format!(
+                    "the radial model fits these points much better (leave-one-out RMS {r:.2} px against \
+                     {h:.2} px): the lens seems to distort; try the radial model"
+                ));
+            }
+        }
+    }
     let outlier_points = outliers
         .iter()
         .map(|&i| PointNote {
@@ -374,6 +393,7 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
             x: points[i].world.x,
             y: points[i].world.y,
             residual_px: residuals[i],
+            flagged_residual_px: scores[i],
         })
         .collect();
     let report = CalibReport {
@@ -911,6 +931,8 @@ fn dlt(frame: &Frame, data: &[Sample]) -> (f64, Option<Params>) {
 struct Robust {
     params: Params,
     flags: Vec<bool>,
+    /// What each point was judged by (compared with `threshold`).
+    scores: Vec<f64>,
     threshold: f64,
 }
 
@@ -982,6 +1004,7 @@ fn robust_pass(
         return Robust {
             params: ls_start.copied().unwrap_or([0.0; P]),
             flags: vec![false; data.len()],
+            scores: vec![0.0; data.len()],
             threshold: OUTLIER_MIN_PX,
         };
     };
@@ -990,6 +1013,7 @@ fn robust_pass(
     let mut res = frame.residuals(data, &params);
     let mut threshold = if ransac { thr } else { mad_threshold(&res, np) };
     let mut inl: Vec<bool> = res.iter().map(|&r| r <= threshold).collect();
+    let mut scores = res.clone();
     for _ in 0..4 {
         let inliers: Vec<Sample> = (0..data.len()).filter(|&i| inl[i]).map(|i| data[i]).collect();
         if inliers.len() < frame.model.min_points() + 2 {
@@ -1000,6 +1024,7 @@ fn robust_pass(
         }
         res = frame.residuals(data, &params);
         let next: Vec<bool> = if ransac {
+            scores = res.clone();
             res.iter().map(|&r| r <= thr).collect()
         } else {
             let Some(std) = studentised(frame, data, &inl, &params, &res) else {
@@ -1010,6 +1035,7 @@ fn robust_pass(
             let clean: Vec<f64> = (0..data.len()).filter(|&i| inl[i]).map(|i| std[i]).collect();
             let sigma = (clean.iter().map(|s| s * s).sum::<f64>() / (2.0 * clean.len() as f64)).sqrt();
             threshold = (OUTLIER_SIGMAS * sigma).max(OUTLIER_MIN_PX);
+            scores = std.clone();
             (0..data.len())
                 .map(|i| std[i] <= threshold || res[i] <= OUTLIER_MIN_PX)
                 .collect()
@@ -1022,6 +1048,7 @@ fn robust_pass(
     Robust {
         params,
         flags: inl.iter().map(|&i| !i).collect(),
+        scores,
         threshold,
     }
 }
@@ -1205,6 +1232,15 @@ mod tests {
             let plain = fit(&view.points, &opts(Model::Homography, Method::LeastSquares)).unwrap();
             if k1.abs() > 0.1 {
                 assert!(plain.report.rms_px > 2.0, "seed {seed}: {}", plain.report.rms_px);
+                assert!(
+                    plain
+                        .report
+                        .warnings
+                        .iter()
+                        .any(|w| w.contains("radial model fits")),
+                    "{:?}",
+                    plain.report.warnings
+                );
             }
         }
     }

@@ -367,13 +367,15 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
         for p in &r.outlier_points {
             let _ = writeln!(
                 s,
-                "  point {} (line {}): image ({}, {}), world ({}, {}), residual {} px",
+                "  point {} (line {}): image ({}, {}), world ({}, {}): {:.3} px from the robust fit \
+                 (residual {} px)",
                 p.index,
                 pts.lines[p.index],
                 p.u,
                 p.v,
                 p.x,
                 p.y,
+                p.flagged_residual_px,
                 fmt_opt(p.residual_px, 0)
             );
         }
