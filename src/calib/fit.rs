@@ -368,18 +368,26 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
             ));
         }
     }
-    if model == Model::Homography && points.len() >= 8 {
-        // A lens that bends lines shows up as a much better radial fit.
-        let radial = FitOptions {
-            model: Model::Radial,
-            ..opts.clone()
-        };
-        let better = fit(points, &radial).ok().and_then(|r| r.report.loo_rms_px);
-        if let (Some(h), Some(r)) = (loo_rms_px, better) {
+    if model == Model::Homography && used_idx.len() >= 8 {
+        // A lens that bends lines shows up as a much better radial fit:
+        // refine the homography with k1, k2 and compare (linearised)
+        // leave-one-out errors.
+        let rframe = Frame::new(
+            points,
+            &FitOptions {
+                model: Model::Radial,
+                ..opts.clone()
+            },
+        );
+        let r_loo = rframe.lm(&used_data, &params, 100).map(|(rp, _)| {
+            let l = loo_linearised(&rframe, &data, &used_idx, &rp);
+            rms(&used_idx.iter().filter_map(|&i| l[i]).collect::<Vec<_>>())
+        });
+        if let (Some(h), Some(r)) = (loo_rms_px, r_loo) {
             if h > 1.0 && r < 0.5 * h {
                 warnings.push(format!(
-                    "the radial model fits these points much better (leave-one-out RMS {r:.2} px against \
-                     {h:.2} px): the lens seems to distort; try the radial model"
+                    "the radial model fits these points much better (leave-one-out RMS about {r:.2} px \
+                     against {h:.2} px): the lens seems to distort; try the radial model"
                 ));
             }
         }
