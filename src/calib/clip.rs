@@ -147,6 +147,10 @@ pub(crate) fn arc_intervals(
 /// A piece of a curve on the subdivision stack: `(a, f(a), b, f(b), depth)`.
 type Piece = (f64, Option<Vec2>, f64, Option<Vec2>, u32);
 
+/// Pieces are split while a sampled chord error exceeds this fraction of
+/// the tolerance, so the true (unsampled) maximum stays below it.
+const TOL_MARGIN: f64 = 0.8;
+
 /// Most subdivision levels of one initial piece.
 const MAX_DEPTH: u32 = 24;
 
@@ -186,7 +190,9 @@ pub(crate) fn sample_curve(
             let split = depth < MAX_DEPTH && *budget > 0 && m > a && m < b && {
                 match (pa, pb) {
                     (Some(pa), Some(pb)) => [0.25, 0.5, 0.75].iter().any(|&t| match f(a + (b - a) * t) {
-                        Some(q) => distance_to_segment(q, pa, pb) > tol,
+                        // The three samples can miss the peak of the error a
+                        // little: keep a margin.
+                        Some(q) => distance_to_segment(q, pa, pb) > TOL_MARGIN * tol,
                         None => true,
                     }),
                     // Locate the end of the valid part.

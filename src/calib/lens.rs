@@ -276,7 +276,7 @@ impl Lens {
         if !n.is_finite() || n.x * n.x + n.y * n.y > self.r_valid * self.r_valid {
             return None;
         }
-        Some(self.denormalize(self.distort_normalized(n)))
+        Some(self.denormalize(self.distort_normalized(n))).filter(|p| p.is_finite())
     }
 
     /// Distorted pixel → undistorted pixel; `None` when no point of the

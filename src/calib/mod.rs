@@ -565,6 +565,10 @@ pub fn det(m: &Mat3) -> f64 {
 }
 
 /// Inverse of a 3×3 matrix, `None` when singular or not finite.
+///
+/// Singular means a determinant below 10⁻¹² of the product of the column
+/// lengths (its largest possible value, Hadamard's bound), so the test
+/// does not depend on the world unit (mm or m scale the columns).
 pub fn invert(m: &Mat3) -> Option<Mat3> {
     let c = |r0: usize, r1: usize, c0: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
     let cof = [
@@ -573,8 +577,10 @@ pub fn invert(m: &Mat3) -> Option<Mat3> {
         [c(0, 1, 1, 2), -c(0, 1, 0, 2), c(0, 1, 0, 1)],
     ];
     let det = m[0][0] * cof[0][0] + m[0][1] * cof[0][1] + m[0][2] * cof[0][2];
-    let norm: f64 = m.iter().flatten().map(|v| v * v).sum::<f64>().sqrt();
-    if !det.is_finite() || det.abs() <= 1e-12 * norm.powi(3) {
+    let hadamard: f64 = (0..3)
+        .map(|c| (m[0][c] * m[0][c] + m[1][c] * m[1][c] + m[2][c] * m[2][c]).sqrt())
+        .product();
+    if !det.is_finite() || !hadamard.is_finite() || det.abs() <= 1e-12 * hadamard {
         return None;
     }
     let mut inv = [[0.0; 3]; 3];
@@ -631,6 +637,18 @@ mod tests {
     #[test]
     fn singular_matrix_is_rejected() {
         assert!(Calibration::from_homography([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]]).is_err());
+        assert!(
+            Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, f64::NAN, 0.0], [0.0, 0.0, 1.0]]).is_err()
+        );
+        // Badly scaled columns (world in mm, large translation) are not singular.
+        let h = [
+            [684.9, 283.2, 8679650.9],
+            [139.5, 204.5, 4882303.6],
+            [0.5456, 0.8002, 13561.95],
+        ];
+        let c = Calibration::from_homography(h).unwrap();
+        let w = Vec2::new(1234.0, -567.0);
+        assert!((c.unproject(c.project(w).unwrap()).unwrap() - w).length() < 1e-6);
     }
 
     #[test]
@@ -904,6 +922,37 @@ mod tests {
         );
     }
 
+    #[test]
+    fn sessions_embed_or_reference_a_distorted_calibration() {
+        use crate::session::{CalibrationSource, Session};
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::new(dir.path().join("run.mp4"), dir.path().join("run.ulog"));
+        s.calibration = Some(CalibrationSource::Inline(distorted()));
+        let path = dir.path().join("s.toml");
+        s.save(&path).unwrap();
+        assert_eq!(Session::load(&path).unwrap(), s);
+        s.calibration = Some(CalibrationSource::File {
+            file: dir.path().join("calib.toml"),
+        });
+        s.save(&path).unwrap();
+        assert_eq!(Session::load(&path).unwrap(), s);
+    }
+
+    #[test]
+    fn absurd_coefficients_do_not_produce_infinities() {
+        let d = Distortion::radial(Vec2::new(640.0, 360.0), 500.0, 1e300, 0.0);
+        let c = Calibration::from_parts([[1.0, 0.0, 640.0], [0.0, -1.0, 360.0], [0.0, 0.0, 1.0]], Some(d))
+            .unwrap();
+        let mut out = Vec::new();
+        c.project_circle(Vec2::ZERO, 300.0, 0.5, &mut out);
+        assert!(out.iter().flatten().all(|p| p.is_finite()));
+        assert!(c.project(Vec2::new(300.0, 0.0)).is_none_or(|p| p.is_finite()));
+        let d = Distortion::radial(Vec2::new(640.0, 360.0), 500.0, -1e300, 0.0);
+        assert!(
+            Calibration::from_parts([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], Some(d)).is_err()
+        );
+    }
+
     mod props {
         use super::*;
         use proptest::prelude::*;
@@ -954,6 +1003,46 @@ mod tests {
                 if let (Some(poly), Some((t0, t1))) = (out.first(), clip::clip_segment(&c.clip, a, b)) {
                     let gap = max_gap(|t| c.project(a.lerp(b, t0 + (t1 - t0) * t)), poly);
                     prop_assert!(gap < 0.5 + 1e-6, "gap {}", gap);
+                }
+            }
+
+            /// Circles and arcs: every point lies on the true image of the
+            /// circle, and within the visible angles the polyline follows it
+            /// within tolerance.
+            #[test]
+            fn arcs_map_onto_their_true_image(
+                c in camera_strategy(),
+                cx in -2e4..2e4f64, cy in -2e4..4e4f64, r in 1.0..3e4f64,
+                start in -7.0..7.0f64, sweep in -7.0..7.0f64,
+            ) {
+                let center = Vec2::new(cx, cy);
+                let mut out = Vec::new();
+                c.project_arc(center, r, start, start + sweep, 0.5, &mut out);
+                for p in out.iter().flatten() {
+                    prop_assert!(p.is_finite() && p.x.abs() < 1e4 && p.y.abs() < 1e4, "{:?}", p);
+                    let w = c.unproject(*p).unwrap();
+                    prop_assert!(((w - center).length() - r).abs() < 1e-6 * (r + center.length()), "{:?}", w);
+                }
+                let len = sweep.abs().min(TAU);
+                let ivs = clip::arc_intervals(&c.clip, center, r, start, sweep.signum(), len);
+                let f = |s: f64| {
+                    let a = start + sweep.signum() * s;
+                    c.project(center + Vec2::new(a.cos(), a.sin()) * r)
+                };
+                let all: Vec<Vec2> = out.iter().flatten().copied().collect();
+                for (s0, s1) in ivs {
+                    // Every visible point of the curve is near some piece.
+                    let worst = (0..=400)
+                        .filter_map(|i| f(s0 + (s1 - s0) * i as f64 / 400.0))
+                        .map(|p| {
+                            out.iter()
+                                .flat_map(|poly| poly.windows(2))
+                                .map(|w| clip::distance_to_segment(p, w[0], w[1]))
+                                .fold(f64::INFINITY, f64::min)
+                                .min(all.iter().map(|q| (*q - p).length()).fold(f64::INFINITY, f64::min))
+                        })
+                        .fold(0.0, f64::max);
+                    prop_assert!(worst < 0.5 + 1e-6, "gap {}", worst);
                 }
             }
         }
