@@ -114,7 +114,9 @@ pub struct Correspondence {
 /// Options of [`fit`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct FitOptions {
+    /// The model to fit.
     pub model: Model,
+    /// Least squares, or a robust method that leaves flagged points out.
     pub method: Method,
     /// RANSAC inlier threshold in pixels.
     pub ransac_threshold_px: f64,
@@ -144,7 +146,9 @@ impl Default for FitOptions {
 /// A fitted calibration and how well it fits.
 #[derive(Clone, Debug)]
 pub struct Fit {
+    /// The fitted mapping.
     pub calibration: Calibration,
+    /// How well it fits the points.
     pub report: CalibReport,
 }
 
@@ -153,8 +157,10 @@ pub struct Fit {
 pub struct PointNote {
     /// 0-based index in the input.
     pub index: usize,
+    /// Image pixel.
     pub u: f64,
     pub v: f64,
+    /// World point.
     pub x: f64,
     pub y: f64,
     /// Distance in pixels between the point and its world point mapped by
@@ -168,7 +174,9 @@ pub struct PointNote {
 /// How well a calibration fits its points.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CalibReport {
+    /// The model fitted.
     pub model: Model,
+    /// The method used.
     pub method: Method,
     /// Number of points given.
     pub points: usize,

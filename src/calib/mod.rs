@@ -12,7 +12,7 @@
 //! curves are sampled adaptively so the drawn polygon stays within a pixel
 //! tolerance of the true image of the shape.
 //!
-//! Submodules: [`fit`] estimates a calibration from point correspondences
+//! Submodules: [`fit`](mod@fit) estimates a calibration from point correspondences
 //! and reports residuals and outliers; [`presets`] holds named field points
 //! and field lines; [`camera`] builds a calibration from a known camera.
 
@@ -37,16 +37,22 @@ use lens::Lens;
 /// Errors building or fitting a calibration.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibError {
+    /// The homography cannot be inverted.
     #[error("the homography is singular or not finite: {0}")]
     Singular(String),
+    /// Distortion coefficients that are not finite or fold over at once.
     #[error("invalid lens distortion: {0}")]
     InvalidDistortion(String),
+    /// A camera matrix, pose or coefficient vector that makes no camera.
     #[error("invalid camera: {0}")]
     InvalidCamera(String),
+    /// Fewer points than the model has degrees of freedom for.
     #[error("the {model} model needs at least {needed} points, got {got}")]
     TooFewPoints { model: Model, needed: usize, got: usize },
+    /// More points than a fit accepts.
     #[error("too many points: {got} (at most {max})")]
     TooManyPoints { got: usize, max: usize },
+    /// A point with a NaN or infinite coordinate.
     #[error("point {index} is not finite: image ({u}, {v}), world ({x}, {y})")]
     NotFinite {
         index: usize,
@@ -55,6 +61,7 @@ pub enum CalibError {
         x: f64,
         y: f64,
     },
+    /// Two points with identical world (or image) coordinates.
     #[error("point {first} and point {second} have the same {what} coordinates ({a}, {b})")]
     Duplicate {
         first: usize,
@@ -63,19 +70,26 @@ pub enum CalibError {
         a: f64,
         b: f64,
     },
+    /// All world (or image) points on one line.
     #[error("the {what} points all lie on one line: a floor mapping needs points spread in two directions")]
     Collinear { what: &'static str },
+    /// The points leave some parameter undetermined.
     #[error("the points do not determine the mapping (rank-deficient): {0}")]
     RankDeficient(String),
+    /// The fit sees the floor from below (a left-handed world frame, or
+    /// swapped axes).
     #[error(
         "the solution mirrors the image: seen from above, the world axes appear left-handed \
          (x and y swapped, or one axis flipped?); allow it only if the world frame really is left-handed"
     )]
     Mirrored,
+    /// The fit puts some points behind the camera.
     #[error("the solution puts the floor behind the camera at {}", describe_points(.points))]
     BehindCamera { points: Vec<(usize, Vec2)> },
+    /// No starting point could be refined.
     #[error("the fit did not converge: {0}")]
     NoConvergence(String),
+    /// An OpenCV call failed.
     #[error("OpenCV: {0}")]
     OpenCv(String),
 }

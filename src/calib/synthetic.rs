@@ -15,8 +15,10 @@ use crate::log::Vec2;
 pub struct ViewSpec {
     /// Image `[width, height]`; the principal point is its centre.
     pub image_size: [u32; 2],
-    /// Radial distortion in OpenCV's convention (normalised by the focal length).
+    /// Radial distortion in OpenCV's convention (normalised by the focal
+    /// length): coefficient of r².
     pub k1: f64,
+    /// Coefficient of r⁴.
     pub k2: f64,
     /// RMS length of the 2-D pixel noise added to each image point (each
     /// axis gets Gaussian noise of `noise_px / √2`).
@@ -42,9 +44,11 @@ impl Default for ViewSpec {
 pub struct View {
     /// The true mapping.
     pub truth: Calibration,
-    /// Camera matrix, rotation and translation of the true camera.
+    /// Camera matrix of the true camera.
     pub k: Mat3,
+    /// Rotation world → camera.
     pub r: Mat3,
+    /// Translation world → camera.
     pub t: [f64; 3],
     /// The correspondences, with noise.
     pub points: Vec<Correspondence>,

@@ -36,6 +36,7 @@ pub enum Method {
     Lmeds,
 }
 
+/// Subcommands of `underlay calib`.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Fit a calibration to points and report residuals and outliers.
@@ -95,6 +96,7 @@ fn parse_point(s: &str) -> Result<Vec2, String> {
     }
 }
 
+/// Runs an `underlay calib` subcommand.
 pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Solve(a) => solve(a),
