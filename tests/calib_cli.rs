@@ -254,3 +254,30 @@ fn a_valid_minimal_file_fits_exactly() {
     let o = underlay(&["calib", "solve", path.to_str().unwrap(), "--allow-mirrored"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn real_lens_distortion_needs_the_radial_model() {
+    let csv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ssl-2008-overhead-points.csv"
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["calib", "solve", csv, "--json", "--image-size", "780x580"];
+        args.extend_from_slice(extra);
+        let o = underlay(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let plain = run(&[]);
+    let radial = run(&["--model", "radial"]);
+    let (h, r) = (
+        plain["rms_px"].as_f64().unwrap(),
+        radial["rms_px"].as_f64().unwrap(),
+    );
+    // Clicked by eye to about a pixel: the radial model fits to that, the homography cannot.
+    assert!(r < 2.0 && h > 3.0 * r, "radial {r} px, homography {h} px");
+    let warnings = plain["warnings"].to_string();
+    assert!(warnings.contains("try the radial model"), "{warnings}");
+    let d = &radial["distortion"];
+    assert!(d["k1"].as_f64().unwrap() < 0.0, "barrel distortion: {d}");
+}
