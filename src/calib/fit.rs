@@ -18,9 +18,10 @@
 //!    (OpenCV LMedS for the homography; random 6-point samples refined by
 //!    Levenberg–Marquardt for the radial model), refined on its inliers.
 //!    A point is flagged when its residual, scaled by its leverage
-//!    (studentised), exceeds 4 standard deviations (estimated from the
-//!    median residual, then from the inliers' mean square) and 1 px, so a mislabelled point is found
-//!    rather than averaged in. With RANSAC the given threshold on the raw
+//!    (studentised), exceeds 4 standard deviations (more for many points,
+//!    keeping false flags rare; σ estimated from the median residual, then
+//!    from the inliers' mean square) and 1 px, so a mislabelled point is
+//!    found rather than averaged in. With RANSAC the given threshold on the raw
 //!    residual decides instead.
 //! 4. Final fit: Levenberg–Marquardt on the reprojection error in pixels,
 //!    over all points (`lsq`) or over the unflagged ones (`ransac`,
@@ -212,7 +213,8 @@ pub struct CalibReport {
 
 /// Largest number of points accepted.
 pub const MAX_FIT_POINTS: usize = 100_000;
-/// Flag points beyond this many standard deviations…
+/// Flag points beyond this many standard deviations (at least; see
+/// [`outlier_sigmas`])…
 const OUTLIER_SIGMAS: f64 = 4.0;
 /// …and beyond this many pixels.
 const OUTLIER_MIN_PX: f64 = 1.0;
@@ -355,11 +357,15 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
     let loo_rms_px = (!loo_used.is_empty()).then(|| rms(&loo_used));
 
     if !outliers.is_empty() {
-        let list = outliers
+        let mut list = outliers
             .iter()
+            .take(10)
             .map(|i| i.to_string())
             .collect::<Vec<_>>()
             .join(", ");
+        if outliers.len() > 10 {
+            list.push_str(&format!(" and {} more", outliers.len() - 10));
+        }
         warnings.push(match opts.method {
             Method::LeastSquares => format!(
                 "{} point(s) do not fit the others (index {list}) but were used; \
@@ -963,7 +969,14 @@ fn mad_threshold(res: &[f64], np: usize) -> f64 {
     // Small-sample correction (Rousseeuw & Leroy) for the fitted parameters.
     let dof = (v.len() as f64 - np as f64 / 2.0).max(1.0);
     let sigma = med / RAYLEIGH_MEDIAN * (1.0 + 5.0 / dof);
-    (OUTLIER_SIGMAS * sigma).max(OUTLIER_MIN_PX)
+    (outlier_sigmas(res.len()) * sigma).max(OUTLIER_MIN_PX)
+}
+
+/// The cutoff in standard deviations for `n` points: 4, or more for many
+/// points so that clean Gaussian data gets a false flag in about one fit
+/// in twenty (2-D residuals: P(|r| > kσ) = exp(−k²/2)).
+fn outlier_sigmas(n: usize) -> f64 {
+    OUTLIER_SIGMAS.max((2.0 * (20.0 * n.max(1) as f64).ln()).sqrt())
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -1050,7 +1063,7 @@ fn robust_pass(
             // than the median once the gross outliers are gone.
             let clean: Vec<f64> = (0..data.len()).filter(|&i| inl[i]).map(|i| std[i]).collect();
             let sigma = (clean.iter().map(|s| s * s).sum::<f64>() / (2.0 * clean.len() as f64)).sqrt();
-            threshold = (OUTLIER_SIGMAS * sigma).max(OUTLIER_MIN_PX);
+            threshold = (outlier_sigmas(data.len()) * sigma).max(OUTLIER_MIN_PX);
             scores = std.clone();
             (0..data.len())
                 .map(|i| std[i] <= threshold || res[i] <= OUTLIER_MIN_PX)
@@ -1518,5 +1531,54 @@ mod tests {
         }
         let m = median(&truth);
         assert!(m < 1.0, "median mapping error {m}");
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(24))]
+
+            /// Noise-free points of random cameras, any subset big enough:
+            /// either a clear error (a degenerate subset) or an exact fit.
+            #[test]
+            fn exact_data_fits_exactly_or_errs(
+                seed in 0u64..10_000,
+                k1 in -0.35..0.05f64,
+                k2 in -0.02..0.08f64,
+                radial in any::<bool>(),
+                keep in proptest::collection::vec(any::<bool>(), 25),
+            ) {
+                let spec = ViewSpec { seed, k1: if radial { k1 } else { 0.0 }, k2: if radial { k2 } else { 0.0 }, ..ViewSpec::default() };
+                let Some(view) = random_view(&spec, &field()) else { return Ok(()) };
+                let pts: Vec<Correspondence> = view.points.iter().zip(&keep).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
+                let model = if radial { Model::Radial } else { Model::Homography };
+                match fit(&pts, &opts(model, Method::LeastSquares)) {
+                    Ok(f) => prop_assert!(f.report.max_residual_px < 1e-4, "{:?}", f.report),
+                    Err(e) => prop_assert!(pts.len() < 2 * model.min_points(), "{} points: {}", pts.len(), e),
+                }
+            }
+
+            /// Garbage in: never a panic, never a non-finite report.
+            #[test]
+            fn arbitrary_points_never_panic(
+                raw in proptest::collection::vec((-1e4..1e4f64, -1e4..1e4f64, -1e6..1e6f64, -1e6..1e6f64), 0..30),
+                radial in any::<bool>(),
+                method in 0usize..3,
+            ) {
+                let pts: Vec<Correspondence> = raw.iter().map(|&(u, v, x, y)| Correspondence { image: Vec2::new(u, v), world: Vec2::new(x, y) }).collect();
+                let o = FitOptions {
+                    model: if radial { Model::Radial } else { Model::Homography },
+                    method: [Method::LeastSquares, Method::Ransac, Method::Lmeds][method],
+                    allow_mirrored: true,
+                    ..FitOptions::default()
+                };
+                if let Ok(f) = fit(&pts, &o) {
+                    prop_assert!(f.report.rms_px.is_finite());
+                    prop_assert!(f.report.residuals_px.len() == pts.len());
+                }
+            }
+        }
     }
 }

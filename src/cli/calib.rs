@@ -333,10 +333,17 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
         "\n{:>5} {:>5} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
         "point", "line", "u", "v", "x", "y", "residual", "loo"
     );
+    let mut flag = vec![0u8; pts.points.len()];
+    for &i in &r.outliers {
+        flag[i] = 1;
+    }
+    for &i in &r.excluded {
+        flag[i] = 2;
+    }
     for (i, c) in pts.points.iter().enumerate() {
-        let mark = if r.excluded.contains(&i) {
+        let mark = if flag[i] == 2 {
             "  excluded"
-        } else if r.outliers.contains(&i) {
+        } else if flag[i] == 1 {
             "  outlier"
         } else {
             ""
@@ -419,6 +426,14 @@ mod tests {
         assert!(e.contains("line 1") && e.contains("u,v,x,y"), "{e}");
         assert!(parse_points("").is_err());
         assert!(parse_points("# only a comment\n").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn csv_parser_never_panics(text in "\\PC{0,300}", lines in proptest::collection::vec("[-0-9.,eEnaifu vxy#\\t]{0,40}", 0..12)) {
+            let _ = parse_points(&text);
+            let _ = parse_points(&format!("u,v,x,y\n{}", lines.join("\n")));
+        }
     }
 
     #[test]
