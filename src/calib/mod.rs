@@ -92,6 +92,20 @@ pub enum CalibError {
     /// An OpenCV call failed.
     #[error("OpenCV: {0}")]
     OpenCv(String),
+    /// A calibration file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A calibration file is not valid TOML of the calibration format.
+    #[error("{path}: {source}")]
+    Parse {
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<toml::de::Error>,
+    },
 }
 
 fn describe_points(points: &[(usize, Vec2)]) -> String {
@@ -174,6 +188,53 @@ impl From<Calibration> for CalibrationFile {
 }
 
 impl Calibration {
+    /// Reads a calibration file (the [`CalibrationFile`] TOML format, as
+    /// written by [`Self::save`] and `underlay calib solve -o`).
+    pub fn load(path: &std::path::Path) -> Result<Self, CalibError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CalibError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| CalibError::Parse {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })
+    }
+
+    /// Writes the calibration file atomically, after `header` (comment
+    /// lines, each starting with `#`; may be empty).
+    pub fn save(&self, path: &std::path::Path, header: &str) -> Result<(), CalibError> {
+        let text = format!("{header}{}", self.to_toml());
+        crate::session::write_atomic(path, text.as_bytes()).map_err(|source| CalibError::Io {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// The calibration as TOML (the [`CalibrationFile`] format), the
+    /// homography one row per line.
+    pub fn to_toml(&self) -> String {
+        let rows: Vec<String> = self
+            .h
+            .iter()
+            .map(|r| format!("    [{:?}, {:?}, {:?}],", r[0], r[1], r[2]))
+            .collect();
+        let mut out = format!("homography = [\n{}\n]\n", rows.join("\n"));
+        let rest = CalibrationFile {
+            homography: self.h,
+            image_size: self.image_size,
+            distortion: self.lens.as_ref().map(|l| *l.distortion()),
+        };
+        // Serialising plain numbers and tables cannot fail.
+        let text = toml::to_string(&rest).unwrap_or_default();
+        out.extend(
+            text.lines()
+                .filter(|l| !l.starts_with("homography ="))
+                .map(|l| format!("{l}\n")),
+        );
+        out
+    }
+
     /// A calibration from a world → pixel homography (no distortion).
     ///
     /// The sign matters: world points in front of the camera must map with
@@ -934,6 +995,27 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn save_and_load_round_trip_and_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calib.toml");
+        let c = distorted();
+        c.save(&path, "# test\n").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# test\nhomography = [\n    ["), "{text}");
+        assert_eq!(Calibration::load(&path).unwrap(), c);
+        let plain = tilted();
+        plain.save(&path, "").unwrap();
+        assert_eq!(Calibration::load(&path).unwrap(), plain);
+        std::fs::write(&path, "homography = [[1.0, 0.0], [0.0, 1.0]]\n").unwrap();
+        let e = Calibration::load(&path).unwrap_err().to_string();
+        assert!(e.contains("calib.toml") && e.contains("line 1"), "{e}");
+        let e = Calibration::load(&dir.path().join("missing.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing.toml"), "{e}");
     }
 
     #[test]

@@ -224,7 +224,7 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
     });
     let fit = fit.map_err(|e| annotate_lines(e, &pts.lines))?;
     if let Some(out) = &a.output {
-        let mut text = format!(
+        let header = format!(
             "# underlay calibration: {} model fitted to {} of {} points from {}\n# RMS {:.3} px{}\n",
             fit.report.model,
             fit.report.used,
@@ -236,9 +236,9 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
                 .map(|l| format!(", leave-one-out RMS {l:.3} px"))
                 .unwrap_or_default()
         );
-        text.push_str(&calibration_toml(&fit.calibration)?);
-        crate::session::write_atomic(out, text.as_bytes())
-            .with_context(|| format!("cannot write calibration file {}", out.display()))?;
+        fit.calibration
+            .save(out, &header)
+            .context("cannot write the calibration file")?;
     }
     if a.json {
         let j = JsonOut {
@@ -255,29 +255,6 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
         print!("{}", text_report(&fit.report, &pts, a.output.as_deref()));
     }
     Ok(())
-}
-
-/// The calibration as TOML, the homography one row per line.
-pub fn calibration_toml(c: &calib::Calibration) -> anyhow::Result<String> {
-    let text = toml::to_string(c).context("cannot format the calibration")?;
-    let h = c.homography();
-    let rows: Vec<String> = h
-        .iter()
-        .map(|r| format!("    [{:?}, {:?}, {:?}],", r[0], r[1], r[2]))
-        .collect();
-    let mut out = format!("homography = [\n{}\n]\n", rows.join("\n"));
-    out.extend(
-        text.lines()
-            .filter(|l| !l.starts_with("homography ="))
-            .map(|l| format!("{l}\n")),
-    );
-    // Only the layout changed: it must read back as the same calibration.
-    let back: calib::Calibration = toml::from_str(&out).context("cannot format the calibration")?;
-    anyhow::ensure!(
-        &back == c,
-        "the formatted calibration does not read back the same"
-    );
-    Ok(out)
 }
 
 /// Adds "(line N)" after each "point N" of an error message.
