@@ -89,9 +89,6 @@ pub enum CalibError {
     /// No starting point could be refined.
     #[error("the fit did not converge: {0}")]
     NoConvergence(String),
-    /// An OpenCV call failed.
-    #[error("OpenCV: {0}")]
-    OpenCv(String),
     /// A calibration file could not be read or written.
     #[error("{path}: {source}")]
     Io {

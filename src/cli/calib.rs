@@ -247,14 +247,22 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
             lines: &pts.lines,
             output: a.output.as_ref().map(|p| p.display().to_string()),
         };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&j).context("cannot format the report")?
-        );
+        let mut text = serde_json::to_string_pretty(&j).context("cannot format the report")?;
+        text.push('\n');
+        emit(&text)
     } else {
-        print!("{}", text_report(&fit.report, &pts, a.output.as_deref()));
+        emit(&text_report(&fit.report, &pts, a.output.as_deref()))
     }
-    Ok(())
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("cannot write to stdout"),
+        _ => Ok(()),
+    }
 }
 
 /// Adds "(line N)" after each "point N" of an error message.
