@@ -238,7 +238,8 @@ fn fmt_duration(d: f64) -> String {
 /// A time on the log's clock; epoch times also as a UTC date.
 fn fmt_time(t: f64, unit: TimeUnit) -> String {
     let plain = text::fmt_f64(t);
-    if unit != TimeUnit::EpochSeconds || !(0.0..1e11).contains(&t) {
+    // Small "epoch" times are really relative ones (a log without a header).
+    if unit != TimeUnit::EpochSeconds || !(1e8..1e11).contains(&t) {
         return format!("{plain} s");
     }
     let secs = t.floor();
@@ -387,6 +388,7 @@ mod tests {
             "1700000000.25 s (2023-11-14 22:13:20.250000 UTC)"
         );
         assert_eq!(fmt_time(27.56, TimeUnit::RelativeSeconds), "27.56 s");
+        assert_eq!(fmt_time(27.56, TimeUnit::EpochSeconds), "27.56 s");
         assert_eq!(group(1_234_567), "1,234,567");
         assert_eq!(group(12), "12");
         assert_eq!(fmt_duration(20.36), "20.36 s");

@@ -69,12 +69,8 @@ impl Format {
 /// What went wrong reading a log, with the place it went wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("read failed at byte {offset}: {source}")]
-    Io {
-        offset: u64,
-        #[source]
-        source: io::Error,
-    },
+    #[error("read failed at byte {offset}: {error}")]
+    Io { offset: u64, error: io::Error },
     #[error("the file is empty")]
     Empty,
     #[error("not a visualization log: {0}")]
@@ -102,12 +98,8 @@ pub enum ReadError {
 /// Errors of loading and saving logs; every message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
     #[error("{path}: {error}")]
     Read { path: PathBuf, error: ReadError },
     /// The [`Writer`] was used in a way that cannot be written.
@@ -116,10 +108,10 @@ pub enum LogError {
 }
 
 impl LogError {
-    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
+    pub(crate) fn io(path: &Path, error: io::Error) -> Self {
         LogError::Io {
             path: path.to_owned(),
-            source,
+            error,
         }
     }
 }
@@ -158,7 +150,10 @@ fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, 
     r.by_ref()
         .take(16)
         .read_to_end(&mut prefix)
-        .map_err(|source| ReadError::Io { offset: 0, source })?;
+        .map_err(|source| ReadError::Io {
+            offset: 0,
+            error: source,
+        })?;
     let format = sniff(&prefix)?;
     let rest = io::Cursor::new(prefix).chain(r);
     let log = match format {
@@ -167,8 +162,10 @@ fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, 
         Format::Text => {
             let mut bytes = Vec::new();
             let mut rest = rest;
-            rest.read_to_end(&mut bytes)
-                .map_err(|source| ReadError::Io { offset: 0, source })?;
+            rest.read_to_end(&mut bytes).map_err(|source| ReadError::Io {
+                offset: 0,
+                error: source,
+            })?;
             let s = std::str::from_utf8(&bytes).map_err(|e| ReadError::NotUtf8 {
                 offset: e.valid_up_to() as u64,
             })?;

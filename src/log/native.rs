@@ -62,7 +62,10 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
     r.by_ref()
         .take(PREFIX_LEN as u64)
         .read_to_end(&mut p)
-        .map_err(|source| ReadError::Io { offset: 0, source })?;
+        .map_err(|source| ReadError::Io {
+            offset: 0,
+            error: source,
+        })?;
     if !p.starts_with(MAGIC) {
         return Err(ReadError::UnknownFormat(
             "the native magic \"UNDERLAY\" is missing".into(),
@@ -85,9 +88,9 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
             dec.records(r, remaining, false)?;
         }
         COMPRESSION_ZSTD => {
-            let z = zstd::stream::read::Decoder::with_buffer(r).map_err(|source| ReadError::Io {
+            let z = zstd::stream::read::Decoder::with_buffer(r).map_err(|error| ReadError::Io {
                 offset: PREFIX_LEN as u64,
-                source,
+                error,
             })?;
             dec.records(BufReader::with_capacity(1 << 18, z), None, true)?;
         }
@@ -189,7 +192,12 @@ impl Decoder {
                     torn(self, format!("the compressed stream is damaged ({e})"));
                     return Ok(());
                 }
-                Err(source) => return Err(ReadError::Io { offset, source }),
+                Err(source) => {
+                    return Err(ReadError::Io {
+                        offset,
+                        error: source,
+                    });
+                }
             };
             let (len, n) = match prefix {
                 LenPrefix::End => return Ok(()),
@@ -226,8 +234,10 @@ impl Decoder {
                 *rem -= len;
                 // The length is bounded by the file's real size here.
                 buf.resize(len as usize, 0);
-                r.read_exact(&mut buf)
-                    .map_err(|source| ReadError::Io { offset, source })?;
+                r.read_exact(&mut buf).map_err(|source| ReadError::Io {
+                    offset,
+                    error: source,
+                })?;
             } else {
                 buf.clear();
                 match r.by_ref().take(len).read_to_end(&mut buf) {
@@ -236,7 +246,12 @@ impl Decoder {
                         torn(self, format!("the compressed stream is damaged ({e})"));
                         return Ok(());
                     }
-                    Err(source) => return Err(ReadError::Io { offset, source }),
+                    Err(source) => {
+                        return Err(ReadError::Io {
+                            offset,
+                            error: source,
+                        });
+                    }
                 }
                 if (buf.len() as u64) < len {
                     let got = buf.len();

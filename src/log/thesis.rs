@@ -63,7 +63,12 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(ReadError::Io { offset, source }),
+                Err(source) => {
+                    return Err(ReadError::Io {
+                        offset,
+                        error: source,
+                    });
+                }
             }
         }
         let frames = log.frames.len();
@@ -106,7 +111,10 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
         r.by_ref()
             .take(len)
             .read_to_end(&mut buf)
-            .map_err(|source| ReadError::Io { offset, source })?;
+            .map_err(|source| ReadError::Io {
+                offset,
+                error: source,
+            })?;
         if (buf.len() as u64) < len {
             torn(
                 &mut warnings,
