@@ -149,11 +149,17 @@ pub fn info_report(path: &Path, log: &Log, format: Format, size: u64) -> String 
     }
     let threshold = log.default_instant_threshold();
     if s.instant_frames > 0 {
-        let _ = writeln!(
-            r,
-            "threshold:   {} s for instantaneous frames",
-            text::fmt_f64(threshold)
-        );
+        let how = if log.header.hints.instant_threshold.is_some() {
+            "from the header"
+        } else {
+            "1.5 × median spacing"
+        };
+        let value = if threshold.is_finite() {
+            format!("{} s", round_sig(threshold, 4))
+        } else {
+            "unlimited (fewer than two instantaneous times)".to_owned()
+        };
+        let _ = writeln!(r, "threshold:   {value} for instantaneous frames ({how})");
     }
     let levels: Vec<String> = s.by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
     let _ = writeln!(
@@ -205,6 +211,15 @@ pub fn info_report(path: &Path, log: &Log, format: Format, size: u64) -> String 
         }
     }
     r
+}
+
+/// `x` rounded to `digits` significant digits, for display.
+fn round_sig(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return text::fmt_f64(x);
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    text::fmt_f64((x * scale).round() / scale)
 }
 
 /// `1234567` → `1,234,567`.
@@ -392,6 +407,8 @@ mod tests {
         assert_eq!(group(1_234_567), "1,234,567");
         assert_eq!(group(12), "12");
         assert_eq!(fmt_duration(20.36), "20.36 s");
+        assert_eq!(round_sig(0.07499992847442627, 4), "0.075");
+        assert_eq!(round_sig(1234.5678, 4), "1235");
     }
 
     #[test]
