@@ -152,21 +152,21 @@ fn reading(c: &mut Criterion) {
     let mut g = c.benchmark_group("read");
     g.throughput(Throughput::Bytes(bytes.len() as u64));
     g.bench_function("native fast path (memory)", |b| {
-        b.iter(|| log::native::read(black_box(&bytes[..])).expect("valid"))
+        b.iter_with_large_drop(|| log::native::read(black_box(&bytes[..])).expect("valid"))
     });
     g.bench_function("native fast path (file)", |b| {
-        b.iter(|| log::load(black_box(&path)).expect("valid"))
+        b.iter_with_large_drop(|| log::load(black_box(&path)).expect("valid"))
     });
     g.bench_function("prost reference", |b| {
-        b.iter(|| log::reference::decode(black_box(&bytes)).expect("valid"))
+        b.iter_with_large_drop(|| log::reference::decode(black_box(&bytes)).expect("valid"))
     });
     g.throughput(Throughput::Bytes(zst.len() as u64));
     g.bench_function("native zstd (compressed bytes)", |b| {
-        b.iter(|| log::native::read(black_box(&zst[..])).expect("valid"))
+        b.iter_with_large_drop(|| log::native::read(black_box(&zst[..])).expect("valid"))
     });
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("text notation", |b| {
-        b.iter(|| log::text::parse(black_box(&text)).expect("valid"))
+        b.iter_with_large_drop(|| log::text::parse(black_box(&text)).expect("valid"))
     });
     g.finish();
 }

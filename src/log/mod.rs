@@ -334,10 +334,10 @@ pub(crate) fn close_frame(
         return;
     }
     let prims = &mut log.primitives[start..];
-    if let Some(first_bad) = prims.iter().position(|p| shape_problem(p).is_some()) {
+    if let Some(first_bad) = prims.iter().position(|p| !drawable(p)) {
         let mut keep = first_bad;
         for i in first_bad..prims.len() {
-            match shape_problem(&prims[i]) {
+            match (!drawable(&prims[i])).then(|| shape_problem(&prims[i])).flatten() {
                 Some(problem) => warnings.push(
                     Some(place),
                     Some(index),
@@ -380,6 +380,28 @@ fn time_problem(time: FrameTime) -> Option<String> {
     }
 }
 
+/// Whether a primitive can be drawn: finite coordinates, finite
+/// non-negative sizes, a polygon with vertices. [`shape_problem`] says why not.
+#[inline]
+pub(crate) fn drawable(p: &Primitive) -> bool {
+    let size = |s: f64| s.is_finite() && s >= 0.0;
+    let shape = match &p.shape {
+        Shape::Circle { center, radius } => center.is_finite() && size(*radius),
+        Shape::Line { start, end } => start.is_finite() && end.is_finite(),
+        Shape::Rectangle {
+            center,
+            size: s,
+            orientation,
+        } => center.is_finite() && size(s.x) && size(s.y) && orientation.is_finite(),
+        Shape::Polygon { vertices, .. } => !vertices.is_empty() && vertices.iter().all(|v| v.is_finite()),
+        Shape::Text { anchor, size: s, .. } => anchor.is_finite() && size(*s),
+        Shape::Point {
+            position, size: s, ..
+        } => position.is_finite() && size(*s),
+    };
+    shape && size(f64::from(p.style.thickness))
+}
+
 /// Why a primitive cannot be drawn, if it cannot.
 pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
     let point =
@@ -412,8 +434,8 @@ pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
             } else {
                 vertices
                     .iter()
-                    .enumerate()
-                    .find_map(|(i, v)| point(&format!("vertex {i}"), *v))
+                    .position(|v| !v.is_finite())
+                    .and_then(|i| point(&format!("vertex {i}"), vertices[i]))
             }
         }
         Shape::Text { anchor, size: s, .. } => point("anchor", *anchor).or_else(|| size("text size", *s)),
@@ -582,7 +604,7 @@ mod tests {
             }
             if let Ok((got, _)) = read(&b[..]) {
                 for p in &got.primitives {
-                    proptest::prop_assert!(shape_problem(p).is_none());
+                    proptest::prop_assert!(drawable(p) && shape_problem(p).is_none());
                     proptest::prop_assert!(p.entity.index() < got.entities.len());
                 }
                 for f in &got.frames {

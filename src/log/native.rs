@@ -523,7 +523,16 @@ pub(crate) fn add_parent_checked(
     }
 }
 
+#[inline(always)]
 fn decode_vec2(r: &mut Reader<'_>) -> WireResult<Vec2> {
+    match r.two_doubles() {
+        Some((x, y)) => Ok(Vec2::new(x, y)),
+        None => decode_vec2_general(r),
+    }
+}
+
+#[inline(never)]
+fn decode_vec2_general(r: &mut Reader<'_>) -> WireResult<Vec2> {
     let mut m = r.sub()?;
     let mut v = Vec2::ZERO;
     while !m.is_empty() {

@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{EntityId, FrameTime, Log};
+use super::{EntityId, FrameTime, Log, Shape};
+
+const KINDS: [&str; 6] = ["circle", "line", "rectangle", "polygon", "text", "point"];
 
 /// Counts and ranges of a log.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +43,11 @@ impl Summary {
             time_range: log.time_range(),
             unbounded: false,
         };
+        let mut kinds = [0usize; 6];
+        let mut levels: HashMap<i32, usize> = HashMap::new();
+        let mut counts: Vec<usize> = vec![0];
+        levels.insert(0, 0);
+        let mut last_level = (0, 0);
         for f in &log.frames {
             match f.time {
                 FrameTime::Instant(_) => s.instant_frames += 1,
@@ -49,15 +56,37 @@ impl Summary {
                     s.unbounded |= start.is_infinite() || end.is_infinite();
                 }
             }
-            for p in log.frame_primitives(f) {
-                s.primitives += 1;
-                *s.by_kind.entry(p.shape.kind_name()).or_default() += 1;
-                *s.by_level.entry(p.level).or_default() += 1;
+            let prims = log.frame_primitives(f);
+            s.primitives += prims.len();
+            for p in prims {
+                let kind = match p.shape {
+                    Shape::Circle { .. } => 0,
+                    Shape::Line { .. } => 1,
+                    Shape::Rectangle { .. } => 2,
+                    Shape::Polygon { .. } => 3,
+                    Shape::Text { .. } => 4,
+                    Shape::Point { .. } => 5,
+                };
+                kinds[kind] += 1;
+                // Levels are few and repeat: remember the last one's slot.
+                if p.level != last_level.0 {
+                    last_level = (p.level, *levels.entry(p.level).or_insert_with(|| {
+                        counts.push(0);
+                        counts.len() - 1
+                    }));
+                }
+                counts[last_level.1] += 1;
                 if let Some(c) = s.by_entity.get_mut(p.entity.index()) {
                     *c += 1;
                 }
             }
         }
+        for (name, n) in KINDS.iter().zip(kinds) {
+            if n > 0 {
+                s.by_kind.insert(name, n);
+            }
+        }
+        s.by_level = levels.into_iter().map(|(l, i)| (l, counts[i])).filter(|&(_, n)| n > 0).collect();
         s
     }
 
@@ -159,7 +188,12 @@ impl Graph {
 /// The entity tree in display order, at most `max_lines` lines (the
 /// second value counts the nodes left out).
 pub fn entity_tree(log: &Log, max_lines: usize) -> (Vec<TreeLine>, usize) {
-    let by_entity = Summary::of(log).by_entity;
+    let mut by_entity = vec![0; log.entities.len()];
+    for p in &log.primitives {
+        if let Some(c) = by_entity.get_mut(p.entity.index()) {
+            *c += 1;
+        }
+    }
     let g = Graph::new(log, &by_entity);
     let mut roots: Vec<usize> = (0..g.names.len()).filter(|&i| !g.has_parent[i]).collect();
     if !log.entities.has_edges() {

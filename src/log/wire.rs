@@ -50,15 +50,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> WireResult<u64> {
-        // Fast path: one byte.
+        // Fast path: one byte (keys, most lengths and ids).
         if let Some(&b) = self.buf.get(self.pos)
             && b < 0x80
         {
             self.pos += 1;
             return Ok(u64::from(b));
         }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> WireResult<u64> {
         let mut value = 0u64;
         for i in 0..10 {
             let Some(&b) = self.buf.get(self.pos) else {
@@ -77,7 +82,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field key as (field number, wire type).
-    #[inline]
+    #[inline(always)]
     pub fn key(&mut self) -> WireResult<(u32, u32)> {
         let at = self.position();
         let k = self.varint()?;
@@ -122,8 +127,25 @@ impl<'a> Reader<'a> {
         self.fixed64().map(f64::from_bits)
     }
 
+    /// The canonical 19-byte encoding of a two-double message (length
+    /// 18, field 1 double, field 2 double), read without the general loop;
+    /// `None` (and nothing consumed) for any other encoding.
+    #[inline(always)]
+    pub fn two_doubles(&mut self) -> Option<(f64, f64)> {
+        let b = self.buf.get(self.pos..self.pos + 19)?;
+        if b[0] != 18 || b[1] != 0x09 || b[10] != 0x11 {
+            return None;
+        }
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x.copy_from_slice(&b[2..10]);
+        y.copy_from_slice(&b[11..19]);
+        self.pos += 19;
+        Some((f64::from_le_bytes(x), f64::from_le_bytes(y)))
+    }
+
     /// A length-delimited field's bytes, as a reader of its own.
-    #[inline]
+    #[inline(always)]
     pub fn sub(&mut self) -> WireResult<Reader<'a>> {
         let len = self.varint()?;
         let start = self.pos;
