@@ -539,9 +539,18 @@ mod tests {
         ));
     }
 
+    /// Cases per fuzzing property: 2000 by default, more with
+    /// `UNDERLAY_FUZZ_CASES=N cargo test --release --lib log::tests`.
+    fn fuzz_cases() -> u32 {
+        std::env::var("UNDERLAY_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2000)
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: 2000,
+            cases: fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 
