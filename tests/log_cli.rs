@@ -504,7 +504,10 @@ fn unreadable_files_are_clear_errors() {
             write("version.ulog", b"UNDERLAY\x09\x00"),
             "version 9 is not supported",
         ),
-        (write("short.ulog", b"UNDERLAY\x01"), "ends inside the 10-byte prefix"),
+        (
+            write("short.ulog", b"UNDERLAY\x01"),
+            "ends inside the 10-byte prefix",
+        ),
         (write("compression.ulog", b"UNDERLAY\x01\x05"), "compression 5"),
         (
             write("huge.ulog", b"UNDERLAY\x01\x00\xff\xff\xff\xff\x0f"),

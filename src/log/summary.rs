@@ -70,10 +70,13 @@ impl Summary {
                 kinds[kind] += 1;
                 // Levels are few and repeat: remember the last one's slot.
                 if p.level != last_level.0 {
-                    last_level = (p.level, *levels.entry(p.level).or_insert_with(|| {
-                        counts.push(0);
-                        counts.len() - 1
-                    }));
+                    last_level = (
+                        p.level,
+                        *levels.entry(p.level).or_insert_with(|| {
+                            counts.push(0);
+                            counts.len() - 1
+                        }),
+                    );
                 }
                 counts[last_level.1] += 1;
                 if let Some(c) = s.by_entity.get_mut(p.entity.index()) {
@@ -86,7 +89,11 @@ impl Summary {
                 s.by_kind.insert(name, n);
             }
         }
-        s.by_level = levels.into_iter().map(|(l, i)| (l, counts[i])).filter(|&(_, n)| n > 0).collect();
+        s.by_level = levels
+            .into_iter()
+            .map(|(l, i)| (l, counts[i]))
+            .filter(|&(_, n)| n > 0)
+            .collect();
         s
     }
 

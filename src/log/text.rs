@@ -39,9 +39,14 @@ use super::{
 };
 
 /// Whether the first bytes of a file look like text notation: optional
-/// byte-order mark, whitespace and `//` comments, then `{`.
+/// byte-order mark, whitespace and `//` comments, then `{`, and no control
+/// bytes (a thesis-era record of length 123 also starts with `{`, but its
+/// length's high bytes are NUL).
 pub fn looks_like_text(prefix: &[u8]) -> bool {
     let p = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+    if p.iter().any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
+        return false;
+    }
     match p.iter().position(|b| !b.is_ascii_whitespace()) {
         Some(i) => p[i] == b'{' || p[i..].starts_with(b"//"),
         None => false,
@@ -1113,5 +1118,6 @@ mod tests {
         assert!(looks_like_text(b"\xef\xbb\xbf// c\n{"));
         assert!(!looks_like_text(b"UNDERLAY"));
         assert!(!looks_like_text(b"   "));
+        assert!(!looks_like_text(b"{\0\0\0\x09abcdefgh"));
     }
 }

@@ -438,6 +438,38 @@ mod tests {
     }
 
     #[test]
+    fn a_record_of_123_bytes_is_not_mistaken_for_text() {
+        let log_with = |name: &str| {
+            let mut names = Log::new();
+            let p = prim(
+                &mut names,
+                Shape::Circle {
+                    center: Vec2::new(1.0, 2.0),
+                    radius: 90.0,
+                },
+                name,
+                0,
+            );
+            let mut bytes = Vec::new();
+            for t in [1.0, 2.0] {
+                let shapes = [ThesisShape {
+                    primitive: &p,
+                    replay: None,
+                }];
+                write_frame(&mut bytes, &names, FrameTime::Instant(t), shapes).unwrap();
+            }
+            bytes
+        };
+        // The record length grows one byte per name byte: make it 123, '{'.
+        let base = usize::from(log_with("")[0]);
+        let bytes = log_with(&"e".repeat(usize::from(b'{') - base));
+        assert_eq!(bytes[0], b'{');
+        let (log, format) = crate::log::read(&bytes[..]).unwrap();
+        assert_eq!(format, crate::log::Format::Thesis);
+        assert_eq!(log.frames.len(), 2);
+    }
+
+    #[test]
     fn garbage_record_is_an_error() {
         let mut bytes = 5u32.to_le_bytes().to_vec();
         bytes.extend_from_slice(&[0x09, 0xff, 0xff, 0xff, 0xff]);
