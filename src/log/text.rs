@@ -87,12 +87,20 @@ impl Tok<'_> {
     }
 }
 
-/// A token and the line and column (1-based, in characters) it starts at.
+/// A token, its line and the text of that line before it (the column is
+/// counted only when an error needs it, so long lines stay linear).
 #[derive(Clone, Debug)]
 struct Spanned<'a> {
     tok: Tok<'a>,
     line: usize,
-    col: usize,
+    before: &'a str,
+}
+
+impl Spanned<'_> {
+    /// The 1-based column, in characters.
+    fn col(&self) -> usize {
+        self.before.chars().count() + 1
+    }
 }
 
 struct Lexer<'a> {
@@ -147,13 +155,13 @@ impl<'a> Lexer<'a> {
             }
         }
         let start = self.pos;
-        let (line, col) = (self.line, self.col(start));
+        let (line, before) = (self.line, &self.src[self.line_start..start]);
         let rest = &self.src[start..];
         let Some(c) = rest.chars().next() else {
             return Ok(Spanned {
                 tok: Tok::Eof,
                 line,
-                col,
+                before,
             });
         };
         let single = match c {
@@ -176,7 +184,7 @@ impl<'a> Lexer<'a> {
             self.pos += len;
             Tok::Word(&rest[..len])
         };
-        Ok(Spanned { tok, line, col })
+        Ok(Spanned { tok, line, before })
     }
 
     /// A quoted string starting at `start` (the opening quote).
@@ -269,7 +277,7 @@ impl<'a> Parser<'a> {
     fn err_at(t: &Spanned<'_>, message: impl Into<String>) -> ReadError {
         ReadError::Syntax {
             line: t.line,
-            column: t.col,
+            column: t.col(),
             message: message.into(),
         }
     }
