@@ -711,7 +711,7 @@ fn decode_shape(kind: u32, m: &mut Reader<'_>) -> WireResult<Shape> {
 
 fn kind_name(kind: u32) -> &'static str {
     ["circle", "line", "rectangle", "polygon", "text", "point"]
-        .get(kind as usize - 1)
+        .get((kind as usize).wrapping_sub(1))
         .copied()
         .unwrap_or("shape")
 }

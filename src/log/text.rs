@@ -261,10 +261,11 @@ pub fn parse(src: &str) -> Result<Log, ReadError> {
 
 impl<'a> Parser<'a> {
     fn peek(&mut self) -> Result<&Spanned<'a>, ReadError> {
-        if self.peeked.is_none() {
-            self.peeked = Some(self.lex.next()?);
-        }
-        Ok(self.peeked.as_ref().expect("just filled"))
+        let t = match self.peeked.take() {
+            Some(t) => t,
+            None => self.lex.next()?,
+        };
+        Ok(self.peeked.insert(t))
     }
 
     fn bump(&mut self) -> Result<Spanned<'a>, ReadError> {
