@@ -10,6 +10,7 @@ use crate::log::summary::{Summary, entity_tree};
 use crate::log::{self, Format, Log, TimeUnit, text};
 use crate::select::{self, Filter};
 
+/// The `log` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Counts, time range, entity tree and warnings of a log.
@@ -19,6 +20,7 @@ pub enum Command {
     },
     /// Print a log in the thesis's text notation.
     Dump {
+        /// The log (any supported format).
         log: PathBuf,
         /// Only frames that apply at or after this time (log seconds).
         #[arg(long, value_name = "S", allow_negative_numbers = true)]
@@ -29,6 +31,7 @@ pub enum Command {
     },
     /// Print the primitives selected at a time, one per line.
     Select {
+        /// The log (any supported format).
         log: PathBuf,
         /// Log time to select at (seconds).
         #[arg(long, value_name = "T", allow_negative_numbers = true)]
@@ -55,6 +58,7 @@ pub enum Command {
     },
 }
 
+/// Runs a `log` subcommand.
 pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Info { log } => info(&log),

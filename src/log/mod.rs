@@ -69,28 +69,37 @@ impl Format {
 /// What went wrong reading a log, with the place it went wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The operating system failed to read.
     #[error("read failed at byte {offset}: {error}")]
     Io { offset: u64, error: io::Error },
+    /// Zero bytes.
     #[error("the file is empty")]
     Empty,
+    /// Neither native, text nor thesis-era (e.g. a wrong magic).
     #[error("not a visualization log: {0}")]
     UnknownFormat(String),
+    /// A native log of a version this build cannot read.
     #[error("native log format version {0} is not supported (this build reads version {v})", v = native::FORMAT_VERSION)]
     UnsupportedVersion(u8),
+    /// A native log with an unknown compression byte.
     #[error("native log compression {0} is not supported (0 = none, 1 = zstd)")]
     UnsupportedCompression(u8),
+    /// Bytes that do not decode; `frame` is the index the frame being
+    /// read would have had.
     #[error("at byte {offset} (frame {frame}): {message}")]
     Corrupt {
         offset: u64,
         frame: usize,
         message: String,
     },
+    /// Text notation that does not parse (1-based line and column).
     #[error("line {line}, column {column}: {message}")]
     Syntax {
         line: usize,
         column: usize,
         message: String,
     },
+    /// Text notation with bytes that are not UTF-8.
     #[error("at byte {offset}: text is not valid UTF-8")]
     NotUtf8 { offset: u64 },
 }
@@ -98,8 +107,10 @@ pub enum ReadError {
 /// Errors of loading and saving logs; every message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
+    /// Opening, creating, writing or renaming the file failed.
     #[error("{path}: {error}")]
     Io { path: PathBuf, error: io::Error },
+    /// The file's content could not be read as a log.
     #[error("{path}: {error}")]
     Read { path: PathBuf, error: ReadError },
     /// The [`Writer`] was used in a way that cannot be written.
@@ -197,8 +208,11 @@ pub fn load_with_format(path: &Path) -> Result<(Log, Format), LogError> {
 /// How [`save_as`] writes a log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SaveFormat {
-    /// Native binary; `Some(level)` compresses with zstd at that level.
-    Native { zstd_level: Option<i32> },
+    /// Native binary, compressed with zstd at `zstd_level` when it is `Some`.
+    Native {
+        /// zstd level (1–22), or `None` for no compression.
+        zstd_level: Option<i32>,
+    },
     /// Text notation.
     Text,
 }

@@ -16,8 +16,11 @@ const KINDS: [&str; 6] = ["circle", "line", "rectangle", "polygon", "text", "poi
 /// Counts and ranges of a log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
+    /// Number of instantaneous frames.
     pub instant_frames: usize,
+    /// Number of persistent frames.
     pub persistent_frames: usize,
+    /// Number of primitives in all frames.
     pub primitives: usize,
     /// Primitives per shape kind name.
     pub by_kind: BTreeMap<&'static str, usize>,
@@ -32,6 +35,7 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Counts everything in one pass over the log.
     pub fn of(log: &Log) -> Self {
         let mut s = Summary {
             instant_frames: 0,
@@ -97,6 +101,7 @@ impl Summary {
         s
     }
 
+    /// Number of frames of both kinds.
     pub fn frames(&self) -> usize {
         self.instant_frames + self.persistent_frames
     }
@@ -107,6 +112,7 @@ impl Summary {
 pub struct TreeLine {
     /// Nesting depth (0 = root).
     pub depth: usize,
+    /// Entity name (or path prefix).
     pub name: String,
     /// The entity, or `None` for a path prefix that is not an entity itself.
     pub entity: Option<EntityId>,
@@ -114,6 +120,7 @@ pub struct TreeLine {
     pub own: usize,
     /// Primitives of this entity and all its descendants (each counted once).
     pub total: usize,
+    /// Whether the node has children (in the DAG or the name hierarchy).
     pub has_children: bool,
     /// This node was already shown (under another parent); its subtree is not repeated.
     pub repeated: bool,

@@ -235,7 +235,9 @@ fn convert(log: &mut Log, f: pb::DrawingFrame, mut replay: impl FnMut((f64, f64)
 /// One thesis-era shape to write: a primitive plus an optional replay span.
 #[derive(Clone, Debug)]
 pub struct ThesisShape<'a> {
+    /// A circle, line or rectangle (other shapes are skipped).
     pub primitive: &'a Primitive,
+    /// Show over this `(start, end)` span instead of the frame's time.
     pub replay: Option<(f64, f64)>,
 }
 
