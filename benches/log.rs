@@ -136,17 +136,25 @@ fn game_bytes(frames: usize) -> (Vec<u8>, u64) {
     (w.finish().expect("writing to memory"), n)
 }
 
-const FRAMES: usize = 20_000;
+/// Frames of the benchmark log: 20,000 under `cargo bench`; a few hundred
+/// when `cargo test --all-targets` runs each benchmark once as a test.
+fn frames() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        20_000
+    } else {
+        300
+    }
+}
 
 fn reading(c: &mut Criterion) {
-    let (bytes, _) = game_bytes(FRAMES);
+    let (bytes, _) = game_bytes(frames());
     let log = log::native::read(&bytes[..]).expect("valid log");
     let mut zst = Vec::new();
     log::native::write(&log, &mut zst, Some(3)).expect("writing to memory");
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("game.ulog");
     std::fs::write(&path, &bytes).expect("temp file");
-    let (small, _) = game_bytes(FRAMES / 10);
+    let (small, _) = game_bytes(frames() / 10);
     let text = log::text::print(&log::native::read(&small[..]).expect("valid log"));
 
     let mut g = c.benchmark_group("read");
@@ -172,14 +180,14 @@ fn reading(c: &mut Criterion) {
 }
 
 fn writing(c: &mut Criterion) {
-    let (bytes, prims) = game_bytes(FRAMES);
+    let (bytes, prims) = game_bytes(frames());
     let log = log::native::read(&bytes[..]).expect("valid log");
     let mut g = c.benchmark_group("write");
     g.throughput(Throughput::Elements(prims));
     g.bench_function("Writer builder calls", |b| {
         b.iter(|| {
             let mut w = Writer::new(Vec::with_capacity(bytes.len()), Header::default()).expect("memory");
-            write_game(&mut w, FRAMES);
+            write_game(&mut w, frames());
             w.finish().expect("memory")
         })
     });
@@ -199,7 +207,7 @@ fn writing(c: &mut Criterion) {
 /// Heap peak of loading the log, relative to the file size, and the file
 /// for measuring the resident-set peak of a whole process.
 fn memory_report() {
-    let (bytes, prims) = game_bytes(FRAMES);
+    let (bytes, prims) = game_bytes(frames());
     let path = std::env::temp_dir().join("underlay-bench-game.ulog");
     std::fs::write(&path, &bytes).expect("temp file");
     let before = LIVE.load(Ordering::Relaxed);
@@ -234,7 +242,9 @@ criterion_group! {
 }
 
 fn main() {
-    memory_report();
+    if std::env::args().any(|a| a == "--bench") {
+        memory_report();
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
 }
