@@ -364,3 +364,44 @@ fn real_media_when_available() {
     eprintln!("SSL photo: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
     assert!(adaptive > 0.8 && thesis < 0.15);
 }
+
+/// A session's mask image path is stored relative to the session file and
+/// resolved against it on load; the adaptive parameters round-trip.
+#[test]
+fn session_mask_settings_round_trip() {
+    use underlay::session::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(dir.path().join("run.mp4"), dir.path().join("run.ulog"));
+    s.mask = MaskSettings::Image {
+        file: dir.path().join("masks/floor.png"),
+    };
+    let p = dir.path().join("s.toml");
+    s.save(&p).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.contains("method = \"image\"") && text.contains("file = \"masks/floor.png\""),
+        "{text}"
+    );
+    assert_eq!(Session::load(&p).unwrap().mask, s.mask);
+
+    let mut settings = AdaptiveSettings::default();
+    settings.fill_radius = 7.5;
+    s.mask = MaskSettings::Adaptive(settings);
+    s.save(&p).unwrap();
+    assert_eq!(Session::load(&p).unwrap().mask, s.mask);
+    // A session without a [mask] table gets the adaptive default.
+    std::fs::write(&p, "video = \"a.mp4\"\nlog = \"a.ulog\"\n").unwrap();
+    assert_eq!(Session::load(&p).unwrap().mask, MaskSettings::default());
+    // A bad parameter names the file and the [mask] table (serde's tagged
+    // enums do not keep the key's own position).
+    std::fs::write(
+        &p,
+        "video = \"a.mp4\"\nlog = \"a.ulog\"\n[mask]\nmethod = \"adaptive\"\nfill_radius = \"big\"\n",
+    )
+    .unwrap();
+    let e = Session::load(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("s.toml") && e.contains("line 3") && e.contains("big"),
+        "{e}"
+    );
+}
