@@ -114,7 +114,7 @@ impl Default for AdaptiveSettings {
             object_open_radius: 1.5,
             min_floor_island: 24.0,
             min_line_length: 40.0,
-            max_speck: 4.0,
+            max_speck: 6.0,
             smoothing: 0.5,
             min_floor: 0.02,
         }
