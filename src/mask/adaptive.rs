@@ -17,17 +17,23 @@
 //!    are exponential moving averages with time constant `smoothing`
 //!    seconds, so masks do not flicker; [`Masker::reset`] (after a seek)
 //!    or a jump in time starts afresh.
-//! 3. **Classification** of every pixel (exact OpenCV HSV): *floor* (hue in
-//!    the window, S, V and chroma above the bounds), *object* (not floor,
-//!    and either clearly coloured with another hue or darker than the
-//!    floor's V bound), or *neutral* (neither: whites, greys — painted lines,
-//!    noise).
-//! 4. **Shape**: the floor is opened (radius `open_radius`, removes specks
-//!    and small floor-coloured markers), then closed (radius `fill_radius`,
-//!    fills thin holes such as painted lines); the closing may add neutral
-//!    pixels only, never object pixels, so a ball or a robot's edge is not
-//!    swallowed. Radii are in pixels of a 1080-row frame and scale with the
-//!    frame height.
+//! 3. **Classification** of every pixel (exact OpenCV hue and value,
+//!    saturation as an exact rational test): *floor* (hue in the window;
+//!    S, V and chroma above the bounds), *object* (not floor, and either
+//!    darker than the floor's V bound, or as colourful as the floor with a
+//!    hue well away from it: a ball, a shirt, a robot marker), or
+//!    *neutral* (neither: whites and greys, colour fringes, noise).
+//! 4. **Shape** (radii and lengths in pixels of a 1080-row frame, scaled
+//!    with the frame height):
+//!    * the floor is opened (`open_radius`), and floor islands smaller than
+//!      `min_floor_island` go (carpet-coloured markers on robots);
+//!    * objects are opened (`object_open_radius`): thin coloured seams are
+//!      not objects;
+//!    * the floor's closing (`fill_radius`) may add neutral pixels only —
+//!      never objects — and only as regions that are long (at least
+//!      `min_line_length`: painted lines) or specks (at most `max_speck`:
+//!      noise); compact light things (a grey robot, a player in white) stay
+//!      foreground.
 //!
 //! When a frame has no dominant colour at all (less than `min_floor`
 //! of the samples near the hue peak) the mask is all floor, as if masking
