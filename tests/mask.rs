@@ -384,8 +384,10 @@ fn session_mask_settings_round_trip() {
     );
     assert_eq!(Session::load(&p).unwrap().mask, s.mask);
 
-    let mut settings = AdaptiveSettings::default();
-    settings.fill_radius = 7.5;
+    let settings = AdaptiveSettings {
+        fill_radius: 7.5,
+        ..AdaptiveSettings::default()
+    };
     s.mask = MaskSettings::Adaptive(settings);
     s.save(&p).unwrap();
     assert_eq!(Session::load(&p).unwrap().mask, s.mask);

@@ -17,8 +17,10 @@
 //!    are exponential moving averages with time constant `smoothing`
 //!    seconds, so masks do not flicker; [`Masker::reset`] (after a seek)
 //!    or a jump in time starts afresh.
-//! 3. **Classification** of every pixel (exact OpenCV hue and value,
-//!    saturation as an exact rational test): *floor* (hue in the window;
+//! 3. **Classification** of every pixel straight from RGB, in 16-bit
+//!    integer arithmetic without divisions (hue windows and saturation
+//!    bounds as exact rational tests, [`super::hsv::hue_in_window`],
+//!    [`super::hsv::sat_at_least`]; hue bins are within 1 of OpenCV's): *floor* (hue in the window;
 //!    S, V and chroma above the bounds), *object* (not floor, and either
 //!    darker than the floor's V bound, or as colourful as the floor with a
 //!    hue well away from it: a ball, a shirt, a robot marker), or
@@ -42,7 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bits::{BitMask, pack_row};
-use super::hsv::{hue_chroma_value, hue_chroma_value_row, sat_at_least, saturation};
+use super::hsv::{hue_bin, hue_fraction, hue_in_window, sat_at_least, saturation};
 use super::morph::Morphology;
 use super::regions::Regions;
 use super::simd::multiversion;
@@ -202,7 +204,7 @@ pub struct FloorModel {
 /// The per-pixel thresholds derived from a [`FloorModel`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Thresholds {
-    /// First hue of the window.
+    /// First hue bin of the floor window ([`super::hsv::hue_bin`]: 0–179).
     pub hue_lo: u8,
     /// Hues `hue_lo ..= hue_lo + hue_span` (mod 180) are floor hues.
     pub hue_span: u8,
@@ -227,9 +229,6 @@ pub struct AdaptiveMasker {
     model: Option<FloorModel>,
     last_time: f64,
     thresholds: Option<Thresholds>,
-    row_h: Vec<u8>,
-    row_c: Vec<u8>,
-    row_v: Vec<u8>,
     flags: Vec<u8>,
     floor: BitMask,
     object: BitMask,
@@ -247,9 +246,6 @@ impl AdaptiveMasker {
             model: None,
             last_time: f64::NAN,
             thresholds: None,
-            row_h: Vec::new(),
-            row_c: Vec::new(),
-            row_v: Vec::new(),
             flags: Vec::new(),
             floor: BitMask::default(),
             object: BitMask::default(),
@@ -291,12 +287,9 @@ impl AdaptiveMasker {
         };
         self.thresholds = Some(t);
 
-        for buf in [&mut self.row_h, &mut self.row_c, &mut self.row_v, &mut self.flags] {
-            buf.resize(w, 0);
-        }
+        self.flags.resize(w, 0);
         for y in 0..h {
-            hue_chroma_value_row(rows.row(y), &mut self.row_h, &mut self.row_c, &mut self.row_v);
-            classify_row(&self.row_h, &self.row_c, &self.row_v, t, &mut self.flags);
+            classify_row(rows.row(y), t, &mut self.flags);
             pack_row(&self.flags, 0, self.floor.row_mut(y));
             pack_row(&self.flags, 1, self.object.row_mut(y));
         }
@@ -430,7 +423,8 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings) -> FloorModel {
     for y in (step / 2..h).step_by(step) {
         let row = rows.row(y);
         for x in (step / 2..w).step_by(step) {
-            let (hh, cc, vv) = hue_chroma_value(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
+            let (p, cc, vv) = hue_fraction(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
+            let hh = hue_bin(p, cc);
             if cc >= s.min_chroma {
                 hist[hh as usize % 180] += cc as f32;
             }
@@ -505,15 +499,17 @@ fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
 }
 
 multiversion! {
-    /// Flag bit 0 = floor, bit 1 = object (see the module docs).
-    fn classify_row(h: &[u8], c: &[u8], v: &[u8], t: Thresholds, flags: &mut [u8]) {
-        let n = flags.len().min(h.len()).min(c.len()).min(v.len());
-        let (h, c, v, flags) = (&h[..n], &c[..n], &v[..n], &mut flags[..n]);
+    /// Classifies a row of RGB pixels: flag bit 0 = floor, bit 1 = object
+    /// (see the module docs). Hue tests use [`hue_in_window`] and
+    /// saturation [`sat_at_least`]: 16-bit arithmetic, no division.
+    fn classify_row(rgb: &[u8], t: Thresholds, flags: &mut [u8]) {
+        let n = flags.len().min(rgb.len() / 3);
+        let (rgb, flags) = (&rgb[..3 * n], &mut flags[..n]);
         for i in 0..n {
-            let (hh, cc, vv) = (h[i], c[i], v[i]);
-            let hue_ok = in_window(hh, t.hue_lo, t.hue_span);
+            let (p, cc, vv) = hue_fraction(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+            let hue_ok = hue_in_window(p, cc, t.hue_lo, t.hue_span);
             let floor = hue_ok & sat_at_least(cc, vv, t.sat_min) & (vv >= t.val_min) & (cc >= t.chroma_min);
-            let other_hue = !in_window(hh, t.object_hue_lo, t.object_hue_span);
+            let other_hue = !hue_in_window(p, cc, t.object_hue_lo, t.object_hue_span);
             let object = !floor & ((vv < t.val_min) | (other_hue & (cc >= t.object_chroma)));
             flags[i] = floor as u8 | (object as u8) << 1;
         }

@@ -222,34 +222,13 @@ pub fn pack_row(flags: &[u8], bit: u32, out: &mut [u64]) {
     let bit = bit & 7;
     #[cfg(target_arch = "x86_64")]
     {
-        match super::simd::level() {
-            // SAFETY: AVX-512 BW is available.
-            super::simd::Level::Avx512 => return unsafe { pack_row_avx512(flags, bit, out) },
-            // SAFETY: AVX2 is available.
-            super::simd::Level::Avx2 => return unsafe { pack_row_avx2(flags, bit, out) },
-            super::simd::Level::Base => {}
+        if super::simd::level() == super::simd::Level::Avx2 {
+            // SAFETY: the CPU supports AVX2.
+            unsafe { pack_row_avx2(flags, bit, out) };
+            return;
         }
     }
     pack_row_base(flags, bit, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn pack_row_avx512(flags: &[u8], bit: u32, out: &mut [u64]) {
-    use std::arch::x86_64::*;
-    let n = flags.len();
-    let full = (n / 64).min(out.len());
-    let probe = _mm512_set1_epi8((1u8 << bit) as i8);
-    for (i, w) in out.iter_mut().enumerate().take(full) {
-        let chunk = &flags[64 * i..64 * i + 64];
-        // SAFETY: `chunk` is 64 readable bytes.
-        let v = unsafe { _mm512_loadu_si512(chunk.as_ptr() as *const __m512i) };
-        *w = _mm512_test_epi8_mask(v, probe);
-    }
-    for (i, w) in out.iter_mut().enumerate().skip(full) {
-        let start = (64 * i).min(n);
-        *w = pack_chunk_base(&flags[start..(start + 64).min(n)], bit);
-    }
 }
 
 fn pack_row_base(flags: &[u8], bit: u32, out: &mut [u64]) {
@@ -277,27 +256,28 @@ fn pack_chunk_base(chunk: &[u8], bit: u32) -> u64 {
     w
 }
 
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn pack_row_avx2(flags: &[u8], bit: u32, out: &mut [u64]) {
+unsafe fn pack_row_avx2(flags: &[u8], bit: u32, out: &mut [u64]) {
     use std::arch::x86_64::*;
     let n = flags.len();
     let full = (n / 64).min(out.len());
     // Shifting 16-bit lanes left by 7 − bit moves bit `bit` of every byte to
     // its bit 7 without disturbing the other byte's bit 7; movemask collects them.
-    let shift = _mm_cvtsi32_si128(7 - bit as i32);
-    for (i, w) in out.iter_mut().enumerate().take(full) {
-        let p = flags[64 * i..64 * i + 64].as_ptr();
-        // SAFETY: p points at 64 readable bytes (slice bounds checked above).
-        let (a, b) = unsafe {
-            (
-                _mm256_loadu_si256(p as *const __m256i),
-                _mm256_loadu_si256(p.add(32) as *const __m256i),
-            )
-        };
-        let lo = _mm256_movemask_epi8(_mm256_sll_epi16(a, shift)) as u32 as u64;
-        let hi = _mm256_movemask_epi8(_mm256_sll_epi16(b, shift)) as u32 as u64;
-        *w = lo | (hi << 32);
+    // SAFETY: AVX2 is enabled here; the loads read 64 bytes inside `flags`
+    // (the slice is bounds-checked first).
+    unsafe {
+        let shift = _mm_cvtsi32_si128(7 - bit as i32);
+        for (i, w) in out.iter_mut().enumerate().take(full) {
+            let p = flags[64 * i..64 * i + 64].as_ptr();
+            let a = _mm256_loadu_si256(p as *const __m256i);
+            let b = _mm256_loadu_si256(p.add(32) as *const __m256i);
+            let lo = _mm256_movemask_epi8(_mm256_sll_epi16(a, shift)) as u32 as u64;
+            let hi = _mm256_movemask_epi8(_mm256_sll_epi16(b, shift)) as u32 as u64;
+            *w = lo | (hi << 32);
+        }
     }
     for (i, w) in out.iter_mut().enumerate().skip(full) {
         let start = (64 * i).min(n);
@@ -326,29 +306,43 @@ static UNPACK: [u64; 256] = {
 pub fn unpack_row(words: &[u64], dst: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if super::simd::level() == super::simd::Level::Avx512 {
-            // SAFETY: AVX-512 BW is available.
-            unsafe { unpack_row_avx512(words, dst) };
+        if super::simd::level() == super::simd::Level::Avx2 {
+            // SAFETY: the CPU supports AVX2.
+            unsafe { unpack_row_avx2(words, dst) };
             return;
         }
     }
     unpack_row_base(words, dst)
 }
 
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn unpack_row_avx512(words: &[u64], dst: &mut [u8]) {
+#[target_feature(enable = "avx2")]
+unsafe fn unpack_row_avx2(words: &[u64], dst: &mut [u8]) {
     use std::arch::x86_64::*;
     let full = (dst.len() / 64).min(words.len());
-    for (i, &w) in words.iter().enumerate().take(full) {
-        let bytes = _mm512_movm_epi8(w);
-        let out = &mut dst[64 * i..64 * i + 64];
-        // SAFETY: `out` is 64 writable bytes.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr() as *mut __m512i, bytes) };
+    // SAFETY: AVX2 is enabled here; each store writes 32 bytes inside the
+    // bounds-checked 64-byte chunk of `dst`.
+    unsafe {
+        // Byte j of a 32-pixel group takes byte j / 8 of the 32 bits, then
+        // tests its bit j % 8.
+        let spread = _mm256_setr_epi8(
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+        );
+        let bits = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+        for (i, &w) in words.iter().enumerate().take(full) {
+            let out = dst[64 * i..64 * i + 64].as_mut_ptr();
+            for half in 0..2 {
+                let x = _mm256_set1_epi32((w >> (32 * half)) as u32 as i32);
+                let x = _mm256_and_si256(_mm256_shuffle_epi8(x, spread), bits);
+                let x = _mm256_cmpeq_epi8(x, bits);
+                _mm256_storeu_si256(out.add(32 * half) as *mut __m256i, x);
+            }
+        }
     }
     let done = 64 * full;
-    let rest_words = &words[full.min(words.len())..];
-    unpack_row_base(rest_words, &mut dst[done..]);
+    unpack_row_base(&words[full..], &mut dst[done..]);
 }
 
 fn unpack_row_base(words: &[u64], dst: &mut [u8]) {
@@ -387,6 +381,12 @@ mod tests {
                     // SAFETY: AVX2 was detected.
                     unsafe { pack_row_avx2(&flags, bit, &mut v) };
                     assert_eq!(v, base, "avx2 w={w} bit={bit}");
+                    let mut b = vec![3u8; w];
+                    // SAFETY: AVX2 was detected.
+                    unsafe { unpack_row_avx2(&base, &mut b) };
+                    let mut want = vec![5u8; w];
+                    unpack_row_base(&base, &mut want);
+                    assert_eq!(b, want, "avx2 unpack w={w} bit={bit}");
                 }
                 for (x, f) in flags.iter().enumerate() {
                     assert_eq!(

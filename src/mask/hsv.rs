@@ -4,8 +4,8 @@
 //! (thesis Algorithm 4) select the same pixels here.
 //!
 //! [`hsv`] converts one pixel. The fast path, [`hue_chroma_value_row`],
-//! computes hue, chroma (max − min) and value for a row (compiled for
-//! AVX-512 and AVX2 as well, picked at run time) and leaves saturation as
+//! computes hue, chroma (max − min) and value for a row (compiled for AVX2
+//! as well, picked at run time) and leaves saturation as
 //! a threshold test on chroma and value ([`sat_at_least`]): OpenCV's S
 //! needs a second table lookup per pixel, the slowest step here.
 
@@ -59,7 +59,18 @@ pub fn hsv(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
 /// on a handful of the 2¹⁶ (c, v) pairs.
 #[inline(always)]
 pub fn sat_at_least(c: u8, v: u8, t: u8) -> bool {
-    v > 0 && c as u32 * 510 >= (2 * t as u32).saturating_sub(1) * v as u32
+    // c·255/v ≥ t − ½  ⇔  c·510 ≥ (2t − 1)·v  ⇔  c·255 ≥ (t − 1)·v + ⌈v/2⌉
+    // (both sides integers), which stays within 16 bits so it vectorises
+    // with 16-bit lanes.
+    let (c, v) = (c as u16, v as u16);
+    // Non-short-circuit operators: no branches, so loops vectorise.
+    (v > 0)
+        & ((t == 0)
+            | (c * 255
+                >= (t as u16)
+                    .wrapping_sub(1)
+                    .wrapping_mul(v)
+                    .wrapping_add(v.div_ceil(2))))
 }
 
 /// Saturation from chroma and value rounded as [`sat_at_least`] counts it:
@@ -88,11 +99,72 @@ pub fn hue_chroma_value(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
     } else {
         r - g + 4 * d
     };
-    let mut h = (num * HDIV[d as usize & 255] + (1 << (SHIFT - 1))) >> SHIFT;
+    let mut h = (num * hue_reciprocal(d) + (1 << (SHIFT - 1))) >> SHIFT;
     if h < 0 {
         h += 180;
     }
     (h as u8, d as u8, v as u8)
+}
+
+/// [`HDIV`]`[d]` computed with one f32 division instead of a table lookup:
+/// vectorised table lookups (gathers) are slow, divisions are not. The
+/// division is correctly rounded and no quotient is near a half, so this
+/// equals the table for every d (tested).
+#[inline(always)]
+fn hue_reciprocal(d: i32) -> i32 {
+    let q = ((180 << SHIFT) as f32 / 6.0 / d.max(1) as f32).round_ties_even();
+    // SAFETY: q is finite and within 482..=122880, so it fits an i32.
+    let r = unsafe { q.to_int_unchecked::<i32>() };
+    if d == 0 { 0 } else { r }
+}
+
+/// The hue of a pixel as an exact fraction without dividing: returns
+/// `(p, c, v)` with chroma `c`, value `v` and `p` in `0..6c` such that the
+/// hue, in OpenCV's units (0–180 for the full circle), is exactly `30·p/c`
+/// (`p = 0` for greys). Hue windows can then be tested with
+/// multiplications only ([`hue_in_window`]), in 16-bit lanes.
+#[inline(always)]
+pub fn hue_fraction(r: u8, g: u8, b: u8) -> (u16, u8, u8) {
+    let (r, g, b) = (r as i16, g as i16, b as i16);
+    let v = r.max(g).max(b);
+    let c = v - r.min(g).min(b);
+    let num = if v == r {
+        g - b
+    } else if v == g {
+        b - r + 2 * c
+    } else {
+        r - g + 4 * c
+    };
+    let p = if num < 0 { num + 6 * c } else { num };
+    (p as u16, c as u8, v as u8)
+}
+
+/// `⌊30·p/c⌋` for a [`hue_fraction`]: a hue bin 0–179 within 1 of OpenCV's
+/// rounded hue (0 for greys).
+#[inline]
+pub fn hue_bin(p: u16, c: u8) -> u8 {
+    if c == 0 {
+        0
+    } else {
+        ((30 * p as u32) / c as u32).min(179) as u8
+    }
+}
+
+/// Whether the hue bin ([`hue_bin`]) of `(p, c)` lies in the window of
+/// `span + 1` bins starting at `lo` (wrapping past 179), using only 16-bit
+/// multiplications; greys (`c = 0`) are in no window.
+#[inline(always)]
+pub fn hue_in_window(p: u16, c: u8, lo: u8, span: u8) -> bool {
+    // bin ≥ lo ⇔ 30p ≥ lo·c; bin < end ⇔ 30p < end·c.
+    let (x, c16) = (30 * p, c as u16);
+    let end = lo as u16 + span as u16 + 1;
+    let above = x >= lo as u16 * c16;
+    let inside = if end <= 180 {
+        above & (x < end * c16)
+    } else {
+        above | (x < (end - 180) * c16)
+    };
+    inside & (c > 0)
 }
 
 super::simd::multiversion! {
@@ -159,6 +231,61 @@ mod tests {
                 assert_eq!(sat_at_least(c, v, 120), s >= 120, "c={c} v={v}");
             }
         }
+    }
+
+    #[test]
+    fn sixteen_bit_saturation_test_equals_the_rational_definition() {
+        for v in 0..=255u32 {
+            for c in 0..=v {
+                for t in 0..=255u32 {
+                    let exact = v > 0 && c * 510 >= (2 * t).saturating_sub(1) * v;
+                    assert_eq!(
+                        sat_at_least(c as u8, v as u8, t as u8),
+                        exact,
+                        "c={c} v={v} t={t}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn division_equals_the_reciprocal_table() {
+        for d in 0..=255 {
+            assert_eq!(hue_reciprocal(d), HDIV[d as usize], "d={d}");
+        }
+    }
+
+    #[test]
+    fn hue_fraction_bins_and_windows() {
+        let mut worst = 0;
+        for i in (0..1u32 << 24).step_by(7) {
+            let (r, g, b) = ((i >> 16) as u8, (i >> 8) as u8, i as u8);
+            let (p, c, v) = hue_fraction(r, g, b);
+            let (h, _, vv) = hsv(r, g, b);
+            assert_eq!(v, vv);
+            assert!(p < 6 * c as u16 || (p == 0 && c == 0));
+            let bin = hue_bin(p, c);
+            let diff = (bin as i32 - h as i32)
+                .rem_euclid(180)
+                .min((h as i32 - bin as i32).rem_euclid(180));
+            worst = worst.max(diff);
+            for (lo, span) in [(40u8, 20u8), (170, 20), (0, 179), (bin, 0)] {
+                let end = lo as u32 + span as u32;
+                let want = c > 0
+                    && if end < 180 {
+                        (lo..=end as u8).contains(&bin)
+                    } else {
+                        bin >= lo || (bin as u32) <= end - 180
+                    };
+                assert_eq!(
+                    hue_in_window(p, c, lo, span),
+                    want,
+                    "rgb ({r},{g},{b}) lo={lo} span={span}"
+                );
+            }
+        }
+        assert!(worst <= 1, "hue bins differ from OpenCV by {worst}");
     }
 
     #[test]
