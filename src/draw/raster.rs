@@ -1,0 +1,660 @@
+//! Anti-aliased coverage rasterization into a reusable, frame-sized
+//! coverage layer.
+//!
+//! Two rasterizers share one [`Coverage`] layer:
+//! - strokes are unions of capsules (one per segment): the coverage of a
+//!   pixel is `clamp(r + ½ − d)` where `d` is its distance to the centre
+//!   line and `r` the half width (interpolated along each segment, so
+//!   widths can taper). Taking the maximum over segments gives round joins
+//!   and caps with no gaps and no double-darkened overlaps;
+//! - fills use exact signed-area accumulation (as in font rasterizers) over
+//!   the shape's bounding box, with the non-zero rule.
+//!
+//! Image coordinates put pixel centres at integers (OpenCV's convention):
+//! pixel `(x, y)` covers `[x − ½, x + ½) × [y − ½, y + ½)`.
+//!
+//! The layer remembers, per row, the span of pixels it touched, so reading
+//! it back and clearing it costs what was drawn, not the frame size.
+//! Everything is clipped to the frame first: non-finite or huge coordinates
+//! never make a loop run long or an index go out of range.
+
+use crate::log::Vec2;
+
+/// A touched span of one row: pixels `x0..x1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowSpan {
+    pub x0: u32,
+    pub x1: u32,
+}
+
+impl RowSpan {
+    pub const EMPTY: RowSpan = RowSpan { x0: u32::MAX, x1: 0 };
+
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.x0 >= self.x1
+    }
+
+    #[inline]
+    pub fn add(&mut self, x0: usize, x1: usize) {
+        self.x0 = self.x0.min(x0 as u32);
+        self.x1 = self.x1.max(x1 as u32);
+    }
+}
+
+/// Per-row touched spans plus the range of rows that has any.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Dirty {
+    pub rows: Vec<RowSpan>,
+    pub y0: usize,
+    pub y1: usize,
+}
+
+impl Dirty {
+    pub fn new(height: usize) -> Self {
+        Dirty {
+            rows: vec![RowSpan::EMPTY; height],
+            y0: height,
+            y1: 0,
+        }
+    }
+
+    #[inline]
+    pub fn add(&mut self, y: usize, x0: usize, x1: usize) {
+        if x0 >= x1 {
+            return;
+        }
+        self.rows[y].add(x0, x1);
+        self.y0 = self.y0.min(y);
+        self.y1 = self.y1.max(y + 1);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.y0 >= self.y1
+    }
+
+    /// The touched `(y, x0..x1)` spans, top to bottom.
+    pub fn spans(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        (self.y0..self.y1.max(self.y0)).filter_map(|y| {
+            let s = self.rows[y];
+            (!s.is_empty()).then_some((y, s.x0 as usize, s.x1 as usize))
+        })
+    }
+
+    pub fn reset(&mut self) {
+        for y in self.y0..self.y1.max(self.y0) {
+            self.rows[y] = RowSpan::EMPTY;
+        }
+        self.y0 = self.rows.len();
+        self.y1 = 0;
+    }
+}
+
+/// A frame-sized 8-bit coverage layer (0 = untouched, 255 = fully covered)
+/// that one primitive is rasterized into before being blended.
+#[derive(Clone, Debug)]
+pub struct Coverage {
+    width: usize,
+    height: usize,
+    cov: Vec<u8>,
+    pub(crate) dirty: Dirty,
+    /// Scratch for area accumulation.
+    acc: Vec<f32>,
+}
+
+impl Coverage {
+    /// An empty layer of `width × height` pixels.
+    pub fn new(width: usize, height: usize) -> Self {
+        Coverage {
+            width,
+            height,
+            cov: vec![0; width * height],
+            dirty: Dirty::new(height),
+            acc: Vec::new(),
+        }
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Coverage of pixel `(x, y)`, 0 outside the layer.
+    pub fn get(&self, x: usize, y: usize) -> u8 {
+        if x < self.width && y < self.height {
+            self.cov[y * self.width + x]
+        } else {
+            0
+        }
+    }
+
+    /// Whether nothing has been drawn since the last [`Coverage::clear`].
+    pub fn is_empty(&self) -> bool {
+        self.dirty.is_empty()
+    }
+
+    /// Visits every touched pixel with its coverage and clears it.
+    pub(crate) fn drain(&mut self, mut f: impl FnMut(usize, usize, usize, &[u8])) {
+        let w = self.width;
+        for (y, x0, x1) in self.dirty.spans() {
+            let row = &mut self.cov[y * w + x0..y * w + x1];
+            f(y, x0, x1, row);
+            row.fill(0);
+        }
+        self.dirty.reset();
+    }
+
+    /// Forgets everything drawn.
+    pub fn clear(&mut self) {
+        self.drain(|_, _, _, _| {});
+    }
+
+    #[inline]
+    fn put_max(&mut self, idx: usize, c: u8) {
+        // idx is computed from clamped coordinates by every caller.
+        if let Some(v) = self.cov.get_mut(idx)
+            && *v < c
+        {
+            *v = c;
+        }
+    }
+
+    /// Adds a stroke along `pts` with half width `half_width(i)` at vertex
+    /// `i` (pixels), closing it back to the first point when `closed`.
+    /// A single point (or a zero-length polyline) gives a round dot.
+    pub fn stroke(&mut self, pts: &[Vec2], closed: bool, half_width: impl Fn(usize) -> f64) {
+        let n = pts.len();
+        if n == 0 {
+            return;
+        }
+        if n == 1 {
+            self.segment(pts[0], pts[0], half_width(0), half_width(0));
+            return;
+        }
+        for i in 0..n - 1 {
+            self.segment(pts[i], pts[i + 1], half_width(i), half_width(i + 1));
+        }
+        if closed && n > 2 && pts[n - 1] != pts[0] {
+            self.segment(pts[n - 1], pts[0], half_width(n - 1), half_width(0));
+        }
+    }
+
+    /// Adds a capsule around segment `a → b` whose half width goes from
+    /// `ra` to `rb`. Non-finite input or negative widths draw nothing.
+    pub fn segment(&mut self, a: Vec2, b: Vec2, ra: f64, rb: f64) {
+        if !(a.is_finite() && b.is_finite() && ra.is_finite() && rb.is_finite()) || ra < 0.0 || rb < 0.0 {
+            return;
+        }
+        if self.width == 0 || self.height == 0 {
+            return;
+        }
+        // How far from the centre line coverage reaches.
+        let reach = ra.max(rb).max(0.5) + 0.5;
+        let (w, h) = (self.width as f64, self.height as f64);
+        let Some((a, b, t0, t1)) = clip_segment(a, b, -reach - 1.0, w + reach, -reach - 1.0, h + reach)
+        else {
+            return;
+        };
+        let (ra, rb) = (ra + (rb - ra) * t0, ra + (rb - ra) * t1);
+        let d = b - a;
+        let len2 = d.dot(d);
+        let inv_len2 = if len2 > 1e-12 { 1.0 / len2 } else { 0.0 };
+        let (ymin, ymax) = (a.y.min(b.y), a.y.max(b.y));
+        let y_lo = (ymin - reach).ceil().max(0.0) as usize;
+        let y_hi = ((ymax + reach).floor().min(h - 1.0)).max(-1.0);
+        if y_hi < 0.0 {
+            return;
+        }
+        let y_hi = y_hi as usize;
+        let width = self.width;
+        for y in y_lo..=y_hi {
+            let yc = y as f64;
+            // The part of the centre line within `reach` of this row bounds
+            // the pixels worth testing.
+            let (xl, xr) = if d.y.abs() < 1e-9 {
+                (a.x.min(b.x), a.x.max(b.x))
+            } else {
+                let ta = (yc - reach - a.y) / d.y;
+                let tb = (yc + reach - a.y) / d.y;
+                let (lo, hi) = (ta.min(tb).max(0.0), ta.max(tb).min(1.0));
+                if lo > hi {
+                    continue;
+                }
+                let (xa, xb) = (a.x + d.x * lo, a.x + d.x * hi);
+                (xa.min(xb), xa.max(xb))
+            };
+            let x_lo = (xl - reach).ceil().max(0.0);
+            let x_hi = (xr + reach).floor().min(w - 1.0);
+            if x_hi < x_lo {
+                continue;
+            }
+            let (x_lo, x_hi) = (x_lo as usize, x_hi as usize);
+            let py = yc - a.y;
+            let row = y * width;
+            for x in x_lo..=x_hi {
+                let px = x as f64 - a.x;
+                let t = ((px * d.x + py * d.y) * inv_len2).clamp(0.0, 1.0);
+                let (qx, qy) = (px - d.x * t, py - d.y * t);
+                let dist = (qx * qx + qy * qy).sqrt();
+                let r = ra + (rb - ra) * t;
+                // Lines thinner than a pixel fade instead of thinning.
+                let c = if r >= 0.5 {
+                    (r + 0.5 - dist).clamp(0.0, 1.0)
+                } else {
+                    2.0 * r * (1.0 - dist).clamp(0.0, 1.0)
+                };
+                if c > 0.0 {
+                    self.put_max(row + x, (c * 255.0 + 0.5) as u8);
+                }
+            }
+            self.dirty.add(y, x_lo, x_hi + 1);
+        }
+    }
+
+    /// Adds the area inside `contours` (non-zero rule; contours are closed
+    /// implicitly) with exact anti-aliased coverage.
+    pub fn fill(&mut self, contours: &[Vec<Vec2>]) {
+        // Bounding box of finite points, in area coordinates (pixel x covers [x, x+1)).
+        let (mut x0, mut y0, mut x1, mut y1) =
+            (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for p in contours.iter().flatten() {
+            if !p.is_finite() {
+                return;
+            }
+            x0 = x0.min(p.x + 0.5);
+            y0 = y0.min(p.y + 0.5);
+            x1 = x1.max(p.x + 0.5);
+            y1 = y1.max(p.y + 0.5);
+        }
+        let (w, h) = (self.width as f64, self.height as f64);
+        let bx0 = x0.floor().clamp(0.0, w);
+        let by0 = y0.floor().clamp(0.0, h);
+        let bx1 = x1.ceil().clamp(0.0, w);
+        let by1 = y1.ceil().clamp(0.0, h);
+        if !(bx1 > bx0 && by1 > by0) {
+            return;
+        }
+        let (bw, bh) = ((bx1 - bx0) as usize, (by1 - by0) as usize);
+        let stride = bw + 2;
+        let mut acc = std::mem::take(&mut self.acc);
+        acc.clear();
+        acc.resize(stride * bh, 0.0);
+        for c in contours {
+            let n = c.len();
+            if n < 3 {
+                continue;
+            }
+            for i in 0..n {
+                let (p, q) = (c[i], c[(i + 1) % n]);
+                let p = Vec2::new(p.x + 0.5 - bx0, p.y + 0.5 - by0);
+                let q = Vec2::new(q.x + 0.5 - bx0, q.y + 0.5 - by0);
+                accumulate_clipped(&mut acc, stride, bw as f64, bh as f64, p, q);
+            }
+        }
+        let (ox, oy) = (bx0 as usize, by0 as usize);
+        for ry in 0..bh {
+            let row = &acc[ry * stride..ry * stride + stride];
+            let y = oy + ry;
+            let base = y * self.width + ox;
+            let mut sum = 0.0f32;
+            let (mut first, mut last) = (usize::MAX, 0);
+            for (rx, &a) in row[..bw].iter().enumerate() {
+                sum += a;
+                let c = sum.abs().min(1.0);
+                if c > 1.0 / 512.0 {
+                    let v = (c * 255.0 + 0.5) as u8;
+                    let slot = &mut self.cov[base + rx];
+                    if *slot < v {
+                        *slot = v;
+                    }
+                    first = first.min(rx);
+                    last = rx;
+                }
+            }
+            if first != usize::MAX {
+                self.dirty.add(y, ox + first, ox + last + 1);
+            }
+        }
+        self.acc = acc;
+    }
+
+    /// Adds a coverage bitmap (`w × h`, row-major) with its top-left pixel
+    /// at `(x, y)`, clipped to the layer.
+    pub fn stamp(&mut self, x: i64, y: i64, w: usize, h: usize, bitmap: &[u8]) {
+        if bitmap.len() < w * h {
+            return;
+        }
+        let (lw, lh) = (self.width as i64, self.height as i64);
+        let sx0 = (-x).clamp(0, w as i64) as usize;
+        let sy0 = (-y).clamp(0, h as i64) as usize;
+        let sx1 = (lw - x).clamp(0, w as i64) as usize;
+        let sy1 = (lh - y).clamp(0, h as i64) as usize;
+        if sx0 >= sx1 || sy0 >= sy1 {
+            return;
+        }
+        for sy in sy0..sy1 {
+            let ly = (y + sy as i64) as usize;
+            let lx0 = (x + sx0 as i64) as usize;
+            let src = &bitmap[sy * w + sx0..sy * w + sx1];
+            let dst = &mut self.cov[ly * self.width + lx0..ly * self.width + lx0 + src.len()];
+            for (d, &s) in dst.iter_mut().zip(src) {
+                *d = (*d).max(s);
+            }
+            self.dirty.add(ly, lx0, lx0 + src.len());
+        }
+    }
+}
+
+/// The part of segment `a → b` inside the box (Liang–Barsky), as clipped
+/// end points and their parameters along `a → b`; `None` when it misses.
+/// Cut points are computed from the end nearer to the cut, so a far-away
+/// end point does not cost precision where the segment is visible.
+fn clip_segment(a: Vec2, b: Vec2, x0: f64, x1: f64, y0: f64, y1: f64) -> Option<(Vec2, Vec2, f64, f64)> {
+    let d = b - a;
+    let (mut enter, mut exit) = ((0.0f64, 4usize), (1.0f64, 4usize));
+    for (k, (p, q)) in [
+        (-d.x, a.x - x0),
+        (d.x, x1 - a.x),
+        (-d.y, a.y - y0),
+        (d.y, y1 - a.y),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if p == 0.0 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let r = q / p;
+            if p < 0.0 {
+                if r > enter.0 {
+                    enter = (r, k);
+                }
+            } else if r < exit.0 {
+                exit = (r, k);
+            }
+        }
+    }
+    if !(enter.0 <= exit.0 && enter.0.is_finite() && exit.0.is_finite()) {
+        return None;
+    }
+    let cut = |(_, k): (f64, usize), end: Vec2| match k {
+        0 => at_x(a, b, x0),
+        1 => at_x(a, b, x1),
+        2 => at_y(a, b, y0),
+        3 => at_y(a, b, y1),
+        _ => end,
+    };
+    let (pa, pb) = (cut(enter, a), cut(exit, b));
+    (pa.is_finite() && pb.is_finite()).then_some((pa, pb, enter.0, exit.0))
+}
+
+/// The point of line `p q` with `x = xs` (`p.x ≠ q.x`), from the nearer end.
+fn at_x(p: Vec2, q: Vec2, xs: f64) -> Vec2 {
+    let e = if (p.x - xs).abs() <= (q.x - xs).abs() {
+        p
+    } else {
+        q
+    };
+    Vec2::new(xs, e.y + (xs - e.x) / (q.x - p.x) * (q.y - p.y))
+}
+
+/// The point of line `p q` with `y = ys` (`p.y ≠ q.y`), from the nearer end.
+fn at_y(p: Vec2, q: Vec2, ys: f64) -> Vec2 {
+    let e = if (p.y - ys).abs() <= (q.y - ys).abs() {
+        p
+    } else {
+        q
+    };
+    Vec2::new(e.x + (ys - e.y) / (q.y - p.y) * (q.x - p.x), ys)
+}
+
+/// Accumulates edge `p → q` (box-local area coordinates) into `acc`, after
+/// clipping it to the rows `0..bh` and folding the parts left and right of
+/// the box onto its sides (which keeps the winding right inside it).
+fn accumulate_clipped(acc: &mut [f32], stride: usize, bw: f64, bh: f64, p: Vec2, q: Vec2) {
+    if p.y == q.y {
+        return;
+    }
+    // Clip to the row band.
+    let (lo, hi) = if p.y < q.y { (p, q) } else { (q, p) };
+    if hi.y <= 0.0 || lo.y >= bh {
+        return;
+    }
+    let band = |e: Vec2| {
+        if e.y < 0.0 {
+            at_y(p, q, 0.0)
+        } else if e.y > bh {
+            at_y(p, q, bh)
+        } else {
+            e
+        }
+    };
+    let (p, q) = (band(p), band(q));
+    // Split where the edge crosses the box's left and right sides, then clamp x.
+    let mut pts = [p, p, p, q];
+    let mut n = 1;
+    let sides = if p.x <= q.x { [0.0, bw] } else { [bw, 0.0] };
+    for xs in sides {
+        if (p.x - xs) * (q.x - xs) < 0.0 {
+            pts[n] = at_x(p, q, xs);
+            n += 1;
+        }
+    }
+    pts[n] = q;
+    for k in 0..n {
+        let a = Vec2::new(pts[k].x.clamp(0.0, bw), pts[k].y);
+        let b = Vec2::new(pts[k + 1].x.clamp(0.0, bw), pts[k + 1].y);
+        accumulate_line(acc, stride, bh as usize, a, b);
+    }
+}
+
+/// Signed-area accumulation of one edge with `0 ≤ x ≤ stride − 2` and
+/// `0 ≤ y ≤ rows`: afterwards a running sum along each row gives the
+/// winding-weighted coverage of every pixel.
+fn accumulate_line(acc: &mut [f32], stride: usize, rows: usize, p: Vec2, q: Vec2) {
+    if p.y == q.y {
+        return;
+    }
+    let (dir, p, q) = if p.y < q.y {
+        (1.0f32, p, q)
+    } else {
+        (-1.0f32, q, p)
+    };
+    let (p0x, p0y, p1x, p1y) = (p.x as f32, p.y as f32, q.x as f32, q.y as f32);
+    let dxdy = (p1x - p0x) / (p1y - p0y);
+    let mut x = p0x.clamp(0.0, (stride - 2) as f32);
+    let y_start = p0y.max(0.0) as usize;
+    let y_end = (p1y.ceil() as usize).min(rows);
+    let max_x = (stride - 1) as i64;
+    let max_xf = (stride - 2) as f32;
+    for y in y_start..y_end {
+        let line = y * stride;
+        let dy = ((y + 1) as f32).min(p1y) - (y as f32).max(p0y);
+        if dy <= 0.0 {
+            continue;
+        }
+        // Clamped: rounding must not step outside the box.
+        let xnext = (x + dxdy * dy).clamp(0.0, max_xf);
+        let d = dy * dir;
+        let (x0, x1) = if x < xnext { (x, xnext) } else { (xnext, x) };
+        let x0floor = x0.floor();
+        let x0i = (x0floor as i64).clamp(0, max_x);
+        let x1ceil = x1.ceil();
+        let x1i = (x1ceil as i64).clamp(0, max_x);
+        let at = |i: i64| line + i as usize;
+        if x1i <= x0i + 1 {
+            let xmf = 0.5 * (x + xnext) - x0floor;
+            acc[at(x0i)] += d - d * xmf;
+            if x0i < max_x {
+                acc[at(x0i + 1)] += d * xmf;
+            }
+        } else {
+            let s = (x1 - x0).recip();
+            let x0f = x0 - x0floor;
+            let a0 = 0.5 * s * (1.0 - x0f) * (1.0 - x0f);
+            let x1f = x1 - x1ceil + 1.0;
+            let am = 0.5 * s * x1f * x1f;
+            acc[at(x0i)] += d * a0;
+            if x1i == x0i + 2 {
+                acc[at(x0i + 1)] += d * (1.0 - a0 - am);
+            } else {
+                let a1 = s * (1.5 - x0f);
+                acc[at(x0i + 1)] += d * (a1 - a0);
+                for xi in x0i + 2..x1i - 1 {
+                    acc[at(xi)] += d * s;
+                }
+                let a2 = a1 + (x1i - x0i - 3) as f32 * s;
+                acc[at(x1i - 1)] += d * (1.0 - a2 - am);
+            }
+            acc[at(x1i)] += d * am;
+        }
+        x = xnext;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn total(c: &Coverage) -> f64 {
+        c.cov.iter().map(|&v| v as f64 / 255.0).sum()
+    }
+
+    #[test]
+    fn filled_square_has_exact_area_and_soft_edges() {
+        let mut c = Coverage::new(40, 30);
+        // A 10.5 × 7.25 axis-aligned rectangle at fractional position.
+        let r = vec![
+            Vec2::new(5.25, 4.0),
+            Vec2::new(15.75, 4.0),
+            Vec2::new(15.75, 11.25),
+            Vec2::new(5.25, 11.25),
+        ];
+        c.fill(&[r]);
+        assert!((total(&c) - 10.5 * 7.25).abs() < 0.2, "{}", total(&c));
+        assert_eq!(c.get(10, 8), 255);
+        // Pixel 5 covers [4.5, 5.5): the edge at 5.25 leaves a quarter.
+        assert!((c.get(5, 8) as i32 - 64).abs() <= 2, "{}", c.get(5, 8));
+        assert_eq!(c.get(20, 8), 0);
+    }
+
+    #[test]
+    fn fill_orientation_does_not_matter_and_overlaps_do_not_add() {
+        let sq = |x: f64, y: f64, s: f64| {
+            vec![
+                Vec2::new(x, y),
+                Vec2::new(x + s, y),
+                Vec2::new(x + s, y + s),
+                Vec2::new(x, y + s),
+            ]
+        };
+        let mut a = Coverage::new(30, 30);
+        let mut rev = sq(4.0, 4.0, 10.0);
+        rev.reverse();
+        a.fill(&[rev]);
+        let mut b = Coverage::new(30, 30);
+        b.fill(&[sq(4.0, 4.0, 10.0), sq(6.0, 6.0, 4.0)]);
+        assert_eq!(a.cov, b.cov);
+    }
+
+    #[test]
+    fn fill_clips_shapes_larger_than_the_frame() {
+        let mut c = Coverage::new(20, 10);
+        let big = vec![
+            Vec2::new(-1e9, -1e9),
+            Vec2::new(1e9, -1e9),
+            Vec2::new(1e9, 1e9),
+            Vec2::new(-1e9, 1e9),
+        ];
+        c.fill(&[big]);
+        assert!(c.cov.iter().all(|&v| v == 255));
+        // Half-plane x < 10 given by a huge triangle.
+        let mut c = Coverage::new(20, 10);
+        c.fill(&[vec![
+            Vec2::new(9.5, -1e7),
+            Vec2::new(9.5, 1e7),
+            Vec2::new(-1e12, 0.0),
+        ]]);
+        assert_eq!(c.get(0, 5), 255);
+        assert_eq!(c.get(9, 5), 255);
+        assert_eq!(c.get(10, 5), 0);
+    }
+
+    #[test]
+    fn horizontal_stroke_has_the_requested_width() {
+        let mut c = Coverage::new(50, 20);
+        c.stroke(&[Vec2::new(10.0, 10.0), Vec2::new(40.0, 10.0)], false, |_| 1.5);
+        // 3 px wide: rows 9, 10, 11 full; the rows beyond get nothing.
+        for y in 9..=11 {
+            assert_eq!(c.get(25, y), 255, "row {y}");
+        }
+        assert_eq!(c.get(25, 8), 0);
+        assert_eq!(c.get(25, 12), 0);
+        // Round cap reaches 1.5 px beyond the end.
+        assert!(c.get(41, 10) > 200 && c.get(43, 10) == 0);
+    }
+
+    #[test]
+    fn polyline_join_has_no_gap_and_no_doubling() {
+        let mut c = Coverage::new(60, 60);
+        let pts = [
+            Vec2::new(10.0, 10.0),
+            Vec2::new(40.0, 10.0),
+            Vec2::new(40.0, 40.0),
+        ];
+        c.stroke(&pts, false, |_| 3.0);
+        // The outer corner of the join is round: covered up to radius 3.
+        assert_eq!(c.get(42, 9), 255);
+        assert!((c.get(42, 8) as i32 - 171).abs() <= 1);
+        assert_eq!(c.get(43, 7), 0);
+    }
+
+    #[test]
+    fn thin_strokes_fade_and_hostile_input_draws_nothing() {
+        let mut c = Coverage::new(30, 30);
+        c.stroke(&[Vec2::new(2.0, 15.0), Vec2::new(28.0, 15.0)], false, |_| 0.125);
+        assert!((c.get(15, 15) as i32 - 64).abs() <= 1, "{}", c.get(15, 15));
+        let mut c = Coverage::new(30, 30);
+        c.segment(Vec2::new(f64::NAN, 1.0), Vec2::new(3.0, 3.0), 1.0, 1.0);
+        c.segment(Vec2::new(1.0, 1.0), Vec2::new(f64::INFINITY, 3.0), 1.0, 1.0);
+        c.segment(Vec2::new(1.0, 1.0), Vec2::new(3.0, 3.0), -1.0, 1.0);
+        c.segment(Vec2::new(1e300, -1e300), Vec2::new(-1e300, 1e300), 1.0, 1.0);
+        c.fill(&[vec![
+            Vec2::new(0.0, 0.0),
+            Vec2::new(f64::NAN, 5.0),
+            Vec2::new(5.0, 5.0),
+        ]]);
+        let diag = c.cov.iter().filter(|&&v| v > 0).count();
+        // Only the huge anti-diagonal crosses the frame: a 2 px wide band.
+        assert!(diag > 0 && diag < 200, "{diag}");
+    }
+
+    #[test]
+    fn drain_clears_only_what_was_touched() {
+        let mut c = Coverage::new(100, 100);
+        c.segment(Vec2::new(10.0, 10.0), Vec2::new(20.0, 12.0), 2.0, 2.0);
+        let mut seen = 0usize;
+        c.drain(|_, _, _, row| seen += row.iter().filter(|&&v| v > 0).count());
+        assert!(seen > 30);
+        assert!(c.cov.iter().all(|&v| v == 0));
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn stamp_clips_at_every_side() {
+        let mut c = Coverage::new(10, 10);
+        let bm = vec![200u8; 16];
+        c.stamp(-2, -2, 4, 4, &bm);
+        c.stamp(8, 8, 4, 4, &bm);
+        c.stamp(100, 0, 4, 4, &bm);
+        assert_eq!(c.get(0, 0), 200);
+        assert_eq!(c.get(1, 1), 200);
+        assert_eq!(c.get(2, 2), 0);
+        assert_eq!(c.get(9, 9), 200);
+    }
+}

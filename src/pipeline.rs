@@ -1,0 +1,620 @@
+//! The per-frame pipeline shared by the viewer and export: a video frame
+//! at video time `tv` → log time `tv + offset` → selected primitives →
+//! mapped through the calibration → drawn onto an overlay → composited
+//! onto the frame only where the floor mask says floor.
+//!
+//! A [`Pipeline`] owns its buffers (overlay, coverage scratch, mask) and
+//! reuses them frame after frame; it is `Send`, so export can run one per
+//! worker thread.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::calib::{CalibError, Calibration};
+use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
+use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::log::{EntityId, FrameTime, Log};
+use crate::mask::{MaskError, Masker};
+use crate::select::{self, Filter, FilterSpec};
+use crate::session::{CalibrationSource, Session};
+
+/// Errors building a pipeline or processing a frame.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error("frame at {time:.3} s: floor mask ({masker}): {source}")]
+    Mask {
+        time: f64,
+        masker: String,
+        #[source]
+        source: MaskError,
+    },
+    #[error("frame at {time:.3} s: {source}")]
+    Draw {
+        time: f64,
+        #[source]
+        source: DrawError,
+    },
+    #[error("frame at {time:.3} s: log time {log_time} is not a finite number (check the offset)")]
+    BadTime { time: f64, log_time: f64 },
+    #[error("{path}: cannot read calibration: {source}")]
+    CalibrationRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    CalibrationParse {
+        path: PathBuf,
+        #[source]
+        source: Box<toml::de::Error>,
+    },
+    #[error("calibration: {0}")]
+    Calibration(#[from] CalibError),
+    #[error("mask settings: {0}")]
+    MaskSettings(#[source] MaskError),
+    #[error("{path}: {message}")]
+    Log { path: PathBuf, message: String },
+}
+
+/// What [`Pipeline::process`] does to a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineOptions {
+    /// Draw the log's primitives.
+    pub overlay: bool,
+    /// Hide drawings where the floor mask says foreground; when off the
+    /// overlay covers everything and no mask is computed.
+    pub mask: bool,
+    /// Tint the floor pixels (thesis Figure 3.5), for checking the mask.
+    pub tint_mask: bool,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        PipelineOptions {
+            overlay: true,
+            mask: true,
+            tint_mask: false,
+        }
+    }
+}
+
+/// What happened to one frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    /// The log time the frame was drawn for.
+    pub log_time: f64,
+    /// Primitives selected for this time (entity and level filter applied).
+    pub primitives: usize,
+    /// Primitives drawn (possibly wholly outside the frame or behind the camera).
+    pub drawn: usize,
+    /// Primitives refused as undrawable (NaN, zero radius, empty text …).
+    pub skipped: usize,
+    /// Why the first refused primitive was refused.
+    pub skip_reason: Option<SkipReason>,
+    /// False when there is no calibration, so nothing could be drawn.
+    pub calibrated: bool,
+    /// Time computing the floor mask.
+    pub mask_time: Duration,
+    /// Time selecting primitives.
+    pub select_time: Duration,
+    /// Time projecting and rasterizing primitives.
+    pub draw_time: Duration,
+    /// Time tinting and compositing onto the frame.
+    pub composite_time: Duration,
+}
+
+/// Turns a video frame and its time into the annotated frame.
+pub struct Pipeline {
+    log: Arc<Log>,
+    calibration: Option<Calibration>,
+    masker: Box<dyn Masker>,
+    filter: Filter,
+    offset: f64,
+    threshold: f64,
+    options: PipelineOptions,
+    overlay: Overlay,
+    painter: Painter,
+    mask: MaskImage,
+    /// `mask` holds no computed mask, only floor everywhere.
+    mask_is_default: bool,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("primitives", &self.log.primitives.len())
+            .field("calibrated", &self.calibration.is_some())
+            .field("masker", &self.masker.name())
+            .field("offset", &self.offset)
+            .field("threshold", &self.threshold)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pipeline {
+    /// A pipeline drawing `log` (log time = video time + `offset`, nearest
+    /// instantaneous frame within `threshold` seconds) through
+    /// `calibration`, hidden where `masker` says foreground.
+    pub fn new(
+        log: Arc<Log>,
+        calibration: Option<Calibration>,
+        masker: Box<dyn Masker>,
+        filter: Filter,
+        offset: f64,
+        threshold: f64,
+    ) -> Pipeline {
+        Pipeline {
+            log,
+            calibration,
+            masker,
+            filter,
+            offset,
+            threshold,
+            options: PipelineOptions::default(),
+            overlay: Overlay::new(0, 0),
+            painter: Painter::new(0, 0),
+            mask: MaskImage::zeros((0, 0)),
+            mask_is_default: false,
+        }
+    }
+
+    /// The pipeline a session describes: its log, calibration (inline or
+    /// from a file), mask settings, filter, offset and threshold.
+    pub fn from_session(session: &Session) -> Result<Pipeline, PipelineError> {
+        let log = Arc::new(load_log(&session.log)?);
+        Self::from_session_with_log(session, log)
+    }
+
+    /// Like [`Pipeline::from_session`] with the log already in memory.
+    pub fn from_session_with_log(session: &Session, log: Arc<Log>) -> Result<Pipeline, PipelineError> {
+        let calibration = match &session.calibration {
+            None => None,
+            Some(CalibrationSource::Inline(c)) => Some(c.clone()),
+            Some(CalibrationSource::File { file }) => Some(read_calibration(file)?),
+        };
+        let masker = session.mask.build().map_err(PipelineError::MaskSettings)?;
+        let filter = compile_filter(&session.filter, &log);
+        let threshold = session
+            .instant_threshold
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .unwrap_or_else(|| default_threshold(&log));
+        Ok(Pipeline::new(
+            log,
+            calibration,
+            masker,
+            filter,
+            session.offset,
+            threshold,
+        ))
+    }
+
+    /// Annotates `frame`, shown at `video_time` seconds, in place.
+    pub fn process(&mut self, frame: &mut RgbImage, video_time: f64) -> Result<FrameStats, PipelineError> {
+        let log_time = video_time + self.offset;
+        if !log_time.is_finite() {
+            return Err(PipelineError::BadTime {
+                time: video_time,
+                log_time,
+            });
+        }
+        let draw_err = |source| PipelineError::Draw {
+            time: video_time,
+            source,
+        };
+        if !frame.is_standard_layout() {
+            return Err(draw_err(DrawError::Layout));
+        }
+        let (h, w, _) = frame.dim();
+        let mut stats = FrameStats {
+            log_time,
+            calibrated: self.calibration.is_some(),
+            ..FrameStats::default()
+        };
+        if (self.overlay.width(), self.overlay.height()) != (w, h) {
+            self.overlay = Overlay::new(w, h);
+            self.painter.resize(w, h);
+        } else {
+            self.overlay.clear();
+        }
+
+        // The mask is computed from the untouched frame.
+        let t0 = Instant::now();
+        if self.options.mask || self.options.tint_mask {
+            self.masker
+                .compute(frame, video_time, &mut self.mask)
+                .map_err(|source| PipelineError::Mask {
+                    time: video_time,
+                    masker: self.masker.name().to_owned(),
+                    source,
+                })?;
+            self.mask_is_default = false;
+            let (mh, mw) = self.mask.dim();
+            if (mw, mh) != (w, h) {
+                return Err(draw_err(DrawError::MaskSize {
+                    mask_w: mw,
+                    mask_h: mh,
+                    frame_w: w,
+                    frame_h: h,
+                }));
+            }
+        } else if !self.mask_is_default || self.mask.dim() != (h, w) {
+            self.mask = MaskImage::from_elem((h, w), FLOOR);
+            self.mask_is_default = true;
+        }
+        stats.mask_time = t0.elapsed();
+
+        if self.options.overlay
+            && let Some(calib) = &self.calibration
+        {
+            let t1 = Instant::now();
+            let log = Arc::clone(&self.log);
+            let selected = select::brute_force(&log, log_time, self.threshold, &self.filter);
+            stats.primitives = selected.len();
+            let t2 = Instant::now();
+            stats.select_time = t2 - t1;
+            for p in selected {
+                match self.painter.primitive(&mut self.overlay, calib, p) {
+                    Ok(()) => stats.drawn += 1,
+                    Err(why) => {
+                        stats.skipped += 1;
+                        stats.skip_reason.get_or_insert(why);
+                    }
+                }
+            }
+            stats.draw_time = t2.elapsed();
+        }
+
+        let t3 = Instant::now();
+        if self.options.tint_mask {
+            draw::tint_floor(frame, &self.mask).map_err(draw_err)?;
+        }
+        if !self.overlay.is_empty() {
+            let mask = self.options.mask.then_some(&self.mask);
+            self.overlay.composite(frame, mask).map_err(draw_err)?;
+        }
+        stats.composite_time = t3.elapsed();
+        Ok(stats)
+    }
+
+    /// The floor mask of the last processed frame (all floor when masking
+    /// is off).
+    pub fn last_mask(&self) -> &MaskImage {
+        &self.mask
+    }
+
+    /// The overlay of the last processed frame (premultiplied RGBA).
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    pub fn log(&self) -> &Arc<Log> {
+        &self.log
+    }
+
+    /// Replaces the log and the filter compiled for it.
+    pub fn set_log(&mut self, log: Arc<Log>, filter: Filter) {
+        self.log = log;
+        self.filter = filter;
+    }
+
+    pub fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
+    }
+
+    pub fn set_calibration(&mut self, calibration: Option<Calibration>) {
+        self.calibration = calibration;
+    }
+
+    /// Name of the current masker.
+    pub fn masker_name(&self) -> &str {
+        self.masker.name()
+    }
+
+    pub fn set_masker(&mut self, masker: Box<dyn Masker>) {
+        self.masker = masker;
+    }
+
+    /// Tells the masker that playback jumped (it forgets per-frame state).
+    pub fn reset(&mut self) {
+        self.masker.reset();
+    }
+
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter = filter;
+    }
+
+    /// Log time = video time + offset, in seconds.
+    pub fn offset(&self) -> f64 {
+        self.offset
+    }
+
+    pub fn set_offset(&mut self, offset: f64) {
+        self.offset = offset;
+    }
+
+    /// How far (seconds) the nearest instantaneous frame may be from the
+    /// log time and still be shown.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    pub fn set_threshold(&mut self, threshold: f64) {
+        self.threshold = threshold;
+    }
+
+    pub fn options(&self) -> PipelineOptions {
+        self.options
+    }
+
+    pub fn set_options(&mut self, options: PipelineOptions) {
+        self.options = options;
+    }
+}
+
+/// Reads a calibration file written by `underlay calib solve -o` (TOML).
+pub fn read_calibration(path: &Path) -> Result<Calibration, PipelineError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PipelineError::CalibrationRead {
+        path: path.to_owned(),
+        source,
+    })?;
+    toml::from_str::<Calibration>(&text).map_err(|source| PipelineError::CalibrationParse {
+        path: path.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+/// Reads a log file. Log formats are the log module's; until its reader
+/// lands this refuses every file with a clear message.
+fn load_log(path: &Path) -> Result<Log, PipelineError> {
+    Err(PipelineError::Log {
+        path: path.to_owned(),
+        message: "reading log files is not available in this build yet".into(),
+    })
+}
+
+/// The instantaneous-frame threshold for a log: its header's hint, else
+/// 1.5 × the median gap between instantaneous frames (so every moment
+/// between two frames finds one), within 1 ms … 1 s; 0.1 s without
+/// instantaneous frames.
+pub fn default_threshold(log: &Log) -> f64 {
+    if let Some(t) = log
+        .header
+        .hints
+        .instant_threshold
+        .filter(|t| t.is_finite() && *t >= 0.0)
+    {
+        return t;
+    }
+    let mut times: Vec<f64> = log
+        .frames
+        .iter()
+        .filter_map(|f| match f.time {
+            FrameTime::Instant(t) if t.is_finite() => Some(t),
+            _ => None,
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let mut gaps: Vec<f64> = times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|g| *g > 0.0)
+        .collect();
+    if gaps.is_empty() {
+        return 0.1;
+    }
+    let mid = gaps.len() / 2;
+    let (_, median, _) = gaps.select_nth_unstable_by(mid, f64::total_cmp);
+    (1.5 * *median).clamp(1e-3, 1.0)
+}
+
+/// Compiles a [`FilterSpec`] against `log`'s entities: `only` and
+/// `exclude` act on entities and their descendants, `hidden` on exactly
+/// the named ones, and `levels` overrides `max_level` for an entity and its
+/// descendants. Names the log does not know are ignored.
+pub fn compile_filter(spec: &FilterSpec, log: &Log) -> Filter {
+    let ents = &log.entities;
+    let ids = |names: &[String]| -> HashSet<EntityId> { names.iter().filter_map(|n| ents.get(n)).collect() };
+    let only = ids(&spec.only);
+    let exclude = ids(&spec.exclude);
+    let base = spec.max_level.unwrap_or(i32::MAX);
+    let levels = ents
+        .ids()
+        .map(|id| {
+            let lineage = self_and_ancestors(log, id);
+            if spec.hidden.contains(ents.name(id))
+                || (!only.is_empty() && !lineage.iter().any(|a| only.contains(a)))
+                || lineage.iter().any(|a| exclude.contains(a))
+            {
+                return i32::MIN;
+            }
+            // The override nearest the entity wins (its own, else the
+            // largest among its ancestors).
+            spec.levels
+                .get(ents.name(id))
+                .copied()
+                .or_else(|| {
+                    lineage
+                        .iter()
+                        .filter_map(|a| spec.levels.get(ents.name(*a)).copied())
+                        .max()
+                })
+                .unwrap_or(base)
+        })
+        .collect();
+    Filter::from_levels(levels)
+}
+
+/// `id` and every entity reachable through parent edges (cycles tolerated).
+fn self_and_ancestors(log: &Log, id: EntityId) -> Vec<EntityId> {
+    let mut seen = vec![id];
+    let mut i = 0;
+    while i < seen.len() {
+        for &p in log.entities.parents(seen[i]) {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        i += 1;
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Primitive, Rgba, Shape, Style, Vec2};
+    use crate::mask::NoMask;
+
+    fn identity() -> Calibration {
+        Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap()
+    }
+
+    fn dot_log() -> Log {
+        let mut log = Log::new();
+        let e = log.entities.intern("ball");
+        let circle = |x: f64| Primitive {
+            shape: Shape::Circle {
+                center: Vec2::new(x, 20.0),
+                radius: 5.0,
+            },
+            style: Style {
+                fill: Some(Rgba::from_rgb(0xff0000)),
+                ..Style::color(Rgba::from_rgb(0xff0000))
+            },
+            entity: e,
+            level: 0,
+        };
+        log.push_frame(FrameTime::Instant(10.0), [circle(20.0)]);
+        log.push_frame(FrameTime::Instant(11.0), [circle(60.0)]);
+        log
+    }
+
+    /// A masker that calls the left half foreground.
+    struct LeftHalf;
+    impl Masker for LeftHalf {
+        fn name(&self) -> &str {
+            "left-half"
+        }
+        fn compute(&mut self, frame: &RgbImage, _t: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+            let (h, w, _) = frame.dim();
+            *out = MaskImage::from_shape_fn((h, w), |(_, x)| if x < w / 2 { 0 } else { FLOOR });
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn offset_selects_the_frame_and_mask_hides_it() {
+        let log = Arc::new(dot_log());
+        let filter = Filter::all(&log, 0);
+        let mut p = Pipeline::new(log, Some(identity()), Box::new(LeftHalf), filter, 10.0, 0.3);
+        let mut frame = RgbImage::zeros((40, 80, 3));
+        // Video 0 s → log 10 s: the circle at x = 20 is on the masked half.
+        let s = p.process(&mut frame, 0.0).unwrap();
+        assert_eq!((s.primitives, s.drawn, s.skipped), (1, 1, 0));
+        assert!(frame.iter().all(|&v| v == 0));
+        assert_eq!(p.overlay().pixel(20, 20), [255, 0, 0, 255]);
+        // Video 1 s → log 11 s: the circle at x = 60 is on the floor half.
+        let s = p.process(&mut frame, 1.0).unwrap();
+        assert_eq!(s.log_time, 11.0);
+        assert_eq!(frame[[20, 60, 0]], 255);
+        assert_eq!(p.overlay().pixel(20, 20), [0; 4]);
+        // Without the mask it shows everywhere; with the tint the floor is pink.
+        p.set_options(PipelineOptions {
+            mask: false,
+            ..PipelineOptions::default()
+        });
+        let mut frame = RgbImage::zeros((40, 80, 3));
+        p.process(&mut frame, 0.0).unwrap();
+        assert_eq!(frame[[20, 20, 0]], 255);
+        assert!(p.last_mask().iter().all(|&m| m == FLOOR));
+        p.set_options(PipelineOptions {
+            overlay: false,
+            mask: true,
+            tint_mask: true,
+        });
+        let mut frame = RgbImage::zeros((40, 80, 3));
+        p.process(&mut frame, 0.0).unwrap();
+        assert_eq!(frame[[5, 5, 0]], 0);
+        assert!(frame[[5, 70, 0]] > 50);
+    }
+
+    #[test]
+    fn bad_time_and_missing_calibration() {
+        let log = Arc::new(dot_log());
+        let filter = Filter::all(&log, 0);
+        let mut p = Pipeline::new(log, None, Box::new(NoMask), filter, 10.0, 0.3);
+        let mut frame = RgbImage::zeros((40, 80, 3));
+        let s = p.process(&mut frame, 0.0).unwrap();
+        assert!(!s.calibrated && s.primitives == 0);
+        p.set_offset(f64::NAN);
+        let e = p.process(&mut frame, 1.5).unwrap_err().to_string();
+        assert!(e.contains("1.500") && e.contains("offset"), "{e}");
+    }
+
+    #[test]
+    fn threshold_follows_instant_spacing() {
+        let mut log = Log::new();
+        for i in 0..10 {
+            log.push_frame(FrameTime::Instant(i as f64 * 0.02), []);
+        }
+        assert!((default_threshold(&log) - 0.03).abs() < 1e-9);
+        log.header.hints.instant_threshold = Some(0.5);
+        assert_eq!(default_threshold(&log), 0.5);
+        assert_eq!(default_threshold(&Log::new()), 0.1);
+    }
+
+    #[test]
+    fn filter_follows_descendants_levels_and_hidden() {
+        let mut log = Log::new();
+        let robots = log.entities.intern("robots");
+        let blue = log.entities.intern("blue");
+        let ball = log.entities.intern("ball");
+        log.entities.add_parent(blue, robots);
+        let spec = FilterSpec {
+            max_level: Some(2),
+            levels: [("robots".to_owned(), 5)].into(),
+            ..FilterSpec::default()
+        };
+        assert_eq!(compile_filter(&spec, &log).levels(), &[5, 5, 2]);
+        let spec = FilterSpec {
+            only: vec!["robots".into()],
+            hidden: ["robots".to_owned()].into(),
+            ..FilterSpec::default()
+        };
+        let f = compile_filter(&spec, &log);
+        assert_eq!(f.levels(), &[i32::MIN, i32::MAX, i32::MIN]);
+        let spec = FilterSpec {
+            exclude: vec!["robots".into(), "nobody".into()],
+            ..FilterSpec::default()
+        };
+        assert_eq!(compile_filter(&spec, &log).levels()[..2], [i32::MIN, i32::MIN]);
+        let _ = ball;
+    }
+
+    #[test]
+    fn calibration_file_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        let e = read_calibration(&p).unwrap_err().to_string();
+        assert!(e.contains("c.toml"), "{e}");
+        std::fs::write(&p, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
+        let e = read_calibration(&p).unwrap_err().to_string();
+        assert!(e.contains("c.toml") && e.contains("line 1"), "{e}");
+        std::fs::write(
+            &p,
+            "homography = [[1.0, 0.0, 2.0], [0.0, 1.0, 3.0], [0.0, 0.0, 1.0]]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            read_calibration(&p).unwrap().project(Vec2::ZERO),
+            Some(Vec2::new(2.0, 3.0))
+        );
+    }
+}
