@@ -33,10 +33,10 @@ use text::TextRenderer;
 pub const TOLERANCE_PX: f64 = 0.25;
 
 /// Colour of the floor tint (thesis Figure 3.5 shows mask pixels in pink).
-pub const TINT: Rgba = Rgba(0xff60_c0ff);
+pub const TINT: Rgba = Rgba(0xff00_c0ff);
 
 /// Opacity of the floor tint, out of 255.
-pub const TINT_ALPHA: u8 = 90;
+pub const TINT_ALPHA: u8 = 128;
 
 /// Errors compositing an overlay onto a frame.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
