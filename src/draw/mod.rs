@@ -26,7 +26,7 @@ use crate::calib::Calibration;
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit, Vec2};
 
-use raster::{Coverage, Dirty};
+use raster::{ChunkDirty, Coverage};
 use text::TextRenderer;
 
 /// Chord error allowed when circles and bent lines become polygons, in px.
@@ -98,7 +98,7 @@ pub struct Overlay {
     width: usize,
     height: usize,
     px: Vec<[u8; 4]>,
-    dirty: Dirty,
+    dirty: ChunkDirty,
 }
 
 impl Overlay {
@@ -108,7 +108,7 @@ impl Overlay {
             width,
             height,
             px: vec![[0; 4]; width * height],
-            dirty: Dirty::new(height),
+            dirty: ChunkDirty::new(width, height),
         }
     }
 
@@ -132,15 +132,23 @@ impl Overlay {
     /// Makes the overlay transparent again (touching only drawn rows).
     pub fn clear(&mut self) {
         let w = self.width;
-        for (y, x0, x1) in self.dirty.spans() {
-            self.px[y * w + x0..y * w + x1].fill([0; 4]);
-        }
+        let px = &mut self.px;
+        self.dirty
+            .for_each_span(|y, x0, x1| px[y * w + x0..y * w + x1].fill([0; 4]));
         self.dirty.reset();
     }
 
     /// Whether nothing is drawn.
     pub fn is_empty(&self) -> bool {
         self.dirty.is_empty()
+    }
+
+    /// How many pixels compositing visits (the drawn area, rounded out to
+    /// 8-pixel chunks of each row).
+    pub fn dirty_pixels(&self) -> usize {
+        let mut n = 0;
+        self.dirty.for_each_span(|_, x0, x1| n += x1 - x0);
+        n
     }
 
     /// Premultiplied RGBA of pixel `(x, y)` (transparent outside).
@@ -178,26 +186,20 @@ impl Overlay {
                 return;
             }
             let dst = &mut px[y * w + x0..y * w + x1];
-            let (mut first, mut last) = (usize::MAX, 0);
-            for (i, (d, &c)) in dst.iter_mut().zip(row).enumerate() {
-                if c == 0 {
-                    continue;
+            if a == 255 {
+                for (d, &c) in dst.iter_mut().zip(row) {
+                    if c == 255 {
+                        *d = [r as u8, g as u8, b as u8, 255];
+                    } else {
+                        *d = over(*d, c as u32, r, g, b);
+                    }
                 }
-                first = first.min(i);
-                last = i;
-                let sa = div255(c as u32 * a);
-                let inv = 255 - sa;
-                let over = |s: u32, d: u8| (s + div255(d as u32 * inv)).min(255) as u8;
-                *d = [
-                    over(div255(r * sa), d[0]),
-                    over(div255(g * sa), d[1]),
-                    over(div255(b * sa), d[2]),
-                    over(sa, d[3]),
-                ];
+            } else {
+                for (d, &c) in dst.iter_mut().zip(row) {
+                    *d = over(*d, div255(c as u32 * a), r, g, b);
+                }
             }
-            if first != usize::MAX {
-                dirty.add(y, x0 + first, x0 + last + 1);
-            }
+            dirty.add(y, x0, x1);
         });
     }
 
@@ -218,34 +220,29 @@ impl Overlay {
             None => None,
         };
         let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
-        for (y, x0, x1) in self.dirty.spans() {
+        self.dirty.for_each_span(|y, x0, x1| {
             let src = &self.px[y * w + x0..y * w + x1];
             let dst = &mut f[(y * w + x0) * 3..(y * w + x1) * 3];
-            let m_row = mask.map(|m| &m[y * w + x0..y * w + x1]);
-            for (i, (p, d)) in src.iter().zip(dst.chunks_exact_mut(3)).enumerate() {
-                if p[3] == 0 {
-                    continue;
+            match mask {
+                None => {
+                    for (p, d) in src.iter().zip(dst.chunks_exact_mut(3)) {
+                        over_pixel(*p, d);
+                    }
                 }
-                let m = m_row.map_or(255, |m| m[i] as u32);
-                if m == 0 {
-                    continue;
+                Some(m) => {
+                    let m = &m[y * w + x0..y * w + x1];
+                    for ((p, d), &m) in src.iter().zip(dst.chunks_exact_mut(3)).zip(m) {
+                        if m == 255 {
+                            over_pixel(*p, d);
+                        } else if m != 0 {
+                            let m = m as u32;
+                            let scaled = p.map(|v| div255(v as u32 * m) as u8);
+                            over_pixel(scaled, d);
+                        }
+                    }
                 }
-                let (pr, pg, pb, pa) = if m == 255 {
-                    (p[0] as u32, p[1] as u32, p[2] as u32, p[3] as u32)
-                } else {
-                    (
-                        div255(p[0] as u32 * m),
-                        div255(p[1] as u32 * m),
-                        div255(p[2] as u32 * m),
-                        div255(p[3] as u32 * m),
-                    )
-                };
-                let inv = 255 - pa;
-                d[0] = (pr + div255(d[0] as u32 * inv)).min(255) as u8;
-                d[1] = (pg + div255(d[1] as u32 * inv)).min(255) as u8;
-                d[2] = (pb + div255(d[2] as u32 * inv)).min(255) as u8;
             }
-        }
+        });
         Ok(())
     }
 }
@@ -281,6 +278,32 @@ pub fn tint_floor(frame: &mut RgbImage, mask: &MaskImage) -> Result<(), DrawErro
         }
     }
     Ok(())
+}
+
+/// Colour `(r, g, b)` with alpha `sa` (0 leaves `d` as it is) over the
+/// premultiplied pixel `d`.
+#[inline(always)]
+fn over(d: [u8; 4], sa: u32, r: u32, g: u32, b: u32) -> [u8; 4] {
+    let inv = 255 - sa;
+    let ch = |s: u32, d: u8| div255(s * sa + d as u32 * inv) as u8;
+    [ch(r, d[0]), ch(g, d[1]), ch(b, d[2]), ch(255, d[3])]
+}
+
+/// Premultiplied `p` over the RGB pixel `d`.
+#[inline(always)]
+fn over_pixel(p: [u8; 4], d: &mut [u8]) {
+    match p[3] {
+        0 => {}
+        255 => d.copy_from_slice(&p[..3]),
+        a => {
+            let inv = 255 - a as u32;
+            for c in 0..3 {
+                // Premultiplied colour never exceeds its alpha; min guards
+                // against a malformed overlay all the same.
+                d[c] = div255(p[c].min(a) as u32 * 255 + d[c] as u32 * inv) as u8;
+            }
+        }
+    }
 }
 
 /// `v / 255` rounded, for `v ≤ 255 · 255`.

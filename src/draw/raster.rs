@@ -13,58 +13,51 @@
 //! Image coordinates put pixel centres at integers (OpenCV's convention):
 //! pixel `(x, y)` covers `[x − ½, x + ½) × [y − ½, y + ½)`.
 //!
-//! The layer remembers, per row, the span of pixels it touched, so reading
-//! it back and clearing it costs what was drawn, not the frame size.
+//! The layer remembers which 8-pixel chunks of each row it touched, so
+//! reading it back and clearing it costs what was drawn, not the frame size.
 //! Everything is clipped to the frame first: non-finite or huge coordinates
 //! never make a loop run long or an index go out of range.
 
 use crate::log::Vec2;
 
-/// A touched span of one row: pixels `x0..x1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RowSpan {
-    pub x0: u32,
-    pub x1: u32,
-}
+/// Columns per chunk in [`ChunkDirty`].
+pub(crate) const CHUNK: usize = 8;
 
-impl RowSpan {
-    pub const EMPTY: RowSpan = RowSpan { x0: u32::MAX, x1: 0 };
-
-    #[inline]
-    pub fn is_empty(self) -> bool {
-        self.x0 >= self.x1
-    }
-
-    #[inline]
-    pub fn add(&mut self, x0: usize, x1: usize) {
-        self.x0 = self.x0.min(x0 as u32);
-        self.x1 = self.x1.max(x1 as u32);
-    }
-}
-
-/// Per-row touched spans plus the range of rows that has any.
+/// Touched parts of a layer at the granularity of 8-pixel chunks of each
+/// row: finer than one span per row (which, with drawings spread over the
+/// frame, would cover whole rows), so compositing and clearing cost about
+/// what was drawn.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Dirty {
-    pub rows: Vec<RowSpan>,
-    pub y0: usize,
-    pub y1: usize,
+pub(crate) struct ChunkDirty {
+    width: usize,
+    words: usize,
+    bits: Vec<u64>,
+    y0: usize,
+    y1: usize,
 }
 
-impl Dirty {
-    pub fn new(height: usize) -> Self {
-        Dirty {
-            rows: vec![RowSpan::EMPTY; height],
+impl ChunkDirty {
+    pub fn new(width: usize, height: usize) -> Self {
+        let words = width.div_ceil(CHUNK).div_ceil(64);
+        ChunkDirty {
+            width,
+            words,
+            bits: vec![0; words * height],
             y0: height,
             y1: 0,
         }
     }
 
+    /// Marks pixels `x0..x1` of row `y`.
     #[inline]
     pub fn add(&mut self, y: usize, x0: usize, x1: usize) {
         if x0 >= x1 {
             return;
         }
-        self.rows[y].add(x0, x1);
+        let row = &mut self.bits[y * self.words..(y + 1) * self.words];
+        for c in x0 / CHUNK..=(x1 - 1) / CHUNK {
+            row[c / 64] |= 1 << (c % 64);
+        }
         self.y0 = self.y0.min(y);
         self.y1 = self.y1.max(y + 1);
     }
@@ -73,19 +66,44 @@ impl Dirty {
         self.y0 >= self.y1
     }
 
-    /// The touched `(y, x0..x1)` spans, top to bottom.
-    pub fn spans(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-        (self.y0..self.y1.max(self.y0)).filter_map(|y| {
-            let s = self.rows[y];
-            (!s.is_empty()).then_some((y, s.x0 as usize, s.x1 as usize))
-        })
+    /// Calls `f(y, x0, x1)` for every run of marked chunks, top to bottom.
+    pub fn for_each_span(&self, mut f: impl FnMut(usize, usize, usize)) {
+        for y in self.y0..self.y1.max(self.y0) {
+            let row = &self.bits[y * self.words..(y + 1) * self.words];
+            // The run being collected, in chunks: [start, end).
+            let mut run: Option<(usize, usize)> = None;
+            for (wi, &word) in row.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let s = bits.trailing_zeros() as usize;
+                    let ones = (!(bits >> s)).trailing_zeros() as usize;
+                    let len = ones.min(64 - s);
+                    let (a, b) = (wi * 64 + s, wi * 64 + s + len);
+                    run = match run {
+                        Some((ra, rb)) if rb == a => Some((ra, b)),
+                        Some((ra, rb)) => {
+                            f(y, ra * CHUNK, (rb * CHUNK).min(self.width));
+                            Some((a, b))
+                        }
+                        None => Some((a, b)),
+                    };
+                    bits = if s + len >= 64 {
+                        0
+                    } else {
+                        bits & (!0u64 << (s + len))
+                    };
+                }
+            }
+            if let Some((ra, rb)) = run {
+                f(y, ra * CHUNK, (rb * CHUNK).min(self.width));
+            }
+        }
     }
 
     pub fn reset(&mut self) {
-        for y in self.y0..self.y1.max(self.y0) {
-            self.rows[y] = RowSpan::EMPTY;
-        }
-        self.y0 = self.rows.len();
+        let (y0, y1) = (self.y0, self.y1.max(self.y0));
+        self.bits[y0 * self.words..y1 * self.words].fill(0);
+        self.y0 = self.bits.len() / self.words.max(1);
         self.y1 = 0;
     }
 }
@@ -97,7 +115,7 @@ pub struct Coverage {
     width: usize,
     height: usize,
     cov: Vec<u8>,
-    pub(crate) dirty: Dirty,
+    pub(crate) dirty: ChunkDirty,
     /// Scratch for area accumulation.
     acc: Vec<f32>,
 }
@@ -109,7 +127,7 @@ impl Coverage {
             width,
             height,
             cov: vec![0; width * height],
-            dirty: Dirty::new(height),
+            dirty: ChunkDirty::new(width, height),
             acc: Vec::new(),
         }
     }
@@ -139,27 +157,18 @@ impl Coverage {
     /// Visits every touched pixel with its coverage and clears it.
     pub(crate) fn drain(&mut self, mut f: impl FnMut(usize, usize, usize, &[u8])) {
         let w = self.width;
-        for (y, x0, x1) in self.dirty.spans() {
-            let row = &mut self.cov[y * w + x0..y * w + x1];
+        let cov = &mut self.cov;
+        self.dirty.for_each_span(|y, x0, x1| {
+            let row = &mut cov[y * w + x0..y * w + x1];
             f(y, x0, x1, row);
             row.fill(0);
-        }
+        });
         self.dirty.reset();
     }
 
     /// Forgets everything drawn.
     pub fn clear(&mut self) {
         self.drain(|_, _, _, _| {});
-    }
-
-    #[inline]
-    fn put_max(&mut self, idx: usize, c: u8) {
-        // idx is computed from clamped coordinates by every caller.
-        if let Some(v) = self.cov.get_mut(idx)
-            && *v < c
-        {
-            *v = c;
-        }
     }
 
     /// Adds a stroke along `pts` with half width `half_width(i)` at vertex
@@ -232,23 +241,25 @@ impl Coverage {
                 continue;
             }
             let (x_lo, x_hi) = (x_lo as usize, x_hi as usize);
-            let py = yc - a.y;
-            let row = y * width;
-            for x in x_lo..=x_hi {
-                let px = x as f64 - a.x;
-                let t = ((px * d.x + py * d.y) * inv_len2).clamp(0.0, 1.0);
-                let (qx, qy) = (px - d.x * t, py - d.y * t);
+            // f32 from here: coordinates are relative to the clipped start,
+            // so within a few thousand pixels.
+            let py = (yc - a.y) as f32;
+            let (dx, dy, inv) = (d.x as f32, d.y as f32, inv_len2 as f32);
+            let (r0, dr) = (ra as f32, (rb - ra) as f32);
+            let px0 = (x_lo as f64 - a.x) as f32;
+            for (i, v) in self.cov[y * width + x_lo..=y * width + x_hi]
+                .iter_mut()
+                .enumerate()
+            {
+                let px = px0 + i as f32;
+                let t = ((px * dx + py * dy) * inv).clamp(0.0, 1.0);
+                let (qx, qy) = (px - dx * t, py - dy * t);
                 let dist = (qx * qx + qy * qy).sqrt();
-                let r = ra + (rb - ra) * t;
+                let r = r0 + dr * t;
                 // Lines thinner than a pixel fade instead of thinning.
-                let c = if r >= 0.5 {
-                    (r + 0.5 - dist).clamp(0.0, 1.0)
-                } else {
-                    2.0 * r * (1.0 - dist).clamp(0.0, 1.0)
-                };
-                if c > 0.0 {
-                    self.put_max(row + x, (c * 255.0 + 0.5) as u8);
-                }
+                let fade = (2.0 * r).min(1.0);
+                let c = fade * (r.max(0.5) + 0.5 - dist).clamp(0.0, 1.0);
+                *v = (*v).max((c * 255.0 + 0.5) as u8);
             }
             self.dirty.add(y, x_lo, x_hi + 1);
         }
@@ -300,23 +311,12 @@ impl Coverage {
             let y = oy + ry;
             let base = y * self.width + ox;
             let mut sum = 0.0f32;
-            let (mut first, mut last) = (usize::MAX, 0);
-            for (rx, &a) in row[..bw].iter().enumerate() {
+            for (&a, slot) in row[..bw].iter().zip(&mut self.cov[base..base + bw]) {
                 sum += a;
-                let c = sum.abs().min(1.0);
-                if c > 1.0 / 512.0 {
-                    let v = (c * 255.0 + 0.5) as u8;
-                    let slot = &mut self.cov[base + rx];
-                    if *slot < v {
-                        *slot = v;
-                    }
-                    first = first.min(rx);
-                    last = rx;
-                }
+                let v = (sum.abs().min(1.0) * 255.0 + 0.5) as u8;
+                *slot = (*slot).max(v);
             }
-            if first != usize::MAX {
-                self.dirty.add(y, ox + first, ox + last + 1);
-            }
+            self.dirty.add(y, ox, ox + bw);
         }
         self.acc = acc;
     }
@@ -643,6 +643,29 @@ mod tests {
         assert!(seen > 30);
         assert!(c.cov.iter().all(|&v| v == 0));
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn chunk_dirty_merges_runs_and_resets() {
+        let mut d = ChunkDirty::new(100, 3);
+        d.add(1, 5, 6);
+        d.add(1, 40, 70);
+        d.add(2, 99, 100);
+        let mut spans = Vec::new();
+        d.for_each_span(|y, a, b| spans.push((y, a, b)));
+        assert_eq!(spans, vec![(1, 0, 8), (1, 40, 72), (2, 96, 100)]);
+        d.reset();
+        assert!(d.is_empty());
+        let mut n = 0;
+        d.for_each_span(|_, _, _| n += 1);
+        assert_eq!(n, 0);
+        let mut wide = ChunkDirty::new(5000, 1);
+        wide.add(0, 500, 1030);
+        wide.add(0, 1020, 2200);
+        wide.add(0, 4990, 5000);
+        let mut spans = Vec::new();
+        wide.for_each_span(|y, a, b| spans.push((y, a, b)));
+        assert_eq!(spans, vec![(0, 496, 2200), (0, 4984, 5000)]);
     }
 
     #[test]
