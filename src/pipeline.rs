@@ -559,6 +559,24 @@ mod tests {
     }
 
     #[test]
+    fn tiny_frames_and_changing_sizes() {
+        let log = Arc::new(dot_log());
+        let filter = Filter::all(&log, 0);
+        let mut p = Pipeline::new(log, Some(identity()), Box::new(NoMask), filter, 10.0, 0.3);
+        for (h, w) in [(0, 0), (1, 1), (0, 7), (40, 80), (3, 2), (40, 80)] {
+            let mut frame = RgbImage::zeros((h, w, 3));
+            let s = p.process(&mut frame, 0.0).unwrap();
+            assert_eq!(s.primitives, 1);
+            assert_eq!(p.last_mask().dim(), (h, w));
+        }
+        // A frame not in standard layout is refused, not misread.
+        let mut fortran = RgbImage::zeros((3, 80, 40)).reversed_axes();
+        assert_eq!(fortran.dim(), (40, 80, 3));
+        let e = p.process(&mut fortran, 0.0).unwrap_err().to_string();
+        assert!(e.contains("layout") && e.contains("0.000 s"), "{e}");
+    }
+
+    #[test]
     fn threshold_follows_instant_spacing() {
         let mut log = Log::new();
         for i in 0..10 {

@@ -680,4 +680,91 @@ mod tests {
         assert_eq!(c.get(2, 2), 0);
         assert_eq!(c.get(9, 9), 200);
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn shoelace(p: &[Vec2]) -> f64 {
+            let n = p.len();
+            (0..n)
+                .map(|i| p[i].x * p[(i + 1) % n].y - p[(i + 1) % n].x * p[i].y)
+                .sum::<f64>()
+                / 2.0
+        }
+
+        fn coord() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                4 => -1e4..1e4f64,
+                1 => Just(f64::NAN),
+                1 => Just(f64::INFINITY),
+                1 => Just(-1e300),
+                1 => Just(1e300),
+                1 => -1e12..1e12f64,
+            ]
+        }
+
+        proptest! {
+            /// Exact area coverage: a triangle inside the frame covers its area.
+            #[test]
+            fn fill_covers_the_triangle_area(
+                pts in proptest::collection::vec((2.0..78.0f64, 2.0..58.0f64), 3)
+            ) {
+                let tri: Vec<Vec2> = pts.iter().map(|&(x, y)| Vec2::new(x, y)).collect();
+                let mut c = Coverage::new(80, 60);
+                c.fill(std::slice::from_ref(&tri));
+                let perimeter: f64 = (0..3).map(|i| (tri[(i + 1) % 3] - tri[i]).length()).sum();
+                let area = shoelace(&tri).abs();
+                prop_assert!((total(&c) - area).abs() <= 0.01 * perimeter + 0.5,
+                    "covered {} area {}", total(&c), area);
+            }
+
+            /// A stroke covers its capsule: full inside, nothing beyond reach,
+            /// total close to the capsule's area.
+            #[test]
+            fn stroke_matches_the_capsule(
+                ax in 10.0..90.0f64, ay in 10.0..70.0f64,
+                bx in 10.0..90.0f64, by in 10.0..70.0f64,
+                r in 0.5..6.0f64,
+            ) {
+                let (a, b) = (Vec2::new(ax, ay), Vec2::new(bx, by));
+                let mut c = Coverage::new(100, 80);
+                c.segment(a, b, r, r);
+                let d = b - a;
+                let len = d.length();
+                let area = 2.0 * r * len + std::f64::consts::PI * r * r;
+                prop_assert!((total(&c) - area).abs() <= 0.03 * area + 2.0,
+                    "covered {} capsule {}", total(&c), area);
+                for y in 0..80 {
+                    for x in 0..100 {
+                        let p = Vec2::new(x as f64, y as f64);
+                        let t = if len > 0.0 { ((p - a).dot(d) / (len * len)).clamp(0.0, 1.0) } else { 0.0 };
+                        let dist = (p - (a + d * t)).length();
+                        let v = c.get(x, y);
+                        if dist >= r + 0.5 { prop_assert_eq!(v, 0, "({}, {}) at {}", x, y, dist); }
+                        if dist <= r - 0.5 { prop_assert_eq!(v, 255, "({}, {}) at {}", x, y, dist); }
+                    }
+                }
+            }
+
+            /// Hostile coordinates and widths never panic and stay in the layer.
+            #[test]
+            fn hostile_input_is_harmless(
+                pts in proptest::collection::vec((coord(), coord()), 0..8),
+                r in prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1e9f64, Just(f64::INFINITY)],
+            ) {
+                let pts: Vec<Vec2> = pts.into_iter().map(|(x, y)| Vec2::new(x, y)).collect();
+                let mut c = Coverage::new(64, 48);
+                c.stroke(&pts, true, |_| r);
+                c.fill(std::slice::from_ref(&pts));
+                let mut seen = 0usize;
+                c.drain(|y, x0, x1, row| {
+                    assert!(y < 48 && x0 < x1 && x1 <= 64 && row.len() == x1 - x0);
+                    seen += 1;
+                });
+                prop_assert!(c.cov.iter().all(|&v| v == 0));
+                prop_assert!(seen <= 48 * 8);
+            }
+        }
+    }
 }
