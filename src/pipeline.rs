@@ -559,6 +559,19 @@ mod tests {
     }
 
     #[test]
+    fn pipelines_can_move_to_worker_threads() {
+        fn is_send<T: Send>() {}
+        is_send::<Pipeline>();
+        let log = Arc::new(dot_log());
+        let filter = Filter::all(&log, 0);
+        let mut p = Pipeline::new(log, Some(identity()), Box::new(NoMask), filter, 10.0, 0.3);
+        let stats = std::thread::spawn(move || p.process(&mut RgbImage::zeros((40, 80, 3)), 0.0).unwrap())
+            .join()
+            .unwrap();
+        assert_eq!(stats.drawn, 1);
+    }
+
+    #[test]
     fn tiny_frames_and_changing_sizes() {
         let log = Arc::new(dot_log());
         let filter = Filter::all(&log, 0);
