@@ -186,17 +186,23 @@ impl Overlay {
                 return;
             }
             let dst = &mut px[y * w + x0..y * w + x1];
-            if a == 255 {
-                for (d, &c) in dst.iter_mut().zip(row) {
-                    if c == 255 {
-                        *d = [r as u8, g as u8, b as u8, 255];
-                    } else {
-                        *d = over(*d, c as u32, r, g, b);
+            // The colour at full coverage, premultiplied: most pixels are
+            // either untouched (0), fully covered over nothing, or edges.
+            let full = over([0; 4], a, r, g, b);
+            let inv_full = 255 - a;
+            for (d, &c) in dst.iter_mut().zip(row) {
+                match c {
+                    0 => {}
+                    255 if *d == [0; 4] || a == 255 => *d = full,
+                    255 => {
+                        *d = [
+                            full[0] + div255(d[0] as u32 * inv_full) as u8,
+                            full[1] + div255(d[1] as u32 * inv_full) as u8,
+                            full[2] + div255(d[2] as u32 * inv_full) as u8,
+                            full[3] + div255(d[3] as u32 * inv_full) as u8,
+                        ]
                     }
-                }
-            } else {
-                for (d, &c) in dst.iter_mut().zip(row) {
-                    *d = over(*d, div255(c as u32 * a), r, g, b);
+                    _ => *d = over(*d, div255(c as u32 * a), r, g, b),
                 }
             }
             dirty.add(y, x0, x1);
