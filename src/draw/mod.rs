@@ -819,4 +819,93 @@ mod tests {
             assert_eq!(div255(v), (v as f64 / 255.0).round() as u32, "{v}");
         }
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn num() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                6 => -5000.0..5000.0f64,
+                1 => Just(0.0),
+                1 => Just(f64::NAN),
+                1 => Just(f64::NEG_INFINITY),
+                1 => Just(1e300),
+                1 => -1e15..1e15f64,
+            ]
+        }
+
+        fn point() -> impl Strategy<Value = Vec2> {
+            (num(), num()).prop_map(|(x, y)| Vec2::new(x, y))
+        }
+
+        fn shape() -> impl Strategy<Value = Shape> {
+            prop_oneof![
+                (point(), num()).prop_map(|(center, radius)| Shape::Circle { center, radius }),
+                (point(), point()).prop_map(|(start, end)| Shape::Line { start, end }),
+                (point(), point(), num()).prop_map(|(center, size, orientation)| Shape::Rectangle {
+                    center,
+                    size,
+                    orientation
+                }),
+                (proptest::collection::vec(point(), 0..12), any::<bool>()).prop_map(|(v, closed)| {
+                    Shape::Polygon {
+                        vertices: v.into(),
+                        closed,
+                    }
+                }),
+                (point(), "[a-z θ→\n]{0,12}", num()).prop_map(|(anchor, t, size)| Shape::Text {
+                    anchor,
+                    text: t.into(),
+                    size: size / 50.0,
+                }),
+                (point(), any::<bool>(), num()).prop_map(|(position, dot, size)| Shape::Point {
+                    position,
+                    kind: if dot { MarkerKind::Dot } else { MarkerKind::Cross },
+                    size: size / 50.0,
+                }),
+            ]
+        }
+
+        fn style() -> impl Strategy<Value = Style> {
+            (
+                any::<u32>(),
+                proptest::option::of(any::<u32>()),
+                num(),
+                any::<bool>(),
+            )
+                .prop_map(|(c, f, t, w)| Style {
+                    color: Rgba(c),
+                    fill: f.map(Rgba),
+                    thickness: (t / 100.0) as f32,
+                    unit: if w {
+                        ThicknessUnit::World
+                    } else {
+                        ThicknessUnit::Pixels
+                    },
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            /// Whatever a log holds, drawing it through a perspective camera
+            /// (horizon inside the frame) neither panics nor breaks the
+            /// overlay's premultiplied invariant.
+            #[test]
+            fn any_primitive_draws_safely(shape in shape(), style in style()) {
+                let calib = Calibration::from_homography([
+                    [1.0, 0.0, 160.0],
+                    [0.0, 0.2, 60.0],
+                    [0.0, 0.002, 1.0],
+                ]).unwrap();
+                let mut ov = Overlay::new(320, 120);
+                let mut painter = Painter::new(320, 120);
+                let p = Primitive { shape, style, entity: EntityId(0), level: 0 };
+                let _ = painter.primitive(&mut ov, &calib, &p);
+                prop_assert!(ov.pixels().iter().all(|q| q[0] <= q[3] && q[1] <= q[3] && q[2] <= q[3]));
+                let mut frame = RgbImage::zeros((120, 320, 3));
+                prop_assert!(ov.composite(&mut frame, None).is_ok());
+            }
+        }
+    }
 }
