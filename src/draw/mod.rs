@@ -172,41 +172,24 @@ impl Overlay {
             cov.clear();
             return;
         }
-        let (r, g, b, a) = (
-            color.r() as u32,
-            color.g() as u32,
-            color.b() as u32,
-            color.a() as u32,
-        );
         let w = self.width;
         let px = &mut self.px;
         let dirty = &mut self.dirty;
         cov.drain(|y, x0, x1, row| {
-            if a == 0 {
-                return;
-            }
-            let dst = &mut px[y * w + x0..y * w + x1];
-            // The colour at full coverage, premultiplied: most pixels are
-            // either untouched (0), fully covered over nothing, or edges.
-            let full = over([0; 4], a, r, g, b);
-            let inv_full = 255 - a;
-            for (d, &c) in dst.iter_mut().zip(row) {
-                match c {
-                    0 => {}
-                    255 if *d == [0; 4] || a == 255 => *d = full,
-                    255 => {
-                        *d = [
-                            full[0] + div255(d[0] as u32 * inv_full) as u8,
-                            full[1] + div255(d[1] as u32 * inv_full) as u8,
-                            full[2] + div255(d[2] as u32 * inv_full) as u8,
-                            full[3] + div255(d[3] as u32 * inv_full) as u8,
-                        ]
-                    }
-                    _ => *d = over(*d, div255(c as u32 * a), r, g, b),
-                }
-            }
+            blend_row(&mut px[y * w + x0..y * w + x1], row, color);
             dirty.add(y, x0, x1);
         });
+    }
+
+    /// Paints `color` through one row of coverage starting at `(x0, y)`.
+    pub fn blend_span(&mut self, y: usize, x0: usize, coverage: &[u8], color: Rgba) {
+        if y >= self.height || x0 >= self.width {
+            return;
+        }
+        let x1 = (x0 + coverage.len()).min(self.width);
+        let row = y * self.width;
+        blend_row(&mut self.px[row + x0..row + x1], coverage, color);
+        self.dirty.add(y, x0, x1);
     }
 
     /// `frame = mix(frame, overlay, alpha · mask)`: the overlay shows only
@@ -284,6 +267,38 @@ pub fn tint_floor(frame: &mut RgbImage, mask: &MaskImage) -> Result<(), DrawErro
         }
     }
     Ok(())
+}
+
+/// Paints `color` through `coverage` onto the premultiplied pixels `dst`.
+fn blend_row(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
+    let (r, g, b, a) = (
+        color.r() as u32,
+        color.g() as u32,
+        color.b() as u32,
+        color.a() as u32,
+    );
+    if a == 0 {
+        return;
+    }
+    // The colour at full coverage, premultiplied: most pixels are either
+    // untouched (0), fully covered over nothing, or edges.
+    let full = over([0; 4], a, r, g, b);
+    let inv_full = 255 - a;
+    for (d, &c) in dst.iter_mut().zip(coverage) {
+        match c {
+            0 => {}
+            255 if *d == [0; 4] || a == 255 => *d = full,
+            255 => {
+                *d = [
+                    full[0] + div255(d[0] as u32 * inv_full) as u8,
+                    full[1] + div255(d[1] as u32 * inv_full) as u8,
+                    full[2] + div255(d[2] as u32 * inv_full) as u8,
+                    full[3] + div255(d[3] as u32 * inv_full) as u8,
+                ]
+            }
+            _ => *d = over(*d, div255(c as u32 * a), r, g, b),
+        }
+    }
 }
 
 /// Colour `(r, g, b)` with alpha `sa` (0 leaves `d` as it is) over the
@@ -373,8 +388,8 @@ impl Painter {
 
     /// Fills image-space contours (non-zero rule).
     pub fn fill(&mut self, ov: &mut Overlay, contours: &[Vec<Vec2>], color: Rgba) {
-        self.cov.fill(contours);
-        ov.blend(&mut self.cov, color);
+        self.cov
+            .fill_spans(contours, |y, x0, row| ov.blend_span(y, x0, row, color));
     }
 
     /// Draws text with the first baseline starting at image point `anchor`;
@@ -556,9 +571,10 @@ impl Painter {
                 self.fill.extend_from_slice(r);
             }
             let contour = std::mem::take(&mut self.fill);
-            self.cov.fill(std::slice::from_ref(&contour));
+            self.cov.fill_spans(std::slice::from_ref(&contour), |y, x0, row| {
+                ov.blend_span(y, x0, row, fill)
+            });
             self.fill = contour;
-            ov.blend(&mut self.cov, fill);
         }
         if p.style.color.a() == 0 {
             return;

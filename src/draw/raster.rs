@@ -118,6 +118,8 @@ pub struct Coverage {
     pub(crate) dirty: ChunkDirty,
     /// Scratch for area accumulation.
     acc: Vec<f32>,
+    /// Scratch for one row of fill coverage.
+    line: Vec<u8>,
 }
 
 impl Coverage {
@@ -129,6 +131,7 @@ impl Coverage {
             cov: vec![0; width * height],
             dirty: ChunkDirty::new(width, height),
             acc: Vec::new(),
+            line: Vec::new(),
         }
     }
 
@@ -268,6 +271,25 @@ impl Coverage {
     /// Adds the area inside `contours` (non-zero rule; contours are closed
     /// implicitly) with exact anti-aliased coverage.
     pub fn fill(&mut self, contours: &[Vec<Vec2>]) {
+        let mut cov = std::mem::take(&mut self.cov);
+        let mut dirty = std::mem::take(&mut self.dirty);
+        let width = self.width;
+        self.fill_spans(contours, |y, x0, row| {
+            let dst = &mut cov[y * width + x0..y * width + x0 + row.len()];
+            for (d, &v) in dst.iter_mut().zip(row) {
+                *d = (*d).max(v);
+            }
+            dirty.add(y, x0, x0 + row.len());
+        });
+        self.cov = cov;
+        self.dirty = dirty;
+    }
+
+    /// Rasterizes the area inside `contours` like [`Coverage::fill`] but
+    /// hands each row's coverage to `f(y, x0, coverage)` instead of storing
+    /// it (rows trimmed to their non-zero part), so a fill can be blended
+    /// straight into its destination. The layer itself is not touched.
+    pub fn fill_spans(&mut self, contours: &[Vec<Vec2>], mut f: impl FnMut(usize, usize, &[u8])) {
         // Bounding box of finite points, in area coordinates (pixel x covers [x, x+1)).
         let (mut x0, mut y0, mut x1, mut y1) =
             (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
@@ -306,18 +328,22 @@ impl Coverage {
             }
         }
         let (ox, oy) = (bx0 as usize, by0 as usize);
+        let mut line = std::mem::take(&mut self.line);
+        line.resize(bw, 0);
         for ry in 0..bh {
-            let row = &acc[ry * stride..ry * stride + stride];
-            let y = oy + ry;
-            let base = y * self.width + ox;
+            let row = &acc[ry * stride..ry * stride + bw];
             let mut sum = 0.0f32;
-            for (&a, slot) in row[..bw].iter().zip(&mut self.cov[base..base + bw]) {
+            for (&a, v) in row.iter().zip(line.iter_mut()) {
                 sum += a;
-                let v = (sum.abs().min(1.0) * 255.0 + 0.5) as u8;
-                *slot = (*slot).max(v);
+                *v = (sum.abs().min(1.0) * 255.0 + 0.5) as u8;
             }
-            self.dirty.add(y, ox, ox + bw);
+            let first = line.iter().position(|&v| v != 0);
+            let last = line.iter().rposition(|&v| v != 0);
+            if let (Some(a), Some(b)) = (first, last) {
+                f(oy + ry, ox + a, &line[a..=b]);
+            }
         }
+        self.line = line;
         self.acc = acc;
     }
 
