@@ -22,8 +22,8 @@ use underlay::select::Filter;
 
 /// A camera over a 9 m × 6 m field filling most of a `w × h` frame.
 fn camera(w: usize, h: usize) -> Calibration {
-    let th = 35f64.to_radians();
-    let cam = [0.0, -7000.0, 6000.0];
+    let th = 51f64.to_radians();
+    let cam = [0.0, -6500.0, 8000.0];
     let f = 0.75 * w as f64;
     let rows = [
         [1.0, 0.0, 0.0],
