@@ -3,7 +3,9 @@
 //! and 1080p (mask computation excluded: it has its own benchmark), plus
 //! the whole `Pipeline::process` with a precomputed mask.
 //!
-//! Run: `cargo bench --bench draw` (or `-- draw+composite` for one group). The scene is a robot-soccer field seen
+//! Run: `cargo bench --bench draw` (or `-- draw+composite` for one group).
+//! `opencv-reference` draws the same projected geometry the thesis's way
+//! (OpenCV `LINE_AA` on a frame copy, masked copy back) for a ratio. The scene is a robot-soccer field seen
 //! by a tilted camera; the primitive mix per 10 is 3 robot circles, 2
 //! lines, 2 five-point paths, 1 filled translucent rectangle, 1 short text
 //! and 1 marker.
@@ -249,5 +251,127 @@ fn parts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parts, draw_and_composite, whole_pipeline);
+/// The thesis's way (Algorithm 5 with OpenCV): draw every primitive with
+/// `LINE_AA` onto a copy of the frame (sub-pixel coordinates, fills
+/// opaque: OpenCV has no alpha), then copy it back where the mask says
+/// floor. Same projected geometry as ours; a reference for the ratio.
+fn opencv_reference(c: &mut Criterion) {
+    use opencv::core::{Mat, Point, Scalar, Vector};
+    use opencv::prelude::*;
+    use opencv::{core, imgproc};
+    let mut group = c.benchmark_group("opencv-reference");
+    group.sample_size(30);
+    for (w, h) in [(1280, 720), (1920, 1080)] {
+        for n in [100, 500] {
+            let calib = camera(w, h);
+            let mut log = Log::new();
+            let prims = primitives(&mut log, n);
+            let frame = Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, Scalar::all(90.0))
+                .expect("frame");
+            let m = mask(w, h);
+            let mask = Mat::new_rows_cols_with_data(h as i32, w as i32, m.as_slice().expect("contiguous"))
+                .expect("mask")
+                .try_clone()
+                .expect("mask copy");
+            const SHIFT: i32 = 4;
+            let fix = |v: Vec2| Point::new((v.x * 16.0).round() as i32, (v.y * 16.0).round() as i32);
+            let mut rings = Vec::new();
+            let mut out = frame.try_clone().expect("copy");
+            group.bench_function(BenchmarkId::new(format!("{w}x{h}"), n), |b| {
+                b.iter(|| {
+                    let mut drawn = frame.try_clone().expect("copy");
+                    for p in &prims {
+                        let col = Scalar::new(
+                            p.style.color.b() as f64,
+                            p.style.color.g() as f64,
+                            p.style.color.r() as f64,
+                            0.0,
+                        );
+                        rings.clear();
+                        match &p.shape {
+                            Shape::Circle { center, radius } => {
+                                calib.project_circle(*center, *radius, 0.25, &mut rings)
+                            }
+                            Shape::Line { start, end } => {
+                                calib.project_polyline(&[*start, *end], false, 0.25, &mut rings)
+                            }
+                            Shape::Rectangle {
+                                center,
+                                size,
+                                orientation,
+                            } => calib.project_polyline(
+                                &Shape::rectangle_corners(*center, *size, *orientation),
+                                true,
+                                0.25,
+                                &mut rings,
+                            ),
+                            Shape::Polygon { vertices, closed } => {
+                                calib.project_polyline(vertices, *closed, 0.25, &mut rings)
+                            }
+                            Shape::Text { anchor, text, .. } => {
+                                if let Some(a) = calib.project(*anchor) {
+                                    let org = Point::new(a.x as i32, a.y as i32);
+                                    let _ = imgproc::put_text(
+                                        &mut drawn,
+                                        text,
+                                        org,
+                                        imgproc::FONT_HERSHEY_SIMPLEX,
+                                        0.6,
+                                        col,
+                                        2,
+                                        imgproc::LINE_AA,
+                                        false,
+                                    );
+                                }
+                            }
+                            Shape::Point { position, .. } => {
+                                if let Some(a) = calib.project(*position) {
+                                    let at = Point::new(a.x as i32, a.y as i32);
+                                    let _ = imgproc::draw_marker(
+                                        &mut drawn,
+                                        at,
+                                        col,
+                                        imgproc::MARKER_TILTED_CROSS,
+                                        12,
+                                        2,
+                                        imgproc::LINE_AA,
+                                    );
+                                }
+                            }
+                        }
+                        let pts: Vector<Vector<Point>> = rings
+                            .iter()
+                            .map(|r| r.iter().map(|&v| fix(v)).collect())
+                            .collect();
+                        if pts.is_empty() {
+                            continue;
+                        }
+                        if p.style.fill.is_some() {
+                            let _ = imgproc::fill_poly(
+                                &mut drawn,
+                                &pts,
+                                col,
+                                imgproc::LINE_AA,
+                                SHIFT,
+                                Point::new(0, 0),
+                            );
+                        }
+                        let _ = imgproc::polylines(&mut drawn, &pts, false, col, 3, imgproc::LINE_AA, SHIFT);
+                    }
+                    drawn.copy_to_masked(&mut out, &mask).expect("masked copy");
+                    black_box(&out);
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    parts,
+    draw_and_composite,
+    whole_pipeline,
+    opencv_reference
+);
 criterion_main!(benches);
