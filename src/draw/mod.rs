@@ -72,7 +72,7 @@ pub enum SkipReason {
     BadThickness,
     /// Text with no characters.
     EmptyText,
-    /// Text too small to read or too large to rasterize.
+    /// Text too large to rasterize.
     TextSize,
     /// A polygon without vertices.
     NoVertices,
@@ -86,7 +86,7 @@ impl fmt::Display for SkipReason {
             SkipReason::BadSize => "size is negative",
             SkipReason::BadThickness => "thickness is negative or not finite",
             SkipReason::EmptyText => "text is empty",
-            SkipReason::TextSize => "text size is outside the drawable range",
+            SkipReason::TextSize => "text is too large to draw",
             SkipReason::NoVertices => "polygon has no vertices",
         })
     }
@@ -516,8 +516,12 @@ impl Painter {
                         None => return Ok(()),
                     },
                 };
-                if !(text::MIN_TEXT_PX..=text::MAX_TEXT_PX).contains(&px) {
+                if px > text::MAX_TEXT_PX {
                     return Err(SkipReason::TextSize);
+                }
+                if px < text::MIN_TEXT_PX {
+                    // Too small to read (far away in world units): nothing to draw.
+                    return Ok(());
                 }
                 self.text(ov, at, text, px, style.color);
             }
