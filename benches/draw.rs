@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use underlay::calib::Calibration;
 use underlay::draw::{Overlay, Painter};
 use underlay::image::{FLOOR, MaskImage, RgbImage};
@@ -142,22 +142,9 @@ fn draw_and_composite(c: &mut Criterion) {
     group.sample_size(30);
     for (w, h) in [(1280, 720), (1920, 1080)] {
         for n in [100, 500] {
-            let calib = camera(w, h);
-            let mut log = Log::new();
-            let prims = primitives(&mut log, n);
-            let mask = mask(w, h);
-            let mut fr = frame(w, h);
-            let mut ov = Overlay::new(w, h);
-            let mut painter = Painter::new(w, h);
+            let mut ours = Ours::new(w, h, n);
             group.bench_function(BenchmarkId::new(format!("{w}x{h}"), n), |b| {
-                b.iter(|| {
-                    ov.clear();
-                    for p in &prims {
-                        let _ = painter.primitive(&mut ov, &calib, p);
-                    }
-                    ov.composite(&mut fr, Some(&mask)).expect("sizes match");
-                    black_box(&fr);
-                })
+                b.iter(|| ours.frame())
             });
         }
     }
@@ -251,120 +238,211 @@ fn parts(c: &mut Criterion) {
     group.finish();
 }
 
-/// The thesis's way (Algorithm 5 with OpenCV): draw every primitive with
-/// `LINE_AA` onto a copy of the frame (sub-pixel coordinates, fills
-/// opaque: OpenCV has no alpha), then copy it back where the mask says
-/// floor. Same projected geometry as ours; a reference for the ratio.
+/// One frame drawn the thesis's way (Algorithm 5 with OpenCV): every
+/// primitive with `LINE_AA` onto a copy of the frame (sub-pixel
+/// coordinates; fills opaque and Hershey text, as OpenCV has no alpha and
+/// no real fonts), then copied back where the mask says floor. Same
+/// projected geometry as ours: a reference for the ratio.
+struct OpenCvReference {
+    calib: Calibration,
+    prims: Vec<Primitive>,
+    frame: opencv::core::Mat,
+    mask: opencv::core::Mat,
+    out: opencv::core::Mat,
+    rings: Vec<Vec<Vec2>>,
+}
+
+impl OpenCvReference {
+    fn new(w: usize, h: usize, n: usize) -> Self {
+        use opencv::core::{self, Mat, Scalar};
+        use opencv::prelude::*;
+        let mut log = Log::new();
+        let frame = Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, Scalar::all(90.0))
+            .expect("frame");
+        let m = mask(w, h);
+        let mask = Mat::new_rows_cols_with_data(h as i32, w as i32, m.as_slice().expect("contiguous"))
+            .expect("mask")
+            .try_clone()
+            .expect("mask copy");
+        OpenCvReference {
+            calib: camera(w, h),
+            prims: primitives(&mut log, n),
+            out: frame.try_clone().expect("copy"),
+            frame,
+            mask,
+            rings: Vec::new(),
+        }
+    }
+
+    fn frame(&mut self) {
+        use opencv::core::{Point, Scalar, Vector};
+        use opencv::imgproc;
+        use opencv::prelude::*;
+        const SHIFT: i32 = 4;
+        let fix = |v: Vec2| Point::new((v.x * 16.0).round() as i32, (v.y * 16.0).round() as i32);
+        let calib = &self.calib;
+        let rings = &mut self.rings;
+        let mut drawn = self.frame.try_clone().expect("copy");
+        for p in &self.prims {
+            let c = p.style.color;
+            let col = Scalar::new(c.b() as f64, c.g() as f64, c.r() as f64, 0.0);
+            rings.clear();
+            match &p.shape {
+                Shape::Circle { center, radius } => calib.project_circle(*center, *radius, 0.25, rings),
+                Shape::Line { start, end } => calib.project_polyline(&[*start, *end], false, 0.25, rings),
+                Shape::Rectangle {
+                    center,
+                    size,
+                    orientation,
+                } => calib.project_polyline(
+                    &Shape::rectangle_corners(*center, *size, *orientation),
+                    true,
+                    0.25,
+                    rings,
+                ),
+                Shape::Polygon { vertices, closed } => calib.project_polyline(vertices, *closed, 0.25, rings),
+                Shape::Text { anchor, text, .. } => {
+                    if let Some(a) = calib.project(*anchor) {
+                        let org = Point::new(a.x as i32, a.y as i32);
+                        let font = imgproc::FONT_HERSHEY_SIMPLEX;
+                        let _ = imgproc::put_text(
+                            &mut drawn,
+                            text,
+                            org,
+                            font,
+                            0.6,
+                            col,
+                            2,
+                            imgproc::LINE_AA,
+                            false,
+                        );
+                    }
+                }
+                Shape::Point { position, .. } => {
+                    if let Some(a) = calib.project(*position) {
+                        let at = Point::new(a.x as i32, a.y as i32);
+                        let cross = imgproc::MARKER_TILTED_CROSS;
+                        let _ = imgproc::draw_marker(&mut drawn, at, col, cross, 12, 2, imgproc::LINE_AA);
+                    }
+                }
+            }
+            let pts: Vector<Vector<Point>> = rings
+                .iter()
+                .map(|r| r.iter().map(|&v| fix(v)).collect())
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            if p.style.fill.is_some() {
+                let _ = imgproc::fill_poly(&mut drawn, &pts, col, imgproc::LINE_AA, SHIFT, Point::new(0, 0));
+            }
+            let _ = imgproc::polylines(&mut drawn, &pts, false, col, 3, imgproc::LINE_AA, SHIFT);
+        }
+        drawn
+            .copy_to_masked(&mut self.out, &self.mask)
+            .expect("masked copy");
+        black_box(&self.out);
+    }
+}
+
+/// Our draw + composite for one frame, with its buffers.
+struct Ours {
+    calib: Calibration,
+    prims: Vec<Primitive>,
+    mask: MaskImage,
+    frame: RgbImage,
+    overlay: Overlay,
+    painter: Painter,
+}
+
+impl Ours {
+    fn new(w: usize, h: usize, n: usize) -> Self {
+        let mut log = Log::new();
+        Ours {
+            calib: camera(w, h),
+            prims: primitives(&mut log, n),
+            mask: mask(w, h),
+            frame: frame(w, h),
+            overlay: Overlay::new(w, h),
+            painter: Painter::new(w, h),
+        }
+    }
+
+    fn frame(&mut self) {
+        self.overlay.clear();
+        for p in &self.prims {
+            let _ = self.painter.primitive(&mut self.overlay, &self.calib, p);
+        }
+        self.overlay
+            .composite(&mut self.frame, Some(&self.mask))
+            .expect("sizes match");
+        black_box(&self.frame);
+    }
+}
+
 fn opencv_reference(c: &mut Criterion) {
-    use opencv::core::{Mat, Point, Scalar, Vector};
-    use opencv::prelude::*;
-    use opencv::{core, imgproc};
     let mut group = c.benchmark_group("opencv-reference");
     group.sample_size(30);
     for (w, h) in [(1280, 720), (1920, 1080)] {
         for n in [100, 500] {
-            let calib = camera(w, h);
-            let mut log = Log::new();
-            let prims = primitives(&mut log, n);
-            let frame = Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, Scalar::all(90.0))
-                .expect("frame");
-            let m = mask(w, h);
-            let mask = Mat::new_rows_cols_with_data(h as i32, w as i32, m.as_slice().expect("contiguous"))
-                .expect("mask")
-                .try_clone()
-                .expect("mask copy");
-            const SHIFT: i32 = 4;
-            let fix = |v: Vec2| Point::new((v.x * 16.0).round() as i32, (v.y * 16.0).round() as i32);
-            let mut rings = Vec::new();
-            let mut out = frame.try_clone().expect("copy");
-            group.bench_function(BenchmarkId::new(format!("{w}x{h}"), n), |b| {
-                b.iter(|| {
-                    let mut drawn = frame.try_clone().expect("copy");
-                    for p in &prims {
-                        let col = Scalar::new(
-                            p.style.color.b() as f64,
-                            p.style.color.g() as f64,
-                            p.style.color.r() as f64,
-                            0.0,
-                        );
-                        rings.clear();
-                        match &p.shape {
-                            Shape::Circle { center, radius } => {
-                                calib.project_circle(*center, *radius, 0.25, &mut rings)
-                            }
-                            Shape::Line { start, end } => {
-                                calib.project_polyline(&[*start, *end], false, 0.25, &mut rings)
-                            }
-                            Shape::Rectangle {
-                                center,
-                                size,
-                                orientation,
-                            } => calib.project_polyline(
-                                &Shape::rectangle_corners(*center, *size, *orientation),
-                                true,
-                                0.25,
-                                &mut rings,
-                            ),
-                            Shape::Polygon { vertices, closed } => {
-                                calib.project_polyline(vertices, *closed, 0.25, &mut rings)
-                            }
-                            Shape::Text { anchor, text, .. } => {
-                                if let Some(a) = calib.project(*anchor) {
-                                    let org = Point::new(a.x as i32, a.y as i32);
-                                    let _ = imgproc::put_text(
-                                        &mut drawn,
-                                        text,
-                                        org,
-                                        imgproc::FONT_HERSHEY_SIMPLEX,
-                                        0.6,
-                                        col,
-                                        2,
-                                        imgproc::LINE_AA,
-                                        false,
-                                    );
-                                }
-                            }
-                            Shape::Point { position, .. } => {
-                                if let Some(a) = calib.project(*position) {
-                                    let at = Point::new(a.x as i32, a.y as i32);
-                                    let _ = imgproc::draw_marker(
-                                        &mut drawn,
-                                        at,
-                                        col,
-                                        imgproc::MARKER_TILTED_CROSS,
-                                        12,
-                                        2,
-                                        imgproc::LINE_AA,
-                                    );
-                                }
-                            }
-                        }
-                        let pts: Vector<Vector<Point>> = rings
-                            .iter()
-                            .map(|r| r.iter().map(|&v| fix(v)).collect())
-                            .collect();
-                        if pts.is_empty() {
-                            continue;
-                        }
-                        if p.style.fill.is_some() {
-                            let _ = imgproc::fill_poly(
-                                &mut drawn,
-                                &pts,
-                                col,
-                                imgproc::LINE_AA,
-                                SHIFT,
-                                Point::new(0, 0),
-                            );
-                        }
-                        let _ = imgproc::polylines(&mut drawn, &pts, false, col, 3, imgproc::LINE_AA, SHIFT);
-                    }
-                    drawn.copy_to_masked(&mut out, &mask).expect("masked copy");
-                    black_box(&out);
-                })
-            });
+            let mut r = OpenCvReference::new(w, h, n);
+            group.bench_function(BenchmarkId::new(format!("{w}x{h}"), n), |b| b.iter(|| r.frame()));
         }
     }
     group.finish();
+}
+
+/// CPU time of the whole process (all threads) in seconds, from
+/// `/proc/self/stat` (Linux; clock ticks of 1/100 s). Steadier than
+/// wall-clock time when other processes share the cores.
+fn process_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are 14 and 15.
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// CPU milliseconds per call of `frame`, over at least 2 s of CPU.
+fn cpu_ms_per_frame(mut frame: impl FnMut()) -> Option<f64> {
+    for _ in 0..20 {
+        frame();
+    }
+    let t0 = process_cpu_seconds()?;
+    let mut n = 0u32;
+    loop {
+        frame();
+        n += 1;
+        let t = process_cpu_seconds()?;
+        if t - t0 >= 2.0 {
+            return Some((t - t0) * 1e3 / n as f64);
+        }
+    }
+}
+
+/// `cargo bench --bench draw -- cpu-time`: CPU time per frame of ours and
+/// of the OpenCV reference, and their ratio, for each size and N.
+fn cpu_time() {
+    if !std::env::args().any(|a| a == "cpu-time") {
+        return;
+    }
+    for (w, h) in [(1280, 720), (1920, 1080)] {
+        for n in [100, 500] {
+            let mut ours = Ours::new(w, h, n);
+            let mut reference = OpenCvReference::new(w, h, n);
+            match (
+                cpu_ms_per_frame(|| ours.frame()),
+                cpu_ms_per_frame(|| reference.frame()),
+            ) {
+                (Some(a), Some(b)) => println!(
+                    "cpu-time {w}x{h}/{n}: draw+composite {a:.3} ms, opencv-reference {b:.3} ms, ratio {:.2}",
+                    b / a
+                ),
+                _ => println!("cpu-time: /proc/self/stat is not available here"),
+            }
+        }
+    }
 }
 
 criterion_group!(
@@ -374,4 +452,9 @@ criterion_group!(
     whole_pipeline,
     opencv_reference
 );
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    cpu_time();
+}
