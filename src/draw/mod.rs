@@ -209,28 +209,12 @@ impl Overlay {
             None => None,
         };
         let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
+        let avx2 = has_avx2();
         self.dirty.for_each_span(|y, x0, x1| {
             let src = &self.px[y * w + x0..y * w + x1];
             let dst = &mut f[(y * w + x0) * 3..(y * w + x1) * 3];
-            match mask {
-                None => {
-                    for (p, d) in src.iter().zip(dst.chunks_exact_mut(3)) {
-                        over_pixel(*p, d);
-                    }
-                }
-                Some(m) => {
-                    let m = &m[y * w + x0..y * w + x1];
-                    for ((p, d), &m) in src.iter().zip(dst.chunks_exact_mut(3)).zip(m) {
-                        if m == 255 {
-                            over_pixel(*p, d);
-                        } else if m != 0 {
-                            let m = m as u32;
-                            let scaled = p.map(|v| div255(v as u32 * m) as u8);
-                            over_pixel(scaled, d);
-                        }
-                    }
-                }
-            }
+            let m = mask.map(|m| &m[y * w + x0..y * w + x1]);
+            composite_row(src, dst, m, avx2);
         });
         Ok(())
     }
@@ -269,59 +253,97 @@ pub fn tint_floor(frame: &mut RgbImage, mask: &MaskImage) -> Result<(), DrawErro
     Ok(())
 }
 
-/// Paints `color` through `coverage` onto the premultiplied pixels `dst`.
+/// Paints `color` through `coverage` onto the premultiplied pixels `dst`,
+/// with the AVX2 build of the loop when the CPU has it.
 fn blend_row(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
-    let (r, g, b, a) = (
-        color.r() as u32,
-        color.g() as u32,
-        color.b() as u32,
-        color.a() as u32,
-    );
-    if a == 0 {
+    if color.a() == 0 {
         return;
     }
-    // The colour at full coverage, premultiplied: most pixels are either
-    // untouched (0), fully covered over nothing, or edges.
-    let full = over([0; 4], a, r, g, b);
-    let inv_full = 255 - a;
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked at run time).
+        unsafe { blend_row_avx2(dst, coverage, color) };
+        return;
+    }
+    blend_row_generic(dst, coverage, color);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn blend_row_avx2(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
+    blend_row_generic(dst, coverage, color);
+}
+
+/// Branch-free "over" so the compiler vectorizes it; coverage 0 leaves a
+/// pixel exactly as it was.
+#[inline(always)]
+fn blend_row_generic(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
+    let s = [color.r() as u32, color.g() as u32, color.b() as u32, 255];
+    let a = color.a() as u32;
     for (d, &c) in dst.iter_mut().zip(coverage) {
-        match c {
-            0 => {}
-            255 if *d == [0; 4] || a == 255 => *d = full,
-            255 => {
-                *d = [
-                    full[0] + div255(d[0] as u32 * inv_full) as u8,
-                    full[1] + div255(d[1] as u32 * inv_full) as u8,
-                    full[2] + div255(d[2] as u32 * inv_full) as u8,
-                    full[3] + div255(d[3] as u32 * inv_full) as u8,
-                ]
-            }
-            _ => *d = over(*d, div255(c as u32 * a), r, g, b),
+        let sa = div255(c as u32 * a);
+        let inv = 255 - sa;
+        for k in 0..4 {
+            d[k] = div255(s[k] * sa + d[k] as u32 * inv) as u8;
         }
     }
 }
 
-/// Colour `(r, g, b)` with alpha `sa` (0 leaves `d` as it is) over the
-/// premultiplied pixel `d`.
-#[inline(always)]
-fn over(d: [u8; 4], sa: u32, r: u32, g: u32, b: u32) -> [u8; 4] {
-    let inv = 255 - sa;
-    let ch = |s: u32, d: u8| div255(s * sa + d as u32 * inv) as u8;
-    [ch(r, d[0]), ch(g, d[1]), ch(b, d[2]), ch(255, d[3])]
+/// Whether the CPU has AVX2 (checked once).
+pub(crate) fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
-/// Premultiplied `p` over the RGB pixel `d`.
+/// Composites premultiplied `src` over RGB `dst` through `mask`, with the
+/// AVX2 build of the loop when the CPU has it.
+fn composite_row(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>, avx2: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the CPU supports AVX2 (checked at run time above).
+        unsafe { composite_row_avx2(src, dst, mask) };
+        return;
+    }
+    let _ = avx2;
+    composite_row_generic(src, dst, mask);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn composite_row_avx2(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>) {
+    composite_row_generic(src, dst, mask);
+}
+
+/// Branch-free so the compiler vectorizes it: transparent pixels cost a
+/// few lanes of arithmetic instead of a mispredicted branch.
 #[inline(always)]
-fn over_pixel(p: [u8; 4], d: &mut [u8]) {
-    match p[3] {
-        0 => {}
-        255 => d.copy_from_slice(&p[..3]),
-        a => {
-            let inv = 255 - a as u32;
-            for c in 0..3 {
-                // Premultiplied colour never exceeds its alpha; min guards
-                // against a malformed overlay all the same.
-                d[c] = div255(p[c].min(a) as u32 * 255 + d[c] as u32 * inv) as u8;
+fn composite_row_generic(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>) {
+    let n = src.len().min(dst.len() / 3);
+    match mask {
+        None => {
+            for (p, d) in src[..n].iter().zip(dst.chunks_exact_mut(3)) {
+                let inv = 255 - p[3] as u32;
+                for c in 0..3 {
+                    d[c] = div255(p[c].min(p[3]) as u32 * 255 + d[c] as u32 * inv) as u8;
+                }
+            }
+        }
+        Some(m) => {
+            for ((p, d), &m) in src[..n].iter().zip(dst.chunks_exact_mut(3)).zip(m) {
+                let m = m as u32;
+                let a = div255(p[3] as u32 * m);
+                let inv = 255 - a;
+                for c in 0..3 {
+                    let pc = div255(p[c].min(p[3]) as u32 * m);
+                    d[c] = div255(pc * 255 + d[c] as u32 * inv) as u8;
+                }
             }
         }
     }

@@ -222,6 +222,7 @@ impl Coverage {
         }
         let y_hi = y_hi as usize;
         let width = self.width;
+        let avx2 = super::has_avx2();
         for y in y_lo..=y_hi {
             let yc = y as f64;
             // The part of the centre line within `reach` of this row bounds
@@ -250,20 +251,8 @@ impl Coverage {
             let (dx, dy, inv) = (d.x as f32, d.y as f32, inv_len2 as f32);
             let (r0, dr) = (ra as f32, (rb - ra) as f32);
             let px0 = (x_lo as f64 - a.x) as f32;
-            for (i, v) in self.cov[y * width + x_lo..=y * width + x_hi]
-                .iter_mut()
-                .enumerate()
-            {
-                let px = px0 + i as f32;
-                let t = ((px * dx + py * dy) * inv).clamp(0.0, 1.0);
-                let (qx, qy) = (px - dx * t, py - dy * t);
-                let dist = (qx * qx + qy * qy).sqrt();
-                let r = r0 + dr * t;
-                // Lines thinner than a pixel fade instead of thinning.
-                let fade = (2.0 * r).min(1.0);
-                let c = fade * (r.max(0.5) + 0.5 - dist).clamp(0.0, 1.0);
-                *v = (*v).max((c * 255.0 + 0.5) as u8);
-            }
+            let row = &mut self.cov[y * width + x_lo..=y * width + x_hi];
+            capsule_row(row, px0, py, dx, dy, inv, r0, dr, avx2);
             self.dirty.add(y, x_lo, x_hi + 1);
         }
     }
@@ -372,6 +361,47 @@ impl Coverage {
             self.dirty.add(ly, lx0, lx0 + src.len());
         }
     }
+}
+
+/// Coverage of one row of pixels by a capsule, maxed into `row`: pixel
+/// `i` is at `(px0 + i, py)` relative to the segment start, the segment is
+/// `(dx, dy)` with `inv = 1 / |d|²`, the half width `r0 + dr · t`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn capsule_row_generic(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32) {
+    for (i, v) in row.iter_mut().enumerate() {
+        let px = px0 + i as f32;
+        let t = ((px * dx + py * dy) * inv).clamp(0.0, 1.0);
+        let (qx, qy) = (px - dx * t, py - dy * t);
+        let dist = (qx * qx + qy * qy).sqrt();
+        let r = r0 + dr * t;
+        // Lines thinner than a pixel fade instead of thinning.
+        let fade = (2.0 * r).min(1.0);
+        let c = fade * (r.max(0.5) + 0.5 - dist).clamp(0.0, 1.0);
+        *v = (*v).max((c * 255.0 + 0.5) as u8);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2")]
+fn capsule_row_avx2(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32) {
+    capsule_row_generic(row, px0, py, dx, dy, inv, r0, dr);
+}
+
+/// [`capsule_row_generic`], with its AVX2 build when the CPU has it (same
+/// results: no fused operations).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn capsule_row(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32, avx2: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the CPU supports AVX2 (checked at run time by the caller).
+        unsafe { capsule_row_avx2(row, px0, py, dx, dy, inv, r0, dr) };
+        return;
+    }
+    let _ = avx2;
+    capsule_row_generic(row, px0, py, dx, dy, inv, r0, dr);
 }
 
 /// The part of segment `a → b` inside the box (Liang–Barsky), as clipped
