@@ -929,6 +929,38 @@ mod tests {
         }
 
         proptest! {
+            /// The AVX2 builds of the pixel loops give exactly the results
+            /// of the portable ones.
+            #[test]
+            fn simd_and_portable_loops_agree(
+                px in proptest::collection::vec(any::<[u8; 4]>(), 0..70),
+                cov in proptest::collection::vec(any::<u8>(), 70),
+                frame in proptest::collection::vec(any::<u8>(), 210),
+                mask in proptest::collection::vec(any::<u8>(), 70),
+                color in any::<u32>(),
+            ) {
+                // Premultiplied input, as the overlay holds.
+                let px: Vec<[u8; 4]> = px.into_iter().map(|p| [p[0].min(p[3]), p[1].min(p[3]), p[2].min(p[3]), p[3]]).collect();
+                let n = px.len();
+                for m in [None, Some(&mask[..n])] {
+                    let mut a = frame[..3 * n].to_vec();
+                    let mut b = a.clone();
+                    composite_row_generic(&px, &mut a, m);
+                    composite_row(&px, &mut b, m, has_avx2());
+                    prop_assert_eq!(a, b);
+                }
+                let mut a = px.clone();
+                let mut b = px.clone();
+                blend_row_generic(&mut a, &cov[..n], Rgba(color));
+                blend_row(&mut b, &cov[..n], Rgba(color));
+                if Rgba(color).a() > 0 {
+                    prop_assert_eq!(&a, &b);
+                }
+                prop_assert!(b.iter().all(|q| q[0] <= q[3] && q[1] <= q[3] && q[2] <= q[3]));
+            }
+        }
+
+        proptest! {
             #![proptest_config(ProptestConfig::with_cases(512))]
             /// Whatever a log holds, drawing it through a perspective camera
             /// (horizon inside the frame) neither panics nor breaks the
