@@ -8,14 +8,13 @@
 //! worker thread.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::calib::{CalibError, Calibration};
 use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
 use crate::image::{FLOOR, MaskImage, RgbImage};
-use crate::log::{EntityId, FrameTime, Log};
+use crate::log::{EntityId, FrameTime, Log, LogError};
 use crate::mask::{MaskError, Masker};
 use crate::select::{self, Filter, FilterSpec};
 use crate::session::{CalibrationSource, Session};
@@ -38,24 +37,12 @@ pub enum PipelineError {
     },
     #[error("frame at {time:.3} s: log time {log_time} is not a finite number (check the offset)")]
     BadTime { time: f64, log_time: f64 },
-    #[error("{path}: cannot read calibration: {source}")]
-    CalibrationRead {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: {source}")]
-    CalibrationParse {
-        path: PathBuf,
-        #[source]
-        source: Box<toml::de::Error>,
-    },
     #[error("calibration: {0}")]
     Calibration(#[from] CalibError),
     #[error("mask settings: {0}")]
     MaskSettings(#[source] MaskError),
-    #[error("{path}: {message}")]
-    Log { path: PathBuf, message: String },
+    #[error(transparent)]
+    Log(#[from] LogError),
 }
 
 /// What [`Pipeline::process`] does to a frame.
@@ -164,7 +151,7 @@ impl Pipeline {
     /// The pipeline a session describes: its log, calibration (inline or
     /// from a file), mask settings, filter, offset and threshold.
     pub fn from_session(session: &Session) -> Result<Pipeline, PipelineError> {
-        let log = Arc::new(load_log(&session.log)?);
+        let log = Arc::new(crate::log::load(&session.log)?);
         Self::from_session_with_log(session, log)
     }
 
@@ -173,7 +160,7 @@ impl Pipeline {
         let calibration = match &session.calibration {
             None => None,
             Some(CalibrationSource::Inline(c)) => Some(c.clone()),
-            Some(CalibrationSource::File { file }) => Some(read_calibration(file)?),
+            Some(CalibrationSource::File { file }) => Some(Calibration::load(file)?),
         };
         let masker = session.mask.build().map_err(PipelineError::MaskSettings)?;
         let filter = compile_filter(&session.filter, &log);
@@ -356,27 +343,6 @@ impl Pipeline {
     pub fn set_options(&mut self, options: PipelineOptions) {
         self.options = options;
     }
-}
-
-/// Reads a calibration file written by `underlay calib solve -o` (TOML).
-pub fn read_calibration(path: &Path) -> Result<Calibration, PipelineError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PipelineError::CalibrationRead {
-        path: path.to_owned(),
-        source,
-    })?;
-    toml::from_str::<Calibration>(&text).map_err(|source| PipelineError::CalibrationParse {
-        path: path.to_owned(),
-        source: Box::new(source),
-    })
-}
-
-/// Reads a log file. Log formats are the log module's; until its reader
-/// lands this refuses every file with a clear message.
-fn load_log(path: &Path) -> Result<Log, PipelineError> {
-    Err(PipelineError::Log {
-        path: path.to_owned(),
-        message: "reading log files is not available in this build yet".into(),
-    })
 }
 
 /// The instantaneous-frame threshold for a log: its header's hint, else
@@ -630,22 +596,28 @@ mod tests {
     }
 
     #[test]
-    fn calibration_file_errors_name_the_file() {
+    fn from_session_reads_log_and_calibration_files_and_names_bad_ones() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("c.toml");
-        let e = read_calibration(&p).unwrap_err().to_string();
+        let log_path = dir.path().join("run.ulog");
+        crate::log::save(&dot_log(), &log_path).unwrap();
+        let calib_path = dir.path().join("c.toml");
+        identity().save(&calib_path, "").unwrap();
+        let mut session = Session::new(dir.path().join("run.mp4"), &log_path);
+        session.offset = 10.0;
+        session.calibration = Some(CalibrationSource::File {
+            file: calib_path.clone(),
+        });
+        let mut p = Pipeline::from_session(&session).unwrap();
+        let mut frame = RgbImage::zeros((40, 80, 3));
+        let s = p.process(&mut frame, 0.0).unwrap();
+        assert_eq!((s.primitives, s.drawn), (1, 1));
+        assert_eq!(frame[[20, 20, 0]], 255);
+        // A bad calibration file and a missing log are named in the error.
+        std::fs::write(&calib_path, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
+        let e = Pipeline::from_session(&session).unwrap_err().to_string();
         assert!(e.contains("c.toml"), "{e}");
-        std::fs::write(&p, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
-        let e = read_calibration(&p).unwrap_err().to_string();
-        assert!(e.contains("c.toml") && e.contains("line 1"), "{e}");
-        std::fs::write(
-            &p,
-            "homography = [[1.0, 0.0, 2.0], [0.0, 1.0, 3.0], [0.0, 0.0, 1.0]]\n",
-        )
-        .unwrap();
-        assert_eq!(
-            read_calibration(&p).unwrap().project(Vec2::ZERO),
-            Some(Vec2::new(2.0, 3.0))
-        );
+        session.log = dir.path().join("missing.ulog");
+        let e = Pipeline::from_session(&session).unwrap_err().to_string();
+        assert!(e.contains("missing.ulog"), "{e}");
     }
 }

