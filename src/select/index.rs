@@ -8,14 +8,22 @@
 //!   Each node holds a center and the intervals containing it, once sorted
 //!   by start and once by end, so a stabbing query walks one root-to-leaf
 //!   path and reads only intervals that match (plus one per node).
+//! - The entity and level of every primitive of a persistent frame, copied
+//!   into one small array in recorded order: filtering the (possibly
+//!   hundreds of) persistent frames active at `t` reads that array instead
+//!   of jumping through the log's large primitive array, and the query
+//!   hands out pointers to the primitives that pass without reading them.
+//!   Instantaneous frames' primitives are read in place (one contiguous run
+//!   per query).
 //! - Persistent frames' finite starts sorted, for "jump to the next event".
 //!
-//! The index holds frame indices and times only, never primitives: a query
-//! returns a [`Selection`] that borrows the log's primitives.
+//! A query returns a [`Selection`] that borrows the log's primitives: no
+//! primitive data is copied per query. The index describes the log it was
+//! built from; rebuild it after changing that log.
 
 use std::cmp::Ordering;
 
-use crate::log::{FrameTime, Log, Primitive};
+use crate::log::{EntityId, FrameTime, Log, Primitive};
 
 use super::Filter;
 
@@ -31,11 +39,16 @@ pub struct Index {
     /// Frame index of each entry of `instant_times`; among equal times in
     /// recorded order.
     instant_frames: Vec<usize>,
-    /// Persistent frames that can apply (no NaN bound, `start ≤ end`).
+    /// The persistent frames that can apply (no NaN bound, `start ≤ end`)
+    /// in recorded order; their position here is their *ordinal*.
+    persistent: Vec<PersistentFrame>,
+    /// Entity and level of the primitives of `persistent`, frame after frame.
+    keys: Vec<Key>,
+    /// Intervals of `persistent`, holding ordinals.
     tree: IntervalTree,
-    /// Finite starts of those frames, ascending, with their frame indices
-    /// (recorded order among equal starts).
-    starts: Vec<(f64, usize)>,
+    /// Finite starts of `persistent` ascending, with ordinals (ascending
+    /// among equal starts).
+    starts: Vec<(f64, u32)>,
     /// Number of frames of the indexed log.
     frame_count: usize,
     /// The threshold derived from the spacing of instantaneous frames.
@@ -44,11 +57,32 @@ pub struct Index {
     hinted_threshold: Option<f64>,
 }
 
+/// A persistent frame in the index.
+#[derive(Clone, Copy, Debug)]
+struct PersistentFrame {
+    frame: usize,
+    /// Index in `Log::primitives` of the frame's first primitive.
+    first_primitive: usize,
+    /// The frame's entries in `Index::keys`.
+    keys_start: usize,
+    keys_end: usize,
+}
+
+/// What the filter needs of a primitive.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    entity: EntityId,
+    level: i32,
+}
+
 impl Index {
-    /// Indexes the frames of `log` (its primitives are not touched).
+    /// Indexes the frames of `log`, reading the entity and level of the
+    /// primitives of persistent frames.
     pub fn new(log: &Log) -> Self {
         let mut instants: Vec<(f64, usize)> = Vec::new();
         let mut intervals: Vec<Interval> = Vec::new();
+        let mut persistent = Vec::new();
+        let mut keys = Vec::new();
         for (i, f) in log.frames.iter().enumerate() {
             match f.time {
                 FrameTime::Instant(t) if !t.is_nan() => instants.push((t, i)),
@@ -56,7 +90,19 @@ impl Index {
                 FrameTime::Persistent { start, end } => {
                     // NaN bounds and start > end fail `start ≤ end`: such a frame never applies.
                     if start <= end {
-                        intervals.push(Interval { start, end, frame: i });
+                        let ordinal = to_u32(persistent.len());
+                        intervals.push(Interval { start, end, ordinal });
+                        let keys_start = keys.len();
+                        keys.extend(log.frame_primitives(f).iter().map(|p| Key {
+                            entity: p.entity,
+                            level: p.level,
+                        }));
+                        persistent.push(PersistentFrame {
+                            frame: i,
+                            first_primitive: f.primitives.start,
+                            keys_start,
+                            keys_end: keys.len(),
+                        });
                     }
                 }
             }
@@ -64,10 +110,10 @@ impl Index {
         // Frame indices are unique, so an unstable sort is deterministic;
         // `partial_cmp` keeps -0.0 and 0.0 together (recorded order decides).
         instants.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
-        let mut starts: Vec<(f64, usize)> = intervals
+        let mut starts: Vec<(f64, u32)> = intervals
             .iter()
             .filter(|iv| iv.start.is_finite())
-            .map(|iv| (iv.start, iv.frame))
+            .map(|iv| (iv.start, iv.ordinal))
             .collect();
         starts.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
         let derived_threshold = derive_threshold(&instants);
@@ -76,6 +122,8 @@ impl Index {
         Index {
             instant_times,
             instant_frames,
+            persistent,
+            keys,
             tree: IntervalTree::new(intervals),
             starts,
             frame_count: log.frames.len(),
@@ -112,7 +160,7 @@ impl Index {
 
     /// Number of persistent frames indexed (those that can ever apply).
     pub fn persistent_count(&self) -> usize {
-        self.tree.len()
+        self.persistent.len()
     }
 
     /// Bytes of heap memory held by the index.
@@ -120,7 +168,9 @@ impl Index {
         use std::mem::size_of;
         self.instant_times.capacity() * size_of::<f64>()
             + self.instant_frames.capacity() * size_of::<usize>()
-            + self.starts.capacity() * size_of::<(f64, usize)>()
+            + self.persistent.capacity() * size_of::<PersistentFrame>()
+            + self.keys.capacity() * size_of::<Key>()
+            + self.starts.capacity() * size_of::<(f64, u32)>()
             + self.tree.memory_bytes()
     }
 
@@ -130,25 +180,33 @@ impl Index {
     /// and returns the instantaneous frame.
     pub fn frames_at(&self, t: f64, threshold: f64, out: &mut Vec<usize>) -> Option<usize> {
         out.clear();
-        self.tree.stab(t, out);
-        out.sort_unstable();
+        let mut ordinals = Vec::new();
+        self.active(t, &mut ordinals);
+        out.extend(ordinals.iter().map(|&o| self.persistent[o as usize].frame));
         let instant = self.nearest_instant(t, threshold);
         out.extend(instant);
         instant
     }
 
+    /// Ordinals of the persistent frames holding `t`, ascending.
+    fn active(&self, t: f64, out: &mut Vec<u32>) {
+        self.tree.stab(t, out);
+        out.sort_unstable();
+    }
+
     /// The primitives shown at `t` with `filter`, borrowed from `log` (the
     /// log this index was built from) in draw order; the same as
     /// [`super::brute_force`].
-    pub fn select<'a>(&self, log: &'a Log, t: f64, threshold: f64, filter: &'a Filter) -> Selection<'a> {
+    pub fn select<'a>(&'a self, log: &'a Log, t: f64, threshold: f64, filter: &'a Filter) -> Selection<'a> {
         debug_assert_eq!(log.frames.len(), self.frame_count, "index used with another log");
-        let mut frames = Vec::new();
-        let instant = self.frames_at(t, threshold, &mut frames);
+        let mut persistent = Vec::new();
+        self.active(t, &mut persistent);
         Selection {
+            index: self,
             log,
             filter,
-            frames,
-            instant,
+            persistent,
+            instant: self.nearest_instant(t, threshold),
         }
     }
 
@@ -200,7 +258,9 @@ impl Index {
         let lo = self.instant_times.partition_point(|&x| x < t0);
         let hi = self.instant_times.partition_point(|&x| x <= t1);
         out.extend_from_slice(&self.instant_frames[lo..hi.max(lo)]);
-        self.tree.overlapping(t0, t1, &mut out);
+        let mut ordinals = Vec::new();
+        self.tree.overlapping(t0, t1, &mut ordinals);
+        out.extend(ordinals.iter().map(|&o| self.persistent[o as usize].frame));
         out.sort_unstable();
         out
     }
@@ -213,7 +273,7 @@ impl Index {
             return None;
         }
         let i = self.starts.partition_point(|&(s, _)| s <= t);
-        self.starts.get(i).copied()
+        self.start_at(i)
     }
 
     /// The last finite start of a persistent frame strictly before `t`, with
@@ -224,8 +284,12 @@ impl Index {
         }
         let i = self.starts.partition_point(|&(s, _)| s < t);
         let s = self.starts.get(i.checked_sub(1)?)?.0;
-        let first = self.starts[..i].partition_point(|&(x, _)| x < s);
-        self.starts.get(first).copied()
+        self.start_at(self.starts[..i].partition_point(|&(x, _)| x < s))
+    }
+
+    fn start_at(&self, i: usize) -> Option<(f64, usize)> {
+        let &(s, o) = self.starts.get(i)?;
+        Some((s, self.persistent[o as usize].frame))
     }
 
     /// The first finite time of an instantaneous frame strictly after `t`,
@@ -279,23 +343,25 @@ fn derive_threshold(instants: &[(f64, usize)]) -> f64 {
 /// recorded order within a frame), filtered lazily while iterating.
 #[derive(Clone, Debug)]
 pub struct Selection<'a> {
+    index: &'a Index,
     log: &'a Log,
     filter: &'a Filter,
-    /// Frames in draw order.
-    frames: Vec<usize>,
+    /// Ordinals of the active persistent frames, ascending.
+    persistent: Vec<u32>,
     instant: Option<usize>,
 }
 
 impl<'a> Selection<'a> {
     /// The selected frames in draw order (the instantaneous one last).
-    pub fn frames(&self) -> &[usize] {
-        &self.frames
+    pub fn frames(&self) -> impl Iterator<Item = usize> + '_ {
+        self.persistent_frames().chain(self.instant)
     }
 
     /// The selected persistent frames, in recorded order.
-    pub fn persistent_frames(&self) -> &[usize] {
-        let n = self.frames.len() - usize::from(self.instant.is_some());
-        &self.frames[..n]
+    pub fn persistent_frames(&self) -> impl Iterator<Item = usize> + '_ {
+        self.persistent
+            .iter()
+            .map(|&o| self.index.persistent[o as usize].frame)
     }
 
     /// The selected instantaneous frame, if any.
@@ -304,11 +370,11 @@ impl<'a> Selection<'a> {
     }
 
     /// The selected primitives in draw order.
-    pub fn iter(&self) -> SelectionIter<'a, std::iter::Copied<std::slice::Iter<'_, usize>>> {
-        SelectionIter::new(self.log, self.filter, self.frames.iter().copied())
+    pub fn iter(&self) -> SelectionIter<'a, std::iter::Copied<std::slice::Iter<'_, u32>>> {
+        SelectionIter::new(self, self.persistent.iter().copied())
     }
 
-    /// Number of selected primitives (counts by iterating the selected
+    /// Number of selected primitives (counts by filtering the selected
     /// frames' primitives).
     pub fn len(&self) -> usize {
         self.iter().count()
@@ -322,7 +388,7 @@ impl<'a> Selection<'a> {
 
 impl<'s, 'a> IntoIterator for &'s Selection<'a> {
     type Item = &'a Primitive;
-    type IntoIter = SelectionIter<'a, std::iter::Copied<std::slice::Iter<'s, usize>>>;
+    type IntoIter = SelectionIter<'a, std::iter::Copied<std::slice::Iter<'s, u32>>>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
     }
@@ -330,46 +396,86 @@ impl<'s, 'a> IntoIterator for &'s Selection<'a> {
 
 impl<'a> IntoIterator for Selection<'a> {
     type Item = &'a Primitive;
-    type IntoIter = SelectionIter<'a, std::vec::IntoIter<usize>>;
-    fn into_iter(self) -> Self::IntoIter {
-        SelectionIter::new(self.log, self.filter, self.frames.into_iter())
+    type IntoIter = SelectionIter<'a, std::vec::IntoIter<u32>>;
+    fn into_iter(mut self) -> Self::IntoIter {
+        let ordinals = std::mem::take(&mut self.persistent);
+        SelectionIter::new(&self, ordinals.into_iter())
     }
 }
 
-/// Iterator over the primitives of a [`Selection`].
+/// Iterator over the primitives of a [`Selection`]: first the persistent
+/// frames (filtered through the index's copy of entities and levels), then
+/// the instantaneous frame (filtered in place).
 #[derive(Clone, Debug)]
 pub struct SelectionIter<'a, I> {
+    index: &'a Index,
     log: &'a Log,
     filter: &'a Filter,
-    frames: I,
-    current: std::slice::Iter<'a, Primitive>,
+    ordinals: I,
+    /// Position in `index.keys` and end of the current persistent frame.
+    key: usize,
+    key_end: usize,
+    /// `Log::primitives` index of the current frame's key at `keys_start`.
+    first_primitive: usize,
+    keys_start: usize,
+    instant: Option<usize>,
+    instant_primitives: std::slice::Iter<'a, Primitive>,
 }
 
-impl<'a, I: Iterator<Item = usize>> SelectionIter<'a, I> {
-    fn new(log: &'a Log, filter: &'a Filter, frames: I) -> Self {
+impl<'a, I: Iterator<Item = u32>> SelectionIter<'a, I> {
+    fn new(s: &Selection<'a>, ordinals: I) -> Self {
         SelectionIter {
-            log,
-            filter,
-            frames,
-            current: [].iter(),
+            index: s.index,
+            log: s.log,
+            filter: s.filter,
+            ordinals,
+            key: 0,
+            key_end: 0,
+            first_primitive: 0,
+            keys_start: 0,
+            instant: s.instant,
+            instant_primitives: [].iter(),
         }
     }
 }
 
-impl<'a, I: Iterator<Item = usize>> Iterator for SelectionIter<'a, I> {
+impl<'a, I: Iterator<Item = u32>> Iterator for SelectionIter<'a, I> {
     type Item = &'a Primitive;
 
     #[inline]
     fn next(&mut self) -> Option<&'a Primitive> {
         loop {
-            for p in self.current.by_ref() {
+            while self.key < self.key_end {
+                let k = self.index.keys[self.key];
+                let i = self.key;
+                self.key += 1;
+                if self.filter.allows_entity_level(k.entity, k.level) {
+                    // An index used with another log skips what that log lacks.
+                    if let Some(p) = self
+                        .log
+                        .primitives
+                        .get(self.first_primitive + (i - self.keys_start))
+                    {
+                        return Some(p);
+                    }
+                }
+            }
+            if let Some(o) = self.ordinals.next() {
+                if let Some(pf) = self.index.persistent.get(o as usize) {
+                    self.key = pf.keys_start;
+                    self.key_end = pf.keys_end;
+                    self.keys_start = pf.keys_start;
+                    self.first_primitive = pf.first_primitive;
+                }
+                continue;
+            }
+            for p in self.instant_primitives.by_ref() {
                 if self.filter.allows(p) {
                     return Some(p);
                 }
             }
-            let f = self.frames.next()?;
-            // A frame index from another log is skipped rather than trusted.
-            self.current = self
+            let f = self.instant.take()?;
+            self.instant_primitives = self
                 .log
                 .frames
                 .get(f)
@@ -384,7 +490,7 @@ impl<'a, I: Iterator<Item = usize>> Iterator for SelectionIter<'a, I> {
 struct Interval {
     start: f64,
     end: f64,
-    frame: usize,
+    ordinal: u32,
 }
 
 /// A node of the centered interval tree.
@@ -402,10 +508,10 @@ struct Node {
 #[derive(Clone, Debug, Default)]
 struct IntervalTree {
     nodes: Vec<Node>,
-    /// Per node, its intervals as (start, frame) by ascending start.
-    by_start: Vec<(f64, usize)>,
-    /// Per node, its intervals as (end, frame) by descending end.
-    by_end: Vec<(f64, usize)>,
+    /// Per node, its intervals as (start, ordinal) by ascending start.
+    by_start: Vec<(f64, u32)>,
+    /// Per node, its intervals as (end, ordinal) by descending end.
+    by_end: Vec<(f64, u32)>,
     root: u32,
 }
 
@@ -446,9 +552,9 @@ impl IntervalTree {
         }
         let lo = self.by_start.len();
         here.sort_unstable_by(|a, b| cmp_f64(a.start, b.start));
-        self.by_start.extend(here.iter().map(|iv| (iv.start, iv.frame)));
+        self.by_start.extend(here.iter().map(|iv| (iv.start, iv.ordinal)));
         here.sort_unstable_by(|a, b| cmp_f64(b.end, a.end));
-        self.by_end.extend(here.iter().map(|iv| (iv.end, iv.frame)));
+        self.by_end.extend(here.iter().map(|iv| (iv.end, iv.ordinal)));
         let id = self.nodes.len();
         self.nodes.push(Node {
             center,
@@ -464,22 +570,18 @@ impl IntervalTree {
         to_u32(id)
     }
 
-    fn len(&self) -> usize {
-        self.by_start.len()
-    }
-
     fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         self.nodes.capacity() * size_of::<Node>()
-            + (self.by_start.capacity() + self.by_end.capacity()) * size_of::<(f64, usize)>()
+            + (self.by_start.capacity() + self.by_end.capacity()) * size_of::<(f64, u32)>()
     }
 
     fn range(&self, n: &Node) -> std::ops::Range<usize> {
         n.lo as usize..n.hi as usize
     }
 
-    /// Appends the frames of intervals containing `t` (in no particular order).
-    fn stab(&self, t: f64, out: &mut Vec<usize>) {
+    /// Appends the ordinals of intervals containing `t` (in no particular order).
+    fn stab(&self, t: f64, out: &mut Vec<u32>) {
         if t.is_nan() {
             return;
         }
@@ -505,9 +607,9 @@ impl IntervalTree {
         }
     }
 
-    /// Appends the frames of intervals overlapping `[t0, t1]` (`t0 ≤ t1`,
+    /// Appends the ordinals of intervals overlapping `[t0, t1]` (`t0 ≤ t1`,
     /// in no particular order).
-    fn overlapping(&self, t0: f64, t1: f64, out: &mut Vec<usize>) {
+    fn overlapping(&self, t0: f64, t1: f64, out: &mut Vec<u32>) {
         let mut stack = vec![self.root];
         while let Some(id) = stack.pop() {
             let Some(n) = self.nodes.get(id as usize) else {
@@ -595,20 +697,32 @@ mod tests {
         assert_eq!(index.instant_count(), 2);
         assert_eq!(index.persistent_count(), 3);
         let s = index.select(&log, 1.6, 0.5, &all);
-        assert_eq!(s.frames(), [1, 2]);
-        assert_eq!(s.persistent_frames(), [1]);
+        assert_eq!(s.frames().collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(s.persistent_frames().collect::<Vec<_>>(), [1]);
         assert_eq!(s.instant_frame(), Some(2));
         assert_eq!(positions(&log, &s), [1, 2, 3]);
         assert_eq!(s.len(), 3);
         let s = index.select(&log, 1.4, 0.5, &all);
-        assert_eq!(s.frames(), [1, 3, 0]);
+        assert_eq!(s.frames().collect::<Vec<_>>(), [1, 3, 0]);
+        let mut out = vec![99];
+        assert_eq!(index.frames_at(1.4, 0.5, &mut out), Some(0));
+        assert_eq!(out, [1, 3, 0]);
         // Zero-length interval: exactly at its time.
-        assert_eq!(index.select(&log, 3.0, 0.1, &all).frames(), [1, 4]);
-        assert_eq!(index.select(&log, 3.0 + 1e-9, 0.1, &all).frames(), [1]);
+        assert_eq!(
+            index.select(&log, 3.0, 0.1, &all).frames().collect::<Vec<_>>(),
+            [1, 4]
+        );
+        assert_eq!(
+            index
+                .select(&log, 3.0 + 1e-9, 0.1, &all)
+                .frames()
+                .collect::<Vec<_>>(),
+            [1]
+        );
         assert!(index.select(&log, f64::NAN, INF, &all).is_empty());
         let none = Filter::from_levels(vec![Filter::HIDDEN]);
         let s = index.select(&log, 1.6, 0.5, &none);
-        assert_eq!((s.frames().len(), s.len(), s.is_empty()), (2, 0, true));
+        assert_eq!((s.frames().count(), s.len(), s.is_empty()), (2, 0, true));
         // Owned iteration gives the same.
         assert_eq!(
             positions(&log, index.select(&log, 1.6, 0.5, &all)),
@@ -746,6 +860,27 @@ mod tests {
             .prop_map(Filter::from_levels)
     }
 
+    /// The frames Algorithm 3 picks, by a scan (the rule of `brute_force`,
+    /// kept even for frames without primitives).
+    fn brute_frames(log: &Log, t: f64, threshold: f64) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut nearest: Option<(f64, f64, usize)> = None;
+        for (i, f) in log.frames.iter().enumerate() {
+            match f.time {
+                FrameTime::Persistent { start, end } if start <= t && t <= end => out.push(i),
+                FrameTime::Persistent { .. } => {}
+                FrameTime::Instant(x) => {
+                    let d = (x - t).abs();
+                    if !d.is_nan() && nearest.is_none_or(|(bd, bx, _)| d < bd || (d == bd && x < bx)) {
+                        nearest = Some((d, x, i));
+                    }
+                }
+            }
+        }
+        out.extend(nearest.filter(|n| n.0 < threshold).map(|n| n.2));
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -761,6 +896,10 @@ mod tests {
                 let sel = index.select(&log, t, threshold, &filter);
                 prop_assert_eq!(positions(&log, &sel), want.clone(), "t = {}, threshold = {}", t, threshold);
                 prop_assert_eq!(sel.len(), want.len());
+                let mut frames = Vec::new();
+                index.frames_at(t, threshold, &mut frames);
+                prop_assert_eq!(&frames, &brute_frames(&log, t, threshold));
+                prop_assert_eq!(sel.frames().collect::<Vec<_>>(), frames);
             }
         }
 

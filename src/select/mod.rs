@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::log::{FrameTime, Log, Primitive};
+use crate::log::{EntityId, FrameTime, Log, Primitive};
 
 mod entities;
 mod index;
@@ -125,9 +125,15 @@ impl Filter {
     /// Whether `p` passes the entity and level filter.
     #[inline]
     pub fn allows(&self, p: &Primitive) -> bool {
+        self.allows_entity_level(p.entity, p.level)
+    }
+
+    /// Whether a primitive of `entity` at `level` passes the filter.
+    #[inline]
+    pub fn allows_entity_level(&self, entity: EntityId, level: i32) -> bool {
         self.max_level
-            .get(p.entity.index())
-            .is_some_and(|&m| m != Self::HIDDEN && p.level <= m)
+            .get(entity.index())
+            .is_some_and(|&m| m != Self::HIDDEN && level <= m)
     }
 }
 
