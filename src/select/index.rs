@@ -2,25 +2,28 @@
 //! `O(log n + log m + k)`.
 //!
 //! - Instantaneous frames: their times sorted ascending (ties by recorded
-//!   order) in one array; the nearest frame to `t` is found by one binary
-//!   search and a look at both neighbours.
-//! - Persistent frames: a centered interval tree stored in flat arrays.
-//!   Each node holds a center and the intervals containing it, once sorted
-//!   by start and once by end, so a stabbing query walks one root-to-leaf
-//!   path and reads only intervals that match (plus one per node).
-//! - The entity and level of every primitive of a persistent frame, copied
-//!   into one small array in recorded order: filtering the (possibly
-//!   hundreds of) persistent frames active at `t` reads that array instead
-//!   of jumping through the log's large primitive array, and the query
-//!   hands out pointers to the primitives that pass without reading them.
-//!   Instantaneous frames' primitives are read in place (one contiguous run
-//!   per query).
+//!   order), with every 64th time copied into a small sample array; the
+//!   nearest frame to `t` is found by a binary search (samples, then one
+//!   block) and a look at both neighbours.
+//! - Persistent frames: a centered interval tree in flat arrays. Each node
+//!   holds a center and the intervals containing it, once sorted by start
+//!   and once by end, so a stabbing query walks one root-to-leaf path and
+//!   reads only intervals that match (plus one per node). Next to each
+//!   list entry the tree keeps a copy of the entity and level of the
+//!   frame's primitives, so filtering the (possibly hundreds of) frames
+//!   active at `t` reads memory sequentially instead of jumping through the
+//!   log's large primitive array. The primitives that pass are sorted back
+//!   into recorded order and handed out as pointers into the log, without
+//!   being read. Instantaneous frames' primitives are filtered in place
+//!   (one contiguous run per query).
 //! - Persistent frames' finite starts sorted, for "jump to the next event".
 //!
-//! A query returns a [`Selection`] that borrows the log's primitives: no
+//! A query returns a [`Selection`] borrowing the log's primitives: no
 //! primitive data is copied per query. The index describes the log it was
-//! built from; rebuild it after changing that log.
+//! built from; rebuild it after changing that log. Limits: fewer than 2³²
+//! persistent frames and 2³¹ primitives in persistent frames.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use crate::log::{EntityId, FrameTime, Log, Primitive};
@@ -30,24 +33,30 @@ use super::Filter;
 /// Marks a missing child in the interval tree.
 const NONE: u32 = u32::MAX;
 
+/// One time in the instantaneous sample array per this many.
+const BLOCK: usize = 64;
+
 /// The time index of one log. Build it once with [`Index::new`] and query
 /// it with the same log.
 #[derive(Clone, Debug, Default)]
 pub struct Index {
     /// Times of instantaneous frames (NaN times left out), ascending.
     instant_times: Vec<f64>,
+    /// `instant_times[BLOCK * j]` for each `j`.
+    instant_samples: Vec<f64>,
     /// Frame index of each entry of `instant_times`; among equal times in
     /// recorded order.
     instant_frames: Vec<usize>,
-    /// The persistent frames that can apply (no NaN bound, `start ≤ end`)
-    /// in recorded order; their position here is their *ordinal*.
-    persistent: Vec<PersistentFrame>,
-    /// Entity and level of the primitives of `persistent`, frame after frame.
-    keys: Vec<Key>,
-    /// Intervals of `persistent`, holding ordinals.
+    /// Frame index of each persistent frame that can apply (no NaN bound,
+    /// `start ≤ end`), in recorded order; the position here is the frame's
+    /// *ordinal*.
+    persistent_frames: Vec<usize>,
+    /// Index in `Log::primitives` of each such frame's first primitive.
+    first_primitive: Vec<usize>,
+    /// Intervals of the persistent frames, holding ordinals.
     tree: IntervalTree,
-    /// Finite starts of `persistent` ascending, with ordinals (ascending
-    /// among equal starts).
+    /// Finite starts of the persistent frames ascending, with ordinals
+    /// (ascending among equal starts).
     starts: Vec<(f64, u32)>,
     /// Number of frames of the indexed log.
     frame_count: usize,
@@ -57,19 +66,8 @@ pub struct Index {
     hinted_threshold: Option<f64>,
 }
 
-/// A persistent frame in the index.
-#[derive(Clone, Copy, Debug)]
-struct PersistentFrame {
-    frame: usize,
-    /// Index in `Log::primitives` of the frame's first primitive.
-    first_primitive: usize,
-    /// The frame's entries in `Index::keys`.
-    keys_start: usize,
-    keys_end: usize,
-}
-
 /// What the filter needs of a primitive.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Key {
     entity: EntityId,
     level: i32,
@@ -81,7 +79,8 @@ impl Index {
     pub fn new(log: &Log) -> Self {
         let mut instants: Vec<(f64, usize)> = Vec::new();
         let mut intervals: Vec<Interval> = Vec::new();
-        let mut persistent = Vec::new();
+        let mut persistent_frames = Vec::new();
+        let mut first_primitive = Vec::new();
         let mut keys = Vec::new();
         for (i, f) in log.frames.iter().enumerate() {
             match f.time {
@@ -90,19 +89,19 @@ impl Index {
                 FrameTime::Persistent { start, end } => {
                     // NaN bounds and start > end fail `start ≤ end`: such a frame never applies.
                     if start <= end {
-                        let ordinal = to_u32(persistent.len());
-                        intervals.push(Interval { start, end, ordinal });
                         let keys_start = keys.len();
                         keys.extend(log.frame_primitives(f).iter().map(|p| Key {
                             entity: p.entity,
                             level: p.level,
                         }));
-                        persistent.push(PersistentFrame {
-                            frame: i,
-                            first_primitive: f.primitives.start,
-                            keys_start,
-                            keys_end: keys.len(),
+                        intervals.push(Interval {
+                            start,
+                            end,
+                            ordinal: to_u32(persistent_frames.len()),
+                            keys: keys_start..keys.len(),
                         });
+                        persistent_frames.push(i);
+                        first_primitive.push(f.primitives.start);
                     }
                 }
             }
@@ -118,13 +117,14 @@ impl Index {
         starts.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
         let derived_threshold = derive_threshold(&instants);
         let hinted_threshold = log.header.hints.instant_threshold.filter(|&h| h > 0.0);
-        let (instant_times, instant_frames) = instants.into_iter().unzip();
+        let (instant_times, instant_frames): (Vec<f64>, Vec<usize>) = instants.into_iter().unzip();
         Index {
+            instant_samples: instant_times.iter().step_by(BLOCK).copied().collect(),
             instant_times,
             instant_frames,
-            persistent,
-            keys,
-            tree: IntervalTree::new(intervals),
+            persistent_frames,
+            first_primitive,
+            tree: IntervalTree::new(intervals, &keys),
             starts,
             frame_count: log.frames.len(),
             derived_threshold,
@@ -160,16 +160,17 @@ impl Index {
 
     /// Number of persistent frames indexed (those that can ever apply).
     pub fn persistent_count(&self) -> usize {
-        self.persistent.len()
+        self.persistent_frames.len()
     }
 
     /// Bytes of heap memory held by the index.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.instant_times.capacity() * size_of::<f64>()
-            + self.instant_frames.capacity() * size_of::<usize>()
-            + self.persistent.capacity() * size_of::<PersistentFrame>()
-            + self.keys.capacity() * size_of::<Key>()
+        (self.instant_times.capacity() + self.instant_samples.capacity()) * size_of::<f64>()
+            + (self.instant_frames.capacity()
+                + self.persistent_frames.capacity()
+                + self.first_primitive.capacity())
+                * size_of::<usize>()
             + self.starts.capacity() * size_of::<(f64, u32)>()
             + self.tree.memory_bytes()
     }
@@ -181,17 +182,12 @@ impl Index {
     pub fn frames_at(&self, t: f64, threshold: f64, out: &mut Vec<usize>) -> Option<usize> {
         out.clear();
         let mut ordinals = Vec::new();
-        self.active(t, &mut ordinals);
-        out.extend(ordinals.iter().map(|&o| self.persistent[o as usize].frame));
+        self.tree.stab(t, |e, _| ordinals.push(e.ordinal));
+        ordinals.sort_unstable();
+        out.extend(ordinals.iter().map(|&o| self.persistent_frames[o as usize]));
         let instant = self.nearest_instant(t, threshold);
         out.extend(instant);
         instant
-    }
-
-    /// Ordinals of the persistent frames holding `t`, ascending.
-    fn active(&self, t: f64, out: &mut Vec<u32>) {
-        self.tree.stab(t, out);
-        out.sort_unstable();
     }
 
     /// The primitives shown at `t` with `filter`, borrowed from `log` (the
@@ -199,13 +195,23 @@ impl Index {
     /// [`super::brute_force`].
     pub fn select<'a>(&'a self, log: &'a Log, t: f64, threshold: f64, filter: &'a Filter) -> Selection<'a> {
         debug_assert_eq!(log.frames.len(), self.frame_count, "index used with another log");
-        let mut persistent = Vec::new();
-        self.active(t, &mut persistent);
+        let mut hits = Vec::new();
+        self.tree.stab(t, |e, keys| {
+            for (j, k) in keys.iter().enumerate() {
+                if filter.allows_entity_level(k.entity, k.level) {
+                    hits.push(Hit::new(e.ordinal, j));
+                }
+            }
+        });
+        // Recorded order: by frame, then by position in the frame.
+        hits.sort_unstable();
         Selection {
             index: self,
             log,
             filter,
-            persistent,
+            t,
+            threshold,
+            hits,
             instant: self.nearest_instant(t, threshold),
         }
     }
@@ -218,7 +224,7 @@ impl Index {
             return None;
         }
         let times = &self.instant_times;
-        let i = times.partition_point(|&x| x < t);
+        let i = self.first_at_or_after(t);
         // Left of `i` (times < t) the distance falls as the index grows,
         // from `i` on (times ≥ t) it grows: the minimum is at `i − 1` or `i`.
         let left = i.checked_sub(1).map(|j| {
@@ -226,8 +232,12 @@ impl Index {
             // Several earlier times can round to the same distance; the
             // earliest of them wins, and is first in recorded order among
             // its equals.
-            let a = times[..i].partition_point(|&x| (x - t).abs() > d);
-            (d, a)
+            let first = if j == 0 || (times[j - 1] - t).abs() > d {
+                j
+            } else {
+                times[..j].partition_point(|&x| (x - t).abs() > d)
+            };
+            (d, first)
         });
         let right = times.get(i).map(|&x| ((x - t).abs(), i));
         let (d, k) = match (left, right) {
@@ -245,6 +255,15 @@ impl Index {
         (d < threshold).then(|| self.instant_frames[k])
     }
 
+    /// The first position in `instant_times` holding a time ≥ `t`.
+    fn first_at_or_after(&self, t: f64) -> usize {
+        let s = self.instant_samples.partition_point(|&x| x < t);
+        // instant_times[BLOCK * (s − 1)] < t ≤ instant_times[BLOCK * s].
+        let lo = if s == 0 { 0 } else { BLOCK * (s - 1) + 1 };
+        let hi = (BLOCK * s).min(self.instant_times.len()).max(lo);
+        lo + self.instant_times[lo..hi].partition_point(|&x| x < t)
+    }
+
     /// Indices of the frames whose time span overlaps `[t0, t1]`, in
     /// recorded order: instantaneous frames with `t0 ≤ time ≤ t1` and
     /// persistent frames with `start ≤ t1` and `end ≥ t0`. Empty when
@@ -260,7 +279,7 @@ impl Index {
         out.extend_from_slice(&self.instant_frames[lo..hi.max(lo)]);
         let mut ordinals = Vec::new();
         self.tree.overlapping(t0, t1, &mut ordinals);
-        out.extend(ordinals.iter().map(|&o| self.persistent[o as usize].frame));
+        out.extend(ordinals.iter().map(|&o| self.persistent_frames[o as usize]));
         out.sort_unstable();
         out
     }
@@ -289,7 +308,7 @@ impl Index {
 
     fn start_at(&self, i: usize) -> Option<(f64, usize)> {
         let &(s, o) = self.starts.get(i)?;
-        Some((s, self.persistent[o as usize].frame))
+        Some((s, self.persistent_frames[o as usize]))
     }
 
     /// The first finite time of an instantaneous frame strictly after `t`,
@@ -338,30 +357,47 @@ fn derive_threshold(instants: &[(f64, usize)]) -> f64 {
     1.5 * median
 }
 
+/// A primitive of a persistent frame that passed the filter: the frame's
+/// ordinal in the high half, the position in the frame in the low half, so
+/// sorting hits puts them in recorded order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Hit(u64);
+
+impl Hit {
+    fn new(ordinal: u32, offset: usize) -> Self {
+        Hit((u64::from(ordinal) << 32) | offset as u64)
+    }
+    fn ordinal(self) -> usize {
+        (self.0 >> 32) as usize
+    }
+    fn offset(self) -> usize {
+        (self.0 & 0xffff_ffff) as usize
+    }
+}
+
 /// The primitives shown at one time: borrowed from the log, in draw order
 /// (persistent frames in recorded order, then the instantaneous frame;
-/// recorded order within a frame), filtered lazily while iterating.
+/// recorded order within a frame). Persistent frames are filtered when the
+/// selection is made, the instantaneous frame while iterating.
 #[derive(Clone, Debug)]
 pub struct Selection<'a> {
     index: &'a Index,
     log: &'a Log,
     filter: &'a Filter,
-    /// Ordinals of the active persistent frames, ascending.
-    persistent: Vec<u32>,
+    t: f64,
+    threshold: f64,
+    /// Primitives of persistent frames that pass, in recorded order.
+    hits: Vec<Hit>,
     instant: Option<usize>,
 }
 
 impl<'a> Selection<'a> {
-    /// The selected frames in draw order (the instantaneous one last).
-    pub fn frames(&self) -> impl Iterator<Item = usize> + '_ {
-        self.persistent_frames().chain(self.instant)
-    }
-
-    /// The selected persistent frames, in recorded order.
-    pub fn persistent_frames(&self) -> impl Iterator<Item = usize> + '_ {
-        self.persistent
-            .iter()
-            .map(|&o| self.index.persistent[o as usize].frame)
+    /// The selected frames in draw order (the instantaneous one last),
+    /// including frames none of whose primitives pass the filter.
+    pub fn frames(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.index.frames_at(self.t, self.threshold, &mut out);
+        out
     }
 
     /// The selected instantaneous frame, if any.
@@ -370,25 +406,36 @@ impl<'a> Selection<'a> {
     }
 
     /// The selected primitives in draw order.
-    pub fn iter(&self) -> SelectionIter<'a, std::iter::Copied<std::slice::Iter<'_, u32>>> {
-        SelectionIter::new(self, self.persistent.iter().copied())
+    pub fn iter(&self) -> SelectionIter<'_, 'a> {
+        SelectionIter::new(self, Cow::Borrowed(&self.hits))
     }
 
-    /// Number of selected primitives (counts by filtering the selected
-    /// frames' primitives).
+    /// Number of selected primitives.
     pub fn len(&self) -> usize {
-        self.iter().count()
+        self.hits.len()
+            + self
+                .instant_primitives()
+                .iter()
+                .filter(|p| self.filter.allows(p))
+                .count()
     }
 
     /// Whether no primitive is selected.
     pub fn is_empty(&self) -> bool {
-        self.iter().next().is_none()
+        self.hits.is_empty() && !self.instant_primitives().iter().any(|p| self.filter.allows(p))
+    }
+
+    /// All primitives of the instantaneous frame, before filtering.
+    fn instant_primitives(&self) -> &'a [Primitive] {
+        self.instant
+            .and_then(|f| self.log.frames.get(f))
+            .map_or(&[], |f| self.log.frame_primitives(f))
     }
 }
 
 impl<'s, 'a> IntoIterator for &'s Selection<'a> {
     type Item = &'a Primitive;
-    type IntoIter = SelectionIter<'a, std::iter::Copied<std::slice::Iter<'s, u32>>>;
+    type IntoIter = SelectionIter<'s, 'a>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
     }
@@ -396,101 +443,73 @@ impl<'s, 'a> IntoIterator for &'s Selection<'a> {
 
 impl<'a> IntoIterator for Selection<'a> {
     type Item = &'a Primitive;
-    type IntoIter = SelectionIter<'a, std::vec::IntoIter<u32>>;
+    type IntoIter = SelectionIter<'a, 'a>;
     fn into_iter(mut self) -> Self::IntoIter {
-        let ordinals = std::mem::take(&mut self.persistent);
-        SelectionIter::new(&self, ordinals.into_iter())
+        let hits = std::mem::take(&mut self.hits);
+        SelectionIter::new(&self, Cow::Owned(hits))
     }
 }
 
-/// Iterator over the primitives of a [`Selection`]: first the persistent
-/// frames (filtered through the index's copy of entities and levels), then
-/// the instantaneous frame (filtered in place).
+/// Iterator over the primitives of a [`Selection`]: first those of the
+/// persistent frames, then the instantaneous frame's that pass the filter.
 #[derive(Clone, Debug)]
-pub struct SelectionIter<'a, I> {
+pub struct SelectionIter<'s, 'a> {
     index: &'a Index,
     log: &'a Log,
     filter: &'a Filter,
-    ordinals: I,
-    /// Position in `index.keys` and end of the current persistent frame.
-    key: usize,
-    key_end: usize,
-    /// `Log::primitives` index of the current frame's key at `keys_start`.
-    first_primitive: usize,
-    keys_start: usize,
-    instant: Option<usize>,
-    instant_primitives: std::slice::Iter<'a, Primitive>,
+    hits: Cow<'s, [Hit]>,
+    next_hit: usize,
+    instant: std::slice::Iter<'a, Primitive>,
 }
 
-impl<'a, I: Iterator<Item = u32>> SelectionIter<'a, I> {
-    fn new(s: &Selection<'a>, ordinals: I) -> Self {
+impl<'s, 'a> SelectionIter<'s, 'a> {
+    fn new(s: &Selection<'a>, hits: Cow<'s, [Hit]>) -> Self {
         SelectionIter {
             index: s.index,
             log: s.log,
             filter: s.filter,
-            ordinals,
-            key: 0,
-            key_end: 0,
-            first_primitive: 0,
-            keys_start: 0,
-            instant: s.instant,
-            instant_primitives: [].iter(),
+            hits,
+            next_hit: 0,
+            instant: s.instant_primitives().iter(),
         }
     }
 }
 
-impl<'a, I: Iterator<Item = u32>> Iterator for SelectionIter<'a, I> {
+impl<'a> Iterator for SelectionIter<'_, 'a> {
     type Item = &'a Primitive;
 
     #[inline]
     fn next(&mut self) -> Option<&'a Primitive> {
-        loop {
-            while self.key < self.key_end {
-                let k = self.index.keys[self.key];
-                let i = self.key;
-                self.key += 1;
-                if self.filter.allows_entity_level(k.entity, k.level) {
-                    // An index used with another log skips what that log lacks.
-                    if let Some(p) = self
-                        .log
-                        .primitives
-                        .get(self.first_primitive + (i - self.keys_start))
-                    {
-                        return Some(p);
-                    }
-                }
+        while let Some(&h) = self.hits.get(self.next_hit) {
+            self.next_hit += 1;
+            let first = self.index.first_primitive.get(h.ordinal()).copied();
+            // An index used with another log skips what that log lacks.
+            if let Some(p) = first.and_then(|f| self.log.primitives.get(f + h.offset())) {
+                return Some(p);
             }
-            if let Some(o) = self.ordinals.next() {
-                if let Some(pf) = self.index.persistent.get(o as usize) {
-                    self.key = pf.keys_start;
-                    self.key_end = pf.keys_end;
-                    self.keys_start = pf.keys_start;
-                    self.first_primitive = pf.first_primitive;
-                }
-                continue;
-            }
-            for p in self.instant_primitives.by_ref() {
-                if self.filter.allows(p) {
-                    return Some(p);
-                }
-            }
-            let f = self.instant.take()?;
-            self.instant_primitives = self
-                .log
-                .frames
-                .get(f)
-                .map_or(&[][..], |f| self.log.frame_primitives(f))
-                .iter();
         }
+        self.instant.by_ref().find(|p| self.filter.allows(p))
     }
 }
 
-/// A closed time interval of a persistent frame.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A persistent frame's interval while building the tree.
+#[derive(Clone, Debug, PartialEq)]
 struct Interval {
     start: f64,
     end: f64,
     ordinal: u32,
+    /// The frame's primitives' keys in the build-time key array.
+    keys: std::ops::Range<usize>,
+}
+
+/// An interval in a node list: its start (in `by_start`) or end (in
+/// `by_end`), its ordinal, and where its keys begin in the list's key
+/// array (they end where the next entry's begin).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    bound: f64,
+    ordinal: u32,
+    keys: u32,
 }
 
 /// A node of the centered interval tree.
@@ -504,35 +523,70 @@ struct Node {
     right: u32,
 }
 
+/// Which list of a node an entry comes from.
+#[derive(Clone, Copy, Debug)]
+struct List<'t> {
+    entries: &'t [Entry],
+    keys: &'t [Key],
+}
+
+impl<'t> List<'t> {
+    /// The keys of the entry at `i` (with `i + 1` a valid entry: lists end
+    /// with a sentinel).
+    #[inline]
+    fn keys_of(&self, i: usize) -> &'t [Key] {
+        let a = self.entries[i].keys as usize;
+        let b = self.entries[i + 1].keys as usize;
+        self.keys.get(a..b).unwrap_or(&[])
+    }
+}
+
 /// A centered interval tree in flat arrays (see the module docs).
 #[derive(Clone, Debug, Default)]
 struct IntervalTree {
     nodes: Vec<Node>,
-    /// Per node, its intervals as (start, ordinal) by ascending start.
-    by_start: Vec<(f64, u32)>,
-    /// Per node, its intervals as (end, ordinal) by descending end.
-    by_end: Vec<(f64, u32)>,
+    /// Per node, its intervals by ascending start; then a sentinel.
+    by_start: Vec<Entry>,
+    /// Per node, its intervals by descending end; then a sentinel.
+    by_end: Vec<Entry>,
+    /// Keys of the primitives of the entries of `by_start`, in that order.
+    start_keys: Vec<Key>,
+    /// Keys of the primitives of the entries of `by_end`, in that order.
+    end_keys: Vec<Key>,
     root: u32,
 }
 
 impl IntervalTree {
-    /// Builds the tree; every interval has non-NaN bounds with `start ≤ end`.
-    fn new(intervals: Vec<Interval>) -> Self {
+    /// Builds the tree; every interval has non-NaN bounds with `start ≤ end`
+    /// and its keys in `keys`.
+    fn new(intervals: Vec<Interval>, keys: &[Key]) -> Self {
         let mut tree = IntervalTree {
             nodes: Vec::new(),
-            by_start: Vec::with_capacity(intervals.len()),
-            by_end: Vec::with_capacity(intervals.len()),
+            by_start: Vec::with_capacity(intervals.len() + 1),
+            by_end: Vec::with_capacity(intervals.len() + 1),
+            start_keys: Vec::with_capacity(keys.len()),
+            end_keys: Vec::with_capacity(keys.len()),
             root: NONE,
         };
         let mut scratch = Vec::with_capacity(2 * intervals.len());
-        tree.root = tree.build(intervals, &mut scratch);
+        tree.root = tree.build(intervals, keys, &mut scratch);
+        for (list, list_keys) in [
+            (&mut tree.by_start, &tree.start_keys),
+            (&mut tree.by_end, &tree.end_keys),
+        ] {
+            list.push(Entry {
+                bound: f64::NAN,
+                ordinal: NONE,
+                keys: to_u32(list_keys.len()),
+            });
+        }
         tree
     }
 
     /// Builds the subtree of `intervals` and returns its node (or `NONE`).
     /// The center is the median endpoint, so each side gets at most half the
     /// intervals and the depth stays below log2(n) + 1.
-    fn build(&mut self, intervals: Vec<Interval>, scratch: &mut Vec<f64>) -> u32 {
+    fn build(&mut self, intervals: Vec<Interval>, keys: &[Key], scratch: &mut Vec<f64>) -> u32 {
         if intervals.is_empty() {
             return NONE;
         }
@@ -552,9 +606,25 @@ impl IntervalTree {
         }
         let lo = self.by_start.len();
         here.sort_unstable_by(|a, b| cmp_f64(a.start, b.start));
-        self.by_start.extend(here.iter().map(|iv| (iv.start, iv.ordinal)));
+        for iv in &here {
+            self.by_start.push(Entry {
+                bound: iv.start,
+                ordinal: iv.ordinal,
+                keys: to_u32(self.start_keys.len()),
+            });
+            self.start_keys
+                .extend_from_slice(keys.get(iv.keys.clone()).unwrap_or(&[]));
+        }
         here.sort_unstable_by(|a, b| cmp_f64(b.end, a.end));
-        self.by_end.extend(here.iter().map(|iv| (iv.end, iv.ordinal)));
+        for iv in &here {
+            self.by_end.push(Entry {
+                bound: iv.end,
+                ordinal: iv.ordinal,
+                keys: to_u32(self.end_keys.len()),
+            });
+            self.end_keys
+                .extend_from_slice(keys.get(iv.keys.clone()).unwrap_or(&[]));
+        }
         let id = self.nodes.len();
         self.nodes.push(Node {
             center,
@@ -563,8 +633,8 @@ impl IntervalTree {
             left: NONE,
             right: NONE,
         });
-        let l = self.build(left, scratch);
-        let r = self.build(right, scratch);
+        let l = self.build(left, keys, scratch);
+        let r = self.build(right, keys, scratch);
         self.nodes[id].left = l;
         self.nodes[id].right = r;
         to_u32(id)
@@ -573,34 +643,62 @@ impl IntervalTree {
     fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         self.nodes.capacity() * size_of::<Node>()
-            + (self.by_start.capacity() + self.by_end.capacity()) * size_of::<(f64, u32)>()
+            + (self.by_start.capacity() + self.by_end.capacity()) * size_of::<Entry>()
+            + (self.start_keys.capacity() + self.end_keys.capacity()) * size_of::<Key>()
     }
 
-    fn range(&self, n: &Node) -> std::ops::Range<usize> {
-        n.lo as usize..n.hi as usize
+    fn starts(&self) -> List<'_> {
+        List {
+            entries: &self.by_start,
+            keys: &self.start_keys,
+        }
     }
 
-    /// Appends the ordinals of intervals containing `t` (in no particular order).
-    fn stab(&self, t: f64, out: &mut Vec<u32>) {
+    fn ends(&self) -> List<'_> {
+        List {
+            entries: &self.by_end,
+            keys: &self.end_keys,
+        }
+    }
+
+    /// Calls `visit(entry, its keys)` for every interval containing `t`
+    /// (in no particular order).
+    #[inline]
+    fn stab(&self, t: f64, mut visit: impl FnMut(Entry, &[Key])) {
         if t.is_nan() {
             return;
         }
+        let (starts, ends) = (self.starts(), self.ends());
         let mut id = self.root;
         while let Some(n) = self.nodes.get(id as usize) {
-            let r = self.range(n);
+            let (lo, hi) = (n.lo as usize, n.hi as usize);
             match cmp_f64(t, n.center) {
                 // Every interval here ends at or after the center: it holds
                 // `t` when it starts at or before `t`.
                 Ordering::Less => {
-                    out.extend(self.by_start[r].iter().take_while(|e| e.0 <= t).map(|e| e.1));
+                    for i in lo..hi {
+                        let e = starts.entries[i];
+                        if e.bound > t {
+                            break;
+                        }
+                        visit(e, starts.keys_of(i));
+                    }
                     id = n.left;
                 }
                 Ordering::Greater => {
-                    out.extend(self.by_end[r].iter().take_while(|e| e.0 >= t).map(|e| e.1));
+                    for i in lo..hi {
+                        let e = ends.entries[i];
+                        if e.bound < t {
+                            break;
+                        }
+                        visit(e, ends.keys_of(i));
+                    }
                     id = n.right;
                 }
                 Ordering::Equal => {
-                    out.extend(self.by_start[r].iter().map(|e| e.1));
+                    for i in lo..hi {
+                        visit(starts.entries[i], starts.keys_of(i));
+                    }
                     return;
                 }
             }
@@ -615,15 +713,25 @@ impl IntervalTree {
             let Some(n) = self.nodes.get(id as usize) else {
                 continue;
             };
-            let r = self.range(n);
+            let r = n.lo as usize..n.hi as usize;
             if t1 < n.center {
-                out.extend(self.by_start[r].iter().take_while(|e| e.0 <= t1).map(|e| e.1));
+                out.extend(
+                    self.by_start[r]
+                        .iter()
+                        .take_while(|e| e.bound <= t1)
+                        .map(|e| e.ordinal),
+                );
                 stack.push(n.left);
             } else if t0 > n.center {
-                out.extend(self.by_end[r].iter().take_while(|e| e.0 >= t0).map(|e| e.1));
+                out.extend(
+                    self.by_end[r]
+                        .iter()
+                        .take_while(|e| e.bound >= t0)
+                        .map(|e| e.ordinal),
+                );
                 stack.push(n.right);
             } else {
-                out.extend(self.by_start[r].iter().map(|e| e.1));
+                out.extend(self.by_start[r].iter().map(|e| e.ordinal));
                 stack.push(n.left);
                 stack.push(n.right);
             }
@@ -631,8 +739,7 @@ impl IntervalTree {
     }
 }
 
-/// Node positions fit in `u32`: a log with 2³² persistent frames would not
-/// fit in memory.
+/// Positions and counts fit in `u32` (see the limits in the module docs).
 fn to_u32(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(NONE)
 }
@@ -697,32 +804,22 @@ mod tests {
         assert_eq!(index.instant_count(), 2);
         assert_eq!(index.persistent_count(), 3);
         let s = index.select(&log, 1.6, 0.5, &all);
-        assert_eq!(s.frames().collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(s.persistent_frames().collect::<Vec<_>>(), [1]);
+        assert_eq!(s.frames(), [1, 2]);
         assert_eq!(s.instant_frame(), Some(2));
         assert_eq!(positions(&log, &s), [1, 2, 3]);
         assert_eq!(s.len(), 3);
         let s = index.select(&log, 1.4, 0.5, &all);
-        assert_eq!(s.frames().collect::<Vec<_>>(), [1, 3, 0]);
+        assert_eq!(s.frames(), [1, 3, 0]);
         let mut out = vec![99];
         assert_eq!(index.frames_at(1.4, 0.5, &mut out), Some(0));
         assert_eq!(out, [1, 3, 0]);
         // Zero-length interval: exactly at its time.
-        assert_eq!(
-            index.select(&log, 3.0, 0.1, &all).frames().collect::<Vec<_>>(),
-            [1, 4]
-        );
-        assert_eq!(
-            index
-                .select(&log, 3.0 + 1e-9, 0.1, &all)
-                .frames()
-                .collect::<Vec<_>>(),
-            [1]
-        );
+        assert_eq!(index.select(&log, 3.0, 0.1, &all).frames(), [1, 4]);
+        assert_eq!(index.select(&log, 3.0 + 1e-9, 0.1, &all).frames(), [1]);
         assert!(index.select(&log, f64::NAN, INF, &all).is_empty());
         let none = Filter::from_levels(vec![Filter::HIDDEN]);
         let s = index.select(&log, 1.6, 0.5, &none);
-        assert_eq!((s.frames().count(), s.len(), s.is_empty()), (2, 0, true));
+        assert_eq!((s.frames().len(), s.len(), s.is_empty()), (2, 0, true));
         // Owned iteration gives the same.
         assert_eq!(
             positions(&log, index.select(&log, 1.6, 0.5, &all)),
@@ -899,7 +996,26 @@ mod tests {
                 let mut frames = Vec::new();
                 index.frames_at(t, threshold, &mut frames);
                 prop_assert_eq!(&frames, &brute_frames(&log, t, threshold));
-                prop_assert_eq!(sel.frames().collect::<Vec<_>>(), frames);
+                prop_assert_eq!(sel.frames(), frames);
+            }
+        }
+
+        #[test]
+        fn nearest_instant_matches_a_scan_on_long_logs(
+            times in proptest::collection::vec(time(), 0..400),
+            ts in proptest::collection::vec(time(), 1..20),
+            threshold in threshold(),
+        ) {
+            // Long enough to span several sample blocks, with many equal times.
+            let frames: Vec<(FrameTime, usize)> = times.iter().map(|&x| (FrameTime::Instant(x), 0)).collect();
+            let log = log_of(&frames);
+            let index = Index::new(&log);
+            for &t in &ts {
+                prop_assert_eq!(
+                    index.nearest_instant(t, threshold),
+                    brute_frames(&log, t, threshold).last().copied(),
+                    "t = {}", t
+                );
             }
         }
 
