@@ -25,6 +25,8 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::log::{EntityId, FrameTime, Log, Primitive};
 
@@ -53,6 +55,10 @@ pub struct Index {
     persistent_frames: Vec<usize>,
     /// Index in `Log::primitives` of each such frame's first primitive.
     first_primitive: Vec<usize>,
+    /// The distinct (entity, level) pairs of the log's primitives.
+    classes: Vec<Key>,
+    /// The class of each primitive of the log (`classes` index).
+    class_of: Vec<u32>,
     /// Intervals of the persistent frames, holding ordinals.
     tree: IntervalTree,
     /// Finite starts of the persistent frames ascending, with ordinals
@@ -67,10 +73,57 @@ pub struct Index {
 }
 
 /// What the filter needs of a primitive.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Key {
     entity: EntityId,
     level: i32,
+}
+
+/// Interns the (entity, level) pairs of primitives as dense class ids.
+#[derive(Default)]
+struct Classes {
+    ids: HashMap<Key, u32, BuildHasherDefault<MixHasher>>,
+    keys: Vec<Key>,
+}
+
+impl Classes {
+    fn of(&mut self, p: &Primitive) -> u32 {
+        let key = Key {
+            entity: p.entity,
+            level: p.level,
+        };
+        let next = to_u32(self.keys.len());
+        let id = *self.ids.entry(key).or_insert(next);
+        if id == next {
+            self.keys.push(key);
+        }
+        id
+    }
+}
+
+/// A fast hasher for the small keys of [`Classes`] (not DoS-resistant,
+/// which is fine for a lookup table built from one log).
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_i32(&mut self, x: i32) {
+        self.write_u64(u64::from(x as u32));
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 impl Index {
@@ -81,7 +134,8 @@ impl Index {
         let mut intervals: Vec<Interval> = Vec::new();
         let mut persistent_frames = Vec::new();
         let mut first_primitive = Vec::new();
-        let mut keys = Vec::new();
+        let mut classes = Classes::default();
+        let class_of: Vec<u32> = log.primitives.iter().map(|p| classes.of(p)).collect();
         for (i, f) in log.frames.iter().enumerate() {
             match f.time {
                 FrameTime::Instant(t) if !t.is_nan() => instants.push((t, i)),
@@ -89,16 +143,11 @@ impl Index {
                 FrameTime::Persistent { start, end } => {
                     // NaN bounds and start > end fail `start ≤ end`: such a frame never applies.
                     if start <= end {
-                        let keys_start = keys.len();
-                        keys.extend(log.frame_primitives(f).iter().map(|p| Key {
-                            entity: p.entity,
-                            level: p.level,
-                        }));
                         intervals.push(Interval {
                             start,
                             end,
                             ordinal: to_u32(persistent_frames.len()),
-                            keys: keys_start..keys.len(),
+                            primitives: valid_range(log, f),
                         });
                         persistent_frames.push(i);
                         first_primitive.push(f.primitives.start);
@@ -124,7 +173,9 @@ impl Index {
             instant_frames,
             persistent_frames,
             first_primitive,
-            tree: IntervalTree::new(intervals, &keys),
+            tree: IntervalTree::new(intervals, log),
+            classes: classes.keys,
+            class_of,
             starts,
             frame_count: log.frames.len(),
             derived_threshold,
@@ -172,6 +223,8 @@ impl Index {
                 + self.first_primitive.capacity())
                 * size_of::<usize>()
             + self.starts.capacity() * size_of::<(f64, u32)>()
+            + self.classes.capacity() * size_of::<Key>()
+            + self.class_of.capacity() * size_of::<u32>()
             + self.tree.memory_bytes()
     }
 
@@ -195,25 +248,52 @@ impl Index {
     /// [`super::brute_force`].
     pub fn select<'a>(&'a self, log: &'a Log, t: f64, threshold: f64, filter: &'a Filter) -> Selection<'a> {
         debug_assert_eq!(log.frames.len(), self.frame_count, "index used with another log");
-        let mut hits = Vec::new();
+        let mut hits: Vec<Hit> = Vec::with_capacity(1024);
         self.tree.stab(t, |e, keys| {
+            // Branch-free: write every candidate, keep those that pass.
+            let base = hits.len();
+            hits.resize(base + keys.len(), Hit(0));
+            let out = &mut hits[base..];
+            let mut n = 0;
             for (j, k) in keys.iter().enumerate() {
-                if filter.allows_entity_level(k.entity, k.level) {
-                    hits.push(Hit::new(e.ordinal, j));
-                }
+                out[n] = Hit::new(e.ordinal, j);
+                n += usize::from(filter.allows_entity_level(k.entity, k.level));
             }
+            hits.truncate(base + n);
         });
         // Recorded order: by frame, then by position in the frame.
-        hits.sort_unstable();
+        sort_hits(&mut hits, self.persistent_frames.len());
+        let instant = self.nearest_instant(t, threshold);
+        let instant_range = instant
+            .and_then(|f| log.frames.get(f))
+            .map_or(0..0, |f| valid_range(log, f));
+        let instant_classes = self.class_of.get(instant_range.clone()).unwrap_or(&[]);
+        let mut primitives = vec![0; hits.len() + instant_classes.len()];
+        for (out, h) in primitives.iter_mut().zip(&hits) {
+            *out = self.first_primitive[h.ordinal()] + h.offset();
+        }
+        let mut n = hits.len();
+        for (j, &c) in instant_classes.iter().enumerate() {
+            primitives[n] = instant_range.start + j;
+            n += usize::from(self.passes(filter, c));
+        }
+        primitives.truncate(n);
         Selection {
             index: self,
             log,
-            filter,
             t,
             threshold,
-            hits,
-            instant: self.nearest_instant(t, threshold),
+            primitives,
+            instant,
         }
+    }
+
+    /// Whether primitives of class `c` pass `filter`.
+    #[inline]
+    fn passes(&self, filter: &Filter, c: u32) -> bool {
+        self.classes
+            .get(c as usize)
+            .is_some_and(|k| filter.allows_entity_level(k.entity, k.level))
     }
 
     /// The instantaneous frame shown at `t`, if any: the nearest one when
@@ -336,6 +416,15 @@ impl Index {
     }
 }
 
+/// The primitive range of `f`, or an empty one when it is out of bounds
+/// (such a frame draws nothing, as `Log::frame_primitives` says).
+fn valid_range(log: &Log, f: &crate::log::Frame) -> std::ops::Range<usize> {
+    match log.primitives.get(f.primitives.clone()) {
+        Some(_) => f.primitives.clone(),
+        None => 0..0,
+    }
+}
+
 /// Orders non-NaN floats, with -0.0 equal to 0.0.
 fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
@@ -375,19 +464,50 @@ impl Hit {
     }
 }
 
+/// Sorts hits by ordinal, then offset. A frame's hits are pushed
+/// consecutively in offset order and each frame once, so a stable sort by
+/// ordinal alone suffices: a least-significant-digit radix sort on the
+/// ordinal's bytes (ordinals are below `ordinals`), or the standard sort
+/// for short lists.
+fn sort_hits(hits: &mut Vec<Hit>, ordinals: usize) {
+    if hits.len() < 128 {
+        hits.sort_unstable();
+        return;
+    }
+    let bits = usize::BITS - ordinals.leading_zeros();
+    let mut from = std::mem::take(hits);
+    let mut to = vec![Hit(0); from.len()];
+    for shift in (0..bits).step_by(8).map(|b| 32 + b) {
+        let digit = |h: Hit| ((h.0 >> shift) & 0xff) as usize;
+        let mut start = [0usize; 256];
+        for &h in &from {
+            start[digit(h)] += 1;
+        }
+        let mut sum = 0;
+        for c in &mut start {
+            (*c, sum) = (sum, sum + *c);
+        }
+        for &h in &from {
+            let d = digit(h);
+            to[start[d]] = h;
+            start[d] += 1;
+        }
+        std::mem::swap(&mut from, &mut to);
+    }
+    *hits = from;
+}
+
 /// The primitives shown at one time: borrowed from the log, in draw order
 /// (persistent frames in recorded order, then the instantaneous frame;
-/// recorded order within a frame). Persistent frames are filtered when the
-/// selection is made, the instantaneous frame while iterating.
+/// recorded order within a frame). Filtered when made: it holds the
+/// positions of the selected primitives in `Log::primitives`.
 #[derive(Clone, Debug)]
 pub struct Selection<'a> {
     index: &'a Index,
     log: &'a Log,
-    filter: &'a Filter,
     t: f64,
     threshold: f64,
-    /// Primitives of persistent frames that pass, in recorded order.
-    hits: Vec<Hit>,
+    primitives: Vec<usize>,
     instant: Option<usize>,
 }
 
@@ -405,31 +525,28 @@ impl<'a> Selection<'a> {
         self.instant
     }
 
+    /// Positions of the selected primitives in `Log::primitives`, in draw order.
+    pub fn positions(&self) -> &[usize] {
+        &self.primitives
+    }
+
     /// The selected primitives in draw order.
     pub fn iter(&self) -> SelectionIter<'_, 'a> {
-        SelectionIter::new(self, Cow::Borrowed(&self.hits))
+        SelectionIter {
+            log: self.log,
+            positions: Cow::Borrowed(&self.primitives),
+            next: 0,
+        }
     }
 
     /// Number of selected primitives.
     pub fn len(&self) -> usize {
-        self.hits.len()
-            + self
-                .instant_primitives()
-                .iter()
-                .filter(|p| self.filter.allows(p))
-                .count()
+        self.primitives.len()
     }
 
     /// Whether no primitive is selected.
     pub fn is_empty(&self) -> bool {
-        self.hits.is_empty() && !self.instant_primitives().iter().any(|p| self.filter.allows(p))
-    }
-
-    /// All primitives of the instantaneous frame, before filtering.
-    fn instant_primitives(&self) -> &'a [Primitive] {
-        self.instant
-            .and_then(|f| self.log.frames.get(f))
-            .map_or(&[], |f| self.log.frame_primitives(f))
+        self.primitives.is_empty()
     }
 }
 
@@ -444,35 +561,21 @@ impl<'s, 'a> IntoIterator for &'s Selection<'a> {
 impl<'a> IntoIterator for Selection<'a> {
     type Item = &'a Primitive;
     type IntoIter = SelectionIter<'a, 'a>;
-    fn into_iter(mut self) -> Self::IntoIter {
-        let hits = std::mem::take(&mut self.hits);
-        SelectionIter::new(&self, Cow::Owned(hits))
-    }
-}
-
-/// Iterator over the primitives of a [`Selection`]: first those of the
-/// persistent frames, then the instantaneous frame's that pass the filter.
-#[derive(Clone, Debug)]
-pub struct SelectionIter<'s, 'a> {
-    index: &'a Index,
-    log: &'a Log,
-    filter: &'a Filter,
-    hits: Cow<'s, [Hit]>,
-    next_hit: usize,
-    instant: std::slice::Iter<'a, Primitive>,
-}
-
-impl<'s, 'a> SelectionIter<'s, 'a> {
-    fn new(s: &Selection<'a>, hits: Cow<'s, [Hit]>) -> Self {
+    fn into_iter(self) -> Self::IntoIter {
         SelectionIter {
-            index: s.index,
-            log: s.log,
-            filter: s.filter,
-            hits,
-            next_hit: 0,
-            instant: s.instant_primitives().iter(),
+            log: self.log,
+            positions: Cow::Owned(self.primitives),
+            next: 0,
         }
     }
+}
+
+/// Iterator over the primitives of a [`Selection`].
+#[derive(Clone, Debug)]
+pub struct SelectionIter<'s, 'a> {
+    log: &'a Log,
+    positions: Cow<'s, [usize]>,
+    next: usize,
 }
 
 impl<'a> Iterator for SelectionIter<'_, 'a> {
@@ -480,15 +583,18 @@ impl<'a> Iterator for SelectionIter<'_, 'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a Primitive> {
-        while let Some(&h) = self.hits.get(self.next_hit) {
-            self.next_hit += 1;
-            let first = self.index.first_primitive.get(h.ordinal()).copied();
+        while let Some(&i) = self.positions.get(self.next) {
+            self.next += 1;
             // An index used with another log skips what that log lacks.
-            if let Some(p) = first.and_then(|f| self.log.primitives.get(f + h.offset())) {
+            if let Some(p) = self.log.primitives.get(i) {
                 return Some(p);
             }
         }
-        self.instant.by_ref().find(|p| self.filter.allows(p))
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.positions.len() - self.next))
     }
 }
 
@@ -498,8 +604,8 @@ struct Interval {
     start: f64,
     end: f64,
     ordinal: u32,
-    /// The frame's primitives' keys in the build-time key array.
-    keys: std::ops::Range<usize>,
+    /// The frame's primitives in `Log::primitives` (valid, maybe empty).
+    primitives: std::ops::Range<usize>,
 }
 
 /// An interval in a node list: its start (in `by_start`) or end (in
@@ -549,27 +655,30 @@ struct IntervalTree {
     by_start: Vec<Entry>,
     /// Per node, its intervals by descending end; then a sentinel.
     by_end: Vec<Entry>,
-    /// Keys of the primitives of the entries of `by_start`, in that order.
+    /// Entity and level of the primitives of the entries of `by_start`, in
+    /// that order.
     start_keys: Vec<Key>,
-    /// Keys of the primitives of the entries of `by_end`, in that order.
+    /// Entity and level of the primitives of the entries of `by_end`, in
+    /// that order.
     end_keys: Vec<Key>,
     root: u32,
 }
 
 impl IntervalTree {
     /// Builds the tree; every interval has non-NaN bounds with `start ≤ end`
-    /// and its keys in `keys`.
-    fn new(intervals: Vec<Interval>, keys: &[Key]) -> Self {
+    /// and a valid range of `log`'s primitives.
+    fn new(intervals: Vec<Interval>, log: &Log) -> Self {
+        let keys = intervals.iter().map(|iv| iv.primitives.len()).sum();
         let mut tree = IntervalTree {
             nodes: Vec::new(),
             by_start: Vec::with_capacity(intervals.len() + 1),
             by_end: Vec::with_capacity(intervals.len() + 1),
-            start_keys: Vec::with_capacity(keys.len()),
-            end_keys: Vec::with_capacity(keys.len()),
+            start_keys: Vec::with_capacity(keys),
+            end_keys: Vec::with_capacity(keys),
             root: NONE,
         };
         let mut scratch = Vec::with_capacity(2 * intervals.len());
-        tree.root = tree.build(intervals, keys, &mut scratch);
+        tree.root = tree.build(intervals, log, &mut scratch);
         for (list, list_keys) in [
             (&mut tree.by_start, &tree.start_keys),
             (&mut tree.by_end, &tree.end_keys),
@@ -586,7 +695,7 @@ impl IntervalTree {
     /// Builds the subtree of `intervals` and returns its node (or `NONE`).
     /// The center is the median endpoint, so each side gets at most half the
     /// intervals and the depth stays below log2(n) + 1.
-    fn build(&mut self, intervals: Vec<Interval>, keys: &[Key], scratch: &mut Vec<f64>) -> u32 {
+    fn build(&mut self, intervals: Vec<Interval>, log: &Log, scratch: &mut Vec<f64>) -> u32 {
         if intervals.is_empty() {
             return NONE;
         }
@@ -612,8 +721,7 @@ impl IntervalTree {
                 ordinal: iv.ordinal,
                 keys: to_u32(self.start_keys.len()),
             });
-            self.start_keys
-                .extend_from_slice(keys.get(iv.keys.clone()).unwrap_or(&[]));
+            self.start_keys.extend(primitive_keys(log, &iv.primitives));
         }
         here.sort_unstable_by(|a, b| cmp_f64(b.end, a.end));
         for iv in &here {
@@ -622,8 +730,7 @@ impl IntervalTree {
                 ordinal: iv.ordinal,
                 keys: to_u32(self.end_keys.len()),
             });
-            self.end_keys
-                .extend_from_slice(keys.get(iv.keys.clone()).unwrap_or(&[]));
+            self.end_keys.extend(primitive_keys(log, &iv.primitives));
         }
         let id = self.nodes.len();
         self.nodes.push(Node {
@@ -633,8 +740,8 @@ impl IntervalTree {
             left: NONE,
             right: NONE,
         });
-        let l = self.build(left, keys, scratch);
-        let r = self.build(right, keys, scratch);
+        let l = self.build(left, log, scratch);
+        let r = self.build(right, log, scratch);
         self.nodes[id].left = l;
         self.nodes[id].right = r;
         to_u32(id)
@@ -737,6 +844,18 @@ impl IntervalTree {
             }
         }
     }
+}
+
+/// The keys of the primitives in `range` (a valid range of `log`).
+fn primitive_keys<'l>(log: &'l Log, range: &std::ops::Range<usize>) -> impl Iterator<Item = Key> + 'l {
+    log.primitives
+        .get(range.clone())
+        .unwrap_or(&[])
+        .iter()
+        .map(|p| Key {
+            entity: p.entity,
+            level: p.level,
+        })
 }
 
 /// Positions and counts fit in `u32` (see the limits in the module docs).
@@ -882,6 +1001,40 @@ mod tests {
     }
 
     #[test]
+    fn large_random_logs_match_brute_force() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut log = Log::new();
+        for e in 0..6 {
+            log.entities.intern(&format!("e{e}"));
+        }
+        for i in 0..3000 {
+            let time = if rng.random_bool(0.2) {
+                let start = rng.random_range(-10.0..60.0);
+                persistent(start, start + rng.random_range(0.0..40.0))
+            } else {
+                FrameTime::Instant(f64::from(i) / 50.0)
+            };
+            let n = rng.random_range(0..6);
+            log.push_frame(
+                time,
+                (0..n).map(|_| prim(rng.random_range(0..6), rng.random_range(0..4))),
+            );
+        }
+        let index = Index::new(&log);
+        let filter = Filter::from_levels(vec![3, 1, Filter::HIDDEN, 0, 2, 3]);
+        let mut most = 0;
+        for _ in 0..300 {
+            let t = rng.random_range(-12.0..65.0);
+            let want = positions(&log, brute_force(&log, t, 0.03, &filter));
+            let sel = index.select(&log, t, 0.03, &filter);
+            assert_eq!(positions(&log, &sel), want, "t = {t}");
+            most = most.max(want.len());
+        }
+        assert!(most >= 128, "the radix sort path ran ({most} primitives)");
+    }
+
+    #[test]
     fn a_log_index_costs_little_memory() {
         let frames: Vec<(FrameTime, usize)> = (0..1000)
             .map(|i| (FrameTime::Instant(i as f64 / 60.0), 10))
@@ -998,6 +1151,24 @@ mod tests {
                 prop_assert_eq!(&frames, &brute_frames(&log, t, threshold));
                 prop_assert_eq!(sel.frames(), frames);
             }
+        }
+
+        #[test]
+        fn sort_hits_orders_groups_like_a_full_sort(
+            groups in proptest::collection::vec((0u32..70_000, 1usize..6), 0..400),
+        ) {
+            // Distinct ordinals, each a run of increasing offsets, runs in any order.
+            let mut seen = std::collections::HashSet::new();
+            let hits: Vec<Hit> = groups
+                .iter()
+                .filter(|g| seen.insert(g.0))
+                .flat_map(|&(o, n)| (0..n).map(move |j| Hit::new(o, j * 3)))
+                .collect();
+            let mut want = hits.clone();
+            want.sort_unstable();
+            let mut got = hits;
+            sort_hits(&mut got, 70_000);
+            prop_assert_eq!(got, want);
         }
 
         #[test]

@@ -131,9 +131,12 @@ impl Filter {
     /// Whether a primitive of `entity` at `level` passes the filter.
     #[inline]
     pub fn allows_entity_level(&self, entity: EntityId, level: i32) -> bool {
-        self.max_level
-            .get(entity.index())
-            .is_some_and(|&m| m != Self::HIDDEN && level <= m)
+        // Non-short-circuit `&`: no branch on the outcome, which is random
+        // across a frame's primitives.
+        match self.max_level.get(entity.index()) {
+            Some(&m) => (m != Self::HIDDEN) & (level <= m),
+            None => false,
+        }
     }
 }
 
