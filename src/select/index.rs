@@ -248,19 +248,20 @@ impl Index {
     /// [`super::brute_force`].
     pub fn select<'a>(&'a self, log: &'a Log, t: f64, threshold: f64, filter: &'a Filter) -> Selection<'a> {
         debug_assert_eq!(log.frames.len(), self.frame_count, "index used with another log");
-        let mut hits: Vec<Hit> = Vec::with_capacity(1024);
+        // Branch-free: write every candidate at `n`, advance `n` past those
+        // that pass. `hits` grows geometrically, ahead of `n`.
+        let mut hits: Vec<Hit> = vec![Hit(0); 1024];
+        let mut n = 0;
         self.tree.stab(t, |e, keys| {
-            // Branch-free: write every candidate, keep those that pass.
-            let base = hits.len();
-            hits.resize(base + keys.len(), Hit(0));
-            let out = &mut hits[base..];
-            let mut n = 0;
+            if hits.len() < n + keys.len() {
+                hits.resize((n + keys.len()).max(2 * hits.len()), Hit(0));
+            }
             for (j, k) in keys.iter().enumerate() {
-                out[n] = Hit::new(e.ordinal, j);
+                hits[n] = Hit::new(e.ordinal, j);
                 n += usize::from(filter.allows_entity_level(k.entity, k.level));
             }
-            hits.truncate(base + n);
         });
+        hits.truncate(n);
         // Recorded order: by frame, then by position in the frame.
         sort_hits(&mut hits, self.persistent_frames.len());
         let instant = self.nearest_instant(t, threshold);
