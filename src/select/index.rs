@@ -8,20 +8,23 @@
 //! - Persistent frames: a centered interval tree in flat arrays. Each node
 //!   holds a center and the intervals containing it, once sorted by start
 //!   and once by end, so a stabbing query walks one root-to-leaf path and
-//!   reads only intervals that match (plus one per node). Next to each
-//!   list entry the tree keeps a copy of the entity and level of the
-//!   frame's primitives, so filtering the (possibly hundreds of) frames
-//!   active at `t` reads memory sequentially instead of jumping through the
-//!   log's large primitive array. The primitives that pass are sorted back
-//!   into recorded order and handed out as pointers into the log, without
-//!   being read. Instantaneous frames' primitives are filtered in place
-//!   (one contiguous run per query).
+//!   reads only intervals that match (plus one per node).
+//! - Filtering without touching primitives: every distinct (entity, level)
+//!   pair of the log is a *class*, and the index keeps one 2-byte class id
+//!   per primitive (in recorded order, and again next to each entry of the
+//!   tree's lists). A query filters the frames active at `t` by reading
+//!   these small arrays sequentially, instead of reading 80-byte primitives
+//!   scattered over the log, and hands out the positions of the primitives
+//!   that pass, sorted back into recorded order. (Past 65,535 distinct
+//!   pairs, further pairs share an escape id and those primitives are read
+//!   in place.)
 //! - Persistent frames' finite starts sorted, for "jump to the next event".
 //!
 //! A query returns a [`Selection`] borrowing the log's primitives: no
 //! primitive data is copied per query. The index describes the log it was
 //! built from; rebuild it after changing that log. Limits: fewer than 2³²
-//! persistent frames and 2³¹ primitives in persistent frames.
+//! persistent frames, 2³² primitives in persistent frames and 2³²
+//! primitives in one frame (a log that large would not fit in memory).
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -55,10 +58,12 @@ pub struct Index {
     persistent_frames: Vec<usize>,
     /// Index in `Log::primitives` of each such frame's first primitive.
     first_primitive: Vec<usize>,
-    /// The distinct (entity, level) pairs of the log's primitives.
+    /// The distinct (entity, level) pairs of the log's primitives, at most
+    /// [`ESCAPE`] of them.
     classes: Vec<Key>,
-    /// The class of each primitive of the log (`classes` index).
-    class_of: Vec<u32>,
+    /// The class of each primitive of the log: its index in `classes`, or
+    /// [`ESCAPE`] when the pair did not get a class.
+    class_of: Vec<Class>,
     /// Intervals of the persistent frames, holding ordinals.
     tree: IntervalTree,
     /// Finite starts of the persistent frames ascending, with ordinals
@@ -79,25 +84,37 @@ struct Key {
     level: i32,
 }
 
+/// The class of a primitive: which distinct (entity, level) pair it has.
+type Class = u16;
+
+/// The class of primitives whose pair came after the first 65,535 distinct
+/// ones: the query reads such primitives themselves.
+const ESCAPE: Class = Class::MAX;
+
 /// Interns the (entity, level) pairs of primitives as dense class ids.
 #[derive(Default)]
 struct Classes {
-    ids: HashMap<Key, u32, BuildHasherDefault<MixHasher>>,
+    ids: HashMap<Key, Class, BuildHasherDefault<MixHasher>>,
     keys: Vec<Key>,
 }
 
 impl Classes {
-    fn of(&mut self, p: &Primitive) -> u32 {
+    fn of(&mut self, p: &Primitive) -> Class {
         let key = Key {
             entity: p.entity,
             level: p.level,
         };
-        let next = to_u32(self.keys.len());
-        let id = *self.ids.entry(key).or_insert(next);
-        if id == next {
-            self.keys.push(key);
+        if let Some(&id) = self.ids.get(&key) {
+            return id;
         }
-        id
+        match Class::try_from(self.keys.len()) {
+            Ok(id) if id < ESCAPE => {
+                self.ids.insert(key, id);
+                self.keys.push(key);
+                id
+            }
+            _ => ESCAPE,
+        }
     }
 }
 
@@ -127,15 +144,15 @@ impl Hasher for MixHasher {
 }
 
 impl Index {
-    /// Indexes the frames of `log`, reading the entity and level of the
-    /// primitives of persistent frames.
+    /// Indexes `log`: its frames' times and its primitives' entities and
+    /// levels (one pass over each).
     pub fn new(log: &Log) -> Self {
         let mut instants: Vec<(f64, usize)> = Vec::new();
         let mut intervals: Vec<Interval> = Vec::new();
         let mut persistent_frames = Vec::new();
         let mut first_primitive = Vec::new();
         let mut classes = Classes::default();
-        let class_of: Vec<u32> = log.primitives.iter().map(|p| classes.of(p)).collect();
+        let class_of: Vec<Class> = log.primitives.iter().map(|p| classes.of(p)).collect();
         for (i, f) in log.frames.iter().enumerate() {
             match f.time {
                 FrameTime::Instant(t) if !t.is_nan() => instants.push((t, i)),
@@ -173,7 +190,7 @@ impl Index {
             instant_frames,
             persistent_frames,
             first_primitive,
-            tree: IntervalTree::new(intervals, log),
+            tree: IntervalTree::new(intervals, &class_of),
             classes: classes.keys,
             class_of,
             starts,
@@ -224,7 +241,7 @@ impl Index {
                 * size_of::<usize>()
             + self.starts.capacity() * size_of::<(f64, u32)>()
             + self.classes.capacity() * size_of::<Key>()
-            + self.class_of.capacity() * size_of::<u32>()
+            + self.class_of.capacity() * size_of::<Class>()
             + self.tree.memory_bytes()
     }
 
@@ -256,9 +273,13 @@ impl Index {
             if hits.len() < n + keys.len() {
                 hits.resize((n + keys.len()).max(2 * hits.len()), Hit(0));
             }
-            for (j, k) in keys.iter().enumerate() {
+            for (j, &c) in keys.iter().enumerate() {
                 hits[n] = Hit::new(e.ordinal, j);
-                n += usize::from(filter.allows_entity_level(k.entity, k.level));
+                let pass = match self.classes.get(usize::from(c)) {
+                    Some(k) => filter.allows_entity_level(k.entity, k.level),
+                    None => self.escaped_passes(log, filter, self.first_primitive[e.ordinal as usize] + j),
+                };
+                n += usize::from(pass);
             }
         });
         hits.truncate(n);
@@ -275,8 +296,13 @@ impl Index {
         }
         let mut n = hits.len();
         for (j, &c) in instant_classes.iter().enumerate() {
-            primitives[n] = instant_range.start + j;
-            n += usize::from(self.passes(filter, c));
+            let i = instant_range.start + j;
+            primitives[n] = i;
+            let pass = match self.classes.get(usize::from(c)) {
+                Some(k) => filter.allows_entity_level(k.entity, k.level),
+                None => self.escaped_passes(log, filter, i),
+            };
+            n += usize::from(pass);
         }
         primitives.truncate(n);
         Selection {
@@ -289,12 +315,11 @@ impl Index {
         }
     }
 
-    /// Whether primitives of class `c` pass `filter`.
-    #[inline]
-    fn passes(&self, filter: &Filter, c: u32) -> bool {
-        self.classes
-            .get(c as usize)
-            .is_some_and(|k| filter.allows_entity_level(k.entity, k.level))
+    /// Whether the primitive at `i`, which has no class, passes `filter`.
+    #[cold]
+    #[inline(never)]
+    fn escaped_passes(&self, log: &Log, filter: &Filter, i: usize) -> bool {
+        log.primitives.get(i).is_some_and(|p| filter.allows(p))
     }
 
     /// The instantaneous frame shown at `t`, if any: the nearest one when
@@ -634,14 +659,14 @@ struct Node {
 #[derive(Clone, Copy, Debug)]
 struct List<'t> {
     entries: &'t [Entry],
-    keys: &'t [Key],
+    keys: &'t [Class],
 }
 
 impl<'t> List<'t> {
     /// The keys of the entry at `i` (with `i + 1` a valid entry: lists end
     /// with a sentinel).
     #[inline]
-    fn keys_of(&self, i: usize) -> &'t [Key] {
+    fn keys_of(&self, i: usize) -> &'t [Class] {
         let a = self.entries[i].keys as usize;
         let b = self.entries[i + 1].keys as usize;
         self.keys.get(a..b).unwrap_or(&[])
@@ -658,17 +683,17 @@ struct IntervalTree {
     by_end: Vec<Entry>,
     /// Entity and level of the primitives of the entries of `by_start`, in
     /// that order.
-    start_keys: Vec<Key>,
+    start_keys: Vec<Class>,
     /// Entity and level of the primitives of the entries of `by_end`, in
     /// that order.
-    end_keys: Vec<Key>,
+    end_keys: Vec<Class>,
     root: u32,
 }
 
 impl IntervalTree {
     /// Builds the tree; every interval has non-NaN bounds with `start ≤ end`
     /// and a valid range of `log`'s primitives.
-    fn new(intervals: Vec<Interval>, log: &Log) -> Self {
+    fn new(intervals: Vec<Interval>, class_of: &[Class]) -> Self {
         let keys = intervals.iter().map(|iv| iv.primitives.len()).sum();
         let mut tree = IntervalTree {
             nodes: Vec::new(),
@@ -679,7 +704,7 @@ impl IntervalTree {
             root: NONE,
         };
         let mut scratch = Vec::with_capacity(2 * intervals.len());
-        tree.root = tree.build(intervals, log, &mut scratch);
+        tree.root = tree.build(intervals, class_of, &mut scratch);
         for (list, list_keys) in [
             (&mut tree.by_start, &tree.start_keys),
             (&mut tree.by_end, &tree.end_keys),
@@ -696,7 +721,7 @@ impl IntervalTree {
     /// Builds the subtree of `intervals` and returns its node (or `NONE`).
     /// The center is the median endpoint, so each side gets at most half the
     /// intervals and the depth stays below log2(n) + 1.
-    fn build(&mut self, intervals: Vec<Interval>, log: &Log, scratch: &mut Vec<f64>) -> u32 {
+    fn build(&mut self, intervals: Vec<Interval>, class_of: &[Class], scratch: &mut Vec<f64>) -> u32 {
         if intervals.is_empty() {
             return NONE;
         }
@@ -722,7 +747,8 @@ impl IntervalTree {
                 ordinal: iv.ordinal,
                 keys: to_u32(self.start_keys.len()),
             });
-            self.start_keys.extend(primitive_keys(log, &iv.primitives));
+            self.start_keys
+                .extend_from_slice(class_of.get(iv.primitives.clone()).unwrap_or(&[]));
         }
         here.sort_unstable_by(|a, b| cmp_f64(b.end, a.end));
         for iv in &here {
@@ -731,7 +757,8 @@ impl IntervalTree {
                 ordinal: iv.ordinal,
                 keys: to_u32(self.end_keys.len()),
             });
-            self.end_keys.extend(primitive_keys(log, &iv.primitives));
+            self.end_keys
+                .extend_from_slice(class_of.get(iv.primitives.clone()).unwrap_or(&[]));
         }
         let id = self.nodes.len();
         self.nodes.push(Node {
@@ -741,8 +768,8 @@ impl IntervalTree {
             left: NONE,
             right: NONE,
         });
-        let l = self.build(left, log, scratch);
-        let r = self.build(right, log, scratch);
+        let l = self.build(left, class_of, scratch);
+        let r = self.build(right, class_of, scratch);
         self.nodes[id].left = l;
         self.nodes[id].right = r;
         to_u32(id)
@@ -752,7 +779,7 @@ impl IntervalTree {
         use std::mem::size_of;
         self.nodes.capacity() * size_of::<Node>()
             + (self.by_start.capacity() + self.by_end.capacity()) * size_of::<Entry>()
-            + (self.start_keys.capacity() + self.end_keys.capacity()) * size_of::<Key>()
+            + (self.start_keys.capacity() + self.end_keys.capacity()) * size_of::<Class>()
     }
 
     fn starts(&self) -> List<'_> {
@@ -772,7 +799,7 @@ impl IntervalTree {
     /// Calls `visit(entry, its keys)` for every interval containing `t`
     /// (in no particular order).
     #[inline]
-    fn stab(&self, t: f64, mut visit: impl FnMut(Entry, &[Key])) {
+    fn stab(&self, t: f64, mut visit: impl FnMut(Entry, &[Class])) {
         if t.is_nan() {
             return;
         }
@@ -845,18 +872,6 @@ impl IntervalTree {
             }
         }
     }
-}
-
-/// The keys of the primitives in `range` (a valid range of `log`).
-fn primitive_keys<'l>(log: &'l Log, range: &std::ops::Range<usize>) -> impl Iterator<Item = Key> + 'l {
-    log.primitives
-        .get(range.clone())
-        .unwrap_or(&[])
-        .iter()
-        .map(|p| Key {
-            entity: p.entity,
-            level: p.level,
-        })
 }
 
 /// Positions and counts fit in `u32` (see the limits in the module docs).
@@ -1033,6 +1048,48 @@ mod tests {
             most = most.max(want.len());
         }
         assert!(most >= 128, "the radix sort path ran ({most} primitives)");
+    }
+
+    #[test]
+    fn primitives_beyond_the_class_table_are_read_in_place() {
+        // 70,000 distinct (entity, level) pairs: the last 4,465 get no class.
+        let mut log = Log::new();
+        log.entities.intern("a");
+        log.entities.intern("b");
+        let level = |i: i32| prim((i % 2) as u32, i / 2);
+        for chunk in 0..70 {
+            let levels = (chunk * 1000..(chunk + 1) * 1000).map(level);
+            let time = if chunk % 3 == 0 {
+                persistent(f64::from(chunk), 100.0)
+            } else {
+                FrameTime::Instant(f64::from(chunk))
+            };
+            log.push_frame(time, levels);
+        }
+        let index = Index::new(&log);
+        assert_eq!(index.classes.len(), usize::from(ESCAPE));
+        assert!(index.class_of.iter().filter(|&&c| c == ESCAPE).count() > 4000);
+        for filter in [
+            Filter::from_levels(vec![34_800, 34_100]),
+            Filter::from_levels(vec![Filter::HIDDEN, i32::MAX]),
+            Filter::from_levels(vec![100, 0]),
+        ] {
+            for t in [5.0, 66.0, 67.2, 68.9, 69.0, 69.4, 150.0] {
+                let want = positions(&log, brute_force(&log, t, 0.5, &filter));
+                assert_eq!(
+                    positions(&log, &index.select(&log, t, 0.5, &filter)),
+                    want,
+                    "t = {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn indexes_and_selections_can_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Index>();
+        send_sync::<Selection<'static>>();
     }
 
     #[test]
