@@ -1077,7 +1077,7 @@ mod tests {
             for t in [5.0, 66.0, 67.2, 68.9, 69.0, 69.4, 150.0] {
                 let want = positions(&log, brute_force(&log, t, 0.5, &filter));
                 assert_eq!(
-                    positions(&log, &index.select(&log, t, 0.5, &filter)),
+                    positions(&log, index.select(&log, t, 0.5, &filter)),
                     want,
                     "t = {t}"
                 );
