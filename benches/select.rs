@@ -147,12 +147,14 @@ fn latency_report(log: &Log, index: &Index, filter: &Filter, queries: usize, bru
         excess_us.push(us - 0.05 * n as f64);
         counts.push(n as f64);
     }
+    let mean_us = lat_us.iter().sum::<f64>() / lat_us.len() as f64;
     lat_us.sort_by(f64::total_cmp);
     excess_us.sort_by(f64::total_cmp);
     counts.sort_by(f64::total_cmp);
     println!(
-        "select: {} queries: latency p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.1} µs",
+        "select: {} queries: latency mean {:.2} µs, p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.1} µs",
         queries,
+        mean_us,
         percentile(&lat_us, 0.5),
         percentile(&lat_us, 0.99),
         percentile(&lat_us, 0.999),

@@ -24,6 +24,33 @@
 //!    an infinite distance never selects a frame;
 //! 3. within each frame, the primitives the [`Filter`] allows, in recorded
 //!    order.
+//!
+//! # Use
+//! ```
+//! use underlay::log::{FrameTime, Log, Primitive, Shape, Style, Vec2};
+//! use underlay::select::{FilterSpec, Index};
+//!
+//! let mut log = Log::new();
+//! let ball = log.entities.intern("ball");
+//! let dot = Primitive {
+//!     shape: Shape::Circle { center: Vec2::ZERO, radius: 21.5 },
+//!     style: Style::default(),
+//!     entity: ball,
+//!     level: 0,
+//! };
+//! log.push_frame(FrameTime::Instant(10.0), [dot.clone()]);
+//! log.push_frame(FrameTime::Instant(10.1), [dot]);
+//!
+//! let index = Index::new(&log); // once per log
+//! let filter = FilterSpec { only: vec!["ball".into()], ..FilterSpec::default() }.compile(&log)?;
+//! let threshold = index.default_threshold(); // unless the session sets one
+//! let shown = index.select(&log, 10.04, threshold, &filter);
+//! assert_eq!(shown.instant_frame(), Some(0));
+//! for primitive in &shown {
+//!     assert_eq!(primitive.entity, ball);
+//! }
+//! # Ok::<(), underlay::select::SelectError>(())
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 
