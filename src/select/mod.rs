@@ -101,7 +101,10 @@ fn quoted(names: &[String]) -> String {
 /// in `hidden`. Its maximum level is the nearest entry of `levels` on its
 /// ancestry (its own entry first, then its parents', and so on); when it
 /// inherits entries through several parents the *largest* (most detailed)
-/// one wins; with no entry it is `max_level`.
+/// one wins; with no entry it is `max_level`. `exclude` wins over `only`.
+/// Names may also be group nodes of an implied hierarchy (see
+/// [`EntityTree`]); `hidden` on a group hides nothing, as a group has no
+/// primitives of its own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FilterSpec {
