@@ -42,8 +42,8 @@ const NONE: u32 = u32::MAX;
 const BLOCK: usize = 64;
 
 /// The time index of one log. Build it once with [`Index::new`] and query
-/// it with the same log.
-#[derive(Clone, Debug, Default)]
+/// it with the same log. `Index::default()` is the index of an empty log.
+#[derive(Clone, Debug)]
 pub struct Index {
     /// Times of instantaneous frames (NaN times left out), ascending.
     instant_times: Vec<f64>,
@@ -71,10 +71,8 @@ pub struct Index {
     starts: Vec<(f64, u32)>,
     /// Number of frames of the indexed log.
     frame_count: usize,
-    /// The threshold derived from the spacing of instantaneous frames.
-    derived_threshold: f64,
-    /// The header's threshold hint, when usable.
-    hinted_threshold: Option<f64>,
+    /// `Log::default_instant_threshold` of the indexed log.
+    default_threshold: f64,
 }
 
 /// What the filter needs of a primitive.
@@ -143,6 +141,12 @@ impl Hasher for MixHasher {
     }
 }
 
+impl Default for Index {
+    fn default() -> Self {
+        Index::new(&Log::new())
+    }
+}
+
 impl Index {
     /// Indexes `log`: its frames' times and its primitives' entities and
     /// levels (one pass over each).
@@ -181,8 +185,6 @@ impl Index {
             .map(|iv| (iv.start, iv.ordinal))
             .collect();
         starts.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
-        let derived_threshold = derive_threshold(&instants);
-        let hinted_threshold = log.header.hints.instant_threshold.filter(|&h| h > 0.0);
         let (instant_times, instant_frames): (Vec<f64>, Vec<usize>) = instants.into_iter().unzip();
         Index {
             instant_samples: instant_times.iter().step_by(BLOCK).copied().collect(),
@@ -195,25 +197,19 @@ impl Index {
             class_of,
             starts,
             frame_count: log.frames.len(),
-            derived_threshold,
-            hinted_threshold,
+            default_threshold: log.default_instant_threshold(),
         }
     }
 
-    /// The instantaneous-frame threshold to use when the user set none: the
-    /// header's `hints.instant_threshold` when it is a positive number,
-    /// otherwise [`Index::derived_threshold`].
+    /// The instantaneous-frame threshold to use when the user set none,
+    /// [`Log::default_instant_threshold`] of the indexed log: the header's
+    /// hint when it has a usable one, else 1.5 × the median spacing between
+    /// the distinct finite times of instantaneous frames (`+∞` with fewer
+    /// than two). With 1.5 × the spacing a frame stays on screen until the
+    /// next one is nearer, one dropped frame is bridged, and a longer pause
+    /// in the log leaves the instantaneous drawings blank.
     pub fn default_threshold(&self) -> f64 {
-        self.hinted_threshold.unwrap_or(self.derived_threshold)
-    }
-
-    /// 1.5 × the median spacing between consecutive distinct finite times of
-    /// instantaneous frames. A frame then stays on screen until the next one
-    /// is nearer, one dropped frame is bridged, and a longer pause in the
-    /// log leaves the instantaneous drawings blank. With fewer than two
-    /// distinct finite times it is `+∞` (a lone frame is always shown).
-    pub fn derived_threshold(&self) -> f64 {
-        self.derived_threshold
+        self.default_threshold
     }
 
     /// Number of frames of the indexed log.
@@ -454,22 +450,6 @@ fn valid_range(log: &Log, f: &crate::log::Frame) -> std::ops::Range<usize> {
 /// Orders non-NaN floats, with -0.0 equal to 0.0.
 fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
-}
-
-/// See [`Index::derived_threshold`]; `instants` sorted by time.
-fn derive_threshold(instants: &[(f64, usize)]) -> f64 {
-    let mut gaps: Vec<f64> = instants
-        .windows(2)
-        .filter(|w| w[0].0.is_finite() && w[1].0.is_finite())
-        .map(|w| w[1].0 - w[0].0)
-        .filter(|&g| g > 0.0)
-        .collect();
-    if gaps.is_empty() {
-        return f64::INFINITY;
-    }
-    let mid = gaps.len() / 2;
-    let (_, &mut median, _) = gaps.select_nth_unstable_by(mid, |a, b| cmp_f64(*a, *b));
-    1.5 * median
 }
 
 /// A primitive of a persistent frame that passed the filter: the frame's
@@ -985,6 +965,7 @@ mod tests {
         let lone = log_of(&[(FrameTime::Instant(3.0), 1), (FrameTime::Instant(3.0), 1)]);
         assert_eq!(Index::new(&lone).default_threshold(), INF);
         assert_eq!(Index::new(&Log::new()).default_threshold(), INF);
+        assert_eq!(Index::default().default_threshold(), INF);
     }
 
     #[test]
