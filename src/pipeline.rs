@@ -7,16 +7,15 @@
 //! reuses them frame after frame; it is `Send`, so export can run one per
 //! worker thread.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::calib::{CalibError, Calibration};
 use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
 use crate::image::{FLOOR, MaskImage, RgbImage};
-use crate::log::{EntityId, FrameTime, Log, LogError};
+use crate::log::{Log, LogError};
 use crate::mask::{MaskError, Masker};
-use crate::select::{self, Filter, FilterSpec};
+use crate::select::{Filter, Index, SelectError};
 use crate::session::{CalibrationSource, Session};
 
 /// Errors building a pipeline or processing a frame.
@@ -43,6 +42,8 @@ pub enum PipelineError {
     MaskSettings(#[source] MaskError),
     #[error(transparent)]
     Log(#[from] LogError),
+    #[error("filter: {0}")]
+    Filter(#[from] SelectError),
 }
 
 /// What [`Pipeline::process`] does to a frame.
@@ -95,6 +96,7 @@ pub struct FrameStats {
 /// Turns a video frame and its time into the annotated frame.
 pub struct Pipeline {
     log: Arc<Log>,
+    index: Index,
     calibration: Option<Calibration>,
     masker: Box<dyn Masker>,
     filter: Filter,
@@ -134,6 +136,7 @@ impl Pipeline {
         threshold: f64,
     ) -> Pipeline {
         Pipeline {
+            index: Index::new(&log),
             log,
             calibration,
             masker,
@@ -163,19 +166,13 @@ impl Pipeline {
             Some(CalibrationSource::File { file }) => Some(Calibration::load(file)?),
         };
         let masker = session.mask.build().map_err(PipelineError::MaskSettings)?;
-        let filter = compile_filter(&session.filter, &log);
-        let threshold = session
+        let filter = session.filter.compile(&log)?;
+        let mut p = Pipeline::new(log, calibration, masker, filter, session.offset, 0.0);
+        p.threshold = session
             .instant_threshold
-            .filter(|t| t.is_finite() && *t >= 0.0)
-            .unwrap_or_else(|| default_threshold(&log));
-        Ok(Pipeline::new(
-            log,
-            calibration,
-            masker,
-            filter,
-            session.offset,
-            threshold,
-        ))
+            .filter(|t| !t.is_nan() && *t >= 0.0)
+            .unwrap_or_else(|| p.index.default_threshold());
+        Ok(p)
     }
 
     /// Annotates `frame`, shown at `video_time` seconds, in place.
@@ -237,12 +234,13 @@ impl Pipeline {
             && let Some(calib) = &self.calibration
         {
             let t1 = Instant::now();
-            let log = Arc::clone(&self.log);
-            let selected = select::brute_force(&log, log_time, self.threshold, &self.filter);
+            let selected = self
+                .index
+                .select(&self.log, log_time, self.threshold, &self.filter);
             stats.primitives = selected.len();
             let t2 = Instant::now();
             stats.select_time = t2 - t1;
-            for p in selected {
+            for p in &selected {
                 match self.painter.primitive(&mut self.overlay, calib, p) {
                     Ok(()) => stats.drawn += 1,
                     Err(why) => {
@@ -281,8 +279,14 @@ impl Pipeline {
         &self.log
     }
 
-    /// Replaces the log and the filter compiled for it.
+    /// The time index of the log (nearest frames, next and previous times).
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Replaces the log (rebuilding its index) and the filter compiled for it.
     pub fn set_log(&mut self, log: Arc<Log>, filter: Filter) {
+        self.index = Index::new(&log);
         self.log = log;
         self.filter = filter;
     }
@@ -345,97 +349,10 @@ impl Pipeline {
     }
 }
 
-/// The instantaneous-frame threshold for a log: its header's hint, else
-/// 1.5 × the median gap between instantaneous frames (so every moment
-/// between two frames finds one), within 1 ms … 1 s; 0.1 s without
-/// instantaneous frames.
-pub fn default_threshold(log: &Log) -> f64 {
-    if let Some(t) = log
-        .header
-        .hints
-        .instant_threshold
-        .filter(|t| t.is_finite() && *t >= 0.0)
-    {
-        return t;
-    }
-    let mut times: Vec<f64> = log
-        .frames
-        .iter()
-        .filter_map(|f| match f.time {
-            FrameTime::Instant(t) if t.is_finite() => Some(t),
-            _ => None,
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    let mut gaps: Vec<f64> = times
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|g| *g > 0.0)
-        .collect();
-    if gaps.is_empty() {
-        return 0.1;
-    }
-    let mid = gaps.len() / 2;
-    let (_, median, _) = gaps.select_nth_unstable_by(mid, f64::total_cmp);
-    (1.5 * *median).clamp(1e-3, 1.0)
-}
-
-/// Compiles a [`FilterSpec`] against `log`'s entities: `only` and
-/// `exclude` act on entities and their descendants, `hidden` on exactly
-/// the named ones, and `levels` overrides `max_level` for an entity and its
-/// descendants. Names the log does not know are ignored.
-pub fn compile_filter(spec: &FilterSpec, log: &Log) -> Filter {
-    let ents = &log.entities;
-    let ids = |names: &[String]| -> HashSet<EntityId> { names.iter().filter_map(|n| ents.get(n)).collect() };
-    let only = ids(&spec.only);
-    let exclude = ids(&spec.exclude);
-    let base = spec.max_level.unwrap_or(i32::MAX);
-    let levels = ents
-        .ids()
-        .map(|id| {
-            let lineage = self_and_ancestors(log, id);
-            if spec.hidden.contains(ents.name(id))
-                || (!only.is_empty() && !lineage.iter().any(|a| only.contains(a)))
-                || lineage.iter().any(|a| exclude.contains(a))
-            {
-                return i32::MIN;
-            }
-            // The override nearest the entity wins (its own, else the
-            // largest among its ancestors).
-            spec.levels
-                .get(ents.name(id))
-                .copied()
-                .or_else(|| {
-                    lineage
-                        .iter()
-                        .filter_map(|a| spec.levels.get(ents.name(*a)).copied())
-                        .max()
-                })
-                .unwrap_or(base)
-        })
-        .collect();
-    Filter::from_levels(levels)
-}
-
-/// `id` and every entity reachable through parent edges (cycles tolerated).
-fn self_and_ancestors(log: &Log, id: EntityId) -> Vec<EntityId> {
-    let mut seen = vec![id];
-    let mut i = 0;
-    while i < seen.len() {
-        for &p in log.entities.parents(seen[i]) {
-            if !seen.contains(&p) {
-                seen.push(p);
-            }
-        }
-        i += 1;
-    }
-    seen
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Primitive, Rgba, Shape, Style, Vec2};
+    use crate::log::{FrameTime, Primitive, Rgba, Shape, Style, Vec2};
     use crate::mask::NoMask;
 
     fn identity() -> Calibration {
@@ -556,46 +473,6 @@ mod tests {
     }
 
     #[test]
-    fn threshold_follows_instant_spacing() {
-        let mut log = Log::new();
-        for i in 0..10 {
-            log.push_frame(FrameTime::Instant(i as f64 * 0.02), []);
-        }
-        assert!((default_threshold(&log) - 0.03).abs() < 1e-9);
-        log.header.hints.instant_threshold = Some(0.5);
-        assert_eq!(default_threshold(&log), 0.5);
-        assert_eq!(default_threshold(&Log::new()), 0.1);
-    }
-
-    #[test]
-    fn filter_follows_descendants_levels_and_hidden() {
-        let mut log = Log::new();
-        let robots = log.entities.intern("robots");
-        let blue = log.entities.intern("blue");
-        let ball = log.entities.intern("ball");
-        log.entities.add_parent(blue, robots);
-        let spec = FilterSpec {
-            max_level: Some(2),
-            levels: [("robots".to_owned(), 5)].into(),
-            ..FilterSpec::default()
-        };
-        assert_eq!(compile_filter(&spec, &log).levels(), &[5, 5, 2]);
-        let spec = FilterSpec {
-            only: vec!["robots".into()],
-            hidden: ["robots".to_owned()].into(),
-            ..FilterSpec::default()
-        };
-        let f = compile_filter(&spec, &log);
-        assert_eq!(f.levels(), &[i32::MIN, i32::MAX, i32::MIN]);
-        let spec = FilterSpec {
-            exclude: vec!["robots".into(), "nobody".into()],
-            ..FilterSpec::default()
-        };
-        assert_eq!(compile_filter(&spec, &log).levels()[..2], [i32::MIN, i32::MIN]);
-        let _ = ball;
-    }
-
-    #[test]
     fn from_session_reads_log_and_calibration_files_and_names_bad_ones() {
         let dir = tempfile::tempdir().unwrap();
         let log_path = dir.path().join("run.ulog");
@@ -612,6 +489,15 @@ mod tests {
         let s = p.process(&mut frame, 0.0).unwrap();
         assert_eq!((s.primitives, s.drawn), (1, 1));
         assert_eq!(frame[[20, 20, 0]], 255);
+        // The threshold comes from the log's index; a session may override it.
+        assert_eq!(p.threshold(), p.index().default_threshold());
+        session.instant_threshold = Some(0.25);
+        assert_eq!(Pipeline::from_session(&session).unwrap().threshold(), 0.25);
+        // An entity the log does not know is an error naming it.
+        session.filter.only = vec!["nobody".into()];
+        let e = Pipeline::from_session(&session).unwrap_err().to_string();
+        assert!(e.contains("nobody"), "{e}");
+        session.filter.only.clear();
         // A bad calibration file and a missing log are named in the error.
         std::fs::write(&calib_path, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
         let e = Pipeline::from_session(&session).unwrap_err().to_string();
