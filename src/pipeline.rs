@@ -96,7 +96,7 @@ pub struct FrameStats {
 /// Turns a video frame and its time into the annotated frame.
 pub struct Pipeline {
     log: Arc<Log>,
-    index: Index,
+    index: Arc<Index>,
     calibration: Option<Calibration>,
     masker: Box<dyn Masker>,
     filter: Filter,
@@ -136,7 +136,7 @@ impl Pipeline {
         threshold: f64,
     ) -> Pipeline {
         Pipeline {
-            index: Index::new(&log),
+            index: Arc::new(Index::new(&log)),
             log,
             calibration,
             masker,
@@ -173,6 +173,27 @@ impl Pipeline {
             .filter(|t| !t.is_nan() && *t >= 0.0)
             .unwrap_or_else(|| p.index.default_threshold());
         Ok(p)
+    }
+
+    /// A second pipeline with the same log, index, calibration, filter,
+    /// offset, threshold and options but its own buffers and `masker`: for
+    /// processing frames on another thread without loading or indexing the
+    /// log again.
+    pub fn fork(&self, masker: Box<dyn Masker>) -> Pipeline {
+        Pipeline {
+            log: Arc::clone(&self.log),
+            index: Arc::clone(&self.index),
+            calibration: self.calibration.clone(),
+            masker,
+            filter: self.filter.clone(),
+            offset: self.offset,
+            threshold: self.threshold,
+            options: self.options,
+            overlay: Overlay::new(0, 0),
+            painter: Painter::new(0, 0),
+            mask: MaskImage::zeros((0, 0)),
+            mask_is_default: false,
+        }
     }
 
     /// Annotates `frame`, shown at `video_time` seconds, in place.
@@ -286,7 +307,7 @@ impl Pipeline {
 
     /// Replaces the log (rebuilding its index) and the filter compiled for it.
     pub fn set_log(&mut self, log: Arc<Log>, filter: Filter) {
-        self.index = Index::new(&log);
+        self.index = Arc::new(Index::new(&log));
         self.log = log;
         self.filter = filter;
     }
@@ -448,10 +469,17 @@ mod tests {
         let log = Arc::new(dot_log());
         let filter = Filter::all(&log, 0);
         let mut p = Pipeline::new(log, Some(identity()), Box::new(NoMask), filter, 10.0, 0.3);
+        let mut forked = p.fork(Box::new(LeftHalf));
+        assert!(Arc::ptr_eq(p.log(), forked.log()));
         let stats = std::thread::spawn(move || p.process(&mut RgbImage::zeros((40, 80, 3)), 0.0).unwrap())
             .join()
             .unwrap();
         assert_eq!(stats.drawn, 1);
+        // The fork draws the same, through its own masker.
+        let mut frame = RgbImage::zeros((40, 80, 3));
+        let stats = forked.process(&mut frame, 1.0).unwrap();
+        assert_eq!((stats.drawn, frame[[20, 60, 0]]), (1, 255));
+        assert_eq!(forked.masker_name(), "left-half");
     }
 
     #[test]
