@@ -607,3 +607,61 @@ fn world_widths_narrow_with_distance() {
         30.0 * k_far
     );
 }
+
+#[test]
+fn lines_bend_with_lens_distortion() {
+    // The same camera seen through a barrel-distorting lens.
+    let straight = camera();
+    let lens =
+        underlay::calib::Distortion::radial(Vec2::new(W as f64 / 2.0, H as f64 / 2.0), FOCAL, -0.25, 0.0);
+    let bent = Calibration::from_parts(*straight.homography(), Some(lens)).unwrap();
+    let log = {
+        let mut log = Log::new();
+        let e = log.entities.intern("field");
+        log.push_frame(
+            FrameTime::Persistent {
+                start: f64::NEG_INFINITY,
+                end: f64::INFINITY,
+            },
+            [Primitive {
+                shape: Shape::Line {
+                    start: Vec2::new(-4500.0, -3000.0),
+                    end: Vec2::new(4500.0, -3000.0),
+                },
+                style: px_line(WHITE, 2.0),
+                entity: e,
+                level: 0,
+            }],
+        );
+        Arc::new(log)
+    };
+    let filter = Filter::all(&log, 0);
+    let mut p = Pipeline::new(log, Some(bent.clone()), Box::new(GreenKey), filter, 0.0, 0.1);
+    p.set_options(PipelineOptions {
+        mask: false,
+        ..PipelineOptions::default()
+    });
+    p.process(&mut RgbImage::zeros((H, W, 3)), 0.0).unwrap();
+    let ov = p.overlay();
+    let painted = |q: Vec2| ov.pixel(q.x.round() as usize, q.y.round() as usize)[3] > 200;
+    // The near touch line is a curve: painted where its points project
+    // through the lens, not along the chord between its projected ends.
+    let (a, b) = (
+        bent.project(Vec2::new(-4500.0, -3000.0)).unwrap(),
+        bent.project(Vec2::new(4500.0, -3000.0)).unwrap(),
+    );
+    for k in 1..8 {
+        let t = k as f64 / 8.0;
+        let on_curve = bent.project(Vec2::new(-4500.0 + 9000.0 * t, -3000.0)).unwrap();
+        let on_chord = a.lerp(b, t);
+        assert!(painted(on_curve), "curve point {on_curve:?} not painted");
+        if (on_curve - on_chord).length() > 3.0 {
+            assert!(!painted(on_chord), "chord point {on_chord:?} painted");
+        }
+    }
+    let mid_gap = (bent.project(Vec2::new(0.0, -3000.0)).unwrap() - a.lerp(b, 0.5)).length();
+    assert!(
+        mid_gap > 5.0,
+        "the lens should bend the line visibly ({mid_gap} px)"
+    );
+}
