@@ -35,6 +35,9 @@ pub const TOLERANCE_PX: f64 = 0.25;
 /// Colour of the floor tint (thesis Figure 3.5 shows mask pixels in pink).
 pub const TINT: Rgba = Rgba(0xff00_c0ff);
 
+/// Opacity of the drop shadow under text (for opaque text), out of 255.
+pub const TEXT_SHADOW_ALPHA: u8 = 150;
+
 /// Opacity of the floor tint, out of 255.
 pub const TINT_ALPHA: u8 = 128;
 
@@ -416,7 +419,14 @@ impl Painter {
 
     /// Draws text with the first baseline starting at image point `anchor`;
     /// returns the number of glyphs drawn.
+    /// Text gets a soft dark drop shadow (offset by a sixteenth of its
+    /// size, at least a pixel) so it stays readable on bright floors.
     pub fn text(&mut self, ov: &mut Overlay, anchor: Vec2, text: &str, size: f64, color: Rgba) -> usize {
+        let d = (size / 16.0).max(1.0);
+        let shadow = Rgba::BLACK.with_alpha((color.a() as u32 * TEXT_SHADOW_ALPHA as u32 / 255) as u8);
+        self.text
+            .draw(&mut self.cov, (anchor.x + d, anchor.y + d), text, size);
+        ov.blend(&mut self.cov, shadow);
         let n = self.text.draw(&mut self.cov, (anchor.x, anchor.y), text, size);
         ov.blend(&mut self.cov, color);
         n
