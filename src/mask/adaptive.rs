@@ -276,11 +276,8 @@ impl AdaptiveMasker {
             return Ok(&self.floor);
         }
         let measured = measure(&rows, &self.settings);
-        self.blend(measured, time);
-        let Some(model) = &self.model else {
-            return Ok(&self.floor);
-        };
-        let Some(t) = thresholds(model, &self.settings) else {
+        let model = self.blend(measured, time).clone();
+        let Some(t) = thresholds(&model, &self.settings) else {
             self.thresholds = None;
             self.floor.fill_ones();
             return Ok(&self.floor);
@@ -330,7 +327,7 @@ impl AdaptiveMasker {
     }
 
     /// Folds a frame's measurement into the running model.
-    fn blend(&mut self, measured: FloorModel, time: f64) {
+    fn blend(&mut self, measured: FloorModel, time: f64) -> &FloorModel {
         let tau = self.settings.smoothing;
         let dt = time - self.last_time;
         self.last_time = time;
@@ -341,8 +338,8 @@ impl AdaptiveMasker {
             }
             _ => 1.0,
         };
-        match &mut self.model {
-            Some(m) if alpha < 1.0 => {
+        let model = match self.model.take() {
+            Some(mut m) if alpha < 1.0 => {
                 let mix = |a: &mut f32, b: f32| *a += alpha * (b - *a);
                 for (a, &b) in m.hue_histogram.iter_mut().zip(&measured.hue_histogram) {
                     mix(a, b);
@@ -352,9 +349,11 @@ impl AdaptiveMasker {
                 mix(&mut m.chroma_min, measured.chroma_min);
                 mix(&mut m.chroma_median, measured.chroma_median);
                 mix(&mut m.floor_fraction, measured.floor_fraction);
+                m
             }
-            _ => self.model = Some(measured),
-        }
+            _ => measured,
+        };
+        self.model.insert(model)
     }
 }
 
