@@ -241,6 +241,29 @@ mod tests {
     }
 
     #[test]
+    fn tiny_and_empty_frames_do_not_panic() {
+        for (h, w) in [
+            (0, 0),
+            (0, 7),
+            (7, 0),
+            (1, 1),
+            (1, 200),
+            (200, 1),
+            (3, 65),
+            (65, 3),
+        ] {
+            let frame =
+                RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| ((y * 31 + x * 17 + c * 50) % 256) as u8);
+            for s in [MaskSettings::None, MaskSettings::Thesis, MaskSettings::default()] {
+                let mut m = s.build().unwrap();
+                let mut out = MaskImage::zeros((5, 5));
+                m.compute(&frame, 0.0, &mut out).unwrap();
+                assert_eq!(out.dim(), (h, w), "{} on {h}×{w}", m.name());
+            }
+        }
+    }
+
+    #[test]
     fn frames_with_wrong_channels_or_odd_layout() {
         let mut m = ThesisMasker::new();
         let mut out = MaskImage::zeros((0, 0));
