@@ -39,6 +39,17 @@ impl Masker for StaticMasker {
         "image"
     }
 
+    fn check_video(&self, width: usize, height: usize, _frame_count: Option<u64>) -> Result<(), MaskError> {
+        let (mh, mw) = self.mask.dim();
+        if (mw, mh) != (width, height) {
+            return Err(MaskError::Source {
+                source_name: self.path.display().to_string(),
+                message: format!("the mask is {mw}×{mh} but the video is {width}×{height}"),
+            });
+        }
+        Ok(())
+    }
+
     fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
         let (h, w, _) = frame.dim();
         let (mh, mw) = self.mask.dim();

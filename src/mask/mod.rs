@@ -96,6 +96,16 @@ pub trait Masker: Send {
 
     /// Forgets state carried between frames (called after a seek).
     fn reset(&mut self) {}
+
+    /// Checks, before the first frame, that this masker can serve a video
+    /// of `width`×`height` pixels and `frame_count` frames (when known):
+    /// a mask image or mask video of another size or length is an error
+    /// here rather than at the first frame. Maskers that work on any video
+    /// accept everything.
+    fn check_video(&self, width: usize, height: usize, frame_count: Option<u64>) -> Result<(), MaskError> {
+        let _ = (width, height, frame_count);
+        Ok(())
+    }
 }
 
 /// Everything is floor.
