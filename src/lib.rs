@@ -7,6 +7,7 @@
 
 pub mod calib;
 pub mod cli;
+pub mod export;
 pub mod image;
 pub mod log;
 pub mod mask;
