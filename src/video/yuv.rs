@@ -394,9 +394,14 @@ mod simd {
     unsafe fn chroma8(a: &[__m256i; 3], b: &[__m256i; 3], half: usize, k: &[__m256i; 2]) -> __m256i {
         let ones = _mm256_set1_epi16(1);
         // 2×2 sums: rows added as i16, then neighbours by madd with 1.
-        let r = _mm256_madd_epi16(_mm256_add_epi16(widen(a[0], half), widen(b[0], half)), ones);
-        let g = _mm256_madd_epi16(_mm256_add_epi16(widen(a[1], half), widen(b[1], half)), ones);
-        let bl = _mm256_madd_epi16(_mm256_add_epi16(widen(a[2], half), widen(b[2], half)), ones);
+        // SAFETY: AVX2 is enabled in this function.
+        let (r, g, bl) = unsafe {
+            (
+                _mm256_madd_epi16(_mm256_add_epi16(widen(a[0], half), widen(b[0], half)), ones),
+                _mm256_madd_epi16(_mm256_add_epi16(widen(a[1], half), widen(b[1], half)), ones),
+                _mm256_madd_epi16(_mm256_add_epi16(widen(a[2], half), widen(b[2], half)), ones),
+            )
+        };
         let rg = _mm256_or_si256(r, _mm256_slli_epi32(g, 16));
         let b1 = _mm256_or_si256(bl, _mm256_set1_epi32(1024 << 16));
         let t = _mm256_add_epi32(_mm256_madd_epi16(rg, k[0]), _mm256_madd_epi16(b1, k[1]));
@@ -511,8 +516,8 @@ mod simd {
                 let yb = _mm256_loadu_si256(yr.as_ptr().add(x) as *const __m256i);
                 let ub = _mm_loadu_si128(ur.as_ptr().add(x / 2) as *const __m128i);
                 let vb = _mm_loadu_si128(vr.as_ptr().add(x / 2) as *const __m128i);
-                let mut planes = [[zero; 2]; 3];
-                for half in 0..2 {
+                let mut halves = [[zero; 3]; 2];
+                for (half, out) in halves.iter_mut().enumerate() {
                     let (yh, uh, vh) = if half == 0 {
                         (
                             _mm256_castsi256_si128(yb),
@@ -529,13 +534,16 @@ mod simd {
                     let y = _mm256_sub_epi16(_mm256_cvtepu8_epi16(yh), y_off);
                     let u = _mm256_sub_epi16(_mm256_cvtepu8_epi16(uh), c_off);
                     let v = _mm256_sub_epi16(_mm256_cvtepu8_epi16(vh), c_off);
-                    planes[0][half] = channel16((y, v), k_yv, (zero, zero), zero);
-                    planes[1][half] = channel16((y, u), k_yu_g, (v, zero), k_v_g);
-                    planes[2][half] = channel16((y, u), k_yu_b, (zero, zero), zero);
+                    *out = [
+                        channel16((y, v), k_yv, (zero, zero), zero),
+                        channel16((y, u), k_yu_g, (v, zero), k_v_g),
+                        channel16((y, u), k_yu_b, (zero, zero), zero),
+                    ];
                 }
                 let mut rgb = [zero; 3];
-                for (o, p) in rgb.iter_mut().zip(planes) {
-                    *o = _mm256_permute4x64_epi64(_mm256_packus_epi16(p[0], p[1]), 0b11_01_10_00);
+                for (c, o) in rgb.iter_mut().enumerate() {
+                    let packed = _mm256_packus_epi16(halves[0][c], halves[1][c]);
+                    *o = _mm256_permute4x64_epi64(packed, 0b11_01_10_00);
                 }
                 let mut parts = [zero; 3];
                 for (k, o) in parts.iter_mut().enumerate() {
