@@ -1,0 +1,381 @@
+//! Video in and out, and the export command, on small videos made here:
+//! by underlay's own encoder, or by the `ffmpeg` command line when it is
+//! installed (those tests skip with a message otherwise), with `ffprobe` as
+//! an independent checker.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use underlay::export::{self, ExportJob, Processor};
+use underlay::image::RgbImage;
+use underlay::video::{Decoder, Encoder, EncoderSettings, VideoFrame};
+
+/// Runs the ffmpeg command line quietly; `false` when it is not installed.
+fn ffmpeg(args: &[&str]) -> bool {
+    match Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-y"])
+        .args(args)
+        .status()
+    {
+        Ok(s) => {
+            assert!(s.success(), "ffmpeg {args:?} failed");
+            true
+        }
+        Err(_) => {
+            eprintln!("ffmpeg is not installed: skipping this test");
+            false
+        }
+    }
+}
+
+/// `ffprobe` output for one stream type as `key=value` lines.
+fn probe(path: &Path, select: &str, entries: &str) -> Option<String> {
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            select,
+            "-show_entries",
+            entries,
+            "-of",
+        ])
+        .arg("default=noprint_wrappers=1")
+        .arg(path)
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "ffprobe failed on {}", path.display());
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Values of `key` in ffprobe output, in order.
+fn values(text: &str, key: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn decode_all(path: &Path) -> Vec<VideoFrame> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut v = Vec::new();
+    while let Some(f) = d.next_frame().unwrap() {
+        v.push(f);
+        assert!(v.len() < 100_000);
+    }
+    v
+}
+
+fn times(path: &Path) -> Vec<f64> {
+    decode_all(path).iter().map(|f| f.time).collect()
+}
+
+fn quick_job(input: &Path, output: &Path) -> ExportJob {
+    let mut job = ExportJob::new(input, output);
+    job.encoder.preset = "ultrafast".into();
+    job
+}
+
+fn nothing<'a>() -> Vec<Processor<'a>> {
+    vec![Box::new(|_: &mut RgbImage, _| Ok(()))]
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn audio_is_copied_and_frames_times_and_duration_match() {
+    let dir = tmp();
+    let inp = dir.path().join("with-audio.mp4");
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=160x120:r=25:d=2",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:duration=2",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-shortest",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let out = dir.path().join("out.mp4");
+    export::run(&quick_job(&inp, &out), nothing(), &AtomicBool::new(false)).unwrap();
+
+    let info = Decoder::open(&out).unwrap().info().clone();
+    assert!(info.has_audio);
+    assert_eq!(times(&inp), times(&out));
+    let din = Decoder::open(&inp).unwrap().info().duration;
+    assert!((info.duration - din).abs() < 1e-6, "{} vs {din}", info.duration);
+    let Some(a_in) = probe(
+        &inp,
+        "a",
+        "stream=codec_name,sample_rate,channels,nb_frames,duration",
+    ) else {
+        return;
+    };
+    let a_out = probe(
+        &out,
+        "a",
+        "stream=codec_name,sample_rate,channels,nb_frames,duration",
+    )
+    .unwrap();
+    assert_eq!(a_in, a_out, "audio stream changed");
+    // Audio packets are copied bit for bit.
+    let pk = |p: &Path| probe(p, "a", "packet=size").unwrap();
+    assert_eq!(pk(&inp), pk(&out));
+    // Browsers need yuv420p H.264 and the index up front (faststart).
+    let v = probe(&out, "v", "stream=codec_name,pix_fmt").unwrap();
+    assert!(
+        v.contains("codec_name=h264") && v.contains("pix_fmt=yuv420p"),
+        "{v}"
+    );
+    let bytes = std::fs::read(&out).unwrap();
+    let pos = |tag: &[u8]| bytes.windows(4).position(|w| w == tag).unwrap();
+    assert!(
+        pos(b"moov") < pos(b"mdat"),
+        "moov atom is not before the media data"
+    );
+}
+
+#[test]
+fn variable_frame_rate_stays_variable() {
+    let dir = tmp();
+    let inp = dir.path().join("vfr.mp4");
+    // Keep 3 frames out of every 7, with their original timestamps.
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=128x96:r=30:d=3",
+        "-vf",
+        "select='lt(mod(n\\,7)\\,3)'",
+        "-fps_mode",
+        "passthrough",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let t_in = times(&inp);
+    let gaps: Vec<f64> = t_in.windows(2).map(|w| w[1] - w[0]).collect();
+    let (min, max) = gaps
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &g| (a.min(g), b.max(g)));
+    assert!(max > 3.0 * min, "input is not VFR: {gaps:?}");
+    if let Some(p) = probe(&inp, "v", "frame=pts_time") {
+        let probed: Vec<f64> = values(&p, "pts_time")
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(probed.len(), t_in.len());
+        for (a, b) in probed.iter().zip(&t_in) {
+            assert!((a - b).abs() < 1e-3, "decoder time {b} vs ffprobe {a}");
+        }
+    }
+    let out = dir.path().join("out.mp4");
+    export::run(&quick_job(&inp, &out), nothing(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(times(&out), t_in);
+}
+
+#[test]
+fn display_rotation_is_honoured() {
+    let dir = tmp();
+    let plain = dir.path().join("plain.mp4");
+    // Red top-left quadrant on gray, 64 wide and 32 high.
+    let mut img = RgbImage::from_elem((32, 64, 3), 128);
+    for y in 0..16 {
+        for x in 0..32 {
+            img[[y, x, 0]] = 230;
+            img[[y, x, 1]] = 20;
+            img[[y, x, 2]] = 20;
+        }
+    }
+    let mut e = Encoder::create(&plain, 64, 32, &EncoderSettings::default()).unwrap();
+    e.push(&img, 0.0).unwrap();
+    e.push(&img, 0.1).unwrap();
+    e.finish().unwrap();
+    let rotated = dir.path().join("rotated.mp4");
+    if !ffmpeg(&[
+        "-i",
+        plain.to_str().unwrap(),
+        "-c",
+        "copy",
+        "-metadata:s:v:0",
+        "rotate=90",
+        rotated.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let mut d = Decoder::open(&rotated).unwrap();
+    // A quarter turn (FFmpeg 5.1 writes `rotate=90` as a counter-clockwise
+    // display matrix; other versions differ): the size swaps.
+    assert!([90, 270].contains(&d.info().rotation), "{:?}", d.info());
+    assert_eq!((d.info().width, d.info().height), (32, 64));
+    let f = d.next_frame().unwrap().unwrap();
+    assert_eq!(f.image.dim(), (64, 32, 3));
+    // Same picture as ffmpeg's own display (its autorotation).
+    let raw = dir.path().join("frame.rgb");
+    assert!(ffmpeg(&[
+        "-i",
+        rotated.to_str().unwrap(),
+        "-frames:v",
+        "1",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        raw.to_str().unwrap(),
+    ]));
+    let shown = std::fs::read(&raw).unwrap();
+    assert_eq!(shown.len(), 64 * 32 * 3, "ffmpeg's frame has another size");
+    let ours = f.image.as_slice().unwrap();
+    let diff = ours
+        .iter()
+        .zip(&shown)
+        .map(|(a, b)| u64::from(a.abs_diff(*b)))
+        .sum::<u64>() as f64;
+    assert!(
+        diff / (shown.len() as f64) < 4.0,
+        "differs from ffmpeg's display by {}",
+        diff / shown.len() as f64
+    );
+    let red = |y: usize, x: usize| f.image[[y, x, 0]] > 180 && f.image[[y, x, 1]] < 70;
+    let corners = [red(4, 4), red(4, 28), red(60, 4), red(60, 28)];
+    assert_eq!(corners.iter().filter(|&&c| c).count(), 1, "{corners:?}");
+    assert!(!corners[0], "the picture was not turned");
+    // The export of a rotated video is upright (no rotation left to apply).
+    let out = dir.path().join("upright.mp4");
+    export::run(&quick_job(&rotated, &out), nothing(), &AtomicBool::new(false)).unwrap();
+    let d = Decoder::open(&out).unwrap();
+    assert_eq!((d.info().rotation, d.info().width, d.info().height), (0, 32, 64));
+}
+
+#[test]
+fn other_codecs_and_containers_decode() {
+    let dir = tmp();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "vp9.webm",
+            &["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"],
+        ),
+        (
+            "hevc.mkv",
+            &[
+                "-c:v",
+                "libx265",
+                "-preset",
+                "ultrafast",
+                "-x265-params",
+                "log-level=error",
+            ],
+        ),
+        ("mpeg4.avi", &["-c:v", "mpeg4", "-q:v", "3"]),
+        (
+            "mjpeg.mov",
+            &["-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj420p"],
+        ),
+    ];
+    for (name, codec) in cases {
+        let p = dir.path().join(name);
+        let mut args = vec!["-f", "lavfi", "-i", "testsrc2=s=96x64:r=10:d=1.5"];
+        args.extend_from_slice(codec);
+        let path = p.to_str().unwrap().to_owned();
+        args.push(&path);
+        if !ffmpeg(&args) {
+            return;
+        }
+        let frames = decode_all(&p);
+        assert_eq!(frames.len(), 15, "{name}");
+        for (i, f) in frames.iter().enumerate() {
+            assert!(
+                (f.time - i as f64 / 10.0).abs() < 1e-3,
+                "{name}: frame {i} at {}",
+                f.time
+            );
+            assert_eq!(f.image.dim(), (64, 96, 3), "{name}");
+        }
+        // testsrc2 is colourful: the picture is not blank.
+        let img = &frames[5].image;
+        let distinct = img.iter().collect::<std::collections::BTreeSet<_>>().len();
+        assert!(distinct > 50, "{name}: {distinct} distinct values");
+    }
+}
+
+#[test]
+fn export_of_a_part_copies_the_matching_audio() {
+    let dir = tmp();
+    let inp = dir.path().join("long.mp4");
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=96x64:r=20:d=4",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=300:duration=4",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-shortest",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let out = dir.path().join("part.mp4");
+    let mut job = quick_job(&inp, &out);
+    job.from = Some(1.0);
+    job.to = Some(2.5);
+    let report = export::run(&job, nothing(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(report.frames, 30);
+    let t = times(&out);
+    assert_eq!(t.len(), 30);
+    assert!(t[0].abs() < 1e-6 && (t[29] - 1.45).abs() < 1e-6, "{t:?}");
+    let Some(a) = probe(&out, "a", "stream=duration") else {
+        return;
+    };
+    let ad: f64 = values(&a, "duration")[0].parse().unwrap();
+    assert!((ad - 1.5).abs() < 0.1, "audio lasts {ad} s");
+}
+
+/// Path of a file in the test's folder, as the binary sees it.
+fn path_in(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}
+
+#[test]
+fn binary_reports_missing_input_with_its_name() {
+    let dir = tmp();
+    let out = Command::new(env!("CARGO_BIN_EXE_underlay"))
+        .args(["export", "--video"])
+        .arg(path_in(dir.path(), "missing.mp4"))
+        .arg("--log")
+        .arg(path_in(dir.path(), "run.log"))
+        .arg("--calib")
+        .arg(path_in(dir.path(), "calib.toml"))
+        .arg("-o")
+        .arg(path_in(dir.path(), "out.mp4"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missing.mp4") || err.contains("run.log"), "{err}");
+    assert!(!path_in(dir.path(), "out.mp4").exists());
+}
