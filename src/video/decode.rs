@@ -336,6 +336,16 @@ impl Decoder {
         self.next_frame()
     }
 
+    /// A fast approximation of [`frame_at`](Self::frame_at) for scrubbing:
+    /// the keyframe at or before `t`, decoded alone (one frame's work, where
+    /// an exact seek may decode a whole group of pictures). Reading goes on
+    /// after it.
+    pub fn keyframe_at(&mut self, t: f64) -> Result<Option<VideoFrame>, VideoError> {
+        self.seek(t)?;
+        self.target = None;
+        self.next_frame()
+    }
+
     /// Moves the demuxer to the keyframe at or before `t` and resets decoding.
     fn reposition(&mut self, t: f64) -> Result<(), VideoError> {
         let ts = self.start_pts.saturating_add((t / self.time_base).floor() as i64);

@@ -413,3 +413,22 @@ fn every_frame_is_reachable_by_seeking_through_b_frames() {
         }
     }
 }
+
+#[test]
+fn keyframe_at_returns_the_keyframe_before_the_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("kf.mp4");
+    let times: Vec<f64> = (0..20).map(|i| f64::from(i) / 10.0).collect();
+    let s = EncoderSettings {
+        keyframe_interval: 5,
+        ..crisp()
+    };
+    write_video(&p, 32, 32, &times, s);
+    let mut d = Decoder::open(&p).unwrap();
+    let f = d.keyframe_at(1.37).unwrap().unwrap();
+    // Keyframes every 5 frames: 0, 5, 10, 15.
+    assert_eq!(which(&f.image), 10);
+    assert_eq!(which(&d.next_frame().unwrap().unwrap().image), 11);
+    // An exact request afterwards still lands on the right frame.
+    assert_eq!(which(&d.frame_at(1.37).unwrap().unwrap().image), 13);
+}
