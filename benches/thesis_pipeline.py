@@ -17,7 +17,7 @@ import math
 import os
 import sys
 
-FIELD_X, FIELD_Y = 52500.0, 34000.0  # half-sizes of the world area, mm
+FIELD_X, FIELD_Y = 6000.0, 4500.0  # half-sizes of the world area (an SSL field), mm
 COLORS = {  # text-notation name -> BGR
     "blue": (255, 0, 0), "yellow": (0, 255, 255), "white": (255, 255, 255),
     "orange": (0, 165, 255), "red": (0, 0, 255), "cyan": (255, 255, 0),
@@ -36,25 +36,26 @@ def primitives(t):
     robots = []
     for i in range(22):
         a = 0.3 * t + i * 2 * math.pi / 22
-        rr = 0.6 * FIELD_Y * (0.4 + 0.6 * ((i * 7) % 11) / 11)
-        x, y = rr * math.cos(a) * 1.4, rr * math.sin(a)
+        rr = 0.9 * FIELD_Y * (0.2 + 0.8 * ((i * 7) % 11) / 11)
+        x, y = rr * math.cos(a) * 1.3, rr * math.sin(a)
         robots.append((x, y))
         team = "blue" if i < 11 else "yellow"
-        out.append(("circle", (x, y), 900.0, team, f"robots/{team}/{i % 11}", 0))
-        vx, vy = -math.sin(a) * 3000, math.cos(a) * 3000
+        out.append(("circle", (x, y), 90.0, team, f"robots/{team}/{i % 11}", 0))
+        vx, vy = -math.sin(a) * 400, math.cos(a) * 400
         out.append(("line", (x, y), (x + vx, y + vy), "white", f"robots/{team}/{i % 11}/velocity", 1))
-    bx, by = 20000 * math.cos(0.7 * t), 12000 * math.sin(1.1 * t)
-    out.append(("circle", (bx, by), 400.0, "orange", "ball", 0))
+    bx, by = 0.7 * FIELD_X * math.cos(0.7 * t), 0.7 * FIELD_Y * math.sin(1.1 * t)
+    out.append(("circle", (bx, by), 43.0, "orange", "ball", 0))
     prev = robots[0]
     for k in range(1, 25):
         u = k / 24
-        p = (prev[0] + (bx - robots[0][0]) / 24 + 2000 * math.sin(3 * u + t),
+        p = (prev[0] + (bx - robots[0][0]) / 24 + 200 * math.sin(3 * u + t),
              prev[1] + (by - robots[0][1]) / 24)
         out.append(("line", prev, p, "cyan", "plan/path", 1))
         prev = p
     for k in range(10):
         a = t + k * 0.628
-        out.append(("circle", (30000 * math.cos(a), 20000 * math.sin(2 * a)), 1500.0, "red", "plan/targets", 2))
+        target = (0.8 * FIELD_X * math.cos(a), 0.8 * FIELD_Y * math.sin(2 * a))
+        out.append(("circle", target, 150.0, "red", "plan/targets", 2))
     for k in range(21):
         out.append(("line", robots[k], robots[(k + 3) % 22], "white", "plan/passes", 2))
     return out

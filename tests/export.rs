@@ -354,28 +354,3 @@ fn export_of_a_part_copies_the_matching_audio() {
     let ad: f64 = values(&a, "duration")[0].parse().unwrap();
     assert!((ad - 1.5).abs() < 0.1, "audio lasts {ad} s");
 }
-
-/// Path of a file in the test's folder, as the binary sees it.
-fn path_in(dir: &Path, name: &str) -> PathBuf {
-    dir.join(name)
-}
-
-#[test]
-fn binary_reports_missing_input_with_its_name() {
-    let dir = tmp();
-    let out = Command::new(env!("CARGO_BIN_EXE_underlay"))
-        .args(["export", "--video"])
-        .arg(path_in(dir.path(), "missing.mp4"))
-        .arg("--log")
-        .arg(path_in(dir.path(), "run.log"))
-        .arg("--calib")
-        .arg(path_in(dir.path(), "calib.toml"))
-        .arg("-o")
-        .arg(path_in(dir.path(), "out.mp4"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("missing.mp4") || err.contains("run.log"), "{err}");
-    assert!(!path_in(dir.path(), "out.mp4").exists());
-}
