@@ -313,6 +313,17 @@ fn other_codecs_and_containers_decode() {
         let distinct = img.iter().collect::<std::collections::BTreeSet<_>>().len();
         assert!(distinct > 50, "{name}: {distinct} distinct values");
     }
+    // Sound without pictures is a clear error.
+    let audio = dir.path().join("sound.m4a");
+    assert!(ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=duration=0.5",
+        audio.to_str().unwrap()
+    ]));
+    let e = Decoder::open(&audio).err().unwrap().to_string();
+    assert!(e.contains("sound.m4a") && e.contains("no video stream"), "{e}");
 }
 
 #[test]

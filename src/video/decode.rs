@@ -132,12 +132,10 @@ impl Decoder {
             message: format!("no decoder for codec {codec_name}: {e}"),
         })?;
         let (w, h) = (dec.width(), dec.height());
-        if w == 0 || h == 0 {
-            return Err(VideoError::Codec {
-                path: p,
-                message: format!("video stream has no picture size ({w}×{h})"),
-            });
-        }
+        check_picture_size(w, h).map_err(|message| VideoError::Codec {
+            path: p.clone(),
+            message,
+        })?;
         let (width, height) = if rotation % 180 == 0 { (w, h) } else { (h, w) };
         let frames = stream.frames();
         let duration = if stream.duration() > 0 && stream.duration() != ffi::AV_NOPTS_VALUE {
@@ -703,6 +701,23 @@ fn scale_gray(cache: &mut Option<Scaler>, raw: &frame::Video, out: &mut MaskImag
     Ok(())
 }
 
+/// Largest picture decoded (pixels): 8192×8192, twice 8K UHD. A file
+/// claiming more is refused rather than allocating gigabytes per frame.
+const MAX_PIXELS: u64 = 8192 * 8192;
+
+/// Refuses empty and absurdly large pictures.
+fn check_picture_size(w: u32, h: u32) -> Result<(), String> {
+    if w == 0 || h == 0 {
+        return Err(format!("video stream has no picture size ({w}×{h})"));
+    }
+    if u64::from(w) * u64::from(h) > MAX_PIXELS || w > 16384 || h > 16384 {
+        return Err(format!(
+            "pictures of {w}×{h} are too large (at most 8192×8192 pixels)"
+        ));
+    }
+    Ok(())
+}
+
 /// Clockwise degrees (0, 90, 180, 270) to display a stream upright, from its
 /// display matrix; other angles are ignored.
 fn display_rotation(stream: &ffmpeg::format::stream::Stream) -> i32 {
@@ -725,6 +740,18 @@ fn display_rotation(stream: &ffmpeg::format::stream::Stream) -> i32 {
         }
     }
     0
+}
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn picture_sizes_are_bounded() {
+        use super::check_picture_size as c;
+        assert!(c(1920, 1080).is_ok() && c(7680, 4320).is_ok() && c(16384, 100).is_ok());
+        assert!(c(0, 10).is_err() && c(10, 0).is_err());
+        assert!(c(60000, 60000).unwrap_err().contains("too large"));
+        assert!(c(16385, 2).is_err());
+    }
 }
 
 /// Frame rate as a rational close to `fps` (for encoders and containers).
