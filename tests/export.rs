@@ -3,7 +3,7 @@
 //! installed (those tests skip with a message otherwise), with `ffprobe` as
 //! an independent checker.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 

@@ -742,18 +742,6 @@ fn display_rotation(stream: &ffmpeg::format::stream::Stream) -> i32 {
     0
 }
 
-#[cfg(test)]
-mod size_tests {
-    #[test]
-    fn picture_sizes_are_bounded() {
-        use super::check_picture_size as c;
-        assert!(c(1920, 1080).is_ok() && c(7680, 4320).is_ok() && c(16384, 100).is_ok());
-        assert!(c(0, 10).is_err() && c(10, 0).is_err());
-        assert!(c(60000, 60000).unwrap_err().contains("too large"));
-        assert!(c(16385, 2).is_err());
-    }
-}
-
 /// Frame rate as a rational close to `fps` (for encoders and containers).
 pub(crate) fn rational_fps(fps: f64) -> Rational {
     if !(fps.is_finite() && fps > 0.0) {
@@ -766,5 +754,26 @@ pub(crate) fn rational_fps(fps: f64) -> Rational {
         Rational::new(((fps * 1001.0 / 1000.0).round() * 1000.0) as i32, 1001)
     } else {
         Rational::new((fps * 1000.0).round() as i32, 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn picture_sizes_are_bounded() {
+        use super::check_picture_size as c;
+        assert!(c(1920, 1080).is_ok() && c(7680, 4320).is_ok() && c(16384, 100).is_ok());
+        assert!(c(0, 10).is_err() && c(10, 0).is_err());
+        assert!(c(60000, 60000).unwrap_err().contains("too large"));
+        assert!(c(16385, 2).is_err());
+    }
+
+    #[test]
+    fn frame_rates_become_exact_rationals() {
+        use ffmpeg_next::Rational;
+        assert_eq!(super::rational_fps(25.0), Rational::new(25, 1));
+        assert_eq!(super::rational_fps(30000.0 / 1001.0), Rational::new(30000, 1001));
+        assert_eq!(super::rational_fps(12.5), Rational::new(12500, 1000));
+        assert_eq!(super::rational_fps(f64::NAN), Rational::new(30, 1));
     }
 }
