@@ -333,12 +333,15 @@ fn progress_bar(show: bool, len: Option<u64>) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(len.unwrap_or(0));
     let template = if len.is_some() {
-        "{bar:30} {pos}/{len} frames  {per_sec}  ETA {eta}"
+        "{bar:30} {pos}/{len} frames  {fps}  ETA {eta}"
     } else {
-        "{spinner} {pos} frames  {per_sec}"
+        "{spinner} {pos} frames  {fps}"
     };
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-        bar.set_style(style);
+        let fps = |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.0} frames/s", s.per_sec());
+        };
+        bar.set_style(style.with_key("fps", fps));
     }
     bar
 }
