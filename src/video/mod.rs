@@ -10,7 +10,7 @@
 mod convert;
 mod decode;
 mod encode;
-mod yuv;
+pub mod yuv;
 
 use std::path::PathBuf;
 use std::sync::Once;

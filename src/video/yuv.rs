@@ -29,7 +29,7 @@ const C_OFF: i32 = (128 << (SHIFT + 2)) + (1 << (SHIFT + 1));
 
 /// Integer RGB → YUV coefficients (× 2^15), limited range.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Coeffs {
+pub struct Coeffs {
     y: [i32; 3],
     u: [i32; 3],
     v: [i32; 3],
@@ -66,7 +66,7 @@ const INV_HALF: i32 = 1 << (INV_SHIFT - 1);
 
 /// Integer YUV → RGB coefficients (× 2^13).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct InvCoeffs {
+pub struct InvCoeffs {
     y_off: i32,
     y: i32,
     rv: i32,
@@ -99,14 +99,18 @@ impl InvCoeffs {
 }
 
 /// One source plane: bytes and row stride.
-pub(crate) struct Plane<'a> {
+pub struct Plane<'a> {
+    /// The bytes, row after row.
     pub data: &'a [u8],
+    /// Bytes from one row to the next.
     pub stride: usize,
 }
 
 /// One destination plane: bytes and row stride.
-pub(crate) struct PlaneMut<'a> {
+pub struct PlaneMut<'a> {
+    /// The bytes, row after row.
     pub data: &'a mut [u8],
+    /// Bytes from one row to the next.
     pub stride: usize,
 }
 
@@ -127,7 +131,7 @@ fn have_avx2() -> bool {
 ///
 /// Panics if a buffer is too small for the sizes given (a programming
 /// error, never bad input).
-pub(crate) fn rgb_to_yuv420(
+pub fn rgb_to_yuv420(
     src: Plane<'_>,
     width: usize,
     height: usize,
@@ -211,7 +215,7 @@ fn chroma_row(s0: &[u8], s1: &[u8], u: &mut [u8], v: &mut [u8], c: &Coeffs) {
 ///
 /// Panics if a buffer is too small for the sizes given (a programming
 /// error, never bad input).
-pub(crate) fn yuv420_to_rgb(
+pub fn yuv420_to_rgb(
     y: Plane<'_>,
     u: Plane<'_>,
     v: Plane<'_>,
