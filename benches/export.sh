@@ -8,6 +8,9 @@
 #            veryfast, CRF 20), with its peak memory (/usr/bin/time -v)
 #   python   a thesis-style pipeline: OpenCV decode, the reference mask,
 #            OpenCV drawing, OpenCV encode (benches/thesis_pipeline.py)
+#   reencode the ffmpeg command on underlay's annotated output: what decoding
+#            and x264 alone cost on annotated pictures (x264 works harder
+#            on drawings than on the plain video)
 # and prints frames per second (median and best of RUNS) and the ratios.
 #
 # usage: benches/export.sh [SECONDS] [RUNS] [MASK]
@@ -39,18 +42,17 @@ else
   echo "note: python3 with cv2+numpy or $REFERENCE_DIR/thesis_mask.py missing: no Python pipeline" >&2
 fi
 
-# Seconds of wall time of a command (its output discarded).
-wall() {
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null 2>"$WORK/stderr" || { cat "$WORK/stderr" >&2; return 1; }
-  t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
+# "wall-seconds cpu-seconds" of a command (its output discarded).
+timed() {
+  /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$@" >/dev/null 2>"$WORK/stderr" \
+    || { cat "$WORK/stderr" >&2; return 1; }
+  awk '{printf "%s %.2f\n", $1, $2 + $3}' "$WORK/time"
 }
 
-# "median best" of the numbers on stdin.
+# "median best" of column $1 of stdin.
 stats() {
-  sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f %.2f\n", m, a[1]}'
+  awk -v c="$1" '{print $c}' | sort -g \
+    | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f %.2f\n", m, a[1]}'
 }
 
 echo "# export benchmark: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), ${SECS} s inputs, ${RUNS} runs"
@@ -79,12 +81,15 @@ EOF
   : >"$WORK/ffmpeg.t"
   : >"$WORK/underlay.t"
   : >"$WORK/python.t"
+  : >"$WORK/reencode.t"
   for _ in $(seq "$RUNS"); do
-    wall ffmpeg -hide_banner -loglevel error -y -i "$in" -c:v libx264 -preset veryfast -crf 20 -c:a copy \
+    timed ffmpeg -hide_banner -loglevel error -y -i "$in" -c:v libx264 -preset veryfast -crf 20 -c:a copy \
       "$WORK/ff.mp4" >>"$WORK/ffmpeg.t"
-    wall "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast >>"$WORK/underlay.t"
+    timed "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast >>"$WORK/underlay.t"
+    timed ffmpeg -hide_banner -loglevel error -y -i "$WORK/ul.mp4" -c:v libx264 -preset veryfast -crf 20 \
+      -c:a copy "$WORK/re.mp4" >>"$WORK/reencode.t"
     if [ "$have_python" = 1 ]; then
-      wall python3 benches/thesis_pipeline.py run "$in" "$WORK/py.mp4" >>"$WORK/python.t"
+      timed python3 benches/thesis_pipeline.py run "$in" "$WORK/py.mp4" >>"$WORK/python.t"
     fi
   done
   /usr/bin/time -v "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast \
@@ -92,21 +97,23 @@ EOF
   rss=$(awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}' "$WORK/mem")
   out_frames=$(ffprobe -v error -select_streams v -count_packets -show_entries stream=nb_read_packets \
     -of csv=p=0 "$WORK/ul.mp4")
-  read -r ff_med ff_best < <(stats <"$WORK/ffmpeg.t")
-  read -r ul_med ul_best < <(stats <"$WORK/underlay.t")
   echo
-  echo "## $size, $frames frames at $fps fps (underlay wrote $out_frames)"
-  printf "%-9s %8s %8s   (fps: median, best)\n" command median best
+  echo "## $size, $frames frames at $fps fps (underlay wrote $out_frames; peak memory $((rss / 1024)) MB)"
+  printf "%-9s %12s %12s %14s\n" command "fps median" "fps best" "CPU ms/frame"
   fps_of() { echo "$frames / $1" | bc -l; }
-  printf "%-9s %8.1f %8.1f\n" ffmpeg "$(fps_of "$ff_med")" "$(fps_of "$ff_best")"
-  printf "%-9s %8.1f %8.1f   peak memory %d MB\n" underlay "$(fps_of "$ul_med")" "$(fps_of "$ul_best")" \
-    $((rss / 1024))
-  printf "underlay / ffmpeg: %.2f (median), %.2f (best)\n" "$(echo "$ff_med / $ul_med" | bc -l)" \
-    "$(echo "$ff_best / $ul_best" | bc -l)"
-  if [ "$have_python" = 1 ]; then
-    read -r py_med py_best < <(stats <"$WORK/python.t")
-    printf "%-9s %8.1f %8.1f\n" python "$(fps_of "$py_med")" "$(fps_of "$py_best")"
-    printf "underlay / python: %.2f (median), %.2f (best)\n" "$(echo "$py_med / $ul_med" | bc -l)" \
-      "$(echo "$py_best / $ul_best" | bc -l)"
+  for cmd in ffmpeg underlay reencode python; do
+    [ -s "$WORK/$cmd.t" ] || continue
+    read -r med best < <(stats 1 <"$WORK/$cmd.t")
+    read -r cpu _ < <(stats 2 <"$WORK/$cmd.t")
+    eval "${cmd}_wall=$med ${cmd}_best=$best ${cmd}_cpu=$cpu"
+    printf "%-9s %12.1f %12.1f %14.1f\n" "$cmd" "$(fps_of "$med")" "$(fps_of "$best")" \
+      "$(echo "1000 * $cpu / $frames" | bc -l)"
+  done
+  printf "underlay vs ffmpeg: throughput %.2f× (median), %.2f× (best); CPU per frame %.2f×\n" \
+    "$(echo "$ffmpeg_wall / $underlay_wall" | bc -l)" "$(echo "$ffmpeg_best / $underlay_best" | bc -l)" \
+    "$(echo "$underlay_cpu / $ffmpeg_cpu" | bc -l)"
+  if [ -s "$WORK/python.t" ]; then
+    printf "underlay vs python: throughput %.2f× (median), %.2f× (best)\n" \
+      "$(echo "$python_wall / $underlay_wall" | bc -l)" "$(echo "$python_best / $underlay_best" | bc -l)"
   fi
 done
