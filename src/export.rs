@@ -58,6 +58,8 @@ pub enum ExportError {
     },
     #[error("--from and --to must be finite seconds with from < to (got {from} and {to})")]
     BadRange { from: f64, to: f64 },
+    #[error("{input}: frame {index} was lost in processing (before the one at {time:.3} s)")]
+    Lost { input: PathBuf, index: u64, time: f64 },
     #[error(transparent)]
     Interrupted(#[from] crate::Interrupted),
 }
@@ -212,7 +214,9 @@ pub fn run(
         drop(done_tx);
         let encoded = encode_stage(job, &info, &temp, done_rx, free_tx, &bar, signals);
         stop.store(true, Ordering::SeqCst);
-        let summary = decode.join().unwrap_or_default();
+        // A panic in the decoder is a bug: pass it on rather than write a
+        // video that silently ends early.
+        let summary = decode.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         encoded.map(|(frames, duration, warnings)| (frames, duration, warnings, summary))
     });
     if job.progress {
@@ -507,8 +511,15 @@ fn encode_stage(
         }
     }
     // A gap in the sequence: only possible if a stage died.
-    if let Some(Done::Failed(e)) = pending.into_values().next() {
-        return Err(e.into());
+    if let Some(d) = pending.into_values().next() {
+        return Err(match d {
+            Done::Failed(e) => e.into(),
+            Done::Frame(f, _) => ExportError::Lost {
+                input: job.input.clone(),
+                index: next,
+                time: f.time,
+            },
+        });
     }
     let Some(enc) = encoder else {
         let from = job.from.unwrap_or(0.0);

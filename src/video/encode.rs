@@ -666,6 +666,13 @@ impl AudioCopy {
         if !any {
             return Ok(None);
         }
+        let mut input = input;
+        if from > 1.0 {
+            // Start reading near the window instead of at the beginning of a
+            // long file; a failed seek only means reading from the start.
+            let ts = ((video_start + from - 1.0) * f64::from(ffi::AV_TIME_BASE)) as i64;
+            let _ = input.seek(ts, ..ts);
+        }
         Ok(Some(AudioCopy {
             path: src.to_owned(),
             input,
