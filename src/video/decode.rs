@@ -570,6 +570,10 @@ impl Decoder {
                 return i as u64;
             }
         }
+        if known.is_empty() && time.abs() <= TIME_EPS {
+            // The stream's first frame, however it was reached.
+            self.at_known_end = true;
+        }
         if self.at_known_end && known.last().is_none_or(|&l| time > l) {
             if let Some(&l) = known.last() {
                 self.max_interval = self.max_interval.max(time - l);

@@ -432,3 +432,22 @@ fn keyframe_at_returns_the_keyframe_before_the_time() {
     // An exact request afterwards still lands on the right frame.
     assert_eq!(which(&d.frame_at(1.37).unwrap().unwrap().image), 13);
 }
+
+#[test]
+fn indexes_are_exact_after_seeking_to_the_start_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("idx.mp4");
+    // Irregular times: an index estimated from the rate would be wrong.
+    let times = [0.0, 0.1, 0.15, 0.5, 0.55, 0.6, 1.2, 1.25];
+    write_video(&p, 16, 16, &times, crisp());
+    let mut d = Decoder::open(&p).unwrap();
+    d.seek(0.0).unwrap();
+    let got: Vec<u64> = std::iter::from_fn(|| d.next_frame().unwrap())
+        .map(|f| f.index)
+        .collect();
+    assert_eq!(got, (0..8).collect::<Vec<u64>>());
+    // Everything is known now: seeks anywhere give exact indexes.
+    for (i, &t) in times.iter().enumerate().rev() {
+        assert_eq!(d.frame_at(t + 0.01).unwrap().unwrap().index, i as u64, "at {t}");
+    }
+}
