@@ -54,8 +54,10 @@ pub struct Decoder {
     /// Times of the frames from the start of the stream, in order, as far
     /// as they have been decoded sequentially.
     known_times: Vec<f64>,
-    /// The last frame returned is `known_times.last()`.
+    /// The decoder's output continues `known_times` without a gap.
     at_known_end: bool,
+    /// Frames were skipped since the last repositioning.
+    skipped: bool,
     /// Longest time between two consecutive frames seen.
     max_interval: f64,
     /// Frames handed out (for error messages).
@@ -184,6 +186,7 @@ impl Decoder {
             skip: None,
             known_times: Vec::new(),
             at_known_end: true,
+            skipped: false,
             max_interval: 0.0,
             returned: 0,
             last_index: 0,
@@ -262,7 +265,9 @@ impl Decoder {
                 // the duration the file announces.
                 None if self.at_known_end
                     && self.info.avg_fps > 0.0
-                    && last + (2.5 / self.info.avg_fps).max(1.5 * self.max_interval) < self.info.duration =>
+                    && self.known_times.last().is_some_and(|&end| {
+                        end + (2.5 / self.info.avg_fps).max(1.5 * self.max_interval) < self.info.duration
+                    }) =>
                 {
                     Some(format!("the file announces {:.3} s", self.info.duration))
                 }
@@ -379,6 +384,7 @@ impl Decoder {
         self.held = None;
         self.last = None;
         self.at_known_end = false;
+        self.skipped = false;
         Ok(())
     }
 
@@ -467,6 +473,7 @@ impl Decoder {
                 Ok(()) => {
                     self.bad_packets = 0;
                     let time = self.time_of(&f);
+                    self.record(time);
                     return Ok(Some((f, time)));
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(None),
@@ -505,6 +512,11 @@ impl Decoder {
             if skip != sk.skipping {
                 self.set_skip_nonref(skip);
                 sk.skipping = skip;
+            }
+            if skip {
+                // Frames may go missing: the known sequence is broken here.
+                self.skipped = true;
+                self.at_known_end = false;
             }
             if let Some(p) = pts.filter(|&p| p <= sk.target_pts) {
                 sk.best_seen = Some(sk.best_seen.map_or(p, |b| b.max(p)));
@@ -558,30 +570,33 @@ impl Decoder {
         }
     }
 
-    /// The presentation index of the frame at `time` (see [`VideoFrame::index`]).
-    fn index_of(&mut self, time: f64) -> u64 {
+    /// Notes the time of each frame the decoder outputs, in order, while
+    /// the sequence from the start of the stream is unbroken.
+    fn record(&mut self, time: f64) {
         let known = &mut self.known_times;
-        if let Some(&last) = known.last()
-            && time <= last + TIME_EPS
-        {
-            let i = known.partition_point(|&k| k < time - TIME_EPS);
-            if i < known.len() && (known[i] - time).abs() <= TIME_EPS {
-                self.at_known_end = i + 1 == known.len();
-                return i as u64;
-            }
-        }
-        if known.is_empty() && time.abs() <= TIME_EPS {
+        match known.last() {
             // The stream's first frame, however it was reached.
-            self.at_known_end = true;
+            None if time.abs() <= TIME_EPS => self.at_known_end = true,
+            // Decoding reached the end of the known part again, with no
+            // frame skipped on the way: what follows extends it.
+            Some(&l) if (time - l).abs() <= TIME_EPS && !self.skipped => self.at_known_end = true,
+            _ => {}
         }
-        if self.at_known_end && known.last().is_none_or(|&l| time > l) {
+        if self.at_known_end && known.last().is_none_or(|&l| time > l + TIME_EPS) {
             if let Some(&l) = known.last() {
                 self.max_interval = self.max_interval.max(time - l);
             }
             known.push(time);
-            return (known.len() - 1) as u64;
         }
-        self.at_known_end = false;
+    }
+
+    /// The presentation index of the frame at `time` (see [`VideoFrame::index`]).
+    fn index_of(&self, time: f64) -> u64 {
+        let known = &self.known_times;
+        let i = known.partition_point(|&k| k < time - TIME_EPS);
+        if i < known.len() && (known[i] - time).abs() <= TIME_EPS {
+            return i as u64;
+        }
         (time * self.info.avg_fps).round().max(0.0) as u64
     }
 
