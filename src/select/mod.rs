@@ -69,7 +69,7 @@ pub use index::{Index, Selection, SelectionIter};
 pub enum SelectError {
     /// Names in a filter that are neither an entity of the log nor (for logs
     /// without declared edges) a `/`-separated group of entities.
-    #[error("unknown entit{} in the filter: {}", if names.len() == 1 { "y" } else { "ies" }, quoted(names))]
+    #[error("the log has no entit{} named {}", if names.len() == 1 { "y" } else { "ies" }, quoted(names))]
     UnknownEntities { names: Vec<String> },
     /// The declared parent edges form a cycle; `names` lists the entities on
     /// it from parent to child, starting and ending with the same one.
@@ -294,7 +294,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "unknown entities in the filter: \"robots\", \"ba\\\"ll\""
+            "the log has no entities named \"robots\", \"ba\\\"ll\""
         );
         let e = SelectError::Cycle {
             names: vec!["a".into(), "b".into(), "a".into()],
