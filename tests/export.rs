@@ -365,3 +365,312 @@ fn export_of_a_part_copies_the_matching_audio() {
     let ad: f64 = values(&a, "duration")[0].parse().unwrap();
     assert!((ad - 1.5).abs() < 0.1, "audio lasts {ad} s");
 }
+
+/// The underlay binary, run in `dir`.
+fn underlay(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_underlay"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const FLOOR: [u8; 3] = [40, 140, 40];
+
+/// A 320×240 floor-green video of `n` frames at 10 fps with a dark 40×40
+/// "robot" at (140..180, 100..140), a log drawing a thick magenta line
+/// along y = 120 (level 0, entity `plan/line`) and a yellow one along
+/// x = 60 (level 2, entity `robots/marks`), an identity calibration and a
+/// session tying them together.
+fn scene(dir: &Path, n: usize) {
+    let mut e = Encoder::create(
+        &dir.join("run.mp4"),
+        320,
+        240,
+        &EncoderSettings {
+            crf: 10,
+            preset: "ultrafast".into(),
+            fps_hint: 10.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let img = RgbImage::from_shape_fn((240, 320, 3), |(y, x, c)| {
+        if (100..140).contains(&y) && (140..180).contains(&x) {
+            20
+        } else {
+            FLOOR[c]
+        }
+    });
+    for i in 0..n {
+        e.push(&img, i as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    std::fs::write(
+        dir.join("run.txt"),
+        "{ { entity; robots/marks; {robots} }\n\
+         { {-inf; inf}; {\n\
+           { { line; (0, 120); (320, 120) }; magenta; {plan/line; 0}; thickness 10 }\n\
+           { { line; (60, 0); (60, 240) }; yellow; {robots/marks; 2}; thickness 10 }\n\
+         } } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("calib.toml"),
+        "homography = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("session.toml"),
+        "video = \"run.mp4\"\nlog = \"run.txt\"\noffset = 0.0\ncalibration = { file = \"calib.toml\" }\n",
+    )
+    .unwrap();
+}
+
+fn is_magenta(p: &[u8]) -> bool {
+    p[0] > 200 && p[1] < 80 && p[2] > 200
+}
+
+fn is_yellow(p: &[u8]) -> bool {
+    p[0] > 200 && p[1] > 200 && p[2] < 80
+}
+
+fn px(f: &VideoFrame, x: usize, y: usize) -> Vec<u8> {
+    f.image.slice(ndarray::s![y, x, ..]).to_vec()
+}
+
+fn ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "underlay failed ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
+    let dir = tmp();
+    scene(dir.path(), 10);
+    let out = underlay(
+        dir.path(),
+        &["export", "session.toml", "-o", "annotated.mp4", "--no-mask"],
+    );
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("10 frames"));
+    let frames = decode_all(&dir.path().join("annotated.mp4"));
+    assert_eq!(frames.len(), 10);
+    assert_eq!(
+        times(&dir.path().join("annotated.mp4")),
+        times(&dir.path().join("run.mp4"))
+    );
+    let f = &frames[4];
+    // On the projected line: magenta on floor and (no mask) on the robot too.
+    for x in [20, 100, 160, 300] {
+        assert!(is_magenta(&px(f, x, 120)), "x={x}: {:?}", px(f, x, 120));
+    }
+    assert!(is_yellow(&px(f, 60, 30)), "{:?}", px(f, 60, 30));
+    // Away from the lines: the video as it was.
+    let p = px(f, 250, 40);
+    assert!(p.iter().zip(FLOOR).all(|(a, b)| a.abs_diff(b) < 8), "{p:?}");
+}
+
+#[test]
+fn binary_filters_levels_entities_and_time() {
+    let dir = tmp();
+    scene(dir.path(), 20);
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "session.toml",
+            "-o",
+            "lvl.mp4",
+            "--no-mask",
+            "--max-level",
+            "1",
+            "--from",
+            "0.5",
+            "--to",
+            "1.2",
+        ],
+    );
+    ok(&out);
+    let frames = decode_all(&dir.path().join("lvl.mp4"));
+    assert_eq!(frames.len(), 7);
+    assert!(frames[0].time.abs() < 1e-6);
+    assert!(is_magenta(&px(&frames[0], 100, 120)));
+    assert!(!is_yellow(&px(&frames[0], 60, 30)), "level-2 line drawn");
+
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "session.toml",
+            "-o",
+            "ent.mp4",
+            "--no-mask",
+            "--entity",
+            "robots",
+        ],
+    );
+    ok(&out);
+    let f = &decode_all(&dir.path().join("ent.mp4"))[0];
+    assert!(is_yellow(&px(f, 60, 30)));
+    assert!(!is_magenta(&px(f, 100, 120)), "entity outside robots/ drawn");
+
+    // A name the log does not have is a mistake, not "draw everything".
+    let out = underlay(
+        dir.path(),
+        &["export", "session.toml", "-o", "typo.mp4", "--entity", "robot"],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"robot\"") && err.contains("robots/marks"), "{err}");
+}
+
+#[test]
+fn binary_exports_without_a_session() {
+    let dir = tmp();
+    scene(dir.path(), 5);
+    // The line sits at log time ±∞, so any offset shows it.
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "--video",
+            "run.mp4",
+            "--log",
+            "run.txt",
+            "--calib",
+            "calib.toml",
+            "--offset",
+            "-12.5",
+            "--no-mask",
+            "-o",
+            "flags.mp4",
+            "--crf",
+            "30",
+            "--preset",
+            "ultrafast",
+        ],
+    );
+    ok(&out);
+    let f = &decode_all(&dir.path().join("flags.mp4"))[2];
+    assert!(is_magenta(&px(f, 100, 120)));
+}
+
+#[test]
+fn binary_refuses_to_overwrite_its_inputs() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    let before = std::fs::read(dir.path().join("run.mp4")).unwrap();
+    for target in ["run.mp4", "run.txt", "calib.toml", "session.toml"] {
+        let out = underlay(dir.path(), &["export", "session.toml", "-o", target]);
+        assert!(!out.status.success(), "overwrote {target}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("refusing to overwrite"), "{err}");
+    }
+    assert_eq!(std::fs::read(dir.path().join("run.mp4")).unwrap(), before);
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(dir.path().join("run.mp4"), dir.path().join("alias.mp4")).unwrap();
+        let out = underlay(dir.path(), &["export", "session.toml", "-o", "alias.mp4"]);
+        assert!(!out.status.success());
+        assert_eq!(std::fs::read(dir.path().join("run.mp4")).unwrap(), before);
+    }
+}
+
+#[test]
+fn binary_names_missing_files_and_leaves_nothing() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    std::fs::remove_file(dir.path().join("run.txt")).unwrap();
+    let out = underlay(dir.path(), &["export", "session.toml", "-o", "x.mp4"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run.txt"));
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "--video",
+            "gone.mp4",
+            "--log",
+            "run.txt",
+            "--calib",
+            "calib.toml",
+            "-o",
+            "y.mp4",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gone.mp4") || err.contains("run.txt"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn binary_stops_on_ctrl_c_with_exit_130_and_no_file() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    // A long input: a minute at 10 fps, big enough to still be running.
+    let long = dir.path().join("long.mp4");
+    let mut e = Encoder::create(&long, 640, 480, &EncoderSettings::default()).unwrap();
+    let img = RgbImage::from_shape_fn((480, 640, 3), |(y, x, c)| ((x * 3 + y * 5 + c * 70) % 256) as u8);
+    for i in 0..600 {
+        e.push(&img, f64::from(i) / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_underlay"))
+        .current_dir(dir.path())
+        .args([
+            "export",
+            "--video",
+            "long.mp4",
+            "--log",
+            "run.txt",
+            "--calib",
+            "calib.toml",
+            "-o",
+            "cut.mp4",
+        ])
+        .args(["--preset", "veryslow"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the temporary output exists, so the export is under way.
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(dir.path())
+        .unwrap()
+        .any(|e| e.unwrap().file_name().to_string_lossy().contains("partial"))
+    {
+        assert!(started.elapsed().as_secs() < 60, "export did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !left.iter().any(|n| n.contains("cut") || n.contains("partial")),
+        "{left:?}"
+    );
+}
