@@ -31,7 +31,7 @@ pub struct Args {
     /// Calibration file, when no session is given.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
-    /// Log time = video time + OFFSET (seconds), when no session is given.
+    /// Log time = video time + OFFSET (seconds); overrides the session's.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub offset: Option<f64>,
     /// Start of the exported part (video seconds).
