@@ -247,6 +247,15 @@ fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
             });
         }
     }
+    if !crate::video::is_known_container(out) {
+        return Err(ExportError::Io {
+            path: out.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "no video container has this extension (use .mp4, .mov or .mkv)",
+            ),
+        });
+    }
     let dir = parent_dir(out);
     if !dir.is_dir() {
         return Err(ExportError::Io {
@@ -300,6 +309,26 @@ impl TempFile {
         TempFile {
             path: parent_dir(output).join(name),
         }
+    }
+
+    /// An encoder error about the temporary file, told about the output
+    /// the user named instead.
+    fn name_output(&self, mut e: VideoError, output: &Path) -> VideoError {
+        let path = match &mut e {
+            VideoError::Open { path, .. }
+            | VideoError::NoVideoStream { path }
+            | VideoError::Codec { path, .. }
+            | VideoError::Decode { path, .. }
+            | VideoError::Truncated { path, .. }
+            | VideoError::Seek { path, .. }
+            | VideoError::BadFrame { path, .. }
+            | VideoError::Encode { path, .. }
+            | VideoError::Settings { path, .. } => path,
+        };
+        if *path == self.path {
+            *path = output.to_owned();
+        }
+        e
     }
 
     fn commit(self, output: &Path) -> Result<(), ExportError> {
@@ -499,11 +528,13 @@ fn encode_stage(
                         settings.audio_window = (job.from.is_some() || job.to.is_some())
                             .then(|| (t0, job.to.unwrap_or(f64::INFINITY)));
                     }
-                    encoder.insert(Encoder::create(&temp.path, w as u32, h as u32, &settings)?)
+                    let enc = Encoder::create(&temp.path, w as u32, h as u32, &settings);
+                    encoder.insert(enc.map_err(|e| temp.name_output(e, &job.output))?)
                 }
             };
             last_out = frame.time - t0;
-            enc.push(&frame.image, last_out)?;
+            enc.push(&frame.image, last_out)
+                .map_err(|e| temp.name_output(e, &job.output))?;
             bar.inc(1);
             next += 1;
             // The decoder may be gone already; then the buffer is just freed.
@@ -538,10 +569,11 @@ fn encode_stage(
     let duration;
     if end > 0.0 && end_out > last_out && !sig.truncated.load(Ordering::SeqCst) {
         duration = end_out;
-        enc.finish_at(end_out)?;
+        enc.finish_at(end_out)
+            .map_err(|e| temp.name_output(e, &job.output))?;
     } else {
         duration = last_out;
-        enc.finish()?;
+        enc.finish().map_err(|e| temp.name_output(e, &job.output))?;
     }
     Ok((frames, duration, warnings))
 }
@@ -768,6 +800,20 @@ mod tests {
             run(&job, vec![], &AtomicBool::new(false)),
             Err(ExportError::BadRange { .. })
         ));
+        let mut job = crisp_job(&inp, &dir.path().join("preset.mp4"));
+        job.encoder.preset = "warp-speed".into();
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("preset.mp4") && !e.contains("partial") && e.contains("warp-speed"),
+            "{e}"
+        );
+        let job = crisp_job(&inp, &dir.path().join("o.notavideo"));
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("o.notavideo") && e.contains("extension"), "{e}");
         let job = crisp_job(&inp, &dir.path().join("no/such/folder/o.mp4"));
         let e = run(&job, vec![], &AtomicBool::new(false))
             .unwrap_err()

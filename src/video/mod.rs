@@ -147,6 +147,17 @@ pub fn set_ffmpeg_quiet(quiet: bool) {
 #[cfg(test)]
 mod tests;
 
+/// Whether FFmpeg knows a container for the extension of `path`.
+pub fn is_known_container(path: &std::path::Path) -> bool {
+    init();
+    let Ok(name) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid C string; null format name and MIME type are allowed.
+    let fmt = unsafe { ffmpeg_next::ffi::av_guess_format(std::ptr::null(), name.as_ptr(), std::ptr::null()) };
+    !fmt.is_null()
+}
+
 /// `num/den` as f64, or `None` when not a finite positive number.
 pub(crate) fn ratio(r: ffmpeg_next::Rational) -> Option<f64> {
     let (n, d) = (r.numerator(), r.denominator());
