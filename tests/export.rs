@@ -674,3 +674,50 @@ fn binary_stops_on_ctrl_c_with_exit_130_and_no_file() {
         "{left:?}"
     );
 }
+
+#[test]
+fn binary_hides_the_overlay_behind_robots_with_the_floor_mask() {
+    use underlay::mask::MaskSettings;
+    // The session's default mask method, and the thesis method by name.
+    let mut methods = Vec::new();
+    if MaskSettings::default() != MaskSettings::None {
+        methods.push("");
+    }
+    if toml::from_str::<MaskSettings>("method = \"thesis\"").is_ok() {
+        methods.push("[mask]\nmethod = \"thesis\"\n");
+    }
+    if methods.is_empty() {
+        eprintln!("no floor mask method is built in: nothing hides the overlay; skipping");
+        return;
+    }
+    let dir = tmp();
+    scene(dir.path(), 6);
+    for method in methods {
+        let session = format!(
+            "video = \"run.mp4\"\nlog = \"run.txt\"\ncalibration = {{ file = \"calib.toml\" }}\n{method}"
+        );
+        std::fs::write(dir.path().join("masked.toml"), session).unwrap();
+        let out = underlay(dir.path(), &["export", "masked.toml", "-o", "masked.mp4"]);
+        ok(&out);
+        let frames = decode_all(&dir.path().join("masked.mp4"));
+        assert_eq!(frames.len(), 6);
+        for f in &frames {
+            // On the floor the line shows ...
+            for x in [20, 100, 230, 300] {
+                assert!(
+                    is_magenta(&px(f, x, 120)),
+                    "{method:?} x={x}: {:?}",
+                    px(f, x, 120)
+                );
+            }
+            // ... on the robot the video does.
+            for x in [150, 160, 170] {
+                let p = px(f, x, 120);
+                assert!(
+                    p.iter().all(|&v| v < 60),
+                    "{method:?} x={x}: {p:?} drawn over the robot"
+                );
+            }
+        }
+    }
+}
