@@ -57,6 +57,7 @@ pub struct Args {
     pub preset: String,
 }
 
+/// Exports the annotated video; Ctrl-C stops it with [`crate::Interrupted`].
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (session, session_file) = session_of(&args)?;
     let log_path = session.log.clone();
