@@ -407,3 +407,198 @@ fn session_mask_settings_round_trip() {
         "{e}"
     );
 }
+
+/// A short H.264 video of synthetic fields (the camera drifts a little).
+fn write_video(dir: &Path, name: &str, frames: usize, width: usize, height: usize) -> std::path::PathBuf {
+    use underlay::video::{Encoder, EncoderSettings};
+    let p = dir.join(name);
+    let settings = EncoderSettings {
+        fps_hint: 10.0,
+        crf: 12,
+        ..EncoderSettings::default()
+    };
+    let mut enc = Encoder::create(&p, width as u32, height as u32, &settings).unwrap();
+    for i in 0..frames {
+        let f = generate(&SynthOptions {
+            width,
+            height,
+            seed: 3 + i as u64 / 3,
+            ..SynthOptions::default()
+        });
+        enc.push(&f.frame, i as f64 / 10.0).unwrap();
+    }
+    enc.finish().unwrap();
+    p
+}
+
+/// `underlay mask VIDEO -o OUT.mkv` writes one lossless mask per frame, with
+/// the video's times, equal to masking the decoded frames in the library.
+#[test]
+fn mask_command_writes_a_lossless_mask_video() {
+    use underlay::video::{Decoder, VideoFrame};
+    let dir = tempfile::tempdir().unwrap();
+    let video = write_video(dir.path(), "run.mp4", 7, 160, 96);
+    let out = dir.path().join("run-mask.mkv");
+    let o = underlay()
+        .args(["mask", video.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("7 mask frames"));
+
+    let mut frames = Decoder::open(&video).unwrap();
+    let mut masks = Decoder::open(&out).unwrap();
+    assert_eq!(masks.info().codec, "ffv1");
+    let mut masker = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
+    let (mut f, mut m, mut want) = (
+        VideoFrame::empty(),
+        MaskImage::zeros((0, 0)),
+        MaskImage::zeros((0, 0)),
+    );
+    let mut n = 0;
+    while frames.read_into(&mut f).unwrap() {
+        let (t, _) = masks
+            .read_gray_into(&mut m)
+            .unwrap()
+            .expect("a mask for every frame");
+        assert!((t - f.time).abs() < 1e-6, "mask at {t} for frame at {}", f.time);
+        masker.compute(&f.image, f.time, &mut want).unwrap();
+        assert_eq!(m, want, "frame {n}");
+        n += 1;
+    }
+    assert_eq!(n, 7);
+    assert!(
+        masks.read_gray_into(&mut m).unwrap().is_none(),
+        "extra mask frames"
+    );
+
+    // --bench on a video times the first frame and writes nothing.
+    let o = underlay()
+        .args([
+            "mask",
+            video.to_str().unwrap(),
+            "-o",
+            "unused.mkv",
+            "--bench",
+            "3",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .ends_with(" ms per frame")
+    );
+    assert!(!dir.path().join("unused.mkv").exists());
+
+    // A lossy container is refused; a corrupt video is named.
+    let o = underlay()
+        .args([
+            "mask",
+            video.to_str().unwrap(),
+            "-o",
+            dir.path().join("m.mp4").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains(".mkv"));
+    let bad = dir.path().join("bad.mp4");
+    std::fs::write(&bad, b"\x00\x00\x00\x18ftypmp42 definitely not a video").unwrap();
+    let o = underlay()
+        .args([
+            "mask",
+            bad.to_str().unwrap(),
+            "-o",
+            dir.path().join("m.mkv").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("bad.mp4"));
+    assert!(!dir.path().join("m.mkv").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A mask video plugs in as the `video` method: masks follow the frame
+/// times (also after seeking back), and size or length mismatches are
+/// clear errors.
+#[test]
+fn mask_video_is_a_masker() {
+    use underlay::video::{Decoder, VideoFrame};
+    let dir = tempfile::tempdir().unwrap();
+    let video = write_video(dir.path(), "run.mp4", 6, 160, 96);
+    let masks = dir.path().join("masks.mkv");
+    let o = underlay()
+        .args([
+            "mask",
+            video.to_str().unwrap(),
+            "-o",
+            masks.to_str().unwrap(),
+            "--method",
+            "thesis",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let mut masker = MaskSettings::Video { file: masks.clone() }.build().unwrap();
+    assert_eq!(masker.name(), "video");
+    masker.check_video(160, 96, Some(6)).unwrap();
+    let e = masker.check_video(320, 96, Some(6)).unwrap_err().to_string();
+    assert!(
+        e.contains("masks.mkv") && e.contains("160×96") && e.contains("320×96"),
+        "{e}"
+    );
+    let e = masker.check_video(160, 96, Some(9)).unwrap_err().to_string();
+    assert!(e.contains("6 frames") && e.contains("9"), "{e}");
+
+    let mut thesis = ThesisMasker::new();
+    let mut frames = Decoder::open(&video).unwrap();
+    let mut all = Vec::new();
+    let mut f = VideoFrame::empty();
+    while frames.read_into(&mut f).unwrap() {
+        all.push(f.clone());
+    }
+    let (mut got, mut want) = (MaskImage::zeros((0, 0)), MaskImage::zeros((0, 0)));
+    let mut check = |masker: &mut Box<dyn Masker>, i: usize| {
+        masker.compute(&all[i].image, all[i].time, &mut got).unwrap();
+        thesis.compute(&all[i].image, all[i].time, &mut want).unwrap();
+        assert_eq!(got, want, "frame {i}");
+    };
+    for i in 0..all.len() {
+        check(&mut masker, i);
+    }
+    // Back to the start (a seek), then skipping ahead.
+    masker.reset();
+    check(&mut masker, 1);
+    check(&mut masker, 4);
+    check(&mut masker, 2);
+
+    // Past the end of the mask video: a clear error.
+    let late = all[5].time + 1.0;
+    let e = masker
+        .compute(&all[0].image, late, &mut got)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("masks.mkv") && e.contains("shorter"), "{e}");
+    // A frame of another size: a clear error.
+    let small = underlay::image::RgbImage::zeros((48, 80, 3));
+    masker.reset();
+    let e = masker.compute(&small, 0.0, &mut got).unwrap_err().to_string();
+    assert!(e.contains("160×96") && e.contains("80×48"), "{e}");
+    // A missing mask video is named when the masker is built.
+    let e = MaskSettings::Video {
+        file: dir.path().join("nope.mkv"),
+    }
+    .build()
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("nope.mkv"), "{e}");
+}

@@ -1,12 +1,17 @@
 //! `underlay mask`: floor masks of an image or a video.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::image::{MaskImage, load_rgb, save_mask};
 use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
+use crate::video::{Decoder, Encoder, EncoderSettings, VideoFrame};
 
 /// Masking methods selectable on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -62,11 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut masker = args.method.settings().build()?;
     if !is_image_path(&args.input) {
-        bail!(
-            "{}: video input is not supported yet (only images: {})",
-            args.input.display(),
-            IMAGE_EXTENSIONS.join(", ")
-        );
+        return run_video(&args, masker.as_mut());
     }
     let frame = load_rgb(&args.input).with_context(|| "reading the input image".to_string())?;
     let mut mask = MaskImage::zeros((0, 0));
@@ -81,6 +82,137 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     save_mask(&args.output, &mask).context("writing the mask")?;
     Ok(())
+}
+
+/// Masks every frame of a video into a lossless gray mask video (FFV1 in
+/// Matroska, white = floor, the input's timestamps), with a progress bar.
+/// With `--bench`, times the mask on the first frame only.
+fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
+    let mut decoder = Decoder::open(&args.input)?;
+    let info = decoder.info().clone();
+    let mut frame = VideoFrame::empty();
+    let mut mask = MaskImage::zeros((0, 0));
+    if let Some(n) = args.bench {
+        if !decoder.read_into(&mut frame)? {
+            bail!("{}: the video has no frames", args.input.display());
+        }
+        let ms = bench(masker, &frame.image, n, &mut mask)
+            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
+        println!("{ms:.2} ms per frame");
+        return Ok(());
+    }
+    let is_mkv = args
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("mkv"));
+    if !is_mkv {
+        bail!(
+            "{}: a mask video is written losslessly (FFV1 gray) and needs a .mkv file name",
+            args.output.display()
+        );
+    }
+    masker.check_video(info.width as usize, info.height as usize, info.frame_count)?;
+    let settings = EncoderSettings {
+        gray_lossless: true,
+        time_base: Some(info.time_base),
+        fps_hint: if info.avg_fps > 0.0 { info.avg_fps } else { 30.0 },
+        ..EncoderSettings::default()
+    };
+    // Written beside the output and renamed at the end: an interrupted or
+    // failed run leaves no half-written mask video.
+    let partial = Partial::beside(&args.output);
+    let mut encoder = Encoder::create(&partial.path, info.width, info.height, &settings)
+        .with_context(|| format!("creating {}", args.output.display()))?;
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
+            eprintln!("underlay: warning: Ctrl-C will not stop the masking cleanly ({e})");
+        }
+    }
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = info
+            .frame_count
+            .map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+        bar.set_style(
+            ProgressStyle::with_template("masking [{bar:40}] {pos}/{len} frames, {per_sec}, eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        crate::video::set_ffmpeg_quiet(true);
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = Instant::now();
+    let mut frames = 0u64;
+    let result = (|| -> anyhow::Result<()> {
+        while decoder.read_into(&mut frame)? {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(crate::Interrupted.into());
+            }
+            masker
+                .compute(&frame.image, frame.time, &mut mask)
+                .with_context(|| {
+                    format!(
+                        "{}: frame {} at {:.3} s",
+                        args.input.display(),
+                        frame.index,
+                        frame.time
+                    )
+                })?;
+            encoder
+                .push_mask(&mask, frame.time)
+                .with_context(|| format!("writing {}", args.output.display()))?;
+            frames += 1;
+            bar.inc(1);
+        }
+        Ok(())
+    })();
+    bar.finish_and_clear();
+    crate::video::set_ffmpeg_quiet(false);
+    result?;
+    encoder
+        .finish()
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    partial.commit(&args.output)?;
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "wrote {}: {frames} mask frames in {secs:.1} s ({:.0} frames/s)",
+        args.output.display(),
+        frames as f64 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
+/// A temporary file beside the output, removed unless committed.
+struct Partial {
+    path: PathBuf,
+}
+
+impl Partial {
+    fn beside(output: &Path) -> Partial {
+        let dir = output
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let stem = output.file_stem().map_or("mask".into(), |s| s.to_string_lossy());
+        Partial {
+            path: dir.join(format!(".{stem}.partial-{}.mkv", std::process::id())),
+        }
+    }
+
+    fn commit(self, output: &Path) -> anyhow::Result<()> {
+        std::fs::rename(&self.path, output).with_context(|| format!("writing {}", output.display()))
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// Runs `masker` `n` times on `frame` (after one warm-up run, which also

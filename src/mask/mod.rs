@@ -9,7 +9,9 @@
 //! * `thesis` ([`ThesisMasker`]): thesis Algorithm 4 with its fixed thresholds;
 //! * `adaptive` ([`AdaptiveMasker`], the default): thresholds estimated
 //!   from each frame and smoothed over time;
-//! * `image` ([`StaticMasker`]): one black/white image for every frame.
+//! * `image` ([`StaticMasker`]): one black/white image for every frame;
+//! * `video` ([`VideoMasker`]): a precomputed black/white mask video, as
+//!   the thesis reads one, so any external masker can plug in.
 //!
 //! The building blocks are public for benchmarks and other maskers:
 //! [`hsv`] (exact OpenCV HSV), [`bits`] (bit-packed masks) and [`morph`]
@@ -34,7 +36,7 @@ pub mod synth;
 pub mod thesis;
 
 pub use adaptive::{AdaptiveMasker, AdaptiveSettings};
-pub use external::StaticMasker;
+pub use external::{StaticMasker, VideoMasker};
 pub use thesis::ThesisMasker;
 
 /// Errors computing a mask.
@@ -59,6 +61,8 @@ pub enum MaskError {
     BadFrame { time: f64, channels: usize },
     #[error("adaptive mask settings: {0}")]
     BadSettings(String),
+    #[error("mask video: {0}")]
+    Video(#[source] Box<crate::video::VideoError>),
 }
 
 /// How masks are made, as saved in a session file (`[mask]` table with a
@@ -75,6 +79,12 @@ pub enum MaskSettings {
     /// One mask image (white = floor) for every frame.
     Image {
         /// The image file; relative paths are relative to the session file.
+        file: PathBuf,
+    },
+    /// A precomputed black/white mask video (white = floor), one frame per
+    /// video frame, matched by time.
+    Video {
+        /// The mask video; relative paths are relative to the session file.
         file: PathBuf,
     },
 }
@@ -136,6 +146,7 @@ impl MaskSettings {
             MaskSettings::Thesis => Ok(Box::new(ThesisMasker::new())),
             MaskSettings::Adaptive(s) => Ok(Box::new(AdaptiveMasker::new(s.clone())?)),
             MaskSettings::Image { file } => Ok(Box::new(StaticMasker::load(file)?)),
+            MaskSettings::Video { file } => Ok(Box::new(VideoMasker::open(file)?)),
         }
     }
 
@@ -146,13 +157,14 @@ impl MaskSettings {
             MaskSettings::Thesis => "thesis",
             MaskSettings::Adaptive(_) => "adaptive",
             MaskSettings::Image { .. } => "image",
+            MaskSettings::Video { .. } => "video",
         }
     }
 
     /// Resolves file paths in the settings against `base` (the session
     /// file's folder); absolute paths stay as they are.
     pub fn resolve_paths(&mut self, base: &Path) {
-        if let MaskSettings::Image { file } = self {
+        if let MaskSettings::Image { file } | MaskSettings::Video { file } = self {
             *file = base.join(&*file);
         }
     }
@@ -161,7 +173,7 @@ impl MaskSettings {
     /// when a session is saved).
     pub fn paths_mut(&mut self) -> Vec<&mut PathBuf> {
         match self {
-            MaskSettings::Image { file } => vec![file],
+            MaskSettings::Image { file } | MaskSettings::Video { file } => vec![file],
             _ => Vec::new(),
         }
     }
@@ -213,6 +225,7 @@ mod tests {
             MaskSettings::Thesis,
             MaskSettings::default(),
             MaskSettings::Image { file: "m.png".into() },
+            MaskSettings::Video { file: "m.mkv".into() },
         ] {
             let text = toml::to_string(&Wrap { mask: s.clone() }).unwrap();
             let back: Wrap = toml::from_str(&text).unwrap();
