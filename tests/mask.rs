@@ -363,6 +363,23 @@ fn real_media_when_available() {
     let thesis = fraction(&out);
     eprintln!("SSL photo: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
     assert!(adaptive > 0.8 && thesis < 0.15);
+
+    let drone = Path::new("/work/shared/testdata/pitch-drone-topdown.mp4");
+    if !drone.exists() {
+        eprintln!("skipping: {} not present", drone.display());
+        return;
+    }
+    let mut d = underlay::video::Decoder::open(drone).unwrap();
+    let f = d.frame_at(5.0).unwrap().unwrap();
+    AdaptiveMasker::new(AdaptiveSettings::default())
+        .unwrap()
+        .compute(&f.image, f.time, &mut out)
+        .unwrap();
+    let adaptive = fraction(&out);
+    ThesisMasker::new().compute(&f.image, f.time, &mut out).unwrap();
+    let thesis = fraction(&out);
+    eprintln!("drone frame at 5 s: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
+    assert!(adaptive > 0.78 && thesis < 0.15);
 }
 
 /// A session's mask image path is stored relative to the session file and
