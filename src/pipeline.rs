@@ -329,6 +329,17 @@ impl Pipeline {
         self.masker = masker;
     }
 
+    /// Checks up front that the masker fits a video of this size and frame
+    /// count (a mask image or mask video of another size is an error).
+    pub fn check_video(
+        &self,
+        width: usize,
+        height: usize,
+        frame_count: Option<u64>,
+    ) -> Result<(), crate::mask::MaskError> {
+        self.masker.check_video(width, height, frame_count)
+    }
+
     /// Tells the masker that playback jumped (it forgets per-frame state).
     pub fn reset(&mut self) {
         self.masker.reset();

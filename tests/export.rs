@@ -721,3 +721,22 @@ fn binary_hides_the_overlay_behind_robots_with_the_floor_mask() {
         }
     }
 }
+
+#[test]
+fn binary_rejects_a_mask_image_of_the_wrong_size_before_encoding() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    underlay::image::save_mask(
+        &dir.path().join("small.png"),
+        &underlay::image::MaskImage::zeros((10, 12)),
+    )
+    .unwrap();
+    let mut session = std::fs::read_to_string(dir.path().join("session.toml")).unwrap();
+    session.push_str("\n[mask]\nmethod = \"image\"\nfile = \"small.png\"\n");
+    std::fs::write(dir.path().join("masked.toml"), session).unwrap();
+    let out = underlay(dir.path(), &["export", "masked.toml", "-o", "out.mp4"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mask") && err.contains("small.png"), "{err}");
+    assert!(!dir.path().join("out.mp4").exists());
+}

@@ -63,26 +63,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let log_path = session.log.clone();
     let log =
         crate::log::load(&log_path).with_context(|| format!("reading the log {}", log_path.display()))?;
-    for name in &args.entities {
-        if log.entities.get(name).is_none() {
-            let known: Vec<&str> = log
-                .entities
-                .ids()
-                .map(|id| log.entities.name(id))
-                .take(12)
-                .collect();
-            anyhow::bail!(
-                "{}: no entity named {name:?} (the log has: {}{})",
-                log_path.display(),
-                known.join(", "),
-                if log.entities.len() > known.len() {
-                    ", …"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
     let log = Arc::new(log);
 
     // One pipeline per worker. Masking and drawing cost far less than
@@ -90,14 +70,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // machines; bigger ones draw in parallel.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = (cores / 4).clamp(1, 4);
-    let mut processors: Vec<Processor<'static>> = Vec::with_capacity(workers);
-    for _ in 0..workers {
-        let mut pipeline = Pipeline::from_session_with_log(&session, log.clone())
-            .with_context(|| format!("setting up the drawing for {}", session.video.display()))?;
-        processors.push(Box::new(move |frame: &mut RgbImage, t| {
-            pipeline.process(frame, t).map(|_| ()).map_err(Into::into)
-        }));
+    // Unknown entity names, a bad calibration or mask settings fail here,
+    // before any frame is decoded.
+    let first = Pipeline::from_session_with_log(&session, log)
+        .with_context(|| format!("setting up the drawing for {}", session.video.display()))?;
+    let info = crate::video::Decoder::open(&session.video)
+        .with_context(|| format!("opening the video {}", session.video.display()))?
+        .info()
+        .clone();
+    first
+        .check_video(info.width as usize, info.height as usize, info.frame_count)
+        .with_context(|| format!("the mask does not fit the video {}", session.video.display()))?;
+    let mut pipelines = Vec::with_capacity(workers);
+    for _ in 1..workers {
+        let masker = session.mask.build().context("building the floor mask")?;
+        pipelines.push(first.fork(masker));
     }
+    pipelines.push(first);
+    let processors: Vec<Processor<'static>> = pipelines
+        .into_iter()
+        .map(|mut pipeline| -> Processor<'static> {
+            Box::new(move |frame: &mut RgbImage, t| {
+                pipeline.process(frame, t).map(|_| ()).map_err(Into::into)
+            })
+        })
+        .collect();
 
     let mut job = ExportJob::new(&session.video, &args.output);
     job.from = args.from;

@@ -304,7 +304,14 @@ impl FilterSpec {
     pub fn compile_with(&self, tree: &EntityTree) -> Result<Filter, SelectError> {
         let names = tree.unknown_names(self);
         if !names.is_empty() {
-            return Err(SelectError::UnknownEntities { names });
+            const SHOWN: usize = 12;
+            let mut known: Vec<String> = (0..tree.len().min(SHOWN))
+                .map(|n| tree.name(n).to_owned())
+                .collect();
+            if tree.len() > SHOWN {
+                known.push("…".to_owned());
+            }
+            return Err(SelectError::UnknownEntities { names, known });
         }
         Ok(self.compile_lenient(tree))
     }
@@ -510,14 +517,15 @@ mod tests {
             levels: [("ball".to_owned(), 1), ("yy".to_owned(), 2)].into(),
             ..FilterSpec::default()
         };
+        let tree = EntityTree::from_log(&log).unwrap();
         assert_eq!(
             spec.compile(&log),
             Err(SelectError::UnknownEntities {
-                names: vec!["nope".into(), "yy".into(), "zzz".into()]
+                names: vec!["nope".into(), "yy".into(), "zzz".into()],
+                known: (0..tree.len()).map(|n| tree.name(n).to_owned()).collect(),
             })
         );
         // Leniently, unknown names match nothing: `only` still restricts.
-        let tree = EntityTree::from_log(&log).unwrap();
         let f = spec.compile_lenient(&tree);
         assert_eq!(
             levels_by_name(&tree, &f),

@@ -69,8 +69,17 @@ pub use index::{Index, Selection, SelectionIter};
 pub enum SelectError {
     /// Names in a filter that are neither an entity of the log nor (for logs
     /// without declared edges) a `/`-separated group of entities.
-    #[error("the log has no entit{} named {}", if names.len() == 1 { "y" } else { "ies" }, quoted(names))]
-    UnknownEntities { names: Vec<String> },
+    #[error(
+        "the log has no entit{} named {} (its entities: {})",
+        if names.len() == 1 { "y" } else { "ies" },
+        quoted(names),
+        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+    )]
+    UnknownEntities {
+        names: Vec<String>,
+        /// Some of the names the log does have, to help the user.
+        known: Vec<String>,
+    },
     /// The declared parent edges form a cycle; `names` lists the entities on
     /// it from parent to child, starting and ending with the same one.
     #[error("the entity graph has a cycle: {}", names.join(" → "))]
@@ -291,10 +300,11 @@ mod tests {
     fn errors_name_what_is_wrong() {
         let e = SelectError::UnknownEntities {
             names: vec!["robots".into(), "ba\"ll".into()],
+            known: vec!["ball".into(), "robot".into()],
         };
         assert_eq!(
             e.to_string(),
-            "the log has no entities named \"robots\", \"ba\\\"ll\""
+            "the log has no entities named \"robots\", \"ba\\\"ll\" (its entities: ball, robot)"
         );
         let e = SelectError::Cycle {
             names: vec!["a".into(), "b".into(), "a".into()],
