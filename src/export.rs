@@ -256,7 +256,7 @@ fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
             ),
         });
     }
-    let dir = parent_dir(out);
+    let dir = crate::files::parent_dir(out);
     if !dir.is_dir() {
         return Err(ExportError::Io {
             path: out.clone(),
@@ -284,31 +284,18 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn parent_dir(p: &Path) -> &Path {
-    p.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
 /// The temporary output file: removed when dropped unless committed.
-struct TempFile {
-    path: PathBuf,
-}
+struct TempFile(crate::files::TempFile);
 
 impl TempFile {
     /// A hidden name in `output`'s folder with the same extension (which
     /// picks the container).
     fn beside(output: &Path) -> TempFile {
-        let stem = output
-            .file_stem()
-            .map_or("export".into(), |s| s.to_string_lossy());
-        let ext = output
-            .extension()
-            .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
-        let name = format!(".{stem}.partial-{}{ext}", std::process::id());
-        TempFile {
-            path: parent_dir(output).join(name),
-        }
+        TempFile(crate::files::TempFile::beside(output, None))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 
     /// An encoder error about the temporary file, told about the output
@@ -325,24 +312,17 @@ impl TempFile {
             | VideoError::Encode { path, .. }
             | VideoError::Settings { path, .. } => path,
         };
-        if *path == self.path {
+        if path.as_path() == self.path() {
             *path = output.to_owned();
         }
         e
     }
 
     fn commit(self, output: &Path) -> Result<(), ExportError> {
-        std::fs::rename(&self.path, output).map_err(|source| ExportError::Io {
+        self.0.commit(output).map_err(|source| ExportError::Io {
             path: output.to_owned(),
             source,
         })
-        // `self` drops here: removing the (now renamed) temporary is a no-op.
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -528,7 +508,7 @@ fn encode_stage(
                         settings.audio_window = (job.from.is_some() || job.to.is_some())
                             .then(|| (t0, job.to.unwrap_or(f64::INFINITY)));
                     }
-                    let enc = Encoder::create(&temp.path, w as u32, h as u32, &settings);
+                    let enc = Encoder::create(temp.path(), w as u32, h as u32, &settings);
                     encoder.insert(enc.map_err(|e| temp.name_output(e, &job.output))?)
                 }
             };

@@ -9,6 +9,7 @@ pub mod calib;
 pub mod cli;
 pub mod draw;
 pub mod export;
+pub mod files;
 pub mod image;
 pub mod log;
 pub mod mask;

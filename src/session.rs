@@ -147,24 +147,7 @@ fn relative_to(p: &Path, base: &Path) -> PathBuf {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over
-/// `path`, so a failure never leaves a half-written file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
+pub use crate::files::write_atomic;
 
 #[cfg(test)]
 mod tests {

@@ -202,7 +202,7 @@ impl Calibration {
     /// lines, each starting with `#`; may be empty).
     pub fn save(&self, path: &std::path::Path, header: &str) -> Result<(), CalibError> {
         let text = format!("{header}{}", self.to_toml());
-        crate::session::write_atomic(path, text.as_bytes()).map_err(|source| CalibError::Io {
+        crate::files::write_atomic(path, text.as_bytes()).map_err(|source| CalibError::Io {
             path: path.to_owned(),
             source,
         })

@@ -121,8 +121,8 @@ fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
     };
     // Written beside the output and renamed at the end: an interrupted or
     // failed run leaves no half-written mask video.
-    let partial = Partial::beside(&args.output);
-    let mut encoder = Encoder::create(&partial.path, info.width, info.height, &settings)
+    let partial = crate::files::TempFile::beside(&args.output, Some("mkv"));
+    let mut encoder = Encoder::create(partial.path(), info.width, info.height, &settings)
         .with_context(|| format!("creating {}", args.output.display()))?;
 
     let cancel = Arc::new(AtomicBool::new(false));
@@ -177,7 +177,9 @@ fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
     encoder
         .finish()
         .with_context(|| format!("writing {}", args.output.display()))?;
-    partial.commit(&args.output)?;
+    partial
+        .commit(&args.output)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "wrote {}: {frames} mask frames in {secs:.1} s ({:.0} frames/s)",
@@ -185,34 +187,6 @@ fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
         frames as f64 / secs.max(1e-9)
     );
     Ok(())
-}
-
-/// A temporary file beside the output, removed unless committed.
-struct Partial {
-    path: PathBuf,
-}
-
-impl Partial {
-    fn beside(output: &Path) -> Partial {
-        let dir = output
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let stem = output.file_stem().map_or("mask".into(), |s| s.to_string_lossy());
-        Partial {
-            path: dir.join(format!(".{stem}.partial-{}.mkv", std::process::id())),
-        }
-    }
-
-    fn commit(self, output: &Path) -> anyhow::Result<()> {
-        std::fs::rename(&self.path, output).with_context(|| format!("writing {}", output.display()))
-    }
-}
-
-impl Drop for Partial {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 /// Runs `masker` `n` times on `frame` (after one warm-up run, which also

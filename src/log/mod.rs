@@ -254,28 +254,7 @@ pub(crate) fn write_file_atomic(
     path: &Path,
     body: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
 ) -> Result<(), LogError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let file = File::create(&tmp)?;
-        let mut w = io::BufWriter::with_capacity(1 << 18, file);
-        body(&mut w)?;
-        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(LogError::io(path, e));
-    }
-    Ok(())
+    crate::files::write_atomic_with(path, body).map_err(|e| LogError::io(path, e))
 }
 
 /// Where a frame came from, for warnings.

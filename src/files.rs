@@ -1,0 +1,105 @@
+//! Writing output files so that a failure never leaves a half-written or
+//! overwritten file: everything is written to a hidden temporary file in
+//! the output's folder and renamed over the output only when complete.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A temporary file beside an output: removed when dropped unless
+/// [`TempFile::commit`]ted.
+#[derive(Debug)]
+pub struct TempFile {
+    path: PathBuf,
+}
+
+impl TempFile {
+    /// A hidden name in `output`'s folder (`.NAME.partial-PID.EXT`). The
+    /// extension is `ext` when given, else the output's own (it may pick a
+    /// container or format).
+    pub fn beside(output: &Path, ext: Option<&str>) -> TempFile {
+        let stem = output
+            .file_stem()
+            .map_or_else(|| "output".into(), |s| s.to_string_lossy());
+        let ext = ext
+            .map(str::to_owned)
+            .or_else(|| output.extension().map(|e| e.to_string_lossy().into_owned()))
+            .map_or(String::new(), |e| format!(".{e}"));
+        TempFile {
+            path: parent_dir(output).join(format!(".{stem}.partial-{}{ext}", std::process::id())),
+        }
+    }
+
+    /// Where to write.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the finished temporary file over `output`.
+    pub fn commit(self, output: &Path) -> io::Result<()> {
+        std::fs::rename(&self.path, output)
+        // `self` drops here: removing the (now renamed) temporary is a no-op.
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The folder of `p` (`.` for a bare file name).
+pub fn parent_dir(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Streams `body` into a temporary file beside `path`, syncs it and renames
+/// it over `path`; on any failure the temporary file is removed and `path`
+/// is untouched.
+pub fn write_atomic_with(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let temp = TempFile::beside(path, None);
+    let file = File::create(temp.path())?;
+    let mut w = BufWriter::with_capacity(1 << 18, file);
+    body(&mut w)?;
+    let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    temp.commit(path)
+}
+
+/// Writes `bytes` to `path` atomically (see [`write_atomic_with`]).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_leaves_the_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("a.txt");
+        write_atomic(&out, b"old").unwrap();
+        let e = write_atomic_with(&out, |w| {
+            w.write_all(b"half")?;
+            Err(io::Error::other("disk on fire"))
+        });
+        assert!(e.is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn temp_names_keep_or_replace_the_extension() {
+        let t = TempFile::beside(Path::new("out/x.mp4"), None);
+        assert!(t.path().starts_with("out") && t.path().extension().unwrap() == "mp4");
+        let t = TempFile::beside(Path::new("m.png"), Some("mkv"));
+        assert_eq!(t.path().parent().unwrap(), Path::new("."));
+        assert_eq!(t.path().extension().unwrap(), "mkv");
+    }
+}
