@@ -12,6 +12,7 @@ pub mod log;
 pub mod mask;
 pub mod select;
 pub mod session;
+pub mod viewer;
 
 /// The error a long-running command returns when the user pressed Ctrl-C.
 #[derive(Debug, Clone, Copy, thiserror::Error)]

@@ -1,0 +1,749 @@
+//! The background player: decodes and draws frames on a worker thread so
+//! the UI thread never waits for a decoder or for the overlay pipeline.
+//!
+//! The UI sends small requests ("show the frame at t", "step one frame",
+//! "new settings") and picks up the newest finished frame from a one-slot
+//! outbox; requests that pile up are coalesced, so a busy worker skips to
+//! the latest wish instead of queueing stale work. The worker keeps a small
+//! ring of decoded frames (stepping back, or changing the filter, redraws
+//! from memory instead of decoding again), reads one frame ahead, and while
+//! playing draws the next frame before it is asked for.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use eframe::egui::{Color32, ColorImage};
+
+use crate::calib::Calibration;
+use crate::image::RgbImage;
+use crate::mask::MaskSettings;
+use crate::select::FilterSpec;
+
+use super::source::{FrameSource, SourceFrame, SourceInfo};
+
+/// Decoded frames kept in memory, in bytes (about 20 frames at 1080p).
+const RING_BYTES: usize = 128 << 20;
+
+/// Reading forward is cheaper than seeking up to this far ahead (seconds).
+const FORWARD_LIMIT: f64 = 1.5;
+
+/// Everything that changes how a decoded frame is drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewSettings {
+    /// Log time = video time + offset.
+    pub offset: f64,
+    pub filter: FilterSpec,
+    pub calibration: Option<Calibration>,
+    pub mask_settings: MaskSettings,
+    pub instant_threshold: Option<f64>,
+    /// Draw the overlay at all.
+    pub overlay: bool,
+    /// Hide the overlay behind foreground pixels.
+    pub mask: bool,
+    /// Tint the floor so the mask can be checked by eye.
+    pub tint_mask: bool,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        ViewSettings {
+            offset: 0.0,
+            filter: FilterSpec::default(),
+            calibration: None,
+            mask_settings: MaskSettings::default(),
+            instant_threshold: None,
+            overlay: true,
+            mask: true,
+            tint_mask: false,
+        }
+    }
+}
+
+/// What drawing one frame reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessStats {
+    /// Primitives drawn onto the frame.
+    pub primitives: usize,
+}
+
+/// Turns a decoded frame into the picture shown: the shared overlay
+/// pipeline, or [`Passthrough`] when there is nothing to draw.
+pub trait FrameProcessor: Send {
+    /// Applies new settings (called on the worker thread).
+    fn configure(&mut self, settings: &ViewSettings) -> Result<(), String>;
+
+    /// Draws onto `frame`, shown at video time `video_time`.
+    fn process(&mut self, frame: &mut RgbImage, video_time: f64) -> Result<ProcessStats, String>;
+
+    /// Forgets state carried from frame to frame (called after a seek).
+    fn reset(&mut self) {}
+}
+
+/// Shows frames as decoded.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Passthrough;
+
+impl FrameProcessor for Passthrough {
+    fn configure(&mut self, _settings: &ViewSettings) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn process(&mut self, _frame: &mut RgbImage, _video_time: f64) -> Result<ProcessStats, String> {
+        Ok(ProcessStats::default())
+    }
+}
+
+/// Time spent on one frame by the worker.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameTiming {
+    /// Decoding (or seeking), zero when the frame came from memory.
+    pub decode: Duration,
+    /// The overlay pipeline.
+    pub process: Duration,
+    /// Conversion into a texture image.
+    pub convert: Duration,
+}
+
+impl FrameTiming {
+    pub fn total(&self) -> Duration {
+        self.decode + self.process + self.convert
+    }
+}
+
+/// A finished frame, ready to upload.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    pub index: u64,
+    /// Presentation time of the frame.
+    pub time: f64,
+    /// The time that was asked for (the frame is the one shown then).
+    pub requested: Option<f64>,
+    /// Settings generation the frame was drawn with.
+    pub generation: u64,
+    pub image: Arc<ColorImage>,
+    pub stats: ProcessStats,
+    pub timing: FrameTiming,
+    /// Whether the frame is the source's last one.
+    pub is_last: bool,
+}
+
+enum Request {
+    Show { t: f64, playing: bool },
+    Step(i64),
+    Settings(u64, Box<ViewSettings>),
+    Shutdown,
+}
+
+#[derive(Default)]
+struct Outbox {
+    latest: Option<Shown>,
+    errors: Vec<String>,
+    timings: Vec<FrameTiming>,
+}
+
+/// Handle to the worker thread; dropping it stops the worker.
+pub struct Player {
+    tx: Sender<Request>,
+    outbox: Arc<Mutex<Outbox>>,
+    info: SourceInfo,
+    generation: u64,
+    handle: Option<JoinHandle<()>>,
+}
+
+fn lock(m: &Mutex<Outbox>) -> MutexGuard<'_, Outbox> {
+    // A worker that panicked left plain data behind; keep using it.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Player {
+    /// Starts a worker on `source`; `wake` is called whenever a frame or an
+    /// error is ready (the UI asks for a repaint there).
+    pub fn spawn(
+        source: Box<dyn FrameSource>,
+        processor: Box<dyn FrameProcessor>,
+        settings: ViewSettings,
+        wake: impl Fn() + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let info = source.info().clone();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let outbox = Arc::new(Mutex::new(Outbox::default()));
+        let ob = Arc::clone(&outbox);
+        let handle = std::thread::Builder::new()
+            .name("underlay-player".into())
+            .spawn(move || {
+                let mut w = Worker::new(source, processor, ob, Box::new(wake));
+                w.configure(0, &settings);
+                w.run(rx);
+            })?;
+        Ok(Player {
+            tx,
+            outbox,
+            info,
+            generation: 0,
+            handle: Some(handle),
+        })
+    }
+
+    pub fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    /// The current settings generation: frames drawn with older settings
+    /// carry a smaller one.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Asks for the frame shown at `t`.
+    pub fn show(&self, t: f64, playing: bool) {
+        let _ = self.tx.send(Request::Show { t, playing });
+    }
+
+    /// Asks for the frame `n` frames after (before, when negative) the last
+    /// one shown.
+    pub fn step(&self, n: i64) {
+        let _ = self.tx.send(Request::Step(n));
+    }
+
+    /// Draws from now on with `settings`.
+    pub fn configure(&mut self, settings: ViewSettings) {
+        self.generation += 1;
+        let _ = self.tx.send(Request::Settings(self.generation, Box::new(settings)));
+    }
+
+    /// The newest finished frame, if one arrived since the last call.
+    pub fn take_frame(&self) -> Option<Shown> {
+        lock(&self.outbox).latest.take()
+    }
+
+    /// Errors reported since the last call.
+    pub fn take_errors(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.outbox).errors)
+    }
+
+    /// Per-frame timings of the frames drawn since the last call.
+    pub fn take_timings(&self) -> Vec<FrameTiming> {
+        std::mem::take(&mut lock(&self.outbox).timings)
+    }
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Request::Shutdown);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// What the worker was last asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    Time(f64),
+    Index(u64),
+}
+
+struct Worker {
+    source: Box<dyn FrameSource>,
+    processor: Box<dyn FrameProcessor>,
+    outbox: Arc<Mutex<Outbox>>,
+    wake: Box<dyn Fn() + Send>,
+    info: SourceInfo,
+    /// Consecutive decoded frames; the decoder is positioned after the last.
+    ring: VecDeque<SourceFrame>,
+    ring_cap: usize,
+    /// The decoder returned `None` after the ring's last frame.
+    eof: bool,
+    generation: u64,
+    /// (index, generation) of the last frame handed out.
+    sent: Option<(u64, u64)>,
+    /// The next frame, drawn ahead of time while playing.
+    ahead: Option<Shown>,
+    /// The last frame handed out, to hand out again without redrawing.
+    last: Option<Shown>,
+    target: Option<Target>,
+    requested: Option<f64>,
+    playing: bool,
+}
+
+impl Worker {
+    fn new(
+        source: Box<dyn FrameSource>,
+        processor: Box<dyn FrameProcessor>,
+        outbox: Arc<Mutex<Outbox>>,
+        wake: Box<dyn Fn() + Send>,
+    ) -> Self {
+        let info = source.info().clone();
+        let frame_bytes = (info.width * info.height * 3).max(1);
+        Worker {
+            source,
+            processor,
+            outbox,
+            wake,
+            ring_cap: (RING_BYTES / frame_bytes).clamp(3, 64),
+            info,
+            ring: VecDeque::new(),
+            eof: false,
+            generation: 0,
+            sent: None,
+            ahead: None,
+            last: None,
+            target: None,
+            requested: None,
+            playing: false,
+        }
+    }
+
+    fn report(&self, msg: String) {
+        let mut ob = lock(&self.outbox);
+        if ob.errors.len() < 100 {
+            ob.errors.push(msg);
+        }
+        drop(ob);
+        (self.wake)();
+    }
+
+    fn configure(&mut self, generation: u64, settings: &ViewSettings) {
+        self.generation = generation;
+        self.ahead = None;
+        if let Err(e) = self.processor.configure(settings) {
+            self.report(format!("overlay settings: {e}"));
+        }
+    }
+
+    fn run(&mut self, rx: Receiver<Request>) {
+        loop {
+            // Wait for work only when there is nothing left to do.
+            let idle = self.is_done() && (!self.playing || self.ahead.is_some() || self.eof);
+            let first = if idle {
+                match rx.recv() {
+                    Ok(r) => Some(r),
+                    Err(_) => return,
+                }
+            } else {
+                None
+            };
+            let mut steps = 0i64;
+            for req in first.into_iter().chain(rx.try_iter()) {
+                match req {
+                    Request::Shutdown => return,
+                    Request::Show { t, playing } => {
+                        self.target = Some(Target::Time(t));
+                        self.requested = Some(t);
+                        self.playing = playing;
+                        steps = 0;
+                    }
+                    Request::Step(n) => {
+                        steps += n;
+                        self.playing = false;
+                    }
+                    Request::Settings(g, s) => self.configure(g, &s),
+                }
+            }
+            if steps != 0 {
+                let from = self.sent.map(|(i, _)| i).unwrap_or(0);
+                let to = if steps < 0 {
+                    from.saturating_sub(steps.unsigned_abs())
+                } else {
+                    from.saturating_add(steps as u64)
+                };
+                self.target = Some(Target::Index(to));
+                self.requested = None;
+            }
+            if !self.is_done() {
+                self.produce();
+            } else if self.playing && self.ahead.is_none() && !self.eof {
+                self.draw_ahead();
+            }
+        }
+    }
+
+    /// Whether the last request has been answered with current settings.
+    fn is_done(&self) -> bool {
+        let Some(target) = self.target else {
+            return true;
+        };
+        let Some((idx, g)) = self.sent else {
+            return false;
+        };
+        if g != self.generation {
+            return false;
+        }
+        match target {
+            Target::Index(i) => i == idx,
+            Target::Time(t) => self.ring_find(t) == Some(idx),
+        }
+    }
+
+    /// Index of the frame shown at `t`, if the ring can tell.
+    fn ring_find(&self, t: f64) -> Option<u64> {
+        let first = self.ring.front()?;
+        if t < first.time {
+            return (first.index == 0).then_some(0);
+        }
+        let pos = self.ring.partition_point(|f| f.time <= t);
+        // pos ≥ 1 here. A frame is known to be the one when a later one
+        // follows it in the ring or the source has ended.
+        if pos < self.ring.len() || self.eof {
+            Some(self.ring[pos - 1].index)
+        } else {
+            None
+        }
+    }
+
+    fn push_ring(&mut self, f: SourceFrame) {
+        if self.ring.back().is_some_and(|b| b.index + 1 != f.index) {
+            self.ring.clear();
+        }
+        self.ring.push_back(f);
+        while self.ring.len() > self.ring_cap {
+            self.ring.pop_front();
+        }
+    }
+
+    /// Reads the next frame into the ring; false at the end or on error.
+    fn read_next(&mut self) -> bool {
+        match self.source.next_frame() {
+            Ok(Some(f)) => {
+                self.push_ring(f);
+                true
+            }
+            Ok(None) => {
+                self.eof = true;
+                false
+            }
+            Err(e) => {
+                self.eof = true;
+                self.report(e.to_string());
+                false
+            }
+        }
+    }
+
+    fn seek(&mut self, t: f64) -> bool {
+        self.ring.clear();
+        self.eof = false;
+        self.ahead = None;
+        self.processor.reset();
+        match self.source.frame_at(t) {
+            Ok(Some(f)) => {
+                self.ring.push_back(f);
+                true
+            }
+            Ok(None) => {
+                self.eof = true;
+                false
+            }
+            Err(e) => {
+                self.eof = true;
+                self.report(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Makes the ring hold the frame for `target`; returns its index.
+    fn locate(&mut self, target: Target) -> Option<u64> {
+        match target {
+            Target::Time(t) => {
+                if let Some(i) = self.ring_find(t) {
+                    return Some(i);
+                }
+                let near = self
+                    .ring
+                    .back()
+                    .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT);
+                if !near && !self.seek(t) {
+                    return None;
+                }
+                loop {
+                    if let Some(i) = self.ring_find(t) {
+                        return Some(i);
+                    }
+                    if !self.read_next() {
+                        return self.ring_find(t).or_else(|| self.ring.back().map(|f| f.index));
+                    }
+                }
+            }
+            Target::Index(i) => {
+                if self.ring.iter().any(|f| f.index == i) {
+                    return Some(i);
+                }
+                let near = self
+                    .ring
+                    .back()
+                    .is_some_and(|b| i > b.index && (i - b.index) as f64 <= FORWARD_LIMIT * self.info.fps);
+                if !near {
+                    // Seek by time: the frame's time is unknown, so aim at
+                    // its nominal time and read forward to the index.
+                    let nominal = self.info.start + i as f64 * self.info.frame_duration();
+                    let aim = nominal - FORWARD_LIMIT / 2.0;
+                    if !self.seek(aim.max(self.info.start - 1.0)) {
+                        return None;
+                    }
+                    if self.ring.front().is_some_and(|f| f.index > i) && !self.seek(f64::NEG_INFINITY) {
+                        return None;
+                    }
+                }
+                while self.ring.back().is_some_and(|b| b.index < i) {
+                    if !self.read_next() {
+                        break;
+                    }
+                }
+                if self.ring.iter().any(|f| f.index == i) {
+                    Some(i)
+                } else {
+                    self.ring.back().map(|f| f.index)
+                }
+            }
+        }
+    }
+
+    fn produce(&mut self) {
+        let Some(target) = self.target else {
+            return;
+        };
+        let t0 = Instant::now();
+        let Some(index) = self.locate(target) else {
+            // Nothing to show; remember that so we do not spin.
+            self.target = None;
+            return;
+        };
+        let decode = t0.elapsed();
+        if self.sent == Some((index, self.generation))
+            && let Some(last) = &self.last
+        {
+            let again = Shown {
+                requested: self.requested,
+                timing: FrameTiming::default(),
+                ..last.clone()
+            };
+            self.deliver(again, false);
+            return;
+        }
+        if let Some(a) = self.ahead.take()
+            && a.index == index
+            && a.generation == self.generation
+        {
+            self.deliver(
+                Shown {
+                    requested: self.requested,
+                    ..a
+                },
+                true,
+            );
+            return;
+        }
+        let Some(frame) = self.ring.iter().find(|f| f.index == index).cloned() else {
+            return;
+        };
+        if let Some(mut shown) = self.draw(frame) {
+            shown.timing.decode = decode;
+            shown.requested = self.requested;
+            self.deliver(shown, true);
+        } else {
+            self.target = None;
+        }
+    }
+
+    /// Draws the frame after the last one sent, for smooth playback.
+    fn draw_ahead(&mut self) {
+        let Some((last, _)) = self.sent else {
+            return;
+        };
+        let t0 = Instant::now();
+        if self.ring.back().is_some_and(|b| b.index == last) && !self.read_next() {
+            return;
+        }
+        let decode = t0.elapsed();
+        let Some(frame) = self.ring.iter().find(|f| f.index == last + 1).cloned() else {
+            // Keep the worker from spinning when the ring lost its place.
+            self.playing = false;
+            return;
+        };
+        if let Some(mut shown) = self.draw(frame) {
+            shown.timing.decode = decode;
+            self.ahead = Some(shown);
+        } else {
+            self.playing = false;
+        }
+    }
+
+    fn draw(&mut self, frame: SourceFrame) -> Option<Shown> {
+        let SourceFrame { index, time, mut image } = frame;
+        let t1 = Instant::now();
+        let stats = match self.processor.process(&mut image, time) {
+            Ok(s) => s,
+            Err(e) => {
+                self.report(format!("frame {index} at {time:.3} s: {e}"));
+                ProcessStats::default()
+            }
+        };
+        let t2 = Instant::now();
+        let color = to_color_image(&image);
+        let t3 = Instant::now();
+        let is_last = self.eof && self.ring.back().is_some_and(|b| b.index == index);
+        Some(Shown {
+            index,
+            time,
+            requested: None,
+            generation: self.generation,
+            image: Arc::new(color),
+            stats,
+            timing: FrameTiming {
+                decode: Duration::ZERO,
+                process: t2 - t1,
+                convert: t3 - t2,
+            },
+            is_last,
+        })
+    }
+
+    /// Hands `shown` to the UI; `drawn` says it was drawn (not repeated).
+    fn deliver(&mut self, shown: Shown, drawn: bool) {
+        self.sent = Some((shown.index, shown.generation));
+        self.last = Some(shown.clone());
+        if let Target::Index(_) = self.target.unwrap_or(Target::Time(0.0)) {
+            // A step is answered: later requests start from this frame.
+            self.target = Some(Target::Index(shown.index));
+        }
+        let mut ob = lock(&self.outbox);
+        if drawn && ob.timings.len() < 10_000 {
+            ob.timings.push(shown.timing);
+        }
+        ob.latest = Some(shown);
+        drop(ob);
+        (self.wake)();
+    }
+}
+
+/// An RGB frame as an egui image (opaque).
+pub fn to_color_image(img: &RgbImage) -> ColorImage {
+    let (h, w, _) = img.dim();
+    let std = img.as_standard_layout();
+    let pixels = match std.as_slice() {
+        Some(s) => s
+            .chunks_exact(3)
+            .map(|p| Color32::from_rgb(p[0], p[1], p[2]))
+            .collect(),
+        None => vec![Color32::BLACK; w * h],
+    };
+    ColorImage::new([w, h], pixels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::viewer::source::SyntheticSource;
+
+    fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
+        let until = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < until {
+            if let Some(s) = p.take_frame()
+                && what(&s)
+            {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("no matching frame arrived");
+    }
+
+    /// Paints frame pixels red where the offset says so, to see settings.
+    struct Marker {
+        red: bool,
+    }
+
+    impl FrameProcessor for Marker {
+        fn configure(&mut self, s: &ViewSettings) -> Result<(), String> {
+            self.red = s.offset > 0.0;
+            Ok(())
+        }
+        fn process(&mut self, f: &mut RgbImage, _t: f64) -> Result<ProcessStats, String> {
+            if self.red {
+                f[[0, 0, 0]] = 255;
+                f[[0, 0, 1]] = 0;
+                f[[0, 0, 2]] = 0;
+            }
+            Ok(ProcessStats { primitives: 1 })
+        }
+    }
+
+    fn player() -> Player {
+        let src = SyntheticSource::new(32, 18, 10.0, 100).unwrap();
+        Player::spawn(
+            Box::new(src),
+            Box::new(Marker { red: false }),
+            ViewSettings::default(),
+            || {},
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn shows_the_frame_at_a_time_and_steps() {
+        let p = player();
+        p.show(2.05, false);
+        let s = wait_for(&p, |s| s.requested == Some(2.05));
+        assert_eq!((s.index, s.time), (20, 2.0));
+        p.step(1);
+        assert_eq!(wait_for(&p, |_| true).index, 21);
+        p.step(-3);
+        assert_eq!(wait_for(&p, |_| true).index, 18);
+        // Far seeks, both ways, and the ends.
+        p.show(9.0, false);
+        assert_eq!(wait_for(&p, |s| s.requested == Some(9.0)).index, 90);
+        p.show(0.0, false);
+        assert_eq!(wait_for(&p, |s| s.requested == Some(0.0)).index, 0);
+        p.show(50.0, false);
+        let last = wait_for(&p, |s| s.requested == Some(50.0));
+        assert_eq!(last.index, 99);
+        assert!(last.is_last);
+        p.step(5);
+        assert_eq!(wait_for(&p, |_| true).index, 99);
+        p.step(-1000);
+        assert_eq!(wait_for(&p, |_| true).index, 0);
+    }
+
+    #[test]
+    fn new_settings_redraw_the_current_frame() {
+        let mut p = player();
+        p.show(1.0, false);
+        let s = wait_for(&p, |s| s.requested == Some(1.0));
+        assert_ne!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+        p.configure(ViewSettings {
+            offset: 1.0,
+            ..ViewSettings::default()
+        });
+        let g = p.generation();
+        let s = wait_for(&p, |s| s.generation == g);
+        assert_eq!(s.index, 10);
+        assert_eq!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+    }
+
+    #[test]
+    fn playing_forward_visits_each_frame() {
+        let p = player();
+        let mut seen = Vec::new();
+        for i in 0..30 {
+            let t = i as f64 / 10.0;
+            p.show(t, true);
+            seen.push(wait_for(&p, |s| s.requested == Some(t)).index);
+        }
+        assert_eq!(seen, (0..30).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn to_color_image_keeps_channels() {
+        let mut img = RgbImage::zeros((2, 3, 3));
+        img[[1, 2, 0]] = 10;
+        img[[1, 2, 1]] = 20;
+        img[[1, 2, 2]] = 30;
+        let c = to_color_image(&img);
+        assert_eq!(c.size, [3, 2]);
+        assert_eq!(c.pixels[5], Color32::from_rgb(10, 20, 30));
+    }
+}
