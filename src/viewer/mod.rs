@@ -7,6 +7,8 @@
 //! sync, calibration editing: all testable without a window) and ui
 //! (panels that show the state and record commands).
 
+pub mod entities;
 pub mod playback;
 pub mod player;
 pub mod source;
+pub mod sync;
