@@ -19,9 +19,6 @@ use crate::select::FilterSpec;
 pub struct TreeNode {
     /// Full entity name (or path prefix for a group).
     pub name: String,
-    /// What the tree shows: the last path component under a path parent,
-    /// the full name otherwise.
-    pub label: String,
     /// The entity, `None` for a group that only exists as a prefix.
     pub entity: Option<EntityId>,
     /// Child nodes, sorted by name.
@@ -56,7 +53,6 @@ impl EntityTree {
             .ids()
             .map(|id| TreeNode {
                 name: ents.name(id).to_owned(),
-                label: ents.name(id).to_owned(),
                 entity: Some(id),
                 children: Vec::new(),
                 members: Vec::new(),
@@ -86,7 +82,6 @@ impl EntityTree {
                         None => {
                             nodes.push(TreeNode {
                                 name: parent_name.to_owned(),
-                                label: parent_name.to_owned(),
                                 entity: None,
                                 children: Vec::new(),
                                 members: Vec::new(),
@@ -98,7 +93,6 @@ impl EntityTree {
                     };
                     nodes[parent].children.push(i);
                     has_parent[i] = true;
-                    nodes[i].label = name[cut + 1..].to_owned();
                 }
                 i += 1;
             }
@@ -355,8 +349,8 @@ pub(crate) mod tests {
         assert_eq!(t.nodes[robots].entity, None);
         assert_eq!(t.nodes[robots].members.len(), 3);
         let blue = node(&t, "robots/blue");
-        let labels: Vec<&str> = t.nodes[blue].children.iter().map(|&c| t.nodes[c].label.as_str()).collect();
-        assert_eq!(labels, ["3", "4"]);
+        let names: Vec<&str> = t.nodes[blue].children.iter().map(|&c| t.nodes[c].name.as_str()).collect();
+        assert_eq!(names, ["robots/blue/3", "robots/blue/4"]);
         assert_eq!(t.search("BLUE").len(), 3);
     }
 

@@ -11,4 +11,69 @@ pub mod entities;
 pub mod playback;
 pub mod player;
 pub mod source;
+pub mod state;
 pub mod sync;
+pub mod ui;
+
+mod app;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+pub use app::{
+    Command, EntitiesUi, FrameMeta, OpenKind, ScreenshotRequest, SyntheticSpec, VideoView, ViewerApp,
+    ViewerOptions,
+};
+
+/// Opens a video file as a frame source.
+pub fn open_video(path: &Path) -> anyhow::Result<Box<dyn source::FrameSource>> {
+    anyhow::bail!("{}: video decoding is not available in this build yet", path.display())
+}
+
+/// Opens the viewer window and runs it until it is closed. With a
+/// screenshot request, returns once the screenshot is written (or failed).
+pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
+    let shot = opts.screenshot.is_some();
+    let mut viewport = eframe::egui::ViewportBuilder::default()
+        .with_title("underlay")
+        .with_app_id("underlay")
+        .with_inner_size([1280.0, 800.0])
+        .with_drag_and_drop(true);
+    if shot {
+        viewport = viewport.with_resizable(false);
+    }
+    let native = eframe::NativeOptions {
+        viewport,
+        persist_window: !shot,
+        ..Default::default()
+    };
+    let result: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
+    let r2 = Arc::clone(&result);
+    eframe::run_native(
+        "underlay",
+        native,
+        Box::new(move |cc| {
+            let persisted = if shot {
+                state::Persisted::default()
+            } else {
+                cc.storage
+                    .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
+                    .unwrap_or_default()
+            };
+            let mut app = ViewerApp::new(cc.egui_ctx.clone(), persisted);
+            app.start(&opts, r2);
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
+    if shot {
+        let r = result.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match r {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
+            None => Err(anyhow::anyhow!("the window closed before the screenshot was taken")),
+        }
+    } else {
+        Ok(())
+    }
+}

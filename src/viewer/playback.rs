@@ -80,10 +80,11 @@ impl Playback {
             .iter()
             .position(|&s| s >= self.speed - 1e-9)
             .unwrap_or(SPEEDS.len() - 1);
-        let j = if dir > 0 {
+        let between = SPEEDS[i] > self.speed + 1e-9;
+        let j = if dir > 0 && between {
+            i
+        } else if dir > 0 {
             (i + 1).min(SPEEDS.len() - 1)
-        } else if SPEEDS[i] > self.speed + 1e-9 {
-            i.saturating_sub(1)
         } else {
             i.saturating_sub(1)
         };
@@ -120,7 +121,7 @@ impl Playback {
     /// Advances a playing clock by `dt` seconds of wall-clock time; wraps
     /// inside the loop, stops at the end. Returns whether the time changed.
     pub fn advance(&mut self, dt: f64) -> bool {
-        if !self.playing || !(dt.is_finite() && dt > 0.0) {
+        if !(self.playing && dt.is_finite() && dt > 0.0) {
             return false;
         }
         let before = self.time;

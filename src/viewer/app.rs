@@ -1,0 +1,718 @@
+//! The eframe app: owns the state, runs the logic every frame (playback
+//! clock, background player, settings, jobs) and lets the panels of
+//! [`super::ui`] draw and record [`Command`]s, applied after layout.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use eframe::egui;
+
+use super::entities::EntityTree;
+use super::playback::Playback;
+use super::player::{FrameProcessor, FrameTiming, Passthrough, Player, ViewSettings};
+use super::source::{FrameSource, SourceInfo, SyntheticSource};
+use super::state::{Document, OpenRequest, Persisted, is_session_path};
+use super::sync;
+
+/// Generated frames instead of a video (tests, benchmarks, trying the UI).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SyntheticSpec {
+    pub width: usize,
+    pub height: usize,
+    pub fps: f64,
+    pub seconds: f64,
+}
+
+impl std::str::FromStr for SyntheticSpec {
+    type Err = String;
+    /// `WIDTHxHEIGHT@FPS[:SECONDS]`, e.g. `1920x1080@30:60`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("expected WIDTHxHEIGHT@FPS[:SECONDS], got {s:?}");
+        let (size, rest) = s.split_once('@').ok_or_else(bad)?;
+        let (w, h) = size.split_once('x').ok_or_else(bad)?;
+        let (fps, secs) = rest.split_once(':').unwrap_or((rest, "60"));
+        let spec = SyntheticSpec {
+            width: w.parse().map_err(|_| bad())?,
+            height: h.parse().map_err(|_| bad())?,
+            fps: fps.parse().map_err(|_| bad())?,
+            seconds: secs.parse().map_err(|_| bad())?,
+        };
+        if !(spec.seconds.is_finite() && spec.seconds > 0.0 && spec.seconds < 1e6) {
+            return Err(bad());
+        }
+        Ok(spec)
+    }
+}
+
+/// A screenshot to take once the frame at `at` is drawn, then exit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScreenshotRequest {
+    pub path: PathBuf,
+    /// Video time in seconds.
+    pub at: f64,
+}
+
+/// How the viewer starts.
+#[derive(Clone, Debug, Default)]
+pub struct ViewerOptions {
+    pub open: OpenRequest,
+    pub synthetic: Option<SyntheticSpec>,
+    pub screenshot: Option<ScreenshotRequest>,
+}
+
+/// What the UI asks for; applied after the panels are laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Ask for a file with a dialog, then open it.
+    OpenDialog(OpenKind),
+    Open(OpenRequest),
+    /// Open a file whose kind is told by its extension (drops, recent).
+    OpenPath(PathBuf),
+    Save,
+    SaveAs,
+    TogglePlay,
+    Seek(f64),
+    Jump(f64),
+    Step(i64),
+    /// Jump to the next (`1`) or previous (`-1`) event.
+    Event(i32),
+    SetSpeed(f64),
+    StepSpeed(i32),
+    /// Set the loop start (0) or end (1) to now.
+    LoopPoint(usize),
+    ToggleLoop,
+}
+
+/// Kinds of file the open dialogs ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenKind {
+    Session,
+    Video,
+    Log,
+    Calibration,
+}
+
+/// The frame on screen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameMeta {
+    pub index: u64,
+    pub time: f64,
+    pub requested: Option<f64>,
+    pub generation: u64,
+    pub primitives: usize,
+    pub size: [usize; 2],
+}
+
+/// A message for the status bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub text: String,
+    pub error: bool,
+    pub at: Instant,
+}
+
+/// The entities panel's own state.
+#[derive(Clone, Debug, Default)]
+pub struct EntitiesUi {
+    pub search: String,
+    /// Primitives per entity at `counts_at` (log time), all filters off.
+    pub counts: Vec<usize>,
+    pub counts_at: Option<f64>,
+}
+
+impl EntitiesUi {
+    /// Recounts primitives at log time `t` when it changed.
+    pub fn update_counts(&mut self, doc: &Document, t: f64) {
+        if self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len() {
+            self.counts = sync::counts_at(&doc.log, t, doc.threshold());
+            self.counts_at = Some(t);
+        }
+    }
+}
+
+/// Zoom and pan of the video.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VideoView {
+    /// 1 = the whole frame fits the panel.
+    pub zoom: f32,
+    /// Image point at the centre of the panel (pixels).
+    pub center: Option<egui::Pos2>,
+}
+
+impl Default for VideoView {
+    fn default() -> Self {
+        VideoView {
+            zoom: 1.0,
+            center: None,
+        }
+    }
+}
+
+/// Frame timings gathered for the statistics panel and benchmarks.
+#[derive(Clone, Debug, Default)]
+pub struct Perf {
+    /// Worker time per drawn frame.
+    pub worker: Vec<FrameTiming>,
+    /// UI frame durations (seconds between repaints while playing).
+    pub ui_frames: Vec<f32>,
+    /// Seeks: wall time from request to the frame being on screen.
+    pub seeks: Vec<Duration>,
+    seek_started: Option<(f64, Instant)>,
+}
+
+const PERF_KEEP: usize = 5000;
+
+fn push_capped<T>(v: &mut Vec<T>, x: T) {
+    if v.len() >= PERF_KEEP {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
+/// Makes the processor that draws frames for a document.
+pub type ProcessorFactory = fn(&Document) -> anyhow::Result<Box<dyn FrameProcessor>>;
+
+fn passthrough(_: &Document) -> anyhow::Result<Box<dyn FrameProcessor>> {
+    Ok(Box::new(Passthrough))
+}
+
+/// State of a `--screenshot` run.
+struct ScreenshotJob {
+    req: ScreenshotRequest,
+    started: Instant,
+    /// Frames painted since the wanted frame is on screen.
+    painted: u32,
+    requested: bool,
+    result: Arc<Mutex<Option<Result<(), String>>>>,
+}
+
+/// How long a screenshot run waits for its frame.
+const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The viewer application.
+pub struct ViewerApp {
+    pub persisted: Persisted,
+    pub doc: Option<Document>,
+    pub player: Option<Player>,
+    pub playback: Playback,
+    pub frame: Option<FrameMeta>,
+    pub texture: Option<egui::TextureHandle>,
+    pub video_view: VideoView,
+    pub entities: EntitiesUi,
+    pub commands: Vec<Command>,
+    pub messages: Vec<Message>,
+    pub perf: Perf,
+    pub synthetic: Option<SyntheticSpec>,
+    processor: ProcessorFactory,
+    sent_settings: Option<ViewSettings>,
+    last_tick: Option<Instant>,
+    screenshot: Option<ScreenshotJob>,
+    ctx: egui::Context,
+}
+
+impl ViewerApp {
+    /// A viewer with nothing open.
+    pub fn new(ctx: egui::Context, persisted: Persisted) -> Self {
+        ViewerApp {
+            persisted,
+            doc: None,
+            player: None,
+            playback: Playback::new(0.0, 0.0),
+            frame: None,
+            texture: None,
+            video_view: VideoView::default(),
+            entities: EntitiesUi::default(),
+            commands: Vec::new(),
+            messages: Vec::new(),
+            perf: Perf::default(),
+            synthetic: None,
+            processor: passthrough,
+            sent_settings: None,
+            last_tick: None,
+            screenshot: None,
+            ctx,
+        }
+    }
+
+    /// Uses `f` to make the frame processor of every document opened.
+    pub fn with_processor(mut self, f: ProcessorFactory) -> Self {
+        self.processor = f;
+        self
+    }
+
+    /// Starts from `opts`: opens what it names, arms a screenshot.
+    pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), String>>>>) {
+        self.synthetic = opts.synthetic;
+        if opts.open.input.is_some() || opts.synthetic.is_some() {
+            if let Err(e) = self.open(&opts.open) {
+                if opts.screenshot.is_some() {
+                    *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!("{e:#}")));
+                    self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+                self.error(format!("{e:#}"));
+            }
+        }
+        if let Some(req) = &opts.screenshot {
+            self.playback.seek(req.at);
+            self.request_frame();
+            self.screenshot = Some(ScreenshotJob {
+                req: req.clone(),
+                started: Instant::now(),
+                painted: 0,
+                requested: false,
+                result,
+            });
+        }
+    }
+
+    /// Whether this run only takes a screenshot.
+    pub fn is_screenshot_run(&self) -> bool {
+        self.screenshot.is_some()
+    }
+
+    pub fn info(&self) -> Option<&SourceInfo> {
+        self.player.as_ref().map(Player::info)
+    }
+
+    pub fn status(&mut self, text: impl Into<String>) {
+        self.messages.push(Message {
+            text: text.into(),
+            error: false,
+            at: Instant::now(),
+        });
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.messages.push(Message {
+            text: text.into(),
+            error: true,
+            at: Instant::now(),
+        });
+    }
+
+    /// Opens a session or a video (plus log) as the current document.
+    pub fn open(&mut self, req: &OpenRequest) -> anyhow::Result<()> {
+        let mut req = req.clone();
+        if req.input.is_none() && self.synthetic.is_some() {
+            req.input = Some(PathBuf::from("synthetic.mp4"));
+        }
+        let doc = Document::open(&req)?;
+        let source: Box<dyn FrameSource> = match self.synthetic {
+            Some(s) => Box::new(SyntheticSource::new(
+                s.width,
+                s.height,
+                s.fps,
+                (s.seconds * s.fps).round().max(1.0) as u64,
+            )?),
+            None => super::open_video(&doc.session.video)?,
+        };
+        self.set_document(doc, source)?;
+        if let Some(p) = &req.input
+            && self.synthetic.is_none()
+        {
+            self.persisted.add_recent(p);
+        }
+        Ok(())
+    }
+
+    /// Shows `doc`, playing frames from `source`.
+    pub fn set_document(&mut self, doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
+        let settings = doc.view_settings(self.persisted.toggles);
+        let processor = (self.processor)(&doc)?;
+        let ctx = self.ctx.clone();
+        let player = Player::spawn(source, processor, settings.clone(), move || ctx.request_repaint())?;
+        let info = player.info().clone();
+        self.player = Some(player);
+        self.sent_settings = Some(settings);
+        self.playback = Playback::new(info.start, info.end());
+        self.frame = None;
+        self.video_view = VideoView::default();
+        self.entities = EntitiesUi::default();
+        self.doc = Some(doc);
+        self.request_frame();
+        Ok(())
+    }
+
+    /// The log time of the current video time.
+    pub fn log_time(&self) -> Option<f64> {
+        self.doc.as_ref().map(|d| self.playback.time + d.session.offset)
+    }
+
+    fn request_frame(&mut self) {
+        if let Some(p) = &self.player {
+            p.show(self.playback.time, self.playback.playing);
+            if !self.playback.playing {
+                self.perf.seek_started = Some((self.playback.time, Instant::now()));
+            }
+        }
+    }
+
+    /// Work done every frame, shown or not: frames in, clock forward,
+    /// settings out.
+    pub fn logic(&mut self, ctx: &egui::Context) {
+        let now = Instant::now();
+        let dt = self.last_tick.map_or(0.0, |t| (now - t).as_secs_f64());
+        self.last_tick = Some(now);
+        if self.playback.playing {
+            push_capped(&mut self.perf.ui_frames, dt as f32);
+        }
+        // Frames and errors from the worker.
+        let mut errors = Vec::new();
+        if let Some(p) = &self.player {
+            if let Some(shown) = p.take_frame() {
+                let size = shown.image.size;
+                match &mut self.texture {
+                    Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
+                    None => {
+                        self.texture =
+                            Some(ctx.load_texture("video", Arc::clone(&shown.image), egui::TextureOptions::LINEAR))
+                    }
+                }
+                if shown.requested.is_none() {
+                    // A frame step: the clock follows the frame.
+                    self.playback.time = shown.time;
+                }
+                if let Some((t, started)) = self.perf.seek_started
+                    && shown.requested == Some(t)
+                {
+                    push_capped(&mut self.perf.seeks, started.elapsed());
+                    self.perf.seek_started = None;
+                }
+                self.frame = Some(FrameMeta {
+                    index: shown.index,
+                    time: shown.time,
+                    requested: shown.requested,
+                    generation: shown.generation,
+                    primitives: shown.stats.primitives,
+                    size,
+                });
+            }
+            errors = p.take_errors();
+            for t in p.take_timings() {
+                push_capped(&mut self.perf.worker, t);
+            }
+        }
+        for e in errors {
+            self.error(e);
+        }
+        // The clock.
+        if self.playback.playing {
+            self.playback.advance(dt);
+            if let Some(p) = &self.player {
+                p.show(self.playback.time, self.playback.playing);
+            }
+            ctx.request_repaint();
+        }
+        // Settings.
+        if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
+            let s = doc.view_settings(self.persisted.toggles);
+            if self.sent_settings.as_ref() != Some(&s) {
+                p.configure(s.clone());
+                self.sent_settings = Some(s);
+            }
+        }
+        self.messages.retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
+        self.screenshot_logic(ctx);
+    }
+
+    /// Whether the frame on screen is the one for the current time, drawn
+    /// with the current settings.
+    pub fn frame_is_current(&self) -> bool {
+        match (&self.frame, &self.player) {
+            (Some(f), Some(p)) => f.generation == p.generation() && f.requested == Some(self.playback.time),
+            _ => false,
+        }
+    }
+
+    fn screenshot_logic(&mut self, ctx: &egui::Context) {
+        let current = self.frame_is_current();
+        let Some(job) = &mut self.screenshot else {
+            return;
+        };
+        if job.requested {
+            return;
+        }
+        if job.started.elapsed() > SCREENSHOT_TIMEOUT {
+            *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!(
+                "timed out after {} s waiting for the frame at {} s",
+                SCREENSHOT_TIMEOUT.as_secs(),
+                job.req.at
+            )));
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            job.requested = true;
+            return;
+        }
+        if !current {
+            job.painted = 0;
+            ctx.request_repaint_after(Duration::from_millis(10));
+            return;
+        }
+        // Let the texture be painted (twice, for layouts that settle).
+        job.painted += 1;
+        if job.painted < 3 {
+            ctx.request_repaint();
+            return;
+        }
+        job.requested = true;
+        let path = job.req.path.clone();
+        let result = Arc::clone(&job.result);
+        let ctx2 = ctx.clone();
+        ctx.request_screenshot(move |img| {
+            let r = save_color_image(&path, &img);
+            *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
+            ctx2.request_repaint();
+        });
+        ctx.request_repaint();
+    }
+
+    /// Applies the commands the panels recorded.
+    pub fn run_commands(&mut self) {
+        for cmd in std::mem::take(&mut self.commands) {
+            self.run_command(cmd);
+        }
+    }
+
+    pub fn run_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::OpenDialog(kind) => self.open_dialog(kind),
+            Command::Open(req) => {
+                if let Err(e) = self.open(&req) {
+                    self.error(format!("{e:#}"));
+                }
+            }
+            Command::OpenPath(p) => self.open_path(p),
+            Command::Save => match self.doc.as_ref().and_then(|d| d.session_path.clone()) {
+                Some(p) => self.save_to(p),
+                None => self.run_command(Command::SaveAs),
+            },
+            Command::SaveAs => {
+                if let Some(p) = rfd::FileDialog::new()
+                    .add_filter("session", &["toml"])
+                    .set_file_name("session.toml")
+                    .save_file()
+                {
+                    self.save_to(p);
+                }
+            }
+            Command::TogglePlay => {
+                self.playback.toggle_play();
+                self.request_frame();
+            }
+            Command::Seek(t) => {
+                self.playback.seek(t);
+                self.request_frame();
+            }
+            Command::Jump(dt) => {
+                self.playback.jump(dt);
+                self.request_frame();
+            }
+            Command::Step(n) => {
+                self.playback.playing = false;
+                if let Some(p) = &self.player {
+                    p.step(n);
+                }
+            }
+            Command::Event(dir) => {
+                let (Some(doc), Some(lt)) = (&self.doc, self.log_time()) else {
+                    return;
+                };
+                let e = if dir > 0 {
+                    doc.events.next_after(lt)
+                } else {
+                    doc.events.prev_before(lt)
+                };
+                match e.map(|e| e.time - doc.session.offset) {
+                    Some(t) => {
+                        self.playback.seek(t);
+                        self.request_frame();
+                    }
+                    None => self.status("no more events in that direction"),
+                }
+            }
+            Command::SetSpeed(s) => self.playback.set_speed(s),
+            Command::StepSpeed(d) => self.playback.step_speed(d),
+            Command::LoopPoint(w) => self.playback.set_loop_point(w),
+            Command::ToggleLoop => {
+                if self.playback.loop_range.is_some() {
+                    self.playback.looping = !self.playback.looping;
+                }
+            }
+        }
+    }
+
+    fn save_to(&mut self, p: PathBuf) {
+        let Some(doc) = &mut self.doc else {
+            return;
+        };
+        match doc.save(&p) {
+            Ok(()) => {
+                self.persisted.add_recent(&p);
+                self.status(format!("saved {}", p.display()));
+            }
+            Err(e) => self.error(format!("{e:#}")),
+        }
+    }
+
+    /// Opens a file by its kind: session, calibration, log or video.
+    pub fn open_path(&mut self, p: PathBuf) {
+        let ext = p
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        let result = if is_session_path(&p) {
+            // A .toml is a session unless it reads as a calibration.
+            if self.doc.is_some() && super::state::load_calibration(&p).is_ok() {
+                self.set_calibration_file(p)
+            } else {
+                self.open(&OpenRequest {
+                    input: Some(p),
+                    ..Default::default()
+                })
+            }
+        } else if VIDEO_EXTENSIONS.contains(&ext.as_str()) {
+            let log = self.doc.as_ref().filter(|d| d.has_log).map(|d| d.session.log.clone());
+            self.open(&OpenRequest {
+                input: Some(p),
+                log,
+                ..Default::default()
+            })
+        } else {
+            self.set_log_file(p)
+        };
+        if let Err(e) = result {
+            self.error(format!("{e:#}"));
+        }
+    }
+
+    fn set_log_file(&mut self, p: PathBuf) -> anyhow::Result<()> {
+        let Some(doc) = &mut self.doc else {
+            anyhow::bail!("open a video or a session before a log");
+        };
+        let log = super::state::load_log(&p)?;
+        let first = !doc.has_log;
+        doc.set_log(log, p);
+        if first {
+            doc.session.offset = sync::default_offset(&doc.log, self.playback.start());
+        }
+        self.entities = EntitiesUi::default();
+        // The processor holds the log: start a new one.
+        self.restart_player()
+    }
+
+    fn set_calibration_file(&mut self, p: PathBuf) -> anyhow::Result<()> {
+        let Some(doc) = &mut self.doc else {
+            anyhow::bail!("open a video or a session before a calibration");
+        };
+        doc.session.calibration = Some(crate::session::CalibrationSource::File { file: p });
+        doc.reload_calibration()
+    }
+
+    /// Restarts the player on the same video (after the log changed).
+    fn restart_player(&mut self) -> anyhow::Result<()> {
+        let Some(doc) = self.doc.take() else {
+            return Ok(());
+        };
+        let source: Box<dyn FrameSource> = match self.synthetic {
+            Some(s) => Box::new(SyntheticSource::new(
+                s.width,
+                s.height,
+                s.fps,
+                (s.seconds * s.fps).round().max(1.0) as u64,
+            )?),
+            None => super::open_video(&doc.session.video)?,
+        };
+        let t = self.playback.time;
+        self.set_document(doc, source)?;
+        self.playback.seek(t);
+        self.request_frame();
+        Ok(())
+    }
+
+    fn open_dialog(&mut self, kind: OpenKind) {
+        let d = rfd::FileDialog::new();
+        let d = match kind {
+            OpenKind::Session => d.add_filter("session", &["toml"]),
+            OpenKind::Video => d.add_filter("video", VIDEO_EXTENSIONS),
+            OpenKind::Log => d,
+            OpenKind::Calibration => d.add_filter("calibration", &["toml"]),
+        };
+        let Some(p) = d.pick_file() else {
+            return;
+        };
+        let r = match kind {
+            OpenKind::Session => self.open(&OpenRequest {
+                input: Some(p),
+                ..Default::default()
+            }),
+            OpenKind::Video => {
+                self.open_path(p);
+                Ok(())
+            }
+            OpenKind::Log => self.set_log_file(p),
+            OpenKind::Calibration => self.set_calibration_file(p),
+        };
+        if let Err(e) = r {
+            self.error(format!("{e:#}"));
+        }
+    }
+
+    /// Rebuilds the entity tree (after the log changed in place).
+    pub fn rebuild_tree(&mut self) {
+        if let Some(doc) = &mut self.doc {
+            doc.tree = EntityTree::build(&doc.log);
+        }
+    }
+}
+
+/// File extensions opened as video.
+pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "mkv", "avi", "mov", "webm", "m4v", "mpg", "mpeg", "ts"];
+
+/// Saves a screenshot (RGBA, alpha dropped) as PNG.
+fn save_color_image(path: &std::path::Path, img: &egui::ColorImage) -> Result<(), String> {
+    let [w, h] = img.size;
+    let mut rgb = crate::image::RgbImage::zeros((h, w, 3));
+    for (i, c) in img.pixels.iter().enumerate() {
+        let (y, x) = (i / w, i % w);
+        rgb[[y, x, 0]] = c.r();
+        rgb[[y, x, 1]] = c.g();
+        rgb[[y, x, 2]] = c.b();
+    }
+    crate::image::save_rgb(path, &rgb).map_err(|e| e.to_string())
+}
+
+impl eframe::App for ViewerApp {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        ViewerApp::logic(self, ctx);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        super::ui::show(self, ui);
+        self.run_commands();
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if self.screenshot.is_none() {
+            eframe::set_value(storage, eframe::APP_KEY, &self.persisted);
+        }
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        self.screenshot.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_spec_parses() {
+        let s: SyntheticSpec = "1920x1080@30:5".parse().unwrap();
+        assert_eq!((s.width, s.height, s.fps, s.seconds), (1920, 1080, 30.0, 5.0));
+        assert_eq!("64x36@25".parse::<SyntheticSpec>().unwrap().seconds, 60.0);
+        assert!("64x36".parse::<SyntheticSpec>().is_err());
+        assert!("64x36@25:-1".parse::<SyntheticSpec>().is_err());
+    }
+}
