@@ -21,7 +21,12 @@ pub struct Args {
     #[arg(long, value_name = "PNG", requires = "at")]
     pub screenshot: Option<PathBuf>,
     /// Video time (seconds) of the screenshot.
-    #[arg(long, value_name = "SECONDS", requires = "screenshot", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        requires = "screenshot",
+        allow_negative_numbers = true
+    )]
     pub at: Option<f64>,
     /// Play generated frames instead of a video: WIDTHxHEIGHT@FPS[:SECONDS]
     /// (for trying the viewer and measuring it).
@@ -38,11 +43,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         anyhow::ensure!(p.exists(), "{}: no such file", p.display());
     }
     if let Some(o) = args.offset {
-        anyhow::ensure!(o.is_finite(), "--offset must be a finite number of seconds, not {o}");
+        anyhow::ensure!(
+            o.is_finite(),
+            "--offset must be a finite number of seconds, not {o}"
+        );
     }
     let screenshot = match (args.screenshot, args.at) {
         (Some(path), Some(at)) => {
-            anyhow::ensure!(at.is_finite(), "--at must be a finite number of seconds, not {at}");
+            anyhow::ensure!(
+                at.is_finite(),
+                "--at must be a finite number of seconds, not {at}"
+            );
             anyhow::ensure!(
                 args.input.is_some() || args.synthetic.is_some(),
                 "--screenshot needs a session or a video to show"

@@ -365,8 +365,11 @@ impl ViewerApp {
                 match &mut self.texture {
                     Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
                     None => {
-                        self.texture =
-                            Some(ctx.load_texture("video", Arc::clone(&shown.image), egui::TextureOptions::LINEAR))
+                        self.texture = Some(ctx.load_texture(
+                            "video",
+                            Arc::clone(&shown.image),
+                            egui::TextureOptions::LINEAR,
+                        ))
                     }
                 }
                 if shown.requested.is_none() {
@@ -412,7 +415,8 @@ impl ViewerApp {
                 self.sent_settings = Some(s);
             }
         }
-        self.messages.retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
+        self.messages
+            .retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
         self.screenshot_logic(ctx);
     }
 
@@ -572,7 +576,11 @@ impl ViewerApp {
                 })
             }
         } else if VIDEO_EXTENSIONS.contains(&ext.as_str()) {
-            let log = self.doc.as_ref().filter(|d| d.has_log).map(|d| d.session.log.clone());
+            let log = self
+                .doc
+                .as_ref()
+                .filter(|d| d.has_log)
+                .map(|d| d.session.log.clone());
             self.open(&OpenRequest {
                 input: Some(p),
                 log,

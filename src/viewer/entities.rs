@@ -70,8 +70,11 @@ impl EntityTree {
             }
         } else {
             // Path-implied hierarchy, adding groups for missing prefixes.
-            let mut by_name: BTreeMap<String, usize> =
-                nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
+            let mut by_name: BTreeMap<String, usize> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.name.clone(), i))
+                .collect();
             let mut i = 0;
             while i < nodes.len() {
                 let name = nodes[i].name.clone();
@@ -282,7 +285,10 @@ pub(crate) mod tests {
             entity: e,
             level,
         };
-        log.push_frame(FrameTime::Instant(10.0), [p(b3, 0), p(b3, 2), p(ball, 1), p(attack, 3)]);
+        log.push_frame(
+            FrameTime::Instant(10.0),
+            [p(b3, 0), p(b3, 2), p(ball, 1), p(attack, 3)],
+        );
         log
     }
 
@@ -349,7 +355,11 @@ pub(crate) mod tests {
         assert_eq!(t.nodes[robots].entity, None);
         assert_eq!(t.nodes[robots].members.len(), 3);
         let blue = node(&t, "robots/blue");
-        let names: Vec<&str> = t.nodes[blue].children.iter().map(|&c| t.nodes[c].name.as_str()).collect();
+        let names: Vec<&str> = t.nodes[blue]
+            .children
+            .iter()
+            .map(|&c| t.nodes[c].name.as_str())
+            .collect();
         assert_eq!(names, ["robots/blue/3", "robots/blue/4"]);
         assert_eq!(t.search("BLUE").len(), 3);
     }

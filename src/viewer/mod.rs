@@ -27,7 +27,10 @@ pub use app::{
 
 /// Opens a video file as a frame source.
 pub fn open_video(path: &Path) -> anyhow::Result<Box<dyn source::FrameSource>> {
-    anyhow::bail!("{}: video decoding is not available in this build yet", path.display())
+    anyhow::bail!(
+        "{}: video decoding is not available in this build yet",
+        path.display()
+    )
 }
 
 /// Opens the viewer window and runs it until it is closed. With a
@@ -71,7 +74,9 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         match r {
             Some(Ok(())) => Ok(()),
             Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
-            None => Err(anyhow::anyhow!("the window closed before the screenshot was taken")),
+            None => Err(anyhow::anyhow!(
+                "the window closed before the screenshot was taken"
+            )),
         }
     } else {
         Ok(())

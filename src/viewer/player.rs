@@ -211,7 +211,9 @@ impl Player {
     /// Draws from now on with `settings`.
     pub fn configure(&mut self, settings: ViewSettings) {
         self.generation += 1;
-        let _ = self.tx.send(Request::Settings(self.generation, Box::new(settings)));
+        let _ = self
+            .tx
+            .send(Request::Settings(self.generation, Box::new(settings)));
     }
 
     /// The newest finished frame, if one arrived since the last call.
@@ -573,7 +575,11 @@ impl Worker {
     }
 
     fn draw(&mut self, frame: SourceFrame) -> Option<Shown> {
-        let SourceFrame { index, time, mut image } = frame;
+        let SourceFrame {
+            index,
+            time,
+            mut image,
+        } = frame;
         let t1 = Instant::now();
         let stats = match self.processor.process(&mut image, time) {
             Ok(s) => s,

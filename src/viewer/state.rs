@@ -101,7 +101,10 @@ pub fn load_calibration(path: &Path) -> anyhow::Result<Calibration> {
 
 /// Reads a visualization log in any format underlay knows.
 pub fn load_log(path: &Path) -> anyhow::Result<Log> {
-    anyhow::bail!("{}: reading logs is not available in this build yet", path.display())
+    anyhow::bail!(
+        "{}: reading logs is not available in this build yet",
+        path.display()
+    )
 }
 
 /// An open session with everything loaded from it.
@@ -127,7 +130,10 @@ impl Document {
     /// calibration); `video_start` is the video's first frame time, for
     /// the default offset.
     pub fn open(req: &OpenRequest) -> anyhow::Result<Self> {
-        let input = req.input.as_deref().context("nothing to open: give a session file or a video")?;
+        let input = req
+            .input
+            .as_deref()
+            .context("nothing to open: give a session file or a video")?;
         let (mut session, session_path) = if is_session_path(input) {
             (Session::load(input)?, Some(input.to_owned()))
         } else {
@@ -159,7 +165,10 @@ impl Document {
             }
         }
         if let Some(o) = req.offset {
-            anyhow::ensure!(o.is_finite(), "the offset must be a finite number of seconds, not {o}");
+            anyhow::ensure!(
+                o.is_finite(),
+                "the offset must be a finite number of seconds, not {o}"
+            );
             doc.session.offset = o;
         }
         Ok(doc)

@@ -40,7 +40,10 @@ impl Events {
             .iter()
             .enumerate()
             .filter_map(|(i, f)| match f.time {
-                FrameTime::Persistent { start, .. } if start.is_finite() => Some(Event { time: start, frame: i }),
+                FrameTime::Persistent { start, .. } if start.is_finite() => Some(Event {
+                    time: start,
+                    frame: i,
+                }),
                 _ => None,
             })
             .collect();
@@ -111,7 +114,11 @@ pub fn describe_frame(log: &Log, frame: usize) -> String {
     };
     match text {
         Some(t) => format!("“{t}” ({ents})"),
-        None => format!("{ents}, {} primitive{}", prims.len(), if prims.len() == 1 { "" } else { "s" }),
+        None => format!(
+            "{ents}, {} primitive{}",
+            prims.len(),
+            if prims.len() == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -191,8 +198,20 @@ mod tests {
         for (i, t) in [100.0, 100.1, 100.2, 100.4].into_iter().enumerate() {
             log.push_frame(FrameTime::Instant(t), [text(&format!("i{i}"))]);
         }
-        log.push_frame(FrameTime::Persistent { start: 103.0, end: 104.0 }, [text("ball out")]);
-        log.push_frame(FrameTime::Persistent { start: 101.0, end: 109.0 }, []);
+        log.push_frame(
+            FrameTime::Persistent {
+                start: 103.0,
+                end: 104.0,
+            },
+            [text("ball out")],
+        );
+        log.push_frame(
+            FrameTime::Persistent {
+                start: 101.0,
+                end: 109.0,
+            },
+            [],
+        );
         log.push_frame(
             FrameTime::Persistent {
                 start: f64::NEG_INFINITY,

@@ -46,7 +46,11 @@ pub fn panel(ui: &mut egui::Ui, state: &mut EntitiesUi, doc: &mut Document) {
         if !state.search.is_empty() && ui.small_button("×").on_hover_text("clear the search").clicked() {
             state.search.clear();
         }
-        if ui.small_button("all").on_hover_text("show every entity").clicked() {
+        if ui
+            .small_button("all")
+            .on_hover_text("show every entity")
+            .clicked()
+        {
             doc.session.filter.hidden.clear();
         }
     });
@@ -57,23 +61,25 @@ pub fn panel(ui: &mut egui::Ui, state: &mut EntitiesUi, doc: &mut Document) {
         doc,
         counts: &state.counts,
     };
-    egui::ScrollArea::vertical().auto_shrink([false; 2]).show(ui, |ui| {
-        if tree.nodes.is_empty() {
-            ui.label("This log has no entities.");
-        } else if state.search.trim().is_empty() {
-            for &r in &tree.roots {
-                node_ui(ui, &ctx, tree, r, &mut vec![r], &mut actions);
+    egui::ScrollArea::vertical()
+        .auto_shrink([false; 2])
+        .show(ui, |ui| {
+            if tree.nodes.is_empty() {
+                ui.label("This log has no entities.");
+            } else if state.search.trim().is_empty() {
+                for &r in &tree.roots {
+                    node_ui(ui, &ctx, tree, r, &mut vec![r], &mut actions);
+                }
+            } else {
+                let hits = tree.search(&state.search);
+                if hits.is_empty() {
+                    ui.label("No entity matches.");
+                }
+                for n in hits {
+                    row(ui, &ctx, tree, n, &tree.nodes[n].name, &mut actions);
+                }
             }
-        } else {
-            let hits = tree.search(&state.search);
-            if hits.is_empty() {
-                ui.label("No entity matches.");
-            }
-            for n in hits {
-                row(ui, &ctx, tree, n, &tree.nodes[n].name, &mut actions);
-            }
-        }
-    });
+        });
     let tree = &doc.tree;
     for a in actions {
         let spec = &mut doc.session.filter;
@@ -114,10 +120,20 @@ fn levels(ui: &mut egui::Ui, doc: &mut Document) {
     });
 }
 
-fn node_ui(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, path: &mut Vec<usize>, actions: &mut Vec<Action>) {
+fn node_ui(
+    ui: &mut egui::Ui,
+    ctx: &Row,
+    tree: &EntityTree,
+    n: usize,
+    path: &mut Vec<usize>,
+    actions: &mut Vec<Action>,
+) {
     let node = &tree.nodes[n];
     // Under a parent whose name is a path prefix, show only the rest.
-    let parent = path.len().checked_sub(2).map(|i| tree.nodes[path[i]].name.as_str());
+    let parent = path
+        .len()
+        .checked_sub(2)
+        .map(|i| tree.nodes[path[i]].name.as_str());
     let label = parent
         .and_then(|p| node.name.strip_prefix(p))
         .and_then(|rest| rest.strip_prefix('/'))
@@ -161,14 +177,19 @@ fn row(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, label: &str, a
         let solo = tree.is_solo(log, spec, n);
         let b = ui
             .add(egui::Button::new("S").small().selected(solo))
-            .on_hover_text(if solo { "show everything again" } else { "solo: show only this subtree" });
+            .on_hover_text(if solo {
+                "show everything again"
+            } else {
+                "solo: show only this subtree"
+            });
         b.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("solo {}", node.name)));
         if b.clicked() {
             actions.push(if solo { Action::ShowAll } else { Action::Solo(n) });
         }
         let level = spec.levels.get(&node.name).copied();
         if let Some(l) = level {
-            ui.weak(format!("≤{l}")).on_hover_text("level limit of this subtree");
+            ui.weak(format!("≤{l}"))
+                .on_hover_text("level limit of this subtree");
         }
         resp.context_menu(|ui| {
             ui.label(&node.name);
@@ -178,7 +199,9 @@ fn row(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, label: &str, a
                 actions.push(Action::SetLevel(node.name.clone(), limited.then_some(default)));
             }
             if let Some(mut l) = level
-                && ui.add(egui::DragValue::new(&mut l).prefix("max level ")).changed()
+                && ui
+                    .add(egui::DragValue::new(&mut l).prefix("max level "))
+                    .changed()
             {
                 actions.push(Action::SetLevel(node.name.clone(), Some(l)));
             }
@@ -231,8 +254,17 @@ mod tests {
     fn node_with_two_parents_appears_twice_and_stays_consistent() {
         let mut h = harness();
         // robots/blue/3 sits under robots/blue and under attack.
-        assert_eq!(h.get_all_by_role_and_label(Role::CheckBox, "3").count(), 1, "path label under robots/blue");
-        assert_eq!(h.get_all_by_role_and_label(Role::CheckBox, "robots/blue/3").count(), 1, "full name under attack");
+        assert_eq!(
+            h.get_all_by_role_and_label(Role::CheckBox, "3").count(),
+            1,
+            "path label under robots/blue"
+        );
+        assert_eq!(
+            h.get_all_by_role_and_label(Role::CheckBox, "robots/blue/3")
+                .count(),
+            1,
+            "full name under attack"
+        );
         h.get_by_role_and_label(Role::CheckBox, "3").click();
         h.run();
         assert_eq!(hidden(&h), BTreeSet::from(["robots/blue/3".to_owned()]));
@@ -258,7 +290,11 @@ mod tests {
         h.run();
         assert_eq!(
             hidden(&h),
-            BTreeSet::from(["robots".to_owned(), "robots/blue".to_owned(), "robots/blue/3".to_owned()])
+            BTreeSet::from([
+                "robots".to_owned(),
+                "robots/blue".to_owned(),
+                "robots/blue/3".to_owned()
+            ])
         );
         h.get_by_role_and_label(Role::CheckBox, "robots").click();
         h.run();
@@ -297,7 +333,8 @@ mod tests {
         h.get_by_label("Limit level").click();
         h.run();
         assert_eq!(h.state().doc.session.filter.max_level, Some(3));
-        h.get_by_role_and_label(Role::Slider, "max level").set_value_accesskit(1.0);
+        h.get_by_role_and_label(Role::Slider, "max level")
+            .set_value_accesskit(1.0);
         h.run();
         assert_eq!(h.state().doc.session.filter.max_level, Some(1));
         h.get_by_label("Limit level").click();
@@ -318,8 +355,15 @@ mod tests {
     #[test]
     fn counts_show_primitives_at_the_current_time() {
         let h = harness();
-        assert!(h.query_by_label("4 primitives at this time (before filtering)").is_some());
+        assert!(
+            h.query_by_label("4 primitives at this time (before filtering)")
+                .is_some()
+        );
         // robots/blue/3 has two primitives now, shown beside both rows.
-        assert_eq!(h.get_all_by_label("2").count(), 4, "robots, robots/blue and both places of 3");
+        assert_eq!(
+            h.get_all_by_label("2").count(),
+            4,
+            "robots, robots/blue and both places of 3"
+        );
     }
 }

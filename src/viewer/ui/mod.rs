@@ -24,24 +24,24 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
         egui::Panel::bottom("timeline").show(ui, |ui| timeline::panel(app, ui));
     }
     if app.persisted.layout.entities {
-        egui::Panel::left("entities")
-            .default_size(260.0)
-            .show(ui, |ui| {
-                let lt = app.log_time();
-                match (&mut app.doc, lt) {
-                    (Some(doc), Some(t)) => {
-                        app.entities.update_counts(doc, t);
-                        entities::panel(ui, &mut app.entities, doc);
-                    }
-                    _ => {
-                        ui.heading("Entities");
-                        ui.label("Open a session, or a video and a log.");
-                    }
+        egui::Panel::left("entities").default_size(260.0).show(ui, |ui| {
+            let lt = app.log_time();
+            match (&mut app.doc, lt) {
+                (Some(doc), Some(t)) => {
+                    app.entities.update_counts(doc, t);
+                    entities::panel(ui, &mut app.entities, doc);
                 }
-            });
+                _ => {
+                    ui.heading("Entities");
+                    ui.label("Open a session, or a video and a log.");
+                }
+            }
+        });
     }
     if app.persisted.layout.side {
-        egui::Panel::right("side").default_size(280.0).show(ui, |ui| side::panel(app, ui));
+        egui::Panel::right("side")
+            .default_size(280.0)
+            .show(ui, |ui| side::panel(app, ui));
     }
     egui::CentralPanel::default().show(ui, |ui| video::panel(app, ui));
 }
@@ -76,10 +76,16 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 }
             });
             ui.separator();
-            if ui.add_enabled(has_doc, egui::Button::new("Save session")).clicked() {
+            if ui
+                .add_enabled(has_doc, egui::Button::new("Save session"))
+                .clicked()
+            {
                 app.commands.push(Command::Save);
             }
-            if ui.add_enabled(has_doc, egui::Button::new("Save session as…")).clicked() {
+            if ui
+                .add_enabled(has_doc, egui::Button::new("Save session as…"))
+                .clicked()
+            {
                 app.commands.push(Command::SaveAs);
             }
             ui.separator();
@@ -113,7 +119,11 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 .unwrap_or(&doc.session.video)
                 .display()
                 .to_string();
-            ui.label(if doc.is_dirty() { format!("{name} •") } else { name });
+            ui.label(if doc.is_dirty() {
+                format!("{name} •")
+            } else {
+                name
+            });
         }
     });
 }
@@ -196,7 +206,10 @@ fn dropped_files(app: &mut ViewerApp, ctx: &egui::Context) {
     // Videos and sessions first, so a log dropped with a video lands on it.
     let mut dropped = dropped;
     dropped.sort_by_key(|p| {
-        let ext = p.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let ext = p
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
         if ext == "toml" {
             0
         } else if super::app::VIDEO_EXTENSIONS.contains(&ext.as_str()) {

@@ -9,26 +9,34 @@ use crate::viewer::sync::{self, NUDGES};
 use crate::viewer::ui::timeline::fmt_time;
 
 pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
-    egui::ScrollArea::vertical().auto_shrink([false; 2]).show(ui, |ui| {
-        let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
-        let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
-        egui::CollapsingHeader::new("Time sync").default_open(true).show(ui, |ui| match &mut app.doc {
-            Some(doc) => sync_section(ui, doc, frame_time, frame_dur),
-            None => {
-                ui.label("Nothing open.");
-            }
+    egui::ScrollArea::vertical()
+        .auto_shrink([false; 2])
+        .show(ui, |ui| {
+            let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
+            let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
+            egui::CollapsingHeader::new("Time sync")
+                .default_open(true)
+                .show(ui, |ui| match &mut app.doc {
+                    Some(doc) => sync_section(ui, doc, frame_time, frame_dur),
+                    None => {
+                        ui.label("Nothing open.");
+                    }
+                });
+            egui::CollapsingHeader::new("View")
+                .default_open(true)
+                .show(ui, |ui| {
+                    let t = &mut app.persisted.toggles;
+                    ui.checkbox(&mut t.overlay, "Overlay");
+                    ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
+                    ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
+                    if ui.button("Fit video to window").clicked() {
+                        app.video_view = Default::default();
+                    }
+                });
+            egui::CollapsingHeader::new("Statistics")
+                .default_open(false)
+                .show(ui, |ui| stats(app, ui));
         });
-        egui::CollapsingHeader::new("View").default_open(true).show(ui, |ui| {
-            let t = &mut app.persisted.toggles;
-            ui.checkbox(&mut t.overlay, "Overlay");
-            ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
-            ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
-            if ui.button("Fit video to window").clicked() {
-                app.video_view = Default::default();
-            }
-        });
-        egui::CollapsingHeader::new("Statistics").default_open(false).show(ui, |ui| stats(app, ui));
-    });
 }
 
 /// Offset, nudges and event alignment. `frame_time` is the video time of
@@ -70,7 +78,11 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
     egui::Grid::new("events").striped(true).show(ui, |ui| {
         for e in &doc.events.events[lo..hi] {
             let d = e.time - log_now;
-            ui.monospace(format!("{}{}", if d >= 0.0 { "+" } else { "−" }, fmt_time(d.abs())));
+            ui.monospace(format!(
+                "{}{}",
+                if d >= 0.0 { "+" } else { "−" },
+                fmt_time(d.abs())
+            ));
             ui.label(sync::describe_frame(&doc.log, e.frame));
             if ui
                 .small_button("align")
@@ -145,16 +157,29 @@ mod tests {
             entity: e,
             level: 0,
         };
-        log.push_frame(FrameTime::Persistent { start: 1000.5, end: 1001.0 }, [text("ball touched")]);
-        log.push_frame(FrameTime::Persistent { start: 1003.0, end: 1004.0 }, [text("ball out")]);
+        log.push_frame(
+            FrameTime::Persistent {
+                start: 1000.5,
+                end: 1001.0,
+            },
+            [text("ball touched")],
+        );
+        log.push_frame(
+            FrameTime::Persistent {
+                start: 1003.0,
+                end: 1004.0,
+            },
+            [text("ball out")],
+        );
         doc.set_log(log, "run.ulog".into());
         doc
     }
 
     fn harness(frame_time: f64) -> Harness<'static, Document> {
-        Harness::builder()
-            .with_size([400.0, 500.0])
-            .build_ui_state(move |ui, d: &mut Document| sync_section(ui, d, frame_time, 0.04), doc())
+        Harness::builder().with_size([400.0, 500.0]).build_ui_state(
+            move |ui, d: &mut Document| sync_section(ui, d, frame_time, 0.04),
+            doc(),
+        )
     }
 
     #[test]

@@ -97,7 +97,14 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         (Some(doc), Some(o)) => doc.events.events.iter().map(|e| e.time - o).collect(),
         _ => Vec::new(),
     };
-    if let Some(t) = timeline(ui, pb.start(), pb.end(), pb.time, pb.active_loop().or(pb.loop_range), &events) {
+    if let Some(t) = timeline(
+        ui,
+        pb.start(),
+        pb.end(),
+        pb.time,
+        pb.active_loop().or(pb.loop_range),
+        &events,
+    ) {
         app.commands.push(Command::Seek(t));
     }
 }
@@ -173,7 +180,8 @@ pub fn timeline(
     );
     if let Some(p) = resp.hover_pos() {
         let t = t_of(p.x);
-        resp.clone().on_hover_text_at_pointer(format!("video {}", fmt_time(t)));
+        resp.clone()
+            .on_hover_text_at_pointer(format!("video {}", fmt_time(t)));
     }
     if (resp.clicked() || resp.dragged())
         && let Some(p) = resp.interact_pointer_pos()

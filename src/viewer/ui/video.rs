@@ -109,11 +109,16 @@ mod tests {
         let panel = Rect::from_min_size(Pos2::new(10.0, 20.0), Vec2::new(400.0, 400.0));
         let mut v = VideoView::default();
         let t = image_to_screen(&v, panel, [200, 100]);
-        assert_eq!(*t.to(), Rect::from_min_size(Pos2::new(10.0, 120.0), Vec2::new(400.0, 200.0)));
+        assert_eq!(
+            *t.to(),
+            Rect::from_min_size(Pos2::new(10.0, 120.0), Vec2::new(400.0, 200.0))
+        );
         let anchor = Pos2::new(100.0, 150.0);
         let before = t.inverse().transform_pos(anchor);
         zoom_about(&mut v, panel, [200, 100], anchor, 3.0);
-        let after = image_to_screen(&v, panel, [200, 100]).inverse().transform_pos(anchor);
+        let after = image_to_screen(&v, panel, [200, 100])
+            .inverse()
+            .transform_pos(anchor);
         assert!((before - after).length() < 1e-3, "{before:?} {after:?}");
         assert_eq!(v.zoom, 3.0);
         zoom_about(&mut v, panel, [200, 100], anchor, 1000.0);
