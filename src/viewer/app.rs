@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
+use super::calibrate::CalibMode;
 use super::entities::EntityTree;
 use super::playback::Playback;
 use super::player::{FrameProcessor, FrameTiming, Passthrough, Player, ViewSettings};
@@ -82,6 +83,10 @@ pub enum Command {
     /// Set the loop start (0) or end (1) to now.
     LoopPoint(usize),
     ToggleLoop,
+    /// Write the calibration points as CSV (asks where).
+    SaveCalibPoints,
+    /// Read calibration points from CSV (asks which file).
+    LoadCalibPoints,
 }
 
 /// Kinds of file the open dialogs ask for.
@@ -200,6 +205,7 @@ pub struct ViewerApp {
     pub texture: Option<egui::TextureHandle>,
     pub video_view: VideoView,
     pub entities: EntitiesUi,
+    pub calib: CalibMode,
     pub commands: Vec<Command>,
     pub messages: Vec<Message>,
     pub perf: Perf,
@@ -223,6 +229,7 @@ impl ViewerApp {
             texture: None,
             video_view: VideoView::default(),
             entities: EntitiesUi::default(),
+            calib: CalibMode::default(),
             commands: Vec::new(),
             messages: Vec::new(),
             perf: Perf::default(),
@@ -538,6 +545,34 @@ impl ViewerApp {
             Command::SetSpeed(s) => self.playback.set_speed(s),
             Command::StepSpeed(d) => self.playback.step_speed(d),
             Command::LoopPoint(w) => self.playback.set_loop_point(w),
+            Command::SaveCalibPoints => {
+                if let Some(p) = rfd::FileDialog::new()
+                    .add_filter("points", &["csv"])
+                    .set_file_name("points.csv")
+                    .save_file()
+                {
+                    match crate::session::write_atomic(&p, self.calib.points.to_csv().as_bytes()) {
+                        Ok(()) => self.status(format!("saved {}", p.display())),
+                        Err(e) => self.error(format!("{}: {e}", p.display())),
+                    }
+                }
+            }
+            Command::LoadCalibPoints => {
+                if let Some(p) = rfd::FileDialog::new().add_filter("points", &["csv"]).pick_file() {
+                    let r = std::fs::read_to_string(&p)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))
+                        .and_then(|t| super::calibrate::CalibPoints::from_csv(&t, &p));
+                    match r {
+                        Ok(pts) => {
+                            let rev = self.calib.points.revision + 1;
+                            self.calib.points = pts;
+                            self.calib.points.revision = rev;
+                            self.calib.active = true;
+                        }
+                        Err(e) => self.error(format!("{e:#}")),
+                    }
+                }
+            }
             Command::ToggleLoop => {
                 if self.playback.loop_range.is_some() {
                     self.playback.looping = !self.playback.looping;

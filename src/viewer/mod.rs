@@ -7,6 +7,7 @@
 //! sync, calibration editing: all testable without a window) and ui
 //! (panels that show the state and record commands).
 
+pub mod calibrate;
 pub mod entities;
 pub mod playback;
 pub mod player;

@@ -5,6 +5,7 @@
 //! Layout: menu bar on top, entities on the left, sync/view/calibration on
 //! the right, transport and timeline at the bottom, the video in the middle.
 
+pub mod calib;
 pub mod entities;
 pub mod side;
 pub mod timeline;

@@ -3,7 +3,7 @@
 
 use eframe::egui;
 
-use crate::viewer::app::ViewerApp;
+use crate::viewer::app::{Command, ViewerApp};
 use crate::viewer::state::Document;
 use crate::viewer::sync::{self, NUDGES};
 use crate::viewer::ui::timeline::fmt_time;
@@ -22,6 +22,9 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                         ui.label("Nothing open.");
                     }
                 });
+            egui::CollapsingHeader::new("Calibration")
+                .default_open(false)
+                .show(ui, |ui| calibration(app, ui));
             egui::CollapsingHeader::new("View")
                 .default_open(true)
                 .show(ui, |ui| {
@@ -97,6 +100,43 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
     if let Some(o) = align.and_then(|t| sync::align_offset(t, frame_time)) {
         doc.session.offset = o;
     }
+}
+
+fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    let mode = &mut app.calib;
+    ui.checkbox(&mut mode.active, "Calibration mode")
+        .on_hover_text("click the video to add points, drag them to move; Delete removes the selected one");
+    if let Some(c) = app.doc.as_ref().and_then(|d| d.calibration.as_ref()) {
+        let h = c.homography();
+        ui.weak(format!(
+            "current: homography [{:.3} {:.3} {:.1}; {:.3} {:.3} {:.1}; {:.2e} {:.2e} {:.3}]",
+            h[0][0], h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]
+        ));
+    } else {
+        ui.weak("not calibrated yet: the overlay needs at least four points");
+    }
+    crate::viewer::ui::calib::points_table(ui, mode, &[], &[]);
+    ui.horizontal(|ui| {
+        if ui.button("Load points…").clicked() {
+            app.commands.push(Command::LoadCalibPoints);
+        }
+        if ui
+            .add_enabled(
+                !app.calib.points.pairs().is_empty(),
+                egui::Button::new("Save points…"),
+            )
+            .on_hover_text("as POINTS.csv for `underlay calib solve`")
+            .clicked()
+        {
+            app.commands.push(Command::SaveCalibPoints);
+        }
+        if ui
+            .add_enabled(!app.calib.points.points.is_empty(), egui::Button::new("Clear"))
+            .clicked()
+        {
+            app.calib.points.clear();
+        }
+    });
 }
 
 fn stats(app: &ViewerApp, ui: &mut egui::Ui) {

@@ -62,7 +62,12 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
         Color32::WHITE,
     );
-    // Zoom with the wheel (or pinch) about the pointer; pan by dragging.
+    let calib_used = crate::viewer::ui::calib::interact(ui, &resp, &to_screen, &mut app.calib);
+    if app.calib.active {
+        crate::viewer::ui::calib::paint(&painter, &to_screen, &app.calib, &[]);
+    }
+    // Zoom with the wheel (or pinch) about the pointer; pan by dragging
+    // (with the middle or right button in calibration mode).
     if let Some(p) = resp.hover_pos() {
         let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
         let factor = zoom * (scroll / 200.0).exp();
@@ -70,7 +75,12 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             zoom_about(&mut app.video_view, panel, size, p, factor);
         }
     }
-    if resp.dragged() {
+    let pan = if app.calib.active {
+        resp.dragged_by(egui::PointerButton::Middle) || resp.dragged_by(egui::PointerButton::Secondary)
+    } else {
+        resp.dragged()
+    };
+    if pan && !calib_used {
         let to_image = to_screen.inverse();
         let d = to_image.transform_pos(Pos2::ZERO + resp.drag_delta()) - to_image.transform_pos(Pos2::ZERO);
         let c = app
@@ -79,7 +89,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             .unwrap_or(Pos2::new(size[0] as f32 / 2.0, size[1] as f32 / 2.0));
         app.video_view.center = Some(c - d);
     }
-    if resp.double_clicked() {
+    if resp.double_clicked() && !app.calib.active {
         app.video_view = VideoView::default();
     }
     if let Some(p) = resp.hover_pos().filter(|_| !app.is_screenshot_run()) {
