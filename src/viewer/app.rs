@@ -12,7 +12,7 @@ use super::calibrate::CalibMode;
 use super::entities::EntityTree;
 use super::playback::Playback;
 use super::player::{FrameProcessor, FrameTiming, Passthrough, Player, ViewSettings};
-use super::source::{FrameSource, SourceInfo, SyntheticSource};
+use super::source::{FrameSource, ReadAhead, SourceInfo, SyntheticSource};
 use super::state::{Document, OpenRequest, Persisted, is_session_path};
 use super::sync;
 
@@ -305,7 +305,20 @@ impl ViewerApp {
             req.input = Some(PathBuf::from("synthetic.mp4"));
         }
         let doc = Document::open(&req)?;
-        let source: Box<dyn FrameSource> = match self.synthetic {
+        let source = self.make_source(&doc)?;
+        self.set_document(doc, source)?;
+        if let Some(p) = &req.input
+            && self.synthetic.is_none()
+        {
+            self.persisted.add_recent(p);
+        }
+        Ok(())
+    }
+
+    /// The frames of `doc`'s video (or generated ones), decoded ahead on
+    /// their own thread.
+    fn make_source(&self, doc: &Document) -> anyhow::Result<Box<dyn FrameSource>> {
+        let inner: Box<dyn FrameSource> = match self.synthetic {
             Some(s) => Box::new(SyntheticSource::new(
                 s.width,
                 s.height,
@@ -314,13 +327,7 @@ impl ViewerApp {
             )?),
             None => super::open_video(&doc.session.video)?,
         };
-        self.set_document(doc, source)?;
-        if let Some(p) = &req.input
-            && self.synthetic.is_none()
-        {
-            self.persisted.add_recent(p);
-        }
-        Ok(())
+        Ok(Box::new(ReadAhead::new(inner)?))
     }
 
     /// Shows `doc`, playing frames from `source`.
@@ -657,15 +664,7 @@ impl ViewerApp {
         let Some(doc) = self.doc.take() else {
             return Ok(());
         };
-        let source: Box<dyn FrameSource> = match self.synthetic {
-            Some(s) => Box::new(SyntheticSource::new(
-                s.width,
-                s.height,
-                s.fps,
-                (s.seconds * s.fps).round().max(1.0) as u64,
-            )?),
-            None => super::open_video(&doc.session.video)?,
-        };
+        let source = self.make_source(&doc)?;
         let t = self.playback.time;
         self.set_document(doc, source)?;
         self.playback.seek(t);
