@@ -32,6 +32,10 @@ pub struct Args {
     /// (for trying the viewer and measuring it).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub synthetic: Option<crate::viewer::SyntheticSpec>,
+    /// Measure: play this many seconds from the start, seek at random,
+    /// print per-frame timings and exit.
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    pub bench_play: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -71,6 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         synthetic: args.synthetic,
         screenshot,
+        bench_play: args.bench_play,
     };
     crate::viewer::run(opts).context("viewer")
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
+use super::bench::{BenchJob, fmt_ms};
 use super::calibrate::CalibMode;
 use super::entities::EntityTree;
 use super::playback::Playback;
@@ -60,6 +61,8 @@ pub struct ViewerOptions {
     pub open: OpenRequest,
     pub synthetic: Option<SyntheticSpec>,
     pub screenshot: Option<ScreenshotRequest>,
+    /// Play this many seconds, seek at random, print timings and exit.
+    pub bench_play: Option<f64>,
 }
 
 /// What the UI asks for; applied after the panels are laid out.
@@ -106,7 +109,10 @@ pub struct FrameMeta {
     pub requested: Option<f64>,
     pub generation: u64,
     pub primitives: usize,
+    /// Size of the video frame (image coordinates).
     pub size: [usize; 2],
+    /// The texture holds one pixel per `reduction`² frame pixels.
+    pub reduction: usize,
 }
 
 /// A message for the status bar.
@@ -204,6 +210,8 @@ pub struct ViewerApp {
     pub frame: Option<FrameMeta>,
     pub texture: Option<egui::TextureHandle>,
     pub video_view: VideoView,
+    /// Physical pixels the frame covers on screen (sent to the player).
+    pub display_size: Option<[usize; 2]>,
     pub entities: EntitiesUi,
     pub calib: CalibMode,
     pub commands: Vec<Command>,
@@ -214,6 +222,7 @@ pub struct ViewerApp {
     sent_settings: Option<ViewSettings>,
     last_tick: Option<Instant>,
     screenshot: Option<ScreenshotJob>,
+    bench: Option<BenchJob>,
     ctx: egui::Context,
 }
 
@@ -228,6 +237,7 @@ impl ViewerApp {
             frame: None,
             texture: None,
             video_view: VideoView::default(),
+            display_size: None,
             entities: EntitiesUi::default(),
             calib: CalibMode::default(),
             commands: Vec::new(),
@@ -238,6 +248,7 @@ impl ViewerApp {
             sent_settings: None,
             last_tick: None,
             screenshot: None,
+            bench: None,
             ctx,
         }
     }
@@ -260,6 +271,9 @@ impl ViewerApp {
                 self.error(format!("{e:#}"));
             }
         }
+        if let Some(secs) = opts.bench_play {
+            self.bench = Some(BenchJob::new(secs));
+        }
         if let Some(req) = &opts.screenshot {
             self.playback.seek(req.at);
             self.request_frame();
@@ -273,9 +287,9 @@ impl ViewerApp {
         }
     }
 
-    /// Whether this run only takes a screenshot.
+    /// Whether this run only takes a screenshot (or measures).
     pub fn is_screenshot_run(&self) -> bool {
-        self.screenshot.is_some()
+        self.screenshot.is_some() || self.bench.is_some()
     }
 
     pub fn info(&self) -> Option<&SourceInfo> {
@@ -341,6 +355,7 @@ impl ViewerApp {
         self.sent_settings = Some(settings);
         self.playback = Playback::new(info.start, info.end());
         self.frame = None;
+        self.display_size = None;
         self.video_view = VideoView::default();
         self.entities = EntitiesUi::default();
         self.doc = Some(doc);
@@ -375,8 +390,12 @@ impl ViewerApp {
         let mut errors = Vec::new();
         if let Some(p) = &self.player {
             if let Some(shown) = p.take_frame() {
-                let size = shown.image.size;
+                let size = shown.size;
+                let same_picture = self.frame.as_ref().is_some_and(|f| {
+                    (f.index, f.generation, f.reduction) == (shown.index, shown.generation, shown.reduction)
+                });
                 match &mut self.texture {
+                    Some(_) if same_picture => {}
                     Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
                     None => {
                         self.texture = Some(ctx.load_texture(
@@ -403,6 +422,7 @@ impl ViewerApp {
                     generation: shown.generation,
                     primitives: shown.stats.primitives,
                     size,
+                    reduction: shown.reduction,
                 });
             }
             errors = p.take_errors();
@@ -432,6 +452,96 @@ impl ViewerApp {
         self.messages
             .retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
         self.screenshot_logic(ctx);
+        self.bench_logic(ctx);
+    }
+
+    fn bench_logic(&mut self, ctx: &egui::Context) {
+        let current = self.frame_is_current();
+        let Some(b) = &mut self.bench else {
+            return;
+        };
+        if b.done || self.player.is_none() {
+            return;
+        }
+        ctx.request_repaint();
+        let Some(started) = b.started else {
+            // Start once the first frame is on screen.
+            if current {
+                b.started = Some(Instant::now());
+                b.start_time = self.playback.time;
+                self.perf = Perf::default();
+                self.playback.playing = true;
+                self.playback.speed = 1.0;
+            }
+            return;
+        };
+        if self.playback.playing {
+            if let Some(f) = &self.frame {
+                b.shown.insert(f.index);
+            }
+            if started.elapsed() < b.play && self.playback.time < self.playback.end() {
+                return;
+            }
+            self.playback.playing = false;
+            b.play = started.elapsed();
+        }
+        // Random seeks, one at a time, each waiting for its frame.
+        if b.seek_target.is_some() && !current {
+            return;
+        }
+        if b.seeks_left > 0 {
+            b.seeks_left -= 1;
+            let t = b.random_time(self.playback.start(), self.playback.end());
+            b.seek_target = Some(t);
+            self.playback.seek(t);
+            self.request_frame();
+            return;
+        }
+        b.done = true;
+        let report = self.bench_report();
+        println!("{report}");
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
+    /// The measurements of a `--bench-play` run, as text.
+    pub fn bench_report(&self) -> String {
+        let Some(b) = &self.bench else {
+            return String::new();
+        };
+        let info = self.info().cloned();
+        let fps = info.as_ref().map_or(0.0, |i| i.fps);
+        let (w, h) = info.as_ref().map_or((0, 0), |i| (i.width, i.height));
+        let played = b.play.as_secs_f64();
+        let expected = (played * fps).floor();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let mut ui: Vec<f64> = self.perf.ui_frames.iter().map(|&s| s as f64 * 1e3).collect();
+        let pick = |f: &dyn Fn(&FrameTiming) -> Duration| -> Vec<f64> {
+            self.perf.worker.iter().map(|t| ms(f(t))).collect()
+        };
+        let mut total = pick(&|t| t.total());
+        let mut decode = pick(&|t| t.decode);
+        let mut process = pick(&|t| t.process);
+        let mut convert = pick(&|t| t.convert);
+        let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
+        format!(
+            "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1×\n\
+             frames on screen: {} of {expected} ({:.1}%)\n\
+             UI frame interval: {}\n\
+             worker per frame: {}\n\
+             \x20 decode wait: {}\n\
+             \x20 pipeline: {}\n\
+             \x20 texture conversion: {}\n\
+             seek to a random time (request → on screen, {} seeks): {}",
+            b.shown.len(),
+            100.0 * b.shown.len() as f64 / expected.max(1.0),
+            fmt_ms(super::bench::spread(&mut ui)),
+            fmt_ms(super::bench::spread(&mut total)),
+            fmt_ms(super::bench::spread(&mut decode)),
+            fmt_ms(super::bench::spread(&mut process)),
+            fmt_ms(super::bench::spread(&mut convert)),
+            seeks.len(),
+            fmt_ms(super::bench::spread(&mut seeks)),
+        )
     }
 
     /// Whether the frame on screen is the one for the current time, drawn
@@ -735,13 +845,13 @@ impl eframe::App for ViewerApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        if self.screenshot.is_none() {
+        if !self.is_screenshot_run() {
             eframe::set_value(storage, eframe::APP_KEY, &self.persisted);
         }
     }
 
     fn persist_egui_memory(&self) -> bool {
-        self.screenshot.is_none()
+        !self.is_screenshot_run()
     }
 }
 

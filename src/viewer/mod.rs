@@ -7,6 +7,7 @@
 //! sync, calibration editing: all testable without a window) and ui
 //! (panels that show the state and record commands).
 
+pub mod bench;
 pub mod calibrate;
 pub mod entities;
 pub mod playback;
@@ -37,7 +38,7 @@ pub fn open_video(path: &Path) -> anyhow::Result<Box<dyn source::FrameSource>> {
 /// Opens the viewer window and runs it until it is closed. With a
 /// screenshot request, returns once the screenshot is written (or failed).
 pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
-    let shot = opts.screenshot.is_some();
+    let shot = opts.screenshot.is_some() || opts.bench_play.is_some();
     let mut viewport = eframe::egui::ViewportBuilder::default()
         .with_title("underlay")
         .with_app_id("underlay")
@@ -51,6 +52,7 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         persist_window: !shot,
         ..Default::default()
     };
+    let opts_screenshot = opts.screenshot.is_some();
     let result: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
     let r2 = Arc::clone(&result);
     eframe::run_native(
@@ -70,7 +72,7 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         }),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
-    if shot {
+    if opts_screenshot {
         let r = result.lock().unwrap_or_else(|p| p.into_inner()).take();
         match r {
             Some(Ok(())) => Ok(()),

@@ -121,17 +121,25 @@ pub struct Shown {
     pub time: f64,
     /// The time that was asked for (the frame is the one shown then).
     pub requested: Option<f64>,
+    /// Number of the request answered (see [`Player::show`]).
+    pub seq: u64,
     /// Settings generation the frame was drawn with.
     pub generation: u64,
+    /// The picture, possibly reduced to the size it is shown at.
     pub image: Arc<ColorImage>,
+    /// Size of the video frame `[width, height]` (image coordinates).
+    pub size: [usize; 2],
     pub stats: ProcessStats,
     pub timing: FrameTiming,
     /// Whether the frame is the source's last one.
     pub is_last: bool,
+    /// Each image pixel stands for `reduction`² frame pixels.
+    pub reduction: usize,
 }
 
 enum Request {
-    Show { t: f64, playing: bool },
+    Show { t: f64, playing: bool, seq: u64 },
+    Display([usize; 2]),
     Step(i64),
     Settings(u64, Box<ViewSettings>),
     Shutdown,
@@ -150,6 +158,7 @@ pub struct Player {
     outbox: Arc<Mutex<Outbox>>,
     info: SourceInfo,
     generation: u64,
+    seq: std::cell::Cell<u64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -183,6 +192,7 @@ impl Player {
             outbox,
             info,
             generation: 0,
+            seq: std::cell::Cell::new(0),
             handle: Some(handle),
         })
     }
@@ -197,15 +207,27 @@ impl Player {
         self.generation
     }
 
-    /// Asks for the frame shown at `t`.
-    pub fn show(&self, t: f64, playing: bool) {
-        let _ = self.tx.send(Request::Show { t, playing });
+    /// Asks for the frame shown at `t`; returns the request's number,
+    /// which the answer carries in [`Shown::seq`]. Every request is
+    /// answered (the latest of those that pile up), even when the frame
+    /// does not change.
+    pub fn show(&self, t: f64, playing: bool) -> u64 {
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        let _ = self.tx.send(Request::Show { t, playing, seq });
+        seq
     }
 
     /// Asks for the frame `n` frames after (before, when negative) the last
     /// one shown.
     pub fn step(&self, n: i64) {
         let _ = self.tx.send(Request::Step(n));
+    }
+
+    /// Tells the worker how many pixels the frame covers on screen, so it
+    /// can hand over a smaller picture when the video is shown reduced.
+    pub fn set_display_size(&self, size: [usize; 2]) {
+        let _ = self.tx.send(Request::Display(size));
     }
 
     /// Draws from now on with `settings`.
@@ -260,14 +282,18 @@ struct Worker {
     /// The decoder returned `None` after the ring's last frame.
     eof: bool,
     generation: u64,
-    /// (index, generation) of the last frame handed out.
-    sent: Option<(u64, u64)>,
+    /// Pixels covered on screen, when known.
+    display: Option<[usize; 2]>,
+    /// (index, generation, reduction) of the last frame handed out.
+    sent: Option<(u64, u64, usize)>,
     /// The next frame, drawn ahead of time while playing.
     ahead: Option<Shown>,
     /// The last frame handed out, to hand out again without redrawing.
     last: Option<Shown>,
     target: Option<Target>,
     requested: Option<f64>,
+    /// Number of the latest show request.
+    seq: u64,
     playing: bool,
 }
 
@@ -290,11 +316,13 @@ impl Worker {
             ring: VecDeque::new(),
             eof: false,
             generation: 0,
+            display: None,
             sent: None,
             ahead: None,
             last: None,
             target: None,
             requested: None,
+            seq: 0,
             playing: false,
         }
     }
@@ -332,9 +360,10 @@ impl Worker {
             for req in first.into_iter().chain(rx.try_iter()) {
                 match req {
                     Request::Shutdown => return,
-                    Request::Show { t, playing } => {
+                    Request::Show { t, playing, seq } => {
                         self.target = Some(Target::Time(t));
                         self.requested = Some(t);
+                        self.seq = seq;
                         self.playing = playing;
                         steps = 0;
                     }
@@ -343,10 +372,20 @@ impl Worker {
                         self.playing = false;
                     }
                     Request::Settings(g, s) => self.configure(g, &s),
+                    Request::Display(d) => {
+                        self.display = Some(d);
+                        if self
+                            .ahead
+                            .as_ref()
+                            .is_some_and(|a| a.reduction != self.reduction())
+                        {
+                            self.ahead = None;
+                        }
+                    }
                 }
             }
             if steps != 0 {
-                let from = self.sent.map(|(i, _)| i).unwrap_or(0);
+                let from = self.sent.map(|(i, _, _)| i).unwrap_or(0);
                 let to = if steps < 0 {
                     from.saturating_sub(steps.unsigned_abs())
                 } else {
@@ -368,16 +407,28 @@ impl Worker {
         let Some(target) = self.target else {
             return true;
         };
-        let Some((idx, g)) = self.sent else {
+        let Some((idx, g, r)) = self.sent else {
             return false;
         };
-        if g != self.generation {
+        if g != self.generation || r != self.reduction() {
             return false;
         }
         match target {
             Target::Index(i) => i == idx,
-            Target::Time(t) => self.ring_find(t) == Some(idx),
+            Target::Time(t) => {
+                self.ring_find(t) == Some(idx) && self.last.as_ref().is_some_and(|l| l.seq == self.seq)
+            }
         }
+    }
+
+    /// How much to reduce frames for the screen: the largest whole factor
+    /// (up to 4) that keeps at least the displayed number of pixels.
+    fn reduction(&self) -> usize {
+        let Some([dw, dh]) = self.display else {
+            return 1;
+        };
+        let k = (self.info.width / dw.max(1)).min(self.info.height / dh.max(1));
+        k.clamp(1, 4)
     }
 
     /// Index of the frame shown at `t`, if the ring can tell.
@@ -515,11 +566,12 @@ impl Worker {
             return;
         };
         let decode = t0.elapsed();
-        if self.sent == Some((index, self.generation))
+        if self.sent == Some((index, self.generation, self.reduction()))
             && let Some(last) = &self.last
         {
             let again = Shown {
                 requested: self.requested,
+                seq: self.seq,
                 timing: FrameTiming::default(),
                 ..last.clone()
             };
@@ -529,10 +581,12 @@ impl Worker {
         if let Some(a) = self.ahead.take()
             && a.index == index
             && a.generation == self.generation
+            && a.reduction == self.reduction()
         {
             self.deliver(
                 Shown {
                     requested: self.requested,
+                    seq: self.seq,
                     ..a
                 },
                 true,
@@ -545,6 +599,7 @@ impl Worker {
         if let Some(mut shown) = self.draw(frame) {
             shown.timing.decode = decode;
             shown.requested = self.requested;
+            shown.seq = self.seq;
             self.deliver(shown, true);
         } else {
             self.target = None;
@@ -553,7 +608,7 @@ impl Worker {
 
     /// Draws the frame after the last one sent, for smooth playback.
     fn draw_ahead(&mut self) {
-        let Some((last, _)) = self.sent else {
+        let Some((last, _, _)) = self.sent else {
             return;
         };
         let t0 = Instant::now();
@@ -589,15 +644,19 @@ impl Worker {
             }
         };
         let t2 = Instant::now();
-        let color = to_color_image(&image);
+        let reduction = self.reduction();
+        let color = to_color_image_reduced(&image, reduction);
         let t3 = Instant::now();
         let is_last = self.eof && self.ring.back().is_some_and(|b| b.index == index);
         Some(Shown {
             index,
             time,
             requested: None,
+            seq: 0,
             generation: self.generation,
             image: Arc::new(color),
+            size: [self.info.width, self.info.height],
+            reduction,
             stats,
             timing: FrameTiming {
                 decode: Duration::ZERO,
@@ -610,7 +669,7 @@ impl Worker {
 
     /// Hands `shown` to the UI; `drawn` says it was drawn (not repeated).
     fn deliver(&mut self, shown: Shown, drawn: bool) {
-        self.sent = Some((shown.index, shown.generation));
+        self.sent = Some((shown.index, shown.generation, shown.reduction));
         self.last = Some(shown.clone());
         if let Target::Index(_) = self.target.unwrap_or(Target::Time(0.0)) {
             // A step is answered: later requests start from this frame.
@@ -628,16 +687,71 @@ impl Worker {
 
 /// An RGB frame as an egui image (opaque).
 pub fn to_color_image(img: &RgbImage) -> ColorImage {
+    to_color_image_reduced(img, 1)
+}
+
+/// An RGB frame as an egui image, each `k`×`k` block averaged into one
+/// pixel (the right and bottom edges that do not fill a block are dropped).
+pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
     let (h, w, _) = img.dim();
+    let k = k.clamp(1, w.max(1).min(h.max(1)));
     let std = img.as_standard_layout();
-    let pixels = match std.as_slice() {
-        Some(s) => s
+    let Some(src) = std.as_slice() else {
+        return ColorImage::new([w, h], vec![Color32::BLACK; w * h]);
+    };
+    if k == 1 {
+        let pixels = src
             .chunks_exact(3)
             .map(|p| Color32::from_rgb(p[0], p[1], p[2]))
-            .collect(),
-        None => vec![Color32::BLACK; w * h],
-    };
-    ColorImage::new([w, h], pixels)
+            .collect();
+        return ColorImage::new([w, h], pixels);
+    }
+    let (ow, oh) = (w / k, h / k);
+    let mut pixels = Vec::with_capacity(ow * oh);
+    let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
+    let row_bytes = w * 3;
+    if k == 2 {
+        // The common case (1080p shown at about half size), unrolled.
+        for oy in 0..oh {
+            let a = &src[2 * oy * row_bytes..][..ow * 6];
+            let b = &src[(2 * oy + 1) * row_bytes..][..ow * 6];
+            pixels.extend(a.chunks_exact(6).zip(b.chunks_exact(6)).map(|(p, q)| {
+                let avg = |i: usize| {
+                    ((p[i] as u16 + p[i + 3] as u16 + q[i] as u16 + q[i + 3] as u16 + 2) >> 2) as u8
+                };
+                Color32::from_rgb(avg(0), avg(1), avg(2))
+            }));
+        }
+        return ColorImage::new([ow, oh], pixels);
+    }
+    let mut sums = vec![0u32; ow * 3];
+    for oy in 0..oh {
+        sums.fill(0);
+        for dy in 0..k {
+            let start = (oy * k + dy) * row_bytes;
+            let row = &src[start..start + ow * k * 3];
+            // Sum k neighbouring pixels of this row into each output pixel.
+            for (sum, block) in sums.chunks_exact_mut(3).zip(row.chunks_exact(3 * k)) {
+                let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
+                for p in block.chunks_exact(3) {
+                    r += p[0] as u32;
+                    g += p[1] as u32;
+                    b += p[2] as u32;
+                }
+                sum[0] += r;
+                sum[1] += g;
+                sum[2] += b;
+            }
+        }
+        // Division by n as a multiplication (sums stay below 2¹², so the
+        // product fits in 32 bits).
+        let avg = |v: u32| ((v * m + (1 << 15)) >> 16).min(255) as u8;
+        pixels.extend(
+            sums.chunks_exact(3)
+                .map(|s| Color32::from_rgb(avg(s[0]), avg(s[1]), avg(s[2]))),
+        );
+    }
+    ColorImage::new([ow, oh], pixels)
 }
 
 #[cfg(test)]
@@ -715,6 +829,15 @@ mod tests {
     }
 
     #[test]
+    fn every_request_is_answered_even_for_the_same_frame() {
+        let p = player();
+        for t in [1.0, 1.01, 1.0, 1.0] {
+            p.show(t, false);
+            assert_eq!(wait_for(&p, |s| s.requested == Some(t)).index, 10);
+        }
+    }
+
+    #[test]
     fn new_settings_redraw_the_current_frame() {
         let mut p = player();
         p.show(1.0, false);
@@ -740,6 +863,36 @@ mod tests {
             seen.push(wait_for(&p, |s| s.requested == Some(t)).index);
         }
         assert_eq!(seen, (0..30).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn reduced_images_average_blocks() {
+        let mut img = RgbImage::zeros((5, 7, 3));
+        img[[0, 0, 0]] = 100;
+        img[[1, 1, 0]] = 100;
+        img[[0, 2, 1]] = 40;
+        let c = to_color_image_reduced(&img, 2);
+        assert_eq!(c.size, [3, 2]);
+        assert_eq!(c.pixels[0], Color32::from_rgb(50, 0, 0));
+        assert_eq!(c.pixels[1], Color32::from_rgb(0, 10, 0));
+        assert_eq!(to_color_image_reduced(&img, 1), to_color_image(&img));
+        let c3 = to_color_image_reduced(&img, 3);
+        assert_eq!(c3.size, [2, 1]);
+        assert_eq!(c3.pixels[0], Color32::from_rgb(22, 4, 0));
+        assert_eq!(to_color_image_reduced(&img, 100).size, [1, 1]);
+    }
+
+    #[test]
+    fn display_size_reduces_the_picture() {
+        let p = player(); // 32×18 frames
+        p.set_display_size([16, 9]);
+        p.show(1.0, false);
+        let s = wait_for(&p, |s| s.requested == Some(1.0) && s.reduction == 2);
+        assert_eq!(s.image.size, [16, 9]);
+        assert_eq!(s.size, [32, 18]);
+        p.set_display_size([100, 100]);
+        let s = wait_for(&p, |s| s.reduction == 1);
+        assert_eq!(s.image.size, [32, 18]);
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub trait FrameSource: Send {
 pub struct SyntheticSource {
     info: SourceInfo,
     next: u64,
+    /// The floor without the disc, rendered once.
+    background: std::sync::Arc<RgbImage>,
 }
 
 impl SyntheticSource {
@@ -91,6 +93,17 @@ impl SyntheticSource {
         if !(fps.is_finite() && fps > 0.0) {
             return Err(SourceError::Invalid(format!("frame rate {fps}")));
         }
+        let (w, h) = (width, height);
+        let line = (w.min(h) / 200).max(1);
+        let background = RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| {
+            let on_line = y % (h / 4).max(1) < line || x % (w / 6).max(1) < line;
+            let rgb = if on_line {
+                [235, 235, 235]
+            } else {
+                [40, 130 + ((x * 40 / w) as u8), 50]
+            };
+            rgb[c]
+        });
         Ok(SyntheticSource {
             info: SourceInfo {
                 name: "synthetic".into(),
@@ -102,6 +115,7 @@ impl SyntheticSource {
                 frame_count: Some(frames),
             },
             next: 0,
+            background: std::sync::Arc::new(background),
         })
     }
 
@@ -112,28 +126,23 @@ impl SyntheticSource {
     /// Renders frame `index` (pure function of the index).
     pub fn render(&self, index: u64) -> SourceFrame {
         let (w, h) = (self.info.width, self.info.height);
-        let mut img = RgbImage::zeros((h, w, 3));
+        let mut img = (*self.background).clone();
         let t = index as f64 / self.info.fps;
         // Disc moving left to right, once every 4 s.
         let phase = (t / 4.0).fract();
         let (cx, cy) = (phase * w as f64, h as f64 * 0.5);
         let r = (h.min(w) as f64 * 0.08).max(2.0);
-        let line = (w.min(h) / 200).max(1);
-        if let Some(buf) = img.as_slice_mut() {
-            for (y, row) in buf.chunks_exact_mut(w * 3).enumerate() {
-                let on_hline = y % (h / 4).max(1) < line;
-                let dy = y as f64 - cy;
-                for (x, px) in row.chunks_exact_mut(3).enumerate() {
-                    let on_vline = x % (w / 6).max(1) < line;
-                    let dx = x as f64 - cx;
-                    let rgb = if dx * dx + dy * dy <= r * r {
-                        [30, 30, 34]
-                    } else if on_hline || on_vline {
-                        [235, 235, 235]
-                    } else {
-                        [40, 130 + ((x * 40 / w) as u8), 50]
-                    };
-                    px.copy_from_slice(&rgb);
+        let y0 = (cy - r).floor().max(0.0) as usize;
+        let y1 = ((cy + r).ceil() as usize).min(h - 1);
+        let x0 = (cx - r).floor().max(0.0) as usize;
+        let x1 = ((cx + r).ceil() as usize).min(w - 1);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let (dx, dy) = (x as f64 - cx, y as f64 - cy);
+                if dx * dx + dy * dy <= r * r {
+                    img[[y, x, 0]] = 30;
+                    img[[y, x, 1]] = 30;
+                    img[[y, x, 2]] = 34;
                 }
             }
         }

@@ -56,6 +56,16 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     };
     let size = frame.size;
     let to_screen = image_to_screen(&app.video_view, panel, size);
+    // Tell the worker how large the frame is on screen (physical pixels).
+    let ppp = ui.ctx().pixels_per_point();
+    let shown = to_screen.to().size() * ppp;
+    let display = [shown.x.ceil().max(1.0) as usize, shown.y.ceil().max(1.0) as usize];
+    if app.display_size != Some(display) {
+        app.display_size = Some(display);
+        if let Some(p) = &app.player {
+            p.set_display_size(display);
+        }
+    }
     painter.image(
         tex.id(),
         *to_screen.to(),
