@@ -10,6 +10,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod entities;
+pub mod export;
 pub mod playback;
 pub mod player;
 pub mod source;

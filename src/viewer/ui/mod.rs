@@ -7,6 +7,7 @@
 
 pub mod calib;
 pub mod entities;
+pub mod export;
 pub mod side;
 pub mod timeline;
 pub mod video;

@@ -48,7 +48,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             cmds.push(Command::Event(1));
         }
         ui.separator();
-        egui::ComboBox::from_id_salt("speed")
+        egui::ComboBox::from_label("speed")
             .selected_text(format!("{}×", pb.speed))
             .width(60.0)
             .show_ui(ui, |ui| {
