@@ -57,7 +57,7 @@ impl ExportOptions {
             return Err("choose an output file".into());
         }
         if let (Some(a), Some(b)) = (self.from, self.to)
-            && !(a < b)
+            && a.partial_cmp(&b) != Some(std::cmp::Ordering::Less)
         {
             return Err(format!("the range is empty: from {a} s to {b} s"));
         }
