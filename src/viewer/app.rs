@@ -868,3 +868,80 @@ mod tests {
         assert!("64x36@25:-1".parse::<SyntheticSpec>().is_err());
     }
 }
+
+#[cfg(test)]
+mod app_tests {
+    use egui_kittest::Harness;
+
+    use super::*;
+
+    /// The whole app on generated frames (64×36 at 10 fps, 10 s).
+    fn harness() -> Harness<'static, Option<ViewerApp>> {
+        Harness::builder().with_size([1000.0, 700.0]).build_ui_state(
+            |ui, app: &mut Option<ViewerApp>| {
+                let app = app.get_or_insert_with(|| {
+                    let mut a = ViewerApp::new(ui.ctx().clone(), Persisted::default());
+                    a.start(
+                        &ViewerOptions {
+                            synthetic: Some("64x36@10:10".parse().unwrap()),
+                            ..Default::default()
+                        },
+                        Arc::new(Mutex::new(None)),
+                    );
+                    a
+                });
+                app.logic(ui.ctx());
+                super::super::ui::show(app, ui);
+                app.run_commands();
+            },
+            None,
+        )
+    }
+
+    fn app<'a>(h: &'a Harness<'_, Option<ViewerApp>>) -> &'a ViewerApp {
+        h.state().as_ref().unwrap()
+    }
+
+    /// Steps the UI until `cond` holds (the player works on its own thread).
+    fn until(h: &mut Harness<'_, Option<ViewerApp>>, cond: impl Fn(&ViewerApp) -> bool) {
+        for _ in 0..2000 {
+            h.step();
+            if cond(app(h)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("condition never held");
+    }
+
+    #[test]
+    fn keyboard_steps_frames_and_jumps() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 0));
+        h.key_press(egui::Key::ArrowRight);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 1));
+        assert!((app(&h).playback.time - 0.1).abs() < 1e-9);
+        h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::ArrowRight);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 11));
+        h.key_press(egui::Key::ArrowUp);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 99));
+        h.key_press(egui::Key::Home);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 0));
+        h.key_press(egui::Key::CloseBracket);
+        h.step();
+        assert_eq!(app(&h).playback.speed, 1.5);
+    }
+
+    #[test]
+    fn space_plays_and_pauses() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(app(&h).playback.playing);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index >= 3));
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(!app(&h).playback.playing);
+    }
+}
