@@ -130,14 +130,22 @@ pub struct EntitiesUi {
     /// Primitives per entity at `counts_at` (log time), all filters off.
     pub counts: Vec<usize>,
     pub counts_at: Option<f64>,
+    counted: Option<Instant>,
 }
 
+/// While playing, counts are refreshed at most this often.
+const COUNT_INTERVAL: Duration = Duration::from_millis(200);
+
 impl EntitiesUi {
-    /// Recounts primitives at log time `t` when it changed.
-    pub fn update_counts(&mut self, doc: &Document, t: f64) {
-        if self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len() {
+    /// Recounts primitives at log time `t` when it changed (while playing,
+    /// at most every [`COUNT_INTERVAL`], to keep the UI thread light).
+    pub fn update_counts(&mut self, doc: &Document, t: f64, playing: bool) {
+        let stale = self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len();
+        let due = !playing || self.counted.is_none_or(|c| c.elapsed() >= COUNT_INTERVAL);
+        if stale && due {
             self.counts = sync::counts_at(&doc.log, t, doc.threshold());
             self.counts_at = Some(t);
+            self.counted = Some(Instant::now());
         }
     }
 }

@@ -236,7 +236,7 @@ mod tests {
         .unwrap();
         doc.set_log(dag_log(), "run.ulog".into());
         let mut ui = EntitiesUi::default();
-        ui.update_counts(&doc, 10.0);
+        ui.update_counts(&doc, 10.0, false);
         S { ui, doc }
     }
 
