@@ -28,9 +28,10 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
     if app.persisted.layout.entities {
         egui::Panel::left("entities").default_size(260.0).show(ui, |ui| {
             let lt = app.log_time();
+            let playing = app.playback.playing;
             match (&mut app.doc, lt) {
                 (Some(doc), Some(t)) => {
-                    app.entities.update_counts(doc, t);
+                    app.entities.update_counts(doc, t, playing);
                     entities::panel(ui, &mut app.entities, doc);
                 }
                 _ => {
