@@ -1,7 +1,16 @@
 //! `underlay log`: inspect, print, query and convert logs.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
+use anyhow::Context;
+
+use crate::log::summary::{Summary, entity_tree};
+use crate::log::{self, Format, Log, TimeUnit, text};
+use crate::select::{self, Filter};
+
+/// The `log` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Counts, time range, entity tree and warnings of a log.
@@ -11,6 +20,7 @@ pub enum Command {
     },
     /// Print a log in the thesis's text notation.
     Dump {
+        /// The log (any supported format).
         log: PathBuf,
         /// Only frames that apply at or after this time (log seconds).
         #[arg(long, value_name = "S", allow_negative_numbers = true)]
@@ -21,6 +31,7 @@ pub enum Command {
     },
     /// Print the primitives selected at a time, one per line.
     Select {
+        /// The log (any supported format).
         log: PathBuf,
         /// Log time to select at (seconds).
         #[arg(long, value_name = "T", allow_negative_numbers = true)]
@@ -31,16 +42,392 @@ pub enum Command {
         /// Only this entity and its descendants (repeatable).
         #[arg(long = "entity", value_name = "E")]
         entities: Vec<String>,
+        /// Show the nearest instantaneous frame only when it is closer than
+        /// S seconds [default: the log's hint, else 1.5 × the median
+        /// spacing of instantaneous frames].
+        #[arg(long, value_name = "S")]
+        threshold: Option<f64>,
     },
     /// Convert between formats, chosen by extension and content.
     Convert {
         /// Input log (format sniffed from its content).
         input: PathBuf,
-        /// Output log: `.txt` text notation, anything else native binary.
+        /// Output log: `.txt` text notation, `.zst` compressed native
+        /// binary, anything else native binary.
         output: PathBuf,
     },
 }
 
-pub fn run(_cmd: Command) -> anyhow::Result<()> {
-    anyhow::bail!("log tools are not built yet")
+/// Runs a `log` subcommand.
+pub fn run(cmd: Command) -> anyhow::Result<()> {
+    match cmd {
+        Command::Info { log } => info(&log),
+        Command::Dump { log, from, to } => dump(&log, from, to),
+        Command::Select {
+            log,
+            at,
+            max_level,
+            entities,
+            threshold,
+        } => select_at(&log, at, max_level, &entities, threshold),
+        Command::Convert { input, output } => convert(&input, &output),
+    }
+}
+
+fn load(path: &Path) -> anyhow::Result<(Log, Format)> {
+    log::load_with_format(path).context("cannot load the log")
+}
+
+fn print_warnings(path: &Path, log: &Log) {
+    for w in &log.warnings {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+}
+
+/// Writes to stdout; a closed pipe (e.g. `| head`) ends quietly.
+fn emit(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    match f(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("cannot write to standard output"),
+    }
+}
+
+fn info(path: &Path) -> anyhow::Result<()> {
+    let (log, format) = load(path)?;
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let report = info_report(path, &log, format, size);
+    emit(|w| w.write_all(report.as_bytes()))
+}
+
+/// The text `log info` prints.
+pub fn info_report(path: &Path, log: &Log, format: Format, size: u64) -> String {
+    let s = Summary::of(log);
+    let h = &log.header;
+    let mut r = String::new();
+    let _ = writeln!(r, "file:        {}", path.display());
+    let _ = writeln!(r, "format:      {}, {} bytes", format.name(), group(size));
+    if !h.name.is_empty() {
+        let _ = writeln!(r, "name:        {}", h.name);
+    }
+    let clock = match h.time_unit {
+        TimeUnit::EpochSeconds => "seconds since the Unix epoch",
+        TimeUnit::RelativeSeconds => "seconds since the start of the run",
+    };
+    let _ = writeln!(r, "times:       {clock}; world unit {}", h.world_unit);
+    let _ = writeln!(
+        r,
+        "frames:      {} ({} instantaneous, {} persistent)",
+        s.frames(),
+        s.instant_frames,
+        s.persistent_frames
+    );
+    let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let _ = writeln!(
+        r,
+        "primitives:  {}{}",
+        s.primitives,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        }
+    );
+    match s.time_range {
+        Some((lo, hi)) => {
+            let _ = writeln!(
+                r,
+                "time range:  {} … {} (duration {})",
+                fmt_time(lo, h.time_unit),
+                fmt_time(hi, h.time_unit),
+                fmt_duration(hi - lo)
+            );
+        }
+        None => {
+            let _ = writeln!(r, "time range:  none (no finite frame time)");
+        }
+    }
+    if s.unbounded {
+        let _ = writeln!(r, "             some persistent frames extend to -inf or inf");
+    }
+    let threshold = log.default_instant_threshold();
+    if s.instant_frames > 0 {
+        let how = if log.header.hints.instant_threshold.is_some() {
+            "from the header"
+        } else {
+            "1.5 × median spacing"
+        };
+        let value = if threshold.is_finite() {
+            format!("{} s", round_sig(threshold, 4))
+        } else {
+            "unlimited (fewer than two instantaneous times)".to_owned()
+        };
+        let _ = writeln!(r, "threshold:   {value} for instantaneous frames ({how})");
+    }
+    let levels: Vec<String> = s.by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
+    let _ = writeln!(
+        r,
+        "levels:      {}",
+        if levels.is_empty() {
+            "none".to_owned()
+        } else {
+            levels.join(", ")
+        }
+    );
+    let source = if log.entities.has_edges() {
+        "declared parents"
+    } else {
+        "implied by '/' in names"
+    };
+    let _ = writeln!(
+        r,
+        "entities:    {} (tree {source}; primitives own / with descendants)",
+        log.entities.len()
+    );
+    let (lines, left_out) = entity_tree(log, 500);
+    for l in &lines {
+        let indent = "  ".repeat(l.depth + 1);
+        let counts = if l.repeated {
+            "(shown above)".to_owned()
+        } else if l.has_children {
+            format!("{} / {}", l.own, l.total)
+        } else {
+            l.own.to_string()
+        };
+        let name = if l.entity.is_none() {
+            format!("{}/", l.name)
+        } else {
+            l.name.clone()
+        };
+        let pad = 40usize.saturating_sub(indent.len() + name.chars().count()).max(1);
+        let _ = writeln!(r, "{indent}{name}{}{counts}", " ".repeat(pad));
+    }
+    if left_out > 0 {
+        let _ = writeln!(r, "  … {left_out} more");
+    }
+    if log.warnings.is_empty() {
+        let _ = writeln!(r, "warnings:    none");
+    } else {
+        let _ = writeln!(r, "warnings:    {}", log.warnings.len());
+        for w in &log.warnings {
+            let _ = writeln!(r, "  {w}");
+        }
+    }
+    r
+}
+
+/// `x` rounded to `digits` significant digits, for display.
+fn round_sig(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return text::fmt_f64(x);
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    text::fmt_f64((x * scale).round() / scale)
+}
+
+/// `1234567` → `1,234,567`.
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn fmt_duration(d: f64) -> String {
+    if d >= 3600.0 {
+        format!(
+            "{:.0} h {:.0} min {:.3} s",
+            (d / 3600.0).floor(),
+            ((d % 3600.0) / 60.0).floor(),
+            d % 60.0
+        )
+    } else if d >= 60.0 {
+        format!("{:.0} min {:.3} s", (d / 60.0).floor(), d % 60.0)
+    } else {
+        format!("{} s", text::fmt_f64((d * 1e6).round() / 1e6))
+    }
+}
+
+/// A time on the log's clock; epoch times also as a UTC date.
+fn fmt_time(t: f64, unit: TimeUnit) -> String {
+    let plain = text::fmt_f64(t);
+    // Small "epoch" times are really relative ones (a log without a header).
+    if unit != TimeUnit::EpochSeconds || !(1e8..1e11).contains(&t) {
+        return format!("{plain} s");
+    }
+    let secs = t.floor();
+    let micros = ((t - secs) * 1e6).round().min(999_999.0) as u64;
+    let secs = secs as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{plain} s ({y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micros:06} UTC)",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Year, month, day of a count of days since 1970-01-01 (proleptic Gregorian).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+fn dump(path: &Path, from: Option<f64>, to: Option<f64>) -> anyhow::Result<()> {
+    for (name, v) in [("--from", from), ("--to", to)] {
+        if v.is_some_and(f64::is_nan) {
+            anyhow::bail!("{name} must be a number of seconds");
+        }
+    }
+    let (log, _) = load(path)?;
+    print_warnings(path, &log);
+    let lo = from.unwrap_or(f64::NEG_INFINITY);
+    let hi = to.unwrap_or(f64::INFINITY);
+    emit(|w| {
+        let mut w = w;
+        text::write_filtered(&log, &mut w, |f| f.time.end() >= lo && f.time.start() <= hi)
+    })
+}
+
+/// The per-entity filter of `--max-level` and `--entity`: an entity passes
+/// when it, or an ancestor (declared parents; for logs without any, the
+/// `/`-separated name prefixes), is one of `only`.
+pub fn filter_for(log: &Log, max_level: Option<i32>, only: &[String]) -> anyhow::Result<Filter> {
+    let max = max_level.unwrap_or(i32::MAX);
+    if only.is_empty() {
+        return Ok(Filter::all(log, max));
+    }
+    let edges = log.entities.has_edges();
+    let mut chosen = Vec::new();
+    for name in only {
+        match log.entities.get(name) {
+            Some(e) => chosen.push(e),
+            None if !edges && log.entities.ids().any(|e| is_under(log.entities.name(e), name)) => {}
+            None => anyhow::bail!("the log has no entity named {name:?}"),
+        }
+    }
+    let levels = log
+        .entities
+        .ids()
+        .map(|e| {
+            let pass = if edges {
+                chosen.iter().any(|&c| log.entities.is_ancestor_or_self(c, e))
+            } else {
+                only.iter().any(|o| is_under(log.entities.name(e), o))
+            };
+            if pass { max } else { i32::MIN }
+        })
+        .collect();
+    Ok(Filter::from_levels(levels))
+}
+
+/// Whether `name` is `prefix` or below it in the `/` hierarchy.
+fn is_under(name: &str, prefix: &str) -> bool {
+    name == prefix
+        || name
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn select_at(
+    path: &Path,
+    at: f64,
+    max_level: Option<i32>,
+    entities: &[String],
+    threshold: Option<f64>,
+) -> anyhow::Result<()> {
+    if !at.is_finite() {
+        anyhow::bail!("--at must be a finite number of seconds, not {at}");
+    }
+    if let Some(t) = threshold
+        && (t.is_nan() || t < 0.0)
+    {
+        anyhow::bail!("--threshold must be a non-negative number of seconds, not {t}");
+    }
+    let (log, _) = load(path)?;
+    print_warnings(path, &log);
+    let filter = filter_for(&log, max_level, entities).with_context(|| path.display().to_string())?;
+    let threshold = threshold.unwrap_or_else(|| log.default_instant_threshold());
+    let selected = select::brute_force(&log, at, threshold, &filter);
+    emit(|w| {
+        for p in selected {
+            writeln!(w, "{}", text::primitive_to_string(&log, p))?;
+        }
+        Ok(())
+    })
+}
+
+fn convert(input: &Path, output: &Path) -> anyhow::Result<()> {
+    let (log, format) = load(input)?;
+    print_warnings(input, &log);
+    let out_format = log::SaveFormat::for_path(output);
+    log::save(&log, output).context("cannot write the converted log")?;
+    let out_name = match out_format {
+        log::SaveFormat::Text => "text notation",
+        log::SaveFormat::Native { zstd_level: None } => "native binary",
+        log::SaveFormat::Native { zstd_level: Some(_) } => "native binary (zstd)",
+    };
+    println!(
+        "{} ({}) → {} ({out_name}): {} frames, {} primitives, {} entities",
+        input.display(),
+        format.name(),
+        output.display(),
+        log.frames.len(),
+        log.primitives.len(),
+        log.entities.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_numbers_format() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_675), (2023, 11, 14));
+        assert_eq!(
+            fmt_time(1_700_000_000.25, TimeUnit::EpochSeconds),
+            "1700000000.25 s (2023-11-14 22:13:20.250000 UTC)"
+        );
+        assert_eq!(fmt_time(27.56, TimeUnit::RelativeSeconds), "27.56 s");
+        assert_eq!(fmt_time(27.56, TimeUnit::EpochSeconds), "27.56 s");
+        assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(group(12), "12");
+        assert_eq!(fmt_duration(20.36), "20.36 s");
+        assert_eq!(round_sig(0.07499992847442627, 4), "0.075");
+        assert_eq!(round_sig(1234.5678, 4), "1235");
+    }
+
+    #[test]
+    fn entity_filter_uses_names_or_edges() {
+        let mut log = Log::new();
+        for n in ["robots/blue/3", "robots/yellow", "ball"] {
+            log.entities.intern(n);
+        }
+        let f = filter_for(&log, Some(2), &["robots".into()]).unwrap();
+        assert_eq!(f.levels(), &[2, 2, i32::MIN]);
+        assert!(filter_for(&log, None, &["nope".into()]).is_err());
+        let team = log.entities.intern("team");
+        let ball = log.entities.get("ball").unwrap();
+        log.entities.add_parent(ball, team);
+        let f = filter_for(&log, None, &["team".into()]).unwrap();
+        assert_eq!(f.levels(), &[i32::MIN, i32::MIN, i32::MAX, i32::MAX]);
+    }
 }

@@ -108,6 +108,29 @@ impl Rgba {
         Rgba(((r as u32) << 24) | ((g as u32) << 16) | ((b as u32) << 8) | a as u32)
     }
 
+    /// Parses a colour name of [`Rgba::NAMED`], `#rrggbb`, `#rrggbbaa` or
+    /// `0xRRGGBB` (all opaque except `#rrggbbaa`).
+    pub fn parse(s: &str) -> Option<Self> {
+        let hex = |h: &str| {
+            (h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| u32::from_str_radix(h, 16).ok())
+                .flatten()
+        };
+        if let Some(h) = s.strip_prefix('#') {
+            return match h.len() {
+                6 => hex(h).map(Rgba::from_rgb),
+                8 => hex(h).map(Rgba),
+                _ => None,
+            };
+        }
+        if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            return (h.len() <= 6 && !h.is_empty())
+                .then(|| hex(h).map(Rgba::from_rgb))
+                .flatten();
+        }
+        Rgba::named(s)
+    }
+
     pub fn named(name: &str) -> Option<Self> {
         Self::NAMED
             .iter()
@@ -383,6 +406,26 @@ impl Entities {
     pub fn has_edges(&self) -> bool {
         self.parents.iter().any(|p| !p.is_empty())
     }
+
+    /// Whether `ancestor` is `of` or reachable from `of` by following
+    /// parent edges. Adding the edge `parent → child` makes a cycle exactly
+    /// when `is_ancestor_or_self(child, parent)`.
+    pub fn is_ancestor_or_self(&self, ancestor: EntityId, of: EntityId) -> bool {
+        let mut seen = vec![false; self.len()];
+        let mut stack = vec![of];
+        while let Some(e) = stack.pop() {
+            if e == ancestor {
+                return true;
+            }
+            if let Some(s) = seen.get_mut(e.index())
+                && !*s
+            {
+                *s = true;
+                stack.extend_from_slice(self.parents(e));
+            }
+        }
+        false
+    }
 }
 
 /// The clock the log's times are measured on.
@@ -482,6 +525,40 @@ impl Log {
         self.primitives.get(frame.primitives.clone()).unwrap_or(&[])
     }
 
+    /// The default instantaneous-frame threshold: the header's hint when
+    /// it has one, else 1.5 × the median spacing between the distinct times
+    /// of instantaneous frames, infinite when there are fewer than two.
+    pub fn default_instant_threshold(&self) -> f64 {
+        if let Some(t) = self.header.hints.instant_threshold
+            && t.is_finite()
+            && t >= 0.0
+        {
+            return t;
+        }
+        let mut times: Vec<f64> = self
+            .frames
+            .iter()
+            .filter_map(|f| match f.time {
+                FrameTime::Instant(t) if t.is_finite() => Some(t),
+                _ => None,
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        if gaps.is_empty() {
+            return f64::INFINITY;
+        }
+        gaps.sort_by(f64::total_cmp);
+        let mid = gaps.len() / 2;
+        let median = if gaps.len() % 2 == 1 {
+            gaps[mid]
+        } else {
+            (gaps[mid - 1] + gaps[mid]) / 2.0
+        };
+        1.5 * median
+    }
+
     /// Smallest and largest finite time of any frame, if there is one.
     pub fn time_range(&self) -> Option<(f64, f64)> {
         let mut lo = f64::INFINITY;
@@ -548,6 +625,41 @@ mod tests {
         assert_eq!(log.frame_primitives(&log.frames[0]).len(), 2);
         assert_eq!(log.frame_primitives(&log.frames[1])[0], p(3.0));
         assert_eq!(log.time_range(), Some((1.0, 5.0)));
+    }
+
+    #[test]
+    fn rgba_parses_names_and_hex() {
+        assert_eq!(Rgba::parse("red"), Some(Rgba(0xff00_00ff)));
+        assert_eq!(Rgba::parse("#123456"), Some(Rgba(0x1234_56ff)));
+        assert_eq!(Rgba::parse("#12345678"), Some(Rgba(0x1234_5678)));
+        assert_eq!(Rgba::parse("0xABCDEF"), Some(Rgba(0xabcd_efff)));
+        for bad in ["#12345", "#+12345", "0x", "0x1234567", "nope", "#"] {
+            assert_eq!(Rgba::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn ancestors_follow_parent_edges() {
+        let mut e = Entities::new();
+        let (a, b, c) = (e.intern("a"), e.intern("b"), e.intern("c"));
+        e.add_parent(b, a);
+        e.add_parent(c, b);
+        assert!(e.is_ancestor_or_self(a, c));
+        assert!(e.is_ancestor_or_self(c, c));
+        assert!(!e.is_ancestor_or_self(c, a));
+    }
+
+    #[test]
+    fn default_threshold_is_one_and_a_half_median_spacings() {
+        let mut log = Log::new();
+        assert_eq!(log.default_instant_threshold(), f64::INFINITY);
+        for t in [0.0, 1.0, 1.0, 2.0, 5.0] {
+            log.push_frame(FrameTime::Instant(t), []);
+        }
+        // Distinct times 0, 1, 2, 5: gaps 1, 1, 3 → median 1.
+        assert_eq!(log.default_instant_threshold(), 1.5);
+        log.header.hints.instant_threshold = Some(0.25);
+        assert_eq!(log.default_instant_threshold(), 0.25);
     }
 
     #[test]

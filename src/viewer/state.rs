@@ -101,10 +101,7 @@ pub fn load_calibration(path: &Path) -> anyhow::Result<Calibration> {
 
 /// Reads a visualization log in any format underlay knows.
 pub fn load_log(path: &Path) -> anyhow::Result<Log> {
-    anyhow::bail!(
-        "{}: reading logs is not available in this build yet",
-        path.display()
-    )
+    Ok(crate::log::load(path)?)
 }
 
 /// An open session with everything loaded from it.
@@ -280,6 +277,31 @@ mod tests {
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("c.toml"), "{e:#}");
+    }
+
+    #[test]
+    fn open_with_a_log_sets_the_default_offset() {
+        let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        let doc = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            log: Some(log.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(doc.has_log);
+        assert_eq!(doc.session.offset, 1_700_000_000.0);
+        assert!(!doc.tree.nodes.is_empty());
+        assert!(!doc.events.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.ulog");
+        std::fs::write(&bad, b"UNDERLAY \x01garbage").unwrap();
+        let e = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            log: Some(bad),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("bad.ulog"), "{e:#}");
     }
 
     #[test]

@@ -1,0 +1,337 @@
+//! What `underlay log info` reports about a log: counts of frames and
+//! primitives (per shape, level and entity), the time range, and the
+//! entity tree.
+//!
+//! The tree follows declared parent edges. A log without any edges gets a
+//! tree from its names instead (`a/b/c` under `a/b` under `a`, adding the
+//! missing intermediate names), for display only: filtering semantics
+//! belong to [`crate::select`].
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{EntityId, FrameTime, Log, Shape};
+
+const KINDS: [&str; 6] = ["circle", "line", "rectangle", "polygon", "text", "point"];
+
+/// Counts and ranges of a log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Number of instantaneous frames.
+    pub instant_frames: usize,
+    /// Number of persistent frames.
+    pub persistent_frames: usize,
+    /// Number of primitives in all frames.
+    pub primitives: usize,
+    /// Primitives per shape kind name.
+    pub by_kind: BTreeMap<&'static str, usize>,
+    /// Primitives per level.
+    pub by_level: BTreeMap<i32, usize>,
+    /// Primitives per entity id (index = id).
+    pub by_entity: Vec<usize>,
+    /// Smallest and largest finite frame time.
+    pub time_range: Option<(f64, f64)>,
+    /// Whether some persistent frame starts at -inf or ends at +inf.
+    pub unbounded: bool,
+}
+
+impl Summary {
+    /// Counts everything in one pass over the log.
+    pub fn of(log: &Log) -> Self {
+        let mut s = Summary {
+            instant_frames: 0,
+            persistent_frames: 0,
+            primitives: 0,
+            by_kind: BTreeMap::new(),
+            by_level: BTreeMap::new(),
+            by_entity: vec![0; log.entities.len()],
+            time_range: log.time_range(),
+            unbounded: false,
+        };
+        let mut kinds = [0usize; 6];
+        let mut levels: HashMap<i32, usize> = HashMap::new();
+        let mut counts: Vec<usize> = vec![0];
+        levels.insert(0, 0);
+        let mut last_level = (0, 0);
+        for f in &log.frames {
+            match f.time {
+                FrameTime::Instant(_) => s.instant_frames += 1,
+                FrameTime::Persistent { start, end } => {
+                    s.persistent_frames += 1;
+                    s.unbounded |= start.is_infinite() || end.is_infinite();
+                }
+            }
+            let prims = log.frame_primitives(f);
+            s.primitives += prims.len();
+            for p in prims {
+                let kind = match p.shape {
+                    Shape::Circle { .. } => 0,
+                    Shape::Line { .. } => 1,
+                    Shape::Rectangle { .. } => 2,
+                    Shape::Polygon { .. } => 3,
+                    Shape::Text { .. } => 4,
+                    Shape::Point { .. } => 5,
+                };
+                kinds[kind] += 1;
+                // Levels are few and repeat: remember the last one's slot.
+                if p.level != last_level.0 {
+                    last_level = (
+                        p.level,
+                        *levels.entry(p.level).or_insert_with(|| {
+                            counts.push(0);
+                            counts.len() - 1
+                        }),
+                    );
+                }
+                counts[last_level.1] += 1;
+                if let Some(c) = s.by_entity.get_mut(p.entity.index()) {
+                    *c += 1;
+                }
+            }
+        }
+        for (name, n) in KINDS.iter().zip(kinds) {
+            if n > 0 {
+                s.by_kind.insert(name, n);
+            }
+        }
+        s.by_level = levels
+            .into_iter()
+            .map(|(l, i)| (l, counts[i]))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        s
+    }
+
+    /// Number of frames of both kinds.
+    pub fn frames(&self) -> usize {
+        self.instant_frames + self.persistent_frames
+    }
+}
+
+/// One line of the entity tree, in display order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeLine {
+    /// Nesting depth (0 = root).
+    pub depth: usize,
+    /// Entity name (or path prefix).
+    pub name: String,
+    /// The entity, or `None` for a path prefix that is not an entity itself.
+    pub entity: Option<EntityId>,
+    /// Primitives of this entity itself.
+    pub own: usize,
+    /// Primitives of this entity and all its descendants (each counted once).
+    pub total: usize,
+    /// Whether the node has children (in the DAG or the name hierarchy).
+    pub has_children: bool,
+    /// This node was already shown (under another parent); its subtree is not repeated.
+    pub repeated: bool,
+}
+
+/// A graph of display nodes: entities, plus path prefixes in name mode.
+struct Graph {
+    names: Vec<String>,
+    entity: Vec<Option<EntityId>>,
+    own: Vec<usize>,
+    children: Vec<Vec<usize>>,
+    has_parent: Vec<bool>,
+}
+
+impl Graph {
+    fn new(log: &Log, by_entity: &[usize]) -> Self {
+        let n = log.entities.len();
+        let mut g = Graph {
+            names: log
+                .entities
+                .ids()
+                .map(|e| log.entities.name(e).to_owned())
+                .collect(),
+            entity: log.entities.ids().map(Some).collect(),
+            own: (0..n).map(|i| by_entity.get(i).copied().unwrap_or(0)).collect(),
+            children: vec![Vec::new(); n],
+            has_parent: vec![false; n],
+        };
+        if log.entities.has_edges() {
+            for child in log.entities.ids() {
+                for &p in log.entities.parents(child) {
+                    g.children[p.index()].push(child.index());
+                    g.has_parent[child.index()] = true;
+                }
+            }
+        } else {
+            let mut index: HashMap<String, usize> = g.names.iter().cloned().zip(0..).collect();
+            let mut i = 0;
+            // Nodes appended for prefixes are processed too, adding their own prefixes.
+            while i < g.names.len() {
+                let name = g.names[i].clone();
+                if let Some(cut) = name.rfind('/').filter(|&c| c > 0) {
+                    let parent = name[..cut].to_owned();
+                    let p = *index.entry(parent.clone()).or_insert_with(|| {
+                        g.names.push(parent);
+                        g.entity.push(None);
+                        g.own.push(0);
+                        g.children.push(Vec::new());
+                        g.has_parent.push(false);
+                        g.names.len() - 1
+                    });
+                    g.children[p].push(i);
+                    g.has_parent[i] = true;
+                }
+                i += 1;
+            }
+            for c in &mut g.children {
+                c.sort_by(|&a, &b| g.names[a].cmp(&g.names[b]));
+            }
+        }
+        g
+    }
+
+    fn total(&self, node: usize) -> usize {
+        let mut seen = vec![false; self.names.len()];
+        let mut stack = vec![node];
+        let mut sum = 0;
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut seen[n], true) {
+                continue;
+            }
+            sum += self.own[n];
+            stack.extend_from_slice(&self.children[n]);
+        }
+        sum
+    }
+}
+
+/// The entity tree in display order, at most `max_lines` lines (the
+/// second value counts the nodes left out).
+pub fn entity_tree(log: &Log, max_lines: usize) -> (Vec<TreeLine>, usize) {
+    let mut by_entity = vec![0; log.entities.len()];
+    for p in &log.primitives {
+        if let Some(c) = by_entity.get_mut(p.entity.index()) {
+            *c += 1;
+        }
+    }
+    let g = Graph::new(log, &by_entity);
+    let mut roots: Vec<usize> = (0..g.names.len()).filter(|&i| !g.has_parent[i]).collect();
+    if !log.entities.has_edges() {
+        roots.sort_by(|&a, &b| g.names[a].cmp(&g.names[b]));
+    }
+    let mut shown = vec![false; g.names.len()];
+    let mut lines = Vec::new();
+    let mut left_out = 0;
+    // Iterative depth-first walk; nodes on a cycle are reached as roots below.
+    let mut pending: Vec<usize> = roots;
+    let mut all = (0..g.names.len()).rev().collect::<Vec<_>>();
+    loop {
+        let mut stack: Vec<(usize, usize)> = pending.drain(..).rev().map(|n| (n, 0)).collect();
+        while let Some((n, depth)) = stack.pop() {
+            let repeated = shown[n];
+            shown[n] = true;
+            if lines.len() >= max_lines {
+                left_out += 1;
+                continue;
+            }
+            lines.push(TreeLine {
+                depth,
+                name: g.names[n].clone(),
+                entity: g.entity[n],
+                own: g.own[n],
+                total: g.total(n),
+                has_children: !g.children[n].is_empty(),
+                repeated,
+            });
+            if !repeated {
+                stack.extend(g.children[n].iter().rev().map(|&c| (c, depth + 1)));
+            }
+        }
+        // Anything not reached (only possible on a cycle) becomes a root.
+        while let Some(n) = all.pop() {
+            if !shown[n] {
+                pending.push(n);
+                break;
+            }
+        }
+        if pending.is_empty() {
+            break;
+        }
+    }
+    (lines, left_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Primitive, Shape, Style, Vec2};
+
+    fn add(log: &mut Log, entity: &str, n: usize) {
+        let e = log.entities.intern(entity);
+        let prims: Vec<Primitive> = (0..n)
+            .map(|_| Primitive {
+                shape: Shape::Circle {
+                    center: Vec2::ZERO,
+                    radius: 1.0,
+                },
+                style: Style::default(),
+                entity: e,
+                level: 1,
+            })
+            .collect();
+        log.push_frame(FrameTime::Instant(1.0), prims);
+    }
+
+    #[test]
+    fn names_imply_a_tree_without_edges() {
+        let mut log = Log::new();
+        add(&mut log, "robots/blue/3", 2);
+        add(&mut log, "robots/yellow/1", 1);
+        add(&mut log, "ball", 1);
+        let (lines, left) = entity_tree(&log, 100);
+        assert_eq!(left, 0);
+        let shown: Vec<(usize, &str, usize)> = lines
+            .iter()
+            .map(|l| (l.depth, l.name.as_str(), l.total))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (0, "ball", 1),
+                (0, "robots", 3),
+                (1, "robots/blue", 2),
+                (2, "robots/blue/3", 2),
+                (1, "robots/yellow", 1),
+                (2, "robots/yellow/1", 1),
+            ]
+        );
+        assert_eq!(lines[1].entity, None);
+    }
+
+    #[test]
+    fn declared_dag_shows_shared_children_once() {
+        let mut log = Log::new();
+        add(&mut log, "x", 5);
+        let x = log.entities.get("x").unwrap();
+        let a = log.entities.intern("a");
+        let b = log.entities.intern("b");
+        log.entities.add_parent(x, a);
+        log.entities.add_parent(x, b);
+        let (lines, _) = entity_tree(&log, 100);
+        let shown: Vec<(usize, &str, bool)> = lines
+            .iter()
+            .map(|l| (l.depth, l.name.as_str(), l.repeated))
+            .collect();
+        assert_eq!(
+            shown,
+            [(0, "a", false), (1, "x", false), (0, "b", false), (1, "x", true)]
+        );
+        assert_eq!(lines[0].total, 5);
+        let s = Summary::of(&log);
+        assert_eq!((s.instant_frames, s.primitives, s.by_level[&1]), (1, 5, 5));
+    }
+
+    #[test]
+    fn tree_is_capped() {
+        let mut log = Log::new();
+        for i in 0..10 {
+            add(&mut log, &format!("e{i}"), 1);
+        }
+        let (lines, left) = entity_tree(&log, 4);
+        assert_eq!((lines.len(), left), (4, 6));
+    }
+}

@@ -1,0 +1,246 @@
+//! Test helpers: a hand-made sample log and a proptest strategy for
+//! random valid logs (everything the model can hold).
+
+use proptest::prelude::*;
+
+use super::{
+    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit,
+    TimeUnit, Vec2,
+};
+
+/// A small log using every shape, style option and header field.
+pub(crate) fn sample() -> Log {
+    let mut log = Log::new();
+    log.header.name = "test".into();
+    log.header.time_unit = TimeUnit::RelativeSeconds;
+    log.header.hints.world_bounds = Some((Vec2::new(-1.0, -2.0), Vec2::new(3.0, 4.0)));
+    let robots = log.entities.intern("robots");
+    let blue = log.entities.intern("robots/blue");
+    log.entities.add_parent(blue, robots);
+    let p = |shape, entity, level| Primitive {
+        shape,
+        style: Style {
+            color: Rgba(0x1234_5678),
+            fill: Some(Rgba::BLACK),
+            thickness: 2.5,
+            unit: ThicknessUnit::World,
+        },
+        entity,
+        level,
+    };
+    log.push_frame(
+        FrameTime::Persistent {
+            start: f64::NEG_INFINITY,
+            end: f64::INFINITY,
+        },
+        [p(
+            Shape::Polygon {
+                vertices: vec![Vec2::new(0.0, 1.0), Vec2::new(2.0, 0.0)].into(),
+                closed: false,
+            },
+            robots,
+            -3,
+        )],
+    );
+    log.push_frame(
+        FrameTime::Instant(1.5),
+        [
+            p(
+                Shape::Circle {
+                    center: Vec2::new(1.0, 2.0),
+                    radius: 3.0,
+                },
+                blue,
+                2,
+            ),
+            p(
+                Shape::Text {
+                    anchor: Vec2::ZERO,
+                    text: "hé".into(),
+                    size: 12.0,
+                },
+                blue,
+                0,
+            ),
+            p(
+                Shape::Point {
+                    position: Vec2::new(5.0, 5.0),
+                    kind: MarkerKind::Dot,
+                    size: 0.0,
+                },
+                robots,
+                0,
+            ),
+        ],
+    );
+    log
+}
+
+/// Any finite f64, biased towards the values logs hold.
+pub(crate) fn coord() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => (-10_000i32..10_000).prop_map(f64::from),
+        2 => -1e4..1e4f64,
+        1 => prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL | prop::num::f64::ZERO,
+    ]
+}
+
+pub(crate) fn size() -> impl Strategy<Value = f64> {
+    coord().prop_map(f64::abs)
+}
+
+fn point() -> impl Strategy<Value = Vec2> {
+    (coord(), coord()).prop_map(|(x, y)| Vec2::new(x, y))
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        (point(), size()).prop_map(|(center, radius)| Shape::Circle { center, radius }),
+        (point(), point()).prop_map(|(start, end)| Shape::Line { start, end }),
+        (point(), size(), size(), coord()).prop_map(|(center, l, w, orientation)| Shape::Rectangle {
+            center,
+            size: Vec2::new(l, w),
+            orientation
+        }),
+        (prop::collection::vec(point(), 1..6), any::<bool>()).prop_map(|(v, closed)| Shape::Polygon {
+            vertices: v.into(),
+            closed
+        }),
+        (point(), any::<String>(), size()).prop_map(|(anchor, text, size)| Shape::Text {
+            anchor,
+            text: text.into(),
+            size
+        }),
+        (point(), any::<bool>(), size()).prop_map(|(position, dot, size)| Shape::Point {
+            position,
+            kind: if dot { MarkerKind::Dot } else { MarkerKind::Cross },
+            size
+        }),
+    ]
+}
+
+fn color() -> impl Strategy<Value = Rgba> {
+    prop_oneof![
+        any::<u32>().prop_map(Rgba),
+        (0..Rgba::NAMED.len()).prop_map(|i| Rgba::from_rgb(Rgba::NAMED[i].1)),
+    ]
+}
+
+fn style() -> impl Strategy<Value = Style> {
+    (
+        color(),
+        prop::option::of(color()),
+        prop_oneof![
+            Just(0.0f32),
+            0.0f32..100.0,
+            prop::num::f32::NORMAL.prop_map(f32::abs)
+        ],
+        any::<bool>(),
+    )
+        .prop_map(|(color, fill, thickness, world)| Style {
+            color,
+            fill,
+            thickness,
+            unit: if world {
+                ThicknessUnit::World
+            } else {
+                ThicknessUnit::Pixels
+            },
+        })
+}
+
+fn entity_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{1,6}(/[a-z0-9]{1,4}){0,2}",
+        Just("circle".to_owned()),
+        Just("header".to_owned()),
+        Just(String::new()),
+        Just("with space \"quoted\"".to_owned()),
+        Just("3".to_owned()),
+        any::<String>(),
+    ]
+}
+
+fn time() -> impl Strategy<Value = FrameTime> {
+    let t = prop_oneof![coord(), 1.6e9..1.8e9f64];
+    let end = prop_oneof![
+        3 => coord().prop_map(f64::abs),
+        1 => Just(f64::INFINITY),
+    ];
+    let start = prop_oneof![3 => coord(), 1 => Just(f64::NEG_INFINITY)];
+    prop_oneof![
+        t.prop_map(FrameTime::Instant),
+        (start, end).prop_map(|(s, e): (f64, f64)| {
+            let (s, e) = if s <= e { (s, e) } else { (e, s) };
+            FrameTime::Persistent { start: s, end: e }
+        }),
+    ]
+}
+
+fn header() -> impl Strategy<Value = Header> {
+    (
+        any::<String>(),
+        any::<bool>(),
+        prop_oneof![Just("mm".to_owned()), Just("m".to_owned()), any::<String>()],
+        prop::option::of(size()),
+        prop::option::of(any::<i32>()),
+        prop::option::of((point(), point())),
+    )
+        .prop_map(|(name, relative, world_unit, threshold, level, bounds)| Header {
+            name,
+            time_unit: if relative {
+                TimeUnit::RelativeSeconds
+            } else {
+                TimeUnit::EpochSeconds
+            },
+            world_unit,
+            hints: DisplayHints {
+                instant_threshold: threshold,
+                default_max_level: level,
+                world_bounds: bounds,
+            },
+        })
+}
+
+/// A random valid log: every value drawable, entity parents acyclic.
+pub(crate) fn arb_log() -> impl Strategy<Value = Log> {
+    let prim = (
+        shape(),
+        style(),
+        any::<prop::sample::Index>(),
+        prop_oneof![-3i32..5, any::<i32>()],
+    );
+    (
+        header(),
+        prop::collection::vec(entity_name(), 1..6),
+        prop::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 0..6),
+        prop::collection::vec((time(), prop::collection::vec(prim, 0..5)), 0..6),
+    )
+        .prop_map(|(header, names, edges, frames)| {
+            let mut log = Log::new();
+            log.header = header;
+            for n in &names {
+                log.entities.intern(n);
+            }
+            let n = log.entities.len();
+            for (a, b) in edges {
+                let (c, p) = (EntityId(a.index(n) as u32), EntityId(b.index(n) as u32));
+                if !log.entities.is_ancestor_or_self(c, p) {
+                    log.entities.add_parent(c, p);
+                }
+            }
+            for (t, prims) in frames {
+                let prims: Vec<Primitive> = prims
+                    .into_iter()
+                    .map(|(shape, style, e, level)| Primitive {
+                        shape,
+                        style,
+                        entity: EntityId(e.index(n) as u32),
+                        level,
+                    })
+                    .collect();
+                log.push_frame(t, prims);
+            }
+            log
+        })
+}

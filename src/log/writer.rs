@@ -1,0 +1,665 @@
+//! The streaming writer robot programs log with.
+//!
+//! ```no_run
+//! use underlay::log::{Header, Rgba, Writer};
+//! # fn main() -> Result<(), underlay::log::LogError> {
+//! let mut w = Writer::create("run.ulog".as_ref(), Header::default())?;
+//! w.declare_entity("robots/blue/3", &["robots/blue", "attack"]);
+//! w.persistent(f64::NEG_INFINITY, f64::INFINITY)
+//!     .line((-3025.0, 500.0), (-1600.0, 500.0))
+//!     .color(Rgba::named("red"))
+//!     .entity("obstacle");
+//! let t = 1_700_000_000.25;
+//! w.instant(t).circle((2271.0, -1136.0), 70.0).color(Rgba::named("green")).entity("position");
+//! w.instant(t).line((2271.0, -1136.0), (1412.0, -568.0)).entity("plan/rrt").level(2);
+//! w.finish()?;
+//! # Ok(()) }
+//! ```
+//!
+//! A frame stays open until another frame starts (calling `instant` again
+//! with the same time keeps adding to the open frame), [`Writer::end_frame`],
+//! [`Writer::finish`] or drop. Each frame is written as one record, so a
+//! reader of a file whose writer died mid-frame loads every complete frame
+//! before the tear. Output is buffered (64 KiB by default) and flushed on
+//! drop; call [`Writer::finish`] to see errors.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::native::{self, MAX_ENTITY_ID, put_entity_record, put_frame_record_encoded, put_primitive};
+use super::{
+    Entities, EntityId, FrameTime, Header, LogError, MarkerKind, Primitive, Rgba, Shape, Style,
+    ThicknessUnit, Vec2,
+};
+
+/// The entity of primitives that name none (see [`Writer::default_entity`]).
+pub const DEFAULT_ENTITY: &str = "default";
+
+/// How a [`Writer`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// Compress with zstd at this level (1–22; 3 is a good default).
+    pub zstd_level: Option<i32>,
+    /// Hand every finished frame to the operating system at once (and end
+    /// a zstd block), so a crash loses at most the open frame.
+    pub flush_each_frame: bool,
+    /// Bytes buffered before they are written.
+    pub buffer_size: usize,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            zstd_level: None,
+            flush_each_frame: false,
+            buffer_size: 1 << 16,
+        }
+    }
+}
+
+enum Sink<W: Write> {
+    Plain(W),
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+}
+
+impl<W: Write> Sink<W> {
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.write_all(b),
+            Sink::Zstd(z) => z.write_all(b),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Zstd(z) => z.flush(),
+        }
+    }
+
+    fn finish(self) -> io::Result<W> {
+        match self {
+            Sink::Plain(mut w) => {
+                w.flush()?;
+                Ok(w)
+            }
+            Sink::Zstd(z) => {
+                let mut w = z.finish()?;
+                w.flush()?;
+                Ok(w)
+            }
+        }
+    }
+}
+
+/// Writes a native log as a robot runs; see the [module docs](self).
+pub struct Writer<W: Write = File> {
+    sink: Option<Sink<W>>,
+    /// The file name (or `<stream>`) errors are reported against.
+    name: PathBuf,
+    opts: WriterOptions,
+    /// Encoded records waiting to be written.
+    out: Vec<u8>,
+    /// Encoded primitives of the open frame.
+    frame: Vec<u8>,
+    open: Option<FrameTime>,
+    entities: Entities,
+    default_entity: Option<EntityId>,
+    default_entity_name: String,
+    /// The first error not yet reported.
+    error: Option<LogError>,
+    /// Set by a write error: nothing more is written (it could follow a
+    /// partial record).
+    failed: bool,
+    frames: u64,
+    primitives: u64,
+}
+
+impl Writer<File> {
+    /// Creates (truncates) `path` and writes the prefix and header.
+    pub fn create(path: &Path, header: Header) -> Result<Self, LogError> {
+        Self::create_with_options(path, header, WriterOptions::default())
+    }
+
+    /// Like [`Writer::create`], with options.
+    pub fn create_with_options(path: &Path, header: Header, opts: WriterOptions) -> Result<Self, LogError> {
+        let file = File::create(path).map_err(|e| LogError::io(path, e))?;
+        let mut w = Writer::with_options(file, header, opts)?;
+        w.name = path.to_owned();
+        Ok(w)
+    }
+}
+
+impl<W: Write> Writer<W> {
+    /// A writer on any byte sink; writes the prefix and header.
+    pub fn new(w: W, header: Header) -> Result<Self, LogError> {
+        Self::with_options(w, header, WriterOptions::default())
+    }
+
+    /// Like [`Writer::new`], with options.
+    pub fn with_options(mut w: W, header: Header, opts: WriterOptions) -> Result<Self, LogError> {
+        let name = PathBuf::from("<stream>");
+        w.write_all(&native::prefix(opts.zstd_level.is_some()))
+            .map_err(|e| LogError::io(&name, e))?;
+        let sink = match opts.zstd_level {
+            None => Sink::Plain(w),
+            Some(level) => {
+                Sink::Zstd(zstd::stream::write::Encoder::new(w, level).map_err(|e| LogError::io(&name, e))?)
+            }
+        };
+        let mut out = Vec::with_capacity(opts.buffer_size.min(1 << 24) + 4096);
+        native::put_header_record(&mut out, &header);
+        Ok(Writer {
+            sink: Some(sink),
+            name,
+            opts,
+            out,
+            frame: Vec::with_capacity(4096),
+            open: None,
+            entities: Entities::new(),
+            default_entity: None,
+            default_entity_name: DEFAULT_ENTITY.to_owned(),
+            error: None,
+            failed: false,
+            frames: 0,
+            primitives: 0,
+        })
+    }
+
+    /// Starts an instantaneous frame at `t` (seconds on the log's clock),
+    /// ending the open frame, unless the open frame is already at `t`.
+    pub fn instant(&mut self, t: f64) -> &mut Self {
+        self.start_frame(FrameTime::Instant(t))
+    }
+
+    /// Starts a persistent frame shown over `[start, end]` (either may be
+    /// infinite), unless the open frame already has that span.
+    pub fn persistent(&mut self, start: f64, end: f64) -> &mut Self {
+        self.start_frame(FrameTime::Persistent { start, end })
+    }
+
+    fn start_frame(&mut self, time: FrameTime) -> &mut Self {
+        let same = match (self.open, time) {
+            (Some(FrameTime::Instant(a)), FrameTime::Instant(b)) => a.to_bits() == b.to_bits(),
+            (
+                Some(FrameTime::Persistent { start: a, end: b }),
+                FrameTime::Persistent { start: c, end: d },
+            ) => a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits(),
+            _ => false,
+        };
+        if !same {
+            self.end_frame();
+            self.open = Some(time);
+        }
+        self
+    }
+
+    /// Ends the open frame (if any) and queues it as one record.
+    pub fn end_frame(&mut self) -> &mut Self {
+        if let Some(time) = self.open.take() {
+            put_frame_record_encoded(&mut self.out, time, &self.frame);
+            self.frame.clear();
+            self.frames += 1;
+            if self.opts.flush_each_frame {
+                let _ = self.write_out(true);
+            } else if self.out.len() >= self.opts.buffer_size {
+                let _ = self.write_out(false);
+            }
+        }
+        self
+    }
+
+    /// Declares `name` with parent entities (declared too when new), for
+    /// the entity DAG. Declaring again adds parents. An edge that would
+    /// make a cycle is not written and makes [`Writer::finish`] fail.
+    pub fn declare_entity(&mut self, name: &str, parents: &[&str]) -> &mut Self {
+        let parent_ids: Vec<EntityId> = parents.iter().map(|p| self.intern(p)).collect();
+        let known = self.entities.get(name).is_some();
+        let child = self.intern(name);
+        let mut added = Vec::new();
+        for p in parent_ids {
+            if self.entities.is_ancestor_or_self(child, p) {
+                self.fail(format!(
+                    "declare_entity: parent {:?} of {name:?} would make a cycle",
+                    self.entities.name(p)
+                ));
+            } else if !self.entities.parents(child).contains(&p) {
+                self.entities.add_parent(child, p);
+                added.push(p);
+            }
+        }
+        if !added.is_empty() || !known {
+            let parents = self.entities.parents(child).to_vec();
+            put_entity_record(&mut self.out, child.0, name, &parents);
+        }
+        self
+    }
+
+    /// Sets the entity of primitives that do not call
+    /// [`PrimitiveBuilder::entity`] (initially [`DEFAULT_ENTITY`]).
+    pub fn default_entity(&mut self, name: &str) -> &mut Self {
+        if self.default_entity_name != name {
+            name.clone_into(&mut self.default_entity_name);
+            self.default_entity = None;
+        }
+        self
+    }
+
+    /// The id of `name`, declaring it with an entity record when new.
+    fn intern(&mut self, name: &str) -> EntityId {
+        if let Some(id) = self.entities.get(name) {
+            return id;
+        }
+        let id = self.entities.intern(name);
+        if id.0 >= MAX_ENTITY_ID {
+            self.fail(format!("more than {MAX_ENTITY_ID} entities"));
+        }
+        put_entity_record(&mut self.out, id.0, name, &[]);
+        id
+    }
+
+    /// Adds a primitive of any shape to the open frame.
+    pub fn shape(&mut self, shape: Shape) -> PrimitiveBuilder<'_, W> {
+        PrimitiveBuilder {
+            w: self,
+            p: Primitive {
+                shape,
+                style: Style::default(),
+                entity: EntityId(0),
+                level: 0,
+            },
+            entity: None,
+        }
+    }
+
+    /// A circle of `radius` around `center`.
+    pub fn circle(&mut self, center: impl Into<Vec2>, radius: f64) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Circle {
+            center: center.into(),
+            radius,
+        })
+    }
+
+    /// A line segment.
+    pub fn line(&mut self, start: impl Into<Vec2>, end: impl Into<Vec2>) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Line {
+            start: start.into(),
+            end: end.into(),
+        })
+    }
+
+    /// A rectangle `size.x` long along `orientation` (radians) and `size.y` wide.
+    pub fn rectangle(
+        &mut self,
+        center: impl Into<Vec2>,
+        size: impl Into<Vec2>,
+        orientation: f64,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Rectangle {
+            center: center.into(),
+            size: size.into(),
+            orientation,
+        })
+    }
+
+    /// A closed polygon.
+    pub fn polygon<P: Into<Vec2>>(
+        &mut self,
+        vertices: impl IntoIterator<Item = P>,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Polygon {
+            vertices: vertices.into_iter().map(Into::into).collect(),
+            closed: true,
+        })
+    }
+
+    /// An open polyline.
+    pub fn polyline<P: Into<Vec2>>(
+        &mut self,
+        vertices: impl IntoIterator<Item = P>,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Polygon {
+            vertices: vertices.into_iter().map(Into::into).collect(),
+            closed: false,
+        })
+    }
+
+    /// Text anchored at the left end of its baseline, `size` pixels high
+    /// (world units after [`PrimitiveBuilder::world_units`]).
+    pub fn text(&mut self, anchor: impl Into<Vec2>, text: &str, size: f64) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Text {
+            anchor: anchor.into(),
+            text: text.into(),
+            size,
+        })
+    }
+
+    /// A point marker; `size` 0 uses the viewer's default.
+    pub fn point(
+        &mut self,
+        position: impl Into<Vec2>,
+        kind: MarkerKind,
+        size: f64,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Point {
+            position: position.into(),
+            kind,
+            size,
+        })
+    }
+
+    /// Frames and primitives written so far (including the open frame's primitives).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.frames, self.primitives)
+    }
+
+    fn fail(&mut self, message: String) {
+        if self.error.is_none() {
+            self.error = Some(LogError::Usage {
+                path: self.name.clone(),
+                message,
+            });
+        }
+    }
+
+    /// Writes the queued records; `sync` also flushes the sink.
+    fn write_out(&mut self, sync: bool) -> Result<(), ()> {
+        if self.failed {
+            self.out.clear();
+            return Err(());
+        }
+        let Some(sink) = self.sink.as_mut() else {
+            return Err(());
+        };
+        let r = sink
+            .write_all(&self.out)
+            .and_then(|()| if sync { sink.flush() } else { Ok(()) });
+        self.out.clear();
+        if let Err(e) = r {
+            self.failed = true;
+            self.error.get_or_insert(LogError::io(&self.name, e));
+            return Err(());
+        }
+        Ok(())
+    }
+
+    /// Writes every finished frame through to the sink (the open frame
+    /// stays open) and reports the first error not yet reported.
+    pub fn flush(&mut self) -> Result<(), LogError> {
+        let _ = self.write_out(true);
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Ends the open frame, writes everything, finishes compression and
+    /// returns the sink; reports the first error met while writing.
+    pub fn finish(mut self) -> Result<W, LogError> {
+        self.end_frame();
+        let _ = self.write_out(false);
+        let sink = self.sink.take();
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.failed {
+            return Err(LogError::Usage {
+                path: self.name.clone(),
+                message: "writing failed earlier (reported by flush); the log is incomplete".into(),
+            });
+        }
+        match sink {
+            Some(s) => s.finish().map_err(|e| LogError::io(&self.name, e)),
+            None => Err(LogError::Usage {
+                path: self.name.clone(),
+                message: "the writer was already finished".into(),
+            }),
+        }
+    }
+
+    fn commit(&mut self, mut p: Primitive, entity: Option<EntityId>) {
+        p.entity = match entity {
+            Some(e) => e,
+            None => match self.default_entity {
+                Some(e) => e,
+                None => {
+                    let name = std::mem::take(&mut self.default_entity_name);
+                    let e = self.intern(&name);
+                    self.default_entity_name = name;
+                    self.default_entity = Some(e);
+                    e
+                }
+            },
+        };
+        if self.open.is_none() {
+            self.fail(format!(
+                "a {} was added before any frame was started (call instant or persistent first)",
+                p.shape.kind_name()
+            ));
+            return;
+        }
+        put_primitive(&mut self.frame, 3, &p);
+        self.primitives += 1;
+    }
+}
+
+impl<W: Write> Drop for Writer<W> {
+    fn drop(&mut self) {
+        if self.sink.is_some() {
+            self.end_frame();
+            let _ = self.write_out(false);
+            if let Some(s) = self.sink.take() {
+                let _ = s.finish();
+            }
+        }
+    }
+}
+
+/// One primitive being added; it is written into the open frame when this
+/// builder is dropped (at the end of the statement).
+pub struct PrimitiveBuilder<'w, W: Write> {
+    w: &'w mut Writer<W>,
+    p: Primitive,
+    entity: Option<EntityId>,
+}
+
+impl<W: Write> PrimitiveBuilder<'_, W> {
+    /// Outline colour (text and marker colour); `None` keeps the default, white.
+    pub fn color(mut self, c: impl Into<Option<Rgba>>) -> Self {
+        if let Some(c) = c.into() {
+            self.p.style.color = c;
+        }
+        self
+    }
+
+    /// Fill colour of a closed shape; `None` draws the outline only.
+    pub fn fill(mut self, c: impl Into<Option<Rgba>>) -> Self {
+        self.p.style.fill = c.into();
+        self
+    }
+
+    /// Outline thickness in pixels of the video.
+    pub fn thickness(mut self, pixels: f32) -> Self {
+        self.p.style.thickness = pixels;
+        self.p.style.unit = ThicknessUnit::Pixels;
+        self
+    }
+
+    /// Outline thickness in world units (like paint on the floor).
+    pub fn world_thickness(mut self, world: f32) -> Self {
+        self.p.style.thickness = world;
+        self.p.style.unit = ThicknessUnit::World;
+        self
+    }
+
+    /// Measures thickness, text and marker sizes in world units.
+    pub fn world_units(mut self) -> Self {
+        self.p.style.unit = ThicknessUnit::World;
+        self
+    }
+
+    /// The whole style at once.
+    pub fn style(mut self, style: Style) -> Self {
+        self.p.style = style;
+        self
+    }
+
+    /// The entity, declared on first use (with no parents).
+    pub fn entity(mut self, name: &str) -> Self {
+        self.entity = Some(self.w.intern(name));
+        self
+    }
+
+    /// Level of detail: smaller is more important.
+    pub fn level(mut self, level: i32) -> Self {
+        self.p.level = level;
+        self
+    }
+}
+
+impl<W: Write> Drop for PrimitiveBuilder<'_, W> {
+    fn drop(&mut self) {
+        let p = Primitive {
+            shape: std::mem::replace(
+                &mut self.p.shape,
+                Shape::Line {
+                    start: Vec2::ZERO,
+                    end: Vec2::ZERO,
+                },
+            ),
+            ..self.p
+        };
+        self.w.commit(p, self.entity);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{self, Log, ReadError};
+
+    fn write_sample(opts: WriterOptions) -> Vec<u8> {
+        let header = Header {
+            name: "w".into(),
+            ..Header::default()
+        };
+        let mut w = Writer::with_options(Vec::new(), header, opts).unwrap();
+        w.declare_entity("robots/blue/3", &["robots/blue", "attack"]);
+        w.persistent(f64::NEG_INFINITY, f64::INFINITY)
+            .line((0.0, 0.0), (1.0, 0.0))
+            .color(Rgba::named("red"))
+            .entity("obstacle");
+        w.instant(2.0)
+            .circle((1.0, 2.0), 3.0)
+            .color(Rgba::named("green"))
+            .entity("robots/blue/3")
+            .level(2);
+        w.instant(2.0).text((0.0, 0.0), "hi", 12.0).fill(Rgba::BLACK);
+        w.instant(3.0)
+            .polygon([(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)])
+            .world_thickness(20.0);
+        w.finish().unwrap()
+    }
+
+    fn check(log: &Log) {
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        assert_eq!(log.header.name, "w");
+        assert_eq!(log.frames.len(), 3);
+        assert_eq!(log.frame_primitives(&log.frames[1]).len(), 2);
+        let e = log.entities.get("robots/blue/3").unwrap();
+        let parents: Vec<&str> = log
+            .entities
+            .parents(e)
+            .iter()
+            .map(|&p| log.entities.name(p))
+            .collect();
+        assert_eq!(parents, ["robots/blue", "attack"]);
+        let text = &log.frame_primitives(&log.frames[1])[1];
+        assert_eq!(log.entities.name(text.entity), DEFAULT_ENTITY);
+        assert_eq!(text.style.fill, Some(Rgba::BLACK));
+        assert_eq!(log.primitives[3].style.unit, ThicknessUnit::World);
+    }
+
+    #[test]
+    fn builder_output_reads_back() {
+        let bytes = write_sample(WriterOptions::default());
+        check(&log::native::read(&bytes[..]).unwrap());
+        let z = write_sample(WriterOptions {
+            zstd_level: Some(3),
+            flush_each_frame: true,
+            ..WriterOptions::default()
+        });
+        check(&log::native::read(&z[..]).unwrap());
+    }
+
+    #[test]
+    fn every_prefix_of_the_output_loads_its_complete_frames() {
+        let bytes = write_sample(WriterOptions::default());
+        let full = log::native::read(&bytes[..]).unwrap();
+        for cut in native::PREFIX_LEN..bytes.len() {
+            let log = match log::native::read(&bytes[..cut]) {
+                Ok(l) => l,
+                Err(e) => panic!("cut at {cut}: {e}"),
+            };
+            assert!(log.frames.len() <= full.frames.len());
+            assert_eq!(log.frames[..], full.frames[..log.frames.len()], "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn a_dropped_writer_flushes_and_a_torn_compressed_file_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crash.ulog");
+        {
+            let mut w = Writer::create_with_options(
+                &path,
+                Header::default(),
+                WriterOptions {
+                    zstd_level: Some(1),
+                    flush_each_frame: true,
+                    ..WriterOptions::default()
+                },
+            )
+            .unwrap();
+            for i in 0..50 {
+                w.instant(f64::from(i)).circle((0.0, 0.0), 1.0);
+            }
+            w.flush().unwrap();
+            // Simulate a crash: the open frame and zstd epilogue never reach the file.
+            std::mem::forget(w);
+        }
+        let log = log::load(&path).unwrap();
+        assert_eq!(log.frames.len(), 49);
+        assert_eq!(log.warnings.len(), 1, "{:?}", log.warnings);
+        assert!(log.warnings[0].message.contains("truncated"));
+        let path2 = dir.path().join("dropped.ulog");
+        {
+            let mut w = Writer::create(&path2, Header::default()).unwrap();
+            w.instant(1.0).circle((0.0, 0.0), 1.0);
+        }
+        assert_eq!(log::load(&path2).unwrap().frames.len(), 1);
+    }
+
+    #[test]
+    fn misuse_is_reported_by_finish() {
+        let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+        w.circle((0.0, 0.0), 1.0);
+        let e = w.finish().unwrap_err();
+        assert!(e.to_string().contains("before any frame"), "{e}");
+        let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+        w.declare_entity("a", &["b"]);
+        w.declare_entity("b", &["a"]);
+        assert!(w.finish().unwrap_err().to_string().contains("cycle"));
+    }
+
+    #[test]
+    fn garbage_after_prefix_is_corrupt_not_a_panic() {
+        let mut bytes = native::prefix(false).to_vec();
+        bytes.extend_from_slice(&[3, 0x1a, 1, 0xff]);
+        assert!(matches!(
+            log::native::read(&bytes[..]),
+            Err(ReadError::Corrupt { .. })
+        ));
+    }
+}
