@@ -400,7 +400,7 @@ impl ViewerApp {
             if let Some(shown) = p.take_frame() {
                 let size = shown.size;
                 let same_picture = self.frame.as_ref().is_some_and(|f| {
-                    (f.index, f.generation, f.reduction) == (shown.index, shown.generation, shown.reduction)
+                    (f.time, f.generation, f.reduction) == (shown.time, shown.generation, shown.reduction)
                 });
                 match &mut self.texture {
                     Some(_) if same_picture => {}
@@ -485,7 +485,7 @@ impl ViewerApp {
         };
         if self.playback.playing {
             if let Some(f) = &self.frame {
-                b.shown.insert(f.index);
+                b.shown.insert(f.time.to_bits());
             }
             if started.elapsed() < b.play && self.playback.time < self.playback.end() {
                 return;

@@ -22,7 +22,7 @@ pub struct BenchJob {
     pub started: Option<Instant>,
     /// Video time when playing started.
     pub start_time: f64,
-    /// Frame indices that reached the screen while playing.
+    /// Frames (by time) that reached the screen while playing.
     pub shown: HashSet<u64>,
     pub seeks_left: usize,
     pub seek_target: Option<f64>,

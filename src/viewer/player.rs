@@ -67,6 +67,8 @@ impl Default for ViewSettings {
 pub struct ProcessStats {
     /// Primitives drawn onto the frame.
     pub primitives: usize,
+    /// Time spent computing the floor mask (part of the processing time).
+    pub mask_time: Duration,
 }
 
 /// Turns a decoded frame into the picture shown: the shared overlay
@@ -103,6 +105,8 @@ pub struct FrameTiming {
     pub decode: Duration,
     /// The overlay pipeline.
     pub process: Duration,
+    /// Of which the floor mask.
+    pub mask: Duration,
     /// Conversion into a texture image.
     pub convert: Duration,
 }
@@ -266,8 +270,22 @@ impl Drop for Player {
 /// What the worker was last asked for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Target {
+    /// The frame shown at this time (a request from the UI, answered with
+    /// its number).
     Time(f64),
-    Index(u64),
+    /// `n` frames after (before, when negative) the frame with time `from`.
+    Step { from: f64, n: i64 },
+    /// The frame with exactly this time (a step, once resolved).
+    Frame(f64),
+}
+
+/// Frames are told apart by their presentation time (indices from a
+/// decoder are estimates after a seek, times are exact).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sent {
+    time: f64,
+    generation: u64,
+    reduction: usize,
 }
 
 struct Worker {
@@ -279,13 +297,15 @@ struct Worker {
     /// Consecutive decoded frames; the decoder is positioned after the last.
     ring: VecDeque<SourceFrame>,
     ring_cap: usize,
+    /// The ring's first frame is the source's first frame.
+    ring_at_start: bool,
     /// The decoder returned `None` after the ring's last frame.
     eof: bool,
     generation: u64,
     /// Pixels covered on screen, when known.
     display: Option<[usize; 2]>,
-    /// (index, generation, reduction) of the last frame handed out.
-    sent: Option<(u64, u64, usize)>,
+    /// The last frame handed out.
+    sent: Option<Sent>,
     /// The next frame, drawn ahead of time while playing.
     ahead: Option<Shown>,
     /// The last frame handed out, to hand out again without redrawing.
@@ -314,6 +334,7 @@ impl Worker {
             ring_cap: (RING_BYTES / frame_bytes).clamp(3, 64),
             info,
             ring: VecDeque::new(),
+            ring_at_start: false,
             eof: false,
             generation: 0,
             display: None,
@@ -368,7 +389,7 @@ impl Worker {
                         steps = 0;
                     }
                     Request::Step(n) => {
-                        steps += n;
+                        steps = steps.saturating_add(n);
                         self.playing = false;
                     }
                     Request::Settings(g, s) => self.configure(g, &s),
@@ -385,38 +406,14 @@ impl Worker {
                 }
             }
             if steps != 0 {
-                let from = self.sent.map(|(i, _, _)| i).unwrap_or(0);
-                let to = if steps < 0 {
-                    from.saturating_sub(steps.unsigned_abs())
-                } else {
-                    from.saturating_add(steps as u64)
-                };
-                self.target = Some(Target::Index(to));
+                let from = self.last.as_ref().map_or(self.info.start, |l| l.time);
+                self.target = Some(Target::Step { from, n: steps });
                 self.requested = None;
             }
             if !self.is_done() {
                 self.produce();
             } else if self.playing && self.ahead.is_none() && !self.eof {
                 self.draw_ahead();
-            }
-        }
-    }
-
-    /// Whether the last request has been answered with current settings.
-    fn is_done(&self) -> bool {
-        let Some(target) = self.target else {
-            return true;
-        };
-        let Some((idx, g, r)) = self.sent else {
-            return false;
-        };
-        if g != self.generation || r != self.reduction() {
-            return false;
-        }
-        match target {
-            Target::Index(i) => i == idx,
-            Target::Time(t) => {
-                self.ring_find(t) == Some(idx) && self.last.as_ref().is_some_and(|l| l.seq == self.seq)
             }
         }
     }
@@ -431,29 +428,58 @@ impl Worker {
         k.clamp(1, 4)
     }
 
-    /// Index of the frame shown at `t`, if the ring can tell.
-    fn ring_find(&self, t: f64) -> Option<u64> {
+    /// Whether the last request has been answered with current settings.
+    fn is_done(&self) -> bool {
+        let Some(target) = self.target else {
+            return true;
+        };
+        let Some(sent) = self.sent else {
+            return false;
+        };
+        if sent.generation != self.generation || sent.reduction != self.reduction() {
+            return false;
+        }
+        match target {
+            Target::Time(t) => {
+                self.ring_find(t).map(|p| self.ring[p].time) == Some(sent.time)
+                    && self.last.as_ref().is_some_and(|l| l.seq == self.seq)
+            }
+            Target::Frame(t) => sent.time == t,
+            Target::Step { .. } => false,
+        }
+    }
+
+    /// Position in the ring of the frame shown at `t`, if the ring can tell.
+    fn ring_find(&self, t: f64) -> Option<usize> {
         let first = self.ring.front()?;
         if t < first.time {
-            return (first.index == 0).then_some(0);
+            return self.ring_at_start.then_some(0);
         }
         let pos = self.ring.partition_point(|f| f.time <= t);
         // pos ≥ 1 here. A frame is known to be the one when a later one
         // follows it in the ring or the source has ended.
         if pos < self.ring.len() || self.eof {
-            Some(self.ring[pos - 1].index)
+            Some(pos - 1)
         } else {
             None
         }
     }
 
+    /// Position in the ring of the frame with exactly time `t`.
+    fn ring_pos(&self, t: f64) -> Option<usize> {
+        self.ring.iter().position(|f| f.time == t)
+    }
+
     fn push_ring(&mut self, f: SourceFrame) {
-        if self.ring.back().is_some_and(|b| b.index + 1 != f.index) {
+        if self.ring.back().is_some_and(|b| f.time <= b.time) {
+            // Not after the last one: the ring's frames would not be in order.
             self.ring.clear();
+            self.ring_at_start = false;
         }
         self.ring.push_back(f);
         while self.ring.len() > self.ring_cap {
             self.ring.pop_front();
+            self.ring_at_start = false;
         }
     }
 
@@ -483,6 +509,8 @@ impl Worker {
         self.processor.reset();
         match self.source.frame_at(t) {
             Ok(Some(f)) => {
+                // A frame after the time asked for is the source's first.
+                self.ring_at_start = f.time > t || f.time <= self.info.start;
                 self.ring.push_back(f);
                 true
             }
@@ -498,61 +526,73 @@ impl Worker {
         }
     }
 
-    /// Makes the ring hold the frame for `target`; returns its index.
-    fn locate(&mut self, target: Target) -> Option<u64> {
-        match target {
-            Target::Time(t) => {
-                if let Some(i) = self.ring_find(t) {
-                    return Some(i);
-                }
-                let near = self
-                    .ring
-                    .back()
-                    .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT);
-                if !near && !self.seek(t) {
-                    return None;
-                }
-                loop {
-                    if let Some(i) = self.ring_find(t) {
-                        return Some(i);
-                    }
-                    if !self.read_next() {
-                        return self.ring_find(t).or_else(|| self.ring.back().map(|f| f.index));
-                    }
-                }
+    /// Makes the ring hold the frame shown at `t`; returns its position.
+    fn locate_time(&mut self, t: f64) -> Option<usize> {
+        if let Some(p) = self.ring_find(t) {
+            return Some(p);
+        }
+        let near = self
+            .ring
+            .back()
+            .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT);
+        if !near && !self.seek(t) {
+            return None;
+        }
+        loop {
+            if let Some(p) = self.ring_find(t) {
+                return Some(p);
             }
-            Target::Index(i) => {
-                if self.ring.iter().any(|f| f.index == i) {
-                    return Some(i);
+            if !self.read_next() {
+                return self.ring_find(t).or(self.ring.len().checked_sub(1));
+            }
+        }
+    }
+
+    /// Makes the ring hold the frame `n` frames from the one at time
+    /// `from`; returns its position (the first or last frame at the ends).
+    fn locate_step(&mut self, from: f64, n: i64) -> Option<usize> {
+        let far = n.unsigned_abs() as usize >= self.ring_cap / 2;
+        if far {
+            return self.locate_time(from + n as f64 * self.info.frame_duration());
+        }
+        let k = n.unsigned_abs() as usize;
+        if n > 0 {
+            if self.ring_pos(from).is_none() {
+                self.locate_time(from)?;
+            }
+            loop {
+                let p = self.ring_pos(from)?;
+                if p + k < self.ring.len() {
+                    return Some(p + k);
                 }
-                let near = self
-                    .ring
-                    .back()
-                    .is_some_and(|b| i > b.index && (i - b.index) as f64 <= FORWARD_LIMIT * self.info.fps);
-                if !near {
-                    // Seek by time: the frame's time is unknown, so aim at
-                    // its nominal time and read forward to the index.
-                    let nominal = self.info.start + i as f64 * self.info.frame_duration();
-                    let aim = nominal - FORWARD_LIMIT / 2.0;
-                    if !self.seek(aim.max(self.info.start - 1.0)) {
-                        return None;
-                    }
-                    if self.ring.front().is_some_and(|f| f.index > i) && !self.seek(f64::NEG_INFINITY) {
-                        return None;
-                    }
-                }
-                while self.ring.back().is_some_and(|b| b.index < i) {
-                    if !self.read_next() {
-                        break;
-                    }
-                }
-                if self.ring.iter().any(|f| f.index == i) {
-                    Some(i)
-                } else {
-                    self.ring.back().map(|f| f.index)
+                if !self.read_next() {
+                    return self.ring.len().checked_sub(1);
                 }
             }
         }
+        // Backwards: the frames before `from` must be in the ring; seek
+        // earlier and read forward to `from` when they are not.
+        let mut margin = (k as f64 + 2.0) * self.info.frame_duration() * 1.5;
+        for _ in 0..6 {
+            if let Some(p) = self.ring_pos(from) {
+                if p >= k {
+                    return Some(p - k);
+                }
+                if self.ring_at_start {
+                    return Some(0);
+                }
+            }
+            if !self.seek(from - margin) {
+                return None;
+            }
+            while self.ring.back().is_some_and(|b| b.time < from) {
+                if !self.read_next() {
+                    break;
+                }
+            }
+            margin *= 2.0;
+        }
+        self.locate_time(from - k as f64 * self.info.frame_duration())
     }
 
     fn produce(&mut self) {
@@ -560,13 +600,26 @@ impl Worker {
             return;
         };
         let t0 = Instant::now();
-        let Some(index) = self.locate(target) else {
+        let pos = match target {
+            Target::Time(t) | Target::Frame(t) => self.locate_time(t),
+            Target::Step { from, n } => self.locate_step(from, n),
+        };
+        let Some(pos) = pos else {
             // Nothing to show; remember that so we do not spin.
             self.target = None;
             return;
         };
         let decode = t0.elapsed();
-        if self.sent == Some((index, self.generation, self.reduction()))
+        let time = self.ring[pos].time;
+        if let Target::Step { .. } = target {
+            self.target = Some(Target::Frame(time));
+        }
+        let now = Sent {
+            time,
+            generation: self.generation,
+            reduction: self.reduction(),
+        };
+        if self.sent == Some(now)
             && let Some(last) = &self.last
         {
             let again = Shown {
@@ -579,7 +632,7 @@ impl Worker {
             return;
         }
         if let Some(a) = self.ahead.take()
-            && a.index == index
+            && a.time == time
             && a.generation == self.generation
             && a.reduction == self.reduction()
         {
@@ -593,43 +646,43 @@ impl Worker {
             );
             return;
         }
-        let Some(frame) = self.ring.iter().find(|f| f.index == index).cloned() else {
-            return;
-        };
-        if let Some(mut shown) = self.draw(frame) {
-            shown.timing.decode = decode;
-            shown.requested = self.requested;
-            shown.seq = self.seq;
-            self.deliver(shown, true);
-        } else {
-            self.target = None;
-        }
+        let frame = self.ring[pos].clone();
+        let mut shown = self.draw(frame);
+        shown.timing.decode = decode;
+        shown.requested = self.requested;
+        shown.seq = self.seq;
+        self.deliver(shown, true);
     }
 
     /// Draws the frame after the last one sent, for smooth playback.
     fn draw_ahead(&mut self) {
-        let Some((last, _, _)) = self.sent else {
+        let Some(sent) = self.sent else {
             return;
         };
         let t0 = Instant::now();
-        if self.ring.back().is_some_and(|b| b.index == last) && !self.read_next() {
-            return;
-        }
-        let decode = t0.elapsed();
-        let Some(frame) = self.ring.iter().find(|f| f.index == last + 1).cloned() else {
-            // Keep the worker from spinning when the ring lost its place.
+        let Some(p) = self.ring_pos(sent.time) else {
+            // The ring lost its place (a seek): nothing to draw ahead.
             self.playing = false;
             return;
         };
-        if let Some(mut shown) = self.draw(frame) {
-            shown.timing.decode = decode;
-            self.ahead = Some(shown);
-        } else {
-            self.playing = false;
+        if p + 1 >= self.ring.len() && !self.read_next() {
+            return;
         }
+        let decode = t0.elapsed();
+        let Some(p) = self.ring_pos(sent.time) else {
+            self.playing = false;
+            return;
+        };
+        let Some(frame) = self.ring.get(p + 1).cloned() else {
+            self.playing = false;
+            return;
+        };
+        let mut shown = self.draw(frame);
+        shown.timing.decode = decode;
+        self.ahead = Some(shown);
     }
 
-    fn draw(&mut self, frame: SourceFrame) -> Option<Shown> {
+    fn draw(&mut self, frame: SourceFrame) -> Shown {
         let SourceFrame {
             index,
             time,
@@ -647,8 +700,8 @@ impl Worker {
         let reduction = self.reduction();
         let color = to_color_image_reduced(&image, reduction);
         let t3 = Instant::now();
-        let is_last = self.eof && self.ring.back().is_some_and(|b| b.index == index);
-        Some(Shown {
+        let is_last = self.eof && self.ring.back().is_some_and(|b| b.time == time);
+        Shown {
             index,
             time,
             requested: None,
@@ -661,20 +714,21 @@ impl Worker {
             timing: FrameTiming {
                 decode: Duration::ZERO,
                 process: t2 - t1,
+                mask: stats.mask_time,
                 convert: t3 - t2,
             },
             is_last,
-        })
+        }
     }
 
     /// Hands `shown` to the UI; `drawn` says it was drawn (not repeated).
     fn deliver(&mut self, shown: Shown, drawn: bool) {
-        self.sent = Some((shown.index, shown.generation, shown.reduction));
+        self.sent = Some(Sent {
+            time: shown.time,
+            generation: shown.generation,
+            reduction: shown.reduction,
+        });
         self.last = Some(shown.clone());
-        if let Target::Index(_) = self.target.unwrap_or(Target::Time(0.0)) {
-            // A step is answered: later requests start from this frame.
-            self.target = Some(Target::Index(shown.index));
-        }
         let mut ob = lock(&self.outbox);
         if drawn && ob.timings.len() < 10_000 {
             ob.timings.push(shown.timing);
@@ -788,7 +842,10 @@ mod tests {
                 f[[0, 0, 1]] = 0;
                 f[[0, 0, 2]] = 0;
             }
-            Ok(ProcessStats { primitives: 1 })
+            Ok(ProcessStats {
+                primitives: 1,
+                ..Default::default()
+            })
         }
     }
 
@@ -826,6 +883,61 @@ mod tests {
         assert_eq!(wait_for(&p, |_| true).index, 99);
         p.step(-1000);
         assert_eq!(wait_for(&p, |_| true).index, 0);
+    }
+
+    /// A source whose indices are wrong after a seek (as estimated indices
+    /// can be): frames must be told apart by time.
+    struct Relabel {
+        inner: SyntheticSource,
+        next_label: u64,
+    }
+
+    impl crate::viewer::source::FrameSource for Relabel {
+        fn info(&self) -> &crate::viewer::source::SourceInfo {
+            self.inner.info()
+        }
+        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::viewer::source::SourceError> {
+            let f = self.inner.next_frame()?;
+            self.next_label += 1;
+            Ok(f.map(|f| SourceFrame {
+                index: self.next_label,
+                ..f
+            }))
+        }
+        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::viewer::source::SourceError> {
+            let f = self.inner.frame_at(t)?;
+            self.next_label = 1;
+            Ok(f.map(|f| SourceFrame { index: 1, ..f }))
+        }
+    }
+
+    #[test]
+    fn steps_follow_times_not_indices() {
+        let src = Relabel {
+            inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
+            next_label: 0,
+        };
+        let p = Player::spawn(
+            Box::new(src),
+            Box::new(Marker { red: false }),
+            ViewSettings::default(),
+            || {},
+        )
+        .unwrap();
+        p.show(0.0, false);
+        wait_for(&p, |s| s.requested == Some(0.0));
+        p.show(5.0, false);
+        assert_eq!(wait_for(&p, |s| s.requested == Some(5.0)).time, 5.0);
+        p.step(-1);
+        assert!((wait_for(&p, |_| true).time - 4.9).abs() < 1e-9);
+        p.step(-5);
+        assert!((wait_for(&p, |_| true).time - 4.4).abs() < 1e-9);
+        p.step(2);
+        assert!((wait_for(&p, |_| true).time - 4.6).abs() < 1e-9);
+        p.step(-100);
+        assert_eq!(wait_for(&p, |_| true).time, 0.0);
+        p.step(-1);
+        assert_eq!(wait_for(&p, |_| true).time, 0.0);
     }
 
     #[test]
