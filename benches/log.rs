@@ -232,6 +232,39 @@ fn memory_report() {
     );
 }
 
+/// Nanoseconds this thread has run on a CPU (Linux `schedstat`), if known.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Read throughput per second of CPU time actually spent on a core, which
+/// other processes loading the machine do not dilute (wall-clock figures
+/// from criterion do).
+fn cpu_report() {
+    let (bytes, _) = game_bytes(frames());
+    let Some(cpu0) = thread_cpu_ns() else {
+        println!("cpu: /proc/thread-self/schedstat not available");
+        return;
+    };
+    let wall0 = std::time::Instant::now();
+    let runs = 20;
+    for _ in 0..runs {
+        let log = log::native::read(black_box(&bytes[..])).expect("valid");
+        black_box(&log);
+        drop(log);
+    }
+    let cpu = (thread_cpu_ns().unwrap_or(cpu0) - cpu0) as f64 / 1e9;
+    let wall = wall0.elapsed().as_secs_f64();
+    let mb = (bytes.len() * runs) as f64 / 1e6;
+    println!(
+        "cpu: native read (with drop) {runs} × {:.1} MB: {:.0} MB per CPU second ({:.0} MB/s wall clock)",
+        bytes.len() as f64 / 1e6,
+        mb / cpu,
+        mb / wall
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
@@ -244,6 +277,7 @@ criterion_group! {
 fn main() {
     if std::env::args().any(|a| a == "--bench") {
         memory_report();
+        cpu_report();
     }
     benches();
     Criterion::default().configure_from_args().final_summary();

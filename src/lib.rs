@@ -7,9 +7,11 @@
 
 pub mod calib;
 pub mod cli;
+pub mod draw;
 pub mod image;
 pub mod log;
 pub mod mask;
+pub mod pipeline;
 pub mod select;
 pub mod session;
 pub mod viewer;

@@ -1,6 +1,20 @@
 //! `underlay calib`: calibration from point correspondences.
+//!
+//! `calib solve POINTS.csv` reads image ↔ world points (header `u,v,x,y`;
+//! other columns such as a point name are ignored; blank lines and lines
+//! starting with `#` are skipped), fits a model, prints the report (text,
+//! or JSON with `--json`) and with `-o` writes the calibration file that
+//! sessions embed or reference.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use crate::calib::fit::MAX_FIT_POINTS;
+use crate::calib::{self, CalibReport, Correspondence, FitOptions};
+use crate::log::Vec2;
 
 /// Calibration models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -11,6 +25,18 @@ pub enum Model {
     Radial,
 }
 
+/// How points that do not fit are treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// Least squares over all points (flagged points are reported, and used).
+    Lsq,
+    /// RANSAC: points beyond --ransac-threshold are left out.
+    Ransac,
+    /// Least median of squares: flagged points are left out.
+    Lmeds,
+}
+
+/// Subcommands of `underlay calib`.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Fit a calibration to points and report residuals and outliers.
@@ -32,8 +58,387 @@ pub struct SolveArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fitting method: least squares, or a robust one that leaves flagged points out.
+    #[arg(long, value_enum, default_value_t = Method::Lsq)]
+    pub method: Method,
+    /// RANSAC inlier threshold in pixels.
+    #[arg(long, value_name = "PX", default_value_t = 3.0)]
+    pub ransac_threshold: f64,
+    /// Image size, e.g. 1920x1080: centre and scale of the distortion, and
+    /// the clipping margin stored in the calibration.
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub image_size: Option<[u32; 2]>,
+    /// Centre of distortion in pixels, e.g. 958.5,541 (default: the image centre).
+    #[arg(long, value_name = "U,V", value_parser = parse_point)]
+    pub principal_point: Option<Vec2>,
+    /// Accept a solution that mirrors the image (a left-handed world frame).
+    #[arg(long)]
+    pub allow_mirrored: bool,
 }
 
-pub fn run(_cmd: Command) -> anyhow::Result<()> {
-    anyhow::bail!("calib is not built yet")
+fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not WIDTHxHEIGHT"))?;
+    let parse = |t: &str| t.trim().parse::<u32>().ok().filter(|&v| v > 0 && v <= 1 << 16);
+    match (parse(w), parse(h)) {
+        (Some(w), Some(h)) => Ok([w, h]),
+        _ => Err(format!("`{s}` is not WIDTHxHEIGHT with sizes from 1 to 65536")),
+    }
+}
+
+fn parse_point(s: &str) -> Result<Vec2, String> {
+    let (u, v) = s.split_once(',').ok_or_else(|| format!("`{s}` is not U,V"))?;
+    let parse = |t: &str| t.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+    match (parse(u), parse(v)) {
+        (Some(u), Some(v)) => Ok(Vec2::new(u, v)),
+        _ => Err(format!("`{s}` is not two finite numbers U,V")),
+    }
+}
+
+/// Runs an `underlay calib` subcommand.
+pub fn run(cmd: Command) -> anyhow::Result<()> {
+    match cmd {
+        Command::Solve(a) => solve(a),
+    }
+}
+
+/// Points files larger than this are refused.
+const MAX_CSV_BYTES: u64 = 64 << 20;
+
+/// Correspondences read from a CSV file, with the line of each.
+#[derive(Debug)]
+pub struct PointsFile {
+    pub points: Vec<Correspondence>,
+    /// 1-based line number of each point.
+    pub lines: Vec<usize>,
+}
+
+/// Reads a `u,v,x,y` CSV file; errors name the file and line.
+pub fn read_points(path: &Path) -> anyhow::Result<PointsFile> {
+    let name = path.display();
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("cannot read points file {name}"))?
+        .len();
+    if len > MAX_CSV_BYTES {
+        bail!("{name}: {len} bytes is too large for a points file (at most {MAX_CSV_BYTES})");
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read points file {name}"))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{name}: not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    parse_points(&text).with_context(|| format!("in points file {name}"))
+}
+
+/// Parses the CSV text (see [`read_points`]).
+pub fn parse_points(text: &str) -> anyhow::Result<PointsFile> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let Some((header_line, header)) = lines.next() else {
+        bail!("empty: expected a header line `u,v,x,y`");
+    };
+    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
+    let find = |want: &str| cols.iter().position(|c| c == want);
+    let (Some(iu), Some(iv), Some(ix), Some(iy)) = (find("u"), find("v"), find("x"), find("y")) else {
+        bail!("line {header_line}: the header must name the columns u,v,x,y, not `{header}`");
+    };
+    let mut out = PointsFile {
+        points: Vec::new(),
+        lines: Vec::new(),
+    };
+    for (line, l) in lines {
+        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+        if fields.len() != cols.len() {
+            bail!(
+                "line {line}: expected {} comma-separated fields like the header, found {}: `{l}`",
+                cols.len(),
+                fields.len()
+            );
+        }
+        let num = |i: usize| -> anyhow::Result<f64> {
+            let f = fields[i];
+            match f.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                Ok(_) => bail!("line {line}, column {}: `{f}` is not a finite number", cols[i]),
+                Err(_) => bail!("line {line}, column {}: `{f}` is not a number", cols[i]),
+            }
+        };
+        if out.points.len() >= MAX_FIT_POINTS {
+            bail!("line {line}: more than {MAX_FIT_POINTS} points");
+        }
+        out.points.push(Correspondence {
+            image: Vec2::new(num(iu)?, num(iv)?),
+            world: Vec2::new(num(ix)?, num(iy)?),
+        });
+        out.lines.push(line);
+    }
+    Ok(out)
+}
+
+/// The JSON output: the report and where its points came from.
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    #[serde(flatten)]
+    report: &'a CalibReport,
+    /// The points file.
+    file: String,
+    /// Line number of each point in the points file.
+    lines: &'a [usize],
+    /// The calibration file written, if any.
+    output: Option<String>,
+}
+
+fn solve(a: SolveArgs) -> anyhow::Result<()> {
+    if !(a.ransac_threshold.is_finite() && a.ransac_threshold > 0.0) {
+        bail!(
+            "--ransac-threshold must be a positive number of pixels, not {}",
+            a.ransac_threshold
+        );
+    }
+    let pts = read_points(&a.points)?;
+    let opts = FitOptions {
+        model: match a.model {
+            Model::Homography => calib::Model::Homography,
+            Model::Radial => calib::Model::Radial,
+        },
+        method: match a.method {
+            Method::Lsq => calib::Method::LeastSquares,
+            Method::Ransac => calib::Method::Ransac,
+            Method::Lmeds => calib::Method::Lmeds,
+        },
+        ransac_threshold_px: a.ransac_threshold,
+        principal_point: a.principal_point,
+        image_size: a.image_size,
+        allow_mirrored: a.allow_mirrored,
+    };
+    let fit = calib::fit(&pts.points, &opts).map_err(|e| {
+        // Name the lines of the points an error talks about.
+        anyhow::Error::new(e).context(format!("cannot calibrate from {}", a.points.display()))
+    });
+    let fit = fit.map_err(|e| annotate_lines(e, &pts.lines))?;
+    if let Some(out) = &a.output {
+        let header = format!(
+            "# underlay calibration: {} model fitted to {} of {} points from {}\n# RMS {:.3} px{}\n",
+            fit.report.model,
+            fit.report.used,
+            fit.report.points,
+            a.points.display(),
+            fit.report.rms_px,
+            fit.report
+                .loo_rms_px
+                .map(|l| format!(", leave-one-out RMS {l:.3} px"))
+                .unwrap_or_default()
+        );
+        fit.calibration
+            .save(out, &header)
+            .context("cannot write the calibration file")?;
+    }
+    if a.json {
+        let j = JsonOut {
+            report: &fit.report,
+            file: a.points.display().to_string(),
+            lines: &pts.lines,
+            output: a.output.as_ref().map(|p| p.display().to_string()),
+        };
+        let mut text = serde_json::to_string_pretty(&j).context("cannot format the report")?;
+        text.push('\n');
+        emit(&text)
+    } else {
+        emit(&text_report(&fit.report, &pts, a.output.as_deref()))
+    }
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("cannot write to stdout"),
+        _ => Ok(()),
+    }
+}
+
+/// Adds "(line N)" after each "point N" of an error message.
+fn annotate_lines(e: anyhow::Error, lines: &[usize]) -> anyhow::Error {
+    let msg = format!("{:#}", e);
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg.as_str();
+    while let Some(pos) = rest.find("point ") {
+        let (head, tail) = rest.split_at(pos + "point ".len());
+        out.push_str(head);
+        let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+        out.push_str(&digits);
+        if let Some(line) = digits.parse::<usize>().ok().and_then(|i| lines.get(i)) {
+            let _ = write!(out, " (line {line})");
+        }
+        rest = &tail[digits.len()..];
+    }
+    out.push_str(rest);
+    anyhow::anyhow!(out)
+}
+
+fn fmt_opt(v: Option<f64>, width: usize) -> String {
+    match v {
+        Some(v) => format!("{v:>width$.3}"),
+        None => format!("{:>width$}", "-"),
+    }
+}
+
+/// The human-readable report.
+fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "model: {} (method {}), {} points, {} used",
+        r.model, r.method, r.points, r.used
+    );
+    if let Some(d) = &r.distortion {
+        let _ = writeln!(
+            s,
+            "distortion: k1 = {:.6}, k2 = {:.6} about ({:.1}, {:.1}), normalised by {:.1} px",
+            d.k1, d.k2, d.center[0], d.center[1], d.focal[0]
+        );
+    }
+    let _ = writeln!(
+        s,
+        "rms: {:.3} px   leave-one-out rms: {}   max: {:.3} px",
+        r.rms_px,
+        r.loo_rms_px.map_or("-".into(), |v| format!("{v:.3} px")),
+        r.max_residual_px
+    );
+    let _ = writeln!(
+        s,
+        "\n{:>5} {:>5} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
+        "point", "line", "u", "v", "x", "y", "residual", "loo"
+    );
+    let mut flag = vec![0u8; pts.points.len()];
+    for &i in &r.outliers {
+        flag[i] = 1;
+    }
+    for &i in &r.excluded {
+        flag[i] = 2;
+    }
+    for (i, c) in pts.points.iter().enumerate() {
+        let mark = if flag[i] == 2 {
+            "  excluded"
+        } else if flag[i] == 1 {
+            "  outlier"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "{:>5} {:>5} {:>10.2} {:>10.2} {:>12.2} {:>12.2} {} {}{}",
+            i,
+            pts.lines[i],
+            c.image.x,
+            c.image.y,
+            c.world.x,
+            c.world.y,
+            fmt_opt(r.residuals_px[i], 9),
+            fmt_opt(r.loo_residuals_px[i], 9),
+            mark
+        );
+    }
+    if r.outliers.is_empty() {
+        let _ = writeln!(s, "\noutliers: none");
+    } else {
+        let _ = writeln!(
+            s,
+            "\noutliers ({} flagged{}):",
+            r.outliers.len(),
+            r.outlier_threshold_px
+                .map(|t| format!(", threshold {t:.3} px"))
+                .unwrap_or_default()
+        );
+        for p in &r.outlier_points {
+            let _ = writeln!(
+                s,
+                "  point {} (line {}): image ({}, {}), world ({}, {}): {:.3} px from the robust fit \
+                 (residual {} px)",
+                p.index,
+                pts.lines[p.index],
+                p.u,
+                p.v,
+                p.x,
+                p.y,
+                p.flagged_residual_px,
+                fmt_opt(p.residual_px, 0)
+            );
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    if let Some(o) = output {
+        let _ = writeln!(s, "wrote {}", o.display());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_with_names_comments_and_crlf() {
+        let p = parse_points(
+            "\u{feff}# clicked\r\nname, u, v, x, y\r\n\r\ncorner, 1, 2, 3, 4\r\ncentre,5,6,7,8\r\n",
+        )
+        .unwrap();
+        assert_eq!(p.points.len(), 2);
+        assert_eq!(p.lines, vec![4, 5]);
+        assert_eq!(p.points[1].image, Vec2::new(5.0, 6.0));
+        assert_eq!(p.points[0].world, Vec2::new(3.0, 4.0));
+    }
+
+    #[test]
+    fn csv_errors_name_the_line() {
+        let e = parse_points("u,v,x,y\n1,2,3,4\n1,2,3\n").unwrap_err().to_string();
+        assert!(e.contains("line 3"), "{e}");
+        let e = parse_points("u,v,x,y\n1,2,abc,4\n").unwrap_err().to_string();
+        assert!(e.contains("line 2, column x") && e.contains("abc"), "{e}");
+        let e = parse_points("u,v,x,y\n1,2,nan,4\n").unwrap_err().to_string();
+        assert!(e.contains("finite"), "{e}");
+        let e = parse_points("a,b,c\n1,2,3\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("u,v,x,y"), "{e}");
+        assert!(parse_points("").is_err());
+        assert!(parse_points("# only a comment\n").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn csv_parser_never_panics(text in "\\PC{0,300}", lines in proptest::collection::vec("[-0-9.,eEnaifu vxy#\\t]{0,40}", 0..12)) {
+            let _ = parse_points(&text);
+            let _ = parse_points(&format!("u,v,x,y\n{}", lines.join("\n")));
+        }
+    }
+
+    #[test]
+    fn argument_parsers() {
+        assert_eq!(parse_size("1920x1080"), Ok([1920, 1080]));
+        assert!(parse_size("1920").is_err() && parse_size("0x5").is_err() && parse_size("ax5").is_err());
+        assert_eq!(parse_point("1.5, 2"), Ok(Vec2::new(1.5, 2.0)));
+        assert!(parse_point("1").is_err() && parse_point("inf,2").is_err());
+    }
+
+    #[test]
+    fn errors_get_line_numbers() {
+        let lines = [2, 3, 5, 7, 8, 9, 10, 11, 12, 14];
+        let e = annotate_lines(
+            anyhow::anyhow!("point 2 and point 9 collide; point 30 too"),
+            &lines,
+        );
+        assert_eq!(
+            e.to_string(),
+            "point 2 (line 5) and point 9 (line 14) collide; point 30 too"
+        );
+    }
 }

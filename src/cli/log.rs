@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::log::summary::{Summary, entity_tree};
 use crate::log::{self, Format, Log, TimeUnit, text};
-use crate::select::{self, Filter};
+use crate::select::{Filter, FilterSpec, Index};
 
 /// The `log` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -304,44 +304,15 @@ fn dump(path: &Path, from: Option<f64>, to: Option<f64>) -> anyhow::Result<()> {
     })
 }
 
-/// The per-entity filter of `--max-level` and `--entity`: an entity passes
-/// when it, or an ancestor (declared parents; for logs without any, the
-/// `/`-separated name prefixes), is one of `only`.
+/// The filter of `--max-level` and `--entity`: an entity passes when it or
+/// an ancestor is one of `only` (see `FilterSpec::compile` for the DAG rules).
 pub fn filter_for(log: &Log, max_level: Option<i32>, only: &[String]) -> anyhow::Result<Filter> {
-    let max = max_level.unwrap_or(i32::MAX);
-    if only.is_empty() {
-        return Ok(Filter::all(log, max));
-    }
-    let edges = log.entities.has_edges();
-    let mut chosen = Vec::new();
-    for name in only {
-        match log.entities.get(name) {
-            Some(e) => chosen.push(e),
-            None if !edges && log.entities.ids().any(|e| is_under(log.entities.name(e), name)) => {}
-            None => anyhow::bail!("the log has no entity named {name:?}"),
-        }
-    }
-    let levels = log
-        .entities
-        .ids()
-        .map(|e| {
-            let pass = if edges {
-                chosen.iter().any(|&c| log.entities.is_ancestor_or_self(c, e))
-            } else {
-                only.iter().any(|o| is_under(log.entities.name(e), o))
-            };
-            if pass { max } else { i32::MIN }
-        })
-        .collect();
-    Ok(Filter::from_levels(levels))
-}
-
-/// Whether `name` is `prefix` or below it in the `/` hierarchy.
-fn is_under(name: &str, prefix: &str) -> bool {
-    name == prefix
-        || name
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('/'))
+    let spec = FilterSpec {
+        max_level,
+        only: only.to_vec(),
+        ..FilterSpec::default()
+    };
+    Ok(spec.compile(log)?)
 }
 
 fn select_at(
@@ -363,7 +334,8 @@ fn select_at(
     print_warnings(path, &log);
     let filter = filter_for(&log, max_level, entities).with_context(|| path.display().to_string())?;
     let threshold = threshold.unwrap_or_else(|| log.default_instant_threshold());
-    let selected = select::brute_force(&log, at, threshold, &filter);
+    let index = Index::new(&log);
+    let selected = index.select(&log, at, threshold, &filter);
     emit(|w| {
         for p in selected {
             writeln!(w, "{}", text::primitive_to_string(&log, p))?;
@@ -422,12 +394,12 @@ mod tests {
             log.entities.intern(n);
         }
         let f = filter_for(&log, Some(2), &["robots".into()]).unwrap();
-        assert_eq!(f.levels(), &[2, 2, i32::MIN]);
+        assert_eq!(f.levels(), &[2, 2, Filter::HIDDEN]);
         assert!(filter_for(&log, None, &["nope".into()]).is_err());
         let team = log.entities.intern("team");
         let ball = log.entities.get("ball").unwrap();
         log.entities.add_parent(ball, team);
         let f = filter_for(&log, None, &["team".into()]).unwrap();
-        assert_eq!(f.levels(), &[i32::MIN, i32::MIN, i32::MAX, i32::MAX]);
+        assert_eq!(f.levels(), &[Filter::HIDDEN, Filter::HIDDEN, i32::MAX, i32::MAX]);
     }
 }

@@ -12,8 +12,8 @@ use prost::Message;
 use super::native::{FORMAT_VERSION, MAGIC, PREFIX_LEN};
 use super::proto::v1 as pb;
 use super::{
-    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Place, Primitive, Rgba, Shape, Style,
-    ThicknessUnit, TimeUnit, Vec2, Warnings, close_frame,
+    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Place, Primitive, ReadError, Rgba, Shape,
+    Style, ThicknessUnit, TimeUnit, Vec2, Warnings, close_frame,
 };
 
 impl From<Vec2> for pb::Vec2 {
@@ -222,10 +222,13 @@ pub fn encode(log: &Log) -> Vec<u8> {
 }
 
 /// Decodes an uncompressed native log with prost. Simpler than the fast
-/// reader: errors are plain messages and a torn record is an error.
-pub fn decode(bytes: &[u8]) -> Result<Log, String> {
+/// reader: a torn record is an error, and warnings are only those of
+/// undrawable values.
+pub fn decode(bytes: &[u8]) -> Result<Log, ReadError> {
     if bytes.len() < PREFIX_LEN || &bytes[..8] != MAGIC || bytes[8] != FORMAT_VERSION || bytes[9] != 0 {
-        return Err("not an uncompressed version-1 native log".into());
+        return Err(ReadError::UnknownFormat(
+            "not an uncompressed version-1 native log".into(),
+        ));
     }
     let mut log = Log::new();
     let mut warnings = Warnings::default();
@@ -235,8 +238,11 @@ pub fn decode(bytes: &[u8]) -> Result<Log, String> {
     let mut buf = &bytes[PREFIX_LEN..];
     while !buf.is_empty() {
         let offset = (bytes.len() - buf.len()) as u64;
-        let record =
-            pb::Record::decode_length_delimited(&mut buf).map_err(|e| format!("byte {offset}: {e}"))?;
+        let record = pb::Record::decode_length_delimited(&mut buf).map_err(|e| ReadError::Corrupt {
+            offset,
+            frame: frames,
+            message: e.to_string(),
+        })?;
         use pb::record::Kind;
         match record.kind {
             Some(Kind::Header(h)) if !header_seen => {
@@ -285,7 +291,13 @@ pub fn decode(bytes: &[u8]) -> Result<Log, String> {
                         start: iv.start,
                         end: iv.end,
                     },
-                    None => return Err(format!("byte {offset}: frame without a time")),
+                    None => {
+                        return Err(ReadError::Corrupt {
+                            offset,
+                            frame: frames,
+                            message: "frame without a time".into(),
+                        });
+                    }
                 };
                 close_frame(&mut log, &mut warnings, time, start, frames, Place::Byte(offset));
                 frames += 1;

@@ -1,19 +1,110 @@
 //! Choosing what to draw at a time: thesis Algorithm 3, entity filters and
 //! levels of detail.
 //!
-//! A user-facing [`FilterSpec`] (what the session file and command line
-//! hold, by entity *name*) is compiled against a log into a [`Filter`]: one
-//! maximum level per entity id, so testing a primitive is one lookup.
-//! [`brute_force`] is the literal Algorithm 3 and the reference the fast
-//! index is checked against.
+//! - A user-facing [`FilterSpec`] (what the session file and command line
+//!   hold, by entity *name*) is compiled against a log's entity graph
+//!   ([`EntityTree`]) into a [`Filter`]: one maximum level per entity id, so
+//!   testing a primitive is one lookup and every combination of filters
+//!   costs the same at query time.
+//! - An [`Index`], built once per log, answers "what is shown at time `t`"
+//!   in `O(log n + log m + k)` and hands out the primitives borrowed, in
+//!   draw order ([`Selection`]), plus range and next-event queries for
+//!   timelines.
+//! - [`brute_force`] is the literal Algorithm 3 and the reference the index
+//!   is checked against (property tests in `index.rs`).
+//!
+//! # Selection rules (shared by [`brute_force`] and [`Index::select`])
+//! At time `t` with threshold `θ`:
+//! 1. every persistent frame with `start ≤ t ≤ end`, in recorded order
+//!    (frames with a NaN bound or `start > end` never apply);
+//! 2. then the instantaneous frame nearest to `t`, if `|time − t| < θ`
+//!    (strictly). Among frames at the same distance the one with the
+//!    earlier time wins, then the one recorded first. Distances are
+//!    computed as `(time − t).abs()` in `f64`, so a NaN time, a NaN `t` or
+//!    an infinite distance never selects a frame;
+//! 3. within each frame, the primitives the [`Filter`] allows, in recorded
+//!    order.
+//!
+//! # Use
+//! ```
+//! use underlay::log::{FrameTime, Log, Primitive, Shape, Style, Vec2};
+//! use underlay::select::{FilterSpec, Index};
+//!
+//! let mut log = Log::new();
+//! let ball = log.entities.intern("ball");
+//! let dot = Primitive {
+//!     shape: Shape::Circle { center: Vec2::ZERO, radius: 21.5 },
+//!     style: Style::default(),
+//!     entity: ball,
+//!     level: 0,
+//! };
+//! log.push_frame(FrameTime::Instant(10.0), [dot.clone()]);
+//! log.push_frame(FrameTime::Instant(10.1), [dot]);
+//!
+//! let index = Index::new(&log); // once per log
+//! let filter = FilterSpec { only: vec!["ball".into()], ..FilterSpec::default() }.compile(&log)?;
+//! let threshold = index.default_threshold(); // unless the session sets one
+//! let shown = index.select(&log, 10.04, threshold, &filter);
+//! assert_eq!(shown.instant_frame(), Some(0));
+//! for primitive in &shown {
+//!     assert_eq!(primitive.entity, ball);
+//! }
+//! # Ok::<(), underlay::select::SelectError>(())
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::log::{Log, Primitive};
+use crate::log::{EntityId, FrameTime, Log, Primitive};
+
+mod entities;
+mod index;
+
+pub use entities::{EntityTree, TreeRow};
+pub use index::{Index, Selection, SelectionIter};
+
+/// Errors compiling a filter against a log's entities.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    /// Names in a filter that are neither an entity of the log nor (for logs
+    /// without declared edges) a `/`-separated group of entities.
+    #[error("the log has no entit{} named {}", if names.len() == 1 { "y" } else { "ies" }, quoted(names))]
+    UnknownEntities { names: Vec<String> },
+    /// The declared parent edges form a cycle; `names` lists the entities on
+    /// it from parent to child, starting and ending with the same one.
+    #[error("the entity graph has a cycle: {}", names.join(" → "))]
+    Cycle { names: Vec<String> },
+    /// A parent edge points at an entity id the log does not have.
+    #[error("entity \"{child}\" has parent id {parent}, but the log has only {count} entities")]
+    BadParent {
+        child: String,
+        parent: u32,
+        count: usize,
+    },
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{}\"", n.escape_debug()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Which entities and levels to show, by name, as saved in a session.
+///
+/// Compiled by [`FilterSpec::compile`]; the meaning of each field, with
+/// "descendants" always including the entity itself:
+/// an entity is shown when (`only` is empty or it descends from a name in
+/// `only`) and it does not descend from a name in `exclude` and it is not
+/// in `hidden`. Its maximum level is the nearest entry of `levels` on its
+/// ancestry (its own entry first, then its parents', and so on); when it
+/// inherits entries through several parents the *largest* (most detailed)
+/// one wins; with no entry it is `max_level`. `exclude` wins over `only`.
+/// Names may also be group nodes of an implied hierarchy (see
+/// [`EntityTree`]); `hidden` on a group hides nothing, as a group has no
+/// primitives of its own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FilterSpec {
@@ -32,13 +123,17 @@ pub struct FilterSpec {
 }
 
 /// A [`FilterSpec`] compiled for one log: the maximum level shown for each
-/// entity id (`i32::MIN` hides the entity).
+/// entity id. [`Filter::HIDDEN`] (`i32::MIN`) hides the entity entirely,
+/// whatever the level of its primitives.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Filter {
     max_level: Vec<i32>,
 }
 
 impl Filter {
+    /// The maximum level that marks an entity as hidden.
+    pub const HIDDEN: i32 = i32::MIN;
+
     /// Shows every entity up to `max_level`.
     pub fn all(log: &Log, max_level: i32) -> Self {
         Filter {
@@ -47,6 +142,7 @@ impl Filter {
     }
 
     /// Builds a filter from per-entity maximum levels, indexed by entity id.
+    /// Entities past the end of the vector are hidden.
     pub fn from_levels(max_level: Vec<i32>) -> Self {
         Filter { max_level }
     }
@@ -59,38 +155,47 @@ impl Filter {
     /// Whether `p` passes the entity and level filter.
     #[inline]
     pub fn allows(&self, p: &Primitive) -> bool {
-        self.max_level
-            .get(p.entity.index())
-            .is_some_and(|&m| p.level <= m)
+        self.allows_entity_level(p.entity, p.level)
+    }
+
+    /// Whether a primitive of `entity` at `level` passes the filter.
+    #[inline]
+    pub fn allows_entity_level(&self, entity: EntityId, level: i32) -> bool {
+        // Non-short-circuit `&`: no branch on the outcome, which is random
+        // across a frame's primitives.
+        match self.max_level.get(entity.index()) {
+            Some(&m) => (m != Self::HIDDEN) & (level <= m),
+            None => false,
+        }
     }
 }
 
-/// Thesis Algorithm 3, literally: every persistent frame with
-/// `start ≤ t ≤ end` (recorded order), then the instantaneous frame nearest
-/// to `t` if `|time − t| < threshold` (ties go to the earlier recorded
-/// frame); keep the primitives the filter allows, in recorded order.
+/// Thesis Algorithm 3, literally: one pass over every frame, following the
+/// selection rules of the [module docs](self). `O(frames + primitives)` per
+/// call; the reference for [`Index::select`].
 pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) -> Vec<&'a Primitive> {
     let mut out = Vec::new();
-    let mut nearest: Option<(f64, usize)> = None;
+    // (distance, time, frame index) of the best instantaneous frame so far.
+    let mut nearest: Option<(f64, f64, usize)> = None;
     for (i, f) in log.frames.iter().enumerate() {
         match f.time {
-            crate::log::FrameTime::Persistent { start, end } => {
+            FrameTime::Persistent { start, end } => {
                 if start <= t && t <= end {
                     out.extend(log.frame_primitives(f).iter().filter(|p| filter.allows(p)));
                 }
             }
-            crate::log::FrameTime::Instant(ft) => {
+            FrameTime::Instant(ft) => {
                 let d = (ft - t).abs();
                 if d.is_nan() {
                     continue;
                 }
-                if nearest.is_none_or(|(bd, _)| d < bd) {
-                    nearest = Some((d, i));
+                if nearest.is_none_or(|(bd, bt, _)| d < bd || (d == bd && ft < bt)) {
+                    nearest = Some((d, ft, i));
                 }
             }
         }
     }
-    if let Some((d, i)) = nearest
+    if let Some((d, _, i)) = nearest
         && d < threshold
     {
         out.extend(
@@ -100,4 +205,100 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Shape, Style, Vec2};
+
+    fn prim(log: &mut Log, entity: &str, level: i32) -> Primitive {
+        Primitive {
+            shape: Shape::Circle {
+                center: Vec2::ZERO,
+                radius: 1.0,
+            },
+            style: Style::default(),
+            entity: log.entities.intern(entity),
+            level,
+        }
+    }
+
+    #[test]
+    fn hidden_marker_hides_even_the_lowest_level() {
+        let mut log = Log::new();
+        let p = prim(&mut log, "a", i32::MIN);
+        assert!(!Filter::from_levels(vec![Filter::HIDDEN]).allows(&p));
+        assert!(Filter::from_levels(vec![i32::MIN + 1]).allows(&p));
+        assert!(
+            !Filter::from_levels(vec![]).allows(&p),
+            "ids past the end are hidden"
+        );
+    }
+
+    #[test]
+    fn brute_force_follows_algorithm_3() {
+        let mut log = Log::new();
+        let a0 = prim(&mut log, "a", 0);
+        let a2 = prim(&mut log, "a", 2);
+        let b0 = prim(&mut log, "b", 0);
+        log.push_frame(FrameTime::Instant(1.0), [a0.clone(), b0.clone()]);
+        log.push_frame(FrameTime::Persistent { start: 0.0, end: 5.0 }, [a2.clone()]);
+        log.push_frame(FrameTime::Instant(2.0), [a2.clone()]);
+        log.push_frame(
+            FrameTime::Persistent {
+                start: f64::NAN,
+                end: 9.0,
+            },
+            [a0.clone()],
+        );
+        let all = Filter::all(&log, 10);
+        let got = brute_force(&log, 1.2, 0.5, &all);
+        // Persistent frame first, then the nearest instantaneous one.
+        assert_eq!(got, vec![&a2, &a0, &b0]);
+        assert!(std::ptr::eq(got[0], &log.primitives[2]));
+        // Out of threshold: only the persistent frame.
+        assert_eq!(brute_force(&log, 3.0, 0.5, &all), vec![&a2]);
+        // Level and entity filter.
+        let f = Filter::from_levels(vec![1, Filter::HIDDEN]);
+        assert_eq!(brute_force(&log, 1.2, 0.5, &f), vec![&a0]);
+        // Nothing at NaN or at infinity.
+        assert!(brute_force(&log, f64::NAN, f64::INFINITY, &all).is_empty());
+        assert!(brute_force(&log, f64::INFINITY, f64::INFINITY, &all).is_empty());
+    }
+
+    #[test]
+    fn brute_force_ties_go_to_the_earlier_time_then_the_earlier_frame() {
+        let mut log = Log::new();
+        let late = prim(&mut log, "late", 0);
+        let early = prim(&mut log, "early", 0);
+        let early2 = prim(&mut log, "early2", 0);
+        log.push_frame(FrameTime::Instant(2.0), [late.clone()]);
+        log.push_frame(FrameTime::Instant(1.0), [early.clone()]);
+        log.push_frame(FrameTime::Instant(1.0), [early2.clone()]);
+        let all = Filter::all(&log, 0);
+        assert_eq!(brute_force(&log, 1.5, 1.0, &all), vec![&early]);
+        // Rounding makes 1e-300 and 2e-300 equally far from 1: the earlier time wins.
+        let mut log = Log::new();
+        let x = prim(&mut log, "x", 0);
+        let y = prim(&mut log, "y", 0);
+        log.push_frame(FrameTime::Instant(2e-300), [x.clone()]);
+        log.push_frame(FrameTime::Instant(1e-300), [y.clone()]);
+        assert_eq!(brute_force(&log, 1.0, 2.0, &Filter::all(&log, 0)), vec![&y]);
+    }
+
+    #[test]
+    fn errors_name_what_is_wrong() {
+        let e = SelectError::UnknownEntities {
+            names: vec!["robots".into(), "ba\"ll".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "the log has no entities named \"robots\", \"ba\\\"ll\""
+        );
+        let e = SelectError::Cycle {
+            names: vec!["a".into(), "b".into(), "a".into()],
+        };
+        assert_eq!(e.to_string(), "the entity graph has a cycle: a → b → a");
+    }
 }

@@ -1,0 +1,464 @@
+//! Lens distortion in OpenCV's convention (the Brown–Conrady model: radial
+//! k1, k2, k3 and tangential p1, p2), applied to pixels *after* the floor
+//! homography, and its robust inverse.
+//!
+//! A pixel `u` of the ideal (undistorted) pinhole image is first normalised,
+//! `y = (v − cy)/fy`, `x = (u − cx − skew·y)/fx`, then distorted:
+//!
+//! ```text
+//! r² = x² + y²,  g = 1 + k1 r² + k2 r⁴ + k3 r⁶
+//! x' = x g + 2 p1 x y + p2 (r² + 2x²)
+//! y' = y g + p1 (r² + 2y²) + 2 p2 x y
+//! ```
+//!
+//! and mapped back with the same `fx, fy, skew, cx, cy`. With a camera
+//! matrix from OpenCV, `fx, fy` are its focal lengths; a fitted `radial`
+//! model uses one normalisation length for both (see `calib::fit`).
+//!
+//! The polynomial only describes a lens up to the radius where it folds
+//! over (for barrel distortion, k1 < 0, the distorted radius stops growing
+//! and turns back). Beyond it the model maps far-away points back into the
+//! picture, which is garbage; [`Lens`] finds that radius once and both
+//! directions refuse points beyond it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::calib::{CalibError, Mat3};
+use crate::log::Vec2;
+
+/// Lens distortion coefficients and the normalisation they are expressed in
+/// (OpenCV's camera-matrix convention).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Distortion {
+    /// Principal point `[cx, cy]` in pixels: the centre of distortion.
+    pub center: [f64; 2],
+    /// Normalisation lengths `[fx, fy]` in pixels (the focal lengths of an
+    /// OpenCV camera matrix).
+    pub focal: [f64; 2],
+    /// Skew of the camera matrix (`K[0][1]`); almost always 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skew: f64,
+    /// Radial coefficient of r².
+    pub k1: f64,
+    /// Radial coefficient of r⁴.
+    #[serde(default)]
+    pub k2: f64,
+    /// Radial coefficient of r⁶.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub k3: f64,
+    /// First tangential coefficient.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub p1: f64,
+    /// Second tangential coefficient.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub p2: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+impl Distortion {
+    /// Radial distortion `k1, k2` about `center`, normalised by one length
+    /// `scale` (pixels) in both directions.
+    pub fn radial(center: Vec2, scale: f64, k1: f64, k2: f64) -> Self {
+        Distortion {
+            center: [center.x, center.y],
+            focal: [scale, scale],
+            skew: 0.0,
+            k1,
+            k2,
+            k3: 0.0,
+            p1: 0.0,
+            p2: 0.0,
+        }
+    }
+
+    /// True when every coefficient is zero (the identity).
+    pub fn is_identity(&self) -> bool {
+        [self.k1, self.k2, self.k3, self.p1, self.p2]
+            .iter()
+            .all(|&k| k == 0.0)
+    }
+}
+
+/// Largest normalised radius searched for the fold-over point; beyond it
+/// (about 87° off axis for a focal-length normalisation) nothing is valid.
+const R_CAP: f64 = 20.0;
+/// Scan steps along the radius when looking for the fold-over point.
+const SCAN_STEPS: usize = 4000;
+/// Angles checked per radius when the model has tangential terms.
+const SCAN_ANGLES: usize = 32;
+/// Points are valid up to this fraction of the fold-over radius.
+const VALID_FRACTION: f64 = 0.999;
+/// Shapes are clipped to a polygon inscribed in this fraction of it.
+const CLIP_FRACTION: f64 = 0.99;
+
+/// A validated [`Distortion`] with its valid region worked out.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Lens {
+    d: Distortion,
+    /// Normalised undistorted radius up to which the model is used.
+    r_valid: f64,
+    /// Radius of the circle the clipping polygon is inscribed in.
+    r_clip: f64,
+    tangential: bool,
+}
+
+impl Lens {
+    /// Checks the coefficients and finds where the model folds over.
+    pub fn new(d: Distortion) -> Result<Lens, CalibError> {
+        let all = [
+            d.center[0],
+            d.center[1],
+            d.focal[0],
+            d.focal[1],
+            d.skew,
+            d.k1,
+            d.k2,
+            d.k3,
+            d.p1,
+            d.p2,
+        ];
+        if !all.iter().all(|v| v.is_finite()) {
+            return Err(CalibError::InvalidDistortion(format!(
+                "coefficients must be finite: {d:?}"
+            )));
+        }
+        if !(d.focal[0] > 0.0 && d.focal[1] > 0.0) {
+            return Err(CalibError::InvalidDistortion(format!(
+                "normalisation lengths (focal) must be positive, not {:?}",
+                d.focal
+            )));
+        }
+        let mut lens = Lens {
+            d,
+            r_valid: R_CAP,
+            r_clip: R_CAP,
+            tangential: d.p1 != 0.0 || d.p2 != 0.0,
+        };
+        let fold = lens.fold_radius();
+        if fold < 1e-3 {
+            return Err(CalibError::InvalidDistortion(format!(
+                "the distortion folds over at normalised radius {fold:.3e}: no usable image region"
+            )));
+        }
+        lens.r_valid = fold * VALID_FRACTION;
+        lens.r_clip = fold * CLIP_FRACTION;
+        Ok(lens)
+    }
+
+    /// The coefficients.
+    pub fn distortion(&self) -> &Distortion {
+        &self.d
+    }
+
+    /// Radius of the circle (normalised) that shape clipping stays inside.
+    pub fn clip_radius(&self) -> f64 {
+        self.r_clip
+    }
+
+    /// Normalised radius beyond which the model is refused.
+    #[cfg(test)]
+    pub fn valid_radius(&self) -> f64 {
+        self.r_valid
+    }
+
+    /// The smallest normalised radius where the mapping stops being
+    /// one-to-one (radial derivative or Jacobian determinant reaches 0),
+    /// or [`R_CAP`].
+    fn fold_radius(&self) -> f64 {
+        let ok = |r: f64| self.radial_slope(r) > 0.0 && (!self.tangential || self.min_det_on_ring(r) > 0.0);
+        let step = R_CAP / SCAN_STEPS as f64;
+        let mut prev = 0.0;
+        for i in 1..=SCAN_STEPS {
+            let r = step * i as f64;
+            if !ok(r) {
+                let (mut lo, mut hi) = (prev, r);
+                for _ in 0..60 {
+                    let mid = 0.5 * (lo + hi);
+                    if ok(mid) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                return lo;
+            }
+            prev = r;
+        }
+        R_CAP
+    }
+
+    /// d/dr of r·g(r²): the radial magnification.
+    fn radial_slope(&self, r: f64) -> f64 {
+        let r2 = r * r;
+        1.0 + r2 * (3.0 * self.d.k1 + r2 * (5.0 * self.d.k2 + r2 * 7.0 * self.d.k3))
+    }
+
+    fn min_det_on_ring(&self, r: f64) -> f64 {
+        (0..SCAN_ANGLES)
+            .map(|i| {
+                let a = std::f64::consts::TAU * i as f64 / SCAN_ANGLES as f64;
+                let j = self.jacobian(Vec2::new(r * a.cos(), r * a.sin()));
+                j[0][0] * j[1][1] - j[0][1] * j[1][0]
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Pixel → normalised coordinates.
+    pub fn normalize(&self, px: Vec2) -> Vec2 {
+        let y = (px.y - self.d.center[1]) / self.d.focal[1];
+        let x = (px.x - self.d.center[0] - self.d.skew * y) / self.d.focal[0];
+        Vec2::new(x, y)
+    }
+
+    /// Normalised coordinates → pixel.
+    pub fn denormalize(&self, n: Vec2) -> Vec2 {
+        Vec2::new(
+            self.d.focal[0] * n.x + self.d.skew * n.y + self.d.center[0],
+            self.d.focal[1] * n.y + self.d.center[1],
+        )
+    }
+
+    /// The pixel → normalised map as a homogeneous 3×3 matrix.
+    pub fn normalize_matrix(&self) -> Mat3 {
+        let [fx, fy] = self.d.focal;
+        let [cx, cy] = self.d.center;
+        let s = self.d.skew;
+        [
+            [1.0 / fx, -s / (fx * fy), (s * cy / fy - cx) / fx],
+            [0.0, 1.0 / fy, -cy / fy],
+            [0.0, 0.0, 1.0],
+        ]
+    }
+
+    /// Distorts normalised coordinates (no validity check).
+    pub fn distort_normalized(&self, n: Vec2) -> Vec2 {
+        let Distortion {
+            k1, k2, k3, p1, p2, ..
+        } = self.d;
+        let (x, y) = (n.x, n.y);
+        let r2 = x * x + y * y;
+        let g = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
+        Vec2::new(
+            x * g + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x),
+            y * g + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y,
+        )
+    }
+
+    /// Jacobian of [`Self::distort_normalized`] at `n`, row-major.
+    fn jacobian(&self, n: Vec2) -> [[f64; 2]; 2] {
+        let Distortion {
+            k1, k2, k3, p1, p2, ..
+        } = self.d;
+        let (x, y) = (n.x, n.y);
+        let r2 = x * x + y * y;
+        let g = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
+        // dg/d(r²)
+        let gp = k1 + r2 * (2.0 * k2 + r2 * 3.0 * k3);
+        [
+            [
+                g + 2.0 * x * x * gp + 2.0 * p1 * y + 6.0 * p2 * x,
+                2.0 * x * y * gp + 2.0 * p1 * x + 2.0 * p2 * y,
+            ],
+            [
+                2.0 * x * y * gp + 2.0 * p1 * x + 2.0 * p2 * y,
+                g + 2.0 * y * y * gp + 6.0 * p1 * y + 2.0 * p2 * x,
+            ],
+        ]
+    }
+
+    /// Undistorted pixel → distorted pixel; `None` outside the valid region.
+    pub fn distort(&self, px: Vec2) -> Option<Vec2> {
+        let n = self.normalize(px);
+        if !n.is_finite() || n.x * n.x + n.y * n.y > self.r_valid * self.r_valid {
+            return None;
+        }
+        Some(self.denormalize(self.distort_normalized(n))).filter(|p| p.is_finite())
+    }
+
+    /// Distorted pixel → undistorted pixel; `None` when no point of the
+    /// valid region maps there (outside what the lens can see) or the
+    /// iteration does not converge.
+    pub fn undistort(&self, px: Vec2) -> Option<Vec2> {
+        let d = self.normalize(px);
+        if !d.is_finite() {
+            return None;
+        }
+        let n = self.undistort_normalized(d)?;
+        Some(self.denormalize(n))
+    }
+
+    fn undistort_normalized(&self, d: Vec2) -> Option<Vec2> {
+        let rd = d.length();
+        if rd == 0.0 && !self.tangential {
+            return Some(d);
+        }
+        // Radial part: solve r·g(r²) = rd on [0, r_valid], where it rises
+        // monotonically, by Newton's method kept inside a bracket.
+        let rho = |r: f64| {
+            let r2 = r * r;
+            r * (1.0 + r2 * (self.d.k1 + r2 * (self.d.k2 + r2 * self.d.k3)))
+        };
+        let guess = if rd > 0.0 && rd <= rho(self.r_valid) {
+            let (mut lo, mut hi) = (0.0, self.r_valid);
+            let mut r = rd.min(hi);
+            for _ in 0..100 {
+                let f = rho(r) - rd;
+                if f.abs() <= 1e-15 * (1.0 + rd) {
+                    break;
+                }
+                if f > 0.0 {
+                    hi = r;
+                } else {
+                    lo = r;
+                }
+                let slope = self.radial_slope(r);
+                let next = r - f / slope;
+                r = if slope > 0.0 && next > lo && next < hi {
+                    next
+                } else {
+                    0.5 * (lo + hi)
+                };
+                if hi - lo <= 1e-16 * (1.0 + hi) {
+                    break;
+                }
+            }
+            Some(d * (r / rd))
+        } else if rd > 0.0 {
+            if !self.tangential {
+                return None;
+            }
+            Some(d * (0.5 * self.r_valid / rd))
+        } else {
+            Some(d)
+        };
+        let mut n = guess?;
+        if !self.tangential {
+            return Some(n);
+        }
+        // Tangential terms: damped Newton on the full 2-D map.
+        let resid = |n: Vec2| self.distort_normalized(n) - d;
+        let mut e = resid(n);
+        for _ in 0..60 {
+            if e.length() <= 1e-14 * (1.0 + rd) {
+                break;
+            }
+            let j = self.jacobian(n);
+            let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
+            if det.is_nan() || det.abs() <= 1e-300 {
+                return None;
+            }
+            let step = Vec2::new(
+                (j[1][1] * e.x - j[0][1] * e.y) / det,
+                (-j[1][0] * e.x + j[0][0] * e.y) / det,
+            );
+            let mut k = 1.0;
+            loop {
+                let cand = n - step * k;
+                let ce = resid(cand);
+                if ce.length() < e.length() || k < 1e-6 {
+                    n = cand;
+                    e = ce;
+                    break;
+                }
+                k *= 0.5;
+            }
+        }
+        let converged = e.length() <= 1e-9 * (1.0 + rd);
+        (converged && n.length() <= self.r_valid).then_some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lens(k1: f64, k2: f64, p1: f64, p2: f64) -> Lens {
+        Lens::new(Distortion {
+            center: [640.0, 360.0],
+            focal: [900.0, 880.0],
+            skew: 0.5,
+            k1,
+            k2,
+            k3: 0.0,
+            p1,
+            p2,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn barrel_fold_radius_matches_formula() {
+        // r(1 + k1 r²) stops growing at r = 1/sqrt(-3 k1).
+        let l = lens(-0.3, 0.0, 0.0, 0.0);
+        let fold = 1.0 / (0.9f64).sqrt();
+        assert!(
+            (l.valid_radius() / VALID_FRACTION - fold).abs() < 1e-9,
+            "{}",
+            l.valid_radius()
+        );
+    }
+
+    #[test]
+    fn no_fold_for_pincushion() {
+        let l = lens(0.2, 0.05, 0.0, 0.0);
+        assert_eq!(l.valid_radius(), R_CAP * VALID_FRACTION);
+    }
+
+    #[test]
+    fn undistort_inverts_distort_inside_valid_region() {
+        for (k1, k2, p1, p2) in [
+            (-0.3, 0.0, 0.0, 0.0),
+            (-0.25, 0.08, 0.001, -0.002),
+            (0.1, -0.02, 0.0, 0.0),
+        ] {
+            let l = lens(k1, k2, p1, p2);
+            for i in 0..200 {
+                let a = i as f64 * 0.7;
+                let r = l.valid_radius() * 0.98 * ((i % 20) as f64 / 19.0);
+                let u = l.denormalize(Vec2::new(r * a.cos(), r * a.sin()));
+                let d = l.distort(u).unwrap();
+                let back = l.undistort(d).unwrap();
+                assert!(
+                    (back - u).length() < 1e-6,
+                    "k1={k1} i={i}: {u:?} → {d:?} → {back:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn points_beyond_the_fold_are_refused() {
+        let l = lens(-0.3, 0.0, 0.0, 0.0);
+        let far = l.denormalize(Vec2::new(1.2, 0.0));
+        assert!(l.distort(far).is_none());
+        // The largest distorted radius is about 0.703: a pixel beyond it has no preimage.
+        let beyond = l.denormalize(Vec2::new(0.75, 0.0));
+        assert!(l.undistort(beyond).is_none());
+        assert!(l.undistort(Vec2::new(f64::NAN, 0.0)).is_none());
+    }
+
+    #[test]
+    fn jacobian_matches_finite_differences() {
+        let l = lens(-0.2, 0.05, 0.003, -0.001);
+        let n = Vec2::new(0.3, -0.4);
+        let j = l.jacobian(n);
+        let h = 1e-6;
+        for (c, dn) in [Vec2::new(h, 0.0), Vec2::new(0.0, h)].into_iter().enumerate() {
+            let fd = (l.distort_normalized(n + dn) - l.distort_normalized(n - dn)) * (0.5 / h);
+            assert!((fd.x - j[0][c]).abs() < 1e-8 && (fd.y - j[1][c]).abs() < 1e-8);
+        }
+    }
+
+    #[test]
+    fn bad_coefficients_are_errors() {
+        let mut d = Distortion::radial(Vec2::new(0.0, 0.0), 100.0, f64::NAN, 0.0);
+        assert!(Lens::new(d).is_err());
+        d.k1 = 0.0;
+        d.focal = [0.0, 1.0];
+        assert!(Lens::new(d).is_err());
+    }
+}

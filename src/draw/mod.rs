@@ -1,0 +1,1001 @@
+//! Drawing the overlay: log primitives mapped through the calibration and
+//! rasterized, anti-aliased, into an RGBA layer that is then composited
+//! onto the video frame only where the floor mask allows (thesis
+//! Algorithm 5, with adaptive circle sampling and real line widths).
+//!
+//! - [`Overlay`]: the premultiplied RGBA layer for one frame, with the rows
+//!   it touched remembered so clearing and compositing cost what was drawn.
+//! - [`Painter`]: draws one primitive at a time. Each primitive is first
+//!   rasterized into a coverage layer ([`raster::Coverage`]) and then
+//!   blended once, so a translucent polyline is not darker where its
+//!   segments overlap.
+//! - [`text`]: the bundled font and glyph cache.
+//!
+//! Image coordinates put pixel centres at integers (OpenCV's convention).
+//! Input that cannot be drawn sensibly (NaN or infinite coordinates,
+//! non-positive radius, negative thickness, empty or absurdly large text)
+//! is skipped with a [`SkipReason`]; huge but finite coordinates are
+//! clipped, never looped over.
+
+pub mod raster;
+pub mod text;
+
+use std::fmt;
+
+use crate::calib::Calibration;
+use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit, Vec2};
+
+use raster::{ChunkDirty, Coverage};
+use text::TextRenderer;
+
+/// Chord error allowed when circles and bent lines become polygons, in px.
+pub const TOLERANCE_PX: f64 = 0.25;
+
+/// Colour of the floor tint (thesis Figure 3.5 shows mask pixels in pink).
+pub const TINT: Rgba = Rgba(0xff00_c0ff);
+
+/// Opacity of the drop shadow under text (for opaque text), out of 255.
+pub const TEXT_SHADOW_ALPHA: u8 = 150;
+
+/// Opacity of the floor tint, out of 255.
+pub const TINT_ALPHA: u8 = 128;
+
+/// Errors compositing an overlay onto a frame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DrawError {
+    #[error("frame is {frame_w}×{frame_h} but the overlay is {overlay_w}×{overlay_h}")]
+    SizeMismatch {
+        frame_w: usize,
+        frame_h: usize,
+        overlay_w: usize,
+        overlay_h: usize,
+    },
+    #[error("mask is {mask_w}×{mask_h} but the frame is {frame_w}×{frame_h}")]
+    MaskSize {
+        mask_w: usize,
+        mask_h: usize,
+        frame_w: usize,
+        frame_h: usize,
+    },
+    #[error("the frame buffer is not in standard row-major layout")]
+    Layout,
+}
+
+/// Why a primitive was not drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    /// A coordinate, size or angle is NaN or infinite.
+    NotFinite,
+    /// A circle's radius is zero or negative.
+    BadRadius,
+    /// A negative size (rectangle, text, marker).
+    BadSize,
+    /// A negative or non-finite line thickness.
+    BadThickness,
+    /// Text with no characters.
+    EmptyText,
+    /// Text too large to rasterize.
+    TextSize,
+    /// A polygon without vertices.
+    NoVertices,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SkipReason::NotFinite => "a coordinate or size is not a finite number",
+            SkipReason::BadRadius => "circle radius is zero or negative",
+            SkipReason::BadSize => "size is negative",
+            SkipReason::BadThickness => "thickness is negative or not finite",
+            SkipReason::EmptyText => "text is empty",
+            SkipReason::TextSize => "text is too large to draw",
+            SkipReason::NoVertices => "polygon has no vertices",
+        })
+    }
+}
+
+/// A premultiplied RGBA layer the size of the frame.
+#[derive(Clone, Debug)]
+pub struct Overlay {
+    width: usize,
+    height: usize,
+    px: Vec<[u8; 4]>,
+    dirty: ChunkDirty,
+}
+
+impl Overlay {
+    /// A transparent overlay of `width × height` pixels.
+    pub fn new(width: usize, height: usize) -> Self {
+        Overlay {
+            width,
+            height,
+            px: vec![[0; 4]; width * height],
+            dirty: ChunkDirty::new(width, height),
+        }
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Makes the overlay `width × height` and transparent.
+    pub fn resize(&mut self, width: usize, height: usize) {
+        if (width, height) == (self.width, self.height) {
+            self.clear();
+        } else {
+            *self = Overlay::new(width, height);
+        }
+    }
+
+    /// Makes the overlay transparent again (touching only drawn rows).
+    pub fn clear(&mut self) {
+        let w = self.width;
+        let px = &mut self.px;
+        self.dirty
+            .for_each_span(|y, x0, x1| px[y * w + x0..y * w + x1].fill([0; 4]));
+        self.dirty.reset();
+    }
+
+    /// Whether nothing is drawn.
+    pub fn is_empty(&self) -> bool {
+        self.dirty.is_empty()
+    }
+
+    /// How many pixels compositing visits (the drawn area, rounded out to
+    /// 8-pixel chunks of each row).
+    pub fn dirty_pixels(&self) -> usize {
+        let mut n = 0;
+        self.dirty.for_each_span(|_, x0, x1| n += x1 - x0);
+        n
+    }
+
+    /// Premultiplied RGBA of pixel `(x, y)` (transparent outside).
+    pub fn pixel(&self, x: usize, y: usize) -> [u8; 4] {
+        if x < self.width && y < self.height {
+            self.px[y * self.width + x]
+        } else {
+            [0; 4]
+        }
+    }
+
+    /// All pixels, row-major, premultiplied RGBA.
+    pub fn pixels(&self) -> &[[u8; 4]] {
+        &self.px
+    }
+
+    /// Paints `color` through the coverage in `cov` ("over" operator) and
+    /// clears `cov`.
+    pub fn blend(&mut self, cov: &mut Coverage, color: Rgba) {
+        if cov.width() != self.width || cov.height() != self.height {
+            cov.clear();
+            return;
+        }
+        let w = self.width;
+        let px = &mut self.px;
+        let dirty = &mut self.dirty;
+        cov.drain(|y, x0, x1, row| {
+            blend_row(&mut px[y * w + x0..y * w + x1], row, color);
+            dirty.add(y, x0, x1);
+        });
+    }
+
+    /// Paints `color` through one row of coverage starting at `(x0, y)`.
+    pub fn blend_span(&mut self, y: usize, x0: usize, coverage: &[u8], color: Rgba) {
+        if y >= self.height || x0 >= self.width {
+            return;
+        }
+        let x1 = (x0 + coverage.len()).min(self.width);
+        let row = y * self.width;
+        blend_row(&mut self.px[row + x0..row + x1], coverage, color);
+        self.dirty.add(y, x0, x1);
+    }
+
+    /// `frame = mix(frame, overlay, alpha · mask)`: the overlay shows only
+    /// where `mask` says floor (all of it when `mask` is `None`).
+    pub fn composite(&self, frame: &mut RgbImage, mask: Option<&MaskImage>) -> Result<(), DrawError> {
+        let (h, w, _) = frame.dim();
+        if (w, h) != (self.width, self.height) {
+            return Err(DrawError::SizeMismatch {
+                frame_w: w,
+                frame_h: h,
+                overlay_w: self.width,
+                overlay_h: self.height,
+            });
+        }
+        let mask = match mask {
+            Some(m) => Some(mask_slice(m, w, h)?),
+            None => None,
+        };
+        let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
+        let avx2 = has_avx2();
+        self.dirty.for_each_span(|y, x0, x1| {
+            let src = &self.px[y * w + x0..y * w + x1];
+            let dst = &mut f[(y * w + x0) * 3..(y * w + x1) * 3];
+            let m = mask.map(|m| &m[y * w + x0..y * w + x1]);
+            composite_row(src, dst, m, avx2);
+        });
+        Ok(())
+    }
+}
+
+/// The mask's pixels as a row-major slice, checked against the frame size.
+fn mask_slice(m: &MaskImage, w: usize, h: usize) -> Result<&[u8], DrawError> {
+    let (mh, mw) = m.dim();
+    if (mw, mh) != (w, h) {
+        return Err(DrawError::MaskSize {
+            mask_w: mw,
+            mask_h: mh,
+            frame_w: w,
+            frame_h: h,
+        });
+    }
+    m.as_slice().ok_or(DrawError::Layout)
+}
+
+/// Tints the floor pixels of `frame` (thesis Figure 3.5): a translucent
+/// [`TINT`] wherever `mask` is [`FLOOR`].
+pub fn tint_floor(frame: &mut RgbImage, mask: &MaskImage) -> Result<(), DrawError> {
+    let (h, w, _) = frame.dim();
+    let m = mask_slice(mask, w, h)?;
+    let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
+    let k = TINT_ALPHA as u32;
+    let inv = 255 - k;
+    let tint = [TINT.r() as u32 * k, TINT.g() as u32 * k, TINT.b() as u32 * k];
+    for (d, &mv) in f.chunks_exact_mut(3).zip(m) {
+        if mv == FLOOR {
+            for c in 0..3 {
+                d[c] = div255(d[c] as u32 * inv + tint[c]) as u8;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Paints `color` through `coverage` onto the premultiplied pixels `dst`,
+/// with the AVX2 build of the loop when the CPU has it.
+fn blend_row(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
+    if color.a() == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked at run time).
+        unsafe { blend_row_avx2(dst, coverage, color) };
+        return;
+    }
+    blend_row_generic(dst, coverage, color);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn blend_row_avx2(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
+    blend_row_generic(dst, coverage, color);
+}
+
+/// Branch-free "over" so the compiler vectorizes it; coverage 0 leaves a
+/// pixel exactly as it was.
+#[inline(always)]
+fn blend_row_generic(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
+    let s = [color.r() as u32, color.g() as u32, color.b() as u32, 255];
+    let a = color.a() as u32;
+    for (d, &c) in dst.iter_mut().zip(coverage) {
+        let sa = div255(c as u32 * a);
+        let inv = 255 - sa;
+        for k in 0..4 {
+            d[k] = div255(s[k] * sa + d[k] as u32 * inv) as u8;
+        }
+    }
+}
+
+/// Whether the CPU has AVX2 (checked once).
+pub(crate) fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Composites premultiplied `src` over RGB `dst` through `mask`, with the
+/// AVX2 build of the loop when the CPU has it.
+fn composite_row(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>, avx2: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the CPU supports AVX2 (checked at run time above).
+        unsafe { composite_row_avx2(src, dst, mask) };
+        return;
+    }
+    let _ = avx2;
+    composite_row_generic(src, dst, mask);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn composite_row_avx2(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>) {
+    composite_row_generic(src, dst, mask);
+}
+
+/// Branch-free so the compiler vectorizes it: transparent pixels cost a
+/// few lanes of arithmetic instead of a mispredicted branch.
+#[inline(always)]
+fn composite_row_generic(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>) {
+    let n = src.len().min(dst.len() / 3);
+    match mask {
+        None => {
+            for (p, d) in src[..n].iter().zip(dst.chunks_exact_mut(3)) {
+                let inv = 255 - p[3] as u32;
+                for c in 0..3 {
+                    d[c] = div255(p[c].min(p[3]) as u32 * 255 + d[c] as u32 * inv) as u8;
+                }
+            }
+        }
+        Some(m) => {
+            for ((p, d), &m) in src[..n].iter().zip(dst.chunks_exact_mut(3)).zip(m) {
+                let m = m as u32;
+                let a = div255(p[3] as u32 * m);
+                let inv = 255 - a;
+                for c in 0..3 {
+                    let pc = div255(p[c].min(p[3]) as u32 * m);
+                    d[c] = div255(pc * 255 + d[c] as u32 * inv) as u8;
+                }
+            }
+        }
+    }
+}
+
+/// `v / 255` rounded, for `v ≤ 255 · 255`.
+#[inline]
+fn div255(v: u32) -> u32 {
+    (v + 128 + ((v + 128) >> 8)) >> 8
+}
+
+/// Draws primitives onto an [`Overlay`]: projection, line widths, markers,
+/// text, and the scratch buffers that make it cheap per frame.
+#[derive(Debug)]
+pub struct Painter {
+    cov: Coverage,
+    text: TextRenderer,
+    rings: Vec<Vec<Vec2>>,
+    fill: Vec<Vec2>,
+    widths: Vec<f64>,
+}
+
+impl Painter {
+    /// A painter for frames of `width × height` pixels.
+    pub fn new(width: usize, height: usize) -> Self {
+        Painter {
+            cov: Coverage::new(width, height),
+            text: TextRenderer::new(),
+            rings: Vec::new(),
+            fill: Vec::new(),
+            widths: Vec::new(),
+        }
+    }
+
+    /// Adapts the scratch buffers to frames of `width × height`.
+    pub fn resize(&mut self, width: usize, height: usize) {
+        if (self.cov.width(), self.cov.height()) != (width, height) {
+            self.cov = Coverage::new(width, height);
+        }
+    }
+
+    /// Line width used when a style says 0: thin but visible at any
+    /// resolution (2 px at 720p, 3 px at 1080p).
+    pub fn default_width(&self) -> f64 {
+        (self.cov.height() as f64 / 360.0).max(1.5)
+    }
+
+    /// Marker size used when a point says 0.
+    pub fn default_marker(&self) -> f64 {
+        6.0 * self.default_width()
+    }
+
+    /// Text size used when a text says 0.
+    pub fn default_text(&self) -> f64 {
+        (self.cov.height() as f64 / 36.0).max(10.0)
+    }
+
+    /// Strokes an image-space polyline `width` px wide (round joins and caps).
+    pub fn stroke(&mut self, ov: &mut Overlay, pts: &[Vec2], closed: bool, width: f64, color: Rgba) {
+        let hw = (width / 2.0).clamp(0.0, self.max_half_width());
+        self.cov.stroke(pts, closed, |_| hw);
+        ov.blend(&mut self.cov, color);
+    }
+
+    /// Fills image-space contours (non-zero rule).
+    pub fn fill(&mut self, ov: &mut Overlay, contours: &[Vec<Vec2>], color: Rgba) {
+        self.cov
+            .fill_spans(contours, |y, x0, row| ov.blend_span(y, x0, row, color));
+    }
+
+    /// Draws text with the first baseline starting at image point `anchor`;
+    /// returns the number of glyphs drawn.
+    /// Text gets a soft dark drop shadow (offset by a sixteenth of its
+    /// size, at least a pixel) so it stays readable on bright floors.
+    pub fn text(&mut self, ov: &mut Overlay, anchor: Vec2, text: &str, size: f64, color: Rgba) -> usize {
+        let d = (size / 16.0).max(1.0);
+        let shadow = Rgba::BLACK.with_alpha((color.a() as u32 * TEXT_SHADOW_ALPHA as u32 / 255) as u8);
+        self.text
+            .draw(&mut self.cov, (anchor.x + d, anchor.y + d), text, size);
+        ov.blend(&mut self.cov, shadow);
+        let n = self.text.draw(&mut self.cov, (anchor.x, anchor.y), text, size);
+        ov.blend(&mut self.cov, color);
+        n
+    }
+
+    /// Draws a point marker of `size` px centred on image point `at`.
+    pub fn marker(
+        &mut self,
+        ov: &mut Overlay,
+        at: Vec2,
+        kind: MarkerKind,
+        size: f64,
+        width: f64,
+        color: Rgba,
+    ) {
+        let size = size.clamp(0.0, 2.0 * self.max_half_width());
+        match kind {
+            MarkerKind::Dot => self.cov.segment(at, at, size / 2.0, size / 2.0),
+            MarkerKind::Cross => {
+                let hw = (width / 2.0).clamp(0.0, self.max_half_width());
+                let s = size / 2.0 - hw;
+                let s = s.max(0.0) / std::f64::consts::SQRT_2;
+                for (dx, dy) in [(s, s), (s, -s)] {
+                    let d = Vec2::new(dx, dy);
+                    self.cov.segment(at - d, at + d, hw, hw);
+                }
+            }
+        }
+        ov.blend(&mut self.cov, color);
+    }
+
+    /// Half widths beyond the frame diagonal draw the same as the diagonal.
+    fn max_half_width(&self) -> f64 {
+        (self.cov.width() as f64).hypot(self.cov.height() as f64)
+    }
+
+    /// Draws one log primitive, mapped through `calib`, onto `ov`. Parts
+    /// behind the camera or outside the frame are clipped away silently;
+    /// input that cannot be drawn sensibly is refused with the reason.
+    pub fn primitive(
+        &mut self,
+        ov: &mut Overlay,
+        calib: &Calibration,
+        p: &Primitive,
+    ) -> Result<(), SkipReason> {
+        let style = &p.style;
+        let thickness = style.thickness as f64;
+        if !thickness.is_finite() {
+            return Err(SkipReason::BadThickness);
+        }
+        if thickness < 0.0 {
+            return Err(SkipReason::BadThickness);
+        }
+        match &p.shape {
+            Shape::Circle { center, radius } => {
+                if !(center.is_finite() && radius.is_finite()) {
+                    return Err(SkipReason::NotFinite);
+                }
+                if *radius <= 0.0 {
+                    return Err(SkipReason::BadRadius);
+                }
+                self.rings.clear();
+                calib.project_circle(*center, *radius, TOLERANCE_PX, &mut self.rings);
+                self.outline_and_fill(ov, calib, p, true);
+            }
+            Shape::Line { start, end } => {
+                if !(start.is_finite() && end.is_finite()) {
+                    return Err(SkipReason::NotFinite);
+                }
+                self.rings.clear();
+                calib.project_polyline(&[*start, *end], false, TOLERANCE_PX, &mut self.rings);
+                self.outline_and_fill(ov, calib, p, false);
+            }
+            Shape::Rectangle {
+                center,
+                size,
+                orientation,
+            } => {
+                if !(center.is_finite() && size.is_finite() && orientation.is_finite()) {
+                    return Err(SkipReason::NotFinite);
+                }
+                if size.x < 0.0 || size.y < 0.0 {
+                    return Err(SkipReason::BadSize);
+                }
+                let corners = Shape::rectangle_corners(*center, *size, *orientation);
+                self.rings.clear();
+                calib.project_polyline(&corners, true, TOLERANCE_PX, &mut self.rings);
+                self.outline_and_fill(ov, calib, p, true);
+            }
+            Shape::Polygon { vertices, closed } => {
+                if vertices.is_empty() {
+                    return Err(SkipReason::NoVertices);
+                }
+                if !vertices.iter().all(|v| v.is_finite()) {
+                    return Err(SkipReason::NotFinite);
+                }
+                self.rings.clear();
+                calib.project_polyline(vertices, *closed, TOLERANCE_PX, &mut self.rings);
+                self.outline_and_fill(ov, calib, p, *closed && vertices.len() > 2);
+            }
+            Shape::Text { anchor, text, size } => {
+                if !(anchor.is_finite() && size.is_finite()) {
+                    return Err(SkipReason::NotFinite);
+                }
+                if *size < 0.0 {
+                    return Err(SkipReason::BadSize);
+                }
+                if text.is_empty() {
+                    return Err(SkipReason::EmptyText);
+                }
+                let Some(at) = calib.project(*anchor) else {
+                    return Ok(());
+                };
+                let px = match (*size == 0.0, style.unit) {
+                    (true, _) => self.default_text(),
+                    (false, ThicknessUnit::Pixels) => *size,
+                    (false, ThicknessUnit::World) => match calib.pixels_per_unit(*anchor) {
+                        Some(k) => size * k,
+                        None => return Ok(()),
+                    },
+                };
+                if px > text::MAX_TEXT_PX {
+                    return Err(SkipReason::TextSize);
+                }
+                if px < text::MIN_TEXT_PX {
+                    // Too small to read (far away in world units): nothing to draw.
+                    return Ok(());
+                }
+                self.text(ov, at, text, px, style.color);
+            }
+            Shape::Point { position, kind, size } => {
+                if !(position.is_finite() && size.is_finite()) {
+                    return Err(SkipReason::NotFinite);
+                }
+                if *size < 0.0 {
+                    return Err(SkipReason::BadSize);
+                }
+                let Some(at) = calib.project(*position) else {
+                    return Ok(());
+                };
+                let k = match style.unit {
+                    ThicknessUnit::Pixels => Some(1.0),
+                    ThicknessUnit::World => calib.pixels_per_unit(*position),
+                };
+                let Some(k) = k else {
+                    return Ok(());
+                };
+                let size = if *size == 0.0 {
+                    self.default_marker()
+                } else {
+                    size * k
+                };
+                let width = if thickness == 0.0 {
+                    self.default_width()
+                } else {
+                    thickness * k
+                };
+                self.marker(ov, at, *kind, size, width, style.color);
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills (when asked and `closed`) and strokes the projected pieces in
+    /// `self.rings`.
+    fn outline_and_fill(&mut self, ov: &mut Overlay, calib: &Calibration, p: &Primitive, closed: bool) {
+        if self.rings.is_empty() {
+            return;
+        }
+        if let Some(fill) = p.style.fill
+            && closed
+            && fill.a() > 0
+        {
+            // Pieces cut at the horizon, joined in order, outline the
+            // visible part of the shape.
+            self.fill.clear();
+            for r in &self.rings {
+                self.fill.extend_from_slice(r);
+            }
+            let contour = std::mem::take(&mut self.fill);
+            self.cov.fill_spans(std::slice::from_ref(&contour), |y, x0, row| {
+                ov.blend_span(y, x0, row, fill)
+            });
+            self.fill = contour;
+        }
+        if p.style.color.a() == 0 {
+            return;
+        }
+        let max_hw = self.max_half_width();
+        let thickness = p.style.thickness as f64;
+        let rings = std::mem::take(&mut self.rings);
+        for ring in &rings {
+            if thickness == 0.0 || p.style.unit == ThicknessUnit::Pixels {
+                let w = if thickness == 0.0 {
+                    self.default_width()
+                } else {
+                    thickness
+                };
+                let hw = (w / 2.0).min(max_hw);
+                self.cov.stroke(ring, false, |_| hw);
+            } else {
+                // World-unit width: the local scale at every vertex, so
+                // lines narrow with distance.
+                let fallback = self.default_width() / 2.0;
+                self.widths.clear();
+                self.widths.extend(ring.iter().map(|&v| {
+                    calib
+                        .unproject(v)
+                        .and_then(|wp| calib.pixels_per_unit(wp))
+                        .map_or(fallback, |k| (thickness * k / 2.0).min(max_hw))
+                }));
+                let widths = &self.widths;
+                self.cov.stroke(ring, false, |i| widths[i]);
+            }
+        }
+        self.rings = rings;
+        ov.blend(&mut self.cov, p.style.color);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{EntityId, Style};
+
+    fn identity() -> Calibration {
+        Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap()
+    }
+
+    fn prim(shape: Shape, style: Style) -> Primitive {
+        Primitive {
+            shape,
+            style,
+            entity: EntityId(0),
+            level: 0,
+        }
+    }
+
+    #[test]
+    fn translucent_polyline_is_blended_once_at_joins() {
+        let mut ov = Overlay::new(60, 60);
+        let mut painter = Painter::new(60, 60);
+        let red = Rgba::from_rgba8(255, 0, 0, 128);
+        let pts = [
+            Vec2::new(10.0, 10.0),
+            Vec2::new(40.0, 10.0),
+            Vec2::new(40.0, 40.0),
+        ];
+        painter.stroke(&mut ov, &pts, false, 6.0, red);
+        assert_eq!(ov.pixel(40, 10)[3], ov.pixel(25, 10)[3]);
+        assert_eq!(ov.pixel(25, 10), [128, 0, 0, 128]);
+    }
+
+    #[test]
+    fn composite_respects_mask_and_alpha() {
+        let mut ov = Overlay::new(4, 1);
+        let mut painter = Painter::new(4, 1);
+        painter.fill(
+            &mut ov,
+            &[vec![
+                Vec2::new(-0.5, -0.5),
+                Vec2::new(3.5, -0.5),
+                Vec2::new(3.5, 0.5),
+                Vec2::new(-0.5, 0.5),
+            ]],
+            Rgba::from_rgba8(0, 0, 255, 255),
+        );
+        let mut frame = RgbImage::from_elem((1, 4, 3), 100);
+        let mut mask = MaskImage::from_elem((1, 4), FLOOR);
+        mask[[0, 1]] = 0;
+        mask[[0, 2]] = 128;
+        ov.composite(&mut frame, Some(&mask)).unwrap();
+        assert_eq!(frame.slice(ndarray::s![0, 0, ..]).to_vec(), vec![0, 0, 255]);
+        assert_eq!(frame.slice(ndarray::s![0, 1, ..]).to_vec(), vec![100, 100, 100]);
+        let half = frame.slice(ndarray::s![0, 2, ..]).to_vec();
+        assert!(
+            (half[0] as i32 - 50).abs() <= 1 && (half[2] as i32 - 178).abs() <= 1,
+            "{half:?}"
+        );
+        // Wrong sizes are errors, not panics.
+        let small = MaskImage::from_elem((1, 3), FLOOR);
+        assert!(ov.composite(&mut frame, Some(&small)).is_err());
+        let mut big = RgbImage::zeros((2, 4, 3));
+        assert!(ov.composite(&mut big, None).is_err());
+    }
+
+    #[test]
+    fn clear_makes_the_overlay_transparent() {
+        let mut ov = Overlay::new(50, 50);
+        let mut painter = Painter::new(50, 50);
+        painter.stroke(
+            &mut ov,
+            &[Vec2::new(0.0, 0.0), Vec2::new(49.0, 49.0)],
+            false,
+            3.0,
+            Rgba::WHITE,
+        );
+        assert!(!ov.is_empty());
+        ov.clear();
+        assert!(ov.is_empty() && ov.pixels().iter().all(|p| *p == [0; 4]));
+    }
+
+    #[test]
+    fn hostile_primitives_are_skipped_with_a_reason() {
+        let mut ov = Overlay::new(100, 100);
+        let mut painter = Painter::new(100, 100);
+        let c = identity();
+        let st = Style::color(Rgba::WHITE);
+        let cases = [
+            (
+                Shape::Circle {
+                    center: Vec2::new(f64::NAN, 0.0),
+                    radius: 3.0,
+                },
+                SkipReason::NotFinite,
+            ),
+            (
+                Shape::Circle {
+                    center: Vec2::new(5.0, 5.0),
+                    radius: 0.0,
+                },
+                SkipReason::BadRadius,
+            ),
+            (
+                Shape::Circle {
+                    center: Vec2::new(5.0, 5.0),
+                    radius: -2.0,
+                },
+                SkipReason::BadRadius,
+            ),
+            (
+                Shape::Text {
+                    anchor: Vec2::new(5.0, 5.0),
+                    text: "".into(),
+                    size: 10.0,
+                },
+                SkipReason::EmptyText,
+            ),
+            (
+                Shape::Text {
+                    anchor: Vec2::new(5.0, 5.0),
+                    text: "x".into(),
+                    size: 1e12,
+                },
+                SkipReason::TextSize,
+            ),
+            (
+                Shape::Polygon {
+                    vertices: Box::new([]),
+                    closed: true,
+                },
+                SkipReason::NoVertices,
+            ),
+            (
+                Shape::Rectangle {
+                    center: Vec2::ZERO,
+                    size: Vec2::new(-1.0, 2.0),
+                    orientation: 0.0,
+                },
+                SkipReason::BadSize,
+            ),
+            (
+                Shape::Line {
+                    start: Vec2::ZERO,
+                    end: Vec2::new(f64::INFINITY, 1.0),
+                },
+                SkipReason::NotFinite,
+            ),
+        ];
+        for (shape, why) in cases {
+            assert_eq!(
+                painter.primitive(&mut ov, &c, &prim(shape.clone(), st)),
+                Err(why),
+                "{shape:?}"
+            );
+        }
+        let mut bad = st;
+        bad.thickness = f32::NAN;
+        let line = Shape::Line {
+            start: Vec2::ZERO,
+            end: Vec2::new(50.0, 50.0),
+        };
+        assert_eq!(
+            painter.primitive(&mut ov, &c, &prim(line.clone(), bad)),
+            Err(SkipReason::BadThickness)
+        );
+        assert!(ov.is_empty());
+        // Huge but finite geometry is clipped and drawn, quickly.
+        let mut thick = st;
+        thick.thickness = 1e30;
+        painter.primitive(&mut ov, &c, &prim(line, thick)).unwrap();
+        assert_eq!(ov.pixel(0, 99), [255; 4]);
+        let huge = Shape::Polygon {
+            vertices: vec![Vec2::new(-1e9, 50.0), Vec2::new(1e9, 50.0), Vec2::new(0.0, 1e12)].into(),
+            closed: true,
+        };
+        ov.clear();
+        painter.primitive(&mut ov, &c, &prim(huge, st)).unwrap();
+        assert_eq!(ov.pixel(50, 50)[3], 255);
+        // Absurd magnitudes: whatever the projection makes of them, no panic.
+        let absurd = Shape::Polygon {
+            vertices: vec![
+                Vec2::new(-1e200, 50.0),
+                Vec2::new(1e200, 50.0),
+                Vec2::new(0.0, 1e250),
+            ]
+            .into(),
+            closed: true,
+        };
+        painter.primitive(&mut ov, &c, &prim(absurd, st)).unwrap();
+    }
+
+    #[test]
+    fn filled_rectangle_with_outline() {
+        let mut ov = Overlay::new(100, 100);
+        let mut painter = Painter::new(100, 100);
+        let style = Style {
+            color: Rgba::from_rgb(0x00ff00),
+            fill: Some(Rgba::from_rgba8(0, 0, 255, 128)),
+            thickness: 2.0,
+            unit: ThicknessUnit::Pixels,
+        };
+        let r = Shape::Rectangle {
+            center: Vec2::new(50.0, 50.0),
+            size: Vec2::new(40.0, 20.0),
+            orientation: 0.0,
+        };
+        painter.primitive(&mut ov, &identity(), &prim(r, style)).unwrap();
+        assert_eq!(ov.pixel(50, 50), [0, 0, 128, 128]);
+        assert_eq!(ov.pixel(30, 50), [0, 255, 0, 255]);
+        assert_eq!(ov.pixel(50, 40), [0, 255, 0, 255]);
+        assert_eq!(ov.pixel(50, 35), [0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn tint_marks_only_floor() {
+        let mut frame = RgbImage::zeros((1, 2, 3));
+        let mut mask = MaskImage::zeros((1, 2));
+        mask[[0, 0]] = FLOOR;
+        tint_floor(&mut frame, &mask).unwrap();
+        assert!(frame[[0, 0, 0]] > 60 && frame[[0, 0, 1]] < frame[[0, 0, 0]]);
+        assert_eq!(frame[[0, 1, 0]], 0);
+    }
+
+    #[test]
+    fn div255_is_exact_rounding() {
+        for v in 0..=255 * 255u32 {
+            assert_eq!(div255(v), (v as f64 / 255.0).round() as u32, "{v}");
+        }
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn num() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                6 => -5000.0..5000.0f64,
+                1 => Just(0.0),
+                1 => Just(f64::NAN),
+                1 => Just(f64::NEG_INFINITY),
+                1 => Just(1e300),
+                1 => -1e15..1e15f64,
+            ]
+        }
+
+        fn point() -> impl Strategy<Value = Vec2> {
+            (num(), num()).prop_map(|(x, y)| Vec2::new(x, y))
+        }
+
+        fn shape() -> impl Strategy<Value = Shape> {
+            prop_oneof![
+                (point(), num()).prop_map(|(center, radius)| Shape::Circle { center, radius }),
+                (point(), point()).prop_map(|(start, end)| Shape::Line { start, end }),
+                (point(), point(), num()).prop_map(|(center, size, orientation)| Shape::Rectangle {
+                    center,
+                    size,
+                    orientation
+                }),
+                (proptest::collection::vec(point(), 0..12), any::<bool>()).prop_map(|(v, closed)| {
+                    Shape::Polygon {
+                        vertices: v.into(),
+                        closed,
+                    }
+                }),
+                (point(), "[a-z θ→\n]{0,12}", num()).prop_map(|(anchor, t, size)| Shape::Text {
+                    anchor,
+                    text: t.into(),
+                    size: size / 50.0,
+                }),
+                (point(), any::<bool>(), num()).prop_map(|(position, dot, size)| Shape::Point {
+                    position,
+                    kind: if dot { MarkerKind::Dot } else { MarkerKind::Cross },
+                    size: size / 50.0,
+                }),
+            ]
+        }
+
+        fn style() -> impl Strategy<Value = Style> {
+            (
+                any::<u32>(),
+                proptest::option::of(any::<u32>()),
+                num(),
+                any::<bool>(),
+            )
+                .prop_map(|(c, f, t, w)| Style {
+                    color: Rgba(c),
+                    fill: f.map(Rgba),
+                    thickness: (t / 100.0) as f32,
+                    unit: if w {
+                        ThicknessUnit::World
+                    } else {
+                        ThicknessUnit::Pixels
+                    },
+                })
+        }
+
+        proptest! {
+            /// The AVX2 builds of the pixel loops give exactly the results
+            /// of the portable ones.
+            #[test]
+            fn simd_and_portable_loops_agree(
+                px in proptest::collection::vec(any::<[u8; 4]>(), 0..70),
+                cov in proptest::collection::vec(any::<u8>(), 70),
+                frame in proptest::collection::vec(any::<u8>(), 210),
+                mask in proptest::collection::vec(any::<u8>(), 70),
+                color in any::<u32>(),
+            ) {
+                // Premultiplied input, as the overlay holds.
+                let px: Vec<[u8; 4]> = px.into_iter().map(|p| [p[0].min(p[3]), p[1].min(p[3]), p[2].min(p[3]), p[3]]).collect();
+                let n = px.len();
+                for m in [None, Some(&mask[..n])] {
+                    let mut a = frame[..3 * n].to_vec();
+                    let mut b = a.clone();
+                    composite_row_generic(&px, &mut a, m);
+                    composite_row(&px, &mut b, m, has_avx2());
+                    prop_assert_eq!(a, b);
+                }
+                let mut a = px.clone();
+                let mut b = px.clone();
+                blend_row_generic(&mut a, &cov[..n], Rgba(color));
+                blend_row(&mut b, &cov[..n], Rgba(color));
+                if Rgba(color).a() > 0 {
+                    prop_assert_eq!(&a, &b);
+                }
+                prop_assert!(b.iter().all(|q| q[0] <= q[3] && q[1] <= q[3] && q[2] <= q[3]));
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            /// Whatever a log holds, drawing it through a perspective camera
+            /// (horizon inside the frame) neither panics nor breaks the
+            /// overlay's premultiplied invariant.
+            #[test]
+            fn any_primitive_draws_safely(shape in shape(), style in style()) {
+                let calib = Calibration::from_homography([
+                    [1.0, 0.0, 160.0],
+                    [0.0, 0.2, 60.0],
+                    [0.0, 0.002, 1.0],
+                ]).unwrap();
+                let mut ov = Overlay::new(320, 120);
+                let mut painter = Painter::new(320, 120);
+                let p = Primitive { shape, style, entity: EntityId(0), level: 0 };
+                let _ = painter.primitive(&mut ov, &calib, &p);
+                prop_assert!(ov.pixels().iter().all(|q| q[0] <= q[3] && q[1] <= q[3] && q[2] <= q[3]));
+                let mut frame = RgbImage::zeros((120, 320, 3));
+                prop_assert!(ov.composite(&mut frame, None).is_ok());
+            }
+        }
+    }
+}
