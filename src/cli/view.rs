@@ -17,6 +17,10 @@ pub struct Args {
     /// Log time = video time + OFFSET (seconds).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub offset: Option<f64>,
+    /// Start in calibration mode with these points (a `u,v,x,y` CSV, the
+    /// input of `underlay calib solve`).
+    #[arg(long, value_name = "POINTS.csv")]
+    pub calib_points: Option<PathBuf>,
     /// Render one moment in the real window, save it as PNG and exit.
     #[arg(long, value_name = "PNG", requires = "at")]
     pub screenshot: Option<PathBuf>,
@@ -36,6 +40,10 @@ pub struct Args {
     /// print per-frame timings and exit.
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub bench_play: Option<f64>,
+    /// Measure: export the session to this file from the window and report
+    /// the window's frame intervals meanwhile, then exit.
+    #[arg(long, value_name = "OUT.mp4", hide = true)]
+    pub bench_export: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -43,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(p) = &args.input {
         anyhow::ensure!(p.exists(), "{}: no such file", p.display());
     }
-    for p in args.log.iter().chain(&args.calib) {
+    for p in args.log.iter().chain(&args.calib).chain(&args.calib_points) {
         anyhow::ensure!(p.exists(), "{}: no such file", p.display());
     }
     if let Some(o) = args.offset {
@@ -74,8 +82,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             offset: args.offset,
         },
         synthetic: args.synthetic,
+        calib_points: args.calib_points,
         screenshot,
         bench_play: args.bench_play,
+        bench_export: args.bench_export,
     };
     crate::viewer::run(opts).context("viewer")
 }

@@ -3,6 +3,8 @@
 //! [`super::ui`] draw and record [`Command`]s, applied after layout.
 
 use std::path::PathBuf;
+
+use anyhow::Context as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,9 +14,9 @@ use super::bench::{BenchJob, fmt_ms};
 use super::calibrate::CalibMode;
 use super::entities::EntityTree;
 use super::playback::Playback;
-use super::player::{FrameProcessor, FrameTiming, Passthrough, Player, ViewSettings};
+use super::player::{FrameProcessor, FrameTiming, Player, ViewSettings};
 use super::source::{FrameSource, ReadAhead, SourceInfo, SyntheticSource};
-use super::state::{Document, OpenRequest, Persisted, is_session_path};
+use super::state::{Document, OpenRequest, Persisted, ViewToggles, is_session_path};
 use super::sync;
 
 /// Generated frames instead of a video (tests, benchmarks, trying the UI).
@@ -60,9 +62,13 @@ pub struct ScreenshotRequest {
 pub struct ViewerOptions {
     pub open: OpenRequest,
     pub synthetic: Option<SyntheticSpec>,
+    /// Start in calibration mode with the points of this CSV.
+    pub calib_points: Option<PathBuf>,
     pub screenshot: Option<ScreenshotRequest>,
     /// Play this many seconds, seek at random, print timings and exit.
     pub bench_play: Option<f64>,
+    /// Export to this file and measure the window while it runs, then exit.
+    pub bench_export: Option<PathBuf>,
 }
 
 /// What the UI asks for; applied after the panels are laid out.
@@ -90,6 +96,14 @@ pub enum Command {
     SaveCalibPoints,
     /// Read calibration points from CSV (asks which file).
     LoadCalibPoints,
+    /// Put back the calibration the session had before calibration mode.
+    RevertCalibration,
+    /// Open the export dialog.
+    ShowExport,
+    /// Choose the export's output file with a dialog.
+    BrowseExport,
+    StartExport,
+    CancelExport,
 }
 
 /// Kinds of file the open dialogs ask for.
@@ -143,7 +157,7 @@ impl EntitiesUi {
         let stale = self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len();
         let due = !playing || self.counted.is_none_or(|c| c.elapsed() >= COUNT_INTERVAL);
         if stale && due {
-            self.counts = sync::counts_at(&doc.log, t, doc.threshold());
+            self.counts = sync::counts_at(&doc.log, doc.template.index(), t, doc.threshold());
             self.counts_at = Some(t);
             self.counted = Some(Instant::now());
         }
@@ -175,6 +189,8 @@ pub struct Perf {
     pub worker: Vec<FrameTiming>,
     /// UI frame durations (seconds between repaints while playing).
     pub ui_frames: Vec<f32>,
+    /// Time building the UI (layout, not painting) per frame while playing.
+    pub ui_build: Vec<Duration>,
     /// Seeks: wall time from request to the frame being on screen.
     pub seeks: Vec<Duration>,
     seek_started: Option<(f64, Instant)>,
@@ -190,10 +206,13 @@ fn push_capped<T>(v: &mut Vec<T>, x: T) {
 }
 
 /// Makes the processor that draws frames for a document.
-pub type ProcessorFactory = fn(&Document) -> anyhow::Result<Box<dyn FrameProcessor>>;
+pub type ProcessorFactory = fn(&Document, ViewToggles) -> anyhow::Result<Box<dyn FrameProcessor>>;
 
-fn passthrough(_: &Document) -> anyhow::Result<Box<dyn FrameProcessor>> {
-    Ok(Box::new(Passthrough))
+/// The shared pipeline, drawing the document's log.
+fn pipeline_processor(doc: &Document, toggles: ViewToggles) -> anyhow::Result<Box<dyn FrameProcessor>> {
+    let settings = doc.view_settings(toggles);
+    let p = super::overlay::PipelineProcessor::new(&doc.template, &settings).map_err(anyhow::Error::msg)?;
+    Ok(Box::new(p))
 }
 
 /// State of a `--screenshot` run.
@@ -222,6 +241,10 @@ pub struct ViewerApp {
     pub display_size: Option<[usize; 2]>,
     pub entities: EntitiesUi,
     pub calib: CalibMode,
+    /// The session's calibration before calibration mode changed it
+    /// (for undo); `Some(None)` when it had none.
+    pub calib_backup: Option<Option<crate::calib::Calibration>>,
+    pub export: super::export::ExportDialog,
     pub commands: Vec<Command>,
     pub messages: Vec<Message>,
     pub perf: Perf,
@@ -231,7 +254,16 @@ pub struct ViewerApp {
     last_tick: Option<Instant>,
     screenshot: Option<ScreenshotJob>,
     bench: Option<BenchJob>,
+    export_bench: Option<ExportBench>,
     ctx: egui::Context,
+}
+
+/// A `--bench-export` run: the window's frame intervals while exporting.
+struct ExportBench {
+    output: PathBuf,
+    started: Option<Instant>,
+    ui_frames: Vec<f64>,
+    last: Option<Instant>,
 }
 
 impl ViewerApp {
@@ -248,15 +280,18 @@ impl ViewerApp {
             display_size: None,
             entities: EntitiesUi::default(),
             calib: CalibMode::default(),
+            calib_backup: None,
+            export: Default::default(),
             commands: Vec::new(),
             messages: Vec::new(),
             perf: Perf::default(),
             synthetic: None,
-            processor: passthrough,
+            processor: pipeline_processor,
             sent_settings: None,
             last_tick: None,
             screenshot: None,
             bench: None,
+            export_bench: None,
             ctx,
         }
     }
@@ -279,6 +314,26 @@ impl ViewerApp {
                 self.error(format!("{e:#}"));
             }
         }
+        if let Some(p) = &opts.calib_points {
+            match self.load_calib_points(p) {
+                Ok(()) => {}
+                Err(e) => {
+                    if opts.screenshot.is_some() {
+                        *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!("{e:#}")));
+                        self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                    }
+                    self.error(format!("{e:#}"));
+                }
+            }
+        }
+        if let Some(out) = &opts.bench_export {
+            self.export_bench = Some(ExportBench {
+                output: out.clone(),
+                started: None,
+                ui_frames: Vec::new(),
+                last: None,
+            });
+        }
         if let Some(secs) = opts.bench_play {
             self.bench = Some(BenchJob::new(secs));
         }
@@ -297,7 +352,7 @@ impl ViewerApp {
 
     /// Whether this run only takes a screenshot (or measures).
     pub fn is_screenshot_run(&self) -> bool {
-        self.screenshot.is_some() || self.bench.is_some()
+        self.screenshot.is_some() || self.bench.is_some() || self.export_bench.is_some()
     }
 
     pub fn info(&self) -> Option<&SourceInfo> {
@@ -355,7 +410,7 @@ impl ViewerApp {
     /// Shows `doc`, playing frames from `source`.
     pub fn set_document(&mut self, doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
         let settings = doc.view_settings(self.persisted.toggles);
-        let processor = (self.processor)(&doc)?;
+        let processor = (self.processor)(&doc, self.persisted.toggles)?;
         let ctx = self.ctx.clone();
         let player = Player::spawn(source, processor, settings.clone(), move || ctx.request_repaint())?;
         let info = player.info().clone();
@@ -366,6 +421,7 @@ impl ViewerApp {
         self.display_size = None;
         self.video_view = VideoView::default();
         self.entities = EntitiesUi::default();
+        self.calib_backup = None;
         self.doc = Some(doc);
         self.request_frame();
         Ok(())
@@ -378,6 +434,7 @@ impl ViewerApp {
 
     fn request_frame(&mut self) {
         if let Some(p) = &self.player {
+            p.discard_upcoming();
             p.show(self.playback.time, self.playback.playing);
             if !self.playback.playing {
                 self.perf.seek_started = Some((self.playback.time, Instant::now()));
@@ -393,61 +450,62 @@ impl ViewerApp {
         self.last_tick = Some(now);
         if self.playback.playing {
             push_capped(&mut self.perf.ui_frames, dt as f32);
+            // The clock first, so the frame due now can be shown now.
+            self.playback.advance(dt);
         }
         // Frames and errors from the worker.
         let mut errors = Vec::new();
+        let mut incoming = Vec::new();
         if let Some(p) = &self.player {
+            if self.playback.playing
+                && let Some(up) = p.take_upcoming(self.playback.time)
+            {
+                incoming.push((up, false));
+            }
             if let Some(shown) = p.take_frame() {
-                let size = shown.size;
-                let same_picture = self.frame.as_ref().is_some_and(|f| {
-                    (f.time, f.generation, f.reduction) == (shown.time, shown.generation, shown.reduction)
-                });
-                match &mut self.texture {
-                    Some(_) if same_picture => {}
-                    Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
-                    None => {
-                        self.texture = Some(ctx.load_texture(
-                            "video",
-                            Arc::clone(&shown.image),
-                            egui::TextureOptions::LINEAR,
-                        ))
-                    }
-                }
-                if shown.requested.is_none() {
-                    // A frame step: the clock follows the frame.
-                    self.playback.time = shown.time;
-                }
-                if let Some((t, started)) = self.perf.seek_started
-                    && shown.requested == Some(t)
-                {
-                    push_capped(&mut self.perf.seeks, started.elapsed());
-                    self.perf.seek_started = None;
-                }
-                self.frame = Some(FrameMeta {
-                    index: shown.index,
-                    time: shown.time,
-                    requested: shown.requested,
-                    generation: shown.generation,
-                    primitives: shown.stats.primitives,
-                    size,
-                    reduction: shown.reduction,
-                });
+                let step = shown.requested.is_none();
+                incoming.push((shown, step));
             }
             errors = p.take_errors();
             for t in p.take_timings() {
                 push_capped(&mut self.perf.worker, t);
             }
         }
+        for (shown, step) in incoming {
+            self.install_frame(ctx, shown, step);
+        }
         for e in errors {
             self.error(e);
         }
-        // The clock.
-        if self.playback.playing {
-            self.playback.advance(dt);
-            if let Some(p) = &self.player {
-                p.show(self.playback.time, self.playback.playing);
+        if self.playback.playing
+            && let Some(p) = &self.player
+        {
+            p.show(self.playback.time, true);
+            // Wake up when the next frame is due (the frame drawn ahead, or
+            // one frame after the current one); poll while it is late.
+            let frame_dur = p.info().frame_duration();
+            let due = p
+                .upcoming_time()
+                .or_else(|| self.frame.as_ref().map(|f| f.time + frame_dur))
+                .unwrap_or(self.playback.time);
+            let wait = (due - self.playback.time) / self.playback.speed.max(0.01);
+            let wait = if wait > 0.0 { wait.min(0.1) } else { 0.01 };
+            ctx.request_repaint_after(Duration::from_secs_f64(wait));
+        }
+        // Calibration mode: a new fit goes straight into the session.
+        if self.calib.active
+            && let Some(doc) = &mut self.doc
+        {
+            let size = self
+                .player
+                .as_ref()
+                .map(|p| [p.info().width as u32, p.info().height as u32]);
+            if let Some(c) = self.calib.refit(size) {
+                if self.calib_backup.is_none() {
+                    self.calib_backup = Some(doc.calibration.clone());
+                }
+                doc.set_calibration(Some(c));
             }
-            ctx.request_repaint();
         }
         // Settings.
         if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
@@ -459,8 +517,63 @@ impl ViewerApp {
         }
         self.messages
             .retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
+        // A running export.
+        if let Some(r) = &mut self.export.running {
+            ctx.request_repaint_after(Duration::from_millis(100));
+            if let Some(res) = r.poll() {
+                self.export.running = None;
+                match &res {
+                    Ok(m) => self.status(m.lines().next().unwrap_or_default().to_owned()),
+                    Err(e) => self.error(format!("export: {e}")),
+                }
+                self.export.last = Some(res);
+            }
+        }
         self.screenshot_logic(ctx);
         self.bench_logic(ctx);
+        self.export_bench_logic(ctx);
+    }
+
+    fn export_bench_logic(&mut self, ctx: &egui::Context) {
+        let current = self.frame_is_current();
+        let Some(b) = &mut self.export_bench else {
+            return;
+        };
+        // Repaint continuously, like a window being used.
+        ctx.request_repaint();
+        let now = Instant::now();
+        let Some(started) = b.started else {
+            if current {
+                b.started = Some(now);
+                self.export.options.output = b.output.clone();
+                if let Err(e) = self.start_export() {
+                    println!("export bench: cannot export: {e:#}");
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            }
+            return;
+        };
+        if let Some(l) = b.last {
+            b.ui_frames.push((now - l).as_secs_f64() * 1e3);
+        }
+        b.last = Some(now);
+        if self.export.running.is_some() {
+            return;
+        }
+        let took = started.elapsed().as_secs_f64();
+        let result = match &self.export.last {
+            Some(Ok(m)) => m.clone(),
+            Some(Err(e)) => format!("failed: {e}"),
+            None => "no result".into(),
+        };
+        println!(
+            "export bench: {result}\nexport wall time in the viewer: {took:.1} s\n\
+             window frame interval during the export ({} frames): {}",
+            b.ui_frames.len(),
+            fmt_ms(super::bench::spread(&mut b.ui_frames)),
+        );
+        self.export_bench = None;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 
     fn bench_logic(&mut self, ctx: &egui::Context) {
@@ -523,33 +636,89 @@ impl ViewerApp {
         let expected = (played * fps).floor();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let mut ui: Vec<f64> = self.perf.ui_frames.iter().map(|&s| s as f64 * 1e3).collect();
+        let mut build: Vec<f64> = self.perf.ui_build.iter().map(|&d| ms(d)).collect();
         let pick = |f: &dyn Fn(&FrameTiming) -> Duration| -> Vec<f64> {
             self.perf.worker.iter().map(|t| ms(f(t))).collect()
         };
         let mut total = pick(&|t| t.total());
         let mut decode = pick(&|t| t.decode);
         let mut process = pick(&|t| t.process);
+        let mut mask = pick(&|t| t.mask);
         let mut convert = pick(&|t| t.convert);
         let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
         format!(
             "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1×\n\
              frames on screen: {} of {expected} ({:.1}%)\n\
              UI frame interval: {}\n\
+             \x20 of which building the UI: {}\n\
              worker per frame: {}\n\
              \x20 decode wait: {}\n\
              \x20 pipeline: {}\n\
+             \x20   of which mask: {}\n\
              \x20 texture conversion: {}\n\
              seek to a random time (request → on screen, {} seeks): {}",
             b.shown.len(),
             100.0 * b.shown.len() as f64 / expected.max(1.0),
             fmt_ms(super::bench::spread(&mut ui)),
+            fmt_ms(super::bench::spread(&mut build)),
             fmt_ms(super::bench::spread(&mut total)),
             fmt_ms(super::bench::spread(&mut decode)),
             fmt_ms(super::bench::spread(&mut process)),
+            fmt_ms(super::bench::spread(&mut mask)),
             fmt_ms(super::bench::spread(&mut convert)),
             seeks.len(),
             fmt_ms(super::bench::spread(&mut seeks)),
         )
+    }
+
+    /// Puts a finished frame on screen (`step`: it answers a frame step,
+    /// so the clock moves to it).
+    fn install_frame(&mut self, ctx: &egui::Context, shown: super::player::Shown, step: bool) {
+        let gen_now = self.player.as_ref().map_or(0, Player::generation);
+        if self.playback.playing
+            && !step
+            && let Some(f) = &self.frame
+            && shown.time < f.time
+            && shown.generation == f.generation
+            && shown.time <= self.playback.time
+            && f.time <= self.playback.time
+        {
+            // An answer to an older request, behind the frame drawn ahead
+            // that is already on screen: keep the newer one.
+            return;
+        }
+        let same_picture = self.frame.as_ref().is_some_and(|f| {
+            (f.time, f.generation, f.reduction) == (shown.time, shown.generation, shown.reduction)
+        });
+        match &mut self.texture {
+            Some(_) if same_picture => {}
+            Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
+            None => {
+                self.texture =
+                    Some(ctx.load_texture("video", Arc::clone(&shown.image), egui::TextureOptions::LINEAR))
+            }
+        }
+        if step {
+            // A frame step: the clock follows the frame.
+            self.playback.time = shown.time;
+        }
+        if let Some((t, started)) = self.perf.seek_started
+            && shown.requested == Some(t)
+            && shown.generation == gen_now
+        {
+            push_capped(&mut self.perf.seeks, started.elapsed());
+            self.perf.seek_started = None;
+        }
+        self.frame = Some(FrameMeta {
+            index: shown.index,
+            time: shown.time,
+            // None for a step or a frame drawn ahead.
+            requested: shown.requested,
+            generation: shown.generation,
+            primitives: shown.stats.primitives,
+            size: shown.size,
+            reduction: shown.reduction,
+        });
     }
 
     /// Whether the frame on screen is the one for the current time, drawn
@@ -683,19 +852,36 @@ impl ViewerApp {
                 }
             }
             Command::LoadCalibPoints => {
-                if let Some(p) = rfd::FileDialog::new().add_filter("points", &["csv"]).pick_file() {
-                    let r = std::fs::read_to_string(&p)
-                        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))
-                        .and_then(|t| super::calibrate::CalibPoints::from_csv(&t, &p));
-                    match r {
-                        Ok(pts) => {
-                            let rev = self.calib.points.revision + 1;
-                            self.calib.points = pts;
-                            self.calib.points.revision = rev;
-                            self.calib.active = true;
-                        }
-                        Err(e) => self.error(format!("{e:#}")),
-                    }
+                if let Some(p) = rfd::FileDialog::new().add_filter("points", &["csv"]).pick_file()
+                    && let Err(e) = self.load_calib_points(&p)
+                {
+                    self.error(format!("{e:#}"));
+                }
+            }
+            Command::RevertCalibration => {
+                if let (Some(doc), Some(before)) = (&mut self.doc, self.calib_backup.take()) {
+                    doc.set_calibration(before);
+                }
+            }
+            Command::ShowExport => self.show_export(),
+            Command::BrowseExport => {
+                let d = rfd::FileDialog::new().add_filter("video", &["mp4", "mkv", "mov"]);
+                let d = match self.export.options.output.file_name() {
+                    Some(n) => d.set_file_name(n.to_string_lossy()),
+                    None => d,
+                };
+                if let Some(p) = d.save_file() {
+                    self.export.output_text = p.display().to_string();
+                }
+            }
+            Command::StartExport => {
+                if let Err(e) = self.start_export() {
+                    self.export.last = Some(Err(format!("{e:#}")));
+                }
+            }
+            Command::CancelExport => {
+                if let Some(r) = &self.export.running {
+                    r.cancel();
                 }
             }
             Command::ToggleLoop => {
@@ -704,6 +890,91 @@ impl ViewerApp {
                 }
             }
         }
+    }
+
+    /// Opens the export dialog with defaults taken from what is shown.
+    fn show_export(&mut self) {
+        let Some(doc) = &self.doc else {
+            return;
+        };
+        let d = &mut self.export;
+        d.open = true;
+        if d.running.is_some() {
+            return;
+        }
+        if d.output_text.is_empty() {
+            let v = &doc.session.video;
+            let stem = v
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            d.output_text = v
+                .with_file_name(format!("{stem}-annotated.mp4"))
+                .display()
+                .to_string();
+        }
+        d.options.no_mask = !self.persisted.toggles.mask;
+        if let Some((a, b)) = self.playback.active_loop() {
+            d.options.from = Some(a);
+            d.options.to = Some(b);
+        }
+        d.last = None;
+    }
+
+    /// Starts the export the dialog describes on a background thread.
+    fn start_export(&mut self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.export.running.is_none(), "an export is already running");
+        anyhow::ensure!(self.synthetic.is_none(), "generated frames cannot be exported");
+        let doc = self.doc.as_ref().context("nothing is open")?;
+        anyhow::ensure!(doc.has_log, "open a log first: there is nothing to draw");
+        anyhow::ensure!(
+            doc.calibration.is_some(),
+            "calibrate first: the overlay needs a calibration"
+        );
+        let options = self.export.options.clone();
+        options.check().map_err(anyhow::Error::msg)?;
+        let expected = self.info().map(|i| {
+            let (a, b) = (
+                options.from.unwrap_or(i.start),
+                options.to.unwrap_or(i.start + i.duration),
+            );
+            ((b - a).max(0.0) * i.fps).round() as u64
+        });
+        // What is shown, minus the viewing aids: overlay on, no tint, the
+        // mask as the dialog says; one pipeline per export worker.
+        let mut settings = doc.view_settings(self.persisted.toggles);
+        settings.overlay = true;
+        settings.tint_mask = false;
+        settings.mask = !options.no_mask;
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4);
+        let processors = (0..workers)
+            .map(|_| super::overlay::PipelineProcessor::new(&doc.template, &settings))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?;
+        let f = super::media::export_fn(
+            doc.session.clone(),
+            doc.session_path.clone(),
+            processors,
+            options.clone(),
+            expected,
+        );
+        self.export.running = Some(super::export::Running::start(options.output.clone(), f)?);
+        self.export.last = None;
+        Ok(())
+    }
+
+    /// Reads calibration points from a `u,v,x,y` CSV and turns calibration
+    /// mode on.
+    pub fn load_calib_points(&mut self, p: &std::path::Path) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        let pts = super::calibrate::CalibPoints::from_csv(&text, p)?;
+        let rev = self.calib.points.revision + 1;
+        self.calib.points = pts;
+        self.calib.points.revision = rev;
+        self.calib.active = true;
+        Ok(())
     }
 
     fn save_to(&mut self, p: PathBuf) {
@@ -848,8 +1119,12 @@ impl eframe::App for ViewerApp {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let t0 = Instant::now();
         super::ui::show(self, ui);
         self.run_commands();
+        if self.playback.playing {
+            push_capped(&mut self.perf.ui_build, t0.elapsed());
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

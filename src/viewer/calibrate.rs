@@ -7,6 +7,8 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
+use crate::calib::presets::{self, FieldPreset};
+use crate::calib::{Calibration, Correspondence, FitOptions, Method, Model, fit};
 use crate::log::Vec2;
 
 /// One correspondence being edited.
@@ -148,14 +150,137 @@ impl CalibPoints {
     }
 }
 
+/// A fit of the current points, as calibration mode shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitView {
+    pub calibration: Calibration,
+    /// Residual in pixels of every point (by index in [`CalibPoints`];
+    /// `None` for points without world coordinates or that do not map).
+    pub residuals: Vec<Option<f64>>,
+    /// Points flagged as far out of line with the rest (indices in
+    /// [`CalibPoints`]).
+    pub outliers: Vec<usize>,
+    pub rms_px: f64,
+    pub loo_rms_px: Option<f64>,
+    pub warnings: Vec<String>,
+}
+
 /// The state of calibration mode.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CalibMode {
     /// Clicks on the video add and move points.
     pub active: bool,
     pub points: CalibPoints,
     /// The point being dragged.
     pub dragging: Option<usize>,
+    pub model: Model,
+    /// Leave flagged points out of the fit (RANSAC) instead of least
+    /// squares over all of them.
+    pub robust: bool,
+    /// The field preset whose points can be picked and whose lines are drawn.
+    pub preset: Option<&'static str>,
+    /// Draw the preset's field lines through the calibration.
+    pub show_lines: bool,
+    /// The fit of the points at [`Self::fitted`] (an error says what is missing).
+    pub fit: Option<Result<FitView, String>>,
+    /// (points revision, model, robust) the fit was made for.
+    fitted: Option<(u64, Model, bool)>,
+}
+
+impl Default for CalibMode {
+    fn default() -> Self {
+        CalibMode {
+            active: false,
+            points: CalibPoints::default(),
+            dragging: None,
+            model: Model::Homography,
+            robust: false,
+            preset: None,
+            show_lines: true,
+            fit: None,
+            fitted: None,
+        }
+    }
+}
+
+impl CalibMode {
+    /// Fits the points again when they or the model changed; returns the
+    /// new calibration when a fit succeeded just now. `image_size` is the
+    /// video's `[width, height]` (centre of distortion).
+    pub fn refit(&mut self, image_size: Option<[u32; 2]>) -> Option<Calibration> {
+        let key = (self.points.revision, self.model, self.robust);
+        if self.fitted == Some(key) {
+            return None;
+        }
+        self.fitted = Some(key);
+        let pairs = self.points.pairs();
+        if pairs.is_empty() && self.points.points.is_empty() {
+            self.fit = None;
+            return None;
+        }
+        let need = self.model.min_points();
+        if pairs.len() < need {
+            self.fit = Some(Err(format!(
+                "the {} model needs {need} points with world coordinates; {} so far",
+                self.model,
+                pairs.len()
+            )));
+            return None;
+        }
+        let corr: Vec<Correspondence> = pairs
+            .iter()
+            .map(|&(_, image, world)| Correspondence { image, world })
+            .collect();
+        let opts = FitOptions {
+            model: self.model,
+            method: if self.robust {
+                Method::Ransac
+            } else {
+                Method::LeastSquares
+            },
+            image_size,
+            ..FitOptions::default()
+        };
+        match fit(&corr, &opts) {
+            Ok(f) => {
+                let n = self.points.points.len();
+                let mut residuals = vec![None; n];
+                for (k, &(i, _, _)) in pairs.iter().enumerate() {
+                    residuals[i] = f.report.residuals_px.get(k).copied().flatten();
+                }
+                let outliers = f
+                    .report
+                    .outliers
+                    .iter()
+                    .filter_map(|&k| pairs.get(k).map(|p| p.0))
+                    .collect();
+                let view = FitView {
+                    calibration: f.calibration.clone(),
+                    residuals,
+                    outliers,
+                    rms_px: f.report.rms_px,
+                    loo_rms_px: f.report.loo_rms_px,
+                    warnings: f.report.warnings.clone(),
+                };
+                self.fit = Some(Ok(view));
+                Some(f.calibration)
+            }
+            Err(e) => {
+                self.fit = Some(Err(e.to_string()));
+                None
+            }
+        }
+    }
+
+    /// The fit, when the last one succeeded.
+    pub fn fit_view(&self) -> Option<&FitView> {
+        self.fit.as_ref().and_then(|f| f.as_ref().ok())
+    }
+
+    /// The chosen field preset.
+    pub fn field(&self) -> Option<FieldPreset> {
+        self.preset.and_then(presets::preset)
+    }
 }
 
 #[cfg(test)]
@@ -181,6 +306,66 @@ mod tests {
         let rev = c.revision;
         c.remove(7);
         assert_eq!(c.revision, rev);
+    }
+
+    /// Points of a tilted view of a 9 × 6 m field, one of them mislabelled.
+    fn view_points(mode: &mut CalibMode, bad: Option<usize>) {
+        let h =
+            Calibration::from_homography([[0.09, -0.01, 640.0], [0.005, -0.06, 360.0], [0.0, 0.00002, 1.0]])
+                .unwrap();
+        let field = presets::ssl_division_b();
+        for (k, np) in field.points.iter().take(12).enumerate() {
+            let img = h.project(np.pos).unwrap();
+            let i = mode.points.add(img);
+            let world = if bad == Some(k) {
+                np.pos + Vec2::new(900.0, 700.0)
+            } else {
+                np.pos
+            };
+            mode.points.set_world(i, Some(world), Some(np.name.clone()));
+        }
+    }
+
+    #[test]
+    fn fit_reports_residuals_and_flags_the_bad_point() {
+        let mut m = CalibMode::default();
+        m.points.add(Vec2::new(1.0, 2.0));
+        assert!(m.refit(None).is_none());
+        assert!(
+            m.fit
+                .as_ref()
+                .unwrap()
+                .as_ref()
+                .unwrap_err()
+                .contains("needs 4 points")
+        );
+        m.points.clear();
+        view_points(&mut m, Some(5));
+        assert!(m.refit(Some([1280, 720])).is_some());
+        let v = m.fit_view().unwrap();
+        assert_eq!(v.outliers, vec![5], "{v:?}");
+        assert!(v.residuals[5].unwrap() > 5.0);
+        // Unchanged points: no new fit.
+        assert!(m.refit(Some([1280, 720])).is_none());
+        // Fixing the point makes the residuals vanish.
+        let good = presets::ssl_division_b().points[5].pos;
+        m.points.set_world(5, Some(good), None);
+        assert!(m.refit(Some([1280, 720])).is_some());
+        let v = m.fit_view().unwrap();
+        assert!(v.outliers.is_empty());
+        assert!(v.rms_px < 1e-6, "{}", v.rms_px);
+    }
+
+    #[test]
+    fn degenerate_points_are_an_error_not_a_panic() {
+        let mut m = CalibMode::default();
+        for i in 0..5 {
+            let k = m.points.add(Vec2::new(i as f64 * 10.0, i as f64 * 10.0));
+            m.points
+                .set_world(k, Some(Vec2::new(i as f64 * 100.0, i as f64 * 100.0)), None);
+        }
+        assert!(m.refit(None).is_none());
+        assert!(m.fit.as_ref().unwrap().is_err());
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct EntityTree {
     pub roots: Vec<usize>,
     /// Smallest and largest level used by any primitive.
     pub level_range: Option<(i32, i32)>,
+    /// Why the log's declared graph could not be used (a cycle), if so.
+    pub problem: Option<String>,
 }
 
 /// Whether a node's subtree is shown.
@@ -46,8 +48,52 @@ pub enum Check {
 }
 
 impl EntityTree {
-    /// Builds the tree of `log`'s entities.
+    /// Builds the tree of `log`'s entities from the selection engine's
+    /// entity graph (so the tree is the one filters are compiled against).
+    /// A declared graph with a cycle is refused there; the tree then
+    /// follows the declared edges anyway, without looping, and says why.
     pub fn build(log: &Log) -> Self {
+        match crate::select::EntityTree::from_log(log) {
+            Ok(g) => Self::from_graph(&g, log),
+            Err(e) => {
+                let mut t = Self::build_own(log);
+                t.problem = Some(e.to_string());
+                t
+            }
+        }
+    }
+
+    fn from_graph(g: &crate::select::EntityTree, log: &Log) -> Self {
+        let mut nodes: Vec<TreeNode> = (0..g.len())
+            .map(|n| {
+                let mut children = g.children(n).to_vec();
+                children.sort_by(|&a, &b| natural_cmp(g.name(a), g.name(b)));
+                TreeNode {
+                    name: g.name(n).to_owned(),
+                    entity: g.entity(n),
+                    children,
+                    members: Vec::new(),
+                }
+            })
+            .collect();
+        for (n, node) in nodes.iter_mut().enumerate() {
+            let mut m: Vec<EntityId> = g.descendants(n).into_iter().filter_map(|d| g.entity(d)).collect();
+            m.sort();
+            node.members = m;
+        }
+        let mut roots = g.roots().to_vec();
+        roots.sort_by(|&a, &b| natural_cmp(g.name(a), g.name(b)));
+        EntityTree {
+            nodes,
+            roots,
+            level_range: level_range(log),
+            problem: None,
+        }
+    }
+
+    /// The tree without the selection engine: declared edges (cycles
+    /// allowed) or the path-implied hierarchy.
+    fn build_own(log: &Log) -> Self {
         let ents = &log.entities;
         let mut nodes: Vec<TreeNode> = ents
             .ids()
@@ -102,7 +148,7 @@ impl EntityTree {
         }
         for n in 0..nodes.len() {
             let mut ch = std::mem::take(&mut nodes[n].children);
-            ch.sort_by(|&a, &b| nodes[a].name.cmp(&nodes[b].name));
+            ch.sort_by(|&a, &b| natural_cmp(&nodes[a].name, &nodes[b].name));
             ch.dedup();
             nodes[n].children = ch;
         }
@@ -135,18 +181,12 @@ impl EntityTree {
                 mark(&nodes, i, &mut reached);
             }
         }
-        roots.sort_by(|&a, &b| nodes[a].name.cmp(&nodes[b].name));
-        let level_range = log
-            .primitives
-            .iter()
-            .map(|p| p.level)
-            .fold(None, |acc: Option<(i32, i32)>, l| {
-                Some(acc.map_or((l, l), |(a, b)| (a.min(l), b.max(l))))
-            });
+        roots.sort_by(|&a, &b| natural_cmp(&nodes[a].name, &nodes[b].name));
         EntityTree {
             nodes,
             roots,
-            level_range,
+            level_range: level_range(log),
+            problem: None,
         }
     }
 
@@ -219,7 +259,7 @@ impl EntityTree {
         let mut hits: Vec<usize> = (0..self.nodes.len())
             .filter(|&i| self.nodes[i].name.to_lowercase().contains(&q))
             .collect();
-        hits.sort_by(|&a, &b| self.nodes[a].name.cmp(&self.nodes[b].name));
+        hits.sort_by(|&a, &b| natural_cmp(&self.nodes[a].name, &self.nodes[b].name));
         hits
     }
 
@@ -236,6 +276,48 @@ impl EntityTree {
             .map(|e| per_entity.get(e.index()).copied().unwrap_or(0))
             .sum()
     }
+}
+
+/// Orders names as people do: runs of digits by their value, so `r2`
+/// comes before `r10`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let dx = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let dy = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (nx, ny) = (&x[..dx], &y[..dy]);
+                // Compare values without parsing: strip leading zeros, then
+                // a longer number is larger, equal lengths compare bytewise.
+                let tx = &nx[nx.iter().take_while(|&&c| c == b'0').count()..];
+                let ty = &ny[ny.iter().take_while(|&&c| c == b'0').count()..];
+                let o = tx.len().cmp(&ty.len()).then(tx.cmp(ty));
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+                x = &x[dx..];
+                y = &y[dy..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+/// Smallest and largest level used by any primitive.
+fn level_range(log: &Log) -> Option<(i32, i32)> {
+    log.primitives.iter().map(|p| p.level).fold(None, |acc, l| {
+        Some(acc.map_or((l, l), |(a, b): (i32, i32)| (a.min(l), b.max(l))))
+    })
 }
 
 fn mark(nodes: &[TreeNode], from: usize, reached: &mut [bool]) {
@@ -374,6 +456,18 @@ pub(crate) mod tests {
         let t = EntityTree::build(&log);
         assert_eq!(t.roots.len(), 1);
         assert_eq!(t.nodes[0].members, vec![a, b]);
+        assert!(
+            t.problem.as_deref().is_some_and(|p| p.contains('a')),
+            "{:?}",
+            t.problem
+        );
+    }
+
+    #[test]
+    fn names_sort_naturally() {
+        let mut v = vec!["r10", "r2", "r1", "a", "r02", "r", "b1x", "b1"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["a", "b1", "b1x", "r", "r1", "r02", "r2", "r10"]);
     }
 
     #[test]

@@ -114,7 +114,10 @@ impl Running {
         let (p, c) = (Arc::clone(&progress), Arc::clone(&cancel));
         let handle = std::thread::Builder::new()
             .name("underlay-export".into())
-            .spawn(move || f(&p, &c))?;
+            .spawn(move || {
+                lower_priority();
+                f(&p, &c)
+            })?;
         Ok(Running {
             progress,
             cancel,
@@ -153,6 +156,19 @@ impl Running {
         let frac = (total > 0).then(|| (done as f32 / total as f32).clamp(0.0, 1.0));
         let eta = (total > done && fps > 0.0).then(|| Duration::from_secs_f64((total - done) as f64 / fps));
         (frac, fps, eta)
+    }
+}
+
+/// Lowers the scheduling priority of the calling thread, and so of the
+/// threads it starts (they inherit it): the export's decode, draw and
+/// encode threads then yield the CPU to the window, which stays responsive.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on the calling thread's own id; failure
+    // only leaves the priority unchanged.
+    unsafe {
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
     }
 }
 
@@ -197,6 +213,28 @@ mod tests {
         o.to = None;
         o.preset = "warp".into();
         assert!(o.check().unwrap_err().contains("preset"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_export_thread_runs_at_a_lower_priority() {
+        let mut r = Running::start(
+            "x.mp4".into(),
+            Box::new(|_: &Progress, _: &AtomicBool| {
+                // SAFETY: reads the calling thread's own priority.
+                let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+                Ok(nice.to_string())
+            }),
+        )
+        .unwrap();
+        let res = loop {
+            if let Some(res) = r.poll() {
+                break res;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let nice: i32 = res.unwrap().parse().unwrap();
+        assert!(nice >= 10, "nice {nice}");
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub mod bench;
 pub mod calibrate;
 pub mod entities;
 pub mod export;
+pub mod media;
+pub mod overlay;
 pub mod playback;
 pub mod player;
 pub mod source;
@@ -20,7 +22,6 @@ pub mod ui;
 
 mod app;
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 pub use app::{
@@ -28,18 +29,12 @@ pub use app::{
     ViewerOptions,
 };
 
-/// Opens a video file as a frame source.
-pub fn open_video(path: &Path) -> anyhow::Result<Box<dyn source::FrameSource>> {
-    anyhow::bail!(
-        "{}: video decoding is not available in this build yet",
-        path.display()
-    )
-}
+pub use media::open_video;
 
 /// Opens the viewer window and runs it until it is closed. With a
 /// screenshot request, returns once the screenshot is written (or failed).
 pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
-    let shot = opts.screenshot.is_some() || opts.bench_play.is_some();
+    let shot = opts.screenshot.is_some() || opts.bench_play.is_some() || opts.bench_export.is_some();
     let mut viewport = eframe::egui::ViewportBuilder::default()
         .with_title("underlay")
         .with_app_id("underlay")

@@ -142,7 +142,12 @@ pub struct Shown {
 }
 
 enum Request {
-    Show { t: f64, playing: bool, seq: u64 },
+    Show {
+        t: f64,
+        playing: bool,
+        seq: u64,
+        epoch: u64,
+    },
     Display([usize; 2]),
     Step(i64),
     Settings(u64, Box<ViewSettings>),
@@ -152,6 +157,9 @@ enum Request {
 #[derive(Default)]
 struct Outbox {
     latest: Option<Shown>,
+    /// The frame after the last one handed out, drawn ahead while playing,
+    /// with the epoch of the request it follows.
+    upcoming: Option<(u64, Shown)>,
     errors: Vec<String>,
     timings: Vec<FrameTiming>,
 }
@@ -163,6 +171,7 @@ pub struct Player {
     info: SourceInfo,
     generation: u64,
     seq: std::cell::Cell<u64>,
+    epoch: std::cell::Cell<u64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -197,6 +206,7 @@ impl Player {
             info,
             generation: 0,
             seq: std::cell::Cell::new(0),
+            epoch: std::cell::Cell::new(0),
             handle: Some(handle),
         })
     }
@@ -218,8 +228,45 @@ impl Player {
     pub fn show(&self, t: f64, playing: bool) -> u64 {
         let seq = self.seq.get() + 1;
         self.seq.set(seq);
-        let _ = self.tx.send(Request::Show { t, playing, seq });
+        let epoch = self.epoch.get();
+        let _ = self.tx.send(Request::Show {
+            t,
+            playing,
+            seq,
+            epoch,
+        });
         seq
+    }
+
+    /// Forgets the frame drawn ahead (call on a seek: it follows the old
+    /// position).
+    pub fn discard_upcoming(&self) {
+        self.epoch.set(self.epoch.get() + 1);
+        lock(&self.outbox).upcoming = None;
+    }
+
+    /// The frame drawn ahead of the current one while playing, once its
+    /// time `≤ until` (then it is due on screen), drawn with the current
+    /// settings.
+    pub fn take_upcoming(&self, until: f64) -> Option<Shown> {
+        let mut ob = lock(&self.outbox);
+        let due = ob.upcoming.as_ref().is_some_and(|(e, s)| {
+            *e == self.epoch.get() && s.generation == self.generation && s.time <= until
+        });
+        if due {
+            ob.upcoming.take().map(|(_, s)| s)
+        } else {
+            None
+        }
+    }
+
+    /// Time of the frame drawn ahead, if one is waiting.
+    pub fn upcoming_time(&self) -> Option<f64> {
+        let ob = lock(&self.outbox);
+        ob.upcoming
+            .as_ref()
+            .filter(|(e, s)| *e == self.epoch.get() && s.generation == self.generation)
+            .map(|(_, s)| s.time)
     }
 
     /// Asks for the frame `n` frames after (before, when negative) the last
@@ -314,6 +361,8 @@ struct Worker {
     requested: Option<f64>,
     /// Number of the latest show request.
     seq: u64,
+    /// Epoch of the latest show request (see [`Player::discard_upcoming`]).
+    epoch: u64,
     playing: bool,
 }
 
@@ -344,6 +393,7 @@ impl Worker {
             target: None,
             requested: None,
             seq: 0,
+            epoch: 0,
             playing: false,
         }
     }
@@ -381,10 +431,19 @@ impl Worker {
             for req in first.into_iter().chain(rx.try_iter()) {
                 match req {
                     Request::Shutdown => return,
-                    Request::Show { t, playing, seq } => {
+                    Request::Show {
+                        t,
+                        playing,
+                        seq,
+                        epoch,
+                    } => {
                         self.target = Some(Target::Time(t));
                         self.requested = Some(t);
                         self.seq = seq;
+                        if epoch != self.epoch {
+                            self.epoch = epoch;
+                            self.ahead = None;
+                        }
                         self.playing = playing;
                         steps = 0;
                     }
@@ -636,13 +695,15 @@ impl Worker {
             && a.generation == self.generation
             && a.reduction == self.reduction()
         {
+            // Drawn (and counted) ahead of time, and maybe already on
+            // screen as the upcoming frame.
             self.deliver(
                 Shown {
                     requested: self.requested,
                     seq: self.seq,
                     ..a
                 },
-                true,
+                false,
             );
             return;
         }
@@ -679,6 +740,12 @@ impl Worker {
         };
         let mut shown = self.draw(frame);
         shown.timing.decode = decode;
+        let mut ob = lock(&self.outbox);
+        if ob.timings.len() < 10_000 {
+            ob.timings.push(shown.timing);
+        }
+        ob.upcoming = Some((self.epoch, shown.clone()));
+        drop(ob);
         self.ahead = Some(shown);
     }
 
@@ -721,7 +788,8 @@ impl Worker {
         }
     }
 
-    /// Hands `shown` to the UI; `drawn` says it was drawn (not repeated).
+    /// Hands `shown` to the UI; `drawn` says it was drawn just now (not
+    /// repeated, not drawn ahead): only then is the UI woken up.
     fn deliver(&mut self, shown: Shown, drawn: bool) {
         self.sent = Some(Sent {
             time: shown.time,
@@ -735,7 +803,9 @@ impl Worker {
         }
         ob.latest = Some(shown);
         drop(ob);
-        (self.wake)();
+        if drawn {
+            (self.wake)();
+        }
     }
 }
 

@@ -114,6 +114,9 @@ pub struct Document {
     /// The session as last saved or loaded, to tell unsaved changes.
     saved: Option<Session>,
     pub log: Arc<Log>,
+    /// A pipeline holding `log` and its time index: drawing pipelines are
+    /// forked from it, and it counts primitives at the current time.
+    pub template: std::rc::Rc<crate::pipeline::Pipeline>,
     /// Whether a log is open (an empty log otherwise).
     pub has_log: bool,
     pub tree: EntityTree,
@@ -148,6 +151,7 @@ impl Document {
             session_path,
             saved,
             log: Arc::new(Log::new()),
+            template: std::rc::Rc::new(super::overlay::template(Arc::new(Log::new()))),
             has_log: false,
             tree: EntityTree::default(),
             events: Events::default(),
@@ -176,6 +180,7 @@ impl Document {
         self.tree = EntityTree::build(&log);
         self.events = Events::from_log(&log);
         self.log = Arc::new(log);
+        self.template = std::rc::Rc::new(super::overlay::template(Arc::clone(&self.log)));
         self.has_log = true;
         self.session.log = path;
     }
@@ -201,7 +206,7 @@ impl Document {
         self.session
             .instant_threshold
             .filter(|t| t.is_finite() && *t >= 0.0)
-            .unwrap_or_else(|| sync::default_threshold(&self.log))
+            .unwrap_or_else(|| self.template.index().default_threshold())
     }
 
     /// Whether the session differs from what was last saved.
@@ -228,7 +233,7 @@ impl Document {
             filter: self.session.filter.clone(),
             calibration: self.calibration.clone(),
             mask_settings: self.session.mask.clone(),
-            instant_threshold: Some(self.threshold()),
+            instant_threshold: self.session.instant_threshold,
             overlay: toggles.overlay,
             mask: toggles.mask,
             tint_mask: toggles.tint_mask,

@@ -144,32 +144,13 @@ pub fn default_offset(log: &Log, video_start: f64) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The instantaneous-frame threshold for a log: 1.5 × the median spacing
-/// of its instantaneous frames (0.1 s when there are fewer than two).
-pub fn default_threshold(log: &Log) -> f64 {
-    let mut ts: Vec<f64> = log
-        .frames
-        .iter()
-        .filter_map(|f| match f.time {
-            FrameTime::Instant(t) if t.is_finite() => Some(t),
-            _ => None,
-        })
-        .collect();
-    ts.sort_by(f64::total_cmp);
-    let mut gaps: Vec<f64> = ts.windows(2).map(|w| w[1] - w[0]).filter(|g| *g > 0.0).collect();
-    if gaps.is_empty() {
-        return 0.1;
-    }
-    gaps.sort_by(f64::total_cmp);
-    1.5 * gaps[gaps.len() / 2]
-}
-
 /// Primitives selected at log time `t` per entity id, before any entity or
-/// level filtering (what the entities panel counts).
-pub fn counts_at(log: &Log, t: f64, threshold: f64) -> Vec<usize> {
+/// level filtering (what the entities panel counts), through `index` (built
+/// from `log`).
+pub fn counts_at(log: &Log, index: &crate::select::Index, t: f64, threshold: f64) -> Vec<usize> {
     let mut counts = vec![0; log.entities.len()];
     let all = crate::select::Filter::all(log, i32::MAX);
-    for p in crate::select::brute_force(log, t, threshold, &all) {
+    for p in index.select(log, t, threshold, &all).iter() {
         if let Some(c) = counts.get_mut(p.entity.index()) {
             *c += 1;
         }
@@ -252,12 +233,12 @@ mod tests {
     }
 
     #[test]
-    fn threshold_from_median_spacing_and_counts() {
+    fn counts_at_a_time() {
         let l = log();
-        assert!((default_threshold(&l) - 0.15).abs() < 1e-9);
-        assert_eq!(default_threshold(&Log::new()), 0.1);
         // At 103.5: persistent "ball out" plus the nearest instant (too far).
-        assert_eq!(counts_at(&l, 103.5, 0.15), vec![1]);
-        assert_eq!(counts_at(&l, 100.12, 0.15), vec![1]);
+        let ix = crate::select::Index::new(&l);
+        assert_eq!(counts_at(&l, &ix, 103.5, 0.15), vec![1]);
+        assert_eq!(counts_at(&l, &ix, 100.12, 0.15), vec![1]);
+        assert_eq!(counts_at(&l, &ix, 100.3, 0.01), vec![0]);
     }
 }

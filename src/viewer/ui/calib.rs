@@ -4,6 +4,8 @@
 
 use eframe::egui::{self, Color32, Pos2, Response, Role, Stroke, WidgetInfo, emath::RectTransform};
 
+use crate::calib::Calibration;
+use crate::calib::presets::FieldPreset;
 use crate::log::Vec2;
 use crate::viewer::calibrate::CalibMode;
 
@@ -110,74 +112,150 @@ pub fn paint(painter: &egui::Painter, to_screen: &RectTransform, mode: &CalibMod
     }
 }
 
-/// The table of points: image position, world position (typed), delete.
-/// `residuals[i]` is shown beside point `i` when known; `flagged` points
-/// are marked as outliers.
-pub fn points_table(ui: &mut egui::Ui, mode: &mut CalibMode, residuals: &[Option<f64>], flagged: &[usize]) {
+/// The table of points: image position, world position (typed, or picked
+/// from the field `preset`), residual, delete. `residuals[i]` is shown
+/// beside point `i` when known; `flagged` points are marked as outliers.
+pub fn points_table(
+    ui: &mut egui::Ui,
+    mode: &mut CalibMode,
+    residuals: &[Option<f64>],
+    flagged: &[usize],
+    preset: Option<&FieldPreset>,
+) {
     if mode.points.points.is_empty() {
-        ui.weak("Click the video to add a point, then type its world position.");
+        ui.weak("Click the video to add a point, then type its world position or pick a field point.");
         return;
     }
     let mut remove = None;
     let mut edits = Vec::new();
-    egui::Grid::new("calib_points")
-        .striped(true)
-        .num_columns(6)
-        .show(ui, |ui| {
-            ui.strong("#");
-            ui.strong("u, v (px)");
-            ui.strong("x");
-            ui.strong("y");
-            ui.strong("residual");
-            ui.end_row();
-            for (i, p) in mode.points.points.iter().enumerate() {
-                let selected = mode.points.selected == Some(i);
-                if ui.selectable_label(selected, format!("{}", i + 1)).clicked() {
-                    mode.points.selected = Some(i);
-                }
-                ui.monospace(format!("{:.1}, {:.1}", p.image.x, p.image.y));
-                let mut w = p.world.unwrap_or(Vec2::ZERO);
-                let rx = ui.add(egui::DragValue::new(&mut w.x).speed(1.0));
-                rx.widget_info(|| {
-                    WidgetInfo::labeled(Role::SpinButton, true, format!("x of point {}", i + 1))
-                });
-                let ry = ui.add(egui::DragValue::new(&mut w.y).speed(1.0));
-                ry.widget_info(|| {
-                    WidgetInfo::labeled(Role::SpinButton, true, format!("y of point {}", i + 1))
-                });
-                if rx.changed() || ry.changed() {
-                    edits.push((i, w));
-                }
-                match residuals.get(i).copied().flatten() {
-                    Some(r) if flagged.contains(&i) => {
-                        ui.colored_label(ui.visuals().error_fg_color, format!("{r:.2} px outlier"))
-                            .on_hover_text("flagged: far out of line with the other points");
-                    }
-                    Some(r) => {
-                        ui.monospace(format!("{r:.2} px"));
-                    }
-                    None if p.world.is_none() => {
-                        ui.weak("type x, y");
-                    }
-                    None => {
-                        ui.weak("–");
-                    }
-                }
-                let del = ui.small_button("×");
-                del.widget_info(|| {
-                    WidgetInfo::labeled(Role::Button, true, format!("delete point {}", i + 1))
-                });
-                if del.clicked() {
-                    remove = Some(i);
-                }
-                ui.end_row();
+    let mut picks = Vec::new();
+    let grid = egui::Grid::new("calib_points").striped(true).num_columns(7);
+    grid.show(ui, |ui| {
+        ui.strong("#");
+        ui.strong("u, v (px)");
+        ui.strong("x");
+        ui.strong("y");
+        ui.strong("residual");
+        ui.strong(if preset.is_some() { "field point" } else { "" });
+        ui.end_row();
+        for (i, p) in mode.points.points.iter().enumerate() {
+            let selected = mode.points.selected == Some(i);
+            if ui.selectable_label(selected, format!("{}", i + 1)).clicked() {
+                mode.points.selected = Some(i);
             }
-        });
+            ui.monospace(format!("{:.1}, {:.1}", p.image.x, p.image.y));
+            let mut w = p.world.unwrap_or(Vec2::ZERO);
+            let rx = ui.add(egui::DragValue::new(&mut w.x).speed(1.0));
+            rx.widget_info(|| WidgetInfo::labeled(Role::SpinButton, true, format!("x of point {}", i + 1)));
+            let ry = ui.add(egui::DragValue::new(&mut w.y).speed(1.0));
+            ry.widget_info(|| WidgetInfo::labeled(Role::SpinButton, true, format!("y of point {}", i + 1)));
+            if rx.changed() || ry.changed() {
+                edits.push((i, w));
+            }
+            match residuals.get(i).copied().flatten() {
+                Some(r) if flagged.contains(&i) => {
+                    ui.colored_label(ui.visuals().error_fg_color, format!("{r:.2} px outlier"))
+                        .on_hover_text("flagged: far out of line with the other points");
+                }
+                Some(r) => {
+                    ui.monospace(format!("{r:.2} px"));
+                }
+                None if p.world.is_none() => {
+                    ui.weak("type x, y");
+                }
+                None => {
+                    ui.weak("–");
+                }
+            }
+            match preset {
+                Some(f) => field_point_combo(ui, i, p.name.as_deref(), f, &mut picks),
+                None => {
+                    ui.label("");
+                }
+            }
+            let del = ui.small_button("×");
+            del.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("delete point {}", i + 1)));
+            if del.clicked() {
+                remove = Some(i);
+            }
+            ui.end_row();
+        }
+    });
     for (i, w) in edits {
         mode.points.set_world(i, Some(w), None);
     }
+    for (i, w, name) in picks {
+        mode.points.set_world(i, Some(w), Some(name));
+    }
     if let Some(i) = remove {
         mode.points.remove(i);
+    }
+}
+
+/// A combo box choosing which named field point point `i` is.
+fn field_point_combo(
+    ui: &mut egui::Ui,
+    i: usize,
+    current: Option<&str>,
+    field: &FieldPreset,
+    picks: &mut Vec<(usize, Vec2, String)>,
+) {
+    let resp = egui::ComboBox::from_id_salt(("field point", i))
+        .selected_text(current.unwrap_or("pick…"))
+        .width(150.0)
+        .show_ui(ui, |ui| {
+            for np in &field.points {
+                if ui
+                    .selectable_label(current == Some(np.name.as_str()), &np.name)
+                    .clicked()
+                {
+                    picks.push((i, np.pos, np.name.clone()));
+                }
+            }
+        })
+        .response;
+    resp.widget_info(|| WidgetInfo::labeled(Role::ComboBox, true, format!("field point of point {}", i + 1)));
+}
+
+/// Draws the field preset's lines through `calib` (a visual check of the
+/// calibration) and, for each point, where its world position maps to.
+pub fn paint_check(
+    painter: &egui::Painter,
+    to_screen: &RectTransform,
+    mode: &CalibMode,
+    calib: &Calibration,
+) {
+    let color = Color32::from_rgba_unmultiplied(255, 0, 255, 200);
+    if mode.show_lines
+        && let Some(field) = mode.field()
+    {
+        let mut out = Vec::new();
+        for l in &field.lines {
+            out.clear();
+            l.project(calib, 0.5, &mut out);
+            for poly in &out {
+                let pts: Vec<Pos2> = poly.iter().map(|&p| to_screen.transform_pos(to_pos(p))).collect();
+                painter.add(egui::Shape::line(pts, Stroke::new(1.5, color)));
+            }
+        }
+    }
+    for p in &mode.points.points {
+        if let Some(w) = p.world
+            && let Some(px) = calib.project(w)
+        {
+            let a = to_screen.transform_pos(to_pos(p.image));
+            let b = to_screen.transform_pos(to_pos(px));
+            painter.line_segment([a, b], Stroke::new(1.0, color));
+            let s = 3.0;
+            painter.line_segment(
+                [b - egui::vec2(s, s), b + egui::vec2(s, s)],
+                Stroke::new(1.5, color),
+            );
+            painter.line_segment(
+                [b - egui::vec2(s, -s), b + egui::vec2(s, -s)],
+                Stroke::new(1.5, color),
+            );
+        }
     }
 }
 
@@ -198,10 +276,8 @@ mod tests {
     }
 
     fn video_harness() -> Harness<'static, CalibMode> {
-        let mode = CalibMode {
-            active: true,
-            ..Default::default()
-        };
+        let mut mode = CalibMode::default();
+        mode.active = true;
         Harness::builder().with_size([500.0, 300.0]).build_ui_state(
             |ui, mode: &mut CalibMode| {
                 let t = transform();
@@ -269,12 +345,33 @@ mod tests {
     }
 
     #[test]
+    fn picking_a_field_point_sets_world_coordinates() {
+        let mut mode = CalibMode::default();
+        mode.points.add(Vec2::new(10.0, 20.0));
+        mode.preset = Some("ssl-b");
+        let mut h = Harness::builder().with_size([700.0, 600.0]).build_ui_state(
+            |ui, mode: &mut CalibMode| {
+                let f = mode.field();
+                points_table(ui, mode, &[], &[], f.as_ref())
+            },
+            mode,
+        );
+        h.get_by_label("field point of point 1").click();
+        h.run();
+        h.get_by_label("corner +x+y").click();
+        h.run();
+        let p = &h.state().points.points[0];
+        assert_eq!(p.world, Some(Vec2::new(4500.0, 3000.0)));
+        assert_eq!(p.name.as_deref(), Some("corner +x+y"));
+    }
+
+    #[test]
     fn table_types_world_coordinates_and_deletes() {
         let mut mode = CalibMode::default();
         mode.points.add(Vec2::new(10.0, 20.0));
         mode.points.add(Vec2::new(30.0, 40.0));
         let mut h = Harness::builder().with_size([500.0, 300.0]).build_ui_state(
-            |ui, mode: &mut CalibMode| points_table(ui, mode, &[Some(0.5), None], &[0]),
+            |ui, mode: &mut CalibMode| points_table(ui, mode, &[Some(0.5), None], &[0], None),
             mode,
         );
         h.get_by_label("x of point 2").set_value_accesskit(1500.0);

@@ -21,6 +21,9 @@ pub fn panel(ui: &mut egui::Ui, state: &mut EntitiesUi, doc: &mut Document) {
     ui.heading("Entities");
     let total: usize = state.counts.iter().sum();
     ui.label(format!("{total} primitives at this time (before filtering)"));
+    if let Some(p) = &doc.tree.problem {
+        ui.colored_label(ui.visuals().warn_fg_color, p);
+    }
     levels(ui, doc);
     let spec = &mut doc.session.filter;
     if !spec.only.is_empty() || !spec.exclude.is_empty() {

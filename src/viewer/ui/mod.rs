@@ -26,27 +26,56 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
         egui::Panel::bottom("timeline").show(ui, |ui| timeline::panel(app, ui));
     }
     if app.persisted.layout.entities {
-        egui::Panel::left("entities").default_size(260.0).show(ui, |ui| {
-            let lt = app.log_time();
-            let playing = app.playback.playing;
-            match (&mut app.doc, lt) {
-                (Some(doc), Some(t)) => {
-                    app.entities.update_counts(doc, t, playing);
-                    entities::panel(ui, &mut app.entities, doc);
+        egui::Panel::left("entities")
+            .default_size(260.0)
+            .size_range(160.0..=480.0)
+            .show(ui, |ui| {
+                let lt = app.log_time();
+                let playing = app.playback.playing;
+                match (&mut app.doc, lt) {
+                    (Some(doc), Some(t)) => {
+                        app.entities.update_counts(doc, t, playing);
+                        entities::panel(ui, &mut app.entities, doc);
+                    }
+                    _ => {
+                        ui.heading("Entities");
+                        ui.label("Open a session, or a video and a log.");
+                    }
                 }
-                _ => {
-                    ui.heading("Entities");
-                    ui.label("Open a session, or a video and a log.");
-                }
-            }
-        });
+            });
     }
     if app.persisted.layout.side {
         egui::Panel::right("side")
-            .default_size(280.0)
+            .default_size(300.0)
+            .size_range(200.0..=520.0)
             .show(ui, |ui| side::panel(app, ui));
     }
     egui::CentralPanel::default().show(ui, |ui| video::panel(app, ui));
+    export_window(app, ui.ctx());
+}
+
+fn export_window(app: &mut ViewerApp, ctx: &egui::Context) {
+    if !app.export.open {
+        return;
+    }
+    let range = (app.playback.start(), app.playback.end());
+    let loop_range = app.playback.loop_range;
+    let mut open = true;
+    let mut action = None;
+    egui::Window::new("Export video")
+        .open(&mut open)
+        .resizable(false)
+        .collapsible(false)
+        .show(ctx, |ui| {
+            action = export::contents(ui, &mut app.export, range, loop_range)
+        });
+    app.export.open = open || app.export.running.is_some();
+    match action {
+        Some(export::ExportAction::Browse) => app.commands.push(Command::BrowseExport),
+        Some(export::ExportAction::Start) => app.commands.push(Command::StartExport),
+        Some(export::ExportAction::Cancel) => app.commands.push(Command::CancelExport),
+        None => {}
+    }
 }
 
 fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
@@ -90,6 +119,14 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 .clicked()
             {
                 app.commands.push(Command::SaveAs);
+            }
+            ui.separator();
+            let can_export = app.doc.as_ref().is_some_and(|d| d.has_log) && app.synthetic.is_none();
+            if ui
+                .add_enabled(can_export, egui::Button::new("Export video…"))
+                .clicked()
+            {
+                app.commands.push(Command::ShowExport);
             }
             ui.separator();
             if ui.button("Quit").clicked() {

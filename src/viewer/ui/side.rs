@@ -3,43 +3,42 @@
 
 use eframe::egui;
 
+use crate::calib::Model;
 use crate::viewer::app::{Command, ViewerApp};
 use crate::viewer::state::Document;
 use crate::viewer::sync::{self, NUDGES};
 use crate::viewer::ui::timeline::fmt_time;
 
 pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
-    egui::ScrollArea::vertical()
-        .auto_shrink([false; 2])
-        .show(ui, |ui| {
-            let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
-            let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
-            egui::CollapsingHeader::new("Time sync")
-                .default_open(true)
-                .show(ui, |ui| match &mut app.doc {
-                    Some(doc) => sync_section(ui, doc, frame_time, frame_dur),
-                    None => {
-                        ui.label("Nothing open.");
-                    }
-                });
-            egui::CollapsingHeader::new("Calibration")
-                .default_open(false)
-                .show(ui, |ui| calibration(app, ui));
-            egui::CollapsingHeader::new("View")
-                .default_open(true)
-                .show(ui, |ui| {
-                    let t = &mut app.persisted.toggles;
-                    ui.checkbox(&mut t.overlay, "Overlay");
-                    ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
-                    ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
-                    if ui.button("Fit video to window").clicked() {
-                        app.video_view = Default::default();
-                    }
-                });
-            egui::CollapsingHeader::new("Statistics")
-                .default_open(false)
-                .show(ui, |ui| stats(app, ui));
-        });
+    egui::ScrollArea::both().auto_shrink([false; 2]).show(ui, |ui| {
+        let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
+        let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
+        egui::CollapsingHeader::new("Time sync")
+            .default_open(true)
+            .show(ui, |ui| match &mut app.doc {
+                Some(doc) => sync_section(ui, doc, frame_time, frame_dur),
+                None => {
+                    ui.label("Nothing open.");
+                }
+            });
+        egui::CollapsingHeader::new("Calibration")
+            .default_open(app.calib.active)
+            .show(ui, |ui| calibration(app, ui));
+        egui::CollapsingHeader::new("View")
+            .default_open(true)
+            .show(ui, |ui| {
+                let t = &mut app.persisted.toggles;
+                ui.checkbox(&mut t.overlay, "Overlay");
+                ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
+                ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
+                if ui.button("Fit video to window").clicked() {
+                    app.video_view = Default::default();
+                }
+            });
+        egui::CollapsingHeader::new("Statistics")
+            .default_open(false)
+            .show(ui, |ui| stats(app, ui));
+    });
 }
 
 /// Offset, nudges and event alignment. `frame_time` is the video time of
@@ -86,7 +85,8 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
                 if d >= 0.0 { "+" } else { "−" },
                 fmt_time(d.abs())
             ));
-            ui.label(sync::describe_frame(&doc.log, e.frame));
+            let text = sync::describe_frame(&doc.log, e.frame);
+            ui.add(egui::Label::new(&text).truncate()).on_hover_text(&text);
             if ui
                 .small_button("align")
                 .on_hover_text("change the offset so this event starts at the current frame")
@@ -106,16 +106,52 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
     let mode = &mut app.calib;
     ui.checkbox(&mut mode.active, "Calibration mode")
         .on_hover_text("click the video to add points, drag them to move; Delete removes the selected one");
-    if let Some(c) = app.doc.as_ref().and_then(|d| d.calibration.as_ref()) {
-        let h = c.homography();
-        ui.weak(format!(
-            "current: homography [{:.3} {:.3} {:.1}; {:.3} {:.3} {:.1}; {:.2e} {:.2e} {:.3}]",
-            h[0][0], h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]
-        ));
-    } else {
-        ui.weak("not calibrated yet: the overlay needs at least four points");
+    ui.horizontal(|ui| {
+        ui.label("Model");
+        ui.radio_value(&mut mode.model, Model::Homography, "homography");
+        ui.radio_value(&mut mode.model, Model::Radial, "radial (lens distortion)");
+    });
+    ui.checkbox(&mut mode.robust, "Leave flagged points out of the fit (RANSAC)");
+    ui.horizontal(|ui| {
+        let title = mode.field().map_or("none".to_owned(), |f| f.title.to_owned());
+        egui::ComboBox::from_label("field")
+            .selected_text(title)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut mode.preset, None, "none");
+                for f in crate::calib::presets::all() {
+                    ui.selectable_value(&mut mode.preset, Some(f.id), f.title);
+                }
+            });
+        ui.checkbox(&mut mode.show_lines, "draw its lines");
+    });
+    match &mode.fit {
+        Some(Ok(v)) => {
+            let loo = v.loo_rms_px.map_or("–".to_owned(), |l| format!("{l:.2} px"));
+            ui.label(format!("RMS {:.2} px, leave-one-out RMS {loo}", v.rms_px));
+            if !v.outliers.is_empty() {
+                let names: Vec<String> = v.outliers.iter().map(|i| (i + 1).to_string()).collect();
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("flagged: point {}", names.join(", ")),
+                );
+            }
+            for w in &v.warnings {
+                ui.colored_label(ui.visuals().warn_fg_color, w);
+            }
+        }
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().warn_fg_color, e);
+        }
+        None => {
+            ui.weak("Add at least four points with world coordinates.");
+        }
     }
-    crate::viewer::ui::calib::points_table(ui, mode, &[], &[]);
+    let (residuals, flagged) = mode
+        .fit_view()
+        .map(|v| (v.residuals.clone(), v.outliers.clone()))
+        .unwrap_or_default();
+    let field = mode.field();
+    crate::viewer::ui::calib::points_table(ui, mode, &residuals, &flagged, field.as_ref());
     ui.horizontal(|ui| {
         if ui.button("Load points…").clicked() {
             app.commands.push(Command::LoadCalibPoints);
@@ -137,6 +173,28 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
             app.calib.points.clear();
         }
     });
+    if let Some(doc) = &app.doc {
+        match &doc.calibration {
+            Some(c) => {
+                let h = c.homography();
+                let dist = if c.distortion().is_some() {
+                    " with lens distortion"
+                } else {
+                    ""
+                };
+                ui.weak(format!(
+                    "in the session: homography [{:.3} {:.3} {:.1}; {:.3} {:.3} {:.1}; {:.2e} {:.2e} {:.3}]{dist}",
+                    h[0][0], h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]
+                ));
+            }
+            None => {
+                ui.weak("The session has no calibration yet: nothing can be drawn.");
+            }
+        }
+    }
+    if app.calib_backup.is_some() && ui.button("Undo calibration changes").clicked() {
+        app.commands.push(Command::RevertCalibration);
+    }
 }
 
 fn stats(app: &ViewerApp, ui: &mut egui::Ui) {

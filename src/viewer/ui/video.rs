@@ -74,7 +74,16 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     );
     let calib_used = crate::viewer::ui::calib::interact(ui, &resp, &to_screen, &mut app.calib);
     if app.calib.active {
-        crate::viewer::ui::calib::paint(&painter, &to_screen, &app.calib, &[]);
+        let calib = app.doc.as_ref().and_then(|d| d.calibration.as_ref());
+        if let Some(c) = calib {
+            crate::viewer::ui::calib::paint_check(&painter, &to_screen, &app.calib, c);
+        }
+        let flagged = app
+            .calib
+            .fit_view()
+            .map(|v| v.outliers.clone())
+            .unwrap_or_default();
+        crate::viewer::ui::calib::paint(&painter, &to_screen, &app.calib, &flagged);
     }
     // Zoom with the wheel (or pinch) about the pointer; pan by dragging
     // (with the middle or right button in calibration mode).
