@@ -77,16 +77,9 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
     let lo = i.saturating_sub(3);
     let hi = (i + 4).min(doc.events.len());
     let mut align = None;
-    egui::Grid::new("events").striped(true).show(ui, |ui| {
-        for e in &doc.events.events[lo..hi] {
-            let d = e.time - log_now;
-            ui.monospace(format!(
-                "{}{}",
-                if d >= 0.0 { "+" } else { "−" },
-                fmt_time(d.abs())
-            ));
-            let text = sync::describe_frame(&doc.log, e.frame);
-            ui.add(egui::Label::new(&text).truncate()).on_hover_text(&text);
+    for e in &doc.events.events[lo..hi] {
+        let d = e.time - log_now;
+        ui.horizontal(|ui| {
             if ui
                 .small_button("align")
                 .on_hover_text("change the offset so this event starts at the current frame")
@@ -94,9 +87,13 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
             {
                 align = Some(e.time);
             }
-            ui.end_row();
-        }
-    });
+            let sign = if d >= 0.0 { "+" } else { "−" };
+            ui.monospace(format!("{sign}{}", fmt_time(d.abs())));
+        });
+        ui.indent(("event", e.frame), |ui| {
+            ui.add(egui::Label::new(sync::describe_frame(&doc.log, e.frame)).wrap());
+        });
+    }
     if let Some(o) = align.and_then(|t| sync::align_offset(t, frame_time)) {
         doc.session.offset = o;
     }
