@@ -95,8 +95,7 @@ pub fn is_session_path(path: &Path) -> bool {
 
 /// Reads a calibration file written by `underlay calib solve -o`.
 pub fn load_calibration(path: &Path) -> anyhow::Result<Calibration> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    toml::from_str(&text).with_context(|| format!("{}: not a calibration file", path.display()))
+    Ok(Calibration::load(path)?)
 }
 
 /// Reads a visualization log in any format underlay knows.
