@@ -1215,6 +1215,50 @@ mod app_tests {
         assert_eq!(app(&h).playback.speed, 1.5);
     }
 
+    #[derive(Debug)]
+    struct Dropped(std::path::PathBuf);
+
+    impl egui::DroppedFile for Dropped {
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+        fn bytes(&self) -> Result<Vec<u8>, String> {
+            std::fs::read(&self.0).map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn dropping_a_log_opens_it_over_the_video() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        assert!(!app(&h).doc.as_ref().unwrap().has_log);
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        h.input_mut().dropped_files.push(Arc::new(Dropped(log)));
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        let a = app(&h);
+        let doc = a.doc.as_ref().unwrap();
+        assert_eq!(
+            doc.session.offset, 1_700_000_000.0,
+            "the log starts at the video's start"
+        );
+        assert!(!doc.tree.nodes.is_empty());
+        // A file that is not a log is an error message, not a crash.
+        let bad = std::env::temp_dir().join(format!("underlay-viewer-test-{}.bin", std::process::id()));
+        std::fs::write(&bad, b"not a log").unwrap();
+        h.input_mut().dropped_files.push(Arc::new(Dropped(bad.clone())));
+        until(&mut h, |a| a.messages.iter().any(|m| m.error));
+        let _ = std::fs::remove_file(&bad);
+        assert!(
+            app(&h)
+                .messages
+                .iter()
+                .any(|m| m.error && m.text.contains("underlay-viewer-test"))
+        );
+        assert!(app(&h).doc.as_ref().unwrap().has_log, "the open log stays");
+    }
+
     #[test]
     fn space_plays_and_pauses() {
         let mut h = harness();
