@@ -104,6 +104,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         pb.time,
         pb.active_loop().or(pb.loop_range),
         &events,
+        offset,
     ) {
         app.commands.push(Command::Seek(t));
     }
@@ -121,7 +122,8 @@ pub fn fmt_time(t: f64) -> String {
 }
 
 /// The timeline bar over video times `[start, end]`; returns the time the
-/// user clicked or dragged to. `events` are video times of log events.
+/// user clicked or dragged to. `events` are video times of log events;
+/// with `offset` (log − video time), times are also shown as log times.
 pub fn timeline(
     ui: &mut egui::Ui,
     start: f64,
@@ -129,6 +131,7 @@ pub fn timeline(
     now: f64,
     loop_range: Option<(f64, f64)>,
     events: &[f64],
+    offset: Option<f64>,
 ) -> Option<f64> {
     let width = ui.available_width().max(50.0);
     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, 34.0), Sense::click_and_drag());
@@ -180,8 +183,11 @@ pub fn timeline(
     );
     if let Some(p) = resp.hover_pos() {
         let t = t_of(p.x);
-        resp.clone()
-            .on_hover_text_at_pointer(format!("video {}", fmt_time(t)));
+        let text = match offset {
+            Some(o) => format!("video {} · log {:.3} s", fmt_time(t), t + o),
+            None => format!("video {}", fmt_time(t)),
+        };
+        resp.clone().on_hover_text_at_pointer(text);
     }
     if (resp.clicked() || resp.dragged())
         && let Some(p) = resp.interact_pointer_pos()
