@@ -135,6 +135,7 @@ pub fn timeline(
 ) -> Option<f64> {
     let width = ui.available_width().max(50.0);
     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, 34.0), Sense::click_and_drag());
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Slider, true, "timeline"));
     let painter = ui.painter_at(rect);
     let span = (end - start).max(1e-9);
     let x_of = |t: f64| rect.left() + ((t - start) / span).clamp(0.0, 1.0) as f32 * rect.width();
@@ -200,6 +201,35 @@ pub fn timeline(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clicking_the_timeline_seeks() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::Queryable;
+        let mut h = Harness::builder().with_size([420.0, 60.0]).build_ui_state(
+            |ui, got: &mut Option<f64>| {
+                if let Some(t) = timeline(
+                    ui,
+                    10.0,
+                    20.0,
+                    12.0,
+                    Some((11.0, 13.0)),
+                    &[14.0, 15.0],
+                    Some(100.0),
+                ) {
+                    *got = Some(t);
+                }
+            },
+            None,
+        );
+        let r = h.get_by_label("timeline").rect();
+        h.hover_at(r.center());
+        h.run();
+        h.get_by_label("timeline").click();
+        h.run();
+        let t = h.state().expect("a click seeks");
+        assert!((t - 15.0).abs() < 0.1, "{t}");
+    }
 
     #[test]
     fn times_format_as_minutes() {
