@@ -1260,6 +1260,15 @@ mod app_tests {
     }
 
     #[test]
+    fn every_widget_has_an_accessible_name() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        // `run` checks that every interactive widget can be named.
+        h.run_ok();
+        h.run();
+    }
+
+    #[test]
     fn space_plays_and_pauses() {
         let mut h = harness();
         until(&mut h, |a| a.frame.is_some());
