@@ -8,6 +8,7 @@
 pub mod calib;
 pub mod cli;
 pub mod draw;
+pub mod export;
 pub mod image;
 pub mod log;
 pub mod mask;
@@ -15,6 +16,7 @@ pub mod pipeline;
 pub mod select;
 pub mod session;
 pub mod viewer;
+pub mod video;
 
 /// The error a long-running command returns when the user pressed Ctrl-C.
 #[derive(Debug, Clone, Copy, thiserror::Error)]

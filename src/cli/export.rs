@@ -1,6 +1,17 @@
 //! `underlay export`: write an annotated video.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+
+use crate::export::{ExportError, ExportJob, Processor};
+use crate::image::RgbImage;
+use crate::mask::MaskSettings;
+use crate::pipeline::Pipeline;
+use crate::session::{CalibrationSource, Session};
 
 /// Arguments of `underlay export`.
 #[derive(Debug, clap::Args)]
@@ -20,7 +31,7 @@ pub struct Args {
     /// Calibration file, when no session is given.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
-    /// Log time = video time + OFFSET (seconds), when no session is given.
+    /// Log time = video time + OFFSET (seconds); overrides the session's.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub offset: Option<f64>,
     /// Start of the exported part (video seconds).
@@ -46,6 +57,122 @@ pub struct Args {
     pub preset: String,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("export is not built yet")
+/// Exports the annotated video; Ctrl-C stops it with [`crate::Interrupted`].
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let (session, session_file) = session_of(&args)?;
+    let log_path = session.log.clone();
+    let log =
+        crate::log::load(&log_path).with_context(|| format!("reading the log {}", log_path.display()))?;
+    for name in &args.entities {
+        if log.entities.get(name).is_none() {
+            let known: Vec<&str> = log
+                .entities
+                .ids()
+                .map(|id| log.entities.name(id))
+                .take(12)
+                .collect();
+            anyhow::bail!(
+                "{}: no entity named {name:?} (the log has: {}{})",
+                log_path.display(),
+                known.join(", "),
+                if log.entities.len() > known.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    let log = Arc::new(log);
+
+    // One pipeline per worker. Masking and drawing cost far less than
+    // decoding and x264 together, so one worker is enough on small
+    // machines; bigger ones draw in parallel.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = (cores / 4).clamp(1, 4);
+    let mut processors: Vec<Processor<'static>> = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let mut pipeline = Pipeline::from_session_with_log(&session, log.clone())
+            .with_context(|| format!("setting up the drawing for {}", session.video.display()))?;
+        processors.push(Box::new(move |frame: &mut RgbImage, t| {
+            pipeline.process(frame, t).map(|_| ()).map_err(Into::into)
+        }));
+    }
+
+    let mut job = ExportJob::new(&session.video, &args.output);
+    job.from = args.from;
+    job.to = args.to;
+    job.encoder.crf = args.crf;
+    job.encoder.preset = args.preset.clone();
+    job.progress = std::io::stderr().is_terminal();
+    job.protected.push(log_path);
+    if let Some(CalibrationSource::File { file }) = &session.calibration {
+        job.protected.push(file.clone());
+    }
+    job.protected.extend(session_file);
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // Fails only when a handler is already installed (a second export
+        // in the same process): that one sets no flag we watch, so say so.
+        if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
+            eprintln!("underlay: warning: Ctrl-C will not stop the export cleanly ({e})");
+        }
+    }
+    let report = match crate::export::run(&job, processors, &cancel) {
+        Ok(r) => r,
+        Err(ExportError::Interrupted(i)) => return Err(i.into()),
+        Err(e) => return Err(e).with_context(|| format!("exporting {}", args.output.display())),
+    };
+    for w in &report.warnings {
+        eprintln!("underlay: warning: {w}");
+    }
+    eprintln!(
+        "wrote {}: {} frames, {:.2} s of video, in {:.1} s ({:.0} frames/s)",
+        args.output.display(),
+        report.frames,
+        report.duration,
+        report.elapsed,
+        report.frames as f64 / report.elapsed.max(1e-9)
+    );
+    Ok(())
+}
+
+/// The session to export: the file given, or one made of `--video`,
+/// `--log`, `--calib` and `--offset`; then the command line's filter and
+/// mask choices on top.
+fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
+    let (mut session, file) = match (&args.session, &args.video) {
+        (Some(path), _) => {
+            let mut s =
+                Session::load(path).with_context(|| format!("reading the session {}", path.display()))?;
+            if let Some(offset) = args.offset {
+                anyhow::ensure!(offset.is_finite(), "--offset must be a finite number of seconds");
+                s.offset = offset;
+            }
+            (s, Some(path.clone()))
+        }
+        (None, Some(video)) => {
+            let log = args.log.clone().context("--log is needed with --video")?;
+            let calib = args.calib.clone().context("--calib is needed with --video")?;
+            let offset = args.offset.unwrap_or(0.0);
+            anyhow::ensure!(offset.is_finite(), "--offset must be a finite number of seconds");
+            let mut s = Session::new(video, log);
+            s.offset = offset;
+            s.calibration = Some(CalibrationSource::File { file: calib });
+            (s, None)
+        }
+        (None, None) => anyhow::bail!("give a session file, or --video with --log and --calib"),
+    };
+    if args.max_level.is_some() {
+        session.filter.max_level = args.max_level;
+    }
+    if !args.entities.is_empty() {
+        session.filter.only = args.entities.clone();
+    }
+    if args.no_mask {
+        session.mask = MaskSettings::None;
+    }
+    Ok((session, file))
 }

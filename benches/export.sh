@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Whole-process export benchmark (docs/PERFORMANCE.md, "Export").
+#
+# For 1280×720 and 1920×1080 H.264 inputs with an AAC track it times, in
+# the same run and alternating:
+#   ffmpeg   ffmpeg -i IN -c:v libx264 -preset veryfast -crf 20 -c:a copy OUT
+#   underlay underlay export SESSION -o OUT (mask on, ~100 primitives/frame,
+#            veryfast, CRF 20), with its peak memory (/usr/bin/time -v)
+#   python   a thesis-style pipeline: OpenCV decode, the reference mask,
+#            OpenCV drawing, OpenCV encode (benches/thesis_pipeline.py)
+#   reencode the ffmpeg command on underlay's annotated output: what decoding
+#            and x264 alone cost on annotated pictures (x264 works harder
+#            on drawings than on the plain video)
+# and prints frames per second (median and best of RUNS) and the ratios.
+#
+# usage: benches/export.sh [SECONDS] [RUNS] [MASK]
+#   SECONDS  length of the test inputs (default 10)
+#   RUNS     runs of each command (default 3)
+#   MASK     session mask method (default adaptive)
+# Input pictures come from testdata/pitch-drone-topdown.mp4 (a real pitch
+# seen from above) when /work/shared is there, else from ffmpeg's testsrc2.
+# Needs ffmpeg; the Python pipeline needs python3 with opencv and numpy
+# (pip install opencv-python-headless numpy) and the reference mask.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-10}
+RUNS=${2:-3}
+MASK=${3:-adaptive}
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/underlay/target}"
+cargo build --release --quiet
+BIN="$CARGO_TARGET_DIR/release/underlay"
+SRC="${SRC:-/work/shared/testdata/pitch-drone-topdown.mp4}"
+REFERENCE_DIR="${REFERENCE_DIR:-/work/shared/reference}"
+export REFERENCE_DIR
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+have_python=0
+if python3 -c 'import cv2, numpy' 2>/dev/null && [ -f "$REFERENCE_DIR/thesis_mask.py" ]; then
+  have_python=1
+else
+  echo "note: python3 with cv2+numpy or $REFERENCE_DIR/thesis_mask.py missing: no Python pipeline" >&2
+fi
+
+# "wall-seconds cpu-seconds" of a command (its output discarded).
+timed() {
+  /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$@" >/dev/null 2>"$WORK/stderr" \
+    || { cat "$WORK/stderr" >&2; return 1; }
+  awk '{printf "%s %.2f\n", $1, $2 + $3}' "$WORK/time"
+}
+
+# "median best" of column $1 of stdin.
+stats() {
+  awk -v c="$1" '{print $c}' | sort -g \
+    | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f %.2f\n", m, a[1]}'
+}
+
+echo "# export benchmark: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), ${SECS} s inputs, ${RUNS} runs"
+for size in 1280x720 1920x1080; do
+  w=${size%x*}
+  h=${size#*x}
+  in="$WORK/in-$size.mp4"
+  if [ -f "$SRC" ]; then
+    picture=(-stream_loop -1 -i "$SRC")
+  else
+    picture=(-f lavfi -i "testsrc2=s=${size}:r=60")
+  fi
+  ffmpeg -hide_banner -loglevel error -y "${picture[@]}" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
+    -t "$SECS" -map 0:v -map 1:a -vf "scale=$w:$h" -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p \
+    -c:a aac -b:a 128k "$in"
+  read -r _ _ fps frames < <(python3 benches/thesis_pipeline.py gen "$in" "$WORK")
+  cat >"$WORK/session.toml" <<EOF
+video = "in-$size.mp4"
+log = "scene.txt"
+offset = 0.0
+calibration = { file = "calib.toml" }
+
+[mask]
+method = "$MASK"
+EOF
+  : >"$WORK/ffmpeg.t"
+  : >"$WORK/underlay.t"
+  : >"$WORK/python.t"
+  : >"$WORK/reencode.t"
+  for _ in $(seq "$RUNS"); do
+    timed ffmpeg -hide_banner -loglevel error -y -i "$in" -c:v libx264 -preset veryfast -crf 20 -c:a copy \
+      "$WORK/ff.mp4" >>"$WORK/ffmpeg.t"
+    timed "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast >>"$WORK/underlay.t"
+    timed ffmpeg -hide_banner -loglevel error -y -i "$WORK/ul.mp4" -c:v libx264 -preset veryfast -crf 20 \
+      -c:a copy "$WORK/re.mp4" >>"$WORK/reencode.t"
+    if [ "$have_python" = 1 ]; then
+      timed python3 benches/thesis_pipeline.py run "$in" "$WORK/py.mp4" >>"$WORK/python.t"
+    fi
+  done
+  /usr/bin/time -v "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast \
+    2>"$WORK/mem" >/dev/null
+  rss=$(awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}' "$WORK/mem")
+  out_frames=$(ffprobe -v error -select_streams v -count_packets -show_entries stream=nb_read_packets \
+    -of csv=p=0 "$WORK/ul.mp4")
+  echo
+  echo "## $size, $frames frames at $fps fps (underlay wrote $out_frames; peak memory $((rss / 1024)) MB)"
+  printf "%-9s %12s %12s %14s\n" command "fps median" "fps best" "CPU ms/frame"
+  fps_of() { echo "$frames / $1" | bc -l; }
+  for cmd in ffmpeg underlay reencode python; do
+    [ -s "$WORK/$cmd.t" ] || continue
+    read -r med best < <(stats 1 <"$WORK/$cmd.t")
+    read -r cpu _ < <(stats 2 <"$WORK/$cmd.t")
+    eval "${cmd}_wall=$med ${cmd}_best=$best ${cmd}_cpu=$cpu"
+    printf "%-9s %12.1f %12.1f %14.1f\n" "$cmd" "$(fps_of "$med")" "$(fps_of "$best")" \
+      "$(echo "1000 * $cpu / $frames" | bc -l)"
+  done
+  printf "underlay vs ffmpeg: throughput %.2f× (median), %.2f× (best); CPU per frame %.2f×\n" \
+    "$(echo "$ffmpeg_wall / $underlay_wall" | bc -l)" "$(echo "$ffmpeg_best / $underlay_best" | bc -l)" \
+    "$(echo "$underlay_cpu / $ffmpeg_cpu" | bc -l)"
+  if [ -s "$WORK/python.t" ]; then
+    printf "underlay vs python: throughput %.2f× (median), %.2f× (best)\n" \
+      "$(echo "$python_wall / $underlay_wall" | bc -l)" "$(echo "$python_best / $underlay_best" | bc -l)"
+  fi
+done

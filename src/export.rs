@@ -1,0 +1,829 @@
+//! The offline export driver: decode → per-frame processing → encode, on
+//! threads joined by bounded queues, with a progress bar, Ctrl-C, and an
+//! output that only appears (renamed from a temporary file in the same
+//! folder) once it is complete.
+//!
+//! Frame buffers circulate: the decoder fills a buffer, a worker draws on
+//! it in place, the encoder converts it and hands it back to the decoder,
+//! so memory stays bounded (a few frames per thread) at any video length.
+//! Workers run in parallel across frames; the encoder puts frames back in
+//! order.
+
+use std::collections::BTreeMap;
+use std::error::Error as StdError;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+
+use crate::image::RgbImage;
+use crate::video::{Decoder, Encoder, EncoderSettings, VideoError, VideoFrame};
+
+/// An error from a per-frame processor.
+pub type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// The per-frame work: draws on the frame in place; gets the frame's video
+/// time in seconds (from the input's start, whatever `--from` says).
+pub type Processor<'a> = Box<dyn FnMut(&mut RgbImage, f64) -> Result<(), BoxError> + Send + 'a>;
+
+/// Errors of an export. Each names the file, and the frame where one is
+/// concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Video(#[from] VideoError),
+    #[error("{input}: frame {index} at {time:.3} s: {source}")]
+    Process {
+        input: PathBuf,
+        index: u64,
+        time: f64,
+        #[source]
+        source: BoxError,
+    },
+    #[error("{output}: refusing to overwrite the input {input} (same file)")]
+    SameFile { output: PathBuf, input: PathBuf },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{input}: nothing to export between {from:.3} s and {to:.3} s (the video lasts {duration:.3} s)")]
+    EmptyRange {
+        input: PathBuf,
+        from: f64,
+        to: f64,
+        duration: f64,
+    },
+    #[error("--from and --to must be finite seconds with from < to (got {from} and {to})")]
+    BadRange { from: f64, to: f64 },
+    #[error("{input}: frame {index} was lost in processing (before the one at {time:.3} s)")]
+    Lost { input: PathBuf, index: u64, time: f64 },
+    #[error(transparent)]
+    Interrupted(#[from] crate::Interrupted),
+}
+
+/// What to export, checked and ready to run.
+#[derive(Clone, Debug)]
+pub struct ExportJob {
+    /// The video to annotate.
+    pub input: PathBuf,
+    /// The annotated video to write (its extension picks the container).
+    pub output: PathBuf,
+    /// Start (video seconds): the export begins with the frame shown then.
+    pub from: Option<f64>,
+    /// End (video seconds): frames from this time on are left out.
+    pub to: Option<f64>,
+    /// Encoder settings (CRF, preset, threads); the time base, frame rate
+    /// and audio source are filled in from the input.
+    pub encoder: EncoderSettings,
+    /// Copy the input's audio streams.
+    pub copy_audio: bool,
+    /// Other files the output must not overwrite (log, calibration, session).
+    pub protected: Vec<PathBuf>,
+    /// Show a progress bar on stderr (only drawn on a terminal).
+    pub progress: bool,
+}
+
+impl ExportJob {
+    /// A whole-video export of `input` to `output` with default settings.
+    pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>) -> Self {
+        ExportJob {
+            input: input.into(),
+            output: output.into(),
+            from: None,
+            to: None,
+            encoder: EncoderSettings::default(),
+            copy_audio: true,
+            protected: Vec::new(),
+            progress: false,
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExportReport {
+    /// Frames written.
+    pub frames: u64,
+    /// Duration of the output in seconds.
+    pub duration: f64,
+    /// Wall-clock seconds the export took.
+    pub elapsed: f64,
+    /// Things the user should know that did not stop the export.
+    pub warnings: Vec<String>,
+}
+
+/// Buffers in circulation beyond those held by each stage.
+const SPARE_FRAMES: usize = 3;
+
+/// A decoded frame travelling to a worker, or what stopped decoding.
+enum Work {
+    Frame(u64, VideoFrame),
+    Failed(u64, VideoError),
+}
+
+/// A processed frame travelling to the encoder.
+enum Done {
+    Frame(VideoFrame, Result<(), BoxError>),
+    Failed(VideoError),
+}
+
+/// Flags shared by the stages.
+#[derive(Clone, Copy)]
+struct Signals<'a> {
+    /// The encoder is done (finished or failed): stop decoding.
+    stop: &'a AtomicBool,
+    /// Set by the decoder when the input ends early: its announced duration
+    /// then says nothing about the last frame.
+    truncated: &'a AtomicBool,
+    /// The user asked to stop.
+    cancel: &'a AtomicBool,
+}
+
+/// What the decoding thread reports at the end.
+#[derive(Default)]
+struct DecodeSummary {
+    warnings: Vec<String>,
+}
+
+/// Runs `job`, drawing with `processors` (one worker thread each; at least
+/// one). Stops with [`ExportError::Interrupted`] soon after `cancel` is
+/// set. On any error no output file is left behind.
+pub fn run(
+    job: &ExportJob,
+    processors: Vec<Processor<'_>>,
+    cancel: &AtomicBool,
+) -> Result<ExportReport, ExportError> {
+    let start = Instant::now();
+    check_paths(job)?;
+    let (from, to) = (
+        job.from.unwrap_or(f64::NEG_INFINITY),
+        job.to.unwrap_or(f64::INFINITY),
+    );
+    if from.is_nan() || to.is_nan() || from >= to || from == f64::INFINITY || to == f64::NEG_INFINITY {
+        return Err(ExportError::BadRange { from, to });
+    }
+    let mut decoder = Decoder::open(&job.input)?;
+    let info = decoder.info().clone();
+    if info.duration > 0.0 && from >= info.duration {
+        return Err(ExportError::EmptyRange {
+            input: job.input.clone(),
+            from,
+            to,
+            duration: info.duration,
+        });
+    }
+    if let Some(f) = job.from {
+        decoder.seek(f)?;
+    }
+
+    let temp = TempFile::beside(&job.output);
+    let workers = processors.len().max(1);
+    let pool_limit = 2 * workers + SPARE_FRAMES + 2;
+    let (work_tx, work_rx) = bounded::<Work>(workers + 1);
+    let (done_tx, done_rx) = bounded::<(u64, Done)>(workers + 1);
+    let (free_tx, free_rx) = unbounded::<VideoFrame>();
+    let (stop, truncated) = (AtomicBool::new(false), AtomicBool::new(false));
+    let signals = Signals {
+        stop: &stop,
+        truncated: &truncated,
+        cancel,
+    };
+
+    let expected = expected_frames(&info, from, to);
+    let bar = progress_bar(job.progress, expected);
+    if job.progress {
+        crate::video::set_ffmpeg_quiet(true);
+    }
+
+    let result = std::thread::scope(|s| {
+        let decode = s.spawn(move || decode_stage(decoder, to, pool_limit, work_tx, free_rx, signals));
+        let mut processors = processors;
+        if processors.is_empty() {
+            processors.push(Box::new(|_: &mut RgbImage, _| Ok(())));
+        }
+        for mut p in processors {
+            let (rx, tx) = (work_rx.clone(), done_tx.clone());
+            s.spawn(move || worker(&mut *p, &rx, &tx));
+        }
+        // Only the threads hold the channel ends from here on, so each
+        // stage sees the end when the one before it finishes.
+        drop(work_rx);
+        drop(done_tx);
+        let encoded = encode_stage(job, &info, &temp, done_rx, free_tx, &bar, signals);
+        stop.store(true, Ordering::SeqCst);
+        // A panic in the decoder is a bug: pass it on rather than write a
+        // video that silently ends early.
+        let summary = decode.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        encoded.map(|(frames, duration, warnings)| (frames, duration, warnings, summary))
+    });
+    if job.progress {
+        bar.finish_and_clear();
+        crate::video::set_ffmpeg_quiet(false);
+    }
+    let (frames, duration, enc_warnings, summary) = result?;
+    temp.commit(&job.output)?;
+    let mut warnings = summary.warnings;
+    warnings.extend(enc_warnings);
+    Ok(ExportReport {
+        frames,
+        duration,
+        elapsed: start.elapsed().as_secs_f64(),
+        warnings,
+    })
+}
+
+/// Refuses outputs that are one of the inputs (also through links), and
+/// outputs in folders that do not exist.
+fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
+    let out = &job.output;
+    for input in std::iter::once(&job.input).chain(&job.protected) {
+        if same_file(out, input) {
+            return Err(ExportError::SameFile {
+                output: out.clone(),
+                input: input.clone(),
+            });
+        }
+    }
+    if !crate::video::is_known_container(out) {
+        return Err(ExportError::Io {
+            path: out.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "no video container has this extension (use .mp4, .mov or .mkv)",
+            ),
+        });
+    }
+    let dir = parent_dir(out);
+    if !dir.is_dir() {
+        return Err(ExportError::Io {
+            path: out.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "the output's folder does not exist"),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same existing file (same device and inode,
+/// so symbolic and hard links count).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+fn parent_dir(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The temporary output file: removed when dropped unless committed.
+struct TempFile {
+    path: PathBuf,
+}
+
+impl TempFile {
+    /// A hidden name in `output`'s folder with the same extension (which
+    /// picks the container).
+    fn beside(output: &Path) -> TempFile {
+        let stem = output
+            .file_stem()
+            .map_or("export".into(), |s| s.to_string_lossy());
+        let ext = output
+            .extension()
+            .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+        let name = format!(".{stem}.partial-{}{ext}", std::process::id());
+        TempFile {
+            path: parent_dir(output).join(name),
+        }
+    }
+
+    /// An encoder error about the temporary file, told about the output
+    /// the user named instead.
+    fn name_output(&self, mut e: VideoError, output: &Path) -> VideoError {
+        let path = match &mut e {
+            VideoError::Open { path, .. }
+            | VideoError::NoVideoStream { path }
+            | VideoError::Codec { path, .. }
+            | VideoError::Decode { path, .. }
+            | VideoError::Truncated { path, .. }
+            | VideoError::Seek { path, .. }
+            | VideoError::BadFrame { path, .. }
+            | VideoError::Encode { path, .. }
+            | VideoError::Settings { path, .. } => path,
+        };
+        if *path == self.path {
+            *path = output.to_owned();
+        }
+        e
+    }
+
+    fn commit(self, output: &Path) -> Result<(), ExportError> {
+        std::fs::rename(&self.path, output).map_err(|source| ExportError::Io {
+            path: output.to_owned(),
+            source,
+        })
+        // `self` drops here: removing the (now renamed) temporary is a no-op.
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Frames expected between `from` and `to`, for the progress bar.
+fn expected_frames(info: &crate::video::VideoInfo, from: f64, to: f64) -> Option<u64> {
+    let span = to.min(info.duration) - from.max(0.0);
+    if info.avg_fps > 0.0 && span.is_finite() && span > 0.0 {
+        if from <= 0.0 && to >= info.duration {
+            if let Some(n) = info.frame_count {
+                return Some(n);
+            }
+        }
+        return Some((span * info.avg_fps).round() as u64);
+    }
+    info.frame_count
+}
+
+fn progress_bar(show: bool, len: Option<u64>) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len.unwrap_or(0));
+    let template = if len.is_some() {
+        "{bar:30} {pos}/{len} frames  {fps}  ETA {eta}"
+    } else {
+        "{spinner} {pos} frames  {fps}"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        let fps = |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.0} frames/s", s.per_sec());
+        };
+        bar.set_style(style.with_key("fps", fps));
+    }
+    bar
+}
+
+/// Decodes frames into circulating buffers and hands them to the workers.
+fn decode_stage(
+    mut decoder: Decoder,
+    to: f64,
+    pool_limit: usize,
+    work: Sender<Work>,
+    free: Receiver<VideoFrame>,
+    sig: Signals<'_>,
+) -> DecodeSummary {
+    let mut summary = DecodeSummary::default();
+    let mut made = 0;
+    let mut seq = 0;
+    let mut last_time = f64::NEG_INFINITY;
+    let mut dropped = 0u64;
+    let mut spare = None;
+    loop {
+        if sig.stop.load(Ordering::SeqCst) || sig.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        let mut frame = match spare.take().map_or_else(|| free.try_recv(), Ok) {
+            Ok(f) => f,
+            Err(_) if made < pool_limit => {
+                made += 1;
+                VideoFrame::empty()
+            }
+            Err(_) => match free.recv_timeout(Duration::from_millis(100)) {
+                Ok(f) => f,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            },
+        };
+        match decoder.read_into(&mut frame) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e @ VideoError::Truncated { .. }) if seq > 0 => {
+                // Keep what decoded; say so.
+                sig.truncated.store(true, Ordering::SeqCst);
+                summary
+                    .warnings
+                    .push(format!("{e}; exported the {seq} frames before it"));
+                break;
+            }
+            Err(e) => {
+                let _ = work.send(Work::Failed(seq, e));
+                break;
+            }
+        }
+        if frame.time >= to {
+            break;
+        }
+        if frame.time <= last_time {
+            // Broken timestamps: a frame cannot be shown before the previous
+            // one. Its buffer is reused for the next frame.
+            dropped += 1;
+            spare = Some(frame);
+            continue;
+        }
+        last_time = frame.time;
+        if work.send(Work::Frame(seq, frame)).is_err() {
+            break;
+        }
+        seq += 1;
+    }
+    if dropped > 0 {
+        summary.warnings.push(format!(
+            "{}: left out {dropped} frames whose timestamps did not increase",
+            decoder.path().display()
+        ));
+    }
+    summary
+}
+
+/// Runs one processor on frames until the decoder is done.
+fn worker(
+    process: &mut (dyn FnMut(&mut RgbImage, f64) -> Result<(), BoxError> + Send),
+    work: &Receiver<Work>,
+    done: &Sender<(u64, Done)>,
+) {
+    for item in work.iter() {
+        let msg = match item {
+            Work::Frame(seq, mut f) => {
+                let r = process(&mut f.image, f.time);
+                (seq, Done::Frame(f, r))
+            }
+            Work::Failed(seq, e) => (seq, Done::Failed(e)),
+        };
+        if done.send(msg).is_err() {
+            break;
+        }
+    }
+}
+
+/// Puts processed frames back in order and encodes them; returns frames
+/// written, output duration and encoder warnings.
+fn encode_stage(
+    job: &ExportJob,
+    info: &crate::video::VideoInfo,
+    temp: &TempFile,
+    done: Receiver<(u64, Done)>,
+    free: Sender<VideoFrame>,
+    bar: &indicatif::ProgressBar,
+    sig: Signals<'_>,
+) -> Result<(u64, f64, Vec<String>), ExportError> {
+    let mut pending: BTreeMap<u64, Done> = BTreeMap::new();
+    let mut next = 0u64;
+    let mut encoder: Option<Encoder> = None;
+    let mut t0 = 0.0;
+    let mut last_out = 0.0;
+    loop {
+        if sig.cancel.load(Ordering::SeqCst) {
+            return Err(crate::Interrupted.into());
+        }
+        match done.recv_timeout(Duration::from_millis(100)) {
+            Ok((seq, d)) => {
+                pending.insert(seq, d);
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+        }
+        while let Some(d) = pending.remove(&next) {
+            let frame = match d {
+                Done::Failed(e) => return Err(e.into()),
+                Done::Frame(f, Err(source)) => {
+                    return Err(ExportError::Process {
+                        input: job.input.clone(),
+                        index: f.index,
+                        time: f.time,
+                        source,
+                    });
+                }
+                Done::Frame(f, Ok(())) => f,
+            };
+            let enc = match &mut encoder {
+                Some(e) => e,
+                None => {
+                    // The output starts with this frame: at time 0 for a part,
+                    // at its own time for the whole video (times kept exactly).
+                    t0 = if job.from.is_some() { frame.time } else { 0.0 };
+                    let (h, w, _) = frame.image.dim();
+                    let mut settings = job.encoder.clone();
+                    settings.time_base = Some(info.time_base);
+                    if info.avg_fps > 0.0 {
+                        settings.fps_hint = info.avg_fps;
+                    }
+                    if job.copy_audio && info.has_audio {
+                        settings.audio_from = Some(job.input.clone());
+                        settings.audio_window = (job.from.is_some() || job.to.is_some())
+                            .then(|| (t0, job.to.unwrap_or(f64::INFINITY)));
+                    }
+                    let enc = Encoder::create(&temp.path, w as u32, h as u32, &settings);
+                    encoder.insert(enc.map_err(|e| temp.name_output(e, &job.output))?)
+                }
+            };
+            last_out = frame.time - t0;
+            enc.push(&frame.image, last_out)
+                .map_err(|e| temp.name_output(e, &job.output))?;
+            bar.inc(1);
+            next += 1;
+            // The decoder may be gone already; then the buffer is just freed.
+            let _ = free.send(frame);
+        }
+    }
+    // A gap in the sequence: only possible if a stage died.
+    if let Some(d) = pending.into_values().next() {
+        return Err(match d {
+            Done::Failed(e) => e.into(),
+            Done::Frame(f, _) => ExportError::Lost {
+                input: job.input.clone(),
+                index: next,
+                time: f.time,
+            },
+        });
+    }
+    let Some(enc) = encoder else {
+        let from = job.from.unwrap_or(0.0);
+        return Err(ExportError::EmptyRange {
+            input: job.input.clone(),
+            from,
+            to: job.to.unwrap_or(info.duration),
+            duration: info.duration,
+        });
+    };
+    let warnings = enc.warnings().to_vec();
+    let frames = enc.frames();
+    // The last frame lasts until the end of the range or of the input.
+    let end = job.to.unwrap_or(info.duration).min(info.duration.max(0.0));
+    let end_out = end - t0;
+    let duration;
+    if end > 0.0 && end_out > last_out && !sig.truncated.load(Ordering::SeqCst) {
+        duration = end_out;
+        enc.finish_at(end_out)
+            .map_err(|e| temp.name_output(e, &job.output))?;
+    } else {
+        duration = last_out;
+        enc.finish().map_err(|e| temp.name_output(e, &job.output))?;
+    }
+    Ok((frames, duration, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::video::{Encoder, EncoderSettings};
+
+    fn level(i: usize) -> u8 {
+        (20 + 9 * i) as u8
+    }
+
+    /// A small input: one solid gray level per frame at the given times.
+    fn input(dir: &Path, times: &[f64]) -> PathBuf {
+        let p = dir.join("in.mp4");
+        let s = EncoderSettings {
+            crf: 8,
+            preset: "ultrafast".into(),
+            ..Default::default()
+        };
+        let mut e = Encoder::create(&p, 64, 48, &s).unwrap();
+        for (i, &t) in times.iter().enumerate() {
+            e.push(&RgbImage::from_elem((48, 64, 3), level(i)), t).unwrap();
+        }
+        e.finish().unwrap();
+        p
+    }
+
+    fn crisp_job(input: &Path, output: &Path) -> ExportJob {
+        let mut job = ExportJob::new(input, output);
+        job.encoder.crf = 8;
+        job.encoder.preset = "ultrafast".into();
+        job
+    }
+
+    /// Paints a red 16×16 square in the top-left corner.
+    fn red_square<'a>() -> Processor<'a> {
+        Box::new(|img: &mut RgbImage, _t| {
+            for y in 0..16 {
+                for x in 0..16 {
+                    img[[y, x, 0]] = 250;
+                    img[[y, x, 1]] = 10;
+                    img[[y, x, 2]] = 10;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn decode_all(p: &Path) -> Vec<VideoFrame> {
+        let mut d = Decoder::open(p).unwrap();
+        let mut v = Vec::new();
+        while let Some(f) = d.next_frame().unwrap() {
+            v.push(f);
+        }
+        v
+    }
+
+    fn which(img: &RgbImage) -> usize {
+        ((f64::from(img[[40, 50, 1]]) - 20.0) / 9.0).round() as usize
+    }
+
+    fn files_in(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn whole_export_keeps_frames_and_times_and_draws() {
+        let dir = tempfile::tempdir().unwrap();
+        let times = [0.0, 0.05, 0.1, 0.2, 0.25, 0.4, 0.45, 0.5, 0.7, 0.75, 0.8, 1.0];
+        let inp = input(dir.path(), &times);
+        let out = dir.path().join("out.mp4");
+        let report = run(
+            &crisp_job(&inp, &out),
+            vec![red_square()],
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(report.frames, times.len() as u64);
+        let frames = decode_all(&out);
+        assert_eq!(frames.len(), times.len());
+        for (i, (f, t)) in frames.iter().zip(times).enumerate() {
+            assert!((f.time - t).abs() < 1e-6, "frame {i}: {} vs {t}", f.time);
+            assert_eq!(which(&f.image), i);
+            let px = f.image.slice(ndarray::s![8, 8, ..]).to_vec();
+            assert!(px[0] > 230 && px[1] < 40 && px[2] < 40, "frame {i}: {px:?}");
+        }
+        let din = Decoder::open(&inp).unwrap().info().duration;
+        let dout = Decoder::open(&out).unwrap().info().duration;
+        assert!((din - dout).abs() < 1e-6, "{din} vs {dout}");
+        assert_eq!(files_in(dir.path()), ["in.mp4", "out.mp4"]);
+    }
+
+    #[test]
+    fn parallel_workers_keep_frame_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let times: Vec<f64> = (0..24).map(|i| f64::from(i) / 24.0).collect();
+        let inp = input(dir.path(), &times);
+        let out = dir.path().join("par.mp4");
+        // Workers of different speeds, so frames finish out of order.
+        let slow: Processor<'_> = Box::new(|_: &mut RgbImage, _| {
+            std::thread::sleep(Duration::from_millis(15));
+            Ok(())
+        });
+        let fast: Processor<'_> = Box::new(|_: &mut RgbImage, _| Ok(()));
+        run(
+            &crisp_job(&inp, &out),
+            vec![slow, fast, red_square()],
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let got: Vec<usize> = decode_all(&out).iter().map(|f| which(&f.image)).collect();
+        assert_eq!(got, (0..24).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_part_starts_at_zero_with_the_frame_shown_at_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let times: Vec<f64> = (0..20).map(|i| f64::from(i) / 10.0).collect();
+        let inp = input(dir.path(), &times);
+        let out = dir.path().join("part.mp4");
+        let mut job = crisp_job(&inp, &out);
+        job.from = Some(0.55);
+        job.to = Some(1.0);
+        let seen = std::sync::Mutex::new(Vec::new());
+        let p: Processor<'_> = Box::new(|_: &mut RgbImage, t| {
+            seen.lock().unwrap().push(t);
+            Ok(())
+        });
+        let report = run(&job, vec![p], &AtomicBool::new(false)).unwrap();
+        let frames = decode_all(&out);
+        let got: Vec<usize> = frames.iter().map(|f| which(&f.image)).collect();
+        assert_eq!(got, [5, 6, 7, 8, 9]);
+        assert!(frames[0].time.abs() < 1e-6 && (frames[4].time - 0.4).abs() < 1e-6);
+        // Processors see input times.
+        let seen = seen.into_inner().unwrap();
+        assert!((seen[0] - 0.5).abs() < 1e-6, "{seen:?}");
+        assert!((report.duration - 0.5).abs() < 1e-6, "{report:?}");
+    }
+
+    #[test]
+    fn a_failing_frame_is_named_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let times: Vec<f64> = (0..15).map(|i| f64::from(i) / 10.0).collect();
+        let inp = input(dir.path(), &times);
+        let out = dir.path().join("fail.mp4");
+        let p: Processor<'_> = Box::new(|_: &mut RgbImage, t| {
+            if t > 0.75 {
+                Err("the overlay broke".into())
+            } else {
+                Ok(())
+            }
+        });
+        let e = run(&crisp_job(&inp, &out), vec![p], &AtomicBool::new(false)).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("frame 8") && msg.contains("0.800 s") && msg.contains("in.mp4"),
+            "{msg}"
+        );
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.to_string() == "the overlay broke"));
+        assert_eq!(files_in(dir.path()), ["in.mp4"]);
+    }
+
+    #[test]
+    fn cancelling_stops_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let times: Vec<f64> = (0..40).map(|i| f64::from(i) / 10.0).collect();
+        let inp = input(dir.path(), &times);
+        let out = dir.path().join("cancel.mp4");
+        let cancel = AtomicBool::new(false);
+        let p: Processor<'_> = Box::new(|_: &mut RgbImage, t| {
+            if t >= 1.0 {
+                cancel.store(true, Ordering::SeqCst);
+            }
+            Ok(())
+        });
+        let e = run(&crisp_job(&inp, &out), vec![p], &cancel).unwrap_err();
+        assert!(matches!(e, ExportError::Interrupted(_)), "{e}");
+        assert_eq!(files_in(dir.path()), ["in.mp4"]);
+    }
+
+    #[test]
+    fn refuses_to_overwrite_its_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let inp = input(dir.path(), &[0.0, 0.1]);
+        let before = std::fs::read(&inp).unwrap();
+        let e = run(&crisp_job(&inp, &inp), vec![], &AtomicBool::new(false)).unwrap_err();
+        assert!(matches!(e, ExportError::SameFile { .. }), "{e}");
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.mp4");
+            std::os::unix::fs::symlink(&inp, &link).unwrap();
+            let e = run(&crisp_job(&inp, &link), vec![], &AtomicBool::new(false)).unwrap_err();
+            assert!(e.to_string().contains("refusing"), "{e}");
+            let log = dir.path().join("run.log");
+            std::fs::write(&log, "x").unwrap();
+            let mut job = crisp_job(&inp, &log);
+            job.protected.push(log.clone());
+            assert!(run(&job, vec![], &AtomicBool::new(false)).is_err());
+            assert_eq!(std::fs::read(&log).unwrap(), b"x");
+        }
+        assert_eq!(std::fs::read(&inp).unwrap(), before);
+    }
+
+    #[test]
+    fn bad_ranges_and_places_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let inp = input(dir.path(), &[0.0, 0.1, 0.2]);
+        let mut job = crisp_job(&inp, &dir.path().join("o.mp4"));
+        job.from = Some(5.0);
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nothing to export") && e.contains("in.mp4"), "{e}");
+        job.from = Some(0.2);
+        job.to = Some(0.1);
+        assert!(matches!(
+            run(&job, vec![], &AtomicBool::new(false)),
+            Err(ExportError::BadRange { .. })
+        ));
+        let mut job = crisp_job(&inp, &dir.path().join("preset.mp4"));
+        job.encoder.preset = "warp-speed".into();
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("preset.mp4") && !e.contains("partial") && e.contains("warp-speed"),
+            "{e}"
+        );
+        let job = crisp_job(&inp, &dir.path().join("o.notavideo"));
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("o.notavideo") && e.contains("extension"), "{e}");
+        let job = crisp_job(&inp, &dir.path().join("no/such/folder/o.mp4"));
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("folder"), "{e}");
+        let job = crisp_job(&dir.path().join("missing.mp4"), &dir.path().join("o.mp4"));
+        let e = run(&job, vec![], &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing.mp4"), "{e}");
+        assert_eq!(files_in(dir.path()), ["in.mp4"]);
+    }
+}

@@ -1,0 +1,747 @@
+//! Encoding: RGB frames to H.264 (libx264, yuv420p) in MP4 with faststart,
+//! or floor masks to lossless FFV1 (gray) in Matroska; frame times kept
+//! exactly (variable frame rate stays variable), audio streams of a source
+//! file copied unchanged.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg_next::ffi;
+use ffmpeg_next::{Dictionary, Packet, Rational, codec, frame, media};
+
+use super::convert::{Colorimetry, Planes, Scaler};
+use super::decode::rational_fps;
+use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420};
+use super::{VideoError, init, ratio};
+use crate::image::{MaskImage, RgbImage};
+
+/// Audio is written at most this far (seconds) ahead of the video.
+const AUDIO_LEAD: f64 = 0.5;
+
+/// How to encode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncoderSettings {
+    /// x264 constant rate factor, 0–51 (lower is better and bigger).
+    pub crf: u8,
+    /// x264 preset (ultrafast … veryslow).
+    pub preset: String,
+    /// Nominal frame rate: tells the rate control and the container what to
+    /// expect, and gives the last frame its duration when nothing else does.
+    pub fps_hint: f64,
+    /// Lossless 8-bit gray (FFV1, every frame a keyframe) instead of H.264;
+    /// for mask videos. Needs a `.mkv` file.
+    pub gray_lossless: bool,
+    /// Time base of the output stream as (numerator, denominator). Frame
+    /// times are rounded to it; give the input's
+    /// ([`VideoInfo::time_base`](super::VideoInfo)) to keep its timestamps
+    /// exactly. `None`: 1/90000 s.
+    pub time_base: Option<(i32, i32)>,
+    /// Copy every audio stream of this file (unchanged, no re-encoding) into
+    /// the output, aligned with the video times of that file.
+    pub audio_from: Option<PathBuf>,
+    /// Copy only the audio between these video times (seconds) of the
+    /// `audio_from` file, moved to start at 0 (for an export of a part).
+    pub audio_window: Option<(f64, f64)>,
+    /// Encoder threads; 0 lets the encoder decide.
+    pub threads: usize,
+    /// Largest distance between keyframes in frames (shorter GOPs seek
+    /// faster, cost bits); 0 keeps the encoder's default (250 for x264).
+    pub keyframe_interval: u32,
+}
+
+impl Default for EncoderSettings {
+    fn default() -> Self {
+        EncoderSettings {
+            crf: 20,
+            preset: "veryfast".into(),
+            fps_hint: 30.0,
+            gray_lossless: false,
+            time_base: None,
+            audio_from: None,
+            audio_window: None,
+            threads: 0,
+            keyframe_interval: 0,
+        }
+    }
+}
+
+/// Writes a video file frame by frame.
+pub struct Encoder {
+    path: PathBuf,
+    octx: ffmpeg::format::context::Output,
+    enc: ffmpeg::codec::encoder::video::Encoder,
+    enc_tb: Rational,
+    tb: f64,
+    stream_tb: Rational,
+    stream_index: usize,
+    /// Size of the pictures pushed.
+    width: u32,
+    height: u32,
+    /// Size encoded (H.264 4:2:0 needs even sizes: odd ones lose a column/row).
+    enc_width: u32,
+    enc_height: u32,
+    gray: bool,
+    color: Colorimetry,
+    coeffs: Coeffs,
+    frame: frame::Video,
+    scaler: Option<Scaler>,
+    fps_hint: f64,
+    last_pts: Option<i64>,
+    last_time: f64,
+    last_duration: Option<i64>,
+    /// Duration of each frame (by pts) once the next frame's time is known.
+    durations: HashMap<i64, i64>,
+    /// Encoded packets waiting for their duration.
+    held: VecDeque<Packet>,
+    pushed: u64,
+    audio: Option<AudioCopy>,
+    warnings: Vec<String>,
+}
+
+/// Copies the audio packets of a source file, interleaved with the video.
+struct AudioCopy {
+    path: PathBuf,
+    input: ffmpeg::format::context::Input,
+    /// Per source stream: output stream index and source time base.
+    map: Vec<Option<(usize, Rational)>>,
+    /// Source seconds that become output time 0.
+    origin: f64,
+    /// Source seconds after which nothing is copied.
+    end: f64,
+    /// Copy packets that start before the window start (whole copy only).
+    keep_early: bool,
+    pending: Option<(Packet, f64)>,
+    done: bool,
+}
+
+impl Encoder {
+    /// Creates `path` (the container is chosen by its extension) for
+    /// pictures of `width`×`height`.
+    pub fn create(
+        path: &Path,
+        width: u32,
+        height: u32,
+        settings: &EncoderSettings,
+    ) -> Result<Encoder, VideoError> {
+        init();
+        let p = path.to_owned();
+        let bad = |message: String| VideoError::Settings {
+            path: p.clone(),
+            message,
+        };
+        if width < 2 || height < 2 || width > 16384 || height > 16384 {
+            return Err(bad(format!("cannot encode a {width}×{height} picture")));
+        }
+        if settings.crf > 51 {
+            return Err(bad(format!("crf must be 0–51, not {}", settings.crf)));
+        }
+        let tb = match settings.time_base {
+            Some((n, d)) if n > 0 && d > 0 => Rational::new(n, d),
+            Some((n, d)) => return Err(bad(format!("invalid time base {n}/{d}"))),
+            None => Rational::new(1, 90_000),
+        };
+        let fps_hint = if settings.fps_hint.is_finite() && settings.fps_hint > 0.0 {
+            settings.fps_hint
+        } else {
+            return Err(bad(format!(
+                "fps_hint must be positive, not {}",
+                settings.fps_hint
+            )));
+        };
+        let mut octx = ffmpeg::format::output(path).map_err(|e| {
+            bad(format!(
+                "cannot create output ({e}); the extension picks the container, e.g. .mp4 or .mkv"
+            ))
+        })?;
+        let fmt_name = octx.format().name().to_string();
+        let is_mp4 = fmt_name.split(',').any(|n| n == "mp4" || n == "mov");
+        let gray = settings.gray_lossless;
+        if gray && !fmt_name.contains("matroska") {
+            return Err(bad("a lossless mask video must be a Matroska (.mkv) file".into()));
+        }
+        let (codec_id, enc_width, enc_height) = if gray {
+            (codec::Id::FFV1, width, height)
+        } else {
+            (codec::Id::H264, width & !1, height & !1)
+        };
+        let codec = ffmpeg::encoder::find(codec_id)
+            .ok_or_else(|| bad(format!("this FFmpeg has no {} encoder", codec_id.name())))?;
+        let global_header = octx
+            .format()
+            .flags()
+            .contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+
+        let color = Colorimetry::default_for_size(enc_width, enc_height);
+        let mut enc = codec::context::Context::new_with_codec(codec)
+            .encoder()
+            .video()
+            .map_err(|e| bad(format!("cannot set up the encoder: {e}")))?;
+        enc.set_width(enc_width);
+        enc.set_height(enc_height);
+        enc.set_time_base(tb);
+        enc.set_frame_rate(Some(rational_fps(fps_hint)));
+        let pix = if gray {
+            ffmpeg::format::Pixel::GRAY8
+        } else {
+            ffmpeg::format::Pixel::YUV420P
+        };
+        enc.set_format(pix);
+        if gray {
+            enc.set_gop(1);
+        } else {
+            if settings.keyframe_interval > 0 {
+                enc.set_gop(settings.keyframe_interval);
+            }
+            let (space, prim, trc) = if color.space == 1 {
+                (
+                    ffmpeg::color::Space::BT709,
+                    ffmpeg::color::Primaries::BT709,
+                    ffmpeg::color::TransferCharacteristic::BT709,
+                )
+            } else {
+                (
+                    ffmpeg::color::Space::SMPTE170M,
+                    ffmpeg::color::Primaries::SMPTE170M,
+                    ffmpeg::color::TransferCharacteristic::SMPTE170M,
+                )
+            };
+            enc.set_colorspace(space);
+            enc.set_color_primaries(prim);
+            enc.set_color_transfer_characteristic(trc);
+            enc.set_color_range(ffmpeg::color::Range::MPEG);
+        }
+        if global_header {
+            enc.set_flags(codec::Flags::GLOBAL_HEADER);
+        }
+        enc.set_threading(codec::threading::Config {
+            kind: codec::threading::Type::Frame,
+            count: settings.threads,
+            ..Default::default()
+        });
+        let mut opts = Dictionary::new();
+        if gray {
+            opts.set("level", "3");
+            opts.set("slicecrc", "0");
+        } else {
+            opts.set("preset", &settings.preset);
+            opts.set("crf", &settings.crf.to_string());
+        }
+        let enc = enc.open_with(opts).map_err(|e| {
+            bad(if gray {
+                format!("cannot open the FFV1 encoder: {e}")
+            } else {
+                format!(
+                    "cannot open libx264 with preset {:?} and crf {}: {e}",
+                    settings.preset, settings.crf
+                )
+            })
+        })?;
+        let stream_index = {
+            let mut ost = octx
+                .add_stream(codec)
+                .map_err(|e| bad(format!("cannot add the video stream: {e}")))?;
+            ost.set_parameters(&enc);
+            ost.set_time_base(tb);
+            ost.set_avg_frame_rate(rational_fps(fps_hint));
+            ost.index()
+        };
+
+        let mut warnings = Vec::new();
+        let audio = match &settings.audio_from {
+            Some(src) => AudioCopy::open(src, settings.audio_window, &mut octx, &mut warnings)?,
+            None => None,
+        };
+
+        let mut header_opts = Dictionary::new();
+        if is_mp4 {
+            header_opts.set("movflags", "+faststart");
+        }
+        octx.write_header_with(header_opts)
+            .map_err(|e| bad(format!("cannot write the file header: {e}")))?;
+        let stream_tb = octx
+            .stream(stream_index)
+            .map(|s| s.time_base())
+            .ok_or_else(|| bad("the video stream vanished".into()))?;
+
+        let mut frame = frame::Video::new(pix, enc_width, enc_height);
+        unsafe_set_color(&mut frame, gray, color);
+        Ok(Encoder {
+            path: p,
+            octx,
+            enc,
+            enc_tb: tb,
+            tb: ratio(tb).unwrap_or(1.0 / 90_000.0),
+            stream_tb,
+            stream_index,
+            width,
+            height,
+            enc_width,
+            enc_height,
+            gray,
+            color,
+            coeffs: Coeffs::for_space(color.space),
+            frame,
+            scaler: None,
+            fps_hint,
+            last_pts: None,
+            last_time: 0.0,
+            last_duration: None,
+            durations: HashMap::new(),
+            held: VecDeque::new(),
+            pushed: 0,
+            audio,
+            warnings,
+        })
+    }
+
+    /// Things that did not stop encoding but the user should know (audio
+    /// streams the container cannot hold, …).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Frames pushed so far.
+    pub fn frames(&self) -> u64 {
+        self.pushed
+    }
+
+    /// Adds a picture shown from `time` (seconds) until the next one.
+    /// Times must increase.
+    pub fn push(&mut self, image: &RgbImage, time: f64) -> Result<(), VideoError> {
+        let (h, w, _) = image.dim();
+        self.check_size(w, h, time)?;
+        let std = image.as_standard_layout();
+        let slice = std
+            .as_slice()
+            .ok_or_else(|| self.bad_frame(time, "non-contiguous image".into()))?;
+        if self.gray {
+            let (rgb, gray) = (
+                ffi::AVPixelFormat::AV_PIX_FMT_RGB24,
+                ffi::AVPixelFormat::AV_PIX_FMT_GRAY8,
+            );
+            self.convert_in(slice, rgb, 3, gray, time)?;
+        } else {
+            self.rgb_to_frame(slice, time)?;
+        }
+        self.send(time)
+    }
+
+    /// Adds a mask (255 = floor) shown from `time`; stored losslessly by a
+    /// gray encoder, as a black-and-white picture by an H.264 one.
+    pub fn push_mask(&mut self, mask: &MaskImage, time: f64) -> Result<(), VideoError> {
+        let (h, w) = mask.dim();
+        self.check_size(w, h, time)?;
+        let std = mask.as_standard_layout();
+        let slice = std
+            .as_slice()
+            .ok_or_else(|| self.bad_frame(time, "non-contiguous mask".into()))?;
+        if self.gray {
+            self.writable(time)?;
+            let stride = self.frame.stride(0);
+            let plane = self.frame.data_mut(0);
+            for (row, src) in slice.chunks_exact(w).enumerate() {
+                plane[row * stride..row * stride + w].copy_from_slice(src);
+            }
+        } else {
+            self.convert_in(
+                slice,
+                ffi::AVPixelFormat::AV_PIX_FMT_GRAY8,
+                1,
+                ffi::AVPixelFormat::AV_PIX_FMT_YUV420P,
+                time,
+            )?;
+        }
+        self.send(time)
+    }
+
+    /// Flushes the encoder and closes the file; the last frame lasts as long
+    /// as the one before it.
+    pub fn finish(self) -> Result<(), VideoError> {
+        self.finish_inner(None)
+    }
+
+    /// Like [`finish`](Self::finish), but the last frame is shown until
+    /// `end_time` (so the video's duration is `end_time`), when that is after it.
+    pub fn finish_at(self, end_time: f64) -> Result<(), VideoError> {
+        self.finish_inner(Some(end_time))
+    }
+
+    fn finish_inner(mut self, end_time: Option<f64>) -> Result<(), VideoError> {
+        let Some(last) = self.last_pts else {
+            return Err(VideoError::Settings {
+                path: self.path.clone(),
+                message: "no frames were given to encode".into(),
+            });
+        };
+        let from_end = end_time
+            .filter(|t| t.is_finite())
+            .map(|t| (t / self.tb).round() as i64 - last)
+            .filter(|&d| d > 0);
+        let dur = from_end
+            .or(self.last_duration)
+            .unwrap_or_else(|| ((1.0 / self.fps_hint) / self.tb).round().max(1.0) as i64);
+        self.durations.insert(last, dur);
+        let time = self.last_time;
+        self.enc.send_eof().map_err(|e| self.encode_error(time, e))?;
+        self.drain(time)?;
+        if !self.held.is_empty() {
+            return Err(self.encode_error_msg(time, "encoded packets with unknown timestamps remain".into()));
+        }
+        if let Some(a) = &mut self.audio {
+            a.pump(f64::INFINITY, &mut self.octx)
+                .map_err(|message| VideoError::Encode {
+                    path: self.path.clone(),
+                    index: self.pushed,
+                    time,
+                    message,
+                })?;
+        }
+        self.octx.write_trailer().map_err(|e| self.encode_error(time, e))
+    }
+
+    fn check_size(&self, w: usize, h: usize, time: f64) -> Result<(), VideoError> {
+        if (w, h) != (self.width as usize, self.height as usize) {
+            return Err(self.bad_frame(
+                time,
+                format!(
+                    "picture is {w}×{h} but the encoder was created for {}×{}",
+                    self.width, self.height
+                ),
+            ));
+        }
+        if !time.is_finite() {
+            return Err(self.bad_frame(time, "frame time is not a finite number".into()));
+        }
+        Ok(())
+    }
+
+    fn bad_frame(&self, time: f64, message: String) -> VideoError {
+        VideoError::BadFrame {
+            path: self.path.clone(),
+            index: self.pushed,
+            time,
+            message,
+        }
+    }
+
+    fn encode_error(&self, time: f64, e: ffmpeg::Error) -> VideoError {
+        self.encode_error_msg(time, e.to_string())
+    }
+
+    fn encode_error_msg(&self, time: f64, message: String) -> VideoError {
+        VideoError::Encode {
+            path: self.path.clone(),
+            index: self.pushed,
+            time,
+            message,
+        }
+    }
+
+    /// Makes the reusable frame writable (the encoder may still hold it).
+    fn writable(&mut self, time: f64) -> Result<(), VideoError> {
+        // SAFETY: valid frame allocated with buffers.
+        let ret = unsafe { ffi::av_frame_make_writable(self.frame.as_mut_ptr()) };
+        if ret < 0 {
+            return Err(self.encode_error(time, ffmpeg::Error::from(ret)));
+        }
+        Ok(())
+    }
+
+    /// Converts a packed RGB picture (`self.width` wide) into the reusable
+    /// YUV 4:2:0 frame.
+    fn rgb_to_frame(&mut self, src: &[u8], time: f64) -> Result<(), VideoError> {
+        self.writable(time)?;
+        let (ew, eh) = (self.enc_width as usize, self.enc_height as usize);
+        // SAFETY: the pointer of an allocated frame.
+        let f = unsafe { self.frame.as_mut_ptr() };
+        // SAFETY: a writable YUV420P frame of ew×eh: plane 0 has eh rows of
+        // linesize[0] bytes, planes 1 and 2 have eh/2 rows; the three planes
+        // do not overlap.
+        let plane = |i: usize, rows: usize| unsafe {
+            let stride = (*f).linesize[i] as usize;
+            PlaneMut {
+                data: std::slice::from_raw_parts_mut((*f).data[i], stride * rows),
+                stride,
+            }
+        };
+        rgb_to_yuv420(
+            Plane {
+                data: src,
+                stride: 3 * self.width as usize,
+            },
+            ew,
+            eh,
+            plane(0, eh),
+            plane(1, eh / 2),
+            plane(2, eh / 2),
+            &self.coeffs,
+        );
+        Ok(())
+    }
+
+    /// Converts a packed picture (`bpp` bytes per pixel, `self.width` wide)
+    /// into the reusable frame.
+    fn convert_in(
+        &mut self,
+        src: &[u8],
+        src_fmt: ffi::AVPixelFormat,
+        bpp: usize,
+        dst_fmt: ffi::AVPixelFormat,
+        time: f64,
+    ) -> Result<(), VideoError> {
+        self.writable(time)?;
+        let (ew, eh) = (self.enc_width, self.enc_height);
+        let scaler =
+            Scaler::cached(&mut self.scaler, src_fmt, ew, eh, dst_fmt, ew, eh, self.color).map_err(|m| {
+                VideoError::Encode {
+                    path: self.path.clone(),
+                    index: self.pushed,
+                    time,
+                    message: m,
+                }
+            })?;
+        // SAFETY: the source holds `height` rows of `width·bpp` bytes and the
+        // scaler reads the first `eh` rows and `ew` columns of it; the frame
+        // was allocated for `ew`×`eh` in the destination format.
+        unsafe {
+            scaler.run(
+                &Planes::packed(src.as_ptr() as *mut u8, self.width as usize * bpp),
+                &Planes::of_frame(self.frame.as_ptr()),
+            );
+        }
+        Ok(())
+    }
+
+    /// Sends the filled frame at `time` to the encoder and writes what comes out.
+    fn send(&mut self, time: f64) -> Result<(), VideoError> {
+        let pts = (time / self.tb).round() as i64;
+        if let Some(last) = self.last_pts {
+            if pts <= last {
+                return Err(self.bad_frame(
+                    time,
+                    format!(
+                        "frame time {time:.6} s is not after the previous frame's {:.6} s \
+                         (at a time base of {})",
+                        self.last_time, self.enc_tb
+                    ),
+                ));
+            }
+            self.durations.insert(last, pts - last);
+            self.last_duration = Some(pts - last);
+        }
+        self.frame.set_pts(Some(pts));
+        self.enc
+            .send_frame(&self.frame)
+            .map_err(|e| self.encode_error(time, e))?;
+        self.last_pts = Some(pts);
+        self.last_time = time;
+        self.pushed += 1;
+        self.drain(time)
+    }
+
+    /// Takes the encoder's packets and writes those whose duration is known.
+    fn drain(&mut self, time: f64) -> Result<(), VideoError> {
+        loop {
+            let mut pkt = Packet::empty();
+            match self.enc.receive_packet(&mut pkt) {
+                Ok(()) => self.held.push_back(pkt),
+                Err(ffmpeg::Error::Eof) => break,
+                Err(ffmpeg::Error::Other { errno }) if errno == ffi::EAGAIN => break,
+                Err(e) => return Err(self.encode_error(time, e)),
+            }
+        }
+        while let Some(front) = self.held.front() {
+            let Some(dur) = front.pts().and_then(|p| self.durations.get(&p).copied()) else {
+                break;
+            };
+            let Some(mut pkt) = self.held.pop_front() else {
+                break;
+            };
+            if let Some(p) = pkt.pts() {
+                self.durations.remove(&p);
+            }
+            pkt.set_duration(dur);
+            pkt.set_stream(self.stream_index);
+            pkt.rescale_ts(self.enc_tb, self.stream_tb);
+            let at = pkt.dts().or(pkt.pts()).map_or(self.last_time, |d| {
+                d as f64 * ratio(self.stream_tb).unwrap_or(self.tb)
+            });
+            if let Some(a) = &mut self.audio {
+                a.pump(at + AUDIO_LEAD, &mut self.octx)
+                    .map_err(|message| VideoError::Encode {
+                        path: self.path.clone(),
+                        index: self.pushed,
+                        time,
+                        message,
+                    })?;
+            }
+            pkt.write_interleaved(&mut self.octx)
+                .map_err(|e| self.encode_error(time, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Tags the reusable frame with the colorimetry it is converted with.
+fn unsafe_set_color(frame: &mut frame::Video, gray: bool, color: Colorimetry) {
+    if gray {
+        frame.set_color_range(ffmpeg::color::Range::JPEG);
+        return;
+    }
+    frame.set_color_range(ffmpeg::color::Range::MPEG);
+    frame.set_color_space(if color.space == 1 {
+        ffmpeg::color::Space::BT709
+    } else {
+        ffmpeg::color::Space::SMPTE170M
+    });
+}
+
+impl AudioCopy {
+    /// Opens `src` and adds an output stream for each of its audio streams
+    /// that the output container can hold.
+    fn open(
+        src: &Path,
+        window: Option<(f64, f64)>,
+        octx: &mut ffmpeg::format::context::Output,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<AudioCopy>, VideoError> {
+        let input = ffmpeg::format::input(src).map_err(|source| VideoError::Open {
+            path: src.to_owned(),
+            source,
+        })?;
+        // Audio times are taken relative to the source's video stream start,
+        // as the decoder's frame times are.
+        let video_start = input
+            .streams()
+            .best(media::Type::Video)
+            .and_then(|s| {
+                let tb = ratio(s.time_base())?;
+                (s.start_time() != ffi::AV_NOPTS_VALUE).then(|| s.start_time() as f64 * tb)
+            })
+            .unwrap_or(0.0);
+        let (from, to) = window.unwrap_or((0.0, f64::INFINITY));
+        let mut map = Vec::new();
+        let mut any = false;
+        for s in input.streams() {
+            let params = s.parameters();
+            if params.medium() != media::Type::Audio {
+                map.push(None);
+                continue;
+            }
+            // SAFETY: the output format and codec id are valid.
+            let supported = unsafe {
+                ffi::avformat_query_codec(
+                    (*octx.as_ptr()).oformat,
+                    params.id().into(),
+                    ffi::FF_COMPLIANCE_NORMAL,
+                ) == 1
+            };
+            if !supported {
+                warnings.push(format!(
+                    "{}: audio stream {} ({}) cannot be stored in this container and was left out",
+                    src.display(),
+                    s.index(),
+                    params.id().name()
+                ));
+                map.push(None);
+                continue;
+            }
+            let mut ost = octx
+                .add_stream(ffmpeg::encoder::find(codec::Id::None))
+                .map_err(|e| VideoError::Settings {
+                    path: src.to_owned(),
+                    message: format!("cannot add an audio stream: {e}"),
+                })?;
+            ost.set_parameters(params);
+            ost.set_time_base(s.time_base());
+            // SAFETY: the parameters belong to the new stream; a zero tag lets
+            // the muxer pick the right one for its container.
+            unsafe {
+                (*ost.parameters().as_mut_ptr()).codec_tag = 0;
+            }
+            map.push(Some((ost.index(), s.time_base())));
+            any = true;
+        }
+        if !any {
+            return Ok(None);
+        }
+        let mut input = input;
+        if from > 1.0 {
+            // Start reading near the window instead of at the beginning of a
+            // long file; a failed seek only means reading from the start.
+            let ts = ((video_start + from - 1.0) * f64::from(ffi::AV_TIME_BASE)) as i64;
+            let _ = input.seek(ts, ..ts);
+        }
+        Ok(Some(AudioCopy {
+            path: src.to_owned(),
+            input,
+            map,
+            origin: video_start + from,
+            end: video_start + to,
+            keep_early: window.is_none(),
+            pending: None,
+            done: false,
+        }))
+    }
+
+    /// Writes the audio packets that start before output time `until`.
+    fn pump(&mut self, until: f64, octx: &mut ffmpeg::format::context::Output) -> Result<(), String> {
+        while !self.done {
+            let (mut pkt, t) = match self.pending.take() {
+                Some(p) => p,
+                None => {
+                    let mut pkt = Packet::empty();
+                    match pkt.read(&mut self.input) {
+                        Ok(()) => {}
+                        Err(ffmpeg::Error::Eof) => {
+                            self.done = true;
+                            break;
+                        }
+                        Err(e) => {
+                            // A damaged tail: keep what was copied.
+                            self.done = true;
+                            return Err(format!("{}: reading audio: {e}", self.path.display()));
+                        }
+                    }
+                    let Some(Some((_, tb))) = self.map.get(pkt.stream()) else {
+                        continue;
+                    };
+                    let Some(ts) = pkt.pts().or(pkt.dts()) else {
+                        continue;
+                    };
+                    let t = ts as f64 * ratio(*tb).unwrap_or(0.0);
+                    (pkt, t)
+                }
+            };
+            let Some(Some((out_index, in_tb))) = self.map.get(pkt.stream()).copied() else {
+                continue;
+            };
+            let dur = pkt.duration() as f64 * ratio(in_tb).unwrap_or(0.0);
+            if t >= self.end {
+                // Streams interleave loosely: stop well past the end.
+                if t > self.end + 10.0 {
+                    self.done = true;
+                }
+                continue;
+            }
+            if !self.keep_early && t + dur.max(0.0) <= self.origin {
+                continue;
+            }
+            if t - self.origin > until {
+                self.pending = Some((pkt, t));
+                break;
+            }
+            let shift = (self.origin / ratio(in_tb).unwrap_or(1.0)).round() as i64;
+            pkt.set_pts(pkt.pts().map(|v| v - shift));
+            pkt.set_dts(pkt.dts().map(|v| v - shift));
+            pkt.set_position(-1);
+            pkt.set_stream(out_index);
+            let out_tb = octx.stream(out_index).map_or(in_tb, |s| s.time_base());
+            pkt.rescale_ts(in_tb, out_tb);
+            pkt.write_interleaved(octx)
+                .map_err(|e| format!("writing audio from {}: {e}", self.path.display()))?;
+        }
+        Ok(())
+    }
+}

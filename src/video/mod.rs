@@ -1,0 +1,165 @@
+//! Video in and out: decoding any file FFmpeg reads into RGB frames with
+//! their presentation times, and encoding RGB frames (H.264 in MP4) or
+//! floor masks (lossless FFV1 in Matroska) with exact timestamps.
+//!
+//! Times are seconds from the start of the video stream, taken from the
+//! presentation timestamps (variable frame rate is respected, never
+//! frame index ÷ rate). The decoder honours the rotation a phone stores
+//! in the stream's display matrix, so frames come out upright.
+
+mod convert;
+mod decode;
+mod encode;
+pub mod yuv;
+
+use std::path::PathBuf;
+use std::sync::Once;
+
+pub use decode::Decoder;
+pub use encode::{Encoder, EncoderSettings};
+
+use crate::image::RgbImage;
+
+/// What a video file holds, as far as underlay cares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoInfo {
+    /// Width of decoded frames in pixels, after rotation.
+    pub width: u32,
+    /// Height of decoded frames in pixels, after rotation.
+    pub height: u32,
+    /// Duration of the video stream in seconds (0 when unknown).
+    pub duration: f64,
+    /// Number of frames when the container says so.
+    pub frame_count: Option<u64>,
+    /// Average frame rate (frames per second; a guess for VFR video).
+    pub avg_fps: f64,
+    /// Clockwise rotation in degrees (0, 90, 180, 270) applied to every
+    /// decoded frame so that it displays upright.
+    pub rotation: i32,
+    /// Whether the file has at least one audio stream.
+    pub has_audio: bool,
+    /// Short name of the video codec ("h264", "hevc", "vp9", …).
+    pub codec: String,
+    /// Time base of the video stream as (numerator, denominator): every
+    /// frame time is a multiple of it. Pass it to
+    /// [`EncoderSettings::time_base`] to keep timestamps exact.
+    pub time_base: (i32, i32),
+}
+
+/// One decoded frame.
+#[derive(Clone, Debug)]
+pub struct VideoFrame {
+    /// Seconds from the start of the video stream, from the frame's pts.
+    pub time: f64,
+    /// Position in presentation order from the start of the stream (after a
+    /// seek into a part not yet decoded sequentially, estimated from the
+    /// time and the average rate).
+    pub index: u64,
+    /// The picture, upright.
+    pub image: RgbImage,
+}
+
+impl VideoFrame {
+    /// An empty frame whose buffer [`Decoder::read_into`] fills and reuses.
+    pub fn empty() -> Self {
+        VideoFrame {
+            time: 0.0,
+            index: 0,
+            image: RgbImage::zeros((0, 0, 3)),
+        }
+    }
+}
+
+/// Errors reading or writing video. Each names the file and, where it
+/// applies, the frame (index and time) concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum VideoError {
+    #[error("{path}: cannot open video: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: ffmpeg_next::Error,
+    },
+    #[error("{path}: no video stream in this file")]
+    NoVideoStream { path: PathBuf },
+    #[error("{path}: {message}")]
+    Codec { path: PathBuf, message: String },
+    #[error("{path}: decoding failed near {time:.3} s (after frame {index}): {message}")]
+    Decode {
+        path: PathBuf,
+        index: u64,
+        time: f64,
+        message: String,
+    },
+    #[error(
+        "{path}: the video ends early or is damaged after {frames} frames (last frame at {time:.3} s): {reason}"
+    )]
+    Truncated {
+        path: PathBuf,
+        frames: u64,
+        time: f64,
+        reason: String,
+    },
+    #[error("{path}: cannot seek to {time:.3} s: {source}")]
+    Seek {
+        path: PathBuf,
+        time: f64,
+        #[source]
+        source: ffmpeg_next::Error,
+    },
+    #[error("{path}: frame {index} at {time:.3} s: {message}")]
+    BadFrame {
+        path: PathBuf,
+        index: u64,
+        time: f64,
+        message: String,
+    },
+    #[error("{path}: encoding failed at frame {index} ({time:.3} s): {message}")]
+    Encode {
+        path: PathBuf,
+        index: u64,
+        time: f64,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Settings { path: PathBuf, message: String },
+}
+
+/// Initializes FFmpeg once per process and keeps its own messages to errors.
+pub(crate) fn init() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // `init` only fails on FFmpeg builds without a working network layer,
+        // which does not matter for local files.
+        let _ = ffmpeg_next::init();
+        ffmpeg_next::util::log::set_level(ffmpeg_next::util::log::Level::Error);
+    });
+}
+
+/// Whether FFmpeg's log should be quiet (`Fatal`) or at `Error`, e.g. while a
+/// progress bar owns the terminal.
+pub fn set_ffmpeg_quiet(quiet: bool) {
+    init();
+    use ffmpeg_next::util::log::{Level, set_level};
+    set_level(if quiet { Level::Fatal } else { Level::Error });
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Whether FFmpeg knows a container for the extension of `path`.
+pub fn is_known_container(path: &std::path::Path) -> bool {
+    init();
+    let Ok(name) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid C string; null format name and MIME type are allowed.
+    let fmt = unsafe { ffmpeg_next::ffi::av_guess_format(std::ptr::null(), name.as_ptr(), std::ptr::null()) };
+    !fmt.is_null()
+}
+
+/// `num/den` as f64, or `None` when not a finite positive number.
+pub(crate) fn ratio(r: ffmpeg_next::Rational) -> Option<f64> {
+    let (n, d) = (r.numerator(), r.denominator());
+    (n > 0 && d > 0).then(|| n as f64 / d as f64)
+}

@@ -1,0 +1,453 @@
+//! Round trips through the encoder and decoder on small generated videos.
+
+use std::path::Path;
+
+use super::*;
+use crate::image::MaskImage;
+
+/// A frame whose every pixel is the gray level identifying frame `i`.
+fn level(i: usize) -> u8 {
+    (20 + 9 * i) as u8
+}
+
+fn solid(w: usize, h: usize, v: u8) -> RgbImage {
+    RgbImage::from_elem((h, w, 3), v)
+}
+
+/// Encodes one solid frame per time (level(i)), quality high enough that
+/// levels come back within a couple of steps.
+fn write_video(path: &Path, w: usize, h: usize, times: &[f64], settings: EncoderSettings) {
+    let mut e = Encoder::create(path, w as u32, h as u32, &settings).unwrap();
+    for (i, &t) in times.iter().enumerate() {
+        e.push(&solid(w, h, level(i)), t).unwrap();
+    }
+    e.finish().unwrap();
+}
+
+fn crisp() -> EncoderSettings {
+    EncoderSettings {
+        crf: 8,
+        preset: "ultrafast".into(),
+        ..Default::default()
+    }
+}
+
+/// Which frame a decoded solid picture is.
+fn which(img: &RgbImage) -> usize {
+    let (h, w, _) = img.dim();
+    let v = f64::from(img[[h / 2, w / 2, 1]]);
+    ((v - 20.0) / 9.0).round() as usize
+}
+
+fn all_frames(path: &Path) -> Vec<VideoFrame> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some(f) = d.next_frame().unwrap() {
+        out.push(f);
+        assert!(out.len() < 10_000, "decoder does not end");
+    }
+    out
+}
+
+#[test]
+fn decoder_and_encoder_can_move_to_another_thread() {
+    fn is_send<T: Send>() {}
+    is_send::<Decoder>();
+    is_send::<Encoder>();
+}
+
+#[test]
+fn constant_rate_round_trip_keeps_count_times_and_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cfr.mp4");
+    let times: Vec<f64> = (0..12).map(|i| f64::from(i) / 25.0).collect();
+    write_video(&p, 64, 48, &times, crisp());
+    let d = Decoder::open(&p).unwrap();
+    let info = d.info().clone();
+    assert_eq!((info.width, info.height), (64, 48));
+    assert_eq!(info.frame_count, Some(12));
+    assert_eq!(info.codec, "h264");
+    assert!((info.avg_fps - 25.0).abs() < 0.01, "{info:?}");
+    assert!((info.duration - 12.0 / 25.0).abs() < 1e-3, "{info:?}");
+    assert!(!info.has_audio);
+    let frames = all_frames(&p);
+    assert_eq!(frames.len(), 12);
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(f.index, i as u64);
+        assert!(
+            (f.time - times[i]).abs() < 1e-6,
+            "frame {i}: {} vs {}",
+            f.time,
+            times[i]
+        );
+        assert_eq!(which(&f.image), i);
+        let v = f.image[[10, 10, 0]];
+        assert!(v.abs_diff(level(i)) <= 2, "frame {i}: level {v} vs {}", level(i));
+    }
+}
+
+#[test]
+fn variable_rate_times_survive_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("vfr.mp4");
+    let times = [0.0, 0.04, 0.1, 0.13, 0.3, 0.31, 0.5, 0.9];
+    write_video(&p, 32, 32, &times, crisp());
+    let frames = all_frames(&p);
+    let got: Vec<f64> = frames.iter().map(|f| f.time).collect();
+    assert_eq!(got.len(), times.len());
+    for (g, t) in got.iter().zip(times) {
+        assert!((g - t).abs() < 1e-6, "{got:?}");
+    }
+    // The last frame lasts as long as the one before it.
+    let info = Decoder::open(&p).unwrap().info().clone();
+    assert!((info.duration - 1.3).abs() < 1e-3, "{info:?}");
+}
+
+#[test]
+fn time_base_of_the_input_keeps_its_ticks() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("tb.mp4");
+    let times: Vec<f64> = (0..5).map(|i| f64::from(i) * 1001.0 / 30000.0).collect();
+    let s = EncoderSettings {
+        time_base: Some((1, 30000)),
+        fps_hint: 30000.0 / 1001.0,
+        ..crisp()
+    };
+    let mut e = Encoder::create(&p, 16, 16, &s).unwrap();
+    for (i, &t) in times.iter().enumerate() {
+        e.push(&solid(16, 16, level(i)), t).unwrap();
+    }
+    e.finish_at(5.0 * 1001.0 / 30000.0).unwrap();
+    let d = Decoder::open(&p).unwrap();
+    assert_eq!(d.info().time_base, (1, 30000));
+    assert!((d.info().duration - 5.0 * 1001.0 / 30000.0).abs() < 1e-9);
+    let frames = all_frames(&p);
+    for (f, t) in frames.iter().zip(&times) {
+        assert!((f.time - t).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn seeking_returns_the_frame_shown_at_that_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("seek.mp4");
+    let times: Vec<f64> = (0..24).map(|i| f64::from(i) / 10.0).collect();
+    // Short GOPs so seeks really start from a later keyframe.
+    let s = EncoderSettings {
+        preset: "veryfast".into(),
+        keyframe_interval: 5,
+        ..crisp()
+    };
+    write_video(&p, 32, 32, &times, s);
+    let mut d = Decoder::open(&p).unwrap();
+    for (t, want) in [
+        (1.25, 12),
+        (0.0, 0),
+        (2.3, 23),
+        (0.55, 5),
+        (-3.0, 0),
+        (99.0, 23),
+        (1.2, 12),
+    ] {
+        d.seek(t).unwrap();
+        let f = d.next_frame().unwrap().unwrap();
+        assert_eq!(which(&f.image), want, "seek to {t}");
+        assert!(
+            (f.time - times[want]).abs() < 1e-6,
+            "seek to {t}: time {}",
+            f.time
+        );
+        // Decoding goes on from there.
+        if want < 23 {
+            let g = d.next_frame().unwrap().unwrap();
+            assert_eq!(which(&g.image), want + 1, "after seek to {t}");
+        }
+    }
+    assert!(d.seek(f64::NAN).is_err());
+}
+
+#[test]
+fn frame_at_plays_forward_and_repeats_the_current_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("at.mp4");
+    let times: Vec<f64> = (0..20).map(|i| f64::from(i) / 10.0).collect();
+    write_video(&p, 32, 32, &times, crisp());
+    let mut d = Decoder::open(&p).unwrap();
+    for (t, want) in [
+        (0.0, 0),
+        (0.05, 0),
+        (0.1, 1),
+        (0.35, 3),
+        (0.35, 3),
+        (1.9, 19),
+        (0.2, 2),
+        (5.0, 19),
+    ] {
+        let f = d.frame_at(t).unwrap().unwrap();
+        assert_eq!(which(&f.image), want, "frame_at({t})");
+        assert_eq!(f.index, want as u64, "index at {t}");
+    }
+}
+
+#[test]
+fn seeking_with_keyframes_and_b_frames() {
+    // Keyframes every 4 frames and B-frames (decode order ≠ presentation
+    // order): every target lands on the right frame, whatever direction.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gop.mp4");
+    let times: Vec<f64> = (0..26).map(|i| f64::from(i) / 5.0).collect();
+    let s = EncoderSettings {
+        preset: "medium".into(),
+        keyframe_interval: 4,
+        ..crisp()
+    };
+    write_video(&p, 16, 16, &times, s);
+    let mut d = Decoder::open(&p).unwrap();
+    for want in (0..26).rev().chain([3, 17, 4, 5, 0, 25, 12]) {
+        let t = times[want] + 0.1;
+        d.seek(t).unwrap();
+        let f = d.next_frame().unwrap().unwrap();
+        assert_eq!(
+            which(&f.image),
+            want,
+            "seek to {t}: got time {} index {}",
+            f.time,
+            f.index
+        );
+        if want < 25 {
+            assert_eq!(which(&d.next_frame().unwrap().unwrap().image), want + 1);
+        }
+    }
+}
+
+#[test]
+fn lossless_mask_video_round_trips_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mask.mkv");
+    let s = EncoderSettings {
+        gray_lossless: true,
+        ..Default::default()
+    };
+    let masks: Vec<MaskImage> = (0..4)
+        .map(|k| {
+            MaskImage::from_shape_fn(
+                (21, 33),
+                |(y, x)| if (x * 7 + y * 3 + k) % 5 < 2 { 255 } else { 0 },
+            )
+        })
+        .collect();
+    let mut e = Encoder::create(&p, 33, 21, &s).unwrap();
+    for (i, m) in masks.iter().enumerate() {
+        e.push_mask(m, i as f64 * 0.5).unwrap();
+    }
+    e.finish().unwrap();
+    let mut d = Decoder::open(&p).unwrap();
+    assert_eq!(d.info().codec, "ffv1");
+    let mut out = MaskImage::zeros((0, 0));
+    for (i, m) in masks.iter().enumerate() {
+        let (t, idx) = d.read_gray_into(&mut out).unwrap().unwrap();
+        assert_eq!((idx, (t * 2.0).round() as usize), (i as u64, i));
+        assert_eq!(&out, m, "mask {i}");
+    }
+    assert!(d.read_gray_into(&mut out).unwrap().is_none());
+    // The RGB view of a mask video is the mask in all three channels.
+    let f = Decoder::open(&p).unwrap().next_frame().unwrap().unwrap();
+    assert_eq!(f.image.index_axis(ndarray::Axis(2), 1), masks[0]);
+    // Gray lossless needs Matroska.
+    let e = Encoder::create(&dir.path().join("m.mp4"), 8, 8, &s)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("m.mp4") && e.contains(".mkv"), "{e}");
+}
+
+#[test]
+fn odd_sizes_are_cropped_to_even_for_h264() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("odd.mp4");
+    write_video(&p, 35, 21, &[0.0, 0.1], crisp());
+    let d = Decoder::open(&p).unwrap();
+    assert_eq!((d.info().width, d.info().height), (34, 20));
+}
+
+#[test]
+fn encoder_rejects_bad_frames_and_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.mp4");
+    let mut e = Encoder::create(&p, 16, 16, &crisp()).unwrap();
+    let err = e.push(&solid(8, 16, 0), 0.0).unwrap_err().to_string();
+    assert!(err.contains("bad.mp4") && err.contains("8×16"), "{err}");
+    e.push(&solid(16, 16, 0), 0.5).unwrap();
+    let err = e.push(&solid(16, 16, 0), 0.5).unwrap_err().to_string();
+    assert!(err.contains("not after"), "{err}");
+    let err = e.push(&solid(16, 16, 0), f64::NAN).unwrap_err().to_string();
+    assert!(err.contains("finite"), "{err}");
+    drop(e);
+
+    let empty = Encoder::create(&dir.path().join("empty.mp4"), 16, 16, &crisp()).unwrap();
+    assert!(empty.finish().unwrap_err().to_string().contains("no frames"));
+    let bad_preset = EncoderSettings {
+        preset: "warp-speed".into(),
+        ..Default::default()
+    };
+    let err = Encoder::create(&dir.path().join("p.mp4"), 16, 16, &bad_preset)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("warp-speed"), "{err}");
+    let err = Encoder::create(&dir.path().join("x.unknownext"), 16, 16, &crisp())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("x.unknownext"), "{err}");
+    assert!(Encoder::create(&dir.path().join("tiny.mp4"), 1, 16, &crisp()).is_err());
+}
+
+#[test]
+fn missing_and_non_video_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.mp4");
+    let e = Decoder::open(&missing).err().unwrap().to_string();
+    assert!(e.contains("nope.mp4"), "{e}");
+    let text = dir.path().join("notes.mp4");
+    std::fs::write(&text, "this is not a video\n".repeat(50)).unwrap();
+    let e = Decoder::open(&text).err().unwrap().to_string();
+    assert!(e.contains("notes.mp4"), "{e}");
+}
+
+/// Reads every frame, tolerating one error, with a bound on the work.
+fn read_damaged(path: &Path) -> (usize, Option<String>) {
+    let mut d = match Decoder::open(path) {
+        Ok(d) => d,
+        Err(e) => return (0, Some(e.to_string())),
+    };
+    let mut n = 0;
+    let mut err = None;
+    for _ in 0..10_000 {
+        match d.next_frame() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => return (n, err),
+            Err(e) => {
+                assert!(err.is_none(), "second error after {e}");
+                err = Some(e.to_string());
+            }
+        }
+    }
+    panic!("decoder did not end");
+}
+
+#[test]
+fn truncated_and_damaged_files_decode_what_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("full.mp4");
+    let times: Vec<f64> = (0..60).map(|i| f64::from(i) / 30.0).collect();
+    let mut e = Encoder::create(&p, 64, 48, &crisp()).unwrap();
+    for (i, &t) in times.iter().enumerate() {
+        // Noise so frames have real size and the cut falls mid-stream.
+        let img = RgbImage::from_shape_fn((48, 64, 3), |(y, x, c)| {
+            ((x * 31 + y * 17 + c * 7 + i * 13) % 251) as u8
+        });
+        e.push(&img, t).unwrap();
+    }
+    e.finish().unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+
+    let cut = dir.path().join("cut.mp4");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let (n, err) = read_damaged(&cut);
+    assert!(n > 0 && n < 60, "{n} frames from half a file");
+    let err = err.expect("truncation is reported");
+    assert!(err.contains("cut.mp4") && err.contains("ends early"), "{err}");
+
+    let mut garbled = bytes.clone();
+    let mid = garbled.len() / 2;
+    for (k, b) in garbled[mid..mid + 2000].iter_mut().enumerate() {
+        *b = (k * 97 % 256) as u8;
+    }
+    let bad = dir.path().join("garbled.mp4");
+    std::fs::write(&bad, &garbled).unwrap();
+    let (n, _) = read_damaged(&bad);
+    assert!(n >= 30, "{n} frames from a file damaged in the middle");
+
+    let head = dir.path().join("head.mp4");
+    std::fs::write(&head, &bytes[..200]).unwrap();
+    let (n, err) = read_damaged(&head);
+    assert_eq!(n, 0);
+    assert!(err.is_some_and(|e| e.contains("head.mp4")));
+}
+
+#[test]
+fn every_frame_is_reachable_by_seeking_through_b_frames() {
+    // Moving content so the encoder uses B-frames (some of them never
+    // referenced, which seeking skips); the left band identifies the frame.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("moving.mp4");
+    let n = 24;
+    let s = EncoderSettings {
+        crf: 12,
+        preset: "veryfast".into(),
+        keyframe_interval: 12,
+        ..Default::default()
+    };
+    let mut e = Encoder::create(&p, 64, 32, &s).unwrap();
+    for i in 0..n {
+        let img = RgbImage::from_shape_fn((32, 64, 3), |(y, x, c)| {
+            if x < 16 {
+                level(i)
+            } else {
+                ((x * 4 + y * 2 + i * 6 + c * 40) % 200) as u8
+            }
+        });
+        e.push(&img, i as f64 / 8.0).unwrap();
+    }
+    e.finish().unwrap();
+    let mut d = Decoder::open(&p).unwrap();
+    let id = |f: &VideoFrame| ((f64::from(f.image[[16, 4, 1]]) - 20.0) / 9.0).round() as usize;
+    for k in (0..n).rev().chain(0..n) {
+        for dt in [0.0, 0.06] {
+            let t = k as f64 / 8.0 + dt;
+            d.seek(t).unwrap();
+            let f = d.next_frame().unwrap().unwrap();
+            assert_eq!(id(&f), k, "seek to {t}");
+            assert!((f.time - k as f64 / 8.0).abs() < 1e-6);
+        }
+    }
+}
+
+#[test]
+fn keyframe_at_returns_the_keyframe_before_the_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("kf.mp4");
+    let times: Vec<f64> = (0..20).map(|i| f64::from(i) / 10.0).collect();
+    let s = EncoderSettings {
+        keyframe_interval: 5,
+        ..crisp()
+    };
+    write_video(&p, 32, 32, &times, s);
+    let mut d = Decoder::open(&p).unwrap();
+    let f = d.keyframe_at(1.37).unwrap().unwrap();
+    // Keyframes every 5 frames: 0, 5, 10, 15.
+    assert_eq!(which(&f.image), 10);
+    assert_eq!(which(&d.next_frame().unwrap().unwrap().image), 11);
+    // An exact request afterwards still lands on the right frame.
+    assert_eq!(which(&d.frame_at(1.37).unwrap().unwrap().image), 13);
+}
+
+#[test]
+fn indexes_are_exact_after_seeking_to_the_start_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("idx.mp4");
+    // Irregular times: an index estimated from the rate would be wrong.
+    let times = [0.0, 0.1, 0.15, 0.5, 0.55, 0.6, 1.2, 1.25];
+    write_video(&p, 16, 16, &times, crisp());
+    let mut d = Decoder::open(&p).unwrap();
+    d.seek(0.0).unwrap();
+    let got: Vec<u64> = std::iter::from_fn(|| d.next_frame().unwrap())
+        .map(|f| f.index)
+        .collect();
+    assert_eq!(got, (0..8).collect::<Vec<u64>>());
+    // Everything is known now: seeks anywhere give exact indexes.
+    for (i, &t) in times.iter().enumerate().rev() {
+        assert_eq!(d.frame_at(t + 0.01).unwrap().unwrap().index, i as u64, "at {t}");
+    }
+}

@@ -1,0 +1,723 @@
+//! Video in and out, and the export command, on small videos made here:
+//! by underlay's own encoder, or by the `ffmpeg` command line when it is
+//! installed (those tests skip with a message otherwise), with `ffprobe` as
+//! an independent checker.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use underlay::export::{self, ExportJob, Processor};
+use underlay::image::RgbImage;
+use underlay::video::{Decoder, Encoder, EncoderSettings, VideoFrame};
+
+/// Runs the ffmpeg command line quietly; `false` when it is not installed.
+fn ffmpeg(args: &[&str]) -> bool {
+    match Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-y"])
+        .args(args)
+        .status()
+    {
+        Ok(s) => {
+            assert!(s.success(), "ffmpeg {args:?} failed");
+            true
+        }
+        Err(_) => {
+            eprintln!("ffmpeg is not installed: skipping this test");
+            false
+        }
+    }
+}
+
+/// `ffprobe` output for one stream type as `key=value` lines.
+fn probe(path: &Path, select: &str, entries: &str) -> Option<String> {
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            select,
+            "-show_entries",
+            entries,
+            "-of",
+        ])
+        .arg("default=noprint_wrappers=1")
+        .arg(path)
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "ffprobe failed on {}", path.display());
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Values of `key` in ffprobe output, in order.
+fn values(text: &str, key: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn decode_all(path: &Path) -> Vec<VideoFrame> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut v = Vec::new();
+    while let Some(f) = d.next_frame().unwrap() {
+        v.push(f);
+        assert!(v.len() < 100_000);
+    }
+    v
+}
+
+fn times(path: &Path) -> Vec<f64> {
+    decode_all(path).iter().map(|f| f.time).collect()
+}
+
+fn quick_job(input: &Path, output: &Path) -> ExportJob {
+    let mut job = ExportJob::new(input, output);
+    job.encoder.preset = "ultrafast".into();
+    job
+}
+
+fn nothing<'a>() -> Vec<Processor<'a>> {
+    vec![Box::new(|_: &mut RgbImage, _| Ok(()))]
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn audio_is_copied_and_frames_times_and_duration_match() {
+    let dir = tmp();
+    let inp = dir.path().join("with-audio.mp4");
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=160x120:r=25:d=2",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:duration=2",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-shortest",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let out = dir.path().join("out.mp4");
+    export::run(&quick_job(&inp, &out), nothing(), &AtomicBool::new(false)).unwrap();
+
+    let info = Decoder::open(&out).unwrap().info().clone();
+    assert!(info.has_audio);
+    assert_eq!(times(&inp), times(&out));
+    let din = Decoder::open(&inp).unwrap().info().duration;
+    assert!((info.duration - din).abs() < 1e-6, "{} vs {din}", info.duration);
+    let Some(a_in) = probe(
+        &inp,
+        "a",
+        "stream=codec_name,sample_rate,channels,nb_frames,duration",
+    ) else {
+        return;
+    };
+    let a_out = probe(
+        &out,
+        "a",
+        "stream=codec_name,sample_rate,channels,nb_frames,duration",
+    )
+    .unwrap();
+    assert_eq!(a_in, a_out, "audio stream changed");
+    // Audio packets are copied bit for bit.
+    let pk = |p: &Path| probe(p, "a", "packet=size").unwrap();
+    assert_eq!(pk(&inp), pk(&out));
+    // Browsers need yuv420p H.264 and the index up front (faststart).
+    let v = probe(&out, "v", "stream=codec_name,pix_fmt").unwrap();
+    assert!(
+        v.contains("codec_name=h264") && v.contains("pix_fmt=yuv420p"),
+        "{v}"
+    );
+    let bytes = std::fs::read(&out).unwrap();
+    let pos = |tag: &[u8]| bytes.windows(4).position(|w| w == tag).unwrap();
+    assert!(
+        pos(b"moov") < pos(b"mdat"),
+        "moov atom is not before the media data"
+    );
+}
+
+#[test]
+fn variable_frame_rate_stays_variable() {
+    let dir = tmp();
+    let inp = dir.path().join("vfr.mp4");
+    // Keep 3 frames out of every 7, with their original timestamps.
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=128x96:r=30:d=3",
+        "-vf",
+        "select='lt(mod(n\\,7)\\,3)'",
+        "-fps_mode",
+        "passthrough",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let t_in = times(&inp);
+    let gaps: Vec<f64> = t_in.windows(2).map(|w| w[1] - w[0]).collect();
+    let (min, max) = gaps
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &g| (a.min(g), b.max(g)));
+    assert!(max > 3.0 * min, "input is not VFR: {gaps:?}");
+    if let Some(p) = probe(&inp, "v", "frame=pts_time") {
+        let probed: Vec<f64> = values(&p, "pts_time")
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(probed.len(), t_in.len());
+        for (a, b) in probed.iter().zip(&t_in) {
+            assert!((a - b).abs() < 1e-3, "decoder time {b} vs ffprobe {a}");
+        }
+    }
+    let out = dir.path().join("out.mp4");
+    export::run(&quick_job(&inp, &out), nothing(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(times(&out), t_in);
+}
+
+#[test]
+fn display_rotation_is_honoured() {
+    let dir = tmp();
+    let plain = dir.path().join("plain.mp4");
+    // Red top-left quadrant on gray, 64 wide and 32 high.
+    let mut img = RgbImage::from_elem((32, 64, 3), 128);
+    for y in 0..16 {
+        for x in 0..32 {
+            img[[y, x, 0]] = 230;
+            img[[y, x, 1]] = 20;
+            img[[y, x, 2]] = 20;
+        }
+    }
+    let mut e = Encoder::create(&plain, 64, 32, &EncoderSettings::default()).unwrap();
+    e.push(&img, 0.0).unwrap();
+    e.push(&img, 0.1).unwrap();
+    e.finish().unwrap();
+    let rotated = dir.path().join("rotated.mp4");
+    if !ffmpeg(&[
+        "-i",
+        plain.to_str().unwrap(),
+        "-c",
+        "copy",
+        "-metadata:s:v:0",
+        "rotate=90",
+        rotated.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let mut d = Decoder::open(&rotated).unwrap();
+    // A quarter turn (FFmpeg 5.1 writes `rotate=90` as a counter-clockwise
+    // display matrix; other versions differ): the size swaps.
+    assert!([90, 270].contains(&d.info().rotation), "{:?}", d.info());
+    assert_eq!((d.info().width, d.info().height), (32, 64));
+    let f = d.next_frame().unwrap().unwrap();
+    assert_eq!(f.image.dim(), (64, 32, 3));
+    // Same picture as ffmpeg's own display (its autorotation).
+    let raw = dir.path().join("frame.rgb");
+    assert!(ffmpeg(&[
+        "-i",
+        rotated.to_str().unwrap(),
+        "-frames:v",
+        "1",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        raw.to_str().unwrap(),
+    ]));
+    let shown = std::fs::read(&raw).unwrap();
+    assert_eq!(shown.len(), 64 * 32 * 3, "ffmpeg's frame has another size");
+    let ours = f.image.as_slice().unwrap();
+    let diff = ours
+        .iter()
+        .zip(&shown)
+        .map(|(a, b)| u64::from(a.abs_diff(*b)))
+        .sum::<u64>() as f64;
+    assert!(
+        diff / (shown.len() as f64) < 4.0,
+        "differs from ffmpeg's display by {}",
+        diff / shown.len() as f64
+    );
+    let red = |y: usize, x: usize| f.image[[y, x, 0]] > 180 && f.image[[y, x, 1]] < 70;
+    let corners = [red(4, 4), red(4, 28), red(60, 4), red(60, 28)];
+    assert_eq!(corners.iter().filter(|&&c| c).count(), 1, "{corners:?}");
+    assert!(!corners[0], "the picture was not turned");
+    // The export of a rotated video is upright (no rotation left to apply).
+    let out = dir.path().join("upright.mp4");
+    export::run(&quick_job(&rotated, &out), nothing(), &AtomicBool::new(false)).unwrap();
+    let d = Decoder::open(&out).unwrap();
+    assert_eq!((d.info().rotation, d.info().width, d.info().height), (0, 32, 64));
+}
+
+#[test]
+fn other_codecs_and_containers_decode() {
+    let dir = tmp();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "vp9.webm",
+            &["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"],
+        ),
+        (
+            "hevc.mkv",
+            &[
+                "-c:v",
+                "libx265",
+                "-preset",
+                "ultrafast",
+                "-x265-params",
+                "log-level=error",
+            ],
+        ),
+        ("mpeg4.avi", &["-c:v", "mpeg4", "-q:v", "3"]),
+        (
+            "mjpeg.mov",
+            &["-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj420p"],
+        ),
+    ];
+    for (name, codec) in cases {
+        let p = dir.path().join(name);
+        let mut args = vec!["-f", "lavfi", "-i", "testsrc2=s=96x64:r=10:d=1.5"];
+        args.extend_from_slice(codec);
+        let path = p.to_str().unwrap().to_owned();
+        args.push(&path);
+        if !ffmpeg(&args) {
+            return;
+        }
+        let frames = decode_all(&p);
+        assert_eq!(frames.len(), 15, "{name}");
+        for (i, f) in frames.iter().enumerate() {
+            assert!(
+                (f.time - i as f64 / 10.0).abs() < 1e-3,
+                "{name}: frame {i} at {}",
+                f.time
+            );
+            assert_eq!(f.image.dim(), (64, 96, 3), "{name}");
+        }
+        // testsrc2 is colourful: the picture is not blank.
+        let img = &frames[5].image;
+        let distinct = img.iter().collect::<std::collections::BTreeSet<_>>().len();
+        assert!(distinct > 50, "{name}: {distinct} distinct values");
+    }
+    // Sound without pictures is a clear error.
+    let audio = dir.path().join("sound.m4a");
+    assert!(ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=duration=0.5",
+        audio.to_str().unwrap()
+    ]));
+    let e = Decoder::open(&audio).err().unwrap().to_string();
+    assert!(e.contains("sound.m4a") && e.contains("no video stream"), "{e}");
+}
+
+#[test]
+fn export_of_a_part_copies_the_matching_audio() {
+    let dir = tmp();
+    let inp = dir.path().join("long.mp4");
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=96x64:r=20:d=4",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=300:duration=4",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-shortest",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let out = dir.path().join("part.mp4");
+    let mut job = quick_job(&inp, &out);
+    job.from = Some(1.0);
+    job.to = Some(2.5);
+    let report = export::run(&job, nothing(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(report.frames, 30);
+    let t = times(&out);
+    assert_eq!(t.len(), 30);
+    assert!(t[0].abs() < 1e-6 && (t[29] - 1.45).abs() < 1e-6, "{t:?}");
+    let Some(a) = probe(&out, "a", "stream=duration") else {
+        return;
+    };
+    let ad: f64 = values(&a, "duration")[0].parse().unwrap();
+    assert!((ad - 1.5).abs() < 0.1, "audio lasts {ad} s");
+}
+
+/// The underlay binary, run in `dir`.
+fn underlay(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_underlay"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const FLOOR: [u8; 3] = [40, 140, 40];
+
+/// A 320×240 floor-green video of `n` frames at 10 fps with a dark 40×40
+/// "robot" at (140..180, 100..140), a log drawing a thick magenta line
+/// along y = 120 (level 0, entity `plan/line`) and a yellow one along
+/// x = 60 (level 2, entity `robots/marks`), an identity calibration and a
+/// session tying them together.
+fn scene(dir: &Path, n: usize) {
+    let mut e = Encoder::create(
+        &dir.join("run.mp4"),
+        320,
+        240,
+        &EncoderSettings {
+            crf: 10,
+            preset: "ultrafast".into(),
+            fps_hint: 10.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let img = RgbImage::from_shape_fn((240, 320, 3), |(y, x, c)| {
+        if (100..140).contains(&y) && (140..180).contains(&x) {
+            20
+        } else {
+            FLOOR[c]
+        }
+    });
+    for i in 0..n {
+        e.push(&img, i as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    std::fs::write(
+        dir.join("run.txt"),
+        "{ { entity; robots/marks; {robots} }\n\
+         { {-inf; inf}; {\n\
+           { { line; (0, 120); (320, 120) }; magenta; {plan/line; 0}; thickness 10 }\n\
+           { { line; (60, 0); (60, 240) }; yellow; {robots/marks; 2}; thickness 10 }\n\
+         } } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("calib.toml"),
+        "homography = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("session.toml"),
+        "video = \"run.mp4\"\nlog = \"run.txt\"\noffset = 0.0\ncalibration = { file = \"calib.toml\" }\n",
+    )
+    .unwrap();
+}
+
+fn is_magenta(p: &[u8]) -> bool {
+    p[0] > 200 && p[1] < 80 && p[2] > 200
+}
+
+fn is_yellow(p: &[u8]) -> bool {
+    p[0] > 200 && p[1] > 200 && p[2] < 80
+}
+
+fn px(f: &VideoFrame, x: usize, y: usize) -> Vec<u8> {
+    f.image.slice(ndarray::s![y, x, ..]).to_vec()
+}
+
+fn ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "underlay failed ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
+    let dir = tmp();
+    scene(dir.path(), 10);
+    let out = underlay(
+        dir.path(),
+        &["export", "session.toml", "-o", "annotated.mp4", "--no-mask"],
+    );
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("10 frames"));
+    let frames = decode_all(&dir.path().join("annotated.mp4"));
+    assert_eq!(frames.len(), 10);
+    assert_eq!(
+        times(&dir.path().join("annotated.mp4")),
+        times(&dir.path().join("run.mp4"))
+    );
+    let f = &frames[4];
+    // On the projected line: magenta on floor and (no mask) on the robot too.
+    for x in [20, 100, 160, 300] {
+        assert!(is_magenta(&px(f, x, 120)), "x={x}: {:?}", px(f, x, 120));
+    }
+    assert!(is_yellow(&px(f, 60, 30)), "{:?}", px(f, 60, 30));
+    // Away from the lines: the video as it was.
+    let p = px(f, 250, 40);
+    assert!(p.iter().zip(FLOOR).all(|(a, b)| a.abs_diff(b) < 8), "{p:?}");
+}
+
+#[test]
+fn binary_filters_levels_entities_and_time() {
+    let dir = tmp();
+    scene(dir.path(), 20);
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "session.toml",
+            "-o",
+            "lvl.mp4",
+            "--no-mask",
+            "--max-level",
+            "1",
+            "--from",
+            "0.5",
+            "--to",
+            "1.2",
+        ],
+    );
+    ok(&out);
+    let frames = decode_all(&dir.path().join("lvl.mp4"));
+    assert_eq!(frames.len(), 7);
+    assert!(frames[0].time.abs() < 1e-6);
+    assert!(is_magenta(&px(&frames[0], 100, 120)));
+    assert!(!is_yellow(&px(&frames[0], 60, 30)), "level-2 line drawn");
+
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "session.toml",
+            "-o",
+            "ent.mp4",
+            "--no-mask",
+            "--entity",
+            "robots",
+        ],
+    );
+    ok(&out);
+    let f = &decode_all(&dir.path().join("ent.mp4"))[0];
+    assert!(is_yellow(&px(f, 60, 30)));
+    assert!(!is_magenta(&px(f, 100, 120)), "entity outside robots/ drawn");
+
+    // A name the log does not have is a mistake, not "draw everything".
+    let out = underlay(
+        dir.path(),
+        &["export", "session.toml", "-o", "typo.mp4", "--entity", "robot"],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"robot\"") && err.contains("robots/marks"), "{err}");
+}
+
+#[test]
+fn binary_exports_without_a_session() {
+    let dir = tmp();
+    scene(dir.path(), 5);
+    // The line sits at log time ±∞, so any offset shows it.
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "--video",
+            "run.mp4",
+            "--log",
+            "run.txt",
+            "--calib",
+            "calib.toml",
+            "--offset",
+            "-12.5",
+            "--no-mask",
+            "-o",
+            "flags.mp4",
+            "--crf",
+            "30",
+            "--preset",
+            "ultrafast",
+        ],
+    );
+    ok(&out);
+    let f = &decode_all(&dir.path().join("flags.mp4"))[2];
+    assert!(is_magenta(&px(f, 100, 120)));
+}
+
+#[test]
+fn binary_refuses_to_overwrite_its_inputs() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    let before = std::fs::read(dir.path().join("run.mp4")).unwrap();
+    for target in ["run.mp4", "run.txt", "calib.toml", "session.toml"] {
+        let out = underlay(dir.path(), &["export", "session.toml", "-o", target]);
+        assert!(!out.status.success(), "overwrote {target}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("refusing to overwrite"), "{err}");
+    }
+    assert_eq!(std::fs::read(dir.path().join("run.mp4")).unwrap(), before);
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(dir.path().join("run.mp4"), dir.path().join("alias.mp4")).unwrap();
+        let out = underlay(dir.path(), &["export", "session.toml", "-o", "alias.mp4"]);
+        assert!(!out.status.success());
+        assert_eq!(std::fs::read(dir.path().join("run.mp4")).unwrap(), before);
+    }
+}
+
+#[test]
+fn binary_names_missing_files_and_leaves_nothing() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    std::fs::remove_file(dir.path().join("run.txt")).unwrap();
+    let out = underlay(dir.path(), &["export", "session.toml", "-o", "x.mp4"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run.txt"));
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "--video",
+            "gone.mp4",
+            "--log",
+            "run.txt",
+            "--calib",
+            "calib.toml",
+            "-o",
+            "y.mp4",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gone.mp4") || err.contains("run.txt"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn binary_stops_on_ctrl_c_with_exit_130_and_no_file() {
+    let dir = tmp();
+    scene(dir.path(), 3);
+    // A long input: a minute at 10 fps, big enough to still be running.
+    let long = dir.path().join("long.mp4");
+    let mut e = Encoder::create(&long, 640, 480, &EncoderSettings::default()).unwrap();
+    let img = RgbImage::from_shape_fn((480, 640, 3), |(y, x, c)| ((x * 3 + y * 5 + c * 70) % 256) as u8);
+    for i in 0..600 {
+        e.push(&img, f64::from(i) / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_underlay"))
+        .current_dir(dir.path())
+        .args([
+            "export",
+            "--video",
+            "long.mp4",
+            "--log",
+            "run.txt",
+            "--calib",
+            "calib.toml",
+            "-o",
+            "cut.mp4",
+        ])
+        .args(["--preset", "veryslow"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the temporary output exists, so the export is under way.
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(dir.path())
+        .unwrap()
+        .any(|e| e.unwrap().file_name().to_string_lossy().contains("partial"))
+    {
+        assert!(started.elapsed().as_secs() < 60, "export did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !left.iter().any(|n| n.contains("cut") || n.contains("partial")),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn binary_hides_the_overlay_behind_robots_with_the_floor_mask() {
+    use underlay::mask::MaskSettings;
+    // The session's default mask method, and the thesis method by name.
+    let mut methods = Vec::new();
+    if MaskSettings::default() != MaskSettings::None {
+        methods.push("");
+    }
+    if toml::from_str::<MaskSettings>("method = \"thesis\"").is_ok() {
+        methods.push("[mask]\nmethod = \"thesis\"\n");
+    }
+    if methods.is_empty() {
+        eprintln!("no floor mask method is built in: nothing hides the overlay; skipping");
+        return;
+    }
+    let dir = tmp();
+    scene(dir.path(), 6);
+    for method in methods {
+        let session = format!(
+            "video = \"run.mp4\"\nlog = \"run.txt\"\ncalibration = {{ file = \"calib.toml\" }}\n{method}"
+        );
+        std::fs::write(dir.path().join("masked.toml"), session).unwrap();
+        let out = underlay(dir.path(), &["export", "masked.toml", "-o", "masked.mp4"]);
+        ok(&out);
+        let frames = decode_all(&dir.path().join("masked.mp4"));
+        assert_eq!(frames.len(), 6);
+        for f in &frames {
+            // On the floor the line shows ...
+            for x in [20, 100, 230, 300] {
+                assert!(
+                    is_magenta(&px(f, x, 120)),
+                    "{method:?} x={x}: {:?}",
+                    px(f, x, 120)
+                );
+            }
+            // ... on the robot the video does.
+            for x in [150, 160, 170] {
+                let p = px(f, x, 120);
+                assert!(
+                    p.iter().all(|&v| v < 60),
+                    "{method:?} x={x}: {p:?} drawn over the robot"
+                );
+            }
+        }
+    }
+}
