@@ -182,11 +182,12 @@ fn screenshot_of_generated_frames_shows_the_frame_at_the_time() {
     assert!((rel - 0.25).abs() < 0.02, "disc centre at {rel} of the width");
 }
 
-/// A log over generated 320×180 frames (identity calibration: world units
-/// are pixels), log time = video time + 100 s: a red disc always shown, a
-/// blue one only at log time 101 s, and a yellow one over the dark disc
-/// that crosses the generated frames.
-fn overlay_inputs(dir: &Path) -> (PathBuf, PathBuf) {
+/// A session for generated 320×180 frames (identity calibration: world
+/// units are pixels; log time = video time + 100 s; floor mask `mask`)
+/// with a log of a red disc always shown, a blue one only at log time
+/// 101 s, and a yellow one over the dark disc that crosses the generated
+/// frames. Centres are off the frames' white lines.
+fn overlay_session_for_generated_frames(dir: &Path, mask: &str) -> PathBuf {
     use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
     let mut log = Log::new();
     let e = log.entities.intern("ball");
@@ -208,27 +209,30 @@ fn overlay_inputs(dir: &Path) -> (PathBuf, PathBuf) {
             end: f64::INFINITY,
         },
         [
-            disc(240.0, 90.0, 25.0, 0xff0000),
+            disc(240.0, 110.0, 25.0, 0xff0000),
             disc(80.0, 90.0, 28.0, 0xffff00),
         ],
     );
     for t in [100.0, 101.0, 102.0] {
         let d = if t == 101.0 {
-            vec![disc(160.0, 45.0, 15.0, 0x0000ff)]
+            vec![disc(135.0, 68.0, 15.0, 0x0000ff)]
         } else {
             vec![]
         };
         log.push_frame(FrameTime::Instant(t), d);
     }
-    let log_path = dir.join("run.ulog");
-    underlay::log::save(&log, &log_path).unwrap();
-    let calib = dir.join("calib.toml");
+    underlay::log::save(&log, &dir.join("gen.ulog")).unwrap();
+    let session = dir.join("gen.toml");
     std::fs::write(
-        &calib,
-        "homography = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]\n",
+        &session,
+        format!(
+            "video = \"generated.mp4\"\nlog = \"gen.ulog\"\noffset = 100.0\n\n\
+             [calibration]\nhomography = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]\n\n\
+             [mask]\nmethod = \"{mask}\"\n"
+        ),
     )
     .unwrap();
-    (log_path, calib)
+    session
 }
 
 /// Screen position of image point (u, v) given the video's bounding box
@@ -264,16 +268,14 @@ fn screenshot_shows_the_overlay_at_its_place_and_time() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let (log, calib) = overlay_inputs(dir.path());
+    let session = overlay_session_for_generated_frames(dir.path(), "none");
     let shot = |at: &str, png: &Path| {
         let o = run(underlay()
             .env("DISPLAY", &x.display)
             .env_remove("WAYLAND_DISPLAY")
-            .args(["view", "--synthetic", "320x180@10:3", "--offset", "100", "--log"])
-            .arg(&log)
-            .arg("--calib")
-            .arg(&calib)
-            .args(["--at", at, "--screenshot"])
+            .arg("view")
+            .arg(&session)
+            .args(["--synthetic", "320x180@10:3", "--at", at, "--screenshot"])
             .arg(png));
         assert!(o.status.success(), "{}", stderr(&o));
         underlay::image::load_rgb(png).unwrap()
@@ -284,9 +286,9 @@ fn screenshot_shows_the_overlay_at_its_place_and_time() {
     assert!((w / h - 320.0 / 180.0).abs() < 0.05, "video area {video:?}");
     let size = (320.0, 180.0);
     let at = |u: f64, v: f64| on_screen(video, size, u, v);
-    let (rx, ry) = at(240.0, 90.0);
+    let (rx, ry) = at(240.0, 110.0);
     assert!(matches(&img, ry, rx, [255, 0, 0], 40), "red disc");
-    let (bx, by) = at(160.0, 45.0);
+    let (bx, by) = at(135.0, 68.0);
     assert!(
         matches(&img, by, bx, [0, 0, 255], 40),
         "blue disc at log time 101 s"
@@ -307,6 +309,112 @@ fn screenshot_shows_the_overlay_at_its_place_and_time() {
     );
     assert!(
         matches(&img, ry, rx, [255, 0, 0], 40),
+        "the persistent red disc stays"
+    );
+}
+
+/// The colour of the test video's floor (distinct from anything in the UI).
+const FLOOR: [u8; 3] = [150, 60, 160];
+
+/// A session over a plain 320×180 video with a log of a red disc (always
+/// shown, at the centre) and a blue disc (only at log time 101 s), drawn
+/// through an identity calibration, log time = video time + 100 s.
+fn overlay_session(dir: &Path) -> PathBuf {
+    use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
+    let settings = underlay::video::EncoderSettings {
+        fps_hint: 10.0,
+        ..Default::default()
+    };
+    let mut enc = underlay::video::Encoder::create(&dir.join("grey.mp4"), 320, 180, &settings).unwrap();
+    let mut img = underlay::image::RgbImage::zeros((180, 320, 3));
+    for (i, v) in FLOOR.iter().enumerate() {
+        img.slice_mut(ndarray::s![.., .., i]).fill(*v);
+    }
+    for i in 0..30 {
+        enc.push(&img, i as f64 / 10.0).unwrap();
+    }
+    enc.finish().unwrap();
+    let mut log = Log::new();
+    let e = log.entities.intern("ball");
+    let disc = |x: f64, y: f64, r: f64, rgb: u32| Primitive {
+        shape: Shape::Circle {
+            center: Vec2::new(x, y),
+            radius: r,
+        },
+        style: Style {
+            fill: Some(Rgba::from_rgb(rgb)),
+            ..Style::color(Rgba::from_rgb(rgb))
+        },
+        entity: e,
+        level: 0,
+    };
+    log.push_frame(
+        FrameTime::Persistent {
+            start: f64::NEG_INFINITY,
+            end: f64::INFINITY,
+        },
+        [disc(160.0, 90.0, 40.0, 0xff0000)],
+    );
+    for t in [100.0, 101.0, 102.0] {
+        let d = if t == 101.0 {
+            vec![disc(60.0, 45.0, 20.0, 0x0000ff)]
+        } else {
+            vec![]
+        };
+        log.push_frame(FrameTime::Instant(t), d);
+    }
+    underlay::log::save(&log, &dir.join("run.ulog")).unwrap();
+    let session = dir.join("run.toml");
+    std::fs::write(
+        &session,
+        "video = \"grey.mp4\"\nlog = \"run.ulog\"\noffset = 100.0\n\n\
+         [calibration]\nhomography = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]\n\n\
+         [mask]\nmethod = \"none\"\n",
+    )
+    .unwrap();
+    session
+}
+
+#[test]
+fn screenshot_of_a_real_video_session_shows_the_overlay() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let session = overlay_session(dir.path());
+    let shot = |at: &str, png: &Path| {
+        let o = run(underlay()
+            .env("DISPLAY", &x.display)
+            .env_remove("WAYLAND_DISPLAY")
+            .arg("view")
+            .arg(&session)
+            .args(["--at", at, "--screenshot"])
+            .arg(png));
+        assert!(o.status.success(), "{}", stderr(&o));
+        underlay::image::load_rgb(png).unwrap()
+    };
+    let img = shot("1.0", &dir.path().join("a.png"));
+    let video = bbox(&img, FLOOR, 10, None).expect("the video is on screen");
+    let (w, h) = ((video.2 - video.0) as f64, (video.3 - video.1) as f64);
+    assert!((w / h - 320.0 / 180.0).abs() < 0.05, "video area {video:?}");
+    let size = (320.0, 180.0);
+    let (cx, cy) = on_screen(video, size, 160.0, 90.0);
+    assert!(matches(&img, cy, cx, [255, 0, 0], 40), "red disc at the centre");
+    let (bx, by) = on_screen(video, size, 60.0, 45.0);
+    assert!(
+        matches(&img, by, bx, [0, 0, 255], 40),
+        "blue disc at log time 101 s"
+    );
+    let (gx, gy) = on_screen(video, size, 300.0, 170.0);
+    assert!(matches(&img, gy, gx, FLOOR, 10), "floor left alone");
+    // Half a second earlier the blue disc (an instantaneous frame) is gone.
+    let img = shot("0.4", &dir.path().join("b.png"));
+    assert!(
+        matches(&img, by, bx, FLOOR, 10),
+        "no blue disc at log time 100.4 s"
+    );
+    assert!(
+        matches(&img, cy, cx, [255, 0, 0], 40),
         "the persistent red disc stays"
     );
 }
