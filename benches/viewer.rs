@@ -18,7 +18,16 @@ use underlay::viewer::player::{Player, ViewSettings, to_color_image_reduced};
 use underlay::viewer::source::{FrameSource, ReadAhead, SyntheticSource};
 
 const FPS: f64 = 30.0;
-const SECONDS: f64 = 10.0;
+
+/// Video size and length: 1080p for 10 s under `cargo bench`; small and
+/// short when `cargo test --all-targets` runs each benchmark once.
+fn size() -> (usize, usize, f64) {
+    if std::env::args().any(|a| a == "--bench") {
+        (1920, 1080, 10.0)
+    } else {
+        (320, 180, 1.0)
+    }
+}
 
 fn frame_1080p() -> RgbImage {
     SyntheticSource::new(1920, 1080, FPS, 1).unwrap().render(0).image
@@ -35,18 +44,19 @@ fn convert(c: &mut Criterion) {
     g.finish();
 }
 
-/// A 1080p H.264 video of the synthetic floor (green field, white lines,
+/// An H.264 video of the synthetic floor (green field, white lines,
 /// a dark disc crossing it), keyframes every 2 s.
 fn video(dir: &std::path::Path) -> std::path::PathBuf {
-    let path = dir.join("floor1080.mp4");
-    let src = SyntheticSource::new(1920, 1080, FPS, (SECONDS * FPS) as u64).unwrap();
+    let (w, h, seconds) = size();
+    let path = dir.join("floor.mp4");
+    let src = SyntheticSource::new(w, h, FPS, (seconds * FPS) as u64).unwrap();
     let settings = underlay::video::EncoderSettings {
         fps_hint: FPS,
         keyframe_interval: (2.0 * FPS) as u32,
         ..Default::default()
     };
-    let mut enc = underlay::video::Encoder::create(&path, 1920, 1080, &settings).unwrap();
-    for i in 0..(SECONDS * FPS) as u64 {
+    let mut enc = underlay::video::Encoder::create(&path, w as u32, h as u32, &settings).unwrap();
+    for i in 0..(seconds * FPS) as u64 {
         let f = src.render(i);
         enc.push(&f.image, f.time).unwrap();
     }
@@ -62,7 +72,7 @@ fn log() -> Log {
         .map(|i| log.entities.intern(&format!("robots/r{i}")))
         .collect();
     let colors = [0xff0000, 0x00c000, 0x0040ff, 0xffff00, 0xff8000, 0xffffff];
-    for f in 0..(SECONDS * FPS) as usize {
+    for f in 0..(size().2 * FPS) as usize {
         let t = f as f64 / FPS;
         let prims: Vec<Primitive> = (0..500)
             .map(|i| {
@@ -123,13 +133,19 @@ fn player(c: &mut Criterion) {
     let path = video(dir.path());
     let log = Arc::new(log());
     // The floor (12 × 7 m, origin at the centre) fills the frame.
-    let calib =
-        Calibration::from_homography([[0.15, 0.0, 960.0], [0.0, -0.15, 540.0], [0.0, 0.0, 1.0]]).unwrap();
+    let (w, h, seconds) = size();
+    let k = w as f64 / 12_800.0;
+    let calib = Calibration::from_homography([
+        [k, 0.0, w as f64 / 2.0],
+        [0.0, -k, h as f64 / 2.0],
+        [0.0, 0.0, 1.0],
+    ])
+    .unwrap();
     let settings = ViewSettings {
         calibration: Some(calib),
         ..ViewSettings::default()
     };
-    let mut g = c.benchmark_group("player 1920x1080, adaptive mask, 500 primitives");
+    let mut g = c.benchmark_group(format!("player {w}x{h}, floor mask, 500 primitives"));
     g.sample_size(20);
     g.measurement_time(Duration::from_secs(15));
     let open = || -> Player {
@@ -140,7 +156,7 @@ fn player(c: &mut Criterion) {
         Player::spawn(src, Box::new(proc), settings.clone(), || {}).unwrap()
     };
     let p = open();
-    let n = (SECONDS * FPS) as u64 - 1;
+    let n = (seconds * FPS) as u64 - 1;
     let mut i = 0u64;
     g.bench_function("next frame while playing", |b| {
         b.iter(|| {
