@@ -110,6 +110,7 @@ impl Session {
         if let Some(CalibrationSource::File { file }) = &mut s.calibration {
             *file = base.join(&*file);
         }
+        s.mask.resolve_paths(base);
         Ok(s)
     }
 
@@ -121,6 +122,9 @@ impl Session {
         s.video = relative_to(&s.video, base);
         s.log = relative_to(&s.log, base);
         if let Some(CalibrationSource::File { file }) = &mut s.calibration {
+            *file = relative_to(file, base);
+        }
+        for file in s.mask.paths_mut() {
             *file = relative_to(file, base);
         }
         let text = toml::to_string_pretty(&s).map_err(|source| SessionError::Serialize {

@@ -1,6 +1,17 @@
 //! `underlay mask`: floor masks of an image or a video.
 
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::image::{MaskImage, load_rgb, save_mask};
+use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
+use crate::video::{Decoder, Encoder, EncoderSettings, VideoFrame};
 
 /// Masking methods selectable on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,6 +39,205 @@ pub struct Args {
     pub bench: Option<u32>,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("mask is not built yet")
+impl Method {
+    /// The session settings for this method (defaults for its parameters).
+    pub fn settings(self) -> MaskSettings {
+        match self {
+            Method::Thesis => MaskSettings::Thesis,
+            Method::Adaptive => MaskSettings::Adaptive(AdaptiveSettings::default()),
+        }
+    }
+}
+
+/// File extensions read as still images; anything else is a video.
+const IMAGE_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "pgm", "ppm", "pnm", "jp2", "exr", "hdr",
+];
+
+/// Whether `path` names a still image (by its extension).
+pub fn is_image_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| IMAGE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.bench == Some(0) {
+        bail!("--bench needs at least 1 run");
+    }
+    let mut masker = args.method.settings().build()?;
+    if !is_image_path(&args.input) {
+        return run_video(&args, masker.as_mut());
+    }
+    let frame = load_rgb(&args.input).with_context(|| "reading the input image".to_string())?;
+    let mut mask = MaskImage::zeros((0, 0));
+    if let Some(n) = args.bench {
+        let ms = bench(masker.as_mut(), &frame, n, &mut mask)
+            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
+        println!("{ms:.2} ms per frame");
+    } else {
+        masker
+            .compute(&frame, 0.0, &mut mask)
+            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
+    }
+    save_mask(&args.output, &mask).context("writing the mask")?;
+    Ok(())
+}
+
+/// Masks every frame of a video into a lossless gray mask video (FFV1 in
+/// Matroska, white = floor, the input's timestamps), with a progress bar.
+/// With `--bench`, times the mask on the first frame only.
+fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
+    let mut decoder = Decoder::open(&args.input)?;
+    let info = decoder.info().clone();
+    let mut frame = VideoFrame::empty();
+    let mut mask = MaskImage::zeros((0, 0));
+    if let Some(n) = args.bench {
+        if !decoder.read_into(&mut frame)? {
+            bail!("{}: the video has no frames", args.input.display());
+        }
+        let ms = bench(masker, &frame.image, n, &mut mask)
+            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
+        println!("{ms:.2} ms per frame");
+        return Ok(());
+    }
+    let is_mkv = args
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("mkv"));
+    if !is_mkv {
+        bail!(
+            "{}: a mask video is written losslessly (FFV1 gray) and needs a .mkv file name",
+            args.output.display()
+        );
+    }
+    masker.check_video(info.width as usize, info.height as usize, info.frame_count)?;
+    let settings = EncoderSettings {
+        gray_lossless: true,
+        time_base: Some(info.time_base),
+        fps_hint: if info.avg_fps > 0.0 { info.avg_fps } else { 30.0 },
+        ..EncoderSettings::default()
+    };
+    // Written beside the output and renamed at the end: an interrupted or
+    // failed run leaves no half-written mask video.
+    let partial = Partial::beside(&args.output);
+    let mut encoder = Encoder::create(&partial.path, info.width, info.height, &settings)
+        .with_context(|| format!("creating {}", args.output.display()))?;
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
+            eprintln!("underlay: warning: Ctrl-C will not stop the masking cleanly ({e})");
+        }
+    }
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = info
+            .frame_count
+            .map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+        bar.set_style(
+            ProgressStyle::with_template("masking [{bar:40}] {pos}/{len} frames, {per_sec}, eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        crate::video::set_ffmpeg_quiet(true);
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = Instant::now();
+    let mut frames = 0u64;
+    let result = (|| -> anyhow::Result<()> {
+        while decoder.read_into(&mut frame)? {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(crate::Interrupted.into());
+            }
+            masker
+                .compute(&frame.image, frame.time, &mut mask)
+                .with_context(|| {
+                    format!(
+                        "{}: frame {} at {:.3} s",
+                        args.input.display(),
+                        frame.index,
+                        frame.time
+                    )
+                })?;
+            encoder
+                .push_mask(&mask, frame.time)
+                .with_context(|| format!("writing {}", args.output.display()))?;
+            frames += 1;
+            bar.inc(1);
+        }
+        Ok(())
+    })();
+    bar.finish_and_clear();
+    crate::video::set_ffmpeg_quiet(false);
+    result?;
+    encoder
+        .finish()
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    partial.commit(&args.output)?;
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "wrote {}: {frames} mask frames in {secs:.1} s ({:.0} frames/s)",
+        args.output.display(),
+        frames as f64 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
+/// A temporary file beside the output, removed unless committed.
+struct Partial {
+    path: PathBuf,
+}
+
+impl Partial {
+    fn beside(output: &Path) -> Partial {
+        let dir = output
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let stem = output.file_stem().map_or("mask".into(), |s| s.to_string_lossy());
+        Partial {
+            path: dir.join(format!(".{stem}.partial-{}.mkv", std::process::id())),
+        }
+    }
+
+    fn commit(self, output: &Path) -> anyhow::Result<()> {
+        std::fs::rename(&self.path, output).with_context(|| format!("writing {}", output.display()))
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Runs `masker` `n` times on `frame` (after one warm-up run, which also
+/// fills `out`) and returns the median time in milliseconds.
+pub fn bench(
+    masker: &mut dyn Masker,
+    frame: &crate::image::RgbImage,
+    n: u32,
+    out: &mut MaskImage,
+) -> Result<f64, crate::mask::MaskError> {
+    masker.compute(frame, 0.0, out)?;
+    let mut times = Vec::with_capacity(n as usize);
+    let mut scratch = MaskImage::zeros((0, 0));
+    for _ in 0..n {
+        // A fresh start each run: a still frame is not a video.
+        masker.reset();
+        let t = Instant::now();
+        masker.compute(frame, 0.0, &mut scratch)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let mid = times.len() / 2;
+    Ok(if times.len() % 2 == 1 {
+        times[mid]
+    } else {
+        (times[mid - 1] + times[mid]) / 2.0
+    })
 }

@@ -2,26 +2,97 @@
 //! which show something standing on it (robots, ball, people: keep video).
 //!
 //! Every masking method is a [`Masker`]; the pipeline asks it for one mask
-//! per frame, in presentation order.
+//! per frame, in presentation order. [`MaskSettings`] (saved in session
+//! files) chooses and configures one:
+//!
+//! * `none` ([`NoMask`]): everything is floor;
+//! * `thesis` ([`ThesisMasker`]): thesis Algorithm 4 with its fixed thresholds;
+//! * `adaptive` ([`AdaptiveMasker`], the default): thresholds estimated
+//!   from each frame and smoothed over time;
+//! * `image` ([`StaticMasker`]): one black/white image for every frame;
+//! * `video` ([`VideoMasker`]): a precomputed black/white mask video, as
+//!   the thesis reads one, so any external masker can plug in.
+//!
+//! The building blocks are public for benchmarks and other maskers:
+//! [`hsv`] (exact OpenCV HSV), [`bits`] (bit-packed masks) and [`morph`]
+//! (morphology with the 3×3 cross whose cost does not grow with the
+//! number of iterations).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::image::{FLOOR, ImageError, MaskImage, RgbImage};
+
+pub mod adaptive;
+pub mod bits;
+pub mod external;
+pub mod hsv;
+pub mod morph;
+pub mod regions;
+pub(crate) mod simd;
+pub mod synth;
+pub mod thesis;
+
+pub use adaptive::{AdaptiveMasker, AdaptiveSettings};
+pub use external::{StaticMasker, VideoMasker};
+pub use thesis::ThesisMasker;
 
 /// Errors computing a mask.
 #[derive(Debug, thiserror::Error)]
 pub enum MaskError {
     #[error("mask source {source_name}: {message}")]
     Source { source_name: String, message: String },
+    #[error("mask image: {0}")]
+    Image(#[from] ImageError),
+    #[error(
+        "{source_name}: the mask is {mask_w}×{mask_h} but the frame at {time:.3} s is {frame_w}×{frame_h}"
+    )]
+    SizeMismatch {
+        source_name: String,
+        time: f64,
+        mask_w: usize,
+        mask_h: usize,
+        frame_w: usize,
+        frame_h: usize,
+    },
+    #[error("frame at {time:.3} s: expected an RGB image (3 channels), got {channels} channels")]
+    BadFrame { time: f64, channels: usize },
+    #[error("adaptive mask settings: {0}")]
+    BadSettings(String),
+    #[error("mask video: {0}")]
+    Video(#[source] Box<crate::video::VideoError>),
 }
 
-/// How masks are made, as saved in a session file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// How masks are made, as saved in a session file (`[mask]` table with a
+/// `method` key and the method's parameters).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MaskSettings {
     /// No mask: draw over everything.
-    #[default]
     None,
+    /// Thesis Algorithm 4 with its fixed thresholds.
+    Thesis,
+    /// Thresholds estimated from each frame (the default).
+    Adaptive(AdaptiveSettings),
+    /// One mask image (white = floor) for every frame.
+    Image {
+        /// The image file; relative paths are relative to the session file.
+        file: PathBuf,
+    },
+    /// A precomputed black/white mask video (white = floor), one frame per
+    /// video frame, matched by time.
+    Video {
+        /// The mask video; relative paths are relative to the session file.
+        file: PathBuf,
+    },
+}
+
+impl Default for MaskSettings {
+    fn default() -> Self {
+        MaskSettings::Adaptive(AdaptiveSettings::default())
+    }
 }
 
 /// Computes floor masks for frames.
@@ -35,6 +106,16 @@ pub trait Masker: Send {
 
     /// Forgets state carried between frames (called after a seek).
     fn reset(&mut self) {}
+
+    /// Checks, before the first frame, that this masker can serve a video
+    /// of `width`×`height` pixels and `frame_count` frames (when known):
+    /// a mask image or mask video of another size or length is an error
+    /// here rather than at the first frame. Maskers that work on any video
+    /// accept everything.
+    fn check_video(&self, width: usize, height: usize, frame_count: Option<u64>) -> Result<(), MaskError> {
+        let _ = (width, height, frame_count);
+        Ok(())
+    }
 }
 
 /// Everything is floor.
@@ -58,10 +139,168 @@ impl Masker for NoMask {
 }
 
 impl MaskSettings {
-    /// Builds the masker these settings describe.
+    /// Builds the masker these settings describe (loading files they name).
     pub fn build(&self) -> Result<Box<dyn Masker>, MaskError> {
         match self {
             MaskSettings::None => Ok(Box::new(NoMask)),
+            MaskSettings::Thesis => Ok(Box::new(ThesisMasker::new())),
+            MaskSettings::Adaptive(s) => Ok(Box::new(AdaptiveMasker::new(s.clone())?)),
+            MaskSettings::Image { file } => Ok(Box::new(StaticMasker::load(file)?)),
+            MaskSettings::Video { file } => Ok(Box::new(VideoMasker::open(file)?)),
         }
+    }
+
+    /// The short name of the method ("none", "thesis", …).
+    pub fn method_name(&self) -> &'static str {
+        match self {
+            MaskSettings::None => "none",
+            MaskSettings::Thesis => "thesis",
+            MaskSettings::Adaptive(_) => "adaptive",
+            MaskSettings::Image { .. } => "image",
+            MaskSettings::Video { .. } => "video",
+        }
+    }
+
+    /// Resolves file paths in the settings against `base` (the session
+    /// file's folder); absolute paths stay as they are.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        if let MaskSettings::Image { file } | MaskSettings::Video { file } = self {
+            *file = base.join(&*file);
+        }
+    }
+
+    /// The file paths in the settings, mutable (for making them relative
+    /// when a session is saved).
+    pub fn paths_mut(&mut self) -> Vec<&mut PathBuf> {
+        match self {
+            MaskSettings::Image { file } | MaskSettings::Video { file } => vec![file],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Rows of an RGB frame as byte slices (copying only when the array is not
+/// in standard layout).
+pub(crate) struct RgbRows<'a> {
+    data: Cow<'a, [u8]>,
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+}
+
+impl<'a> RgbRows<'a> {
+    /// Views `frame`; fails unless it has 3 channels.
+    pub fn new(frame: &'a RgbImage, time: f64) -> Result<Self, MaskError> {
+        let (height, width, channels) = frame.dim();
+        if channels != 3 {
+            return Err(MaskError::BadFrame { time, channels });
+        }
+        let data = match frame.as_slice() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(frame.iter().copied().collect()),
+        };
+        Ok(RgbRows { data, width, height })
+    }
+
+    /// The `3·width` bytes of row `y`.
+    #[inline]
+    pub fn row(&self, y: usize) -> &[u8] {
+        &self.data[3 * self.width * y..3 * self.width * (y + 1)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_through_toml_with_defaults() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Wrap {
+            mask: MaskSettings,
+        }
+        for s in [
+            MaskSettings::None,
+            MaskSettings::Thesis,
+            MaskSettings::default(),
+            MaskSettings::Image { file: "m.png".into() },
+            MaskSettings::Video { file: "m.mkv".into() },
+        ] {
+            let text = toml::to_string(&Wrap { mask: s.clone() }).unwrap();
+            let back: Wrap = toml::from_str(&text).unwrap();
+            assert_eq!(back.mask, s, "{text}");
+        }
+        let w: Wrap = toml::from_str("[mask]\nmethod = \"adaptive\"\n").unwrap();
+        assert_eq!(w.mask, MaskSettings::default());
+        let w: Wrap = toml::from_str("[mask]\nmethod = \"adaptive\"\nfill_radius = 9.0\n").unwrap();
+        let MaskSettings::Adaptive(a) = w.mask else {
+            panic!("not adaptive")
+        };
+        assert_eq!(a.fill_radius, 9.0);
+        assert_eq!(a.open_radius, AdaptiveSettings::default().open_radius);
+        let e = toml::from_str::<Wrap>("[mask]\nmethod = \"adaptive\"\nfil_radius = 9.0\n").unwrap_err();
+        assert!(e.to_string().contains("fil_radius"), "{e}");
+        let e = toml::from_str::<Wrap>("[mask]\nmethod = \"magic\"\n").unwrap_err();
+        assert!(e.to_string().contains("magic"), "{e}");
+    }
+
+    #[test]
+    fn every_method_builds_except_a_missing_image() {
+        for s in [MaskSettings::None, MaskSettings::Thesis, MaskSettings::default()] {
+            let mut m = s.build().unwrap();
+            assert_eq!(m.name(), s.method_name());
+            let mut out = MaskImage::zeros((0, 0));
+            m.compute(&RgbImage::zeros((4, 6, 3)), 0.0, &mut out).unwrap();
+            assert_eq!(out.dim(), (4, 6));
+        }
+        let e = MaskSettings::Image {
+            file: "/nonexistent/m.png".into(),
+        }
+        .build()
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("/nonexistent/m.png"), "{e}");
+    }
+
+    #[test]
+    fn tiny_and_empty_frames_do_not_panic() {
+        for (h, w) in [
+            (0, 0),
+            (0, 7),
+            (7, 0),
+            (1, 1),
+            (1, 200),
+            (200, 1),
+            (3, 65),
+            (65, 3),
+        ] {
+            let frame =
+                RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| ((y * 31 + x * 17 + c * 50) % 256) as u8);
+            for s in [MaskSettings::None, MaskSettings::Thesis, MaskSettings::default()] {
+                let mut m = s.build().unwrap();
+                let mut out = MaskImage::zeros((5, 5));
+                m.compute(&frame, 0.0, &mut out).unwrap();
+                assert_eq!(out.dim(), (h, w), "{} on {h}×{w}", m.name());
+            }
+        }
+    }
+
+    #[test]
+    fn frames_with_wrong_channels_or_odd_layout() {
+        let mut m = ThesisMasker::new();
+        let mut out = MaskImage::zeros((0, 0));
+        let e = m.compute(&RgbImage::zeros((4, 6, 4)), 0.0, &mut out).unwrap_err();
+        assert!(e.to_string().contains("4 channels"), "{e}");
+        // A transposed (non-standard layout) frame is copied, not rejected.
+        let f = RgbImage::from_shape_fn((6, 4, 3), |(y, x, c)| (y * 40 + x * 3 + c) as u8);
+        let mut t = f.clone();
+        t.swap_axes(0, 1);
+        let mut a = MaskImage::zeros((0, 0));
+        m.compute(&t, 0.0, &mut a).unwrap();
+        let mut b = MaskImage::zeros((0, 0));
+        m.compute(&t.as_standard_layout().to_owned(), 0.0, &mut b)
+            .unwrap();
+        assert_eq!(a, b);
     }
 }

@@ -1,0 +1,611 @@
+//! The adaptive floor mask (the default): the thesis's idea — the floor is
+//! the dominant colour; painted lines are thin light holes in it; robots
+//! and balls are not — with thresholds measured on each frame instead of
+//! fixed numbers tuned for one carpet.
+//!
+//! Per frame:
+//!
+//! 1. **Statistics** on a grid subsample (about [`AdaptiveSettings::samples`]
+//!    pixels): a hue histogram weighted by chroma (grey pixels have no
+//!    reliable hue), smoothed over neighbouring bins. Its peak is the floor
+//!    hue; the hue window grows while the histogram stays above
+//!    `hue_spread` of the peak, plus `hue_margin`. Among samples in the
+//!    window, low quantiles of S, V and chroma give the floor's lower bounds
+//!    (lighting can be uneven, so the bounds come from the darkest,
+//!    dullest floor pixels, scaled down by the `*_factor`s).
+//! 2. **Smoothing over time** for video: the hue histogram and the bounds
+//!    are exponential moving averages with time constant `smoothing`
+//!    seconds, so masks do not flicker; [`Masker::reset`] (after a seek)
+//!    or a jump in time starts afresh.
+//! 3. **Classification** of every pixel straight from RGB, in 16-bit
+//!    integer arithmetic without divisions (hue windows and saturation
+//!    bounds as exact rational tests, [`super::hsv::hue_in_window`],
+//!    [`super::hsv::sat_at_least`]; hue bins are within 1 of OpenCV's): *floor* (hue in the window;
+//!    S, V and chroma above the bounds), *object* (not floor, and either
+//!    darker than the floor's V bound, or as colourful as the floor with a
+//!    hue well away from it: a ball, a shirt, a robot marker), or
+//!    *neutral* (neither: whites and greys, colour fringes, noise).
+//! 4. **Shape** (radii and lengths in pixels of a 1080-row frame, scaled
+//!    with the frame height):
+//!    * the floor is opened (`open_radius`), and floor islands smaller than
+//!      `min_floor_island` go (carpet-coloured markers on robots);
+//!    * objects are opened (`object_open_radius`): thin coloured seams are
+//!      not objects;
+//!    * the floor's closing (`fill_radius`) may add neutral pixels only —
+//!      never objects — and only as regions that are long (at least
+//!      `min_line_length`: painted lines) or specks (at most `max_speck`:
+//!      noise); compact light things (a grey robot, a player in white) stay
+//!      foreground.
+//!
+//! When a frame has no dominant colour at all (less than `min_floor`
+//! of the samples near the hue peak) the mask is all floor, as if masking
+//! were off, rather than hiding every drawing.
+
+use serde::{Deserialize, Serialize};
+
+use super::bits::{BitMask, pack_row};
+use super::hsv::{hue_bin, hue_fraction, hue_in_window, sat_at_least, saturation};
+use super::morph::Morphology;
+use super::regions::Regions;
+use super::simd::multiversion;
+use super::{MaskError, Masker, RgbRows};
+use crate::image::{MaskImage, RgbImage};
+
+/// Parameters of the adaptive mask, as saved in a session file. Every
+/// field has a default; the defaults work on SSL carpets and grass pitches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdaptiveSettings {
+    /// Pixels sampled for the statistics (a regular grid).
+    pub samples: u32,
+    /// Chroma (max − min of R, G, B) below which a pixel's hue is ignored.
+    pub min_chroma: u8,
+    /// The hue window grows while the histogram is above this fraction of its peak.
+    pub hue_spread: f32,
+    /// Extra hue (OpenCV units of 2°) added on each side of the window.
+    pub hue_margin: u8,
+    /// Largest half-width of the window before the margin.
+    pub max_hue_half_width: u8,
+    /// Floor S bound = this × the 5th percentile of the floor's S.
+    pub sat_factor: f32,
+    /// Floor V bound = this × the 2nd percentile of the floor's V; darker pixels are objects.
+    pub val_factor: f32,
+    /// Floor chroma bound = this × the 2nd percentile of the floor's chroma.
+    pub chroma_factor: f32,
+    /// Non-floor pixels are objects when their chroma is at least this ×
+    /// the floor's median chroma (and at least `min_object_chroma`) and
+    /// their hue is more than `object_hue_margin` outside the floor window.
+    pub object_chroma_factor: f32,
+    /// Lower limit of the object chroma bound.
+    pub min_object_chroma: u8,
+    /// Hues this close to the floor window are never objects (colour fringes).
+    pub object_hue_margin: u8,
+    /// Opening radius (pixels at 1080 rows): floor specks smaller than this go.
+    pub open_radius: f32,
+    /// Closing radius (pixels at 1080 rows): thin light holes (lines) up to twice this wide are filled.
+    pub fill_radius: f32,
+    /// Floor regions smaller than this in both directions (pixels at 1080
+    /// rows) after the opening are not floor: floor-coloured markers on
+    /// robots, reflections.
+    pub min_floor_island: f32,
+    /// Holes the closing fills must be long (painted lines): filled regions
+    /// whose bounding box is shorter than this in both directions (pixels
+    /// at 1080 rows) stay foreground — small light objects, not lines.
+    pub min_line_length: f32,
+    /// ...unless they are specks no longer than this (pixels at 1080 rows).
+    pub max_speck: f32,
+    /// Opening radius of the object mask (pixels at 1080 rows): thinner
+    /// coloured seams, such as colour fringes along lines, are not objects.
+    pub object_open_radius: f32,
+    /// Time constant of the smoothing over time, in seconds (0 = none).
+    pub smoothing: f64,
+    /// Smallest fraction of samples that must look like floor for a mask to be made.
+    pub min_floor: f32,
+}
+
+impl Default for AdaptiveSettings {
+    fn default() -> Self {
+        AdaptiveSettings {
+            samples: 40_000,
+            min_chroma: 8,
+            hue_spread: 0.05,
+            hue_margin: 6,
+            max_hue_half_width: 20,
+            sat_factor: 0.6,
+            val_factor: 0.6,
+            chroma_factor: 0.6,
+            object_chroma_factor: 1.0,
+            min_object_chroma: 24,
+            object_hue_margin: 8,
+            open_radius: 2.0,
+            fill_radius: 12.0,
+            object_open_radius: 1.5,
+            min_floor_island: 24.0,
+            min_line_length: 40.0,
+            max_speck: 6.0,
+            smoothing: 0.5,
+            min_floor: 0.02,
+        }
+    }
+}
+
+impl AdaptiveSettings {
+    /// Checks that every value is finite and in range.
+    pub fn validate(&self) -> Result<(), MaskError> {
+        let bad =
+            |what: &str, v: String| Err(MaskError::BadSettings(format!("{what} = {v} is out of range")));
+        let unit = |v: f32| v.is_finite() && (0.0..=1.0).contains(&v);
+        let factor = |v: f32| v.is_finite() && (0.0..=4.0).contains(&v);
+        let radius = |v: f32| v.is_finite() && (0.0..=500.0).contains(&v);
+        if self.samples < 100 || self.samples > 10_000_000 {
+            return bad("samples (100 to 10000000)", self.samples.to_string());
+        }
+        if !unit(self.hue_spread) {
+            return bad("hue_spread (0 to 1)", self.hue_spread.to_string());
+        }
+        for (name, v) in [
+            ("hue_margin (0 to 90)", self.hue_margin),
+            ("max_hue_half_width (0 to 90)", self.max_hue_half_width),
+            ("object_hue_margin (0 to 90)", self.object_hue_margin),
+        ] {
+            if v > 90 {
+                return bad(name, v.to_string());
+            }
+        }
+        for (name, v) in [
+            ("sat_factor (0 to 4)", self.sat_factor),
+            ("val_factor (0 to 4)", self.val_factor),
+            ("chroma_factor (0 to 4)", self.chroma_factor),
+            ("object_chroma_factor (0 to 4)", self.object_chroma_factor),
+        ] {
+            if !factor(v) {
+                return bad(name, v.to_string());
+            }
+        }
+        for (name, v) in [
+            ("open_radius (0 to 500)", self.open_radius),
+            ("fill_radius (0 to 500)", self.fill_radius),
+            ("object_open_radius (0 to 500)", self.object_open_radius),
+            ("min_floor_island (0 to 500)", self.min_floor_island),
+            ("min_line_length (0 to 500)", self.min_line_length),
+            ("max_speck (0 to 500)", self.max_speck),
+        ] {
+            if !radius(v) {
+                return bad(name, v.to_string());
+            }
+        }
+        if !(self.smoothing.is_finite() && (0.0..=3600.0).contains(&self.smoothing)) {
+            return bad("smoothing (0 to 3600 s)", self.smoothing.to_string());
+        }
+        if !unit(self.min_floor) {
+            return bad("min_floor (0 to 1)", self.min_floor.to_string());
+        }
+        Ok(())
+    }
+}
+
+/// The floor model of one frame (or its running average).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloorModel {
+    /// Chroma-weighted hue histogram, normalised to sum 1.
+    pub hue_histogram: [f32; 180],
+    /// Lower bound of floor saturation.
+    pub sat_min: f32,
+    /// Lower bound of floor value (brightness).
+    pub val_min: f32,
+    /// Lower bound of floor chroma.
+    pub chroma_min: f32,
+    /// Median chroma of the floor.
+    pub chroma_median: f32,
+    /// Fraction of samples inside the hue window with enough chroma.
+    pub floor_fraction: f32,
+}
+
+/// The per-pixel thresholds derived from a [`FloorModel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    /// First hue bin of the floor window ([`super::hsv::hue_bin`]: 0–179).
+    pub hue_lo: u8,
+    /// Hues `hue_lo ..= hue_lo + hue_span` (mod 180) are floor hues.
+    pub hue_span: u8,
+    /// Floor needs saturation ≥ `sat_min` ([`sat_at_least`]).
+    pub sat_min: u8,
+    /// Floor needs `v ≥ val_min`; darker is an object.
+    pub val_min: u8,
+    /// Floor needs chroma ≥ `chroma_min`.
+    pub chroma_min: u8,
+    /// Hues `object_hue_lo ..= object_hue_lo + object_hue_span` are never objects.
+    pub object_hue_lo: u8,
+    /// See `object_hue_lo`.
+    pub object_hue_span: u8,
+    /// Non-floor pixels of another hue with chroma ≥ `object_chroma` are objects.
+    pub object_chroma: u8,
+}
+
+/// The adaptive masker. Keeps buffers and the running floor model.
+#[derive(Debug, Clone)]
+pub struct AdaptiveMasker {
+    settings: AdaptiveSettings,
+    model: Option<FloorModel>,
+    last_time: f64,
+    thresholds: Option<Thresholds>,
+    flags: Vec<u8>,
+    floor: BitMask,
+    object: BitMask,
+    added: BitMask,
+    morph: Morphology,
+    regions: Regions,
+}
+
+impl AdaptiveMasker {
+    /// A masker with these settings (checked).
+    pub fn new(settings: AdaptiveSettings) -> Result<Self, MaskError> {
+        settings.validate()?;
+        Ok(AdaptiveMasker {
+            settings,
+            model: None,
+            last_time: f64::NAN,
+            thresholds: None,
+            flags: Vec::new(),
+            floor: BitMask::default(),
+            object: BitMask::default(),
+            added: BitMask::default(),
+            morph: Morphology::new(),
+            regions: Regions::new(),
+        })
+    }
+
+    /// The settings in use.
+    pub fn settings(&self) -> &AdaptiveSettings {
+        &self.settings
+    }
+
+    /// The thresholds used for the last frame (`None` before the first
+    /// frame, or when it had no floor).
+    pub fn thresholds(&self) -> Option<Thresholds> {
+        self.thresholds
+    }
+
+    /// Computes the mask of `frame` (shown at `time` seconds) as a bit mask.
+    pub fn compute_bits(&mut self, frame: &RgbImage, time: f64) -> Result<&BitMask, MaskError> {
+        let rows = RgbRows::new(frame, time)?;
+        let (w, h) = (rows.width, rows.height);
+        self.floor.reset(w, h);
+        self.object.reset(w, h);
+        if w == 0 || h == 0 {
+            return Ok(&self.floor);
+        }
+        let measured = measure(&rows, &self.settings);
+        let model = self.blend(measured, time).clone();
+        let Some(t) = thresholds(&model, &self.settings) else {
+            self.thresholds = None;
+            self.floor.fill_ones();
+            return Ok(&self.floor);
+        };
+        self.thresholds = Some(t);
+
+        self.flags.resize(w, 0);
+        for y in 0..h {
+            classify_row(rows.row(y), t, &mut self.flags);
+            pack_row(&self.flags, 0, self.floor.row_mut(y));
+            pack_row(&self.flags, 1, self.object.row_mut(y));
+        }
+
+        let scale = h as f32 / 1080.0;
+        let radius = |r: f32| {
+            if r <= 0.0 {
+                0
+            } else {
+                (r * scale).round().max(1.0) as u32
+            }
+        };
+        let (open, fill, object_open) = (
+            radius(self.settings.open_radius),
+            radius(self.settings.fill_radius),
+            radius(self.settings.object_open_radius),
+        );
+        let m = &mut self.morph;
+        m.erode(&mut self.object, object_open);
+        m.dilate(&mut self.object, object_open);
+        m.erode(&mut self.floor, open);
+        m.dilate(&mut self.floor, open);
+        let length = |r: f32| (r * scale).round() as usize;
+        self.regions
+            .remove_mid_sized(&mut self.floor, 0, length(self.settings.min_floor_island));
+        self.added.copy_from(&self.floor);
+        m.dilate(&mut self.added, fill);
+        m.erode(&mut self.added, fill);
+        self.added.and_not_assign(&self.object);
+        self.added.and_not_assign(&self.floor);
+        self.regions.remove_mid_sized(
+            &mut self.added,
+            length(self.settings.max_speck),
+            length(self.settings.min_line_length).max(1),
+        );
+        self.floor.or_assign(&self.added);
+        Ok(&self.floor)
+    }
+
+    /// Folds a frame's measurement into the running model.
+    fn blend(&mut self, measured: FloorModel, time: f64) -> &FloorModel {
+        let tau = self.settings.smoothing;
+        let dt = time - self.last_time;
+        self.last_time = time;
+        let alpha = match &self.model {
+            // A seek (backwards, or far ahead) or no history: start afresh.
+            Some(_) if tau > 0.0 && dt.is_finite() && dt >= 0.0 && dt <= 10.0 * tau => {
+                (1.0 - (-dt / tau).exp()) as f32
+            }
+            _ => 1.0,
+        };
+        let model = match self.model.take() {
+            Some(mut m) if alpha < 1.0 => {
+                let mix = |a: &mut f32, b: f32| *a += alpha * (b - *a);
+                for (a, &b) in m.hue_histogram.iter_mut().zip(&measured.hue_histogram) {
+                    mix(a, b);
+                }
+                mix(&mut m.sat_min, measured.sat_min);
+                mix(&mut m.val_min, measured.val_min);
+                mix(&mut m.chroma_min, measured.chroma_min);
+                mix(&mut m.chroma_median, measured.chroma_median);
+                mix(&mut m.floor_fraction, measured.floor_fraction);
+                m
+            }
+            _ => measured,
+        };
+        self.model.insert(model)
+    }
+}
+
+impl Masker for AdaptiveMasker {
+    fn name(&self) -> &str {
+        "adaptive"
+    }
+
+    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+        self.compute_bits(frame, time)?.write_mask_image(out);
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.model = None;
+        self.thresholds = None;
+        self.last_time = f64::NAN;
+    }
+}
+
+/// Circular box filter of half-width 2 over the hue histogram.
+fn smooth_histogram(hist: &[f32; 180]) -> [f32; 180] {
+    let mut out = [0f32; 180];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = (0..5).map(|k| hist[(i + 180 + k - 2) % 180]).sum::<f32>() / 5.0;
+    }
+    out
+}
+
+/// The hue window `(first hue, span)` around the peak of a histogram.
+fn hue_window(hist: &[f32; 180], s: &AdaptiveSettings) -> (u8, u8) {
+    let smooth = smooth_histogram(hist);
+    let mut peak = 0;
+    for i in 0..180 {
+        if smooth[i] > smooth[peak] {
+            peak = i;
+        }
+    }
+    let limit = s.hue_spread * smooth[peak];
+    let max = s.max_hue_half_width as usize;
+    let (mut below, mut above) = (0usize, 0usize);
+    while below < max && smooth[(peak + 180 - below - 1) % 180] > limit {
+        below += 1;
+    }
+    while above < max && smooth[(peak + above + 1) % 180] > limit {
+        above += 1;
+    }
+    let margin = s.hue_margin as usize;
+    let lo = (peak + 180 * 2 - below - margin) % 180;
+    let span = (below + above + 2 * margin).min(179);
+    (lo as u8, span as u8)
+}
+
+#[inline]
+fn in_window(h: u8, lo: u8, span: u8) -> bool {
+    let d = if h >= lo { h - lo } else { h + (180 - lo) };
+    d <= span
+}
+
+/// Measures one frame's floor model on a grid subsample.
+fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings) -> FloorModel {
+    let (w, h) = (rows.width, rows.height);
+    let step = (((w * h) as f64 / s.samples as f64).sqrt().round() as usize).max(1);
+    let mut samples: Vec<(u8, u8, u8)> = Vec::with_capacity((w / step + 1) * (h / step + 1));
+    let mut hist = [0f32; 180];
+    for y in (step / 2..h).step_by(step) {
+        let row = rows.row(y);
+        for x in (step / 2..w).step_by(step) {
+            let (p, cc, vv) = hue_fraction(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
+            let hh = hue_bin(p, cc);
+            if cc >= s.min_chroma {
+                hist[hh as usize % 180] += cc as f32;
+            }
+            samples.push((hh, cc, vv));
+        }
+    }
+    let total: f32 = hist.iter().sum();
+    if total > 0.0 {
+        for v in &mut hist {
+            *v /= total;
+        }
+    }
+    let (lo, span) = hue_window(&hist, s);
+    let (mut sat, mut val, mut chroma) = ([0u32; 256], [0u32; 256], [0u32; 256]);
+    let mut count = 0u32;
+    for &(hh, cc, vv) in &samples {
+        if cc >= s.min_chroma && in_window(hh, lo, span) {
+            sat[saturation(cc, vv) as usize] += 1;
+            val[vv as usize] += 1;
+            chroma[cc as usize] += 1;
+            count += 1;
+        }
+    }
+    let floor_fraction = if samples.is_empty() {
+        0.0
+    } else {
+        count as f32 / samples.len() as f32
+    };
+    FloorModel {
+        hue_histogram: hist,
+        sat_min: s.sat_factor * quantile(&sat, count, 0.05),
+        val_min: s.val_factor * quantile(&val, count, 0.02),
+        chroma_min: s.chroma_factor * quantile(&chroma, count, 0.02),
+        chroma_median: quantile(&chroma, count, 0.5),
+        floor_fraction,
+    }
+}
+
+/// The `q` quantile of `count` values given as a histogram over 0..=255
+/// (the smallest value with more than `q·count` values at or below it).
+fn quantile(hist: &[u32; 256], count: u32, q: f32) -> f32 {
+    let rank = (q * count as f32).floor() as u64;
+    let mut seen = 0u64;
+    for (value, &n) in hist.iter().enumerate() {
+        seen += n as u64;
+        if seen > rank {
+            return value as f32;
+        }
+    }
+    0.0
+}
+
+/// Per-pixel thresholds from a model, or `None` when it saw no floor.
+fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
+    if m.floor_fraction < s.min_floor || m.hue_histogram.iter().all(|&v| v == 0.0) {
+        return None;
+    }
+    let (hue_lo, hue_span) = hue_window(&m.hue_histogram, s);
+    let chroma = m.chroma_min.max(s.min_chroma as f32);
+    Some(Thresholds {
+        hue_lo,
+        hue_span,
+        sat_min: m.sat_min.round().clamp(1.0, 255.0) as u8,
+        val_min: m.val_min.round().clamp(1.0, 255.0) as u8,
+        chroma_min: chroma.round().min(255.0) as u8,
+        object_hue_lo: ((hue_lo as u32 + 180 - s.object_hue_margin as u32) % 180) as u8,
+        object_hue_span: (hue_span as u32 + 2 * s.object_hue_margin as u32).min(179) as u8,
+        object_chroma: (s.object_chroma_factor * m.chroma_median)
+            .round()
+            .clamp(s.min_object_chroma as f32, 255.0) as u8,
+    })
+}
+
+multiversion! {
+    /// Classifies a row of RGB pixels: flag bit 0 = floor, bit 1 = object
+    /// (see the module docs). Hue tests use [`hue_in_window`] and
+    /// saturation [`sat_at_least`]: 16-bit arithmetic, no division.
+    fn classify_row(rgb: &[u8], t: Thresholds, flags: &mut [u8]) {
+        let n = flags.len().min(rgb.len() / 3);
+        let (rgb, flags) = (&rgb[..3 * n], &mut flags[..n]);
+        for i in 0..n {
+            let (p, cc, vv) = hue_fraction(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+            let hue_ok = hue_in_window(p, cc, t.hue_lo, t.hue_span);
+            let floor = hue_ok & sat_at_least(cc, vv, t.sat_min) & (vv >= t.val_min) & (cc >= t.chroma_min);
+            let other_hue = !hue_in_window(p, cc, t.object_hue_lo, t.object_hue_span);
+            let object = !floor & ((vv < t.val_min) | (other_hue & (cc >= t.object_chroma)));
+            flags[i] = floor as u8 | (object as u8) << 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mask::synth::{SynthOptions, generate, iou};
+
+    fn masker() -> AdaptiveMasker {
+        AdaptiveMasker::new(AdaptiveSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn bad_settings_are_rejected() {
+        for s in [
+            AdaptiveSettings {
+                sat_factor: f32::NAN,
+                ..Default::default()
+            },
+            AdaptiveSettings {
+                fill_radius: -1.0,
+                ..Default::default()
+            },
+            AdaptiveSettings {
+                smoothing: f64::INFINITY,
+                ..Default::default()
+            },
+            AdaptiveSettings {
+                samples: 0,
+                ..Default::default()
+            },
+        ] {
+            let e = AdaptiveMasker::new(s).unwrap_err().to_string();
+            assert!(e.contains("out of range"), "{e}");
+        }
+    }
+
+    #[test]
+    fn hue_window_wraps_around_red() {
+        let mut hist = [0f32; 180];
+        hist[178] = 0.3;
+        hist[179] = 0.4;
+        hist[0] = 0.3;
+        let s = AdaptiveSettings::default();
+        let (lo, span) = hue_window(&hist, &s);
+        assert!(in_window(179, lo, span) && in_window(0, lo, span) && in_window(2, lo, span));
+        assert!(!in_window(90, lo, span));
+    }
+
+    #[test]
+    fn grey_frame_gives_all_floor() {
+        let frame = RgbImage::from_elem((20, 30, 3), 128);
+        let mut m = masker();
+        let mut out = MaskImage::zeros((0, 0));
+        m.compute(&frame, 0.0, &mut out).unwrap();
+        assert!(out.iter().all(|&v| v == 255));
+        assert_eq!(m.thresholds(), None);
+    }
+
+    #[test]
+    fn synthetic_field_is_found() {
+        let f = generate(&SynthOptions::default());
+        let mut m = masker();
+        let mut out = MaskImage::zeros((0, 0));
+        m.compute(&f.frame, 0.0, &mut out).unwrap();
+        let score = iou(&out, &f.floor);
+        assert!(score >= 0.98, "IoU {score}");
+    }
+
+    #[test]
+    fn smoothing_follows_slowly_and_reset_forgets() {
+        let mut m = masker();
+        let green = generate(&SynthOptions {
+            width: 160,
+            height: 90,
+            ..Default::default()
+        });
+        let dark = generate(&SynthOptions {
+            width: 160,
+            height: 90,
+            carpet: [20, 70, 20],
+            ..Default::default()
+        });
+        let mut out = MaskImage::zeros((0, 0));
+        m.compute(&green.frame, 0.0, &mut out).unwrap();
+        let first = m.model.clone().unwrap();
+        m.compute(&dark.frame, 0.04, &mut out).unwrap();
+        let blended = m.model.clone().unwrap();
+        m.reset();
+        m.compute(&dark.frame, 0.08, &mut out).unwrap();
+        let fresh = m.model.clone().unwrap();
+        // After 40 ms with a 0.5 s time constant the bound moved a little.
+        assert!(blended.val_min < first.val_min && blended.val_min > fresh.val_min);
+        let moved = (first.val_min - blended.val_min) / (first.val_min - fresh.val_min);
+        assert!((moved - (1.0 - (-0.08f32).exp())).abs() < 0.01, "{moved}");
+    }
+}

@@ -1,0 +1,621 @@
+//! Floor masks end to end: quality of the adaptive mask on synthetic fields
+//! with known floor, the thesis mask against its definition, and the
+//! `underlay mask` command on images (and its errors).
+
+use std::path::Path;
+use std::process::Command;
+
+use underlay::image::{MaskImage, load_mask, save_mask, save_rgb};
+use underlay::mask::synth::{SynthFrame, SynthOptions, generate, iou};
+use underlay::mask::{AdaptiveMasker, AdaptiveSettings, MaskSettings, Masker, ThesisMasker};
+
+fn underlay() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_underlay"))
+}
+
+/// Fraction of the set pixels of `part` that are set in `mask`.
+fn covered(mask: &MaskImage, part: &MaskImage) -> f64 {
+    let (mut n, mut hit) = (0usize, 0usize);
+    for (&m, &p) in mask.iter().zip(part.iter()) {
+        if p != 0 {
+            n += 1;
+            hit += (m != 0) as usize;
+        }
+    }
+    hit as f64 / n.max(1) as f64
+}
+
+fn adaptive(frame: &SynthFrame) -> MaskImage {
+    let mut m = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
+    let mut out = MaskImage::zeros((0, 0));
+    m.compute(&frame.frame, 0.0, &mut out).unwrap();
+    out
+}
+
+/// The adaptive mask finds the floor on carpets of several colours,
+/// brightnesses and sizes, under uneven light and noise.
+#[test]
+fn adaptive_mask_finds_synthetic_floors() {
+    let cases = [
+        ("green carpet", SynthOptions::default()),
+        (
+            "1080p",
+            SynthOptions {
+                width: 1920,
+                height: 1080,
+                seed: 2,
+                ..SynthOptions::default()
+            },
+        ),
+        (
+            "dark carpet (V ≈ 60, as the SSL photo)",
+            SynthOptions {
+                carpet: [25, 62, 20],
+                seed: 3,
+                ..SynthOptions::default()
+            },
+        ),
+        (
+            "dull turf (S ≈ 90, as the drone video)",
+            SynthOptions {
+                carpet: [100, 136, 88],
+                seed: 4,
+                ..SynthOptions::default()
+            },
+        ),
+        (
+            "blue floor",
+            SynthOptions {
+                carpet: [40, 70, 150],
+                seed: 5,
+                ..SynthOptions::default()
+            },
+        ),
+        (
+            "strong light gradient (×4.5 across the frame) and noise",
+            SynthOptions {
+                gradient: 0.7,
+                noise: 20,
+                seed: 6,
+                ..SynthOptions::default()
+            },
+        ),
+        (
+            "small frame, many robots",
+            SynthOptions {
+                width: 640,
+                height: 360,
+                robots: 16,
+                seed: 7,
+                ..SynthOptions::default()
+            },
+        ),
+    ];
+    for (name, opts) in cases {
+        let f = generate(&opts);
+        let mask = adaptive(&f);
+        let score = iou(&mask, &f.floor);
+        let on_objects = covered(&mask, &f.objects);
+        let on_lines = covered(&mask, &f.lines);
+        eprintln!("{name}: IoU {score:.4}, objects marked floor {on_objects:.4}, lines kept {on_lines:.4}");
+        assert!(score >= 0.98, "{name}: IoU {score}");
+        assert!(
+            on_objects <= 0.02,
+            "{name}: {on_objects} of robot/ball pixels marked floor"
+        );
+        assert!(on_lines >= 0.95, "{name}: only {on_lines} of line pixels kept");
+    }
+}
+
+/// Masks of consecutive video frames stay put when only noise changes.
+#[test]
+fn adaptive_mask_is_stable_over_time() {
+    let mut m = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
+    let mut prev: Option<MaskImage> = None;
+    for i in 0..5 {
+        let f = generate(&SynthOptions {
+            width: 480,
+            height: 270,
+            seed: 1,             // same scene…
+            noise: 12 + i as u8, // …different noise each frame
+            ..SynthOptions::default()
+        });
+        let mut out = MaskImage::zeros((0, 0));
+        m.compute(&f.frame, i as f64 / 30.0, &mut out).unwrap();
+        if let Some(p) = &prev {
+            let changed = p.iter().zip(out.iter()).filter(|(a, b)| a != b).count();
+            assert!(changed < 480 * 270 / 200, "frame {i}: {changed} pixels flipped");
+        }
+        prev = Some(out);
+    }
+}
+
+/// The thesis mask agrees with the thesis's own Python
+/// (`/work/shared/reference/thesis_mask.py`) when that script and a Python
+/// with OpenCV are available (`UNDERLAY_TEST_PYTHON`, default `python3`).
+#[test]
+fn thesis_mask_agrees_with_the_reference_script() {
+    let script = Path::new("/work/shared/reference/thesis_mask.py");
+    let python = std::env::var("UNDERLAY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_cv2 = Command::new(&python)
+        .args(["-c", "import cv2, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !script.exists() || !has_cv2 {
+        eprintln!(
+            "skipping: needs {} and {python} with cv2 and numpy",
+            script.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = vec![
+        write_frame(dir.path(), "synth.png", &SynthOptions::default()).0,
+        write_frame(
+            dir.path(),
+            "synth-odd.png",
+            &SynthOptions {
+                width: 333,
+                height: 207,
+                carpet: [30, 120, 60],
+                seed: 9,
+                ..SynthOptions::default()
+            },
+        )
+        .0,
+    ];
+    let ssl = Path::new("/work/shared/testdata/ssl-field-overhead-2008.jpg");
+    if ssl.exists() {
+        inputs.push(ssl.to_owned());
+    }
+    for input in inputs {
+        let reference = dir.path().join("reference.png");
+        let o = Command::new(&python)
+            .arg(script)
+            .arg(&input)
+            .arg(&reference)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let ours = dir.path().join("ours.png");
+        let o = underlay()
+            .args([
+                "mask",
+                input.to_str().unwrap(),
+                "-o",
+                ours.to_str().unwrap(),
+                "--method",
+                "thesis",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let (a, b) = (load_mask(&reference).unwrap(), load_mask(&ours).unwrap());
+        let same = a.iter().zip(b.iter()).filter(|(x, y)| x == y).count() as f64 / a.len() as f64;
+        eprintln!("{}: {:.4} % of pixels agree", input.display(), same * 100.0);
+        assert!(same >= 0.999, "{}: only {same} agree", input.display());
+    }
+}
+
+fn write_frame(dir: &Path, name: &str, opts: &SynthOptions) -> (std::path::PathBuf, SynthFrame) {
+    let f = generate(opts);
+    let p = dir.join(name);
+    save_rgb(&p, &f.frame).unwrap();
+    (p, f)
+}
+
+#[test]
+fn mask_command_writes_a_png_mask_for_an_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SynthOptions {
+        width: 400,
+        height: 240,
+        ..SynthOptions::default()
+    };
+    let (input, f) = write_frame(dir.path(), "field.png", &opts);
+    for method in ["adaptive", "thesis"] {
+        let out = dir.path().join(format!("mask-{method}.png"));
+        let o = underlay()
+            .args([
+                "mask",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--method",
+                method,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mask = load_mask(&out).unwrap();
+        assert_eq!(mask.dim(), (240, 400));
+        // Same result as the library.
+        let mut m = MaskSettings::default();
+        if method == "thesis" {
+            m = MaskSettings::Thesis;
+        }
+        let mut want = MaskImage::zeros((0, 0));
+        m.build().unwrap().compute(&f.frame, 0.0, &mut want).unwrap();
+        assert_eq!(mask, want, "{method}");
+    }
+    // The default method is adaptive.
+    let out = dir.path().join("default.png");
+    let o = underlay()
+        .args(["mask", input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(iou(&load_mask(&out).unwrap(), &f.floor) >= 0.98);
+}
+
+#[test]
+fn mask_command_bench_prints_the_median() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, _) = write_frame(
+        dir.path(),
+        "f.jpg",
+        &SynthOptions {
+            width: 320,
+            height: 180,
+            ..SynthOptions::default()
+        },
+    );
+    let out = dir.path().join("m.png");
+    let o = underlay()
+        .args([
+            "mask",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--bench",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let line = text.trim();
+    let ms = line
+        .strip_suffix(" ms per frame")
+        .unwrap_or_else(|| panic!("{line:?}"));
+    let (int, frac) = ms.split_once('.').unwrap();
+    assert!(
+        int.parse::<u32>().is_ok() && frac.len() == 2 && frac.parse::<u32>().is_ok(),
+        "{line:?}"
+    );
+    assert!(out.exists());
+}
+
+#[test]
+fn mask_command_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = underlay().args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let out = dir.path().join("m.png");
+    let out = out.to_str().unwrap();
+    // Missing input.
+    let e = run(&["mask", "/nonexistent/in.png", "-o", out]);
+    assert!(e.contains("/nonexistent/in.png"), "{e}");
+    // Not an image.
+    let bad = dir.path().join("bad.png");
+    std::fs::write(&bad, b"not a png at all").unwrap();
+    let e = run(&["mask", bad.to_str().unwrap(), "-o", out]);
+    assert!(e.contains("bad.png"), "{e}");
+    // Truncated image.
+    let (good, _) = write_frame(dir.path(), "good.png", &SynthOptions::default());
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = dir.path().join("cut.png");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let e = run(&["mask", cut.to_str().unwrap(), "-o", out]);
+    assert!(e.contains("cut.png"), "{e}");
+    // Unwritable output.
+    let e = run(&["mask", good.to_str().unwrap(), "-o", "/nonexistent/dir/m.png"]);
+    assert!(e.contains("/nonexistent/dir/m.png"), "{e}");
+    // --bench 0.
+    let e = run(&["mask", good.to_str().unwrap(), "-o", out, "--bench", "0"]);
+    assert!(e.contains("--bench"), "{e}");
+}
+
+/// The static mask image round-trips through `underlay mask` output.
+#[test]
+fn mask_output_is_usable_as_a_static_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SynthOptions {
+        width: 200,
+        height: 120,
+        ..SynthOptions::default()
+    };
+    let (input, f) = write_frame(dir.path(), "f.png", &opts);
+    let out = dir.path().join("m.png");
+    let o = underlay()
+        .args(["mask", input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let mut s = MaskSettings::Image { file: out.clone() }.build().unwrap();
+    let mut got = MaskImage::zeros((0, 0));
+    s.compute(&f.frame, 0.0, &mut got).unwrap();
+    assert_eq!(got, load_mask(&out).unwrap());
+    save_mask(&dir.path().join("again.png"), &got).unwrap();
+}
+
+/// Real media from /work/shared/testdata when present: the adaptive mask
+/// marks most of the frame as floor where the thesis mask marks 10–12 %.
+#[test]
+fn real_media_when_available() {
+    let ssl = Path::new("/work/shared/testdata/ssl-field-overhead-2008.jpg");
+    if !ssl.exists() {
+        eprintln!("skipping: {} not present", ssl.display());
+        return;
+    }
+    let frame = underlay::image::load_rgb(ssl).unwrap();
+    let fraction = |m: &MaskImage| m.iter().filter(|&&v| v != 0).count() as f64 / m.len() as f64;
+    let mut out = MaskImage::zeros((0, 0));
+    AdaptiveMasker::new(AdaptiveSettings::default())
+        .unwrap()
+        .compute(&frame, 0.0, &mut out)
+        .unwrap();
+    let adaptive = fraction(&out);
+    ThesisMasker::new().compute(&frame, 0.0, &mut out).unwrap();
+    let thesis = fraction(&out);
+    eprintln!("SSL photo: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
+    assert!(adaptive > 0.8 && thesis < 0.15);
+
+    let drone = Path::new("/work/shared/testdata/pitch-drone-topdown.mp4");
+    if !drone.exists() {
+        eprintln!("skipping: {} not present", drone.display());
+        return;
+    }
+    let mut d = underlay::video::Decoder::open(drone).unwrap();
+    let f = d.frame_at(5.0).unwrap().unwrap();
+    AdaptiveMasker::new(AdaptiveSettings::default())
+        .unwrap()
+        .compute(&f.image, f.time, &mut out)
+        .unwrap();
+    let adaptive = fraction(&out);
+    ThesisMasker::new().compute(&f.image, f.time, &mut out).unwrap();
+    let thesis = fraction(&out);
+    eprintln!("drone frame at 5 s: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
+    assert!(adaptive > 0.78 && thesis < 0.15);
+}
+
+/// A session's mask image path is stored relative to the session file and
+/// resolved against it on load; the adaptive parameters round-trip.
+#[test]
+fn session_mask_settings_round_trip() {
+    use underlay::session::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(dir.path().join("run.mp4"), dir.path().join("run.ulog"));
+    s.mask = MaskSettings::Image {
+        file: dir.path().join("masks/floor.png"),
+    };
+    let p = dir.path().join("s.toml");
+    s.save(&p).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.contains("method = \"image\"") && text.contains("file = \"masks/floor.png\""),
+        "{text}"
+    );
+    assert_eq!(Session::load(&p).unwrap().mask, s.mask);
+
+    let settings = AdaptiveSettings {
+        fill_radius: 7.5,
+        ..AdaptiveSettings::default()
+    };
+    s.mask = MaskSettings::Adaptive(settings);
+    s.save(&p).unwrap();
+    assert_eq!(Session::load(&p).unwrap().mask, s.mask);
+    // A session without a [mask] table gets the adaptive default.
+    std::fs::write(&p, "video = \"a.mp4\"\nlog = \"a.ulog\"\n").unwrap();
+    assert_eq!(Session::load(&p).unwrap().mask, MaskSettings::default());
+    // A bad parameter names the file and the [mask] table (serde's tagged
+    // enums do not keep the key's own position).
+    std::fs::write(
+        &p,
+        "video = \"a.mp4\"\nlog = \"a.ulog\"\n[mask]\nmethod = \"adaptive\"\nfill_radius = \"big\"\n",
+    )
+    .unwrap();
+    let e = Session::load(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("s.toml") && e.contains("line 3") && e.contains("big"),
+        "{e}"
+    );
+}
+
+/// A short H.264 video of synthetic fields (the camera drifts a little).
+fn write_video(dir: &Path, name: &str, frames: usize, width: usize, height: usize) -> std::path::PathBuf {
+    use underlay::video::{Encoder, EncoderSettings};
+    let p = dir.join(name);
+    let settings = EncoderSettings {
+        fps_hint: 10.0,
+        crf: 12,
+        ..EncoderSettings::default()
+    };
+    let mut enc = Encoder::create(&p, width as u32, height as u32, &settings).unwrap();
+    for i in 0..frames {
+        let f = generate(&SynthOptions {
+            width,
+            height,
+            seed: 3 + i as u64 / 3,
+            ..SynthOptions::default()
+        });
+        enc.push(&f.frame, i as f64 / 10.0).unwrap();
+    }
+    enc.finish().unwrap();
+    p
+}
+
+/// `underlay mask VIDEO -o OUT.mkv` writes one lossless mask per frame, with
+/// the video's times, equal to masking the decoded frames in the library.
+#[test]
+fn mask_command_writes_a_lossless_mask_video() {
+    use underlay::video::{Decoder, VideoFrame};
+    let dir = tempfile::tempdir().unwrap();
+    let video = write_video(dir.path(), "run.mp4", 7, 160, 96);
+    let out = dir.path().join("run-mask.mkv");
+    let o = underlay()
+        .args(["mask", video.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("7 mask frames"));
+
+    let mut frames = Decoder::open(&video).unwrap();
+    let mut masks = Decoder::open(&out).unwrap();
+    assert_eq!(masks.info().codec, "ffv1");
+    let mut masker = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
+    let (mut f, mut m, mut want) = (
+        VideoFrame::empty(),
+        MaskImage::zeros((0, 0)),
+        MaskImage::zeros((0, 0)),
+    );
+    let mut n = 0;
+    while frames.read_into(&mut f).unwrap() {
+        let (t, _) = masks
+            .read_gray_into(&mut m)
+            .unwrap()
+            .expect("a mask for every frame");
+        assert!((t - f.time).abs() < 1e-6, "mask at {t} for frame at {}", f.time);
+        masker.compute(&f.image, f.time, &mut want).unwrap();
+        assert_eq!(m, want, "frame {n}");
+        n += 1;
+    }
+    assert_eq!(n, 7);
+    assert!(
+        masks.read_gray_into(&mut m).unwrap().is_none(),
+        "extra mask frames"
+    );
+
+    // --bench on a video times the first frame and writes nothing.
+    let o = underlay()
+        .args([
+            "mask",
+            video.to_str().unwrap(),
+            "-o",
+            "unused.mkv",
+            "--bench",
+            "3",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .ends_with(" ms per frame")
+    );
+    assert!(!dir.path().join("unused.mkv").exists());
+
+    // A lossy container is refused; a corrupt video is named.
+    let o = underlay()
+        .args([
+            "mask",
+            video.to_str().unwrap(),
+            "-o",
+            dir.path().join("m.mp4").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains(".mkv"));
+    let bad = dir.path().join("bad.mp4");
+    std::fs::write(&bad, b"\x00\x00\x00\x18ftypmp42 definitely not a video").unwrap();
+    let o = underlay()
+        .args([
+            "mask",
+            bad.to_str().unwrap(),
+            "-o",
+            dir.path().join("m.mkv").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("bad.mp4"));
+    assert!(!dir.path().join("m.mkv").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A mask video plugs in as the `video` method: masks follow the frame
+/// times (also after seeking back), and size or length mismatches are
+/// clear errors.
+#[test]
+fn mask_video_is_a_masker() {
+    use underlay::video::{Decoder, VideoFrame};
+    let dir = tempfile::tempdir().unwrap();
+    let video = write_video(dir.path(), "run.mp4", 6, 160, 96);
+    let masks = dir.path().join("masks.mkv");
+    let o = underlay()
+        .args([
+            "mask",
+            video.to_str().unwrap(),
+            "-o",
+            masks.to_str().unwrap(),
+            "--method",
+            "thesis",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let mut masker = MaskSettings::Video { file: masks.clone() }.build().unwrap();
+    assert_eq!(masker.name(), "video");
+    masker.check_video(160, 96, Some(6)).unwrap();
+    let e = masker.check_video(320, 96, Some(6)).unwrap_err().to_string();
+    assert!(
+        e.contains("masks.mkv") && e.contains("160×96") && e.contains("320×96"),
+        "{e}"
+    );
+    let e = masker.check_video(160, 96, Some(9)).unwrap_err().to_string();
+    assert!(e.contains("6 frames") && e.contains("9"), "{e}");
+
+    let mut thesis = ThesisMasker::new();
+    let mut frames = Decoder::open(&video).unwrap();
+    let mut all = Vec::new();
+    let mut f = VideoFrame::empty();
+    while frames.read_into(&mut f).unwrap() {
+        all.push(f.clone());
+    }
+    let (mut got, mut want) = (MaskImage::zeros((0, 0)), MaskImage::zeros((0, 0)));
+    let mut check = |masker: &mut Box<dyn Masker>, i: usize| {
+        masker.compute(&all[i].image, all[i].time, &mut got).unwrap();
+        thesis.compute(&all[i].image, all[i].time, &mut want).unwrap();
+        assert_eq!(got, want, "frame {i}");
+    };
+    for i in 0..all.len() {
+        check(&mut masker, i);
+    }
+    // Back to the start (a seek), then skipping ahead.
+    masker.reset();
+    check(&mut masker, 1);
+    check(&mut masker, 4);
+    check(&mut masker, 2);
+
+    // Past the end of the mask video: a clear error.
+    let late = all[5].time + 1.0;
+    let e = masker
+        .compute(&all[0].image, late, &mut got)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("masks.mkv") && e.contains("shorter"), "{e}");
+    // A frame of another size: a clear error.
+    let small = underlay::image::RgbImage::zeros((48, 80, 3));
+    masker.reset();
+    let e = masker.compute(&small, 0.0, &mut got).unwrap_err().to_string();
+    assert!(e.contains("160×96") && e.contains("80×48"), "{e}");
+    // A missing mask video is named when the masker is built.
+    let e = MaskSettings::Video {
+        file: dir.path().join("nope.mkv"),
+    }
+    .build()
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("nope.mkv"), "{e}");
+}
