@@ -4,6 +4,7 @@
 use eframe::egui;
 
 use crate::calib::Model;
+use crate::mask::MaskSettings;
 use crate::viewer::app::{Command, ViewerApp};
 use crate::viewer::state::Document;
 use crate::viewer::sync::{self, NUDGES};
@@ -31,6 +32,9 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 ui.checkbox(&mut t.overlay, "Overlay");
                 ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
                 ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
+                if let Some(doc) = &mut app.doc {
+                    mask_method(ui, &mut doc.session.mask);
+                }
                 if ui.button("Fit video to window").clicked() {
                     app.video_view = Default::default();
                 }
@@ -194,6 +198,31 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
     }
 }
 
+/// The floor mask method, saved in the session (and used by export).
+fn mask_method(ui: &mut egui::Ui, mask: &mut MaskSettings) {
+    let current = mask.method_name();
+    let mut chosen = current;
+    egui::ComboBox::from_label("mask method")
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for m in ["adaptive", "thesis", "none"] {
+                ui.selectable_value(&mut chosen, m, m);
+            }
+            if let MaskSettings::Image { file } = mask {
+                ui.label(format!("image: {}", file.display()));
+            }
+        })
+        .response
+        .on_hover_text("how the floor is told from what stands on it; saved in the session");
+    if chosen != current {
+        *mask = match chosen {
+            "thesis" => MaskSettings::Thesis,
+            "none" => MaskSettings::None,
+            _ => MaskSettings::Adaptive(Default::default()),
+        };
+    }
+}
+
 fn stats(app: &ViewerApp, ui: &mut egui::Ui) {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if let Some(i) = app.info() {
@@ -275,6 +304,19 @@ mod tests {
             move |ui, d: &mut Document| sync_section(ui, d, frame_time, 0.04),
             doc(),
         )
+    }
+
+    #[test]
+    fn mask_method_is_chosen_into_the_session() {
+        let mut h = Harness::builder().with_size([400.0, 300.0]).build_ui_state(
+            |ui, m: &mut MaskSettings| mask_method(ui, m),
+            MaskSettings::default(),
+        );
+        h.get_by_label("mask method").click();
+        h.run();
+        h.get_by_label("thesis").click();
+        h.run();
+        assert_eq!(*h.state(), MaskSettings::Thesis);
     }
 
     #[test]
