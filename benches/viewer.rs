@@ -143,9 +143,10 @@ fn player(c: &mut Criterion) {
     .unwrap();
     let settings = ViewSettings {
         calibration: Some(calib),
+        mask_settings: underlay::mask::MaskSettings::Adaptive(Default::default()),
         ..ViewSettings::default()
     };
-    let mut g = c.benchmark_group(format!("player {w}x{h}, floor mask, 500 primitives"));
+    let mut g = c.benchmark_group(format!("player {w}x{h}, adaptive mask, 500 primitives"));
     g.sample_size(20);
     g.measurement_time(Duration::from_secs(15));
     let open = || -> Player {

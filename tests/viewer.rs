@@ -418,3 +418,36 @@ fn screenshot_of_a_real_video_session_shows_the_overlay() {
         "the persistent red disc stays"
     );
 }
+
+#[test]
+fn screenshot_keeps_the_overlay_behind_what_stands_on_the_floor() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let session = overlay_session_for_generated_frames(dir.path(), "adaptive");
+    let png = dir.path().join("m.png");
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .arg(&session)
+        .args(["--synthetic", "320x180@10:3", "--at", "1.0", "--screenshot"])
+        .arg(&png));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let img = underlay::image::load_rgb(&png).unwrap();
+    let video = floor_box(&img).expect("the generated floor is on screen");
+    let at = |u: f64, v: f64| on_screen(video, (320.0, 180.0), u, v);
+    // At 1 s the dark disc of the generated frames (radius 14 px) is
+    // centred at (80, 90), under the yellow disc (radius 28 px).
+    let (dx, dy) = at(80.0, 96.0);
+    assert!(
+        matches(&img, dy, dx, [30, 30, 34], 12),
+        "the robot stays in front of the overlay"
+    );
+    let (yx, yy) = at(80.0, 114.0);
+    assert!(
+        matches(&img, yy, yx, [255, 255, 0], 50),
+        "the overlay shows on the floor around it"
+    );
+}
