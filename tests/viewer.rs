@@ -451,3 +451,23 @@ fn screenshot_keeps_the_overlay_behind_what_stands_on_the_floor() {
         "the overlay shows on the floor around it"
     );
 }
+
+#[test]
+fn a_damaged_video_is_an_error_naming_it() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let video = dir.path().join("broken.mp4");
+    std::fs::write(&video, b"\x00\x00\x00\x18ftypmp42 this is not a video").unwrap();
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .arg(&video)
+        .args(["--at", "0", "--screenshot"])
+        .arg(dir.path().join("x.png")));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("broken.mp4"), "{}", stderr(&o));
+    assert!(!dir.path().join("x.png").exists());
+}
