@@ -409,6 +409,10 @@ impl ViewerApp {
 
     /// Shows `doc`, playing frames from `source`.
     pub fn set_document(&mut self, doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
+        if let Some(v) = super::state::SessionView::from_session(&doc.session) {
+            self.persisted.layout = v.layout;
+            self.persisted.toggles = v.toggles;
+        }
         let settings = doc.view_settings(self.persisted.toggles);
         let processor = (self.processor)(&doc, self.persisted.toggles)?;
         let ctx = self.ctx.clone();
@@ -981,6 +985,11 @@ impl ViewerApp {
         let Some(doc) = &mut self.doc else {
             return;
         };
+        let view = super::state::SessionView {
+            layout: self.persisted.layout.clone(),
+            toggles: self.persisted.toggles,
+        };
+        view.store(&mut doc.session);
         match doc.save(&p) {
             Ok(()) => {
                 self.persisted.add_recent(&p);

@@ -78,6 +78,27 @@ impl Persisted {
     }
 }
 
+/// What the viewer keeps in a session file (its `[viewer]` table): the
+/// layout and the view toggles, so a session opens as it was saved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionView {
+    pub layout: Layout,
+    pub toggles: ViewToggles,
+}
+
+impl SessionView {
+    /// The view stored in `session`, if it has a readable one.
+    pub fn from_session(session: &Session) -> Option<Self> {
+        session.viewer.clone().and_then(|t| t.try_into().ok())
+    }
+
+    /// Stores this view in `session`.
+    pub fn store(&self, session: &mut Session) {
+        session.viewer = toml::Table::try_from(self).ok();
+    }
+}
+
 /// What to open: a session or a video, and what overrides it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpenRequest {
@@ -306,6 +327,30 @@ mod tests {
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("bad.ulog"), "{e:#}");
+    }
+
+    #[test]
+    fn the_view_is_kept_in_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::new(dir.path().join("v.mp4"), dir.path().join("l.ulog"));
+        assert_eq!(SessionView::from_session(&s), None);
+        let view = SessionView {
+            layout: Layout {
+                entities: false,
+                ..Layout::default()
+            },
+            toggles: ViewToggles {
+                tint_mask: true,
+                ..ViewToggles::default()
+            },
+        };
+        view.store(&mut s);
+        let p = dir.path().join("s.toml");
+        s.save(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("[viewer"), "{text}");
+        let back = Session::load(&p).unwrap();
+        assert_eq!(SessionView::from_session(&back), Some(view));
     }
 
     #[test]
