@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod select;
 pub mod session;
 pub mod video;
+pub mod viewer;
 
 /// The error a long-running command returns when the user pressed Ctrl-C.
 #[derive(Debug, Clone, Copy, thiserror::Error)]

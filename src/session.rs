@@ -72,6 +72,10 @@ pub struct Session {
     /// Instantaneous-frame threshold in seconds; `None` derives it from the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instant_threshold: Option<f64>,
+    /// How the viewer shows the session (panels, view toggles): written and
+    /// read by the viewer only; drawing does not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer: Option<toml::Table>,
 }
 
 impl Session {
@@ -85,6 +89,7 @@ impl Session {
             mask: MaskSettings::default(),
             filter: FilterSpec::default(),
             instant_threshold: None,
+            viewer: None,
         }
     }
 

@@ -17,14 +17,75 @@ pub struct Args {
     /// Log time = video time + OFFSET (seconds).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub offset: Option<f64>,
+    /// Start in calibration mode with these points (a `u,v,x,y` CSV, the
+    /// input of `underlay calib solve`).
+    #[arg(long, value_name = "POINTS.csv")]
+    pub calib_points: Option<PathBuf>,
     /// Render one moment in the real window, save it as PNG and exit.
     #[arg(long, value_name = "PNG", requires = "at")]
     pub screenshot: Option<PathBuf>,
     /// Video time (seconds) of the screenshot.
-    #[arg(long, value_name = "SECONDS", requires = "screenshot")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        requires = "screenshot",
+        allow_negative_numbers = true
+    )]
     pub at: Option<f64>,
+    /// Play generated frames instead of a video: WIDTHxHEIGHT@FPS[:SECONDS]
+    /// (for trying the viewer and measuring it).
+    #[arg(long, value_name = "SPEC", hide = true)]
+    pub synthetic: Option<crate::viewer::SyntheticSpec>,
+    /// Measure: play this many seconds from the start, seek at random,
+    /// print per-frame timings and exit.
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    pub bench_play: Option<f64>,
+    /// Measure: export the session to this file from the window and report
+    /// the window's frame intervals meanwhile, then exit.
+    #[arg(long, value_name = "OUT.mp4", hide = true)]
+    pub bench_export: Option<PathBuf>,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("the viewer is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    if let Some(p) = &args.input {
+        anyhow::ensure!(p.exists(), "{}: no such file", p.display());
+    }
+    for p in args.log.iter().chain(&args.calib).chain(&args.calib_points) {
+        anyhow::ensure!(p.exists(), "{}: no such file", p.display());
+    }
+    if let Some(o) = args.offset {
+        anyhow::ensure!(
+            o.is_finite(),
+            "--offset must be a finite number of seconds, not {o}"
+        );
+    }
+    let screenshot = match (args.screenshot, args.at) {
+        (Some(path), Some(at)) => {
+            anyhow::ensure!(
+                at.is_finite(),
+                "--at must be a finite number of seconds, not {at}"
+            );
+            anyhow::ensure!(
+                args.input.is_some() || args.synthetic.is_some(),
+                "--screenshot needs a session or a video to show"
+            );
+            Some(crate::viewer::ScreenshotRequest { path, at })
+        }
+        _ => None,
+    };
+    let opts = crate::viewer::ViewerOptions {
+        open: crate::viewer::state::OpenRequest {
+            input: args.input,
+            log: args.log,
+            calib: args.calib,
+            offset: args.offset,
+        },
+        synthetic: args.synthetic,
+        calib_points: args.calib_points,
+        screenshot,
+        bench_play: args.bench_play,
+        bench_export: args.bench_export,
+    };
+    crate::viewer::run(opts).context("viewer")
 }

@@ -1,0 +1,393 @@
+//! Calibration mode: the image ↔ world point pairs the user clicks and
+//! types, editing them (add, drag, delete, name from a field preset), and
+//! reading and writing them as `POINTS.csv` (`u,v,x,y`, the format of
+//! `underlay calib solve`).
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::calib::presets::{self, FieldPreset};
+use crate::calib::{Calibration, Correspondence, FitOptions, Method, Model, fit};
+use crate::log::Vec2;
+
+/// One correspondence being edited.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalibPoint {
+    /// Image pixel (u, v).
+    pub image: Vec2,
+    /// World point (x, y) on the floor; `None` until typed or picked.
+    pub world: Option<Vec2>,
+    /// The field preset point it was picked from, if any.
+    pub name: Option<String>,
+}
+
+/// The points of calibration mode and which one is selected.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CalibPoints {
+    pub points: Vec<CalibPoint>,
+    pub selected: Option<usize>,
+    /// Bumped on every edit, so fits are redone only when needed.
+    pub revision: u64,
+}
+
+impl CalibPoints {
+    /// Adds a point at image position `image` and selects it.
+    pub fn add(&mut self, image: Vec2) -> usize {
+        self.points.push(CalibPoint {
+            image,
+            world: None,
+            name: None,
+        });
+        self.selected = Some(self.points.len() - 1);
+        self.revision += 1;
+        self.points.len() - 1
+    }
+
+    /// Moves point `i` to `image`.
+    pub fn move_to(&mut self, i: usize, image: Vec2) {
+        if let Some(p) = self.points.get_mut(i)
+            && image.is_finite()
+            && p.image != image
+        {
+            p.image = image;
+            self.revision += 1;
+        }
+    }
+
+    /// Sets the world coordinates of point `i` (clearing a preset name
+    /// when they no longer match it).
+    pub fn set_world(&mut self, i: usize, world: Option<Vec2>, name: Option<String>) {
+        if let Some(p) = self.points.get_mut(i) {
+            p.world = world.filter(|w| w.is_finite());
+            p.name = name;
+            self.revision += 1;
+        }
+    }
+
+    pub fn remove(&mut self, i: usize) {
+        if i < self.points.len() {
+            self.points.remove(i);
+            self.selected = match self.selected {
+                Some(s) if s == i => None,
+                Some(s) if s > i => Some(s - 1),
+                s => s,
+            };
+            self.revision += 1;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.points.clear();
+        self.selected = None;
+        self.revision += 1;
+    }
+
+    /// The point whose image position is nearest to `image` within
+    /// `radius` pixels.
+    pub fn hit(&self, image: Vec2, radius: f64) -> Option<usize> {
+        self.points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i, (p.image - image).length()))
+            .filter(|&(_, d)| d <= radius)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    }
+
+    /// The complete pairs (with world coordinates) and their indices.
+    pub fn pairs(&self) -> Vec<(usize, Vec2, Vec2)> {
+        self.points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.world.map(|w| (i, p.image, w)))
+            .collect()
+    }
+
+    /// Writes the complete pairs as `u,v,x,y` CSV.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from("u,v,x,y\n");
+        for (_, img, w) in self.pairs() {
+            s.push_str(&format!("{},{},{},{}\n", img.x, img.y, w.x, w.y));
+        }
+        s
+    }
+
+    /// Reads `u,v,x,y` CSV (header line required); errors name the line.
+    pub fn from_csv(text: &str, path: &Path) -> anyhow::Result<Self> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines
+            .next()
+            .with_context(|| format!("{}: empty file", path.display()))?;
+        let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
+        anyhow::ensure!(
+            cols == ["u", "v", "x", "y"],
+            "{}:1: expected the header u,v,x,y, found {header:?}",
+            path.display()
+        );
+        let mut out = CalibPoints::default();
+        for (i, line) in lines {
+            let vals: Vec<f64> = line
+                .split(',')
+                .map(|v| v.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .with_context(|| format!("{}:{}: not four numbers: {line:?}", path.display(), i + 1))?;
+            anyhow::ensure!(
+                vals.len() == 4 && vals.iter().all(|v| v.is_finite()),
+                "{}:{}: expected four finite numbers u,v,x,y, found {line:?}",
+                path.display(),
+                i + 1
+            );
+            anyhow::ensure!(out.points.len() < 100_000, "{}: too many points", path.display());
+            out.points.push(CalibPoint {
+                image: Vec2::new(vals[0], vals[1]),
+                world: Some(Vec2::new(vals[2], vals[3])),
+                name: None,
+            });
+        }
+        out.revision = 1;
+        Ok(out)
+    }
+}
+
+/// A fit of the current points, as calibration mode shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitView {
+    pub calibration: Calibration,
+    /// Residual in pixels of every point (by index in [`CalibPoints`];
+    /// `None` for points without world coordinates or that do not map).
+    pub residuals: Vec<Option<f64>>,
+    /// Points flagged as far out of line with the rest (indices in
+    /// [`CalibPoints`]).
+    pub outliers: Vec<usize>,
+    pub rms_px: f64,
+    pub loo_rms_px: Option<f64>,
+    pub warnings: Vec<String>,
+}
+
+/// The state of calibration mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalibMode {
+    /// Clicks on the video add and move points.
+    pub active: bool,
+    pub points: CalibPoints,
+    /// The point being dragged.
+    pub dragging: Option<usize>,
+    pub model: Model,
+    /// Leave flagged points out of the fit (RANSAC) instead of least
+    /// squares over all of them.
+    pub robust: bool,
+    /// The field preset whose points can be picked and whose lines are drawn.
+    pub preset: Option<&'static str>,
+    /// Draw the preset's field lines through the calibration.
+    pub show_lines: bool,
+    /// The fit of the points at [`Self::fitted`] (an error says what is missing).
+    pub fit: Option<Result<FitView, String>>,
+    /// (points revision, model, robust) the fit was made for.
+    fitted: Option<(u64, Model, bool)>,
+}
+
+impl Default for CalibMode {
+    fn default() -> Self {
+        CalibMode {
+            active: false,
+            points: CalibPoints::default(),
+            dragging: None,
+            model: Model::Homography,
+            robust: false,
+            preset: None,
+            show_lines: true,
+            fit: None,
+            fitted: None,
+        }
+    }
+}
+
+impl CalibMode {
+    /// Fits the points again when they or the model changed; returns the
+    /// new calibration when a fit succeeded just now. `image_size` is the
+    /// video's `[width, height]` (centre of distortion).
+    pub fn refit(&mut self, image_size: Option<[u32; 2]>) -> Option<Calibration> {
+        let key = (self.points.revision, self.model, self.robust);
+        if self.fitted == Some(key) {
+            return None;
+        }
+        self.fitted = Some(key);
+        let pairs = self.points.pairs();
+        if pairs.is_empty() && self.points.points.is_empty() {
+            self.fit = None;
+            return None;
+        }
+        let need = self.model.min_points();
+        if pairs.len() < need {
+            self.fit = Some(Err(format!(
+                "the {} model needs {need} points with world coordinates; {} so far",
+                self.model,
+                pairs.len()
+            )));
+            return None;
+        }
+        let corr: Vec<Correspondence> = pairs
+            .iter()
+            .map(|&(_, image, world)| Correspondence { image, world })
+            .collect();
+        let opts = FitOptions {
+            model: self.model,
+            method: if self.robust {
+                Method::Ransac
+            } else {
+                Method::LeastSquares
+            },
+            image_size,
+            ..FitOptions::default()
+        };
+        match fit(&corr, &opts) {
+            Ok(f) => {
+                let n = self.points.points.len();
+                let mut residuals = vec![None; n];
+                for (k, &(i, _, _)) in pairs.iter().enumerate() {
+                    residuals[i] = f.report.residuals_px.get(k).copied().flatten();
+                }
+                let outliers = f
+                    .report
+                    .outliers
+                    .iter()
+                    .filter_map(|&k| pairs.get(k).map(|p| p.0))
+                    .collect();
+                let view = FitView {
+                    calibration: f.calibration.clone(),
+                    residuals,
+                    outliers,
+                    rms_px: f.report.rms_px,
+                    loo_rms_px: f.report.loo_rms_px,
+                    warnings: f.report.warnings.clone(),
+                };
+                self.fit = Some(Ok(view));
+                Some(f.calibration)
+            }
+            Err(e) => {
+                self.fit = Some(Err(e.to_string()));
+                None
+            }
+        }
+    }
+
+    /// The fit, when the last one succeeded.
+    pub fn fit_view(&self) -> Option<&FitView> {
+        self.fit.as_ref().and_then(|f| f.as_ref().ok())
+    }
+
+    /// The chosen field preset.
+    pub fn field(&self) -> Option<FieldPreset> {
+        self.preset.and_then(presets::preset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_points_and_keep_selection_right() {
+        let mut c = CalibPoints::default();
+        let a = c.add(Vec2::new(10.0, 10.0));
+        let b = c.add(Vec2::new(100.0, 50.0));
+        assert_eq!(c.selected, Some(b));
+        c.move_to(a, Vec2::new(12.0, 11.0));
+        c.move_to(a, Vec2::new(f64::NAN, 1.0));
+        assert_eq!(c.points[a].image, Vec2::new(12.0, 11.0));
+        assert_eq!(c.hit(Vec2::new(98.0, 52.0), 5.0), Some(b));
+        assert_eq!(c.hit(Vec2::new(50.0, 50.0), 5.0), None);
+        c.set_world(b, Some(Vec2::new(0.0, 0.0)), Some("centre".into()));
+        assert_eq!(c.pairs().len(), 1);
+        c.remove(a);
+        assert_eq!(c.selected, Some(0));
+        assert_eq!(c.points[0].name.as_deref(), Some("centre"));
+        let rev = c.revision;
+        c.remove(7);
+        assert_eq!(c.revision, rev);
+    }
+
+    /// Points of a tilted view of a 9 × 6 m field, one of them mislabelled.
+    fn view_points(mode: &mut CalibMode, bad: Option<usize>) {
+        let h =
+            Calibration::from_homography([[0.09, -0.01, 640.0], [0.005, -0.06, 360.0], [0.0, 0.00002, 1.0]])
+                .unwrap();
+        let field = presets::ssl_division_b();
+        for (k, np) in field.points.iter().take(12).enumerate() {
+            let img = h.project(np.pos).unwrap();
+            let i = mode.points.add(img);
+            let world = if bad == Some(k) {
+                np.pos + Vec2::new(900.0, 700.0)
+            } else {
+                np.pos
+            };
+            mode.points.set_world(i, Some(world), Some(np.name.clone()));
+        }
+    }
+
+    #[test]
+    fn fit_reports_residuals_and_flags_the_bad_point() {
+        let mut m = CalibMode::default();
+        m.points.add(Vec2::new(1.0, 2.0));
+        assert!(m.refit(None).is_none());
+        assert!(
+            m.fit
+                .as_ref()
+                .unwrap()
+                .as_ref()
+                .unwrap_err()
+                .contains("needs 4 points")
+        );
+        m.points.clear();
+        view_points(&mut m, Some(5));
+        assert!(m.refit(Some([1280, 720])).is_some());
+        let v = m.fit_view().unwrap();
+        assert_eq!(v.outliers, vec![5], "{v:?}");
+        assert!(v.residuals[5].unwrap() > 5.0);
+        // Unchanged points: no new fit.
+        assert!(m.refit(Some([1280, 720])).is_none());
+        // Fixing the point makes the residuals vanish.
+        let good = presets::ssl_division_b().points[5].pos;
+        m.points.set_world(5, Some(good), None);
+        assert!(m.refit(Some([1280, 720])).is_some());
+        let v = m.fit_view().unwrap();
+        assert!(v.outliers.is_empty());
+        assert!(v.rms_px < 1e-6, "{}", v.rms_px);
+    }
+
+    #[test]
+    fn degenerate_points_are_an_error_not_a_panic() {
+        let mut m = CalibMode::default();
+        for i in 0..5 {
+            let k = m.points.add(Vec2::new(i as f64 * 10.0, i as f64 * 10.0));
+            m.points
+                .set_world(k, Some(Vec2::new(i as f64 * 100.0, i as f64 * 100.0)), None);
+        }
+        assert!(m.refit(None).is_none());
+        assert!(m.fit.as_ref().unwrap().is_err());
+    }
+
+    #[test]
+    fn csv_round_trip_and_errors_name_the_line() {
+        let mut c = CalibPoints::default();
+        for (i, w) in [(0.0, 0.0), (1000.0, 0.0), (1000.0, 500.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let k = c.add(Vec2::new(i as f64 * 10.0 + 0.5, 3.0));
+            c.set_world(k, Some(Vec2::new(w.0, w.1)), None);
+        }
+        c.add(Vec2::new(1.0, 1.0)); // incomplete: not written
+        let p = Path::new("pts.csv");
+        let back = CalibPoints::from_csv(&c.to_csv(), p).unwrap();
+        assert_eq!(back.pairs(), c.pairs()[..3].to_vec());
+        let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,4\n1,2,x,4\n", p).unwrap_err();
+        assert!(format!("{e:#}").contains("pts.csv:3"), "{e:#}");
+        let e = CalibPoints::from_csv("a,b\n", p).unwrap_err();
+        assert!(format!("{e:#}").contains("pts.csv:1"), "{e:#}");
+        let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,inf\n", p).unwrap_err();
+        assert!(format!("{e:#}").contains("finite"), "{e:#}");
+        assert!(CalibPoints::from_csv("", p).is_err());
+    }
+}

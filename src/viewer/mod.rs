@@ -1,0 +1,83 @@
+//! The viewer: an egui window that plays a run's video with the overlay
+//! drawn by the shared pipeline, and lets the user filter, sync, calibrate
+//! and export.
+//!
+//! Split as in egui's and Rerun's apps: state (what is saved and what is
+//! open), logic (playback clock, background player, entity filters, time
+//! sync, calibration editing: all testable without a window) and ui
+//! (panels that show the state and record commands).
+
+pub mod bench;
+pub mod calibrate;
+pub mod entities;
+pub mod export;
+pub mod media;
+pub mod overlay;
+pub mod playback;
+pub mod player;
+pub mod source;
+pub mod state;
+pub mod sync;
+pub mod ui;
+
+mod app;
+
+use std::sync::{Arc, Mutex};
+
+pub use app::{
+    Command, EntitiesUi, FrameMeta, OpenKind, ScreenshotRequest, SyntheticSpec, VideoView, ViewerApp,
+    ViewerOptions,
+};
+
+pub use media::open_video;
+
+/// Opens the viewer window and runs it until it is closed. With a
+/// screenshot request, returns once the screenshot is written (or failed).
+pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
+    let shot = opts.screenshot.is_some() || opts.bench_play.is_some() || opts.bench_export.is_some();
+    let mut viewport = eframe::egui::ViewportBuilder::default()
+        .with_title("underlay")
+        .with_app_id("underlay")
+        .with_inner_size([1280.0, 800.0])
+        .with_drag_and_drop(true);
+    if shot {
+        viewport = viewport.with_resizable(false);
+    }
+    let native = eframe::NativeOptions {
+        viewport,
+        persist_window: !shot,
+        ..Default::default()
+    };
+    let opts_screenshot = opts.screenshot.is_some();
+    let result: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
+    let r2 = Arc::clone(&result);
+    eframe::run_native(
+        "underlay",
+        native,
+        Box::new(move |cc| {
+            let persisted = if shot {
+                state::Persisted::default()
+            } else {
+                cc.storage
+                    .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
+                    .unwrap_or_default()
+            };
+            let mut app = ViewerApp::new(cc.egui_ctx.clone(), persisted);
+            app.start(&opts, r2);
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
+    if opts_screenshot {
+        let r = result.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match r {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
+            None => Err(anyhow::anyhow!(
+                "the window closed before the screenshot was taken"
+            )),
+        }
+    } else {
+        Ok(())
+    }
+}

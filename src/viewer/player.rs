@@ -1,0 +1,1090 @@
+//! The background player: decodes and draws frames on a worker thread so
+//! the UI thread never waits for a decoder or for the overlay pipeline.
+//!
+//! The UI sends small requests ("show the frame at t", "step one frame",
+//! "new settings") and picks up the newest finished frame from a one-slot
+//! outbox; requests that pile up are coalesced, so a busy worker skips to
+//! the latest wish instead of queueing stale work. The worker keeps a small
+//! ring of decoded frames (stepping back, or changing the filter, redraws
+//! from memory instead of decoding again), reads one frame ahead, and while
+//! playing draws the next frame before it is asked for.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use eframe::egui::{Color32, ColorImage};
+
+use crate::calib::Calibration;
+use crate::image::RgbImage;
+use crate::mask::MaskSettings;
+use crate::select::FilterSpec;
+
+use super::source::{FrameSource, SourceFrame, SourceInfo};
+
+/// Decoded frames kept in memory, in bytes (about 20 frames at 1080p).
+const RING_BYTES: usize = 128 << 20;
+
+/// Reading forward is cheaper than seeking up to this far ahead (seconds).
+const FORWARD_LIMIT: f64 = 1.5;
+
+/// Everything that changes how a decoded frame is drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewSettings {
+    /// Log time = video time + offset.
+    pub offset: f64,
+    pub filter: FilterSpec,
+    pub calibration: Option<Calibration>,
+    pub mask_settings: MaskSettings,
+    pub instant_threshold: Option<f64>,
+    /// Draw the overlay at all.
+    pub overlay: bool,
+    /// Hide the overlay behind foreground pixels.
+    pub mask: bool,
+    /// Tint the floor so the mask can be checked by eye.
+    pub tint_mask: bool,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        ViewSettings {
+            offset: 0.0,
+            filter: FilterSpec::default(),
+            calibration: None,
+            mask_settings: MaskSettings::default(),
+            instant_threshold: None,
+            overlay: true,
+            mask: true,
+            tint_mask: false,
+        }
+    }
+}
+
+/// What drawing one frame reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessStats {
+    /// Primitives drawn onto the frame.
+    pub primitives: usize,
+    /// Time spent computing the floor mask (part of the processing time).
+    pub mask_time: Duration,
+}
+
+/// Turns a decoded frame into the picture shown: the shared overlay
+/// pipeline, or [`Passthrough`] when there is nothing to draw.
+pub trait FrameProcessor: Send {
+    /// Applies new settings (called on the worker thread).
+    fn configure(&mut self, settings: &ViewSettings) -> Result<(), String>;
+
+    /// Draws onto `frame`, shown at video time `video_time`.
+    fn process(&mut self, frame: &mut RgbImage, video_time: f64) -> Result<ProcessStats, String>;
+
+    /// Forgets state carried from frame to frame (called after a seek).
+    fn reset(&mut self) {}
+}
+
+/// Shows frames as decoded.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Passthrough;
+
+impl FrameProcessor for Passthrough {
+    fn configure(&mut self, _settings: &ViewSettings) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn process(&mut self, _frame: &mut RgbImage, _video_time: f64) -> Result<ProcessStats, String> {
+        Ok(ProcessStats::default())
+    }
+}
+
+/// Time spent on one frame by the worker.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameTiming {
+    /// Decoding (or seeking), zero when the frame came from memory.
+    pub decode: Duration,
+    /// The overlay pipeline.
+    pub process: Duration,
+    /// Of which the floor mask.
+    pub mask: Duration,
+    /// Conversion into a texture image.
+    pub convert: Duration,
+}
+
+impl FrameTiming {
+    pub fn total(&self) -> Duration {
+        self.decode + self.process + self.convert
+    }
+}
+
+/// A finished frame, ready to upload.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    pub index: u64,
+    /// Presentation time of the frame.
+    pub time: f64,
+    /// The time that was asked for (the frame is the one shown then).
+    pub requested: Option<f64>,
+    /// Number of the request answered (see [`Player::show`]).
+    pub seq: u64,
+    /// Settings generation the frame was drawn with.
+    pub generation: u64,
+    /// The picture, possibly reduced to the size it is shown at.
+    pub image: Arc<ColorImage>,
+    /// Size of the video frame `[width, height]` (image coordinates).
+    pub size: [usize; 2],
+    pub stats: ProcessStats,
+    pub timing: FrameTiming,
+    /// Whether the frame is the source's last one.
+    pub is_last: bool,
+    /// Each image pixel stands for `reduction`² frame pixels.
+    pub reduction: usize,
+}
+
+enum Request {
+    Show {
+        t: f64,
+        playing: bool,
+        seq: u64,
+        epoch: u64,
+    },
+    Display([usize; 2]),
+    Step(i64),
+    Settings(u64, Box<ViewSettings>),
+    Shutdown,
+}
+
+#[derive(Default)]
+struct Outbox {
+    latest: Option<Shown>,
+    /// The frame after the last one handed out, drawn ahead while playing,
+    /// with the epoch of the request it follows.
+    upcoming: Option<(u64, Shown)>,
+    errors: Vec<String>,
+    timings: Vec<FrameTiming>,
+}
+
+/// Handle to the worker thread; dropping it stops the worker.
+pub struct Player {
+    tx: Sender<Request>,
+    outbox: Arc<Mutex<Outbox>>,
+    info: SourceInfo,
+    generation: u64,
+    seq: std::cell::Cell<u64>,
+    epoch: std::cell::Cell<u64>,
+    handle: Option<JoinHandle<()>>,
+}
+
+fn lock(m: &Mutex<Outbox>) -> MutexGuard<'_, Outbox> {
+    // A worker that panicked left plain data behind; keep using it.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Player {
+    /// Starts a worker on `source`; `wake` is called whenever a frame or an
+    /// error is ready (the UI asks for a repaint there).
+    pub fn spawn(
+        source: Box<dyn FrameSource>,
+        processor: Box<dyn FrameProcessor>,
+        settings: ViewSettings,
+        wake: impl Fn() + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let info = source.info().clone();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let outbox = Arc::new(Mutex::new(Outbox::default()));
+        let ob = Arc::clone(&outbox);
+        let handle = std::thread::Builder::new()
+            .name("underlay-player".into())
+            .spawn(move || {
+                let mut w = Worker::new(source, processor, ob, Box::new(wake));
+                w.configure(0, &settings);
+                w.run(rx);
+            })?;
+        Ok(Player {
+            tx,
+            outbox,
+            info,
+            generation: 0,
+            seq: std::cell::Cell::new(0),
+            epoch: std::cell::Cell::new(0),
+            handle: Some(handle),
+        })
+    }
+
+    pub fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    /// The current settings generation: frames drawn with older settings
+    /// carry a smaller one.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Asks for the frame shown at `t`; returns the request's number,
+    /// which the answer carries in [`Shown::seq`]. Every request is
+    /// answered (the latest of those that pile up), even when the frame
+    /// does not change.
+    pub fn show(&self, t: f64, playing: bool) -> u64 {
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        let epoch = self.epoch.get();
+        let _ = self.tx.send(Request::Show {
+            t,
+            playing,
+            seq,
+            epoch,
+        });
+        seq
+    }
+
+    /// Forgets the frame drawn ahead (call on a seek: it follows the old
+    /// position).
+    pub fn discard_upcoming(&self) {
+        self.epoch.set(self.epoch.get() + 1);
+        lock(&self.outbox).upcoming = None;
+    }
+
+    /// The frame drawn ahead of the current one while playing, once its
+    /// time `≤ until` (then it is due on screen), drawn with the current
+    /// settings.
+    pub fn take_upcoming(&self, until: f64) -> Option<Shown> {
+        let mut ob = lock(&self.outbox);
+        let due = ob.upcoming.as_ref().is_some_and(|(e, s)| {
+            *e == self.epoch.get() && s.generation == self.generation && s.time <= until
+        });
+        if due {
+            ob.upcoming.take().map(|(_, s)| s)
+        } else {
+            None
+        }
+    }
+
+    /// Time of the frame drawn ahead, if one is waiting.
+    pub fn upcoming_time(&self) -> Option<f64> {
+        let ob = lock(&self.outbox);
+        ob.upcoming
+            .as_ref()
+            .filter(|(e, s)| *e == self.epoch.get() && s.generation == self.generation)
+            .map(|(_, s)| s.time)
+    }
+
+    /// Asks for the frame `n` frames after (before, when negative) the last
+    /// one shown.
+    pub fn step(&self, n: i64) {
+        let _ = self.tx.send(Request::Step(n));
+    }
+
+    /// Tells the worker how many pixels the frame covers on screen, so it
+    /// can hand over a smaller picture when the video is shown reduced.
+    pub fn set_display_size(&self, size: [usize; 2]) {
+        let _ = self.tx.send(Request::Display(size));
+    }
+
+    /// Draws from now on with `settings`.
+    pub fn configure(&mut self, settings: ViewSettings) {
+        self.generation += 1;
+        let _ = self
+            .tx
+            .send(Request::Settings(self.generation, Box::new(settings)));
+    }
+
+    /// The newest finished frame, if one arrived since the last call.
+    pub fn take_frame(&self) -> Option<Shown> {
+        lock(&self.outbox).latest.take()
+    }
+
+    /// Errors reported since the last call.
+    pub fn take_errors(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.outbox).errors)
+    }
+
+    /// Per-frame timings of the frames drawn since the last call.
+    pub fn take_timings(&self) -> Vec<FrameTiming> {
+        std::mem::take(&mut lock(&self.outbox).timings)
+    }
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Request::Shutdown);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// What the worker was last asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    /// The frame shown at this time (a request from the UI, answered with
+    /// its number).
+    Time(f64),
+    /// `n` frames after (before, when negative) the frame with time `from`.
+    Step { from: f64, n: i64 },
+    /// The frame with exactly this time (a step, once resolved).
+    Frame(f64),
+}
+
+/// Frames are told apart by their presentation time (indices from a
+/// decoder are estimates after a seek, times are exact).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sent {
+    time: f64,
+    generation: u64,
+    reduction: usize,
+}
+
+struct Worker {
+    source: Box<dyn FrameSource>,
+    processor: Box<dyn FrameProcessor>,
+    outbox: Arc<Mutex<Outbox>>,
+    wake: Box<dyn Fn() + Send>,
+    info: SourceInfo,
+    /// Consecutive decoded frames; the decoder is positioned after the last.
+    ring: VecDeque<SourceFrame>,
+    ring_cap: usize,
+    /// The ring's first frame is the source's first frame.
+    ring_at_start: bool,
+    /// The decoder returned `None` after the ring's last frame.
+    eof: bool,
+    generation: u64,
+    /// Pixels covered on screen, when known.
+    display: Option<[usize; 2]>,
+    /// The last frame handed out.
+    sent: Option<Sent>,
+    /// The next frame, drawn ahead of time while playing.
+    ahead: Option<Shown>,
+    /// The last frame handed out, to hand out again without redrawing.
+    last: Option<Shown>,
+    target: Option<Target>,
+    requested: Option<f64>,
+    /// Number of the latest show request.
+    seq: u64,
+    /// Epoch of the latest show request (see [`Player::discard_upcoming`]).
+    epoch: u64,
+    playing: bool,
+}
+
+impl Worker {
+    fn new(
+        source: Box<dyn FrameSource>,
+        processor: Box<dyn FrameProcessor>,
+        outbox: Arc<Mutex<Outbox>>,
+        wake: Box<dyn Fn() + Send>,
+    ) -> Self {
+        let info = source.info().clone();
+        let frame_bytes = (info.width * info.height * 3).max(1);
+        Worker {
+            source,
+            processor,
+            outbox,
+            wake,
+            ring_cap: (RING_BYTES / frame_bytes).clamp(3, 64),
+            info,
+            ring: VecDeque::new(),
+            ring_at_start: false,
+            eof: false,
+            generation: 0,
+            display: None,
+            sent: None,
+            ahead: None,
+            last: None,
+            target: None,
+            requested: None,
+            seq: 0,
+            epoch: 0,
+            playing: false,
+        }
+    }
+
+    fn report(&self, msg: String) {
+        let mut ob = lock(&self.outbox);
+        if ob.errors.len() < 100 {
+            ob.errors.push(msg);
+        }
+        drop(ob);
+        (self.wake)();
+    }
+
+    fn configure(&mut self, generation: u64, settings: &ViewSettings) {
+        self.generation = generation;
+        self.ahead = None;
+        if let Err(e) = self.processor.configure(settings) {
+            self.report(format!("overlay settings: {e}"));
+        }
+    }
+
+    fn run(&mut self, rx: Receiver<Request>) {
+        loop {
+            // Wait for work only when there is nothing left to do.
+            let idle = self.is_done() && (!self.playing || self.ahead.is_some() || self.eof);
+            let first = if idle {
+                match rx.recv() {
+                    Ok(r) => Some(r),
+                    Err(_) => return,
+                }
+            } else {
+                None
+            };
+            let mut steps = 0i64;
+            for req in first.into_iter().chain(rx.try_iter()) {
+                match req {
+                    Request::Shutdown => return,
+                    Request::Show {
+                        t,
+                        playing,
+                        seq,
+                        epoch,
+                    } => {
+                        self.target = Some(Target::Time(t));
+                        self.requested = Some(t);
+                        self.seq = seq;
+                        if epoch != self.epoch {
+                            self.epoch = epoch;
+                            self.ahead = None;
+                        }
+                        self.playing = playing;
+                        steps = 0;
+                    }
+                    Request::Step(n) => {
+                        steps = steps.saturating_add(n);
+                        self.playing = false;
+                    }
+                    Request::Settings(g, s) => self.configure(g, &s),
+                    Request::Display(d) => {
+                        self.display = Some(d);
+                        if self
+                            .ahead
+                            .as_ref()
+                            .is_some_and(|a| a.reduction != self.reduction())
+                        {
+                            self.ahead = None;
+                        }
+                    }
+                }
+            }
+            if steps != 0 {
+                let from = self.last.as_ref().map_or(self.info.start, |l| l.time);
+                self.target = Some(Target::Step { from, n: steps });
+                self.requested = None;
+            }
+            if !self.is_done() {
+                self.produce();
+            } else if self.playing && self.ahead.is_none() && !self.eof {
+                self.draw_ahead();
+            }
+        }
+    }
+
+    /// How much to reduce frames for the screen: the largest whole factor
+    /// (up to 4) that keeps at least the displayed number of pixels.
+    fn reduction(&self) -> usize {
+        let Some([dw, dh]) = self.display else {
+            return 1;
+        };
+        let k = (self.info.width / dw.max(1)).min(self.info.height / dh.max(1));
+        k.clamp(1, 4)
+    }
+
+    /// Whether the last request has been answered with current settings.
+    fn is_done(&self) -> bool {
+        let Some(target) = self.target else {
+            return true;
+        };
+        let Some(sent) = self.sent else {
+            return false;
+        };
+        if sent.generation != self.generation || sent.reduction != self.reduction() {
+            return false;
+        }
+        match target {
+            Target::Time(t) => {
+                self.ring_find(t).map(|p| self.ring[p].time) == Some(sent.time)
+                    && self.last.as_ref().is_some_and(|l| l.seq == self.seq)
+            }
+            Target::Frame(t) => sent.time == t,
+            Target::Step { .. } => false,
+        }
+    }
+
+    /// Position in the ring of the frame shown at `t`, if the ring can tell.
+    fn ring_find(&self, t: f64) -> Option<usize> {
+        let first = self.ring.front()?;
+        if t < first.time {
+            return self.ring_at_start.then_some(0);
+        }
+        let pos = self.ring.partition_point(|f| f.time <= t);
+        // pos ≥ 1 here. A frame is known to be the one when a later one
+        // follows it in the ring or the source has ended.
+        if pos < self.ring.len() || self.eof {
+            Some(pos - 1)
+        } else {
+            None
+        }
+    }
+
+    /// Position in the ring of the frame with exactly time `t`.
+    fn ring_pos(&self, t: f64) -> Option<usize> {
+        self.ring.iter().position(|f| f.time == t)
+    }
+
+    fn push_ring(&mut self, f: SourceFrame) {
+        if self.ring.back().is_some_and(|b| f.time <= b.time) {
+            // Not after the last one: the ring's frames would not be in order.
+            self.ring.clear();
+            self.ring_at_start = false;
+        }
+        self.ring.push_back(f);
+        while self.ring.len() > self.ring_cap {
+            self.ring.pop_front();
+            self.ring_at_start = false;
+        }
+    }
+
+    /// Reads the next frame into the ring; false at the end or on error.
+    fn read_next(&mut self) -> bool {
+        match self.source.next_frame() {
+            Ok(Some(f)) => {
+                self.push_ring(f);
+                true
+            }
+            Ok(None) => {
+                self.eof = true;
+                false
+            }
+            Err(e) => {
+                self.eof = true;
+                self.report(e.to_string());
+                false
+            }
+        }
+    }
+
+    fn seek(&mut self, t: f64) -> bool {
+        self.ring.clear();
+        self.eof = false;
+        self.ahead = None;
+        self.processor.reset();
+        match self.source.frame_at(t) {
+            Ok(Some(f)) => {
+                // A frame after the time asked for is the source's first.
+                self.ring_at_start = f.time > t || f.time <= self.info.start;
+                self.ring.push_back(f);
+                true
+            }
+            Ok(None) => {
+                self.eof = true;
+                false
+            }
+            Err(e) => {
+                self.eof = true;
+                self.report(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Makes the ring hold the frame shown at `t`; returns its position.
+    fn locate_time(&mut self, t: f64) -> Option<usize> {
+        if let Some(p) = self.ring_find(t) {
+            return Some(p);
+        }
+        let near = self
+            .ring
+            .back()
+            .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT);
+        if !near && !self.seek(t) {
+            return None;
+        }
+        loop {
+            if let Some(p) = self.ring_find(t) {
+                return Some(p);
+            }
+            if !self.read_next() {
+                return self.ring_find(t).or(self.ring.len().checked_sub(1));
+            }
+        }
+    }
+
+    /// Makes the ring hold the frame `n` frames from the one at time
+    /// `from`; returns its position (the first or last frame at the ends).
+    fn locate_step(&mut self, from: f64, n: i64) -> Option<usize> {
+        let far = n.unsigned_abs() as usize >= self.ring_cap / 2;
+        if far {
+            return self.locate_time(from + n as f64 * self.info.frame_duration());
+        }
+        let k = n.unsigned_abs() as usize;
+        if n > 0 {
+            if self.ring_pos(from).is_none() {
+                self.locate_time(from)?;
+            }
+            loop {
+                let p = self.ring_pos(from)?;
+                if p + k < self.ring.len() {
+                    return Some(p + k);
+                }
+                if !self.read_next() {
+                    return self.ring.len().checked_sub(1);
+                }
+            }
+        }
+        // Backwards: the frames before `from` must be in the ring; seek
+        // earlier and read forward to `from` when they are not.
+        let mut margin = (k as f64 + 2.0) * self.info.frame_duration() * 1.5;
+        for _ in 0..6 {
+            if let Some(p) = self.ring_pos(from) {
+                if p >= k {
+                    return Some(p - k);
+                }
+                if self.ring_at_start {
+                    return Some(0);
+                }
+            }
+            if !self.seek(from - margin) {
+                return None;
+            }
+            while self.ring.back().is_some_and(|b| b.time < from) {
+                if !self.read_next() {
+                    break;
+                }
+            }
+            margin *= 2.0;
+        }
+        self.locate_time(from - k as f64 * self.info.frame_duration())
+    }
+
+    fn produce(&mut self) {
+        let Some(target) = self.target else {
+            return;
+        };
+        let t0 = Instant::now();
+        let pos = match target {
+            Target::Time(t) | Target::Frame(t) => self.locate_time(t),
+            Target::Step { from, n } => self.locate_step(from, n),
+        };
+        let Some(pos) = pos else {
+            // Nothing to show; remember that so we do not spin.
+            self.target = None;
+            return;
+        };
+        let decode = t0.elapsed();
+        let time = self.ring[pos].time;
+        if let Target::Step { .. } = target {
+            self.target = Some(Target::Frame(time));
+        }
+        let now = Sent {
+            time,
+            generation: self.generation,
+            reduction: self.reduction(),
+        };
+        if self.sent == Some(now)
+            && let Some(last) = &self.last
+        {
+            let again = Shown {
+                requested: self.requested,
+                seq: self.seq,
+                timing: FrameTiming::default(),
+                ..last.clone()
+            };
+            self.deliver(again, false);
+            return;
+        }
+        if let Some(a) = self.ahead.take()
+            && a.time == time
+            && a.generation == self.generation
+            && a.reduction == self.reduction()
+        {
+            // Drawn (and counted) ahead of time, and maybe already on
+            // screen as the upcoming frame.
+            self.deliver(
+                Shown {
+                    requested: self.requested,
+                    seq: self.seq,
+                    ..a
+                },
+                false,
+            );
+            return;
+        }
+        let frame = self.ring[pos].clone();
+        let mut shown = self.draw(frame);
+        shown.timing.decode = decode;
+        shown.requested = self.requested;
+        shown.seq = self.seq;
+        self.deliver(shown, true);
+    }
+
+    /// Draws the frame after the last one sent, for smooth playback.
+    fn draw_ahead(&mut self) {
+        let Some(sent) = self.sent else {
+            return;
+        };
+        let t0 = Instant::now();
+        let Some(p) = self.ring_pos(sent.time) else {
+            // The ring lost its place (a seek): nothing to draw ahead.
+            self.playing = false;
+            return;
+        };
+        if p + 1 >= self.ring.len() && !self.read_next() {
+            return;
+        }
+        let decode = t0.elapsed();
+        let Some(p) = self.ring_pos(sent.time) else {
+            self.playing = false;
+            return;
+        };
+        let Some(frame) = self.ring.get(p + 1).cloned() else {
+            self.playing = false;
+            return;
+        };
+        let mut shown = self.draw(frame);
+        shown.timing.decode = decode;
+        let mut ob = lock(&self.outbox);
+        if ob.timings.len() < 10_000 {
+            ob.timings.push(shown.timing);
+        }
+        ob.upcoming = Some((self.epoch, shown.clone()));
+        drop(ob);
+        self.ahead = Some(shown);
+    }
+
+    fn draw(&mut self, frame: SourceFrame) -> Shown {
+        let SourceFrame {
+            index,
+            time,
+            mut image,
+        } = frame;
+        let t1 = Instant::now();
+        let stats = match self.processor.process(&mut image, time) {
+            Ok(s) => s,
+            Err(e) => {
+                self.report(format!("frame {index} at {time:.3} s: {e}"));
+                ProcessStats::default()
+            }
+        };
+        let t2 = Instant::now();
+        let reduction = self.reduction();
+        let color = to_color_image_reduced(&image, reduction);
+        let t3 = Instant::now();
+        let is_last = self.eof && self.ring.back().is_some_and(|b| b.time == time);
+        Shown {
+            index,
+            time,
+            requested: None,
+            seq: 0,
+            generation: self.generation,
+            image: Arc::new(color),
+            size: [self.info.width, self.info.height],
+            reduction,
+            stats,
+            timing: FrameTiming {
+                decode: Duration::ZERO,
+                process: t2 - t1,
+                mask: stats.mask_time,
+                convert: t3 - t2,
+            },
+            is_last,
+        }
+    }
+
+    /// Hands `shown` to the UI; `drawn` says it was drawn just now (not
+    /// repeated, not drawn ahead): only then is the UI woken up.
+    fn deliver(&mut self, shown: Shown, drawn: bool) {
+        self.sent = Some(Sent {
+            time: shown.time,
+            generation: shown.generation,
+            reduction: shown.reduction,
+        });
+        self.last = Some(shown.clone());
+        let mut ob = lock(&self.outbox);
+        if drawn && ob.timings.len() < 10_000 {
+            ob.timings.push(shown.timing);
+        }
+        ob.latest = Some(shown);
+        drop(ob);
+        if drawn {
+            (self.wake)();
+        }
+    }
+}
+
+/// An RGB frame as an egui image (opaque).
+pub fn to_color_image(img: &RgbImage) -> ColorImage {
+    to_color_image_reduced(img, 1)
+}
+
+/// An RGB frame as an egui image, each `k`×`k` block averaged into one
+/// pixel (the right and bottom edges that do not fill a block are dropped).
+pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
+    let (h, w, _) = img.dim();
+    let k = k.clamp(1, w.max(1).min(h.max(1)));
+    let std = img.as_standard_layout();
+    let Some(src) = std.as_slice() else {
+        return ColorImage::new([w, h], vec![Color32::BLACK; w * h]);
+    };
+    if k == 1 {
+        let pixels = src
+            .chunks_exact(3)
+            .map(|p| Color32::from_rgb(p[0], p[1], p[2]))
+            .collect();
+        return ColorImage::new([w, h], pixels);
+    }
+    let (ow, oh) = (w / k, h / k);
+    let mut pixels = Vec::with_capacity(ow * oh);
+    let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
+    let row_bytes = w * 3;
+    if k == 2 {
+        // The common case (1080p shown at about half size), unrolled.
+        for oy in 0..oh {
+            let a = &src[2 * oy * row_bytes..][..ow * 6];
+            let b = &src[(2 * oy + 1) * row_bytes..][..ow * 6];
+            pixels.extend(a.chunks_exact(6).zip(b.chunks_exact(6)).map(|(p, q)| {
+                let avg = |i: usize| {
+                    ((p[i] as u16 + p[i + 3] as u16 + q[i] as u16 + q[i + 3] as u16 + 2) >> 2) as u8
+                };
+                Color32::from_rgb(avg(0), avg(1), avg(2))
+            }));
+        }
+        return ColorImage::new([ow, oh], pixels);
+    }
+    let mut sums = vec![0u32; ow * 3];
+    for oy in 0..oh {
+        sums.fill(0);
+        for dy in 0..k {
+            let start = (oy * k + dy) * row_bytes;
+            let row = &src[start..start + ow * k * 3];
+            // Sum k neighbouring pixels of this row into each output pixel.
+            for (sum, block) in sums.chunks_exact_mut(3).zip(row.chunks_exact(3 * k)) {
+                let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
+                for p in block.chunks_exact(3) {
+                    r += p[0] as u32;
+                    g += p[1] as u32;
+                    b += p[2] as u32;
+                }
+                sum[0] += r;
+                sum[1] += g;
+                sum[2] += b;
+            }
+        }
+        // Division by n as a multiplication (sums stay below 2¹², so the
+        // product fits in 32 bits).
+        let avg = |v: u32| ((v * m + (1 << 15)) >> 16).min(255) as u8;
+        pixels.extend(
+            sums.chunks_exact(3)
+                .map(|s| Color32::from_rgb(avg(s[0]), avg(s[1]), avg(s[2]))),
+        );
+    }
+    ColorImage::new([ow, oh], pixels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::viewer::source::SyntheticSource;
+
+    fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
+        let until = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < until {
+            if let Some(s) = p.take_frame()
+                && what(&s)
+            {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("no matching frame arrived");
+    }
+
+    /// Paints frame pixels red where the offset says so, to see settings.
+    struct Marker {
+        red: bool,
+    }
+
+    impl FrameProcessor for Marker {
+        fn configure(&mut self, s: &ViewSettings) -> Result<(), String> {
+            self.red = s.offset > 0.0;
+            Ok(())
+        }
+        fn process(&mut self, f: &mut RgbImage, _t: f64) -> Result<ProcessStats, String> {
+            if self.red {
+                f[[0, 0, 0]] = 255;
+                f[[0, 0, 1]] = 0;
+                f[[0, 0, 2]] = 0;
+            }
+            Ok(ProcessStats {
+                primitives: 1,
+                ..Default::default()
+            })
+        }
+    }
+
+    fn player() -> Player {
+        let src = SyntheticSource::new(32, 18, 10.0, 100).unwrap();
+        Player::spawn(
+            Box::new(src),
+            Box::new(Marker { red: false }),
+            ViewSettings::default(),
+            || {},
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn shows_the_frame_at_a_time_and_steps() {
+        let p = player();
+        p.show(2.05, false);
+        let s = wait_for(&p, |s| s.requested == Some(2.05));
+        assert_eq!((s.index, s.time), (20, 2.0));
+        p.step(1);
+        assert_eq!(wait_for(&p, |_| true).index, 21);
+        p.step(-3);
+        assert_eq!(wait_for(&p, |_| true).index, 18);
+        // Far seeks, both ways, and the ends.
+        p.show(9.0, false);
+        assert_eq!(wait_for(&p, |s| s.requested == Some(9.0)).index, 90);
+        p.show(0.0, false);
+        assert_eq!(wait_for(&p, |s| s.requested == Some(0.0)).index, 0);
+        p.show(50.0, false);
+        let last = wait_for(&p, |s| s.requested == Some(50.0));
+        assert_eq!(last.index, 99);
+        assert!(last.is_last);
+        p.step(5);
+        assert_eq!(wait_for(&p, |_| true).index, 99);
+        p.step(-1000);
+        assert_eq!(wait_for(&p, |_| true).index, 0);
+    }
+
+    /// A source whose indices are wrong after a seek (as estimated indices
+    /// can be): frames must be told apart by time.
+    struct Relabel {
+        inner: SyntheticSource,
+        next_label: u64,
+    }
+
+    impl crate::viewer::source::FrameSource for Relabel {
+        fn info(&self) -> &crate::viewer::source::SourceInfo {
+            self.inner.info()
+        }
+        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::viewer::source::SourceError> {
+            let f = self.inner.next_frame()?;
+            self.next_label += 1;
+            Ok(f.map(|f| SourceFrame {
+                index: self.next_label,
+                ..f
+            }))
+        }
+        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::viewer::source::SourceError> {
+            let f = self.inner.frame_at(t)?;
+            self.next_label = 1;
+            Ok(f.map(|f| SourceFrame { index: 1, ..f }))
+        }
+    }
+
+    #[test]
+    fn steps_follow_times_not_indices() {
+        let src = Relabel {
+            inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
+            next_label: 0,
+        };
+        let p = Player::spawn(
+            Box::new(src),
+            Box::new(Marker { red: false }),
+            ViewSettings::default(),
+            || {},
+        )
+        .unwrap();
+        p.show(0.0, false);
+        wait_for(&p, |s| s.requested == Some(0.0));
+        p.show(5.0, false);
+        assert_eq!(wait_for(&p, |s| s.requested == Some(5.0)).time, 5.0);
+        p.step(-1);
+        assert!((wait_for(&p, |_| true).time - 4.9).abs() < 1e-9);
+        p.step(-5);
+        assert!((wait_for(&p, |_| true).time - 4.4).abs() < 1e-9);
+        p.step(2);
+        assert!((wait_for(&p, |_| true).time - 4.6).abs() < 1e-9);
+        p.step(-100);
+        assert_eq!(wait_for(&p, |_| true).time, 0.0);
+        p.step(-1);
+        assert_eq!(wait_for(&p, |_| true).time, 0.0);
+    }
+
+    #[test]
+    fn every_request_is_answered_even_for_the_same_frame() {
+        let p = player();
+        for t in [1.0, 1.01, 1.0, 1.0] {
+            p.show(t, false);
+            assert_eq!(wait_for(&p, |s| s.requested == Some(t)).index, 10);
+        }
+    }
+
+    #[test]
+    fn new_settings_redraw_the_current_frame() {
+        let mut p = player();
+        p.show(1.0, false);
+        let s = wait_for(&p, |s| s.requested == Some(1.0));
+        assert_ne!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+        p.configure(ViewSettings {
+            offset: 1.0,
+            ..ViewSettings::default()
+        });
+        let g = p.generation();
+        let s = wait_for(&p, |s| s.generation == g);
+        assert_eq!(s.index, 10);
+        assert_eq!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+    }
+
+    #[test]
+    fn playing_forward_visits_each_frame() {
+        let p = player();
+        let mut seen = Vec::new();
+        for i in 0..30 {
+            let t = i as f64 / 10.0;
+            p.show(t, true);
+            seen.push(wait_for(&p, |s| s.requested == Some(t)).index);
+        }
+        assert_eq!(seen, (0..30).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn reduced_images_average_blocks() {
+        let mut img = RgbImage::zeros((5, 7, 3));
+        img[[0, 0, 0]] = 100;
+        img[[1, 1, 0]] = 100;
+        img[[0, 2, 1]] = 40;
+        let c = to_color_image_reduced(&img, 2);
+        assert_eq!(c.size, [3, 2]);
+        assert_eq!(c.pixels[0], Color32::from_rgb(50, 0, 0));
+        assert_eq!(c.pixels[1], Color32::from_rgb(0, 10, 0));
+        assert_eq!(to_color_image_reduced(&img, 1), to_color_image(&img));
+        let c3 = to_color_image_reduced(&img, 3);
+        assert_eq!(c3.size, [2, 1]);
+        assert_eq!(c3.pixels[0], Color32::from_rgb(22, 4, 0));
+        assert_eq!(to_color_image_reduced(&img, 100).size, [1, 1]);
+    }
+
+    #[test]
+    fn display_size_reduces_the_picture() {
+        let p = player(); // 32×18 frames
+        p.set_display_size([16, 9]);
+        p.show(1.0, false);
+        let s = wait_for(&p, |s| s.requested == Some(1.0) && s.reduction == 2);
+        assert_eq!(s.image.size, [16, 9]);
+        assert_eq!(s.size, [32, 18]);
+        p.set_display_size([100, 100]);
+        let s = wait_for(&p, |s| s.reduction == 1);
+        assert_eq!(s.image.size, [32, 18]);
+    }
+
+    #[test]
+    fn to_color_image_keeps_channels() {
+        let mut img = RgbImage::zeros((2, 3, 3));
+        img[[1, 2, 0]] = 10;
+        img[[1, 2, 1]] = 20;
+        img[[1, 2, 2]] = 30;
+        let c = to_color_image(&img);
+        assert_eq!(c.size, [3, 2]);
+        assert_eq!(c.pixels[5], Color32::from_rgb(10, 20, 30));
+    }
+}

@@ -1,0 +1,378 @@
+//! What the viewer holds: the state saved between runs (recent files,
+//! layout, view toggles) and the open document (a session with its loaded
+//! log, entity tree, events and calibration).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::calib::Calibration;
+use crate::log::Log;
+use crate::session::{CalibrationSource, Session};
+
+use super::entities::EntityTree;
+use super::player::ViewSettings;
+use super::sync::{self, Events};
+
+/// Most recent files remembered.
+const MAX_RECENT: usize = 10;
+
+/// Which panels are open.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Layout {
+    pub entities: bool,
+    pub side: bool,
+    pub timeline: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            entities: true,
+            side: true,
+            timeline: true,
+        }
+    }
+}
+
+/// How the overlay is shown (the pipeline's options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ViewToggles {
+    pub overlay: bool,
+    pub mask: bool,
+    /// Tint the floor, to check the mask.
+    pub tint_mask: bool,
+}
+
+impl Default for ViewToggles {
+    fn default() -> Self {
+        ViewToggles {
+            overlay: true,
+            mask: true,
+            tint_mask: false,
+        }
+    }
+}
+
+/// Everything the viewer remembers between runs (eframe persistence).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Persisted {
+    /// Sessions and videos opened, most recent first.
+    pub recent: Vec<PathBuf>,
+    pub layout: Layout,
+    pub toggles: ViewToggles,
+}
+
+impl Persisted {
+    /// Puts `path` first in the recent files.
+    pub fn add_recent(&mut self, path: &Path) {
+        let p = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        self.recent.retain(|q| q != &p);
+        self.recent.insert(0, p);
+        self.recent.truncate(MAX_RECENT);
+    }
+}
+
+/// What the viewer keeps in a session file (its `[viewer]` table): the
+/// layout and the view toggles, so a session opens as it was saved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionView {
+    pub layout: Layout,
+    pub toggles: ViewToggles,
+}
+
+impl SessionView {
+    /// The view stored in `session`, if it has a readable one.
+    pub fn from_session(session: &Session) -> Option<Self> {
+        session.viewer.clone().and_then(|t| t.try_into().ok())
+    }
+
+    /// Stores this view in `session`.
+    pub fn store(&self, session: &mut Session) {
+        session.viewer = toml::Table::try_from(self).ok();
+    }
+}
+
+/// What to open: a session or a video, and what overrides it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpenRequest {
+    /// A session file (`.toml`) or a video.
+    pub input: Option<PathBuf>,
+    pub log: Option<PathBuf>,
+    pub calib: Option<PathBuf>,
+    pub offset: Option<f64>,
+}
+
+/// Whether `path` names a session file.
+pub fn is_session_path(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+/// Reads a calibration file written by `underlay calib solve -o`.
+pub fn load_calibration(path: &Path) -> anyhow::Result<Calibration> {
+    Ok(Calibration::load(path)?)
+}
+
+/// Reads a visualization log in any format underlay knows.
+pub fn load_log(path: &Path) -> anyhow::Result<Log> {
+    Ok(crate::log::load(path)?)
+}
+
+/// An open session with everything loaded from it.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The session as edited (what "save" writes).
+    pub session: Session,
+    /// Where the session was loaded from or last saved to.
+    pub session_path: Option<PathBuf>,
+    /// The session as last saved or loaded, to tell unsaved changes.
+    saved: Option<Session>,
+    pub log: Arc<Log>,
+    /// A pipeline holding `log` and its time index: drawing pipelines are
+    /// forked from it, and it counts primitives at the current time.
+    pub template: std::rc::Rc<crate::pipeline::Pipeline>,
+    /// Whether a log is open (an empty log otherwise).
+    pub has_log: bool,
+    pub tree: EntityTree,
+    pub events: Events,
+    /// The resolved calibration (from the session, inline or from a file).
+    pub calibration: Option<Calibration>,
+}
+
+impl Document {
+    /// Builds a document from `req` (reading the session, log and
+    /// calibration); `video_start` is the video's first frame time, for
+    /// the default offset.
+    pub fn open(req: &OpenRequest) -> anyhow::Result<Self> {
+        let input = req
+            .input
+            .as_deref()
+            .context("nothing to open: give a session file or a video")?;
+        let (mut session, session_path) = if is_session_path(input) {
+            (Session::load(input)?, Some(input.to_owned()))
+        } else {
+            (Session::new(input, req.log.clone().unwrap_or_default()), None)
+        };
+        if let Some(l) = &req.log {
+            session.log = l.clone();
+        }
+        if let Some(c) = &req.calib {
+            session.calibration = Some(CalibrationSource::File { file: c.clone() });
+        }
+        let saved = session_path.as_ref().map(|_| session.clone());
+        let mut doc = Document {
+            session,
+            session_path,
+            saved,
+            log: Arc::new(Log::new()),
+            template: std::rc::Rc::new(super::overlay::template(Arc::new(Log::new()))),
+            has_log: false,
+            tree: EntityTree::default(),
+            events: Events::default(),
+            calibration: None,
+        };
+        doc.reload_calibration()?;
+        if !doc.session.log.as_os_str().is_empty() {
+            let log = load_log(&doc.session.log)?;
+            doc.set_log(log, doc.session.log.clone());
+            if doc.saved.is_none() && req.offset.is_none() {
+                doc.session.offset = sync::default_offset(&doc.log, 0.0);
+            }
+        }
+        if let Some(o) = req.offset {
+            anyhow::ensure!(
+                o.is_finite(),
+                "the offset must be a finite number of seconds, not {o}"
+            );
+            doc.session.offset = o;
+        }
+        Ok(doc)
+    }
+
+    /// Replaces the log (read from `path`).
+    pub fn set_log(&mut self, log: Log, path: PathBuf) {
+        self.tree = EntityTree::build(&log);
+        self.events = Events::from_log(&log);
+        self.log = Arc::new(log);
+        self.template = std::rc::Rc::new(super::overlay::template(Arc::clone(&self.log)));
+        self.has_log = true;
+        self.session.log = path;
+    }
+
+    /// Resolves the session's calibration source.
+    pub fn reload_calibration(&mut self) -> anyhow::Result<()> {
+        self.calibration = match &self.session.calibration {
+            None => None,
+            Some(CalibrationSource::Inline(c)) => Some(c.clone()),
+            Some(CalibrationSource::File { file }) => Some(load_calibration(file)?),
+        };
+        Ok(())
+    }
+
+    /// Uses `c` as the session's calibration, stored inline.
+    pub fn set_calibration(&mut self, c: Option<Calibration>) {
+        self.session.calibration = c.clone().map(CalibrationSource::Inline);
+        self.calibration = c;
+    }
+
+    /// The instantaneous-frame threshold in use.
+    pub fn threshold(&self) -> f64 {
+        self.session
+            .instant_threshold
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .unwrap_or_else(|| self.template.index().default_threshold())
+    }
+
+    /// Whether the session differs from what was last saved.
+    pub fn is_dirty(&self) -> bool {
+        self.saved.as_ref() != Some(&self.session)
+    }
+
+    /// Writes the session to `path` and remembers it as the session's file.
+    pub fn save(&mut self, path: &Path) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.has_log,
+            "a session needs a log: open one (File → Open log) before saving"
+        );
+        self.session.save(path)?;
+        self.session_path = Some(path.to_owned());
+        self.saved = Some(self.session.clone());
+        Ok(())
+    }
+
+    /// The settings the overlay is drawn with.
+    pub fn view_settings(&self, toggles: ViewToggles) -> ViewSettings {
+        ViewSettings {
+            offset: self.session.offset,
+            filter: self.session.filter.clone(),
+            calibration: self.calibration.clone(),
+            mask_settings: self.session.mask.clone(),
+            instant_threshold: self.session.instant_threshold,
+            overlay: toggles.overlay,
+            mask: toggles.mask,
+            tint_mask: toggles.tint_mask,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_files_dedup_and_cap() {
+        let mut p = Persisted::default();
+        for i in 0..12 {
+            p.add_recent(Path::new(&format!("/x/{i}.toml")));
+        }
+        p.add_recent(Path::new("/x/5.toml"));
+        assert_eq!(p.recent.len(), MAX_RECENT);
+        assert_eq!(p.recent[0], Path::new("/x/5.toml"));
+        assert_eq!(p.recent.iter().filter(|r| r.ends_with("5.toml")).count(), 1);
+    }
+
+    #[test]
+    fn open_video_only_and_bad_inputs() {
+        let doc = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            offset: Some(2.5),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(!doc.has_log);
+        assert_eq!(doc.session.offset, 2.5);
+        assert!(doc.is_dirty());
+        assert!(Document::open(&OpenRequest::default()).is_err());
+        let e = Document::open(&OpenRequest {
+            input: Some("/nonexistent/s.toml".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("/nonexistent/s.toml"), "{e:#}");
+        let e = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            calib: Some("/nonexistent/c.toml".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("c.toml"), "{e:#}");
+    }
+
+    #[test]
+    fn open_with_a_log_sets_the_default_offset() {
+        let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        let doc = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            log: Some(log.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(doc.has_log);
+        assert_eq!(doc.session.offset, 1_700_000_000.0);
+        assert!(!doc.tree.nodes.is_empty());
+        assert!(!doc.events.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.ulog");
+        std::fs::write(&bad, b"UNDERLAY \x01garbage").unwrap();
+        let e = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            log: Some(bad),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("bad.ulog"), "{e:#}");
+    }
+
+    #[test]
+    fn the_view_is_kept_in_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::new(dir.path().join("v.mp4"), dir.path().join("l.ulog"));
+        assert_eq!(SessionView::from_session(&s), None);
+        let view = SessionView {
+            layout: Layout {
+                entities: false,
+                ..Layout::default()
+            },
+            toggles: ViewToggles {
+                tint_mask: true,
+                ..ViewToggles::default()
+            },
+        };
+        view.store(&mut s);
+        let p = dir.path().join("s.toml");
+        s.save(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("[viewer"), "{text}");
+        let back = Session::load(&p).unwrap();
+        assert_eq!(SessionView::from_session(&back), Some(view));
+    }
+
+    #[test]
+    fn saving_needs_a_log_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut doc = Document::open(&OpenRequest {
+            input: Some(dir.path().join("run.mp4")),
+            ..Default::default()
+        })
+        .unwrap();
+        let path = dir.path().join("s.toml");
+        assert!(doc.save(&path).is_err());
+        let mut log = Log::new();
+        log.entities.intern("ball");
+        doc.set_log(log, dir.path().join("run.ulog"));
+        doc.set_calibration(Some(
+            Calibration::from_homography([[2.0, 0.0, 1.0], [0.0, 2.0, 1.0], [0.0, 0.0, 1.0]]).unwrap(),
+        ));
+        doc.session.filter.hidden.insert("ball".into());
+        doc.save(&path).unwrap();
+        assert!(!doc.is_dirty());
+        let back = Session::load(&path).unwrap();
+        assert_eq!(back, doc.session);
+    }
+}

@@ -1,0 +1,354 @@
+//! The right panel: time sync (offset, nudges, aligning an event with the
+//! current frame), view toggles, mask method and frame statistics.
+
+use eframe::egui;
+
+use crate::calib::Model;
+use crate::mask::MaskSettings;
+use crate::viewer::app::{Command, ViewerApp};
+use crate::viewer::state::Document;
+use crate::viewer::sync::{self, NUDGES};
+use crate::viewer::ui::timeline::fmt_time;
+
+pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    egui::ScrollArea::both().auto_shrink([false; 2]).show(ui, |ui| {
+        let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
+        let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
+        egui::CollapsingHeader::new("Time sync")
+            .default_open(true)
+            .show(ui, |ui| match &mut app.doc {
+                Some(doc) => sync_section(ui, doc, frame_time, frame_dur),
+                None => {
+                    ui.label("Nothing open.");
+                }
+            });
+        egui::CollapsingHeader::new("Calibration")
+            .default_open(app.calib.active)
+            .show(ui, |ui| calibration(app, ui));
+        egui::CollapsingHeader::new("View")
+            .default_open(true)
+            .show(ui, |ui| {
+                let t = &mut app.persisted.toggles;
+                ui.checkbox(&mut t.overlay, "Overlay");
+                ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
+                ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
+                if let Some(doc) = &mut app.doc {
+                    mask_method(ui, &mut doc.session.mask);
+                }
+                if ui.button("Fit video to window").clicked() {
+                    app.video_view = Default::default();
+                }
+            });
+        egui::CollapsingHeader::new("Statistics")
+            .default_open(false)
+            .show(ui, |ui| stats(app, ui));
+    });
+}
+
+/// Offset, nudges and event alignment. `frame_time` is the video time of
+/// the frame on screen; `frame_dur` the length of one frame.
+pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, frame_dur: f64) {
+    let s = &mut doc.session;
+    ui.horizontal(|ui| {
+        ui.label("Offset");
+        ui.add(
+            egui::DragValue::new(&mut s.offset)
+                .speed(0.01)
+                .max_decimals(4)
+                .suffix(" s"),
+        )
+        .on_hover_text("log time = video time + offset");
+    });
+    ui.horizontal_wrapped(|ui| {
+        for (label, step) in NUDGES {
+            let sign = if label.starts_with('−') { -1.0 } else { 1.0 };
+            if ui.small_button(label).on_hover_text("nudge the offset").clicked() {
+                s.offset = sync::nudge(s.offset, step, sign, frame_dur);
+            }
+        }
+    });
+    let log_now = frame_time + s.offset;
+    ui.label(format!("log time here: {log_now:.3} s"));
+    if doc.events.is_empty() {
+        ui.weak("The log has no events (persistent frames).");
+        return;
+    }
+    ui.label("Put a log event at this frame:");
+    let Some(near) = doc.events.nearest(log_now) else {
+        return;
+    };
+    let i = doc.events.events.iter().position(|e| e == near).unwrap_or(0);
+    let lo = i.saturating_sub(3);
+    let hi = (i + 4).min(doc.events.len());
+    let mut align = None;
+    for e in &doc.events.events[lo..hi] {
+        let d = e.time - log_now;
+        ui.horizontal(|ui| {
+            if ui
+                .small_button("align")
+                .on_hover_text("change the offset so this event starts at the current frame")
+                .clicked()
+            {
+                align = Some(e.time);
+            }
+            let sign = if d >= 0.0 { "+" } else { "−" };
+            ui.monospace(format!("{sign}{}", fmt_time(d.abs())));
+        });
+        ui.indent(("event", e.frame), |ui| {
+            ui.add(egui::Label::new(sync::describe_frame(&doc.log, e.frame)).wrap());
+        });
+    }
+    if let Some(o) = align.and_then(|t| sync::align_offset(t, frame_time)) {
+        doc.session.offset = o;
+    }
+}
+
+fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    let mode = &mut app.calib;
+    ui.checkbox(&mut mode.active, "Calibration mode")
+        .on_hover_text("click the video to add points, drag them to move; Delete removes the selected one");
+    ui.horizontal(|ui| {
+        ui.label("Model");
+        ui.radio_value(&mut mode.model, Model::Homography, "homography");
+        ui.radio_value(&mut mode.model, Model::Radial, "radial (lens distortion)");
+    });
+    ui.checkbox(&mut mode.robust, "Leave flagged points out of the fit (RANSAC)");
+    ui.horizontal(|ui| {
+        let title = mode.field().map_or("none".to_owned(), |f| f.title.to_owned());
+        egui::ComboBox::from_label("field")
+            .selected_text(title)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut mode.preset, None, "none");
+                for f in crate::calib::presets::all() {
+                    ui.selectable_value(&mut mode.preset, Some(f.id), f.title);
+                }
+            });
+        ui.checkbox(&mut mode.show_lines, "draw its lines");
+    });
+    match &mode.fit {
+        Some(Ok(v)) => {
+            let loo = v.loo_rms_px.map_or("–".to_owned(), |l| format!("{l:.2} px"));
+            ui.label(format!("RMS {:.2} px, leave-one-out RMS {loo}", v.rms_px));
+            if !v.outliers.is_empty() {
+                let names: Vec<String> = v.outliers.iter().map(|i| (i + 1).to_string()).collect();
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("flagged: point {}", names.join(", ")),
+                );
+            }
+            for w in &v.warnings {
+                ui.colored_label(ui.visuals().warn_fg_color, w);
+            }
+        }
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().warn_fg_color, e);
+        }
+        None => {
+            ui.weak("Add at least four points with world coordinates.");
+        }
+    }
+    let (residuals, flagged) = mode
+        .fit_view()
+        .map(|v| (v.residuals.clone(), v.outliers.clone()))
+        .unwrap_or_default();
+    let field = mode.field();
+    crate::viewer::ui::calib::points_table(ui, mode, &residuals, &flagged, field.as_ref());
+    ui.horizontal(|ui| {
+        if ui.button("Load points…").clicked() {
+            app.commands.push(Command::LoadCalibPoints);
+        }
+        if ui
+            .add_enabled(
+                !app.calib.points.pairs().is_empty(),
+                egui::Button::new("Save points…"),
+            )
+            .on_hover_text("as POINTS.csv for `underlay calib solve`")
+            .clicked()
+        {
+            app.commands.push(Command::SaveCalibPoints);
+        }
+        if ui
+            .add_enabled(!app.calib.points.points.is_empty(), egui::Button::new("Clear"))
+            .clicked()
+        {
+            app.calib.points.clear();
+        }
+    });
+    if let Some(doc) = &app.doc {
+        match &doc.calibration {
+            Some(c) => {
+                let h = c.homography();
+                let dist = if c.distortion().is_some() {
+                    " with lens distortion"
+                } else {
+                    ""
+                };
+                ui.weak(format!(
+                    "in the session: homography [{:.3} {:.3} {:.1}; {:.3} {:.3} {:.1}; {:.2e} {:.2e} {:.3}]{dist}",
+                    h[0][0], h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2]
+                ));
+            }
+            None => {
+                ui.weak("The session has no calibration yet: nothing can be drawn.");
+            }
+        }
+    }
+    if app.calib_backup.is_some() && ui.button("Undo calibration changes").clicked() {
+        app.commands.push(Command::RevertCalibration);
+    }
+}
+
+/// The floor mask method, saved in the session (and used by export).
+fn mask_method(ui: &mut egui::Ui, mask: &mut MaskSettings) {
+    let current = mask.method_name();
+    let mut chosen = current;
+    egui::ComboBox::from_label("mask method")
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for m in ["adaptive", "thesis", "none"] {
+                ui.selectable_value(&mut chosen, m, m);
+            }
+            if let MaskSettings::Image { file } = mask {
+                ui.label(format!("image: {}", file.display()));
+            }
+        })
+        .response
+        .on_hover_text("how the floor is told from what stands on it; saved in the session");
+    if chosen != current {
+        *mask = match chosen {
+            "thesis" => MaskSettings::Thesis,
+            "none" => MaskSettings::None,
+            _ => MaskSettings::Adaptive(Default::default()),
+        };
+    }
+}
+
+fn stats(app: &ViewerApp, ui: &mut egui::Ui) {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    if let Some(i) = app.info() {
+        ui.label(format!("{} × {} at {:.2} fps", i.width, i.height, i.fps));
+    }
+    let w = &app.perf.worker;
+    if let Some(last) = w.last() {
+        ui.label(format!(
+            "last frame: decode {:.1} ms, draw {:.1} ms, texture {:.1} ms",
+            ms(last.decode),
+            ms(last.process),
+            ms(last.convert)
+        ));
+    }
+    if !w.is_empty() {
+        let mut tot: Vec<f64> = w.iter().map(|t| ms(t.total())).collect();
+        tot.sort_by(f64::total_cmp);
+        ui.label(format!(
+            "worker per frame: median {:.1} ms, p95 {:.1} ms ({} frames)",
+            tot[tot.len() / 2],
+            tot[(tot.len() * 95 / 100).min(tot.len() - 1)],
+            tot.len()
+        ));
+    }
+    if let Some(s) = app.perf.seeks.last() {
+        ui.label(format!("last seek: {:.0} ms", ms(*s)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    use super::*;
+    use crate::log::{FrameTime, Log, Primitive, Shape, Style, Vec2};
+    use crate::viewer::state::OpenRequest;
+
+    /// A document whose log has events at 1000.5 and 1003.0 (log time).
+    fn doc() -> Document {
+        let mut doc = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            offset: Some(1000.0),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut log = Log::new();
+        let e = log.entities.intern("autoref");
+        let text = |s: &str| Primitive {
+            shape: Shape::Text {
+                anchor: Vec2::ZERO,
+                text: s.into(),
+                size: 20.0,
+            },
+            style: Style::default(),
+            entity: e,
+            level: 0,
+        };
+        log.push_frame(
+            FrameTime::Persistent {
+                start: 1000.5,
+                end: 1001.0,
+            },
+            [text("ball touched")],
+        );
+        log.push_frame(
+            FrameTime::Persistent {
+                start: 1003.0,
+                end: 1004.0,
+            },
+            [text("ball out")],
+        );
+        doc.set_log(log, "run.ulog".into());
+        doc
+    }
+
+    fn harness(frame_time: f64) -> Harness<'static, Document> {
+        Harness::builder().with_size([400.0, 500.0]).build_ui_state(
+            move |ui, d: &mut Document| sync_section(ui, d, frame_time, 0.04),
+            doc(),
+        )
+    }
+
+    #[test]
+    fn mask_method_is_chosen_into_the_session() {
+        let mut h = Harness::builder().with_size([400.0, 300.0]).build_ui_state(
+            |ui, m: &mut MaskSettings| mask_method(ui, m),
+            MaskSettings::default(),
+        );
+        h.get_by_label("mask method").click();
+        h.run();
+        h.get_by_label("thesis").click();
+        h.run();
+        assert_eq!(*h.state(), MaskSettings::Thesis);
+    }
+
+    #[test]
+    fn nudges_move_the_offset() {
+        let mut h = harness(2.0);
+        let mut expect = 1000.0;
+        for (label, d) in [
+            ("+1 s", 1.0),
+            ("+0.1 s", 0.1),
+            ("+1 frame", 0.04),
+            ("−1 frame", -0.04),
+            ("−0.1 s", -0.1),
+            ("−1 s", -1.0),
+            ("−1 s", -1.0),
+        ] {
+            h.get_by_label(label).click();
+            h.run();
+            expect += d;
+            let got = h.state().session.offset;
+            assert!((got - expect).abs() < 1e-9, "after {label}: {got} != {expect}");
+        }
+    }
+
+    #[test]
+    fn align_puts_the_event_at_this_frame() {
+        let mut h = harness(2.0);
+        assert!(h.query_by_label("“ball out” (autoref)").is_some());
+        // Events are listed in time order: the second "align" is "ball out".
+        let aligns: Vec<_> = h.get_all_by_label("align").collect();
+        assert_eq!(aligns.len(), 2);
+        aligns[1].click();
+        h.run();
+        assert!((h.state().session.offset - 1001.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,240 @@
+//! Transport controls and the timeline: video time and log time, events
+//! where persistent frames start, the loop range and the playhead.
+
+use eframe::egui::{self, Color32, Pos2, Rect, Sense, Stroke, Vec2};
+
+use crate::viewer::app::{Command, ViewerApp};
+use crate::viewer::playback::SPEEDS;
+
+/// Colour of event markers.
+const EVENT_COLOR: Color32 = Color32::from_rgb(255, 170, 40);
+
+pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    let Some(info) = app.info().cloned() else {
+        ui.label("No video open.");
+        return;
+    };
+    let cmds = &mut app.commands;
+    let pb = &app.playback;
+    ui.add_space(2.0);
+    ui.horizontal(|ui| {
+        let b = |ui: &mut egui::Ui, text: &str, tip: &str| ui.button(text).on_hover_text(tip).clicked();
+        if b(ui, "< event", "previous event (Shift+N)") {
+            cmds.push(Command::Event(-1));
+        }
+        if b(ui, "−10 s", "back 10 s (↓)") {
+            cmds.push(Command::Jump(-10.0));
+        }
+        if b(ui, "−1 s", "back 1 s (Shift+←)") {
+            cmds.push(Command::Jump(-1.0));
+        }
+        if b(ui, "< frame", "one frame back (←)") {
+            cmds.push(Command::Step(-1));
+        }
+        let play = if pb.playing { "Pause" } else { "Play" };
+        if b(ui, play, "play / pause (Space)") {
+            cmds.push(Command::TogglePlay);
+        }
+        if b(ui, "frame >", "one frame forward (→)") {
+            cmds.push(Command::Step(1));
+        }
+        if b(ui, "+1 s", "forward 1 s (Shift+→)") {
+            cmds.push(Command::Jump(1.0));
+        }
+        if b(ui, "+10 s", "forward 10 s (↑)") {
+            cmds.push(Command::Jump(10.0));
+        }
+        if b(ui, "event >", "next event (N)") {
+            cmds.push(Command::Event(1));
+        }
+        ui.separator();
+        egui::ComboBox::from_label("speed")
+            .selected_text(format!("{}×", pb.speed))
+            .width(60.0)
+            .show_ui(ui, |ui| {
+                for s in SPEEDS {
+                    if ui.selectable_label(pb.speed == s, format!("{s}×")).clicked() {
+                        cmds.push(Command::SetSpeed(s));
+                    }
+                }
+            })
+            .response
+            .on_hover_text("speed ([ and ])");
+        ui.separator();
+        if b(ui, "Loop from here", "start the loop at the current time") {
+            cmds.push(Command::LoopPoint(0));
+        }
+        if b(ui, "Loop to here", "end the loop at the current time") {
+            cmds.push(Command::LoopPoint(1));
+        }
+        if let Some((a, z)) = pb.loop_range {
+            let mut on = pb.looping;
+            if ui
+                .checkbox(&mut on, format!("loop {a:.2}–{z:.2} s"))
+                .on_hover_text("L")
+                .changed()
+            {
+                cmds.push(Command::ToggleLoop);
+            }
+        }
+    });
+    let offset = app.doc.as_ref().map(|d| d.session.offset);
+    let frame = app.frame.as_ref();
+    ui.horizontal(|ui| {
+        let shown = frame.map_or(pb.time, |f| f.time);
+        ui.monospace(format!("video {} / {}", fmt_time(shown), fmt_time(info.end())));
+        if let Some(f) = frame {
+            ui.monospace(format!("frame {}", f.index));
+        }
+        if let Some(o) = offset {
+            ui.monospace(format!("log {:.3} s", shown + o));
+        }
+        if let Some(f) = frame {
+            ui.monospace(format!("{} primitives drawn", f.primitives));
+        }
+    });
+    let events: Vec<f64> = match (&app.doc, offset) {
+        (Some(doc), Some(o)) => doc.events.events.iter().map(|e| e.time - o).collect(),
+        _ => Vec::new(),
+    };
+    if let Some(t) = timeline(
+        ui,
+        pb.start(),
+        pb.end(),
+        pb.time,
+        pb.active_loop().or(pb.loop_range),
+        &events,
+        offset,
+    ) {
+        app.commands.push(Command::Seek(t));
+    }
+}
+
+/// Formats seconds as `m:ss.mmm`.
+pub fn fmt_time(t: f64) -> String {
+    if !t.is_finite() {
+        return format!("{t}");
+    }
+    let sign = if t < 0.0 { "-" } else { "" };
+    let t = t.abs();
+    let m = (t / 60.0).floor();
+    format!("{sign}{}:{:06.3}", m as u64, t - m * 60.0)
+}
+
+/// The timeline bar over video times `[start, end]`; returns the time the
+/// user clicked or dragged to. `events` are video times of log events;
+/// with `offset` (log − video time), times are also shown as log times.
+pub fn timeline(
+    ui: &mut egui::Ui,
+    start: f64,
+    end: f64,
+    now: f64,
+    loop_range: Option<(f64, f64)>,
+    events: &[f64],
+    offset: Option<f64>,
+) -> Option<f64> {
+    let width = ui.available_width().max(50.0);
+    let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, 34.0), Sense::click_and_drag());
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Slider, true, "timeline"));
+    let painter = ui.painter_at(rect);
+    let span = (end - start).max(1e-9);
+    let x_of = |t: f64| rect.left() + ((t - start) / span).clamp(0.0, 1.0) as f32 * rect.width();
+    let t_of = |x: f32| start + ((x - rect.left()) / rect.width()).clamp(0.0, 1.0) as f64 * span;
+    let bar = Rect::from_min_max(Pos2::new(rect.left(), rect.top() + 12.0), rect.right_bottom());
+    painter.rect_filled(bar, 3.0, ui.visuals().extreme_bg_color);
+    if let Some((a, b)) = loop_range {
+        painter.rect_filled(
+            Rect::from_x_y_ranges(x_of(a)..=x_of(b), bar.y_range()),
+            0.0,
+            Color32::from_rgba_unmultiplied(80, 140, 255, 60),
+        );
+    }
+    // Events, at most one marker per pixel column.
+    let lo = events.partition_point(|&t| t < start);
+    let hi = events.partition_point(|&t| t <= end);
+    let mut last_x = f32::NEG_INFINITY;
+    for &t in events.get(lo..hi).unwrap_or(&[]) {
+        let x = x_of(t).round();
+        if x > last_x {
+            painter.line_segment(
+                [Pos2::new(x, rect.top() + 2.0), Pos2::new(x, rect.top() + 12.0)],
+                Stroke::new(1.5, EVENT_COLOR),
+            );
+            last_x = x;
+        }
+    }
+    // Second ticks when they are not too dense.
+    let step = [1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 600.0]
+        .into_iter()
+        .find(|s| (span / s) as f32 * 8.0 < rect.width())
+        .unwrap_or(3600.0);
+    let mut t = (start / step).ceil() * step;
+    while t <= end {
+        let x = x_of(t);
+        painter.line_segment(
+            [Pos2::new(x, bar.bottom() - 5.0), Pos2::new(x, bar.bottom())],
+            Stroke::new(1.0, ui.visuals().weak_text_color()),
+        );
+        t += step;
+    }
+    let x = x_of(now);
+    painter.line_segment(
+        [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
+        Stroke::new(2.0, ui.visuals().strong_text_color()),
+    );
+    if let Some(p) = resp.hover_pos() {
+        let t = t_of(p.x);
+        let text = match offset {
+            Some(o) => format!("video {} · log {:.3} s", fmt_time(t), t + o),
+            None => format!("video {}", fmt_time(t)),
+        };
+        resp.clone().on_hover_text_at_pointer(text);
+    }
+    if (resp.clicked() || resp.dragged())
+        && let Some(p) = resp.interact_pointer_pos()
+    {
+        return Some(t_of(p.x));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clicking_the_timeline_seeks() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::Queryable;
+        let mut h = Harness::builder().with_size([420.0, 60.0]).build_ui_state(
+            |ui, got: &mut Option<f64>| {
+                if let Some(t) = timeline(
+                    ui,
+                    10.0,
+                    20.0,
+                    12.0,
+                    Some((11.0, 13.0)),
+                    &[14.0, 15.0],
+                    Some(100.0),
+                ) {
+                    *got = Some(t);
+                }
+            },
+            None,
+        );
+        let r = h.get_by_label("timeline").rect();
+        h.hover_at(r.center());
+        h.run();
+        h.get_by_label("timeline").click();
+        h.run();
+        let t = h.state().expect("a click seeks");
+        assert!((t - 15.0).abs() < 0.1, "{t}");
+    }
+
+    #[test]
+    fn times_format_as_minutes() {
+        assert_eq!(fmt_time(0.0), "0:00.000");
+        assert_eq!(fmt_time(75.25), "1:15.250");
+        assert_eq!(fmt_time(-1.5), "-0:01.500");
+    }
+}

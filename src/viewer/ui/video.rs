@@ -1,0 +1,156 @@
+//! The video panel: the frame as drawn by the pipeline, zoomed and panned.
+//! Image pixels map to the screen through one `emath::RectTransform`, the
+//! same way world points map to image pixels through the calibration.
+
+use eframe::egui::{self, Color32, Pos2, Rect, Sense, Vec2, emath::RectTransform};
+
+use crate::viewer::app::{VideoView, ViewerApp};
+
+/// Zoom limits (1 = the frame fits the panel).
+const ZOOM_RANGE: (f32, f32) = (0.25, 32.0);
+
+/// Image pixels → screen for a frame of `size` shown in `panel` with `view`.
+pub fn image_to_screen(view: &VideoView, panel: Rect, size: [usize; 2]) -> RectTransform {
+    let (w, h) = (size[0].max(1) as f32, size[1].max(1) as f32);
+    let fit = (panel.width() / w).min(panel.height() / h).max(1e-6);
+    let scale = fit * view.zoom;
+    let center = view.center.unwrap_or(Pos2::new(w / 2.0, h / 2.0));
+    let min = panel.center() - center.to_vec2() * scale;
+    let screen = Rect::from_min_size(min, Vec2::new(w * scale, h * scale));
+    RectTransform::from_to(Rect::from_min_size(Pos2::ZERO, Vec2::new(w, h)), screen)
+}
+
+/// Zooms by `factor` keeping image point under `anchor` (screen) fixed.
+pub fn zoom_about(view: &mut VideoView, panel: Rect, size: [usize; 2], anchor: Pos2, factor: f32) {
+    let to_screen = image_to_screen(view, panel, size);
+    let to_image = to_screen.inverse();
+    let img_anchor = to_image.transform_pos(anchor);
+    let zoom = (view.zoom * factor).clamp(ZOOM_RANGE.0, ZOOM_RANGE.1);
+    let (w, h) = (size[0].max(1) as f32, size[1].max(1) as f32);
+    let fit = (panel.width() / w).min(panel.height() / h).max(1e-6);
+    let scale = fit * zoom;
+    // Choose the centre so that img_anchor lands on anchor again.
+    let center = img_anchor - (anchor - panel.center()) / scale;
+    view.zoom = zoom;
+    view.center = Some(center);
+}
+
+pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    let panel = ui.available_rect_before_wrap();
+    let resp = ui.allocate_rect(panel, Sense::click_and_drag());
+    let painter = ui.painter_at(panel);
+    painter.rect_filled(panel, 0.0, Color32::from_gray(16));
+    let (Some(tex), Some(frame)) = (&app.texture, &app.frame) else {
+        painter.text(
+            panel.center(),
+            egui::Align2::CENTER_CENTER,
+            if app.doc.is_some() {
+                "decoding…"
+            } else {
+                "Open a session or a video (File → Open, or drop files here)"
+            },
+            egui::FontId::proportional(18.0),
+            ui.visuals().weak_text_color(),
+        );
+        return;
+    };
+    let size = frame.size;
+    let to_screen = image_to_screen(&app.video_view, panel, size);
+    // Tell the worker how large the frame is on screen (physical pixels).
+    let ppp = ui.ctx().pixels_per_point();
+    let shown = to_screen.to().size() * ppp;
+    let display = [shown.x.ceil().max(1.0) as usize, shown.y.ceil().max(1.0) as usize];
+    if app.display_size != Some(display) {
+        app.display_size = Some(display);
+        if let Some(p) = &app.player {
+            p.set_display_size(display);
+        }
+    }
+    painter.image(
+        tex.id(),
+        *to_screen.to(),
+        Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+        Color32::WHITE,
+    );
+    let calib_used = crate::viewer::ui::calib::interact(ui, &resp, &to_screen, &mut app.calib);
+    if app.calib.active {
+        let calib = app.doc.as_ref().and_then(|d| d.calibration.as_ref());
+        if let Some(c) = calib {
+            crate::viewer::ui::calib::paint_check(&painter, &to_screen, &app.calib, c);
+        }
+        let flagged = app
+            .calib
+            .fit_view()
+            .map(|v| v.outliers.clone())
+            .unwrap_or_default();
+        crate::viewer::ui::calib::paint(&painter, &to_screen, &app.calib, &flagged);
+    }
+    // Zoom with the wheel (or pinch) about the pointer; pan by dragging
+    // (with the middle or right button in calibration mode).
+    if let Some(p) = resp.hover_pos() {
+        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+        let factor = zoom * (scroll / 200.0).exp();
+        if (factor - 1.0).abs() > 1e-4 {
+            zoom_about(&mut app.video_view, panel, size, p, factor);
+        }
+    }
+    let pan = if app.calib.active {
+        resp.dragged_by(egui::PointerButton::Middle) || resp.dragged_by(egui::PointerButton::Secondary)
+    } else {
+        resp.dragged()
+    };
+    if pan && !calib_used {
+        let to_image = to_screen.inverse();
+        let d = to_image.transform_pos(Pos2::ZERO + resp.drag_delta()) - to_image.transform_pos(Pos2::ZERO);
+        let c = app
+            .video_view
+            .center
+            .unwrap_or(Pos2::new(size[0] as f32 / 2.0, size[1] as f32 / 2.0));
+        app.video_view.center = Some(c - d);
+    }
+    if resp.double_clicked() && !app.calib.active {
+        app.video_view = VideoView::default();
+    }
+    if let Some(p) = resp.hover_pos().filter(|_| !app.is_screenshot_run()) {
+        let px = to_screen.inverse().transform_pos(p);
+        let mut text = format!("pixel ({:.0}, {:.0})", px.x, px.y);
+        if let Some(c) = app.doc.as_ref().and_then(|d| d.calibration.as_ref())
+            && let Some(w) = c.unproject(crate::log::Vec2::new(px.x as f64, px.y as f64))
+        {
+            text.push_str(&format!("  world ({:.0}, {:.0})", w.x, w.y));
+        }
+        painter.text(
+            panel.left_bottom() + Vec2::new(6.0, -6.0),
+            egui::Align2::LEFT_BOTTOM,
+            text,
+            egui::FontId::monospace(12.0),
+            Color32::from_gray(220),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_centers_and_zoom_keeps_anchor() {
+        let panel = Rect::from_min_size(Pos2::new(10.0, 20.0), Vec2::new(400.0, 400.0));
+        let mut v = VideoView::default();
+        let t = image_to_screen(&v, panel, [200, 100]);
+        assert_eq!(
+            *t.to(),
+            Rect::from_min_size(Pos2::new(10.0, 120.0), Vec2::new(400.0, 200.0))
+        );
+        let anchor = Pos2::new(100.0, 150.0);
+        let before = t.inverse().transform_pos(anchor);
+        zoom_about(&mut v, panel, [200, 100], anchor, 3.0);
+        let after = image_to_screen(&v, panel, [200, 100])
+            .inverse()
+            .transform_pos(anchor);
+        assert!((before - after).length() < 1e-3, "{before:?} {after:?}");
+        assert_eq!(v.zoom, 3.0);
+        zoom_about(&mut v, panel, [200, 100], anchor, 1000.0);
+        assert_eq!(v.zoom, ZOOM_RANGE.1);
+    }
+}
