@@ -7,6 +7,7 @@
 
 pub mod calib;
 pub mod cli;
+pub mod demo;
 pub mod draw;
 pub mod export;
 pub mod files;

@@ -1,0 +1,1 @@
+//! The demo's game: robots and ball moved with plausible dynamics.

@@ -1,0 +1,1 @@
+//! The demo's visualization log, as the robots' software would write it.
