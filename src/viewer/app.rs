@@ -409,10 +409,16 @@ impl ViewerApp {
 
     /// Shows `doc`, playing frames from `source`.
     pub fn set_document(&mut self, doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
-        if let Some(v) = super::state::SessionView::from_session(&doc.session) {
-            self.persisted.layout = v.layout;
+        let view = super::state::SessionView::from_session(&doc.session);
+        if let Some(v) = &view {
+            self.persisted.layout = v.layout.clone();
             self.persisted.toggles = v.toggles;
         }
+        // The calibration points are the session's own: a session without
+        // any starts with none.
+        let v = view.unwrap_or_default();
+        self.calib
+            .restore(&v.calib_points, v.calib_model, v.calib_preset.as_deref());
         let settings = doc.view_settings(self.persisted.toggles);
         let processor = (self.processor)(&doc, self.persisted.toggles)?;
         let ctx = self.ctx.clone();
@@ -988,6 +994,9 @@ impl ViewerApp {
         let view = super::state::SessionView {
             layout: self.persisted.layout.clone(),
             toggles: self.persisted.toggles,
+            calib_points: self.calib.saved_points(),
+            calib_model: (!self.calib.points.points.is_empty()).then_some(self.calib.model),
+            calib_preset: self.calib.preset.map(str::to_owned),
         };
         view.store(&mut doc.session);
         match doc.save(&p) {

@@ -204,6 +204,48 @@ impl Default for CalibMode {
 }
 
 impl CalibMode {
+    /// The points, as a session's `[viewer]` table keeps them.
+    pub fn saved_points(&self) -> Vec<super::state::SavedCalibPoint> {
+        self.points
+            .points
+            .iter()
+            .map(|p| super::state::SavedCalibPoint {
+                image: [p.image.x, p.image.y],
+                world: p.world.map(|w| [w.x, w.y]),
+                name: p.name.clone(),
+            })
+            .collect()
+    }
+
+    /// Puts back points, model and preset saved in a session (calibration
+    /// mode stays off; points with non-finite coordinates are dropped).
+    pub fn restore(
+        &mut self,
+        saved: &[super::state::SavedCalibPoint],
+        model: Option<Model>,
+        preset: Option<&str>,
+    ) {
+        let finite = |v: [f64; 2]| v.iter().all(|c| c.is_finite());
+        self.points = CalibPoints {
+            points: saved
+                .iter()
+                .filter(|p| finite(p.image) && p.world.is_none_or(finite))
+                .map(|p| CalibPoint {
+                    image: Vec2::new(p.image[0], p.image[1]),
+                    world: p.world.map(|w| Vec2::new(w[0], w[1])),
+                    name: p.name.clone(),
+                })
+                .collect(),
+            selected: None,
+            revision: self.points.revision + 1,
+        };
+        if let Some(m) = model {
+            self.model = m;
+        }
+        self.preset = preset.and_then(|id| presets::all().into_iter().find(|f| f.id == id).map(|f| f.id));
+        self.dragging = None;
+    }
+
     /// Fits the points again when they or the model changed; returns the
     /// new calibration when a fit succeeded just now. `image_size` is the
     /// video's `[width, height]` (centre of distortion).
@@ -389,5 +431,33 @@ mod tests {
         let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,inf\n", p).unwrap_err();
         assert!(format!("{e:#}").contains("finite"), "{e:#}");
         assert!(CalibPoints::from_csv("", p).is_err());
+    }
+
+    #[test]
+    fn points_model_and_preset_survive_saving() {
+        let mut c = CalibMode::default();
+        let i = c.points.add(Vec2::new(10.0, 20.0));
+        c.points
+            .set_world(i, Some(Vec2::new(-4500.0, 3000.0)), Some("corner -x+y".into()));
+        c.points.add(Vec2::new(300.0, 40.0));
+        c.model = Model::Radial;
+        c.preset = Some("ssl-b");
+        let saved = c.saved_points();
+        let mut back = CalibMode::default();
+        back.restore(&saved, Some(c.model), c.preset);
+        assert_eq!(back.points.points, c.points.points);
+        assert_eq!(
+            (back.model, back.preset, back.active),
+            (Model::Radial, Some("ssl-b"), false)
+        );
+        // Damaged entries are dropped, an unknown preset forgotten.
+        let mut bad = saved.clone();
+        bad[1].image = [f64::NAN, 1.0];
+        back.restore(&bad, None, Some("no-such-field"));
+        assert_eq!(back.points.points.len(), 1);
+        assert_eq!(back.preset, None);
+        // Restoring nothing clears.
+        back.restore(&[], None, None);
+        assert!(back.points.points.is_empty());
     }
 }

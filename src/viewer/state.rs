@@ -85,6 +85,29 @@ impl Persisted {
 pub struct SessionView {
     pub layout: Layout,
     pub toggles: ViewToggles,
+    /// The calibration points clicked in calibration mode, so they can be
+    /// edited again after the session is reopened.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calib_points: Vec<SavedCalibPoint>,
+    /// The model calibration mode fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calib_model: Option<crate::calib::Model>,
+    /// The field preset calibration mode picks points from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calib_preset: Option<String>,
+}
+
+/// One calibration point as saved in a session's `[viewer]` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SavedCalibPoint {
+    /// Image pixel `[u, v]`.
+    pub image: [f64; 2],
+    /// World point `[x, y]`, once paired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world: Option<[f64; 2]>,
+    /// The preset point it was picked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl SessionView {
@@ -343,6 +366,20 @@ mod tests {
                 tint_mask: true,
                 ..ViewToggles::default()
             },
+            calib_points: vec![
+                SavedCalibPoint {
+                    image: [12.5, 40.0],
+                    world: Some([-4500.0, 3000.0]),
+                    name: Some("corner -x+y".into()),
+                },
+                SavedCalibPoint {
+                    image: [600.0, 41.25],
+                    world: None,
+                    name: None,
+                },
+            ],
+            calib_model: Some(crate::calib::Model::Radial),
+            calib_preset: Some("ssl-b".into()),
         };
         view.store(&mut s);
         let p = dir.path().join("s.toml");
