@@ -124,14 +124,13 @@ pub fn goal_walls(side: f64) -> [([f64; 3], [f64; 3]); 3] {
     let x1 = side * (FIELD_LENGTH / 2.0 + GOAL_DEPTH + GOAL_WALL);
     let (xa, xb) = (x0.min(x1), x0.max(x1));
     let hw = GOAL_WIDTH / 2.0;
-    let back = if side > 0.0 {
-        x1 - GOAL_WALL
-    } else {
-        x1
-    };
+    let back = if side > 0.0 { x1 - GOAL_WALL } else { x1 };
     [
         ([xa, hw, 0.0], [xb, hw + GOAL_WALL, GOAL_HEIGHT]),
         ([xa, -hw - GOAL_WALL, 0.0], [xb, -hw, GOAL_HEIGHT]),
-        ([back, -hw - GOAL_WALL, 0.0], [back + GOAL_WALL, hw + GOAL_WALL, GOAL_HEIGHT]),
+        (
+            [back, -hw - GOAL_WALL, 0.0],
+            [back + GOAL_WALL, hw + GOAL_WALL, GOAL_HEIGHT],
+        ),
     ]
 }

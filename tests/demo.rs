@@ -1,0 +1,207 @@
+//! `underlay demo` end to end on a small demo: the files it writes, that
+//! they agree with each other (log, calibration, video, true masks), that
+//! the default mask finds the floor in its video, reuse of a finished demo,
+//! refusal to write into someone else's folder, and export of its session.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use underlay::image::MaskImage;
+use underlay::log::Shape;
+use underlay::select::{FilterSpec, Index};
+use underlay::session::{CalibrationSource, Session};
+use underlay::video::{Decoder, VideoFrame};
+
+fn underlay(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_underlay"))
+        .args(args)
+        .output()
+        .expect("run the underlay binary")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Generates a 2 s, 10 fps, 640×360 demo into `dir`.
+fn small_demo(dir: &Path) -> Output {
+    underlay(&[
+        "demo",
+        "--out",
+        dir.to_str().unwrap(),
+        "--no-view",
+        "--width",
+        "640",
+        "--height",
+        "360",
+        "--fps",
+        "10",
+        "--duration",
+        "2",
+    ])
+}
+
+fn read_all(path: &Path) -> Vec<VideoFrame> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some(f) = d.next_frame().unwrap() {
+        out.push(f);
+    }
+    out
+}
+
+fn read_masks(path: &Path) -> Vec<MaskImage> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut out = Vec::new();
+    let mut m = MaskImage::zeros((0, 0));
+    while d.read_gray_into(&mut m).unwrap().is_some() {
+        out.push(m.clone());
+    }
+    out
+}
+
+#[test]
+fn demo_writes_a_consistent_run_that_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let o = small_demo(&dir);
+    assert!(o.status.success(), "{}", text(&o));
+    for f in [
+        "session.toml",
+        "video.mp4",
+        "log.ulog",
+        "demo.toml",
+        "truth/camera.toml",
+        "truth/masks.mkv",
+        "truth/trajectory.csv",
+    ] {
+        assert!(dir.join(f).is_file(), "missing {f}");
+    }
+    assert!(
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .all(|e| !e.unwrap().file_name().to_string_lossy().starts_with('.')),
+        "scratch files left behind"
+    );
+
+    // Video and true masks: 20 frames of 640×360 at 0.1 s steps.
+    let frames = read_all(&dir.join("video.mp4"));
+    let masks = read_masks(&dir.join("truth/masks.mkv"));
+    assert_eq!(frames.len(), 20);
+    assert_eq!(masks.len(), 20);
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(f.image.dim(), (360, 640, 3));
+        assert!((f.time - i as f64 * 0.1).abs() < 1e-3, "frame {i} at {}", f.time);
+    }
+
+    // The session holds the true calibration and offset; the log's robot
+    // circles, projected through it, land on robots (foreground) in the
+    // true mask, and the ball's on the ball.
+    let session = Session::load(&dir.join("session.toml")).unwrap();
+    assert!(session.offset > 1.5e9, "epoch offset {}", session.offset);
+    let Some(CalibrationSource::Inline(calib)) = &session.calibration else {
+        panic!("no inline calibration");
+    };
+    let log = underlay::log::load(&session.log).unwrap();
+    let index = Index::new(&log);
+    let filter = FilterSpec::default().compile(&log).unwrap();
+    let mut checked = 0;
+    for (i, mask) in masks.iter().enumerate().step_by(5) {
+        let t = i as f64 * 0.1 + session.offset;
+        let sel = index.select(&log, t, index.default_threshold(), &filter);
+        for p in &sel {
+            let name = log.entities.name(p.entity);
+            let Shape::Circle { center, radius } = p.shape else {
+                continue;
+            };
+            let robot = name.starts_with("robots/") && name.matches('/').count() == 2;
+            if !(name == "ball" || robot && (radius - 90.0).abs() <= 1.0) {
+                continue;
+            }
+            let q = calib.project(center).unwrap();
+            let (u, v) = (q.x.round() as usize, q.y.round() as usize);
+            assert!(u < 640 && v < 360, "{name} off screen at {q:?}");
+            // The ball is a pixel or two across at this size: look around it.
+            let r = if name == "ball" { 1 } else { 0 };
+            let hidden = (v.saturating_sub(r)..=(v + r).min(359))
+                .any(|y| (u.saturating_sub(r)..=(u + r).min(639)).any(|x| mask[[y, x]] == 0));
+            assert!(hidden, "frame {i}: {name} at {q:?} is floor in the true mask");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4 * 13, "only {checked} robots and balls checked");
+
+    // The default (adaptive) mask finds the true floor.
+    let mut masker = session.mask.build().unwrap();
+    let mut got = MaskImage::zeros((0, 0));
+    let (mut inter, mut union) = (0u64, 0u64);
+    for (f, truth) in frames.iter().zip(&masks) {
+        masker.compute(&f.image, f.time, &mut got).unwrap();
+        for (&a, &b) in got.iter().zip(truth.iter()) {
+            inter += u64::from(a != 0 && b != 0);
+            union += u64::from(a != 0 || b != 0);
+        }
+    }
+    let iou = inter as f64 / union as f64;
+    assert!(iou > 0.95, "adaptive mask IoU with the truth {iou:.4}");
+
+    // The session exports.
+    let out = tmp.path().join("annotated.mp4");
+    let o = underlay(&[
+        "export",
+        dir.join("session.toml").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(read_all(&out).len(), 20);
+
+    // Asked again, the finished demo is reused, not regenerated.
+    let before = std::fs::metadata(dir.join("video.mp4"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let o = small_demo(&dir);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("using the demo already in"), "{}", text(&o));
+    let after = std::fs::metadata(dir.join("video.mp4"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn demo_refuses_a_folder_that_is_not_a_demo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mine: PathBuf = tmp.path().join("notes.txt");
+    std::fs::write(&mine, "mine").unwrap();
+    let o = small_demo(tmp.path());
+    assert!(!o.status.success());
+    let msg = text(&o);
+    assert!(msg.contains("not an underlay demo folder"), "{msg}");
+    assert!(msg.contains(tmp.path().to_str().unwrap()), "{msg}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn demo_rejects_impossible_sizes_and_rates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("d");
+    for (flag, value, says) in [
+        ("--width", "321", "even"),
+        ("--height", "8", "64–4096"),
+        ("--fps", "0", "frame rate"),
+        ("--duration", "NaN", "duration"),
+    ] {
+        let o = underlay(&["demo", "--out", out.to_str().unwrap(), "--no-view", flag, value]);
+        assert!(!o.status.success(), "{flag} {value} accepted");
+        assert!(text(&o).contains(says), "{flag} {value}: {}", text(&o));
+        assert!(!out.exists(), "{flag} {value} left a folder");
+    }
+}
