@@ -1,14 +1,10 @@
 //! `underlay demo`: generate the demo run (or reuse the one already made)
 //! and open it in the viewer.
 
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::demo::{self, DemoFiles, DemoSpec};
 
@@ -101,13 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn make(dir: &std::path::Path, spec: &DemoSpec) -> anyhow::Result<DemoFiles> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
-            eprintln!("underlay: warning: Ctrl-C will not stop the demo cleanly ({e})");
-        }
-    }
+    let cancel = super::cancel_on_ctrl_c("demo");
     eprintln!(
         "underlay: generating the demo ({}×{}, {} s at {} fps) in {}",
         spec.width,
@@ -116,18 +106,7 @@ fn make(dir: &std::path::Path, spec: &DemoSpec) -> anyhow::Result<DemoFiles> {
         spec.fps,
         dir.display()
     );
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(spec.frames());
-        bar.set_style(
-            ProgressStyle::with_template("rendering [{bar:40}] {pos}/{len} frames, {per_sec}, eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        crate::video::set_ffmpeg_quiet(true);
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = super::frame_bar(Some(spec.frames()), "rendering");
     let started = Instant::now();
     let progress = |done: u64, _total: u64| bar.set_position(done);
     let result = demo::generate(dir, spec, &progress, &cancel);

@@ -3,7 +3,6 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 
@@ -108,15 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     job.protected.extend(session_file);
 
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Fails only when a handler is already installed (a second export
-        // in the same process): that one sets no flag we watch, so say so.
-        if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
-            eprintln!("underlay: warning: Ctrl-C will not stop the export cleanly ({e})");
-        }
-    }
+    let cancel = super::cancel_on_ctrl_c("export");
     let report = match crate::export::run(&job, processors, &cancel) {
         Ok(r) => r,
         Err(ExportError::Interrupted(i)) => return Err(i.into()),

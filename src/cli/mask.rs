@@ -1,13 +1,10 @@
 //! `underlay mask`: floor masks of an image or a video.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::image::{MaskImage, load_rgb, save_mask};
 use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
@@ -125,27 +122,8 @@ fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
     let mut encoder = Encoder::create(partial.path(), info.width, info.height, &settings)
         .with_context(|| format!("creating {}", args.output.display()))?;
 
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        if let Err(e) = ctrlc::set_handler(move || cancel.store(true, Ordering::SeqCst)) {
-            eprintln!("underlay: warning: Ctrl-C will not stop the masking cleanly ({e})");
-        }
-    }
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = info
-            .frame_count
-            .map_or_else(ProgressBar::new_spinner, ProgressBar::new);
-        bar.set_style(
-            ProgressStyle::with_template("masking [{bar:40}] {pos}/{len} frames, {per_sec}, eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        crate::video::set_ffmpeg_quiet(true);
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let cancel = super::cancel_on_ctrl_c("masking");
+    let bar = super::frame_bar(info.frame_count, "masking");
     let started = Instant::now();
     let mut frames = 0u64;
     let result = (|| -> anyhow::Result<()> {

@@ -53,3 +53,38 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Log(c)) => log::run(c),
     }
 }
+
+/// A flag that Ctrl-C sets, for long work to stop cleanly between frames.
+/// `what` names the work in the warning printed when no handler can be
+/// installed (only one per process: a second export from the same
+/// process, say, is then not stopped cleanly).
+pub(crate) fn cancel_on_ctrl_c(what: &str) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let cancel = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)) {
+        eprintln!("underlay: warning: Ctrl-C will not stop the {what} cleanly ({e})");
+    }
+    cancel
+}
+
+/// A progress bar over `len` frames (a spinner when unknown) on standard
+/// error when it is a terminal, with FFmpeg's own messages quieted
+/// meanwhile; hidden otherwise. `verb` says what is done to the frames.
+pub(crate) fn frame_bar(len: Option<u64>, verb: &str) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::io::IsTerminal as _;
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{verb} [{{bar:40}}] {{pos}}/{{len}} frames, {{per_sec}}, eta {{eta}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    crate::video::set_ffmpeg_quiet(true);
+    bar
+}
