@@ -343,3 +343,72 @@ fn write_trajectory_row(w: &mut impl std::io::Write, t: f64, s: &world::Snapshot
     }
     writeln!(w)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> DemoSpec {
+        DemoSpec {
+            width: 96,
+            height: 64,
+            fps: 5.0,
+            duration: 1.0,
+            seed: 3,
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn an_interrupted_demo_leaves_the_folder_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        let cancel = AtomicBool::new(true);
+        let e = generate(&dir, &tiny(), &|_, _| {}, &cancel).unwrap_err();
+        assert!(matches!(e, DemoError::Interrupted), "{e}");
+        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+        // A finished demo survives an interrupted regeneration unchanged.
+        let done = AtomicBool::new(false);
+        generate(&dir, &tiny(), &|_, _| {}, &done).unwrap();
+        assert!(is_current(&dir, &tiny()));
+        let before = std::fs::read(dir.join(LOG_FILE)).unwrap();
+        let other = DemoSpec { seed: 4, ..tiny() };
+        assert!(generate(&dir, &other, &|_, _| {}, &cancel).is_err());
+        assert!(is_current(&dir, &tiny()));
+        assert_eq!(std::fs::read(dir.join(LOG_FILE)).unwrap(), before);
+        assert!(
+            !names(&dir).iter().any(|n| n.starts_with('.')),
+            "{:?}",
+            names(&dir)
+        );
+    }
+
+    #[test]
+    fn progress_counts_every_frame_and_the_stamp_names_the_spec() {
+        let tmp = tempfile::tempdir().unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let progress = |done: u64, total: u64| seen.lock().unwrap().push((done, total));
+        let spec = tiny();
+        generate(tmp.path(), &spec, &progress, &AtomicBool::new(false)).unwrap();
+        assert_eq!(*seen.lock().unwrap(), (1..=5).map(|i| (i, 5)).collect::<Vec<_>>());
+        assert!(is_current(tmp.path(), &spec));
+        assert!(!is_current(
+            tmp.path(),
+            &DemoSpec {
+                fps: 6.0,
+                ..spec.clone()
+            }
+        ));
+        // A missing file makes the folder stale.
+        std::fs::remove_file(tmp.path().join(MASKS_FILE)).unwrap();
+        assert!(!is_current(tmp.path(), &spec));
+    }
+}
