@@ -204,6 +204,7 @@ pub fn generate(
         return Err(DemoError::ForeignFolder(dir.to_owned()));
     }
     let scratch = dir.join(format!(".generating-{}", std::process::id()));
+    remove_stale_scratch(dir);
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(scratch.join(TRUTH_DIR)).map_err(io_err(&scratch))?;
     let result = generate_into(&scratch, spec, progress, cancel).and_then(|()| {
@@ -221,6 +222,25 @@ pub fn generate(
     });
     let _ = std::fs::remove_dir_all(&scratch);
     result.map(|()| DemoFiles::in_dir(dir))
+}
+
+/// Removes scratch folders that crashed or killed runs left behind (an
+/// hour old: younger ones may belong to a run still going).
+fn remove_stale_scratch(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(3600));
+        if old && e.file_name().to_string_lossy().starts_with(".generating-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 fn generate_into(
@@ -388,6 +408,25 @@ mod tests {
             !names(&dir).iter().any(|n| n.starts_with('.')),
             "{:?}",
             names(&dir)
+        );
+    }
+
+    #[test]
+    fn old_scratch_folders_are_cleaned_up_young_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (old, young) = (tmp.path().join(".generating-1"), tmp.path().join(".generating-2"));
+        std::fs::create_dir(&old).unwrap();
+        std::fs::create_dir(&young).unwrap();
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        generate(tmp.path(), &tiny(), &|_, _| {}, &AtomicBool::new(false)).unwrap();
+        assert!(!old.exists());
+        assert!(
+            young.exists(),
+            "a scratch folder of a run still going is left alone"
         );
     }
 
