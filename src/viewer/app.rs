@@ -615,6 +615,11 @@ impl ViewerApp {
             }
             self.playback.playing = false;
             b.play = started.elapsed();
+            b.played_samples = Some((
+                self.perf.worker.len(),
+                self.perf.ui_frames.len(),
+                self.perf.ui_build.len(),
+            ));
         }
         // Random seeks, one at a time, each waiting for its frame.
         if b.seek_target.is_some() && !current {
@@ -645,10 +650,18 @@ impl ViewerApp {
         let played = b.play.as_secs_f64();
         let expected = (played * fps).floor();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let mut ui: Vec<f64> = self.perf.ui_frames.iter().map(|&s| s as f64 * 1e3).collect();
-        let mut build: Vec<f64> = self.perf.ui_build.iter().map(|&d| ms(d)).collect();
+        // Frames played, not the seeks after them.
+        let (n_worker, n_ui, n_build) = b.played_samples.unwrap_or((usize::MAX, usize::MAX, usize::MAX));
+        let mut ui: Vec<f64> = self
+            .perf
+            .ui_frames
+            .iter()
+            .take(n_ui)
+            .map(|&s| s as f64 * 1e3)
+            .collect();
+        let mut build: Vec<f64> = self.perf.ui_build.iter().take(n_build).map(|&d| ms(d)).collect();
         let pick = |f: &dyn Fn(&FrameTiming) -> Duration| -> Vec<f64> {
-            self.perf.worker.iter().map(|t| ms(f(t))).collect()
+            self.perf.worker.iter().take(n_worker).map(|t| ms(f(t))).collect()
         };
         let mut total = pick(&|t| t.total());
         let mut decode = pick(&|t| t.decode);
@@ -659,9 +672,9 @@ impl ViewerApp {
         format!(
             "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1×\n\
              frames on screen: {} of {expected} ({:.1}%)\n\
-             UI frame interval: {}\n\
+             UI frame interval while playing: {}\n\
              \x20 of which building the UI: {}\n\
-             worker per frame: {}\n\
+             worker per frame played: {}\n\
              \x20 decode wait: {}\n\
              \x20 pipeline: {}\n\
              \x20   of which mask: {}\n\

@@ -25,6 +25,10 @@ pub struct BenchJob {
     /// Frames (by time) that reached the screen while playing.
     pub shown: HashSet<u64>,
     pub seeks_left: usize,
+    /// Numbers of (worker, UI) samples when playing ended: the per-frame
+    /// figures are taken over these, so the seeks that follow (each a
+    /// decode from a keyframe) do not count as frames played.
+    pub played_samples: Option<(usize, usize, usize)>,
     pub seek_target: Option<f64>,
     pub rng: rand::rngs::StdRng,
     pub done: bool,
@@ -38,6 +42,7 @@ impl BenchJob {
             start_time: 0.0,
             shown: HashSet::new(),
             seeks_left: SEEKS,
+            played_samples: None,
             seek_target: None,
             rng: rand::rngs::StdRng::seed_from_u64(7),
             done: false,
