@@ -283,7 +283,7 @@ fn generate_into(
     write_trajectory_header(&mut traj).map_err(io_err(&traj_path))?;
 
     // Render on a second thread while this one encodes.
-    let (tx, rx) = crossbeam_channel::bounded::<(u64, RgbImage, MaskImage)>(3);
+    let (tx, rx) = crossbeam_channel::bounded::<(u64, world::Snapshot, RgbImage, MaskImage)>(3);
     let (back_tx, back_rx) = crossbeam_channel::unbounded::<(RgbImage, MaskImage)>();
     std::thread::scope(|s| -> Result<(), DemoError> {
         // Owned here, so an early return drops it and stops the renderer.
@@ -300,16 +300,16 @@ fn generate_into(
                     .unwrap_or_else(|_| (RgbImage::zeros((0, 0, 3)), MaskImage::zeros((0, 0))));
                 let snap = run.at(t + VIDEO_LEAD);
                 renderer.render(&snap, i as u64, &mut img, &mut mask);
-                if tx.send((i as u64, img, mask)).is_err() {
+                if tx.send((i as u64, snap, img, mask)).is_err() {
                     break;
                 }
             }
         });
-        for (i, img, mask) in rx.iter() {
+        for (i, snap, img, mask) in rx.iter() {
             let t = times[i as usize];
             video.push(&img, t)?;
             masks.push_mask(&mask, t)?;
-            write_trajectory_row(&mut traj, t, &run.at(t + VIDEO_LEAD)).map_err(io_err(&traj_path))?;
+            write_trajectory_row(&mut traj, t, &snap).map_err(io_err(&traj_path))?;
             let _ = back_tx.send((img, mask));
             progress(i + 1, n);
         }
@@ -385,6 +385,24 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// The game, the renderer and the calibration presets agree on the
+    /// field: the renderer paints the preset's lines, the game plays on
+    /// the world's constants.
+    #[test]
+    fn the_world_is_the_ssl_division_b_preset() {
+        use crate::calib::presets::ssl_division_b;
+        let f = ssl_division_b();
+        assert_eq!(
+            f.size,
+            crate::log::Vec2::new(world::FIELD_LENGTH, world::FIELD_WIDTH)
+        );
+        assert_eq!(f.line_width, world::LINE_WIDTH);
+        let (hl, hw) = (world::FIELD_LENGTH / 2.0, world::GOAL_WIDTH / 2.0);
+        assert_eq!(f.point("goal post +x+y"), Some(crate::log::Vec2::new(hl, hw)));
+        let front = crate::log::Vec2::new(hl - sim::DEFENSE_DEPTH, sim::DEFENSE_WIDTH / 2.0);
+        assert_eq!(f.point("defence +x+y front"), Some(front));
     }
 
     #[test]

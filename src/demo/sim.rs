@@ -452,6 +452,25 @@ struct OffenceState {
     planned_at: f64,
 }
 
+impl OffenceState {
+    /// No plan yet: the next possession starts one, holding the ball for
+    /// `hold_for` seconds from `since`; `zones` are kept for drawing.
+    fn fresh(zones: Option<[Zone; 3]>, since: f64, hold_for: f64) -> Self {
+        OffenceState {
+            primary: None,
+            zones,
+            since,
+            hold_for,
+            pass: None,
+            shot: None,
+            flight: None,
+            last_passer: None,
+            possessor: None,
+            planned_at: 0.0,
+        }
+    }
+}
+
 struct Game {
     rng: StdRng,
     t: f64,
@@ -518,18 +537,7 @@ impl Game {
             },
             phase: Phase::Running,
             stop: None,
-            off: OffenceState {
-                primary: None,
-                zones: None,
-                since: 0.0,
-                hold_for,
-                pass: None,
-                shot: None,
-                flight: None,
-                last_passer: None,
-                possessor: None,
-                planned_at: 0.0,
-            },
+            off: OffenceState::fresh(None, 0.0, hold_for),
             shot_due,
             marks,
             free_kick: None,
@@ -1634,18 +1642,7 @@ impl Game {
             restart: None,
         });
         self.ball.holder = None;
-        self.off = OffenceState {
-            primary: None,
-            zones: self.off.zones,
-            since: self.t,
-            hold_for: 1.0,
-            pass: None,
-            shot: None,
-            flight: None,
-            last_passer: None,
-            possessor: None,
-            planned_at: 0.0,
-        };
+        self.off = OffenceState::fresh(self.off.zones, self.t, 1.0);
         let y0 = usize::from(TEAM_SIZE);
         let offender = (y0 + 1..ROBOTS)
             .min_by(|&a, &b| {
