@@ -17,15 +17,18 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
-use crate::image::RgbImage;
 use crate::video::{Decoder, Encoder, EncoderSettings, VideoError, VideoFrame};
 
 /// An error from a per-frame processor.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
-/// The per-frame work: draws on the frame in place; gets the frame's video
-/// time in seconds (from the input's start, whatever `--from` says).
-pub type Processor<'a> = Box<dyn FnMut(&mut RgbImage, f64) -> Result<(), BoxError> + Send + 'a>;
+/// The per-frame work: draws on the frame in place. The frame's `time` is
+/// its video time in seconds (from the input's start, whatever `--from`
+/// says). Frames come with their decoded YUV planes when the video allows
+/// ([`VideoFrame::yuv`]); a processor that changes `image` must update
+/// them to match ([`crate::pipeline::Pipeline::process_frame`] does) or
+/// drop them, because the encoder takes them as they are.
+pub type Processor<'a> = Box<dyn FnMut(&mut VideoFrame) -> Result<(), BoxError> + Send + 'a>;
 
 /// Errors of an export. Each names the file, and the frame where one is
 /// concerned.
@@ -166,6 +169,8 @@ pub fn run(
         return Err(ExportError::BadRange { from, to });
     }
     let mut decoder = Decoder::open(&job.input)?;
+    // Pixels no drawing touches go to the encoder as they were decoded.
+    decoder.set_keep_yuv(true);
     let info = decoder.info().clone();
     if info.duration > 0.0 && from >= info.duration {
         return Err(ExportError::EmptyRange {
@@ -202,7 +207,7 @@ pub fn run(
         let decode = s.spawn(move || decode_stage(decoder, to, pool_limit, work_tx, free_rx, signals));
         let mut processors = processors;
         if processors.is_empty() {
-            processors.push(Box::new(|_: &mut RgbImage, _| Ok(())));
+            processors.push(Box::new(|_: &mut VideoFrame| Ok(())));
         }
         for mut p in processors {
             let (rx, tx) = (work_rx.clone(), done_tx.clone());
@@ -433,14 +438,14 @@ fn decode_stage(
 
 /// Runs one processor on frames until the decoder is done.
 fn worker(
-    process: &mut (dyn FnMut(&mut RgbImage, f64) -> Result<(), BoxError> + Send),
+    process: &mut (dyn FnMut(&mut VideoFrame) -> Result<(), BoxError> + Send),
     work: &Receiver<Work>,
     done: &Sender<(u64, Done)>,
 ) {
     for item in work.iter() {
         let msg = match item {
             Work::Frame(seq, mut f) => {
-                let r = process(&mut f.image, f.time);
+                let r = process(&mut f);
                 (seq, Done::Frame(f, r))
             }
             Work::Failed(seq, e) => (seq, Done::Failed(e)),
@@ -513,7 +518,7 @@ fn encode_stage(
                 }
             };
             last_out = frame.time - t0;
-            enc.push(&frame.image, last_out)
+            enc.push_frame(&frame, last_out)
                 .map_err(|e| temp.name_output(e, &job.output))?;
             bar.inc(1);
             next += 1;
@@ -561,6 +566,7 @@ fn encode_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::RgbImage;
     use crate::video::{Encoder, EncoderSettings};
 
     fn level(i: usize) -> u8 {
@@ -592,13 +598,18 @@ mod tests {
 
     /// Paints a red 16×16 square in the top-left corner.
     fn red_square<'a>() -> Processor<'a> {
-        Box::new(|img: &mut RgbImage, _t| {
+        Box::new(|f: &mut VideoFrame| {
+            let img = &mut f.image;
             for y in 0..16 {
                 for x in 0..16 {
                     img[[y, x, 0]] = 250;
                     img[[y, x, 1]] = 10;
                     img[[y, x, 2]] = 10;
                 }
+            }
+            // Only the square needs converting back.
+            if let Some(yuv) = &mut f.yuv {
+                yuv.mark_changed([0, 0, 16, 16]);
             }
             Ok(())
         })
@@ -660,11 +671,11 @@ mod tests {
         let inp = input(dir.path(), &times);
         let out = dir.path().join("par.mp4");
         // Workers of different speeds, so frames finish out of order.
-        let slow: Processor<'_> = Box::new(|_: &mut RgbImage, _| {
+        let slow: Processor<'_> = Box::new(|_: &mut VideoFrame| {
             std::thread::sleep(Duration::from_millis(15));
             Ok(())
         });
-        let fast: Processor<'_> = Box::new(|_: &mut RgbImage, _| Ok(()));
+        let fast: Processor<'_> = Box::new(|_: &mut VideoFrame| Ok(()));
         run(
             &crisp_job(&inp, &out),
             vec![slow, fast, red_square()],
@@ -685,7 +696,8 @@ mod tests {
         job.from = Some(0.55);
         job.to = Some(1.0);
         let seen = std::sync::Mutex::new(Vec::new());
-        let p: Processor<'_> = Box::new(|_: &mut RgbImage, t| {
+        let p: Processor<'_> = Box::new(|f: &mut VideoFrame| {
+            let t = f.time;
             seen.lock().unwrap().push(t);
             Ok(())
         });
@@ -706,7 +718,8 @@ mod tests {
         let times: Vec<f64> = (0..15).map(|i| f64::from(i) / 10.0).collect();
         let inp = input(dir.path(), &times);
         let out = dir.path().join("fail.mp4");
-        let p: Processor<'_> = Box::new(|_: &mut RgbImage, t| {
+        let p: Processor<'_> = Box::new(|f: &mut VideoFrame| {
+            let t = f.time;
             if t > 0.75 {
                 Err("the overlay broke".into())
             } else {
@@ -730,7 +743,8 @@ mod tests {
         let inp = input(dir.path(), &times);
         let out = dir.path().join("cancel.mp4");
         let cancel = AtomicBool::new(false);
-        let p: Processor<'_> = Box::new(|_: &mut RgbImage, t| {
+        let p: Processor<'_> = Box::new(|f: &mut VideoFrame| {
+            let t = f.time;
             if t >= 1.0 {
                 cancel.store(true, Ordering::SeqCst);
             }

@@ -17,6 +17,7 @@ use crate::log::{Log, LogError};
 use crate::mask::{MaskError, Masker};
 use crate::select::{Filter, Index, SelectError};
 use crate::session::{CalibrationSource, Session};
+use crate::video::VideoFrame;
 
 /// Errors building a pipeline or processing a frame.
 #[derive(Debug, thiserror::Error)]
@@ -282,6 +283,24 @@ impl Pipeline {
             self.overlay.composite(frame, mask).map_err(draw_err)?;
         }
         stats.composite_time = t3.elapsed();
+        Ok(stats)
+    }
+
+    /// Annotates a decoded frame in place like [`process`](Self::process),
+    /// and marks the parts it changed on the frame's YUV planes
+    /// ([`VideoFrame::yuv`]), when it has them, so that only those are
+    /// converted back.
+    pub fn process_frame(&mut self, frame: &mut VideoFrame) -> Result<FrameStats, PipelineError> {
+        let stats = self.process(&mut frame.image, frame.time)?;
+        if let Some(yuv) = &mut frame.yuv {
+            let (h, w, _) = frame.image.dim();
+            if self.options.tint_mask {
+                yuv.mark_changed([0, 0, w, h]);
+            } else if !self.overlay.is_empty() {
+                self.overlay
+                    .for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
+            }
+        }
         Ok(stats)
     }
 

@@ -78,7 +78,7 @@ fn quick_job(input: &Path, output: &Path) -> ExportJob {
 }
 
 fn nothing<'a>() -> Vec<Processor<'a>> {
-    vec![Box::new(|_: &mut RgbImage, _| Ok(()))]
+    vec![Box::new(|_: &mut underlay::video::VideoFrame| Ok(()))]
 }
 
 fn tmp() -> tempfile::TempDir {

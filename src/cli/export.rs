@@ -7,10 +7,10 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::export::{ExportError, ExportJob, Processor};
-use crate::image::RgbImage;
 use crate::mask::MaskSettings;
 use crate::pipeline::Pipeline;
 use crate::session::{CalibrationSource, Session};
+use crate::video::VideoFrame;
 
 /// Arguments of `underlay export`.
 #[derive(Debug, clap::Args)]
@@ -89,8 +89,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let processors: Vec<Processor<'static>> = pipelines
         .into_iter()
         .map(|mut pipeline| -> Processor<'static> {
-            Box::new(move |frame: &mut RgbImage, t| {
-                pipeline.process(frame, t).map(|_| ()).map_err(Into::into)
+            Box::new(move |frame: &mut VideoFrame| {
+                pipeline.process_frame(frame).map(|_| ()).map_err(Into::into)
             })
         })
         .collect();

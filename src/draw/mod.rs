@@ -154,6 +154,13 @@ impl Overlay {
         n
     }
 
+    /// Calls `f(y, x0, x1)` for the drawn parts of each pair of rows `y`
+    /// and `y + 1` (`y` even), rounded out to 8-pixel chunks: the 2×2
+    /// blocks of a 4:2:0 picture that compositing may have changed.
+    pub fn for_each_pair_span(&self, f: impl FnMut(usize, usize, usize)) {
+        self.dirty.for_each_pair_span(f);
+    }
+
     /// Premultiplied RGBA of pixel `(x, y)` (transparent outside).
     pub fn pixel(&self, x: usize, y: usize) -> [u8; 4] {
         if x < self.width && y < self.height {

@@ -36,6 +36,38 @@ pub(crate) struct ChunkDirty {
     y1: usize,
 }
 
+/// Calls `f(x0, x1)` for every run of set bits in a row of chunk `words`
+/// (pixel columns, clipped to `width`), left to right.
+fn runs(words: impl Iterator<Item = u64>, width: usize, mut f: impl FnMut(usize, usize)) {
+    // The run being collected, in chunks: [start, end).
+    let mut run: Option<(usize, usize)> = None;
+    for (wi, word) in words.enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            let ones = (!(bits >> s)).trailing_zeros() as usize;
+            let len = ones.min(64 - s);
+            let (a, b) = (wi * 64 + s, wi * 64 + s + len);
+            run = match run {
+                Some((ra, rb)) if rb == a => Some((ra, b)),
+                Some((ra, rb)) => {
+                    f(ra * CHUNK, (rb * CHUNK).min(width));
+                    Some((a, b))
+                }
+                None => Some((a, b)),
+            };
+            bits = if s + len >= 64 {
+                0
+            } else {
+                bits & (!0u64 << (s + len))
+            };
+        }
+    }
+    if let Some((ra, rb)) = run {
+        f(ra * CHUNK, (rb * CHUNK).min(width));
+    }
+}
+
 impl ChunkDirty {
     pub fn new(width: usize, height: usize) -> Self {
         let words = width.div_ceil(CHUNK).div_ceil(64);
@@ -70,33 +102,25 @@ impl ChunkDirty {
     pub fn for_each_span(&self, mut f: impl FnMut(usize, usize, usize)) {
         for y in self.y0..self.y1.max(self.y0) {
             let row = &self.bits[y * self.words..(y + 1) * self.words];
-            // The run being collected, in chunks: [start, end).
-            let mut run: Option<(usize, usize)> = None;
-            for (wi, &word) in row.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let s = bits.trailing_zeros() as usize;
-                    let ones = (!(bits >> s)).trailing_zeros() as usize;
-                    let len = ones.min(64 - s);
-                    let (a, b) = (wi * 64 + s, wi * 64 + s + len);
-                    run = match run {
-                        Some((ra, rb)) if rb == a => Some((ra, b)),
-                        Some((ra, rb)) => {
-                            f(y, ra * CHUNK, (rb * CHUNK).min(self.width));
-                            Some((a, b))
-                        }
-                        None => Some((a, b)),
-                    };
-                    bits = if s + len >= 64 {
-                        0
-                    } else {
-                        bits & (!0u64 << (s + len))
-                    };
-                }
-            }
-            if let Some((ra, rb)) = run {
-                f(y, ra * CHUNK, (rb * CHUNK).min(self.width));
-            }
+            runs(row.iter().copied(), self.width, |x0, x1| f(y, x0, x1));
+        }
+    }
+
+    /// Calls `f(y, x0, x1)` for every run of chunks marked in row `y` or
+    /// `y + 1`, for even `y` from top to bottom: the pixels of the 2×2
+    /// blocks a 4:2:0 picture must convert again.
+    pub fn for_each_pair_span(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let height = self.bits.len() / self.words.max(1);
+        for y in (self.y0 & !1..self.y1.max(self.y0)).step_by(2) {
+            let a = &self.bits[y * self.words..(y + 1) * self.words];
+            let b = if y + 1 < height {
+                &self.bits[(y + 1) * self.words..(y + 2) * self.words]
+            } else {
+                a
+            };
+            runs(a.iter().zip(b).map(|(p, q)| p | q), self.width, |x0, x1| {
+                f(y, x0, x1)
+            });
         }
     }
 

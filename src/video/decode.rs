@@ -8,6 +8,7 @@ use ffmpeg_next::ffi;
 use ffmpeg_next::{Packet, Rational, codec, frame, media};
 
 use super::convert::{Colorimetry, Planes, Scaler, rotate_into};
+use super::planes::Yuv420;
 use super::yuv::{InvCoeffs, Plane, yuv420_to_rgb};
 use super::{VideoError, VideoFrame, VideoInfo, init, ratio};
 use crate::image::{MaskImage, RgbImage};
@@ -63,6 +64,8 @@ pub struct Decoder {
     /// Frames handed out (for error messages).
     returned: u64,
     last_index: u64,
+    /// Also hand out the decoded YUV 4:2:0 planes ([`VideoFrame::yuv`]).
+    keep_yuv: bool,
 }
 
 /// Skipping of non-reference frames while decoding towards a target.
@@ -190,6 +193,7 @@ impl Decoder {
             max_interval: 0.0,
             returned: 0,
             last_index: 0,
+            keep_yuv: false,
         })
     }
 
@@ -221,10 +225,24 @@ impl Decoder {
         let index = self.index_of(time);
         self.convert(&raw, &mut out.image)
             .map_err(|message| self.bad_frame(index, time, message))?;
+        let size = (self.info.width, self.info.height);
+        let reuse = out.yuv.take();
+        if self.keep_yuv && self.info.rotation == 0 {
+            out.yuv = Yuv420::reference(&raw, size, reuse);
+        }
         out.time = time;
         out.index = index;
         self.done_with(raw, time, index);
         Ok(true)
+    }
+
+    /// Whether frames read with [`read_into`](Self::read_into) also carry
+    /// the decoded picture's own YUV 4:2:0 planes ([`VideoFrame::yuv`]),
+    /// for 8-bit limited-range 4:2:0 video of even size shown unrotated
+    /// (other frames get `None`). Off by default: the decoder then needs
+    /// more buffers, as each frame handed out keeps its picture alive.
+    pub fn set_keep_yuv(&mut self, on: bool) {
+        self.keep_yuv = on;
     }
 
     /// For mask videos: the next frame's luma (0–255, upright) into `out`,

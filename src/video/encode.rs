@@ -1,4 +1,5 @@
-//! Encoding: RGB frames to H.264 (libx264, yuv420p) in MP4 with faststart,
+//! Encoding: RGB frames, or decoded YUV 4:2:0 frames as they are, to H.264
+//! (libx264, yuv420p) in MP4 with faststart,
 //! or floor masks to lossless FFV1 (gray) in Matroska; frame times kept
 //! exactly (variable frame rate stays variable), audio streams of a source
 //! file copied unchanged.
@@ -12,8 +13,9 @@ use ffmpeg_next::{Dictionary, Packet, Rational, codec, frame, media};
 
 use super::convert::{Colorimetry, Planes, Scaler};
 use super::decode::rational_fps;
-use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420};
-use super::{VideoError, init, ratio};
+use super::planes::Yuv420;
+use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420, same_matrix};
+use super::{VideoError, VideoFrame, init, ratio};
 use crate::image::{MaskImage, RgbImage};
 
 /// Audio is written at most this far (seconds) ahead of the video.
@@ -327,6 +329,28 @@ impl Encoder {
         self.send(time)
     }
 
+    /// Adds a decoded (and perhaps annotated) frame shown from `time`: its
+    /// decoded YUV planes ([`VideoFrame::yuv`]), with the parts marked
+    /// changed converted from its RGB picture, when they match this
+    /// encoder's size and colour matrix; else the whole RGB picture
+    /// converted.
+    pub fn push_frame(&mut self, frame: &VideoFrame, time: f64) -> Result<(), VideoError> {
+        let (h, w, _) = frame.image.dim();
+        match (&frame.yuv, frame.image.as_slice()) {
+            (Some(yuv), Some(rgb))
+                if !self.gray
+                    && (yuv.width(), yuv.height()) == (w, h)
+                    && (self.enc_width, self.enc_height) == (self.width, self.height)
+                    && same_matrix(yuv.space(), self.color.space) =>
+            {
+                self.check_size(w, h, time)?;
+                self.yuv_to_frame(yuv, rgb, time)?;
+                self.send(time)
+            }
+            _ => self.push(&frame.image, time),
+        }
+    }
+
     /// Adds a mask (255 = floor) shown from `time`; stored losslessly by a
     /// gray encoder, as a black-and-white picture by an H.264 one.
     pub fn push_mask(&mut self, mask: &MaskImage, time: f64) -> Result<(), VideoError> {
@@ -477,6 +501,68 @@ impl Encoder {
             plane(2, eh / 2),
             &self.coeffs,
         );
+        Ok(())
+    }
+
+    /// Copies decoded YUV 4:2:0 planes of the encoder's size into the
+    /// reusable frame, then converts the parts of `rgb` (packed, the same
+    /// size) they mark changed.
+    fn yuv_to_frame(&mut self, yuv: &Yuv420, rgb: &[u8], time: f64) -> Result<(), VideoError> {
+        self.writable(time)?;
+        let (w, h) = (yuv.width(), yuv.height());
+        // SAFETY: the pointer of an allocated frame.
+        let f = unsafe { self.frame.as_mut_ptr() };
+        // SAFETY: a writable YUV420P frame of w×h: plane 0 has h rows of
+        // linesize[0] ≥ w bytes, planes 1 and 2 have h/2 rows of at least
+        // w/2; the planes do not overlap.
+        let plane = |i: usize, rows: usize| unsafe {
+            let stride = (*f).linesize[i] as usize;
+            PlaneMut {
+                data: std::slice::from_raw_parts_mut((*f).data[i], stride * rows),
+                stride,
+            }
+        };
+        let mut dst = [plane(0, h), plane(1, h / 2), plane(2, h / 2)];
+        for (i, d) in dst.iter_mut().enumerate() {
+            let (pw, ph) = if i == 0 { (w, h) } else { (w / 2, h / 2) };
+            let (src, stride) = yuv.plane(i);
+            if stride < pw || src.len() < stride * (ph - 1) + pw {
+                return Err(self.bad_frame(time, format!("decoded plane {i} is smaller than the picture")));
+            }
+            for row in 0..ph {
+                d.data[row * d.stride..][..pw].copy_from_slice(&src[row * stride..][..pw]);
+            }
+        }
+        let [py, pu, pv] = dst;
+        let (cw, sy, su, sv) = (w / 2, py.stride, pu.stride, pv.stride);
+        for &[x0, y0, x1, y1] in yuv.changed() {
+            let (x0, y0) = (x0 & !1, y0 & !1);
+            let (x1, y1) = ((x1 + 1).min(w) & !1, (y1 + 1).min(h) & !1);
+            if x0 >= x1 || y0 >= y1 || x0 / 2 >= cw {
+                continue;
+            }
+            rgb_to_yuv420(
+                Plane {
+                    data: &rgb[(y0 * w + x0) * 3..],
+                    stride: 3 * w,
+                },
+                x1 - x0,
+                y1 - y0,
+                PlaneMut {
+                    data: &mut py.data[y0 * sy + x0..],
+                    stride: sy,
+                },
+                PlaneMut {
+                    data: &mut pu.data[y0 / 2 * su + x0 / 2..],
+                    stride: su,
+                },
+                PlaneMut {
+                    data: &mut pv.data[y0 / 2 * sv + x0 / 2..],
+                    stride: sv,
+                },
+                &self.coeffs,
+            );
+        }
         Ok(())
     }
 

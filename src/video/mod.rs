@@ -10,6 +10,7 @@
 mod convert;
 mod decode;
 mod encode;
+mod planes;
 pub mod yuv;
 
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use std::sync::Once;
 
 pub use decode::Decoder;
 pub use encode::{Encoder, EncoderSettings};
+pub use planes::Yuv420;
 
 use crate::image::RgbImage;
 
@@ -57,6 +59,13 @@ pub struct VideoFrame {
     pub index: u64,
     /// The picture, upright.
     pub image: RgbImage,
+    /// The same picture in the video's own YUV 4:2:0 planes, when the
+    /// decoder was asked to keep them ([`Decoder::set_keep_yuv`]) and the
+    /// video allows it. Whoever changes `image` must say where
+    /// ([`Yuv420::mark_changed`]) or set this to `None`:
+    /// [`Encoder::push_frame`] encodes these planes, with the changed parts
+    /// converted from `image`, when they are there.
+    pub yuv: Option<Yuv420>,
 }
 
 impl VideoFrame {
@@ -66,6 +75,7 @@ impl VideoFrame {
             time: 0.0,
             index: 0,
             image: RgbImage::zeros((0, 0, 3)),
+            yuv: None,
         }
     }
 }

@@ -451,3 +451,146 @@ fn indexes_are_exact_after_seeking_to_the_start_and_back() {
         assert_eq!(d.frame_at(t + 0.01).unwrap().unwrap().index, i as u64, "at {t}");
     }
 }
+
+/// A picture with detail in luma and chroma, different for each frame.
+fn textured(w: usize, h: usize, i: usize) -> RgbImage {
+    RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| {
+        ((x * (3 + c) + y * (5 + 2 * c) + 17 * i + (x * y) % 7) % 200 + 30) as u8
+    })
+}
+
+fn lossless() -> EncoderSettings {
+    EncoderSettings {
+        crf: 0,
+        preset: "ultrafast".into(),
+        ..Default::default()
+    }
+}
+
+/// The planes of every frame of `path`, as decoded.
+fn all_planes(path: &Path) -> Vec<[Vec<u8>; 3]> {
+    let mut d = Decoder::open(path).unwrap();
+    d.set_keep_yuv(true);
+    let mut out = Vec::new();
+    let mut f = VideoFrame::empty();
+    while d.read_into(&mut f).unwrap() {
+        let yuv = f.yuv.as_ref().expect("8-bit 4:2:0 video keeps its planes");
+        let (w, h) = (yuv.width(), yuv.height());
+        let rows = |i: usize, pw: usize, ph: usize| {
+            let (data, stride) = yuv.plane(i);
+            (0..ph)
+                .flat_map(|r| data[r * stride..][..pw].to_vec())
+                .collect::<Vec<u8>>()
+        };
+        out.push([rows(0, w, h), rows(1, w / 2, h / 2), rows(2, w / 2, h / 2)]);
+    }
+    out
+}
+
+#[test]
+fn decoded_planes_pass_through_and_only_marked_blocks_are_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (64, 48);
+    let input = dir.path().join("in.mp4");
+    let mut e = Encoder::create(&input, w as u32, h as u32, &lossless()).unwrap();
+    for i in 0..4 {
+        e.push(&textured(w, h, i), i as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+
+    // Paint a red square with odd edges on every frame and mark it.
+    let out = dir.path().join("out.mp4");
+    let mut d = Decoder::open(&input).unwrap();
+    d.set_keep_yuv(true);
+    let mut enc = Encoder::create(&out, w as u32, h as u32, &lossless()).unwrap();
+    let mut f = VideoFrame::empty();
+    let (x0, y0, x1, y1) = (11, 7, 20, 13);
+    while d.read_into(&mut f).unwrap() {
+        for y in y0..y1 {
+            for x in x0..x1 {
+                f.image[[y, x, 0]] = 250;
+                f.image[[y, x, 1]] = 10;
+                f.image[[y, x, 2]] = 10;
+            }
+        }
+        f.yuv.as_mut().unwrap().mark_changed([x0, y0, x1, y1]);
+        enc.push_frame(&f, f.time).unwrap();
+    }
+    enc.finish().unwrap();
+
+    // What the painted RGB converts to, block by block.
+    let coeffs = yuv::Coeffs::for_space(5);
+    let before = all_planes(&input);
+    let after = all_planes(&out);
+    assert_eq!(before.len(), 4);
+    assert_eq!(after.len(), 4);
+    let mut decoded = Decoder::open(&input).unwrap();
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        let mut painted = decoded.next_frame().unwrap().unwrap().image;
+        for y in y0..y1 {
+            for x in x0..x1 {
+                painted[[y, x, 0]] = 250;
+                painted[[y, x, 1]] = 10;
+                painted[[y, x, 2]] = 10;
+            }
+        }
+        let mut want = [vec![0u8; w * h], vec![0u8; w * h / 4], vec![0u8; w * h / 4]];
+        let [wy, wu, wv] = &mut want;
+        yuv::rgb_to_yuv420(
+            yuv::Plane {
+                data: painted.as_slice().unwrap(),
+                stride: 3 * w,
+            },
+            w,
+            h,
+            yuv::PlaneMut { data: wy, stride: w },
+            yuv::PlaneMut {
+                data: wu,
+                stride: w / 2,
+            },
+            yuv::PlaneMut {
+                data: wv,
+                stride: w / 2,
+            },
+            &coeffs,
+        );
+        // The marked rectangle widened to 2×2 blocks: 10..20 × 6..14.
+        let inside =
+            |x: usize, y: usize, s: usize| (10 / s..20 / s).contains(&x) && (6 / s..14 / s).contains(&y);
+        for (p, s) in [(0, 1), (1, 2), (2, 2)] {
+            let pw = w / s;
+            for (k, (&got, &orig)) in a[p].iter().zip(&b[p]).enumerate() {
+                let (x, y) = (k % pw, k / pw);
+                if inside(x, y, s) {
+                    assert_eq!(
+                        got, want[p][k],
+                        "frame {i} plane {p} at ({x}, {y}): converted from RGB"
+                    );
+                } else {
+                    assert_eq!(got, orig, "frame {i} plane {p} at ({x}, {y}): passed through");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn frames_without_planes_are_converted_from_rgb() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (64, 48);
+    let input = dir.path().join("in.mp4");
+    write_video(&input, w, h, &[0.0, 0.1, 0.2], crisp());
+    let out = dir.path().join("out.mp4");
+    let mut d = Decoder::open(&input).unwrap();
+    // Planes not kept: push_frame converts the RGB picture, changes included.
+    let mut enc = Encoder::create(&out, w as u32, h as u32, &crisp()).unwrap();
+    let mut f = VideoFrame::empty();
+    while d.read_into(&mut f).unwrap() {
+        assert!(f.yuv.is_none());
+        f.image[[0, 0, 0]] = 255;
+        enc.push_frame(&f, f.time).unwrap();
+    }
+    enc.finish().unwrap();
+    let got: Vec<usize> = all_frames(&out).iter().map(|f| which(&f.image)).collect();
+    assert_eq!(got, [0, 1, 2]);
+}

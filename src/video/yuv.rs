@@ -20,6 +20,12 @@ fn weights(space: i32) -> (f64, f64) {
     }
 }
 
+/// Whether colour matrices `a` and `b` convert alike (BT.601 is tagged in
+/// several ways).
+pub(crate) fn same_matrix(a: i32, b: i32) -> bool {
+    weights(a) == weights(b)
+}
+
 /// Fixed-point scale of the RGB → YUV coefficients (all fit in an i16).
 const SHIFT: i32 = 15;
 /// Rounding and offset constants of RGB → YUV, split as `1024 × k` so the

@@ -105,9 +105,8 @@ pub fn export_fn(
         let processors: Vec<crate::export::Processor<'_>> = processors
             .into_iter()
             .map(|mut p| -> crate::export::Processor<'_> {
-                Box::new(move |img: &mut crate::image::RgbImage, t: f64| {
-                    use super::player::FrameProcessor as _;
-                    p.process(img, t)?;
+                Box::new(move |frame: &mut crate::video::VideoFrame| {
+                    p.process_frame(frame)?;
                     let done = progress.done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress.total.fetch_max(done, Ordering::Relaxed);
                     Ok(())

@@ -67,6 +67,17 @@ impl PipelineProcessor {
     }
 }
 
+impl PipelineProcessor {
+    /// Draws a decoded frame for export, keeping its YUV planes in step
+    /// ([`Pipeline::process_frame`]).
+    pub fn process_frame(&mut self, frame: &mut crate::video::VideoFrame) -> Result<(), String> {
+        self.pipeline
+            .process_frame(frame)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
 impl FrameProcessor for PipelineProcessor {
     fn configure(&mut self, s: &ViewSettings) -> Result<(), String> {
         let old = self.applied.take();
