@@ -9,9 +9,8 @@
 use std::path::Path;
 
 use ndarray::{Array2, Array3};
-use opencv::core::{Mat, Vector};
-use opencv::prelude::*;
-use opencv::{imgcodecs, imgproc};
+
+use crate::video::still::{StillFormat, read_still, write_still};
 
 /// An RGB frame, shape `(height, width, 3)`, standard (row-major) layout.
 pub type RgbImage = Array3<u8>;
@@ -25,16 +24,10 @@ pub const FLOOR: u8 = 255;
 /// Errors reading or writing image files.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
-    #[error("{path}: cannot read as an image (missing, unreadable or not an image format OpenCV knows)")]
-    Unreadable { path: String },
+    #[error("{path}: cannot read as an image ({message})")]
+    Unreadable { path: String, message: String },
     #[error("{path}: {message}")]
     Write { path: String, message: String },
-    #[error("{path}: {source}")]
-    OpenCv {
-        path: String,
-        #[source]
-        source: opencv::Error,
-    },
 }
 
 /// Width and height of a frame.
@@ -43,100 +36,55 @@ pub fn size_of(img: &RgbImage) -> (usize, usize) {
     (w, h)
 }
 
-/// Reads any image OpenCV can decode (PNG, JPEG, …) as RGB.
+/// Reads any picture FFmpeg can decode (PNG, JPEG, BMP, TIFF, WebP, …) as
+/// RGB.
 pub fn load_rgb(path: &Path) -> Result<RgbImage, ImageError> {
-    let p = path.to_string_lossy().into_owned();
-    let cv = |source| ImageError::OpenCv {
-        path: p.clone(),
-        source,
-    };
-    let bgr = imgcodecs::imread(&p, imgcodecs::IMREAD_COLOR).map_err(cv)?;
-    if bgr.empty() {
-        return Err(ImageError::Unreadable { path: p });
-    }
-    let (w, h) = (bgr.cols() as usize, bgr.rows() as usize);
-    let mut out = RgbImage::zeros((h, w, 3));
-    {
-        let slice = out
-            .as_slice_mut()
-            .ok_or_else(|| ImageError::Unreadable { path: p.clone() })?;
-        // SAFETY-free view: wrap our buffer in a Mat header and convert into it.
-        let mut dst = Mat::new_rows_cols_with_data_mut(h as i32, (w * 3) as i32, slice).map_err(cv)?;
-        let mut dst = dst.reshape_mut(3, h as i32).map_err(cv)?;
-        imgproc::cvt_color_def(&bgr, &mut dst, imgproc::COLOR_BGR2RGB).map_err(cv)?;
-    }
-    Ok(out)
+    let (w, h, data) = read(path, StillFormat::Rgb)?;
+    RgbImage::from_shape_vec((h, w, 3), data).map_err(|e| unreadable(path, e.to_string()))
 }
 
-/// Writes an RGB frame as PNG (or any format OpenCV picks from the extension).
+/// Writes an RGB frame as PNG (or JPEG, BMP, TIFF, picked by the extension).
 pub fn save_rgb(path: &Path, img: &RgbImage) -> Result<(), ImageError> {
-    let p = path.to_string_lossy().into_owned();
-    let cv = |source| ImageError::OpenCv {
-        path: p.clone(),
-        source,
-    };
     let (h, w, _) = img.dim();
     let std = img.as_standard_layout();
-    let slice = std.as_slice().ok_or_else(|| ImageError::Write {
-        path: p.clone(),
-        message: "non-contiguous image".into(),
-    })?;
-    let src = Mat::new_rows_cols_with_data(h as i32, (w * 3) as i32, slice).map_err(cv)?;
-    let src = src.reshape(3, h as i32).map_err(cv)?;
-    let mut bgr = Mat::default();
-    imgproc::cvt_color_def(&src, &mut bgr, imgproc::COLOR_RGB2BGR).map_err(cv)?;
-    write_mat(&p, &bgr)
+    let data = std.as_slice().ok_or_else(|| write_error(path, "non-contiguous image".into()))?;
+    write_still(path, w, h, StillFormat::Rgb, data).map_err(|m| write_error(path, m))
 }
 
-/// Reads a mask image (any non-zero pixel = floor).
+/// Reads a mask picture (any pixel lighter than mid-grey = floor).
 pub fn load_mask(path: &Path) -> Result<MaskImage, ImageError> {
-    let p = path.to_string_lossy().into_owned();
-    let cv = |source| ImageError::OpenCv {
-        path: p.clone(),
-        source,
-    };
-    let gray = imgcodecs::imread(&p, imgcodecs::IMREAD_GRAYSCALE).map_err(cv)?;
-    if gray.empty() {
-        return Err(ImageError::Unreadable { path: p });
-    }
-    let (w, h) = (gray.cols() as usize, gray.rows() as usize);
-    let bytes = gray.data_bytes().map_err(cv)?;
-    let data = bytes.iter().map(|&v| if v > 127 { FLOOR } else { 0 }).collect();
-    MaskImage::from_shape_vec((h, w), data).map_err(|e| ImageError::Write {
-        path: p,
-        message: e.to_string(),
-    })
+    let (w, h, data) = read(path, StillFormat::Gray)?;
+    let data = data.into_iter().map(|v| if v > 127 { FLOOR } else { 0 }).collect();
+    MaskImage::from_shape_vec((h, w), data).map_err(|e| unreadable(path, e.to_string()))
 }
 
 /// Writes a mask as an 8-bit grey PNG (white = floor).
 pub fn save_mask(path: &Path, mask: &MaskImage) -> Result<(), ImageError> {
-    let p = path.to_string_lossy().into_owned();
-    let cv = |source| ImageError::OpenCv {
-        path: p.clone(),
-        source,
-    };
     let (h, w) = mask.dim();
     let std = mask.as_standard_layout();
-    let slice = std.as_slice().ok_or_else(|| ImageError::Write {
-        path: p.clone(),
-        message: "non-contiguous mask".into(),
-    })?;
-    let m = Mat::new_rows_cols_with_data(h as i32, w as i32, slice).map_err(cv)?;
-    write_mat(&p, &m.try_clone().map_err(cv)?)
+    let data = std.as_slice().ok_or_else(|| write_error(path, "non-contiguous mask".into()))?;
+    write_still(path, w, h, StillFormat::Gray, data).map_err(|m| write_error(path, m))
 }
 
-fn write_mat(p: &str, m: &Mat) -> Result<(), ImageError> {
-    let ok = imgcodecs::imwrite(p, m, &Vector::new()).map_err(|source| ImageError::OpenCv {
-        path: p.to_owned(),
-        source,
-    })?;
-    if ok {
-        Ok(())
-    } else {
-        Err(ImageError::Write {
-            path: p.to_owned(),
-            message: "OpenCV could not write this file (unknown extension or unwritable place)".into(),
-        })
+fn read(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), ImageError> {
+    if !path.is_file() {
+        let why = if path.exists() { "not a file" } else { "no such file" };
+        return Err(unreadable(path, why.into()));
+    }
+    read_still(path, format).map_err(|m| unreadable(path, m))
+}
+
+fn unreadable(path: &Path, message: String) -> ImageError {
+    ImageError::Unreadable {
+        path: path.display().to_string(),
+        message,
+    }
+}
+
+fn write_error(path: &Path, message: String) -> ImageError {
+    ImageError::Write {
+        path: path.display().to_string(),
+        message,
     }
 }
 
@@ -164,6 +112,70 @@ mod tests {
         save_mask(&p, &m).unwrap();
         assert_eq!(load_mask(&p).unwrap(), m);
         let err = load_rgb(&dir.path().join("nope.png")).unwrap_err().to_string();
-        assert!(err.contains("nope.png"), "{err}");
+        assert!(err.contains("nope.png") && err.contains("no such file"), "{err}");
+    }
+
+    /// A picture with smooth colour ramps (JPEG keeps those close).
+    fn ramps(w: usize, h: usize) -> RgbImage {
+        RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| match c {
+            0 => (x * 255 / w) as u8,
+            1 => (y * 255 / h) as u8,
+            _ => 128,
+        })
+    }
+
+    #[test]
+    fn other_formats_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = ramps(40, 30);
+        for (ext, tolerance) in [("bmp", 0), ("tiff", 0), ("jpg", 6)] {
+            let p = dir.path().join(format!("x.{ext}"));
+            save_rgb(&p, &img).unwrap();
+            let back = load_rgb(&p).unwrap();
+            assert_eq!(back.dim(), img.dim(), "{ext}");
+            let worst = back.iter().zip(&img).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+            assert!(worst <= tolerance, "{ext}: off by {worst}");
+        }
+    }
+
+    #[test]
+    fn colour_pictures_read_as_masks_and_masks_as_colour() {
+        let dir = tempfile::tempdir().unwrap();
+        // Light left half, dark right half.
+        let img = RgbImage::from_shape_fn((6, 8, 3), |(_, x, _)| if x < 4 { 230 } else { 20 });
+        let p = dir.path().join("c.png");
+        save_rgb(&p, &img).unwrap();
+        let m = load_mask(&p).unwrap();
+        assert!(m.indexed_iter().all(|((_, x), &v)| v == if x < 4 { FLOOR } else { 0 }));
+        // A grey mask reads as full-range grey RGB (no level squeezing).
+        let q = dir.path().join("m.png");
+        save_mask(&q, &m).unwrap();
+        let rgb = load_rgb(&q).unwrap();
+        assert_eq!(rgb[[0, 0, 0]], 255);
+        assert_eq!(rgb[[0, 7, 1]], 0);
+    }
+
+    #[test]
+    fn bad_files_and_names_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.png");
+        std::fs::write(&junk, b"this is not a picture").unwrap();
+        let err = load_rgb(&junk).unwrap_err().to_string();
+        assert!(err.contains("junk.png") && err.contains("cannot read"), "{err}");
+        let truncated = dir.path().join("cut.png");
+        save_rgb(&truncated, &ramps(64, 64)).unwrap();
+        let bytes = std::fs::read(&truncated).unwrap();
+        std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+        // A cut PNG is refused or decodes to a picture of its size: never a panic.
+        if let Ok(img) = load_rgb(&truncated) {
+            assert_eq!(img.dim(), (64, 64, 3));
+        }
+        let err = load_rgb(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("not a file"), "{err}");
+        let err = save_rgb(&dir.path().join("x.xyz"), &ramps(4, 4)).unwrap_err().to_string();
+        assert!(err.contains("x.xyz") && err.contains(".png"), "{err}");
+        let err = save_rgb(&dir.path().join("missing/x.png"), &ramps(4, 4)).unwrap_err().to_string();
+        assert!(err.contains("missing"), "{err}");
+        assert!(save_rgb(&dir.path().join("e.png"), &RgbImage::zeros((0, 0, 3))).is_err());
     }
 }

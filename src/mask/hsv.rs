@@ -143,12 +143,23 @@ pub fn hue_fraction(r: u8, g: u8, b: u8) -> (u16, u8, u8) {
 /// rounded hue (0 for greys).
 #[inline]
 pub fn hue_bin(p: u16, c: u8) -> u8 {
-    if c == 0 {
-        0
-    } else {
-        ((30 * p as u32) / c as u32).min(179) as u8
-    }
+    // 30·p < 2^16 for every hue fraction (p < 6c ≤ 1530), and for such
+    // numerators multiplying by ⌈2^24 / c⌉ and shifting is exact division
+    // (tested for every pair); c = 0 has reciprocal 0, giving bin 0.
+    let q = ((30 * u64::from(p)) * u64::from(BIN_RECIPROCAL[c as usize])) >> 24;
+    q.min(179) as u8
 }
+
+/// `⌈2^24 / c⌉` for c = 1‥255 (0 for c = 0): division-free [`hue_bin`].
+static BIN_RECIPROCAL: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut c = 1;
+    while c < 256 {
+        t[c] = (1u32 << 24).div_ceil(c as u32);
+        c += 1;
+    }
+    t
+};
 
 /// Whether the hue bin ([`hue_bin`]) of `(p, c)` lies in the window of
 /// `span + 1` bins starting at `lo` (wrapping past 179), using only 16-bit
@@ -286,6 +297,16 @@ mod tests {
             }
         }
         assert!(worst <= 1, "hue bins differ from OpenCV by {worst}");
+    }
+
+    #[test]
+    fn hue_bin_is_exact_division() {
+        for c in 0..=255u8 {
+            for p in 0..(6 * c as u16).max(1) {
+                let want = if c == 0 { 0 } else { ((30 * p as u32) / c as u32).min(179) as u8 };
+                assert_eq!(hue_bin(p, c), want, "p={p} c={c}");
+            }
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod convert;
 mod decode;
 mod encode;
 mod planes;
+pub mod still;
 pub mod yuv;
 
 use std::path::PathBuf;

@@ -1,0 +1,199 @@
+//! Still images (PNG, JPEG, BMP, TIFF, WebP, … whatever FFmpeg reads) read
+//! into and written from packed RGB or gray buffers, with FFmpeg's image
+//! decoders and encoders: the project needs no second image library, and
+//! the program starts faster without OpenCV's image codecs and all the
+//! libraries they pull in.
+
+use std::path::Path;
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg_next::ffi::{self, AVPixelFormat};
+use ffmpeg_next::{codec, frame, media};
+
+use super::convert::{Colorimetry, Planes, Scaler};
+use super::init;
+
+/// Pixel layout of a packed still.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StillFormat {
+    /// 3 bytes per pixel, R G B.
+    Rgb,
+    /// 1 byte per pixel.
+    Gray,
+}
+
+impl StillFormat {
+    fn av(self) -> AVPixelFormat {
+        match self {
+            StillFormat::Rgb => AVPixelFormat::AV_PIX_FMT_RGB24,
+            StillFormat::Gray => AVPixelFormat::AV_PIX_FMT_GRAY8,
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            StillFormat::Rgb => 3,
+            StillFormat::Gray => 1,
+        }
+    }
+}
+
+/// Largest still accepted, in pixels (a 16k × 16k picture): a bigger one
+/// is refused rather than allocated.
+const MAX_PIXELS: u64 = 1 << 28;
+
+/// Reads the first picture of `path` as `(width, height, packed pixels)`.
+pub fn read_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), String> {
+    init();
+    let mut input = ffmpeg::format::input(path).map_err(|e| format!("cannot open: {e}"))?;
+    let stream = input
+        .streams()
+        .best(media::Type::Video)
+        .ok_or_else(|| "no picture in this file".to_string())?;
+    let index = stream.index();
+    let ctx = codec::context::Context::from_parameters(stream.parameters()).map_err(|e| e.to_string())?;
+    let mut dec = ctx.decoder().video().map_err(|e| format!("cannot decode: {e}"))?;
+    let mut raw = frame::Video::empty();
+    let mut got = false;
+    for (s, packet) in input.packets() {
+        if s.index() != index {
+            continue;
+        }
+        if dec.send_packet(&packet).is_ok() && dec.receive_frame(&mut raw).is_ok() {
+            got = true;
+            break;
+        }
+    }
+    if !got {
+        let _ = dec.send_eof();
+        got = dec.receive_frame(&mut raw).is_ok();
+    }
+    if !got {
+        return Err("no picture could be decoded".into());
+    }
+    let (w, h) = (raw.width(), raw.height());
+    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_PIXELS {
+        return Err(format!("a {w}×{h} picture is not supported"));
+    }
+    let (wu, hu) = (w as usize, h as usize);
+    let row = wu * format.bytes();
+    let mut out = vec![0u8; row * hu];
+    let src_fmt: AVPixelFormat = raw.format().into();
+    let mut color = Colorimetry::of_frame(&raw);
+    // RGB, gray and palette pictures use every level.
+    color.full_range |= !is_yuv(src_fmt);
+    let mut cache = None;
+    let scaler = Scaler::cached(&mut cache, src_fmt, w, h, format.av(), w, h, color)?;
+    // SAFETY: the source planes belong to a decoded frame of the size and
+    // format the scaler was made for; `out` holds h rows of `row` bytes.
+    unsafe {
+        scaler.run(
+            &Planes::of_frame(raw.as_ptr()),
+            &Planes::packed(out.as_mut_ptr(), row),
+        );
+    }
+    Ok((wu, hu, out))
+}
+
+/// Whether pictures in `fmt` are YUV (so may be limited range).
+fn is_yuv(fmt: AVPixelFormat) -> bool {
+    // SAFETY: FFmpeg's static descriptor table; null for unknown formats.
+    let desc = unsafe { ffi::av_pix_fmt_desc_get(fmt) };
+    if desc.is_null() {
+        return false;
+    }
+    // SAFETY: non-null pointer into the static table.
+    let (flags, components) = unsafe { ((*desc).flags, (*desc).nb_components) };
+    flags & ffi::AV_PIX_FMT_FLAG_RGB as u64 == 0 && components >= 3
+}
+
+/// Writes packed pixels as a still whose kind the extension of `path`
+/// picks: `.png` (lossless; the default use), `.jpg`/`.jpeg`, `.bmp`,
+/// `.tif`/`.tiff`.
+pub fn write_still(path: &Path, width: usize, height: usize, format: StillFormat, data: &[u8]) -> Result<(), String> {
+    init();
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let (id, pix) = match (ext.as_str(), format) {
+        ("png", _) | ("tif" | "tiff", _) | ("bmp", StillFormat::Rgb) => (
+            match ext.as_str() {
+                "png" => codec::Id::PNG,
+                "bmp" => codec::Id::BMP,
+                _ => codec::Id::TIFF,
+            },
+            match (ext.as_str(), format) {
+                ("bmp", _) => AVPixelFormat::AV_PIX_FMT_BGR24,
+                _ => format.av(),
+            },
+        ),
+        ("bmp", StillFormat::Gray) => (codec::Id::BMP, AVPixelFormat::AV_PIX_FMT_GRAY8),
+        ("jpg" | "jpeg", _) => (codec::Id::MJPEG, AVPixelFormat::AV_PIX_FMT_YUVJ444P),
+        _ => {
+            return Err(format!(
+                "cannot write a .{ext} picture (use .png, .jpg, .bmp or .tiff)"
+            ));
+        }
+    };
+    if width == 0 || height == 0 || data.len() < width * height * format.bytes() {
+        return Err(format!("a {width}×{height} picture has no pixels to write"));
+    }
+    let codec = ffmpeg::encoder::find(id).ok_or_else(|| format!("this FFmpeg cannot write {}", id.name()))?;
+    let mut enc = codec::context::Context::new_with_codec(codec)
+        .encoder()
+        .video()
+        .map_err(|e| e.to_string())?;
+    enc.set_width(width as u32);
+    enc.set_height(height as u32);
+    enc.set_format(pix.into());
+    enc.set_time_base((1, 25));
+    if id == codec::Id::MJPEG {
+        enc.set_color_range(ffmpeg::color::Range::JPEG);
+        // Quality about 95 %: qscale 2.
+        enc.set_flags(codec::Flags::QSCALE);
+        enc.set_global_quality(2 * ffi::FF_QP2LAMBDA);
+    }
+    let mut enc = enc.open_as(codec).map_err(|e| format!("cannot set up the {} encoder: {e}", id.name()))?;
+    let mut picture = frame::Video::new(pix.into(), width as u32, height as u32);
+    if id == codec::Id::MJPEG {
+        picture.set_color_range(ffmpeg::color::Range::JPEG);
+        // SAFETY: a plain field of a valid frame.
+        unsafe { (*picture.as_mut_ptr()).quality = 2 * ffi::FF_QP2LAMBDA };
+    }
+    let src_row = width * format.bytes();
+    let mut cache = None;
+    let color = Colorimetry {
+        space: 5,
+        full_range: true,
+    };
+    let scaler = Scaler::cached(
+        &mut cache,
+        format.av(),
+        width as u32,
+        height as u32,
+        pix,
+        width as u32,
+        height as u32,
+        color,
+    )?;
+    // SAFETY: `data` holds `height` rows of `src_row` bytes (checked above);
+    // the frame was allocated for width×height in `pix`.
+    unsafe {
+        scaler.run(
+            &Planes::packed(data.as_ptr() as *mut u8, src_row),
+            &Planes::of_frame(picture.as_ptr()),
+        );
+    }
+    enc.send_frame(&picture).map_err(|e| e.to_string())?;
+    enc.send_eof().map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    let mut packet = ffmpeg::Packet::empty();
+    while enc.receive_packet(&mut packet).is_ok() {
+        bytes.extend_from_slice(packet.data().unwrap_or_default());
+    }
+    if bytes.is_empty() {
+        return Err(format!("the {} encoder wrote nothing", id.name()));
+    }
+    crate::files::write_atomic(path, &bytes).map_err(|e| e.to_string())
+}
