@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Whole-process export benchmark (docs/PERFORMANCE.md, "Export").
 #
-# For 1280×720 and 1920×1080 H.264 inputs with an AAC track it times, in
-# the same run and alternating:
+# For two kinds of input, each at 1280×720 and 1920×1080 (H.264):
+#   drone    a real pitch filmed from above (testdata/pitch-drone-topdown.mp4,
+#            scaled; ffmpeg's testsrc2 without ../shared) with an AAC track,
+#            and a generated scene of ~100 moving circles and lines per frame
+#            (benches/thesis_pipeline.py gen): a very clean, low-detail
+#            picture that x264 encodes cheaply, so drawings weigh the most
+#   demo     `underlay demo` footage (a tilted camera with sensor noise) and
+#            the log the demo's robots write (~100 primitives per frame)
+# it times, in the same run and alternating:
 #   ffmpeg   ffmpeg -i IN -c:v libx264 -preset veryfast -crf 20 -c:a copy OUT
 #   underlay underlay export SESSION -o OUT (mask on, ~100 primitives/frame,
 #            veryfast, CRF 20), with its peak memory (/usr/bin/time -v)
 #   python   a thesis-style pipeline: OpenCV decode, the reference mask,
-#            OpenCV drawing, OpenCV encode (benches/thesis_pipeline.py)
+#            OpenCV drawing, OpenCV encode (benches/thesis_pipeline.py;
+#            drone inputs only: it draws the generated scene)
 #   reencode the ffmpeg command on underlay's annotated output: what decoding
 #            and x264 alone cost on annotated pictures (x264 works harder
 #            on drawings than on the plain video)
 # and prints frames per second (median and best of RUNS) and the ratios.
 #
-# usage: benches/export.sh [SECONDS] [RUNS] [MASK]
+# usage: benches/export.sh [SECONDS] [RUNS] [MASK] [INPUTS]
 #   SECONDS  length of the test inputs (default 10)
 #   RUNS     runs of each command (default 3)
 #   MASK     session mask method (default adaptive)
+#   INPUTS   "drone demo" (default), or one of them
 # Input pictures come from testdata/pitch-drone-topdown.mp4 (a real pitch
 # seen from above) when /work/shared is there, else from ffmpeg's testsrc2.
 # Needs ffmpeg; the Python pipeline needs python3 with opencv and numpy
@@ -26,6 +35,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-10}
 RUNS=${2:-3}
 MASK=${3:-adaptive}
+INPUTS=${4:-drone demo}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/underlay/target}"
 cargo build --release --quiet
 BIN="$CARGO_TARGET_DIR/release/underlay"
@@ -56,20 +66,31 @@ stats() {
 }
 
 echo "# export benchmark: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), ${SECS} s inputs, ${RUNS} runs"
+for kind in $INPUTS; do
 for size in 1280x720 1920x1080; do
   w=${size%x*}
   h=${size#*x}
-  in="$WORK/in-$size.mp4"
-  if [ -f "$SRC" ]; then
-    picture=(-stream_loop -1 -i "$SRC")
+  python=0
+  if [ "$kind" = demo ]; then
+    "$BIN" demo --out "$WORK/demo-$size" --no-view --width "$w" --height "$h" --duration "$SECS" >/dev/null 2>&1
+    in="$WORK/demo-$size/video.mp4"
+    session="$WORK/demo-$size/session.toml"
+    frames=$(ffprobe -v error -select_streams v -count_packets -show_entries stream=nb_read_packets \
+      -of csv=p=0 "$in")
+    fps=$(ffprobe -v error -select_streams v -show_entries stream=r_frame_rate -of csv=p=0 "$in" | bc -l)
   else
-    picture=(-f lavfi -i "testsrc2=s=${size}:r=60")
-  fi
-  ffmpeg -hide_banner -loglevel error -y "${picture[@]}" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
-    -t "$SECS" -map 0:v -map 1:a -vf "scale=$w:$h" -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p \
-    -c:a aac -b:a 128k "$in"
-  read -r _ _ fps frames < <(python3 benches/thesis_pipeline.py gen "$in" "$WORK")
-  cat >"$WORK/session.toml" <<EOF
+    in="$WORK/in-$size.mp4"
+    if [ -f "$SRC" ]; then
+      picture=(-stream_loop -1 -i "$SRC")
+    else
+      picture=(-f lavfi -i "testsrc2=s=${size}:r=60")
+    fi
+    ffmpeg -hide_banner -loglevel error -y "${picture[@]}" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
+      -t "$SECS" -map 0:v -map 1:a -vf "scale=$w:$h" -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p \
+      -c:a aac -b:a 128k "$in"
+    read -r _ _ fps frames < <(python3 benches/thesis_pipeline.py gen "$in" "$WORK")
+    session="$WORK/session.toml"
+    cat >"$session" <<EOF
 video = "in-$size.mp4"
 log = "scene.txt"
 offset = 0.0
@@ -78,6 +99,8 @@ calibration = { file = "calib.toml" }
 [mask]
 method = "$MASK"
 EOF
+    python=$have_python
+  fi
   : >"$WORK/ffmpeg.t"
   : >"$WORK/underlay.t"
   : >"$WORK/python.t"
@@ -85,20 +108,21 @@ EOF
   for _ in $(seq "$RUNS"); do
     timed ffmpeg -hide_banner -loglevel error -y -i "$in" -c:v libx264 -preset veryfast -crf 20 -c:a copy \
       "$WORK/ff.mp4" >>"$WORK/ffmpeg.t"
-    timed "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast >>"$WORK/underlay.t"
+    timed "$BIN" export "$session" -o "$WORK/ul.mp4" --crf 20 --preset veryfast >>"$WORK/underlay.t"
     timed ffmpeg -hide_banner -loglevel error -y -i "$WORK/ul.mp4" -c:v libx264 -preset veryfast -crf 20 \
       -c:a copy "$WORK/re.mp4" >>"$WORK/reencode.t"
-    if [ "$have_python" = 1 ]; then
+    if [ "$python" = 1 ]; then
       timed python3 benches/thesis_pipeline.py run "$in" "$WORK/py.mp4" >>"$WORK/python.t"
     fi
   done
-  /usr/bin/time -v "$BIN" export "$WORK/session.toml" -o "$WORK/ul.mp4" --crf 20 --preset veryfast \
+  /usr/bin/time -v "$BIN" export "$session" -o "$WORK/ul.mp4" --crf 20 --preset veryfast \
     2>"$WORK/mem" >/dev/null
   rss=$(awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}' "$WORK/mem")
   out_frames=$(ffprobe -v error -select_streams v -count_packets -show_entries stream=nb_read_packets \
     -of csv=p=0 "$WORK/ul.mp4")
   echo
-  echo "## $size, $frames frames at $fps fps (underlay wrote $out_frames; peak memory $((rss / 1024)) MB)"
+  printf "## %s %s, %s frames at %.0f fps (underlay wrote %s; peak memory %s MB)\n" \
+    "$kind" "$size" "$frames" "$fps" "$out_frames" "$((rss / 1024))"
   printf "%-9s %12s %12s %14s\n" command "fps median" "fps best" "CPU ms/frame"
   fps_of() { echo "$frames / $1" | bc -l; }
   for cmd in ffmpeg underlay reencode python; do
@@ -116,4 +140,5 @@ EOF
     printf "underlay vs python: throughput %.2f× (median), %.2f× (best)\n" \
       "$(echo "$python_wall / $underlay_wall" | bc -l)" "$(echo "$python_best / $underlay_best" | bc -l)"
   fi
+done
 done

@@ -47,14 +47,19 @@ pub fn load_rgb(path: &Path) -> Result<RgbImage, ImageError> {
 pub fn save_rgb(path: &Path, img: &RgbImage) -> Result<(), ImageError> {
     let (h, w, _) = img.dim();
     let std = img.as_standard_layout();
-    let data = std.as_slice().ok_or_else(|| write_error(path, "non-contiguous image".into()))?;
+    let data = std
+        .as_slice()
+        .ok_or_else(|| write_error(path, "non-contiguous image".into()))?;
     write_still(path, w, h, StillFormat::Rgb, data).map_err(|m| write_error(path, m))
 }
 
 /// Reads a mask picture (any pixel lighter than mid-grey = floor).
 pub fn load_mask(path: &Path) -> Result<MaskImage, ImageError> {
     let (w, h, data) = read(path, StillFormat::Gray)?;
-    let data = data.into_iter().map(|v| if v > 127 { FLOOR } else { 0 }).collect();
+    let data = data
+        .into_iter()
+        .map(|v| if v > 127 { FLOOR } else { 0 })
+        .collect();
     MaskImage::from_shape_vec((h, w), data).map_err(|e| unreadable(path, e.to_string()))
 }
 
@@ -62,13 +67,19 @@ pub fn load_mask(path: &Path) -> Result<MaskImage, ImageError> {
 pub fn save_mask(path: &Path, mask: &MaskImage) -> Result<(), ImageError> {
     let (h, w) = mask.dim();
     let std = mask.as_standard_layout();
-    let data = std.as_slice().ok_or_else(|| write_error(path, "non-contiguous mask".into()))?;
+    let data = std
+        .as_slice()
+        .ok_or_else(|| write_error(path, "non-contiguous mask".into()))?;
     write_still(path, w, h, StillFormat::Gray, data).map_err(|m| write_error(path, m))
 }
 
 fn read(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), ImageError> {
     if !path.is_file() {
-        let why = if path.exists() { "not a file" } else { "no such file" };
+        let why = if path.exists() {
+            "not a file"
+        } else {
+            "no such file"
+        };
         return Err(unreadable(path, why.into()));
     }
     read_still(path, format).map_err(|m| unreadable(path, m))
@@ -146,7 +157,10 @@ mod tests {
         let p = dir.path().join("c.png");
         save_rgb(&p, &img).unwrap();
         let m = load_mask(&p).unwrap();
-        assert!(m.indexed_iter().all(|((_, x), &v)| v == if x < 4 { FLOOR } else { 0 }));
+        assert!(
+            m.indexed_iter()
+                .all(|((_, x), &v)| v == if x < 4 { FLOOR } else { 0 })
+        );
         // A grey mask reads as full-range grey RGB (no level squeezing).
         let q = dir.path().join("m.png");
         save_mask(&q, &m).unwrap();
@@ -172,9 +186,13 @@ mod tests {
         }
         let err = load_rgb(dir.path()).unwrap_err().to_string();
         assert!(err.contains("not a file"), "{err}");
-        let err = save_rgb(&dir.path().join("x.xyz"), &ramps(4, 4)).unwrap_err().to_string();
+        let err = save_rgb(&dir.path().join("x.xyz"), &ramps(4, 4))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("x.xyz") && err.contains(".png"), "{err}");
-        let err = save_rgb(&dir.path().join("missing/x.png"), &ramps(4, 4)).unwrap_err().to_string();
+        let err = save_rgb(&dir.path().join("missing/x.png"), &ramps(4, 4))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("missing"), "{err}");
         assert!(save_rgb(&dir.path().join("e.png"), &RgbImage::zeros((0, 0, 3))).is_err());
     }

@@ -303,7 +303,11 @@ mod tests {
     fn hue_bin_is_exact_division() {
         for c in 0..=255u8 {
             for p in 0..(6 * c as u16).max(1) {
-                let want = if c == 0 { 0 } else { ((30 * p as u32) / c as u32).min(179) as u8 };
+                let want = if c == 0 {
+                    0
+                } else {
+                    ((30 * p as u32) / c as u32).min(179) as u8
+                };
                 assert_eq!(hue_bin(p, c), want, "p={p} c={c}");
             }
         }

@@ -110,7 +110,13 @@ fn is_yuv(fmt: AVPixelFormat) -> bool {
 /// Writes packed pixels as a still whose kind the extension of `path`
 /// picks: `.png` (lossless; the default use), `.jpg`/`.jpeg`, `.bmp`,
 /// `.tif`/`.tiff`.
-pub fn write_still(path: &Path, width: usize, height: usize, format: StillFormat, data: &[u8]) -> Result<(), String> {
+pub fn write_still(
+    path: &Path,
+    width: usize,
+    height: usize,
+    format: StillFormat,
+    data: &[u8],
+) -> Result<(), String> {
     init();
     let ext = path
         .extension()
@@ -154,7 +160,9 @@ pub fn write_still(path: &Path, width: usize, height: usize, format: StillFormat
         enc.set_flags(codec::Flags::QSCALE);
         enc.set_global_quality(2 * ffi::FF_QP2LAMBDA);
     }
-    let mut enc = enc.open_as(codec).map_err(|e| format!("cannot set up the {} encoder: {e}", id.name()))?;
+    let mut enc = enc
+        .open_as(codec)
+        .map_err(|e| format!("cannot set up the {} encoder: {e}", id.name()))?;
     let mut picture = frame::Video::new(pix.into(), width as u32, height as u32);
     if id == codec::Id::MJPEG {
         picture.set_color_range(ffmpeg::color::Range::JPEG);
