@@ -477,18 +477,7 @@ impl Encoder {
     fn rgb_to_frame(&mut self, src: &[u8], time: f64) -> Result<(), VideoError> {
         self.writable(time)?;
         let (ew, eh) = (self.enc_width as usize, self.enc_height as usize);
-        // SAFETY: the pointer of an allocated frame.
-        let f = unsafe { self.frame.as_mut_ptr() };
-        // SAFETY: a writable YUV420P frame of ew×eh: plane 0 has eh rows of
-        // linesize[0] bytes, planes 1 and 2 have eh/2 rows; the three planes
-        // do not overlap.
-        let plane = |i: usize, rows: usize| unsafe {
-            let stride = (*f).linesize[i] as usize;
-            PlaneMut {
-                data: std::slice::from_raw_parts_mut((*f).data[i], stride * rows),
-                stride,
-            }
-        };
+        let [y, u, v] = yuv_planes(&mut self.frame, eh);
         rgb_to_yuv420(
             Plane {
                 data: src,
@@ -496,9 +485,9 @@ impl Encoder {
             },
             ew,
             eh,
-            plane(0, eh),
-            plane(1, eh / 2),
-            plane(2, eh / 2),
+            y,
+            u,
+            v,
             &self.coeffs,
         );
         Ok(())
@@ -510,25 +499,17 @@ impl Encoder {
     fn yuv_to_frame(&mut self, yuv: &Yuv420, rgb: &[u8], time: f64) -> Result<(), VideoError> {
         self.writable(time)?;
         let (w, h) = (yuv.width(), yuv.height());
-        // SAFETY: the pointer of an allocated frame.
-        let f = unsafe { self.frame.as_mut_ptr() };
-        // SAFETY: a writable YUV420P frame of w×h: plane 0 has h rows of
-        // linesize[0] ≥ w bytes, planes 1 and 2 have h/2 rows of at least
-        // w/2; the planes do not overlap.
-        let plane = |i: usize, rows: usize| unsafe {
-            let stride = (*f).linesize[i] as usize;
-            PlaneMut {
-                data: std::slice::from_raw_parts_mut((*f).data[i], stride * rows),
-                stride,
-            }
-        };
-        let mut dst = [plane(0, h), plane(1, h / 2), plane(2, h / 2)];
-        for (i, d) in dst.iter_mut().enumerate() {
+        for i in 0..3 {
             let (pw, ph) = if i == 0 { (w, h) } else { (w / 2, h / 2) };
             let (src, stride) = yuv.plane(i);
             if stride < pw || src.len() < stride * (ph - 1) + pw {
                 return Err(self.bad_frame(time, format!("decoded plane {i} is smaller than the picture")));
             }
+        }
+        let mut dst = yuv_planes(&mut self.frame, h);
+        for (i, d) in dst.iter_mut().enumerate() {
+            let (pw, ph) = if i == 0 { (w, h) } else { (w / 2, h / 2) };
+            let (src, stride) = yuv.plane(i);
             for row in 0..ph {
                 d.data[row * d.stride..][..pw].copy_from_slice(&src[row * stride..][..pw]);
             }
@@ -667,6 +648,23 @@ impl Encoder {
         }
         Ok(())
     }
+}
+
+/// The three planes of a writable YUV420P `frame` of `height` rows.
+fn yuv_planes(frame: &mut frame::Video, height: usize) -> [PlaneMut<'_>; 3] {
+    // SAFETY: the pointer of an allocated frame.
+    let f = unsafe { frame.as_mut_ptr() };
+    // SAFETY: a writable YUV420P frame: plane 0 has `height` rows of
+    // linesize[0] bytes, planes 1 and 2 have height/2 rows; the three planes
+    // do not overlap, and they live as long as the borrow of `frame`.
+    let plane = |i: usize, rows: usize| unsafe {
+        let stride = (*f).linesize[i] as usize;
+        PlaneMut {
+            data: std::slice::from_raw_parts_mut((*f).data[i], stride * rows),
+            stride,
+        }
+    };
+    [plane(0, height), plane(1, height / 2), plane(2, height / 2)]
 }
 
 /// Tags the reusable frame with the colorimetry it is converted with.
