@@ -628,15 +628,6 @@ mod tests {
         ((f64::from(img[[40, 50, 1]]) - 20.0) / 9.0).round() as usize
     }
 
-    fn files_in(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-
     #[test]
     fn whole_export_keeps_frames_and_times_and_draws() {
         let dir = tempfile::tempdir().unwrap();
@@ -661,7 +652,7 @@ mod tests {
         let din = Decoder::open(&inp).unwrap().info().duration;
         let dout = Decoder::open(&out).unwrap().info().duration;
         assert!((din - dout).abs() < 1e-6, "{din} vs {dout}");
-        assert_eq!(files_in(dir.path()), ["in.mp4", "out.mp4"]);
+        assert_eq!(crate::files::sorted_names(dir.path()), ["in.mp4", "out.mp4"]);
     }
 
     #[test]
@@ -733,7 +724,7 @@ mod tests {
             "{msg}"
         );
         assert!(std::error::Error::source(&e).is_some_and(|s| s.to_string() == "the overlay broke"));
-        assert_eq!(files_in(dir.path()), ["in.mp4"]);
+        assert_eq!(crate::files::sorted_names(dir.path()), ["in.mp4"]);
     }
 
     #[test]
@@ -752,7 +743,7 @@ mod tests {
         });
         let e = run(&crisp_job(&inp, &out), vec![p], &cancel).unwrap_err();
         assert!(matches!(e, ExportError::Interrupted(_)), "{e}");
-        assert_eq!(files_in(dir.path()), ["in.mp4"]);
+        assert_eq!(crate::files::sorted_names(dir.path()), ["in.mp4"]);
     }
 
     #[test]
@@ -818,6 +809,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("missing.mp4"), "{e}");
-        assert_eq!(files_in(dir.path()), ["in.mp4"]);
+        assert_eq!(crate::files::sorted_names(dir.path()), ["in.mp4"]);
     }
 }

@@ -76,6 +76,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_with(path, |w| w.write_all(bytes))
 }
 
+/// The names of the entries of `dir`, sorted (for tests that check what
+/// a command left behind).
+#[cfg(test)]
+pub(crate) fn sorted_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -378,15 +378,6 @@ mod tests {
         }
     }
 
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-
     /// The game, the renderer and the calibration presets agree on the
     /// field: the renderer paints the preset's lines, the game plays on
     /// the world's constants.
@@ -412,7 +403,11 @@ mod tests {
         let cancel = AtomicBool::new(true);
         let e = generate(&dir, &tiny(), &|_, _| {}, &cancel).unwrap_err();
         assert!(matches!(e, DemoError::Interrupted), "{e}");
-        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+        assert!(
+            crate::files::sorted_names(&dir).is_empty(),
+            "{:?}",
+            crate::files::sorted_names(&dir)
+        );
         // A finished demo survives an interrupted regeneration unchanged.
         let done = AtomicBool::new(false);
         generate(&dir, &tiny(), &|_, _| {}, &done).unwrap();
@@ -423,9 +418,11 @@ mod tests {
         assert!(is_current(&dir, &tiny()));
         assert_eq!(std::fs::read(dir.join(LOG_FILE)).unwrap(), before);
         assert!(
-            !names(&dir).iter().any(|n| n.starts_with('.')),
+            !crate::files::sorted_names(&dir)
+                .iter()
+                .any(|n| n.starts_with('.')),
             "{:?}",
-            names(&dir)
+            crate::files::sorted_names(&dir)
         );
     }
 
