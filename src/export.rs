@@ -25,9 +25,10 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// The per-frame work: draws on the frame in place. The frame's `time` is
 /// its video time in seconds (from the input's start, whatever `--from`
 /// says). Frames come with their decoded YUV planes when the video allows
-/// ([`VideoFrame::yuv`]); a processor that changes `image` must update
-/// them to match ([`crate::pipeline::Pipeline::process_frame`] does) or
-/// drop them, because the encoder takes them as they are.
+/// ([`VideoFrame::yuv`]); a processor that changes `image` must mark where
+/// ([`crate::video::Yuv420::mark_changed`];
+/// [`crate::pipeline::Pipeline::process_frame`] does) or drop them, because
+/// the encoder takes the unmarked parts as they were decoded.
 pub type Processor<'a> = Box<dyn FnMut(&mut VideoFrame) -> Result<(), BoxError> + Send + 'a>;
 
 /// Errors of an export. Each names the file, and the frame where one is

@@ -123,17 +123,9 @@ pub fn write_still(
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let (id, pix) = match (ext.as_str(), format) {
-        ("png", _) | ("tif" | "tiff", _) | ("bmp", StillFormat::Rgb) => (
-            match ext.as_str() {
-                "png" => codec::Id::PNG,
-                "bmp" => codec::Id::BMP,
-                _ => codec::Id::TIFF,
-            },
-            match (ext.as_str(), format) {
-                ("bmp", _) => AVPixelFormat::AV_PIX_FMT_BGR24,
-                _ => format.av(),
-            },
-        ),
+        ("png", _) => (codec::Id::PNG, format.av()),
+        ("tif" | "tiff", _) => (codec::Id::TIFF, format.av()),
+        ("bmp", StillFormat::Rgb) => (codec::Id::BMP, AVPixelFormat::AV_PIX_FMT_BGR24),
         ("bmp", StillFormat::Gray) => (codec::Id::BMP, AVPixelFormat::AV_PIX_FMT_GRAY8),
         ("jpg" | "jpeg", _) => (codec::Id::MJPEG, AVPixelFormat::AV_PIX_FMT_YUVJ444P),
         _ => {
