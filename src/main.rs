@@ -13,9 +13,8 @@ fn main() -> ExitCode {
                 eprintln!("underlay: interrupted");
                 return ExitCode::from(130);
             }
-            eprintln!("underlay: error: {e}");
-            for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            for line in underlay::cli::error_lines(&e) {
+                eprintln!("{line}");
             }
             ExitCode::FAILURE
         }

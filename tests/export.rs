@@ -527,6 +527,8 @@ fn binary_filters_levels_entities_and_time() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("\"robot\"") && err.contains("robots/marks"), "{err}");
+    // … said once, not once per layer of the error.
+    assert_eq!(err.matches("no entity named").count(), 1, "{err}");
 }
 
 #[test]

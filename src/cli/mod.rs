@@ -54,6 +54,25 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// The lines `main` prints for an error: the error, then each cause that
+/// says something new. Many errors repeat their cause in their own message
+/// ("filter: the log has no entity …" over "the log has no entity …"); a
+/// cause whose text the line above already contains is left out, so each
+/// thing is said once.
+pub fn error_lines(e: &anyhow::Error) -> Vec<String> {
+    let mut lines = vec![format!("underlay: error: {e}")];
+    let mut last = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if last.contains(&text) {
+            continue;
+        }
+        lines.push(format!("  caused by: {text}"));
+        last = text;
+    }
+    lines
+}
+
 /// A flag that Ctrl-C sets, for long work to stop cleanly between frames.
 /// `what` names the work in the warning printed when no handler can be
 /// installed (only one per process: a second export from the same
@@ -87,4 +106,46 @@ pub(crate) fn frame_bar(len: Option<u64>, verb: &str) -> indicatif::ProgressBar 
     );
     crate::video::set_ffmpeg_quiet(true);
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the log has no entity named \"x\"")]
+    struct Inner;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("filter: {0}")]
+    struct Repeats(#[source] Inner);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("bad filter")]
+    struct Terse(#[source] Inner);
+
+    #[test]
+    fn causes_already_said_are_left_out() {
+        let e = anyhow::Error::new(Repeats(Inner)).context("setting up the drawing for v.mp4");
+        assert_eq!(
+            error_lines(&e),
+            [
+                "underlay: error: setting up the drawing for v.mp4",
+                "  caused by: filter: the log has no entity named \"x\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn new_causes_are_kept() {
+        let e = anyhow::Error::new(Terse(Inner)).context("setting up");
+        assert_eq!(
+            error_lines(&e),
+            [
+                "underlay: error: setting up",
+                "  caused by: bad filter",
+                "  caused by: the log has no entity named \"x\"",
+            ]
+        );
+    }
 }
