@@ -44,7 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bits::{BitMask, pack_row};
-use super::hsv::{hue_bin, hue_fraction, hue_in_window, sat_at_least, saturation};
+use super::hsv::{bin_chroma_value_sat_row, hue_fraction, hue_in_window, sat_at_least};
 use super::morph::Morphology;
 use super::regions::Regions;
 use super::simd::multiversion;
@@ -235,6 +235,7 @@ pub struct AdaptiveMasker {
     added: BitMask,
     morph: Morphology,
     regions: Regions,
+    samples: Samples,
 }
 
 impl AdaptiveMasker {
@@ -252,6 +253,7 @@ impl AdaptiveMasker {
             added: BitMask::default(),
             morph: Morphology::new(),
             regions: Regions::new(),
+            samples: Samples::default(),
         })
     }
 
@@ -275,7 +277,7 @@ impl AdaptiveMasker {
         if w == 0 || h == 0 {
             return Ok(&self.floor);
         }
-        let measured = measure(&rows, &self.settings);
+        let measured = measure(&rows, &self.settings, &mut self.samples);
         let model = self.blend(measured, time).clone();
         let Some(t) = thresholds(&model, &self.settings) else {
             self.thresholds = None;
@@ -413,45 +415,72 @@ fn in_window(h: u8, lo: u8, span: u8) -> bool {
     d <= span
 }
 
+/// Per-sample statistics of a frame's grid subsample, kept between frames
+/// so measuring allocates nothing.
+#[derive(Debug, Clone, Default)]
+struct Samples {
+    /// The sampled pixels of one row, gathered contiguously.
+    rgb: Vec<u8>,
+    bin: Vec<u8>,
+    chroma: Vec<u8>,
+    value: Vec<u8>,
+    sat: Vec<u8>,
+}
+
 /// Measures one frame's floor model on a grid subsample.
-fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings) -> FloorModel {
+fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorModel {
     let (w, h) = (rows.width, rows.height);
     let step = (((w * h) as f64 / s.samples as f64).sqrt().round() as usize).max(1);
-    let mut samples: Vec<(u8, u8, u8)> = Vec::with_capacity((w / step + 1) * (h / step + 1));
-    let mut hist = [0f32; 180];
-    for y in (step / 2..h).step_by(step) {
+    let (per_row, row_count) = (
+        w.saturating_sub(step / 2).div_ceil(step),
+        h.saturating_sub(step / 2).div_ceil(step),
+    );
+    let n = per_row * row_count;
+    sm.rgb.resize(3 * per_row, 0);
+    for v in [&mut sm.bin, &mut sm.chroma, &mut sm.value, &mut sm.sat] {
+        v.resize(n, 0);
+    }
+    // Chroma-weighted hue histogram; integer sums are exact at any sample count.
+    let mut weights = [0u64; 180];
+    for (k, y) in (step / 2..h).step_by(step).enumerate() {
         let row = rows.row(y);
-        for x in (step / 2..w).step_by(step) {
-            let (p, cc, vv) = hue_fraction(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
-            let hh = hue_bin(p, cc);
-            if cc >= s.min_chroma {
-                hist[hh as usize % 180] += cc as f32;
+        for (dst, x) in sm.rgb.chunks_exact_mut(3).zip((step / 2..w).step_by(step)) {
+            dst.copy_from_slice(&row[3 * x..3 * x + 3]);
+        }
+        let at = k * per_row..(k + 1) * per_row;
+        bin_chroma_value_sat_row(
+            &sm.rgb,
+            &mut sm.bin[at.clone()],
+            &mut sm.chroma[at.clone()],
+            &mut sm.value[at.clone()],
+            &mut sm.sat[at.clone()],
+        );
+        for (&b, &c) in sm.bin[at.clone()].iter().zip(&sm.chroma[at]) {
+            if c >= s.min_chroma {
+                weights[b as usize] += u64::from(c);
             }
-            samples.push((hh, cc, vv));
         }
     }
-    let total: f32 = hist.iter().sum();
-    if total > 0.0 {
-        for v in &mut hist {
-            *v /= total;
+    let total: u64 = weights.iter().sum();
+    let mut hist = [0f32; 180];
+    if total > 0 {
+        for (h, &w) in hist.iter_mut().zip(&weights) {
+            *h = (w as f64 / total as f64) as f32;
         }
     }
     let (lo, span) = hue_window(&hist, s);
     let (mut sat, mut val, mut chroma) = ([0u32; 256], [0u32; 256], [0u32; 256]);
     let mut count = 0u32;
-    for &(hh, cc, vv) in &samples {
-        if cc >= s.min_chroma && in_window(hh, lo, span) {
-            sat[saturation(cc, vv) as usize] += 1;
-            val[vv as usize] += 1;
-            chroma[cc as usize] += 1;
+    for i in 0..n {
+        let (b, c) = (sm.bin[i], sm.chroma[i]);
+        if c >= s.min_chroma && in_window(b, lo, span) {
+            sat[sm.sat[i] as usize] += 1;
+            val[sm.value[i] as usize] += 1;
+            chroma[c as usize] += 1;
             count += 1;
         }
     }
-    let floor_fraction = if samples.is_empty() {
-        0.0
-    } else {
-        count as f32 / samples.len() as f32
-    };
+    let floor_fraction = if n == 0 { 0.0 } else { count as f32 / n as f32 };
     FloorModel {
         hue_histogram: hist,
         sat_min: s.sat_factor * quantile(&sat, count, 0.05),

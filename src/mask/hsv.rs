@@ -179,6 +179,43 @@ pub fn hue_in_window(p: u16, c: u8, lo: u8, span: u8) -> bool {
 }
 
 super::simd::multiversion! {
+    /// The statistics of a row of interleaved RGB pixels: [`hue_bin`],
+    /// chroma, value and [`saturation`] of each, computed with f32
+    /// divisions so the loop vectorises (the quotients are exact: integer
+    /// numerators below 2²⁴ and no true quotient within 2⁻¹⁴ below an
+    /// integer; tested for every input). Converts as many pixels as all fit.
+    pub fn bin_chroma_value_sat_row(rgb: &[u8], bin: &mut [u8], c: &mut [u8], v: &mut [u8], s: &mut [u8]) {
+        let n = bin.len().min(c.len()).min(v.len()).min(s.len()).min(rgb.len() / 3);
+        let (rgb, bin, c, v, s) = (&rgb[..3 * n], &mut bin[..n], &mut c[..n], &mut v[..n], &mut s[..n]);
+        for i in 0..n {
+            let (p, cc, vv) = hue_fraction(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+            bin[i] = bin_by_division(p, cc);
+            c[i] = cc;
+            v[i] = vv;
+            s[i] = saturation_by_division(cc, vv);
+        }
+    }
+}
+
+/// [`hue_bin`] with one f32 division (vectorises; no table lookup).
+#[inline(always)]
+fn bin_by_division(p: u16, c: u8) -> u8 {
+    // 0/1 for greys (p = 0 when c = 0).
+    let q = (30.0 * p as f32 / (c.max(1)) as f32).floor();
+    // SAFETY: 0 ≤ q < 180 (p < 6c), so it fits a u32.
+    (unsafe { q.to_int_unchecked::<u32>() }).min(179) as u8
+}
+
+/// [`saturation`] with one f32 division (vectorises).
+#[inline(always)]
+fn saturation_by_division(c: u8, v: u8) -> u8 {
+    // 0/2 for black (c = v = 0).
+    let q = ((c as u32 * 510 + v as u32) as f32 / (2 * (v.max(1) as u32)) as f32).floor();
+    // SAFETY: 0 ≤ q ≤ 510.5, so it fits a u32.
+    (unsafe { q.to_int_unchecked::<u32>() }).min(255) as u8
+}
+
+super::simd::multiversion! {
     /// Converts a row of interleaved RGB pixels into hue, chroma and value
     /// rows ([`hue_chroma_value`]); converts as many pixels as all fit.
     pub fn hue_chroma_value_row(rgb: &[u8], h: &mut [u8], c: &mut [u8], v: &mut [u8]) {
@@ -297,6 +334,36 @@ mod tests {
             }
         }
         assert!(worst <= 1, "hue bins differ from OpenCV by {worst}");
+    }
+
+    #[test]
+    fn row_statistics_equal_the_scalar_functions_for_every_input() {
+        for c in 0..=255u8 {
+            for p in 0..(6 * c as u16).max(1) {
+                assert_eq!(bin_by_division(p, c), hue_bin(p, c), "p={p} c={c}");
+            }
+            for v in c..=255u8 {
+                assert_eq!(saturation_by_division(c, v), saturation(c, v), "c={c} v={v}");
+            }
+        }
+        // And the row kernel on a row of every colour with a given red.
+        for r in (0..=255u8).step_by(15) {
+            let rgb: Vec<u8> = (0..1usize << 16)
+                .flat_map(|i| [r, (i >> 8) as u8, i as u8])
+                .collect();
+            let n = 1 << 16;
+            let (mut b, mut c, mut v, mut s) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+            bin_chroma_value_sat_row(&rgb, &mut b, &mut c, &mut v, &mut s);
+            for i in 0..n {
+                let (p, cc, vv) = hue_fraction(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+                assert_eq!(
+                    (b[i], c[i], v[i], s[i]),
+                    (hue_bin(p, cc), cc, vv, saturation(cc, vv)),
+                    "rgb {:?}",
+                    &rgb[3 * i..3 * i + 3]
+                );
+            }
+        }
     }
 
     #[test]
