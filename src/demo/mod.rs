@@ -22,8 +22,9 @@ use crate::image::{MaskImage, RgbImage};
 use crate::session::{CalibrationSource, Session};
 use crate::video::{Encoder, EncoderSettings};
 
-/// Bumped whenever the generated files change, so cached demos are renewed.
-pub const VERSION: u32 = 1;
+/// Bumped whenever the generated files change, so cached demos are renewed
+/// (2: closed GOPs, so players can start at every keyframe).
+pub const VERSION: u32 = 2;
 
 /// Epoch time (s) of the start of the log's clock: 2024-07-17 09:14:03.3172
 /// UTC, during RoboCup 2024 in Eindhoven.

@@ -213,9 +213,17 @@ impl Encoder {
             enc.set_color_transfer_characteristic(trc);
             enc.set_color_range(ffmpeg::color::Range::MPEG);
         }
-        if global_header {
-            enc.set_flags(codec::Flags::GLOBAL_HEADER);
+        // set_flags replaces the codec's default flags: libx264's include
+        // closed GOPs, so that every keyframe is an IDR picture where a
+        // player can start (open GOPs break seeking in browsers).
+        let mut flags = codec::Flags::empty();
+        if !gray {
+            flags |= codec::Flags::CLOSED_GOP;
         }
+        if global_header {
+            flags |= codec::Flags::GLOBAL_HEADER;
+        }
+        enc.set_flags(flags);
         enc.set_threading(codec::threading::Config {
             kind: codec::threading::Type::Frame,
             count: settings.threads,

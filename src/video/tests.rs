@@ -594,3 +594,64 @@ fn frames_without_planes_are_converted_from_rgb() {
     let got: Vec<usize> = all_frames(&out).iter().map(|f| which(&f.image)).collect();
     assert_eq!(got, [0, 1, 2]);
 }
+
+/// The first coded picture (VCL NAL unit: type 1 or 5) of an MP4 packet,
+/// whose NAL units carry 4-byte big-endian lengths.
+fn first_picture_nal_type(data: &[u8]) -> Option<u8> {
+    let mut at = 0;
+    while at + 4 < data.len() {
+        let len = u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]) as usize;
+        let kind = data[at + 4] & 0x1f;
+        if kind == 1 || kind == 5 {
+            return Some(kind);
+        }
+        at += 4 + len;
+    }
+    None
+}
+
+#[test]
+fn every_keyframe_is_an_idr_picture_so_players_can_start_there() {
+    // With open GOPs the pictures after a later keyframe may refer to the
+    // GOP before it: a player seeking there shows broken frames, and
+    // FFmpeg warns "mmco: unref short failure". Moving content and
+    // B-frames, as in an exported video.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gops.mp4");
+    let s = EncoderSettings {
+        crf: 20,
+        preset: "veryfast".into(),
+        keyframe_interval: 6,
+        ..Default::default()
+    };
+    let mut e = Encoder::create(&p, 64, 32, &s).unwrap();
+    for i in 0..30 {
+        let img = RgbImage::from_shape_fn((32, 64, 3), |(y, x, c)| {
+            ((x * 5 + y * 3 + i * 7 + c * 50) % 230) as u8
+        });
+        e.push(&img, i as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+
+    let mut input = ffmpeg_next::format::input(&p).unwrap();
+    let stream = input
+        .streams()
+        .best(ffmpeg_next::media::Type::Video)
+        .unwrap()
+        .index();
+    let mut keyframes = 0;
+    for (s, packet) in input.packets() {
+        if s.index() != stream || !packet.is_key() {
+            continue;
+        }
+        keyframes += 1;
+        let kind = packet.data().and_then(first_picture_nal_type);
+        assert_eq!(
+            kind,
+            Some(5),
+            "keyframe {keyframes} at pts {:?} is not an IDR picture",
+            packet.pts()
+        );
+    }
+    assert!(keyframes >= 4, "only {keyframes} keyframes");
+}
