@@ -70,6 +70,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         make(&dir, &spec)?
     };
+    if args.out.is_none() {
+        for old in demo::remove_outdated(&dir) {
+            eprintln!(
+                "underlay: removed the demo of an older version in {}",
+                old.display()
+            );
+        }
+    }
     println!("session: {}", files.session.display());
     println!("video:   {}", files.video.display());
     println!("log:     {}", files.log.display());

@@ -157,6 +157,34 @@ pub fn default_dir() -> PathBuf {
     base.join(format!("demo-v{VERSION}"))
 }
 
+/// Removes the demos older versions left beside `dir` (the default
+/// folder, [`default_dir`]): sibling folders named `demo-v<N>` with N
+/// below [`VERSION`] that hold an underlay demo (its stamp file). Other
+/// folders are never touched. Returns the folders removed.
+pub fn remove_outdated(dir: &Path) -> Vec<PathBuf> {
+    let Some(base) = dir.parent() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let outdated = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("demo-v"))
+            .and_then(|v| v.parse::<u32>().ok())
+            .is_some_and(|v| v < VERSION);
+        let path = e.path();
+        if outdated && path.join(STAMP_FILE).is_file() && std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
+}
+
 /// Whether `dir` holds a complete demo made with `spec` by this version.
 pub fn is_current(dir: &Path, spec: &DemoSpec) -> bool {
     std::fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|s| s == spec.stamp())
@@ -444,6 +472,36 @@ mod tests {
             young.exists(),
             "a scratch folder of a run still going is left alone"
         );
+    }
+
+    #[test]
+    fn only_demos_of_older_versions_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = |name: &str, stamp: bool| {
+            let d = tmp.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("video.mp4"), b"x").unwrap();
+            if stamp {
+                std::fs::write(d.join(STAMP_FILE), b"version = 0").unwrap();
+            }
+            d
+        };
+        let current = folder(&format!("demo-v{VERSION}"), true);
+        let older = folder(&format!("demo-v{}", VERSION - 1), true);
+        let kept = [
+            folder("demo-v0", false),
+            folder(&format!("demo-v{}", VERSION + 1), true),
+            folder("demo-vX", true),
+            folder("demo-v1-mine", true),
+            folder("photos", true),
+        ];
+        assert_eq!(remove_outdated(&current), [older.clone()]);
+        assert!(!older.exists());
+        assert!(current.join("video.mp4").exists());
+        for k in kept {
+            assert!(k.join("video.mp4").exists(), "{} removed", k.display());
+        }
+        assert!(remove_outdated(&current).is_empty());
     }
 
     #[test]
