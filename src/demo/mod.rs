@@ -495,7 +495,7 @@ mod tests {
             folder("demo-v1-mine", true),
             folder("photos", true),
         ];
-        assert_eq!(remove_outdated(&current), [older.clone()]);
+        assert_eq!(remove_outdated(&current), std::slice::from_ref(&older));
         assert!(!older.exists());
         assert!(current.join("video.mp4").exists());
         for k in kept {
