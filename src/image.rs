@@ -169,6 +169,75 @@ mod tests {
         assert_eq!(rgb[[0, 7, 1]], 0);
     }
 
+    /// A JPEG's bytes with an EXIF segment (APP1) holding only an
+    /// orientation tag, as phones write them.
+    fn with_exif_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+        let mut tiff = b"MM\0\x2a\0\0\0\x08\0\x01".to_vec();
+        // Tag 0x0112 (orientation), type SHORT, count 1, value; no next IFD.
+        tiff.extend_from_slice(&[0x01, 0x12, 0, 3, 0, 0, 0, 1]);
+        tiff.extend_from_slice(&orientation.to_be_bytes());
+        tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+        let mut app1 = b"Exif\0\0".to_vec();
+        app1.extend_from_slice(&tiff);
+        let mut out = jpeg[..2].to_vec();
+        out.extend_from_slice(&[0xff, 0xe1]);
+        out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
+        out.extend_from_slice(&app1);
+        out.extend_from_slice(&jpeg[2..]);
+        out
+    }
+
+    #[test]
+    fn exif_orientation_is_applied() {
+        // A 48×32 picture with a red top-left quadrant, green top-right,
+        // blue bottom-left and white bottom-right.
+        let (w, h) = (48, 32);
+        let img = RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| {
+            let colour: [u8; 3] = match (x < w / 2, y < h / 2) {
+                (true, true) => [255, 0, 0],
+                (false, true) => [0, 255, 0],
+                (true, false) => [0, 0, 255],
+                (false, false) => [255, 255, 255],
+            };
+            colour[c]
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain.jpg");
+        save_rgb(&plain, &img).unwrap();
+        let jpeg = std::fs::read(&plain).unwrap();
+        let (r, g, b, white) = ([255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]);
+        // Quadrants (top-left, top-right, bottom-left, bottom-right) shown
+        // for each orientation.
+        let cases = [
+            (1, [r, g, b, white]),
+            (2, [g, r, white, b]),
+            (3, [white, b, g, r]),
+            (4, [b, white, r, g]),
+            (5, [r, b, g, white]),
+            (6, [b, r, white, g]),
+            (7, [white, g, b, r]),
+            (8, [g, white, r, b]),
+        ];
+        for (o, want) in cases {
+            let p = dir.path().join(format!("o{o}.jpg"));
+            std::fs::write(&p, with_exif_orientation(&jpeg, o)).unwrap();
+            let got = load_rgb(&p).unwrap();
+            let (gh, gw, _) = got.dim();
+            assert_eq!((gw, gh), if o >= 5 { (h, w) } else { (w, h) }, "orientation {o}");
+            let centres = [
+                (gw / 4, gh / 4),
+                (3 * gw / 4, gh / 4),
+                (gw / 4, 3 * gh / 4),
+                (3 * gw / 4, 3 * gh / 4),
+            ];
+            for ((x, y), want) in centres.into_iter().zip(want) {
+                let px = [got[[y, x, 0]], got[[y, x, 1]], got[[y, x, 2]]];
+                let near = px.iter().zip(want).all(|(&a, b)| a.abs_diff(b) < 40);
+                assert!(near, "orientation {o}: pixel ({x}, {y}) is {px:?}, want {want:?}");
+            }
+        }
+    }
+
     #[test]
     fn bad_files_and_names_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();

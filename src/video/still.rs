@@ -2,7 +2,8 @@
 //! into and written from packed RGB or gray buffers, with FFmpeg's image
 //! decoders and encoders: the project needs no second image library, and
 //! the program starts faster without OpenCV's image codecs and all the
-//! libraries they pull in.
+//! libraries they pull in. Pictures are read upright: an EXIF orientation
+//! (phones and cameras store many photos sideways) is applied.
 
 use std::path::Path;
 
@@ -92,7 +93,42 @@ pub fn read_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec
             &Planes::packed(out.as_mut_ptr(), row),
         );
     }
-    Ok((wu, hu, out))
+    // Phone and camera JPEGs are often stored sideways with an EXIF
+    // orientation saying how to show them; FFmpeg passes the tag on.
+    let orientation = raw
+        .metadata()
+        .get("Orientation")
+        .and_then(|v| v.trim().parse::<u8>().ok())
+        .unwrap_or(1);
+    Ok(orient(wu, hu, format.bytes(), out, orientation))
+}
+
+/// Turns a packed picture upright as EXIF orientation `o` (1–8) says;
+/// other values leave it as stored.
+fn orient(w: usize, h: usize, bpp: usize, data: Vec<u8>, o: u8) -> (usize, usize, Vec<u8>) {
+    if !(2..=8).contains(&o) {
+        return (w, h, data);
+    }
+    // Orientations 5–8 swap width and height.
+    let (ow, oh) = if o >= 5 { (h, w) } else { (w, h) };
+    let mut out = vec![0u8; data.len()];
+    for y in 0..oh {
+        for x in 0..ow {
+            // The stored pixel shown at (x, y).
+            let (sx, sy) = match o {
+                2 => (w - 1 - x, y),
+                3 => (w - 1 - x, h - 1 - y),
+                4 => (x, h - 1 - y),
+                5 => (y, x),
+                6 => (y, h - 1 - x),
+                7 => (w - 1 - y, h - 1 - x),
+                _ => (w - 1 - y, x),
+            };
+            let (d, s) = ((y * ow + x) * bpp, (sy * w + sx) * bpp);
+            out[d..d + bpp].copy_from_slice(&data[s..s + bpp]);
+        }
+    }
+    (ow, oh, out)
 }
 
 /// Whether pictures in `fmt` are YUV (so may be limited range).
