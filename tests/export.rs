@@ -85,19 +85,18 @@ fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-#[test]
-fn audio_is_copied_and_frames_times_and_duration_match() {
-    let dir = tmp();
-    let inp = dir.path().join("with-audio.mp4");
-    if !ffmpeg(&[
+/// Writes an H.264 test pattern of `size` at `fps` for `secs` seconds with
+/// an AAC tone of `hz`; false when ffmpeg is not there.
+fn video_with_tone(path: &Path, size: &str, fps: u32, secs: u32, hz: u32) -> bool {
+    ffmpeg(&[
         "-f",
         "lavfi",
         "-i",
-        "testsrc2=s=160x120:r=25:d=2",
+        &format!("testsrc2=s={size}:r={fps}:d={secs}"),
         "-f",
         "lavfi",
         "-i",
-        "sine=frequency=440:duration=2",
+        &format!("sine=frequency={hz}:duration={secs}"),
         "-c:v",
         "libx264",
         "-preset",
@@ -105,8 +104,15 @@ fn audio_is_copied_and_frames_times_and_duration_match() {
         "-c:a",
         "aac",
         "-shortest",
-        inp.to_str().unwrap(),
-    ]) {
+        path.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn audio_is_copied_and_frames_times_and_duration_match() {
+    let dir = tmp();
+    let inp = dir.path().join("with-audio.mp4");
+    if !video_with_tone(&inp, "160x120", 25, 2, 440) {
         return;
     }
     let out = dir.path().join("out.mp4");
@@ -330,24 +336,7 @@ fn other_codecs_and_containers_decode() {
 fn export_of_a_part_copies_the_matching_audio() {
     let dir = tmp();
     let inp = dir.path().join("long.mp4");
-    if !ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=s=96x64:r=20:d=4",
-        "-f",
-        "lavfi",
-        "-i",
-        "sine=frequency=300:duration=4",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-c:a",
-        "aac",
-        "-shortest",
-        inp.to_str().unwrap(),
-    ]) {
+    if !video_with_tone(&inp, "96x64", 20, 4, 300) {
         return;
     }
     let out = dir.path().join("part.mp4");
