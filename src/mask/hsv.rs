@@ -30,9 +30,10 @@ const fn reciprocal_table(num: i32) -> [i32; 256] {
     t
 }
 
-/// Converts one RGB pixel to OpenCV's 8-bit HSV `(h, s, v)`.
+/// OpenCV's hue numerator, chroma `d` (max − min) and value `v` of a
+/// pixel: the hue is `num / (6·d)` of the circle (negative `num` wraps).
 #[inline(always)]
-pub fn hsv(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
+fn hue_numerator(r: u8, g: u8, b: u8) -> (i32, i32, i32) {
     let (r, g, b) = (r as i32, g as i32, b as i32);
     let v = r.max(g).max(b);
     let d = v - r.min(g).min(b);
@@ -43,6 +44,13 @@ pub fn hsv(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
     } else {
         r - g + 4 * d
     };
+    (num, d, v)
+}
+
+/// Converts one RGB pixel to OpenCV's 8-bit HSV `(h, s, v)`.
+#[inline(always)]
+pub fn hsv(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
+    let (num, d, v) = hue_numerator(r, g, b);
     let mut h = (num * HDIV[d as usize & 255] + (1 << (SHIFT - 1))) >> SHIFT;
     if h < 0 {
         h += 180;
@@ -89,16 +97,7 @@ pub fn saturation(c: u8, v: u8) -> u8 {
 /// `c = max − min` (from which saturation follows, see [`sat_at_least`]).
 #[inline(always)]
 pub fn hue_chroma_value(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
-    let (r, g, b) = (r as i32, g as i32, b as i32);
-    let v = r.max(g).max(b);
-    let d = v - r.min(g).min(b);
-    let num = if v == r {
-        g - b
-    } else if v == g {
-        b - r + 2 * d
-    } else {
-        r - g + 4 * d
-    };
+    let (num, d, v) = hue_numerator(r, g, b);
     let mut h = (num * hue_reciprocal(d) + (1 << (SHIFT - 1))) >> SHIFT;
     if h < 0 {
         h += 180;
