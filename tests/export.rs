@@ -333,6 +333,49 @@ fn other_codecs_and_containers_decode() {
 }
 
 #[test]
+fn audio_mp4_cannot_hold_is_reported_and_kept_in_mkv() {
+    // PCM, as many cameras record it: MP4 cannot store it, Matroska can.
+    let dir = tmp();
+    let inp = dir.path().join("camera.mov");
+    if !ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=96x64:r=20:d=1",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=duration=1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "pcm_s16le",
+        inp.to_str().unwrap(),
+    ]) {
+        return;
+    }
+    let mp4 = dir.path().join("out.mp4");
+    let r = export::run(&quick_job(&inp, &mp4), nothing(), &AtomicBool::new(false)).unwrap();
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("pcm_s16le") && w.contains("left out") && w.contains(".mkv"),
+        "{w}"
+    );
+    assert_eq!(
+        probe(&mp4, "a", "stream=codec_name").unwrap_or_default().trim(),
+        ""
+    );
+
+    let mkv = dir.path().join("out.mkv");
+    let r = export::run(&quick_job(&inp, &mkv), nothing(), &AtomicBool::new(false)).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let audio = probe(&mkv, "a", "stream=codec_name").unwrap_or_default();
+    assert!(audio.contains("pcm_s16le"), "{audio}");
+}
+
+#[test]
 fn export_of_a_part_copies_the_matching_audio() {
     let dir = tmp();
     let inp = dir.path().join("long.mp4");

@@ -730,8 +730,14 @@ impl AudioCopy {
                 ) == 1
             };
             if !supported {
+                // Matroska stores almost any audio.
+                let hint = if octx.format().name().contains("matroska") {
+                    ""
+                } else {
+                    " (an .mkv output keeps it)"
+                };
                 warnings.push(format!(
-                    "{}: audio stream {} ({}) cannot be stored in this container and was left out",
+                    "{}: audio stream {} ({}) cannot be stored in this container and was left out{hint}",
                     src.display(),
                     s.index(),
                     params.id().name()
