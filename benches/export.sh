@@ -19,6 +19,10 @@
 #   reencode the ffmpeg command on underlay's annotated output: what decoding
 #            and x264 alone cost on annotated pictures (x264 works harder
 #            on drawings than on the plain video)
+#   decode   ffmpeg decoding the input and the annotated output alone, for
+#            the floor: decoding the input plus x264 on the annotated
+#            pictures (reencode minus decoding them), what any pipeline
+#            drawing these pictures spends with its own work free
 # and prints frames per second (median and best of RUNS) and the ratios.
 #
 # usage: benches/export.sh [SECONDS] [RUNS] [MASK] [INPUTS]
@@ -105,12 +109,16 @@ EOF
   : >"$WORK/underlay.t"
   : >"$WORK/python.t"
   : >"$WORK/reencode.t"
+  : >"$WORK/decode_in.t"
+  : >"$WORK/decode_ann.t"
   for _ in $(seq "$RUNS"); do
     timed ffmpeg -hide_banner -loglevel error -y -i "$in" -c:v libx264 -preset veryfast -crf 20 -c:a copy \
       "$WORK/ff.mp4" >>"$WORK/ffmpeg.t"
     timed "$BIN" export "$session" -o "$WORK/ul.mp4" --crf 20 --preset veryfast >>"$WORK/underlay.t"
     timed ffmpeg -hide_banner -loglevel error -y -i "$WORK/ul.mp4" -c:v libx264 -preset veryfast -crf 20 \
       -c:a copy "$WORK/re.mp4" >>"$WORK/reencode.t"
+    timed ffmpeg -hide_banner -loglevel error -i "$in" -map 0:v -f null - >>"$WORK/decode_in.t"
+    timed ffmpeg -hide_banner -loglevel error -i "$WORK/ul.mp4" -map 0:v -f null - >>"$WORK/decode_ann.t"
     if [ "$python" = 1 ]; then
       timed python3 benches/thesis_pipeline.py run "$in" "$WORK/py.mp4" >>"$WORK/python.t"
     fi
@@ -136,6 +144,15 @@ EOF
   printf "underlay vs ffmpeg: throughput %.2f× (median), %.2f× (best); CPU per frame %.2f×\n" \
     "$(echo "$ffmpeg_wall / $underlay_wall" | bc -l)" "$(echo "$ffmpeg_best / $underlay_best" | bc -l)" \
     "$(echo "$underlay_cpu / $ffmpeg_cpu" | bc -l)"
+  # The floor, per run: decoding the input plus x264 on the annotated
+  # pictures (re-encoding them minus decoding them alone), which any
+  # pipeline drawing these pictures spends with its own work free.
+  paste "$WORK/decode_in.t" "$WORK/decode_ann.t" "$WORK/ffmpeg.t" "$WORK/reencode.t" \
+    | awk '{floor = $2 + $8 - $4; printf "%.4f %.4f\n", ($8 - $4) / ($6 - $2), $6 / floor}' >"$WORK/floor.t"
+  read -r x264_ratio _ < <(stats 1 <"$WORK/floor.t")
+  read -r floor_ratio _ < <(stats 2 <"$WORK/floor.t")
+  printf "floor (medians of per-run ratios): x264 on annotated / plain pictures %.2f×; ffmpeg CPU / floor CPU %.2f×\n" \
+    "$x264_ratio" "$floor_ratio"
   if [ -s "$WORK/python.t" ]; then
     printf "underlay vs python: throughput %.2f× (median), %.2f× (best)\n" \
       "$(echo "$python_wall / $underlay_wall" | bc -l)" "$(echo "$python_best / $underlay_best" | bc -l)"
