@@ -332,42 +332,96 @@ fn other_codecs_and_containers_decode() {
     assert!(e.contains("sound.m4a") && e.contains("no video stream"), "{e}");
 }
 
+/// The RMS level of `path`'s audio (mono, 8 kHz) over `from..to` seconds.
+fn audio_rms(path: &Path, from: f64, to: f64) -> f64 {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(path)
+        .args(["-vn", "-ac", "1", "-ar", "8000", "-f", "f32le", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ffmpeg could not decode the audio of {}",
+        path.display()
+    );
+    let samples: Vec<f32> = out
+        .stdout
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let part = &samples[(from * 8000.0) as usize..((to * 8000.0) as usize).min(samples.len())];
+    assert!(!part.is_empty(), "no audio between {from} and {to} s");
+    (part.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>() / part.len() as f64).sqrt()
+}
+
 #[test]
-fn audio_mp4_cannot_hold_is_reported_and_kept_in_mkv() {
+fn audio_mp4_cannot_hold_is_re_encoded_in_step_and_copied_into_mkv() {
     // PCM, as many cameras record it: MP4 cannot store it, Matroska can.
+    // Silence, then a tone from 3 s on, to see the audio stay in step.
     let dir = tmp();
     let inp = dir.path().join("camera.mov");
     if !ffmpeg(&[
         "-f",
         "lavfi",
         "-i",
-        "testsrc2=s=96x64:r=20:d=1",
+        "testsrc2=s=96x64:r=20:d=6",
         "-f",
         "lavfi",
         "-i",
-        "sine=duration=1",
+        "aevalsrc=if(gte(t\\,3)\\,0.5*sin(2*PI*500*t)\\,0):s=44100:d=6",
         "-c:v",
         "libx264",
         "-preset",
         "ultrafast",
         "-c:a",
         "pcm_s16le",
+        "-ac",
+        "2",
         inp.to_str().unwrap(),
     ]) {
         return;
     }
+    assert!(audio_rms(&inp, 3.2, 5.8) > 0.3, "the test input has no tone");
+
+    // Whole video into MP4: re-encoded as AAC, said so, same length.
     let mp4 = dir.path().join("out.mp4");
     let r = export::run(&quick_job(&inp, &mp4), nothing(), &AtomicBool::new(false)).unwrap();
     let w = r.warnings.join("\n");
     assert!(
-        w.contains("pcm_s16le") && w.contains("left out") && w.contains(".mkv"),
+        w.contains("pcm_s16le") && w.contains("AAC") && w.contains(".mkv"),
         "{w}"
     );
-    assert_eq!(
-        probe(&mp4, "a", "stream=codec_name").unwrap_or_default().trim(),
-        ""
+    let audio = probe(&mp4, "a", "stream=codec_name,duration").unwrap_or_default();
+    assert_eq!(values(&audio, "codec_name"), ["aac"], "{audio}");
+    let dur: f64 = values(&audio, "duration")[0].parse().unwrap();
+    assert!((dur - 6.0).abs() < 0.05, "audio lasts {dur} s");
+    assert!(audio_rms(&mp4, 0.2, 2.8) < 0.01, "sound before the tone");
+    assert!(audio_rms(&mp4, 3.2, 5.8) > 0.3, "the tone is missing");
+
+    // A part (2–5 s): the tone now starts 1 s in.
+    let part = dir.path().join("part.mp4");
+    let mut job = quick_job(&inp, &part);
+    job.from = Some(2.0);
+    job.to = Some(5.0);
+    export::run(&job, nothing(), &AtomicBool::new(false)).unwrap();
+    let dur: f64 = values(
+        &probe(&part, "a", "stream=duration").unwrap_or_default(),
+        "duration",
+    )[0]
+    .parse()
+    .unwrap();
+    assert!((dur - 3.0).abs() < 0.05, "audio of the part lasts {dur} s");
+    assert!(
+        audio_rms(&part, 0.1, 0.9) < 0.01,
+        "sound before the tone in the part"
+    );
+    assert!(
+        audio_rms(&part, 1.1, 2.9) > 0.3,
+        "the tone is missing in the part"
     );
 
+    // Matroska holds PCM: copied unchanged, nothing to say.
     let mkv = dir.path().join("out.mkv");
     let r = export::run(&quick_job(&inp, &mkv), nothing(), &AtomicBool::new(false)).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);

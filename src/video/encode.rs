@@ -2,15 +2,17 @@
 //! (libx264, yuv420p) in MP4 with faststart,
 //! or floor masks to lossless FFV1 (gray) in Matroska; frame times kept
 //! exactly (variable frame rate stays variable), audio streams of a source
-//! file copied unchanged.
+//! file copied unchanged (re-encoded as AAC only when the container cannot
+//! hold them: [`super::audio`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use ffmpeg_next as ffmpeg;
 use ffmpeg_next::ffi;
-use ffmpeg_next::{Dictionary, Packet, Rational, codec, frame, media};
+use ffmpeg_next::{Dictionary, Packet, Rational, codec, frame};
 
+use super::audio::AudioCopy;
 use super::convert::{Colorimetry, Planes, Scaler};
 use super::decode::rational_fps;
 use super::planes::Yuv420;
@@ -39,8 +41,9 @@ pub struct EncoderSettings {
     /// ([`VideoInfo::time_base`](super::VideoInfo)) to keep its timestamps
     /// exactly. `None`: 1/90000 s.
     pub time_base: Option<(i32, i32)>,
-    /// Copy every audio stream of this file (unchanged, no re-encoding) into
-    /// the output, aligned with the video times of that file.
+    /// Copy every audio stream of this file (unchanged; re-encoded as AAC
+    /// only when the output container cannot hold its codec) into the
+    /// output, aligned with the video times of that file.
     pub audio_from: Option<PathBuf>,
     /// Copy only the audio between these video times (seconds) of the
     /// `audio_from` file, moved to start at 0 (for an export of a part).
@@ -99,22 +102,6 @@ pub struct Encoder {
     pushed: u64,
     audio: Option<AudioCopy>,
     warnings: Vec<String>,
-}
-
-/// Copies the audio packets of a source file, interleaved with the video.
-struct AudioCopy {
-    path: PathBuf,
-    input: ffmpeg::format::context::Input,
-    /// Per source stream: output stream index and source time base.
-    map: Vec<Option<(usize, Rational)>>,
-    /// Source seconds that become output time 0.
-    origin: f64,
-    /// Source seconds after which nothing is copied.
-    end: f64,
-    /// Copy packets that start before the window start (whole copy only).
-    keep_early: bool,
-    pending: Option<(Packet, f64)>,
-    done: bool,
 }
 
 impl Encoder {
@@ -687,159 +674,4 @@ fn unsafe_set_color(frame: &mut frame::Video, gray: bool, color: Colorimetry) {
     } else {
         ffmpeg::color::Space::SMPTE170M
     });
-}
-
-impl AudioCopy {
-    /// Opens `src` and adds an output stream for each of its audio streams
-    /// that the output container can hold.
-    fn open(
-        src: &Path,
-        window: Option<(f64, f64)>,
-        octx: &mut ffmpeg::format::context::Output,
-        warnings: &mut Vec<String>,
-    ) -> Result<Option<AudioCopy>, VideoError> {
-        let input = ffmpeg::format::input(src).map_err(|source| VideoError::Open {
-            path: src.to_owned(),
-            source,
-        })?;
-        // Audio times are taken relative to the source's video stream start,
-        // as the decoder's frame times are.
-        let video_start = input
-            .streams()
-            .best(media::Type::Video)
-            .and_then(|s| {
-                let tb = ratio(s.time_base())?;
-                (s.start_time() != ffi::AV_NOPTS_VALUE).then(|| s.start_time() as f64 * tb)
-            })
-            .unwrap_or(0.0);
-        let (from, to) = window.unwrap_or((0.0, f64::INFINITY));
-        let mut map = Vec::new();
-        let mut any = false;
-        for s in input.streams() {
-            let params = s.parameters();
-            if params.medium() != media::Type::Audio {
-                map.push(None);
-                continue;
-            }
-            // SAFETY: the output format and codec id are valid.
-            let supported = unsafe {
-                ffi::avformat_query_codec(
-                    (*octx.as_ptr()).oformat,
-                    params.id().into(),
-                    ffi::FF_COMPLIANCE_NORMAL,
-                ) == 1
-            };
-            if !supported {
-                // Matroska stores almost any audio.
-                let hint = if octx.format().name().contains("matroska") {
-                    ""
-                } else {
-                    " (an .mkv output keeps it)"
-                };
-                warnings.push(format!(
-                    "{}: audio stream {} ({}) cannot be stored in this container and was left out{hint}",
-                    src.display(),
-                    s.index(),
-                    params.id().name()
-                ));
-                map.push(None);
-                continue;
-            }
-            let mut ost = octx
-                .add_stream(ffmpeg::encoder::find(codec::Id::None))
-                .map_err(|e| VideoError::Settings {
-                    path: src.to_owned(),
-                    message: format!("cannot add an audio stream: {e}"),
-                })?;
-            ost.set_parameters(params);
-            ost.set_time_base(s.time_base());
-            // SAFETY: the parameters belong to the new stream; a zero tag lets
-            // the muxer pick the right one for its container.
-            unsafe {
-                (*ost.parameters().as_mut_ptr()).codec_tag = 0;
-            }
-            map.push(Some((ost.index(), s.time_base())));
-            any = true;
-        }
-        if !any {
-            return Ok(None);
-        }
-        let mut input = input;
-        if from > 1.0 {
-            // Start reading near the window instead of at the beginning of a
-            // long file; a failed seek only means reading from the start.
-            let ts = ((video_start + from - 1.0) * f64::from(ffi::AV_TIME_BASE)) as i64;
-            let _ = input.seek(ts, ..ts);
-        }
-        Ok(Some(AudioCopy {
-            path: src.to_owned(),
-            input,
-            map,
-            origin: video_start + from,
-            end: video_start + to,
-            keep_early: window.is_none(),
-            pending: None,
-            done: false,
-        }))
-    }
-
-    /// Writes the audio packets that start before output time `until`.
-    fn pump(&mut self, until: f64, octx: &mut ffmpeg::format::context::Output) -> Result<(), String> {
-        while !self.done {
-            let (mut pkt, t) = match self.pending.take() {
-                Some(p) => p,
-                None => {
-                    let mut pkt = Packet::empty();
-                    match pkt.read(&mut self.input) {
-                        Ok(()) => {}
-                        Err(ffmpeg::Error::Eof) => {
-                            self.done = true;
-                            break;
-                        }
-                        Err(e) => {
-                            // A damaged tail: keep what was copied.
-                            self.done = true;
-                            return Err(format!("{}: reading audio: {e}", self.path.display()));
-                        }
-                    }
-                    let Some(Some((_, tb))) = self.map.get(pkt.stream()) else {
-                        continue;
-                    };
-                    let Some(ts) = pkt.pts().or(pkt.dts()) else {
-                        continue;
-                    };
-                    let t = ts as f64 * ratio(*tb).unwrap_or(0.0);
-                    (pkt, t)
-                }
-            };
-            let Some(Some((out_index, in_tb))) = self.map.get(pkt.stream()).copied() else {
-                continue;
-            };
-            let dur = pkt.duration() as f64 * ratio(in_tb).unwrap_or(0.0);
-            if t >= self.end {
-                // Streams interleave loosely: stop well past the end.
-                if t > self.end + 10.0 {
-                    self.done = true;
-                }
-                continue;
-            }
-            if !self.keep_early && t + dur.max(0.0) <= self.origin {
-                continue;
-            }
-            if t - self.origin > until {
-                self.pending = Some((pkt, t));
-                break;
-            }
-            let shift = (self.origin / ratio(in_tb).unwrap_or(1.0)).round() as i64;
-            pkt.set_pts(pkt.pts().map(|v| v - shift));
-            pkt.set_dts(pkt.dts().map(|v| v - shift));
-            pkt.set_position(-1);
-            pkt.set_stream(out_index);
-            let out_tb = octx.stream(out_index).map_or(in_tb, |s| s.time_base());
-            pkt.rescale_ts(in_tb, out_tb);
-            pkt.write_interleaved(octx)
-                .map_err(|e| format!("writing audio from {}: {e}", self.path.display()))?;
-        }
-        Ok(())
-    }
 }

@@ -7,6 +7,7 @@
 //! frame index ÷ rate). The decoder honours the rotation a phone stores
 //! in the stream's display matrix, so frames come out upright.
 
+mod audio;
 mod convert;
 mod decode;
 mod encode;
