@@ -245,6 +245,8 @@ mod tests {
         std::fs::write(&junk, b"this is not a picture").unwrap();
         let err = load_rgb(&junk).unwrap_err().to_string();
         assert!(err.contains("junk.png") && err.contains("cannot read"), "{err}");
+        // With FFmpeg's explanation, instead of FFmpeg printing it apart.
+        assert!(err.contains("PNG signature"), "{err}");
         let truncated = dir.path().join("cut.png");
         save_rgb(&truncated, &ramps(64, 64)).unwrap();
         let bytes = std::fs::read(&truncated).unwrap();

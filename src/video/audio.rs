@@ -60,10 +60,7 @@ impl AudioCopy {
         octx: &mut ffmpeg::format::context::Output,
         warnings: &mut Vec<String>,
     ) -> Result<Option<AudioCopy>, VideoError> {
-        let input = ffmpeg::format::input(src).map_err(|source| VideoError::Open {
-            path: src.to_owned(),
-            source,
-        })?;
+        let input = super::open_input(src)?;
         // Audio times are taken relative to the source's video stream start,
         // as the decoder's frame times are.
         let video_start = input

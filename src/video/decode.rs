@@ -93,10 +93,7 @@ impl Decoder {
     pub fn open(path: &Path) -> Result<Decoder, VideoError> {
         init();
         let p = path.to_owned();
-        let input = ffmpeg::format::input(path).map_err(|source| VideoError::Open {
-            path: p.clone(),
-            source,
-        })?;
+        let input = super::open_input(path)?;
         let stream = input
             .streams()
             .best(media::Type::Video)
@@ -289,6 +286,11 @@ impl Decoder {
                 {
                     Some(format!("the file announces {:.3} s", self.info.duration))
                 }
+                // Read from the start and not one picture came out.
+                None if self.at_known_end && self.returned == 0 && self.info.duration > 0.0 => Some(format!(
+                    "no picture could be decoded, though the file announces {:.3} s",
+                    self.info.duration
+                )),
                 None => None,
             };
             if let Some(reason) = reason {

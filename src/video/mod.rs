@@ -11,6 +11,7 @@ mod audio;
 mod convert;
 mod decode;
 mod encode;
+pub(crate) mod messages;
 mod planes;
 pub mod still;
 pub mod yuv;
@@ -86,11 +87,13 @@ impl VideoFrame {
 /// applies, the frame (index and time) concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum VideoError {
-    #[error("{path}: cannot open video: {source}")]
+    #[error("{path}: cannot open video: {source}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
     Open {
         path: PathBuf,
         #[source]
         source: ffmpeg_next::Error,
+        /// FFmpeg's own explanation ("moov atom not found"), or empty.
+        detail: String,
     },
     #[error("{path}: no video stream in this file")]
     NoVideoStream { path: PathBuf },
@@ -137,6 +140,17 @@ pub enum VideoError {
     Settings { path: PathBuf, message: String },
 }
 
+/// Opens `path` for reading, with FFmpeg's explanation when it cannot.
+fn open_input(path: &std::path::Path) -> Result<ffmpeg_next::format::context::Input, VideoError> {
+    init();
+    let (opened, messages) = messages::capture(|| ffmpeg_next::format::input(path));
+    opened.map_err(|source| VideoError::Open {
+        path: path.to_owned(),
+        source,
+        detail: messages.join("; "),
+    })
+}
+
 /// Initializes FFmpeg once per process and keeps its own messages to errors.
 pub(crate) fn init() {
     static ONCE: Once = Once::new();
@@ -145,6 +159,7 @@ pub(crate) fn init() {
         // which does not matter for local files.
         let _ = ffmpeg_next::init();
         ffmpeg_next::util::log::set_level(ffmpeg_next::util::log::Level::Error);
+        messages::install();
     });
 }
 

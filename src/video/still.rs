@@ -44,8 +44,14 @@ impl StillFormat {
 const MAX_PIXELS: u64 = 1 << 28;
 
 /// Reads the first picture of `path` as `(width, height, packed pixels)`.
+/// Errors carry FFmpeg's own explanation ("Invalid PNG signature …").
 pub fn read_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), String> {
     init();
+    let (read, messages) = super::messages::capture(|| decode_still(path, format));
+    read.map_err(|e| super::messages::explained(e, &messages))
+}
+
+fn decode_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), String> {
     let mut input = ffmpeg::format::input(path).map_err(|e| format!("cannot open: {e}"))?;
     let stream = input
         .streams()

@@ -369,6 +369,19 @@ fn truncated_and_damaged_files_decode_what_is_there() {
     let (n, _) = read_damaged(&bad);
     assert!(n >= 30, "{n} frames from a file damaged in the middle");
 
+    // The index at the front (faststart) but hardly any picture data: an
+    // error that says so, not a video that simply has no frames.
+    let front = dir.path().join("front.mp4");
+    let moov_end = bytes.windows(4).position(|w| w == b"mdat").unwrap() + 40;
+    std::fs::write(&front, &bytes[..moov_end]).unwrap();
+    let (n, err) = read_damaged(&front);
+    assert_eq!(n, 0);
+    let err = err.expect("an empty decode is reported");
+    assert!(
+        err.contains("front.mp4") && err.contains("no picture could be decoded"),
+        "{err}"
+    );
+
     let head = dir.path().join("head.mp4");
     std::fs::write(&head, &bytes[..200]).unwrap();
     let (n, err) = read_damaged(&head);
