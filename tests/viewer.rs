@@ -470,4 +470,43 @@ fn a_damaged_video_is_an_error_naming_it() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("broken.mp4"), "{}", stderr(&o));
     assert!(!dir.path().join("x.png").exists());
+
+    // A file that opens (its index is whole) but holds no picture data:
+    // the decoding error, not a wait for a frame that never comes.
+    let whole = dir.path().join("whole.mp4");
+    let made = Command::new("ffmpeg")
+        .args(["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=64x48:r=10:d=2"])
+        .args([
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-movflags",
+            "+faststart",
+        ])
+        .arg(&whole)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped the cut video: no ffmpeg");
+        return;
+    }
+    let bytes = std::fs::read(&whole).unwrap();
+    let data = bytes.windows(4).position(|w| w == b"mdat").unwrap() + 40;
+    let cut = dir.path().join("cut.mp4");
+    std::fs::write(&cut, &bytes[..data]).unwrap();
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .arg(&cut)
+        .args(["--at", "0", "--screenshot"])
+        .arg(dir.path().join("y.png")));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("cut.mp4") && e.contains("no picture could be decoded"),
+        "{e}"
+    );
+    assert!(!dir.path().join("y.png").exists());
 }

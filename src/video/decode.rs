@@ -42,6 +42,8 @@ pub struct Decoder {
     read_error: Option<ffmpeg::Error>,
     /// Consecutive packets rejected by the decoder.
     bad_packets: u32,
+    /// Some picture has been decoded (since opening, seeks included).
+    decoded_any: bool,
     /// The end (and any truncation) has been reported since the last seek.
     end_reported: bool,
     /// A decoded frame already read ahead (after a seek), returned next.
@@ -179,6 +181,7 @@ impl Decoder {
             draining: false,
             read_error: None,
             bad_packets: 0,
+            decoded_any: false,
             end_reported: false,
             held: None,
             last: None,
@@ -286,8 +289,8 @@ impl Decoder {
                 {
                     Some(format!("the file announces {:.3} s", self.info.duration))
                 }
-                // Read from the start and not one picture came out.
-                None if self.at_known_end && self.returned == 0 && self.info.duration > 0.0 => Some(format!(
+                // Not one picture came out of a file that announces some.
+                None if !self.decoded_any && self.info.duration > 0.0 => Some(format!(
                     "no picture could be decoded, though the file announces {:.3} s",
                     self.info.duration
                 )),
@@ -492,6 +495,7 @@ impl Decoder {
             match self.dec.receive_frame(&mut f) {
                 Ok(()) => {
                     self.bad_packets = 0;
+                    self.decoded_any = true;
                     let time = self.time_of(&f);
                     self.record(time);
                     return Ok(Some((f, time)));

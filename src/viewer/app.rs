@@ -485,6 +485,15 @@ impl ViewerApp {
             self.install_frame(ctx, shown, step);
         }
         for e in errors {
+            // A screenshot run cannot get its frame once decoding failed:
+            // say why now rather than after the timeout.
+            if let Some(job) = &mut self.screenshot
+                && !job.requested
+            {
+                *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(e.clone()));
+                job.requested = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
             self.error(e);
         }
         if self.playback.playing
