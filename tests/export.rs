@@ -559,6 +559,57 @@ fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
     // Away from the lines: the video as it was.
     let p = px(f, 250, 40);
     assert!(p.iter().zip(FLOOR).all(|(a, b)| a.abs_diff(b) < 8), "{p:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("nothing was drawn"));
+
+    // A log of moments (0.0–0.9 s) and an offset that puts them all
+    // outside the video: said, not silent.
+    let moments: String = (0..10)
+        .map(|i| {
+            format!(
+                "{{ {}; {{ {{ {{ circle; (100, 100); 20 }}; red; {{dot; 0}} }} }} }}\n",
+                i as f64 / 10.0
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("moments.txt"), format!("{{ {moments}}}\n")).unwrap();
+    let drawn = underlay(
+        dir.path(),
+        &[
+            "export",
+            "--video",
+            "run.mp4",
+            "--log",
+            "moments.txt",
+            "--calib",
+            "calib.toml",
+            "-o",
+            "dots.mp4",
+        ],
+    );
+    ok(&drawn);
+    assert!(!String::from_utf8_lossy(&drawn.stderr).contains("nothing was drawn"));
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "--video",
+            "run.mp4",
+            "--log",
+            "moments.txt",
+            "--calib",
+            "calib.toml",
+            "--offset",
+            "1000",
+            "-o",
+            "late.mp4",
+        ],
+    );
+    ok(&out);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("nothing was drawn on any of the 10 frames") && e.contains("offset"),
+        "{e}"
+    );
 }
 
 #[test]

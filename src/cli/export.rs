@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context;
 
@@ -85,12 +86,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let masker = session.mask.build().context("building the floor mask")?;
         pipelines.push(first.fork(masker));
     }
+    let log_range = first.log().time_range();
     pipelines.push(first);
+    // Primitives drawn and refused over all frames, for the summary.
+    let tally = Arc::new(Tally::default());
     let processors: Vec<Processor<'static>> = pipelines
         .into_iter()
         .map(|mut pipeline| -> Processor<'static> {
+            let tally = Arc::clone(&tally);
             Box::new(move |frame: &mut VideoFrame| {
-                pipeline.process_frame(frame).map(|_| ()).map_err(Into::into)
+                let stats = pipeline.process_frame(frame)?;
+                tally.add(&stats);
+                Ok(())
             })
         })
         .collect();
@@ -113,7 +120,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Err(ExportError::Interrupted(i)) => return Err(i.into()),
         Err(e) => return Err(e).with_context(|| format!("exporting {}", args.output.display())),
     };
-    for w in &report.warnings {
+    for w in report
+        .warnings
+        .iter()
+        .cloned()
+        .chain(tally.warnings(log_range, session.offset))
+    {
         eprintln!("underlay: warning: {w}");
     }
     eprintln!(
@@ -163,4 +175,62 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         session.mask = MaskSettings::None;
     }
     Ok((session, file))
+}
+
+/// What the pipelines drew over a whole export.
+#[derive(Default)]
+struct Tally {
+    frames: AtomicU64,
+    drawn: AtomicU64,
+    skipped: AtomicU64,
+    /// Why the first refused primitive was refused.
+    reason: std::sync::Mutex<Option<crate::draw::SkipReason>>,
+}
+
+impl Tally {
+    fn add(&self, s: &crate::pipeline::FrameStats) {
+        self.frames.fetch_add(1, Ordering::Relaxed);
+        self.drawn.fetch_add(s.drawn as u64, Ordering::Relaxed);
+        self.skipped.fetch_add(s.skipped as u64, Ordering::Relaxed);
+        if let Some(r) = s.skip_reason
+            && let Ok(mut first) = self.reason.lock()
+        {
+            first.get_or_insert(r);
+        }
+    }
+
+    /// Warnings a user would want after an export: nothing drawn at all
+    /// (most often a wrong offset), or primitives that could not be drawn.
+    fn warnings(&self, log_range: Option<(f64, f64)>, offset: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        let (frames, drawn, skipped) = (
+            self.frames.load(Ordering::Relaxed),
+            self.drawn.load(Ordering::Relaxed),
+            self.skipped.load(Ordering::Relaxed),
+        );
+        if frames > 0 && drawn == 0 {
+            let range = match log_range {
+                Some((a, b)) => format!(
+                    "the log covers {a:.3}–{b:.3} s, which video times {:.3}–{:.3} s show with the offset {offset:.3} s",
+                    a - offset,
+                    b - offset
+                ),
+                None => "the log has no frame with a time".to_string(),
+            };
+            out.push(format!(
+                "nothing was drawn on any of the {frames} frames: {range}; check the offset \
+                 (in `underlay view`, align a log event with the video) and the entity and level filter"
+            ));
+        }
+        if skipped > 0 {
+            let why = self
+                .reason
+                .lock()
+                .ok()
+                .and_then(|r| *r)
+                .map_or(String::new(), |r| format!(" (the first: {r})"));
+            out.push(format!("{skipped} primitives could not be drawn{why}"));
+        }
+        out
+    }
 }
