@@ -572,9 +572,8 @@ fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
         })
         .collect();
     std::fs::write(dir.path().join("moments.txt"), format!("{{ {moments}}}\n")).unwrap();
-    let drawn = underlay(
-        dir.path(),
-        &[
+    let export_dots = |offset: &str, out: &str| {
+        let args = [
             "export",
             "--video",
             "run.mp4",
@@ -582,30 +581,16 @@ fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
             "moments.txt",
             "--calib",
             "calib.toml",
-            "-o",
-            "dots.mp4",
-        ],
-    );
-    ok(&drawn);
-    assert!(!String::from_utf8_lossy(&drawn.stderr).contains("nothing was drawn"));
-    let out = underlay(
-        dir.path(),
-        &[
-            "export",
-            "--video",
-            "run.mp4",
-            "--log",
-            "moments.txt",
-            "--calib",
-            "calib.toml",
-            "--offset",
-            "1000",
-            "-o",
-            "late.mp4",
-        ],
-    );
-    ok(&out);
-    let e = String::from_utf8_lossy(&out.stderr);
+        ];
+        let o = underlay(
+            dir.path(),
+            &[&args[..], &["--offset", offset, "-o", out]].concat(),
+        );
+        ok(&o);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(!export_dots("0", "dots.mp4").contains("nothing was drawn"));
+    let e = export_dots("1000", "late.mp4");
     assert!(
         e.contains("nothing was drawn on any of the 10 frames") && e.contains("offset"),
         "{e}"
