@@ -84,6 +84,9 @@ pub struct FrameStats {
     pub skip_reason: Option<SkipReason>,
     /// False when there is no calibration, so nothing could be drawn.
     pub calibrated: bool,
+    /// An instantaneous log frame was within the threshold of the log
+    /// time (false: only persistent drawings, if any, were selected).
+    pub instant: bool,
     /// Time computing the floor mask.
     pub mask_time: Duration,
     /// Time selecting primitives.
@@ -260,6 +263,7 @@ impl Pipeline {
                 .index
                 .select(&self.log, log_time, self.threshold, &self.filter);
             stats.primitives = selected.len();
+            stats.instant = selected.instant_frame().is_some();
             let t2 = Instant::now();
             stats.select_time = t2 - t1;
             for p in &selected {

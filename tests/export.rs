@@ -572,27 +572,30 @@ fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
         })
         .collect();
     std::fs::write(dir.path().join("moments.txt"), format!("{{ {moments}}}\n")).unwrap();
-    let export_dots = |offset: &str, out: &str| {
-        let args = [
-            "export",
-            "--video",
-            "run.mp4",
-            "--log",
-            "moments.txt",
-            "--calib",
-            "calib.toml",
-        ];
+    // The same moments under a zone drawn for the whole run.
+    let zone = "{ {-inf; inf}; { { { line; (0, 10); (300, 10) }; blue; {zone; 0} } } }\n";
+    std::fs::write(dir.path().join("mixed.txt"), format!("{{ {zone}{moments}}}\n")).unwrap();
+    let export_dots = |log: &str, offset: &str, out: &str| {
+        let args = ["export", "--video", "run.mp4", "--calib", "calib.toml"];
         let o = underlay(
             dir.path(),
-            &[&args[..], &["--offset", offset, "-o", out]].concat(),
+            &[&args[..], &["--log", log, "--offset", offset, "-o", out]].concat(),
         );
         ok(&o);
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
-    assert!(!export_dots("0", "dots.mp4").contains("nothing was drawn"));
-    let e = export_dots("1000", "late.mp4");
+    for log in ["moments.txt", "mixed.txt"] {
+        let e = export_dots(log, "0", "dots.mp4");
+        assert!(!e.contains("warning"), "{e}");
+    }
+    let e = export_dots("moments.txt", "1000", "late.mp4");
     assert!(
         e.contains("nothing was drawn on any of the 10 frames") && e.contains("offset"),
+        "{e}"
+    );
+    let e = export_dots("mixed.txt", "1000", "late.mp4");
+    assert!(
+        e.contains("only the log's persistent drawings were shown") && e.contains("offset"),
         "{e}"
     );
 }

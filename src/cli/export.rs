@@ -87,6 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pipelines.push(first.fork(masker));
     }
     let log_range = first.log().time_range();
+    let instants = first.index().instant_count();
     pipelines.push(first);
     // Primitives drawn and refused over all frames, for the summary.
     let tally = Arc::new(Tally::default());
@@ -124,7 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .warnings
         .iter()
         .cloned()
-        .chain(tally.warnings(log_range, session.offset))
+        .chain(tally.warnings(log_range, instants, session.offset))
     {
         eprintln!("underlay: warning: {w}");
     }
@@ -181,6 +182,8 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
 #[derive(Default)]
 struct Tally {
     frames: AtomicU64,
+    /// Frames shown with an instantaneous log frame.
+    with_instant: AtomicU64,
     drawn: AtomicU64,
     skipped: AtomicU64,
     /// Why the first refused primitive was refused.
@@ -190,6 +193,8 @@ struct Tally {
 impl Tally {
     fn add(&self, s: &crate::pipeline::FrameStats) {
         self.frames.fetch_add(1, Ordering::Relaxed);
+        self.with_instant
+            .fetch_add(u64::from(s.instant), Ordering::Relaxed);
         self.drawn.fetch_add(s.drawn as u64, Ordering::Relaxed);
         self.skipped.fetch_add(s.skipped as u64, Ordering::Relaxed);
         if let Some(r) = s.skip_reason
@@ -199,16 +204,23 @@ impl Tally {
         }
     }
 
-    /// Warnings a user would want after an export: nothing drawn at all
-    /// (most often a wrong offset), or primitives that could not be drawn.
-    fn warnings(&self, log_range: Option<(f64, f64)>, offset: f64) -> Vec<String> {
+    /// Warnings a user would want after an export: nothing drawn at all,
+    /// or none of the log's `instants` instantaneous frames shown (both
+    /// most often a wrong offset), or primitives that could not be drawn.
+    fn warnings(&self, log_range: Option<(f64, f64)>, instants: usize, offset: f64) -> Vec<String> {
         let mut out = Vec::new();
-        let (frames, drawn, skipped) = (
+        let (frames, with_instant, drawn, skipped) = (
             self.frames.load(Ordering::Relaxed),
+            self.with_instant.load(Ordering::Relaxed),
             self.drawn.load(Ordering::Relaxed),
             self.skipped.load(Ordering::Relaxed),
         );
-        if frames > 0 && drawn == 0 {
+        let what = if drawn == 0 {
+            "nothing was drawn"
+        } else {
+            "only the log's persistent drawings were shown, none of its instantaneous frames,"
+        };
+        if frames > 0 && (drawn == 0 || (instants > 0 && with_instant == 0)) {
             let range = match log_range {
                 Some((a, b)) => format!(
                     "the log covers {a:.3}–{b:.3} s, which video times {:.3}–{:.3} s show with the offset {offset:.3} s",
@@ -218,7 +230,7 @@ impl Tally {
                 None => "the log has no frame with a time".to_string(),
             };
             out.push(format!(
-                "nothing was drawn on any of the {frames} frames: {range}; check the offset \
+                "{what} on any of the {frames} frames: {range}; check the offset \
                  (in `underlay view`, align a log event with the video) and the entity and level filter"
             ));
         }
