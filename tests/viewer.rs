@@ -460,13 +460,17 @@ fn a_damaged_video_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let video = dir.path().join("broken.mp4");
     std::fs::write(&video, b"\x00\x00\x00\x18ftypmp42 this is not a video").unwrap();
-    let o = run(underlay()
-        .env("DISPLAY", &x.display)
-        .env_remove("WAYLAND_DISPLAY")
-        .arg("view")
-        .arg(&video)
-        .args(["--at", "0", "--screenshot"])
-        .arg(dir.path().join("x.png")));
+    // A screenshot at 0 s of `video` into `png`, under the Xvfb display.
+    let shoot = |video: &Path, png: &Path| {
+        run(underlay()
+            .env("DISPLAY", &x.display)
+            .env_remove("WAYLAND_DISPLAY")
+            .arg("view")
+            .arg(video)
+            .args(["--at", "0", "--screenshot"])
+            .arg(png))
+    };
+    let o = shoot(&video, &dir.path().join("x.png"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("broken.mp4"), "{}", stderr(&o));
     assert!(!dir.path().join("x.png").exists());
@@ -495,13 +499,7 @@ fn a_damaged_video_is_an_error_naming_it() {
     let data = bytes.windows(4).position(|w| w == b"mdat").unwrap() + 40;
     let cut = dir.path().join("cut.mp4");
     std::fs::write(&cut, &bytes[..data]).unwrap();
-    let o = run(underlay()
-        .env("DISPLAY", &x.display)
-        .env_remove("WAYLAND_DISPLAY")
-        .arg("view")
-        .arg(&cut)
-        .args(["--at", "0", "--screenshot"])
-        .arg(dir.path().join("y.png")));
+    let o = shoot(&cut, &dir.path().join("y.png"));
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(
