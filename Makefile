@@ -16,12 +16,14 @@ demo: build
 	$(CARGO_TARGET_DIR)/release/underlay demo
 
 test: deps
+	scripts/python-venv.sh
 	cargo test --all-targets
 	scripts/test-python-format.sh
 
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 bench: deps
 	cargo bench

@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # Runs the Python example of docs/FORMAT.md (the block between the
 # python-example markers) with the official protobuf package, then checks
-# that `underlay log info` reads the log it wrote. Python packages go into a
-# venv under $HOME/.cache/underlay/; when they cannot be installed (no
-# python3-venv, no network) the check is skipped with a message.
+# that `underlay log info` reads the log it wrote. Python packages come from
+# the cached venv of scripts/python-venv.sh; when it cannot have them (no
+# python3-venv, no network) the check is skipped with a message, or fails
+# under UNDERLAY_REQUIRE_TOOLS=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="$HOME/.cache/underlay/pyenv"
 skip() {
+  if [ "${UNDERLAY_REQUIRE_TOOLS:-}" = "1" ]; then
+    echo "python format example: FAILED: $* (UNDERLAY_REQUIRE_TOOLS=1)" >&2
+    exit 1
+  fi
   echo "python format example: SKIPPED: $*"
   exit 0
 }
 
-command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
-if [ ! -x "$venv/bin/python" ]; then
-  echo "python format example: creating a venv in $venv"
-  mkdir -p "$(dirname "$venv")"
-  python3 -m venv "$venv" >/dev/null 2>&1 || { rm -rf "$venv"; skip "cannot create a Python venv (install python3-venv)"; }
-fi
-if ! "$venv/bin/python" -c "import google.protobuf, grpc_tools" >/dev/null 2>&1; then
-  echo "python format example: installing protobuf and grpcio-tools (for protoc) into $venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check protobuf grpcio-tools \
-    || skip "cannot install the Python protobuf package (no network?)"
-fi
+scripts/python-venv.sh
+"$venv/bin/python" -c "import google.protobuf, grpc_tools" >/dev/null 2>&1 \
+  || skip "no Python with protobuf and grpcio-tools (see scripts/python-venv.sh)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -32,7 +32,7 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub at: Option<f64>,
-    /// Play generated frames instead of a video: WIDTHxHEIGHT@FPS[:SECONDS]
+    /// Play generated frames instead of a video: `WIDTHxHEIGHT@FPS[:SECONDS]`
     /// (for trying the viewer and measuring it).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub synthetic: Option<crate::viewer::SyntheticSpec>,

@@ -26,7 +26,7 @@
 //! `//` starts a comment to the end of the line. `docs/FORMAT.md` has the
 //! full grammar.
 //!
-//! [`print`] writes text that [`parse`] reads back to an equal log, in the
+//! [`print()`] writes text that [`parse`] reads back to an equal log, in the
 //! thesis's style for logs the thesis could express.
 
 use std::fmt::Write as _;

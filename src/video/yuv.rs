@@ -42,7 +42,7 @@ pub struct Coeffs {
 }
 
 impl Coeffs {
-    /// RGB → limited-range YUV for a colour matrix (see [`weights`]).
+    /// RGB → limited-range YUV for a colour matrix (see `weights`).
     pub fn for_space(space: i32) -> Coeffs {
         let (kr, kb) = weights(space);
         let kg = 1.0 - kr - kb;
@@ -82,7 +82,7 @@ pub struct InvCoeffs {
 }
 
 impl InvCoeffs {
-    /// YUV → RGB for a colour matrix (see [`weights`]) and range.
+    /// YUV → RGB for a colour matrix (see `weights`) and range.
     pub fn for_space(space: i32, full_range: bool) -> InvCoeffs {
         let (kr, kb) = weights(space);
         let kg = 1.0 - kr - kb;

@@ -152,7 +152,7 @@ const COUNT_INTERVAL: Duration = Duration::from_millis(200);
 
 impl EntitiesUi {
     /// Recounts primitives at log time `t` when it changed (while playing,
-    /// at most every [`COUNT_INTERVAL`], to keep the UI thread light).
+    /// at most every `COUNT_INTERVAL`, to keep the UI thread light).
     pub fn update_counts(&mut self, doc: &Document, t: f64, playing: bool) {
         let stale = self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len();
         let due = !playing || self.counted.is_none_or(|c| c.elapsed() >= COUNT_INTERVAL);

@@ -181,7 +181,7 @@ pub struct CalibMode {
     pub preset: Option<&'static str>,
     /// Draw the preset's field lines through the calibration.
     pub show_lines: bool,
-    /// The fit of the points at [`Self::fitted`] (an error says what is missing).
+    /// The fit of the points at `fitted` (an error says what is missing).
     pub fit: Option<Result<FitView, String>>,
     /// (points revision, model, robust) the fit was made for.
     fitted: Option<(u64, Model, bool)>,

@@ -23,7 +23,7 @@ fn ffmpeg(args: &[&str]) -> bool {
             true
         }
         Err(_) => {
-            eprintln!("ffmpeg is not installed: skipping this test");
+            crate::util::skip_missing_tool("ffmpeg");
             false
         }
     }
@@ -43,8 +43,11 @@ fn probe(path: &Path, select: &str, entries: &str) -> Option<String> {
         ])
         .arg("default=noprint_wrappers=1")
         .arg(path)
-        .output()
-        .ok()?;
+        .output();
+    let Ok(out) = out else {
+        crate::util::skip_missing_tool("ffprobe");
+        return None;
+    };
     assert!(out.status.success(), "ffprobe failed on {}", path.display());
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -81,9 +84,7 @@ fn nothing<'a>() -> Vec<Processor<'a>> {
     vec![Box::new(|_: &mut underlay::video::VideoFrame| Ok(()))]
 }
 
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
+use crate::util::tmp;
 
 /// Writes an H.264 test pattern of `size` at `fps` for `secs` seconds with
 /// an AAC tone of `hz`; false when ffmpeg is not there.
@@ -454,11 +455,7 @@ fn export_of_a_part_copies_the_matching_audio() {
 
 /// The underlay binary, run in `dir`.
 fn underlay(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_underlay"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
+    crate::util::run_in(dir, args)
 }
 
 const FLOOR: [u8; 3] = [40, 140, 40];
@@ -525,14 +522,7 @@ fn px(f: &VideoFrame, x: usize, y: usize) -> Vec<u8> {
     f.image.slice(ndarray::s![y, x, ..]).to_vec()
 }
 
-fn ok(out: &std::process::Output) {
-    assert!(
-        out.status.success(),
-        "underlay failed ({:?}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use crate::util::assert_ok as ok;
 
 #[test]
 fn binary_exports_a_session_with_the_overlay_where_the_log_says() {
@@ -753,7 +743,7 @@ fn binary_stops_on_ctrl_c_with_exit_130_and_no_file() {
         e.push(&img, f64::from(i) / 10.0).unwrap();
     }
     e.finish().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_underlay"))
+    let child = crate::util::underlay_cmd()
         .current_dir(dir.path())
         .args([
             "export",

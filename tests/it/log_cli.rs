@@ -3,26 +3,17 @@
 //! `UNDERLAY_REGENERATE_SAMPLES=1` to rewrite them).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use underlay::log::thesis::{self, ThesisShape};
 use underlay::log::{
     self, FrameTime, Header, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit, Vec2, Writer,
 };
 
+use crate::util::{stderr, stdout};
+
 fn underlay(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_underlay"))
-        .args(args)
-        .output()
-        .expect("the underlay binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::util::run(args)
 }
 
 fn ok(args: &[&dyn AsRef<std::ffi::OsStr>]) -> String {

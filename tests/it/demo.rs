@@ -4,7 +4,7 @@
 //! refusal to write into someone else's folder, and export of its session.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use underlay::image::MaskImage;
 use underlay::log::Shape;
@@ -12,19 +12,10 @@ use underlay::select::{FilterSpec, Index};
 use underlay::session::{CalibrationSource, Session};
 use underlay::video::{Decoder, VideoFrame};
 
-fn underlay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_underlay"))
-        .args(args)
-        .output()
-        .expect("run the underlay binary")
-}
+use crate::util::text;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+fn underlay(args: &[&str]) -> Output {
+    crate::util::run(args)
 }
 
 /// Generates a 2 s, 10 fps, 640×360 demo into `dir`.

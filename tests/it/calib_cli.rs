@@ -1,25 +1,16 @@
 //! `underlay calib solve` run as a real binary on generated points files.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use underlay::calib::synthetic::{ViewSpec, grid, random_view, rms_mapping_error};
 use underlay::calib::{Calibration, Correspondence, presets};
 use underlay::log::Vec2;
 
+use crate::util::{stderr, stdout};
+
 fn underlay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_underlay"))
-        .args(args)
-        .output()
-        .expect("run underlay")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::util::run(args)
 }
 
 /// Writes points as a clicked-points file: a comment, a header with a name

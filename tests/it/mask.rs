@@ -10,7 +10,7 @@ use underlay::mask::synth::{SynthFrame, SynthOptions, generate, iou};
 use underlay::mask::{AdaptiveMasker, AdaptiveSettings, MaskSettings, Masker, ThesisMasker};
 
 fn underlay() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_underlay"))
+    crate::util::underlay_cmd()
 }
 
 /// Fraction of the set pixels of `part` that are set in `mask`.
@@ -131,23 +131,16 @@ fn adaptive_mask_is_stable_over_time() {
 }
 
 /// The thesis mask agrees with the thesis's own Python
-/// (`/work/shared/reference/thesis_mask.py`) when that script and a Python
+/// (`../shared/reference/thesis_mask.py`) when that script and a Python
 /// with OpenCV are available (`UNDERLAY_TEST_PYTHON`, default `python3`).
 #[test]
 fn thesis_mask_agrees_with_the_reference_script() {
-    let script = Path::new("/work/shared/reference/thesis_mask.py");
-    let python = std::env::var("UNDERLAY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has_cv2 = Command::new(&python)
-        .args(["-c", "import cv2, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !script.exists() || !has_cv2 {
-        eprintln!(
-            "skipping: needs {} and {python} with cv2 and numpy",
-            script.display()
-        );
+    let Some(script) = crate::util::shared_reference("thesis_mask.py") else {
         return;
-    }
+    };
+    let Some(python) = crate::util::python_with_opencv() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut inputs = vec![
         write_frame(dir.path(), "synth.png", &SynthOptions::default()).0,
@@ -164,14 +157,18 @@ fn thesis_mask_agrees_with_the_reference_script() {
         )
         .0,
     ];
-    let ssl = Path::new("/work/shared/testdata/ssl-field-overhead-2008.jpg");
-    if ssl.exists() {
-        inputs.push(ssl.to_owned());
+    if let Some(ssl) = crate::util::shared_media("ssl-field-overhead-2008.jpg") {
+        // Both sides must see the same pixels: OpenCV's JPEG decoder and
+        // FFmpeg's differ in the last bit here and there, so the photo goes
+        // in as the lossless PNG of what underlay decodes.
+        let png = dir.path().join("ssl-photo.png");
+        save_rgb(&png, &underlay::image::load_rgb(&ssl).unwrap()).unwrap();
+        inputs.push(png);
     }
     for input in inputs {
         let reference = dir.path().join("reference.png");
         let o = Command::new(&python)
-            .arg(script)
+            .arg(&script)
             .arg(&input)
             .arg(&reference)
             .output()
@@ -342,16 +339,14 @@ fn mask_output_is_usable_as_a_static_mask() {
     save_mask(&dir.path().join("again.png"), &got).unwrap();
 }
 
-/// Real media from /work/shared/testdata when present: the adaptive mask
+/// Real media from ../shared/testdata when present: the adaptive mask
 /// marks most of the frame as floor where the thesis mask marks 10–12 %.
 #[test]
 fn real_media_when_available() {
-    let ssl = Path::new("/work/shared/testdata/ssl-field-overhead-2008.jpg");
-    if !ssl.exists() {
-        eprintln!("skipping: {} not present", ssl.display());
+    let Some(ssl) = crate::util::shared_media("ssl-field-overhead-2008.jpg") else {
         return;
-    }
-    let frame = underlay::image::load_rgb(ssl).unwrap();
+    };
+    let frame = underlay::image::load_rgb(&ssl).unwrap();
     let fraction = |m: &MaskImage| m.iter().filter(|&&v| v != 0).count() as f64 / m.len() as f64;
     let mut out = MaskImage::zeros((0, 0));
     AdaptiveMasker::new(AdaptiveSettings::default())
@@ -364,12 +359,10 @@ fn real_media_when_available() {
     eprintln!("SSL photo: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
     assert!(adaptive > 0.8 && thesis < 0.15);
 
-    let drone = Path::new("/work/shared/testdata/pitch-drone-topdown.mp4");
-    if !drone.exists() {
-        eprintln!("skipping: {} not present", drone.display());
+    let Some(drone) = crate::util::shared_media("pitch-drone-topdown.mp4") else {
         return;
-    }
-    let mut d = underlay::video::Decoder::open(drone).unwrap();
+    };
+    let mut d = underlay::video::Decoder::open(&drone).unwrap();
     let f = d.frame_at(5.0).unwrap().unwrap();
     AdaptiveMasker::new(AdaptiveSettings::default())
         .unwrap()

@@ -6,16 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn underlay() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_underlay"))
-}
+use crate::util::{stderr, underlay_cmd as underlay};
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run underlay")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A virtual X display for one test, stopped on drop.
@@ -28,13 +22,7 @@ impl Xvfb {
     /// Starts Xvfb on a free display, or `None` (with a message) when it
     /// is not installed.
     fn start() -> Option<Xvfb> {
-        if Command::new("Xvfb")
-            .arg("-help")
-            .stderr(Stdio::null())
-            .status()
-            .is_err()
-        {
-            eprintln!("skipped: Xvfb is not installed (apt-get install xvfb)");
+        if !crate::util::have_tool("Xvfb") {
             return None;
         }
         let base = 200 + (std::process::id() % 500);
@@ -492,7 +480,7 @@ fn a_damaged_video_is_an_error_naming_it() {
         .status()
         .is_ok_and(|s| s.success());
     if !made {
-        eprintln!("skipped the cut video: no ffmpeg");
+        crate::util::skip_missing_tool("ffmpeg");
         return;
     }
     let bytes = std::fs::read(&whole).unwrap();

@@ -1,0 +1,19 @@
+//! The integration tests: one binary, one module per area, sharing
+//! [`util`] (the `underlay` binary, temporary folders, external tools).
+//!
+//! Tests that need an external tool (`ffmpeg`, `ffprobe`, `Xvfb`, a Python
+//! with OpenCV) skip with a message when it is missing, and fail instead
+//! when `UNDERLAY_REQUIRE_TOOLS=1` (CI sets it: there a skip would hide a
+//! broken install). Tests on the large media of `../shared/testdata` skip
+//! when those files are absent, whatever the variable says: the project's
+//! tests pass without them.
+
+mod util;
+
+mod calib_cli;
+mod demo;
+mod export;
+mod log_cli;
+mod mask;
+mod pipeline;
+mod viewer;

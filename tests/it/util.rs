@@ -1,0 +1,155 @@
+//! What the integration tests share: running the `underlay` binary,
+//! temporary folders, and finding external tools and shared media.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The `underlay` binary built for these tests.
+pub fn underlay_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_underlay"))
+}
+
+/// Runs `underlay` with `args` and waits for it.
+pub fn run<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    underlay_cmd()
+        .args(args)
+        .output()
+        .expect("run the underlay binary")
+}
+
+/// Runs `underlay` with `args` in the folder `dir`.
+pub fn run_in<I, S>(dir: &Path, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    underlay_cmd()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run the underlay binary")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Standard output then standard error.
+pub fn text(o: &Output) -> String {
+    format!("{}{}", stdout(o), stderr(o))
+}
+
+/// Asserts that the run succeeded, showing its standard error otherwise.
+#[track_caller]
+pub fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "underlay failed ({:?}): {}",
+        o.status,
+        stderr(o)
+    );
+}
+
+/// A temporary folder, removed when dropped.
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary folder")
+}
+
+/// Whether `UNDERLAY_REQUIRE_TOOLS=1`: a missing tool is then a failure.
+pub fn tools_required() -> bool {
+    std::env::var_os("UNDERLAY_REQUIRE_TOOLS").is_some_and(|v| v == "1")
+}
+
+/// Called when a test cannot run because `what` is missing: prints that it
+/// is skipped and returns, or fails under `UNDERLAY_REQUIRE_TOOLS=1`.
+#[track_caller]
+pub fn skip_missing_tool(what: &str) {
+    assert!(
+        !tools_required(),
+        "{what} is missing and UNDERLAY_REQUIRE_TOOLS=1: install it (make deps)"
+    );
+    eprintln!("skipped: {what} is missing");
+}
+
+/// Whether the program `name` can be started (it is run once with
+/// `-version` and its answer ignored); when not, [`skip_missing_tool`].
+#[track_caller]
+pub fn have_tool(name: &str) -> bool {
+    let found = Command::new(name)
+        .arg("-version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        skip_missing_tool(&format!("the program `{name}`"));
+    }
+    found
+}
+
+/// A file of the shared test media (`../shared/testdata/<name>` beside the
+/// project), or `None` with a message when it is not there. Its absence is
+/// never a failure: the project's tests must pass without it.
+pub fn shared_media(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/testdata")
+        .join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is not present", p.display());
+        None
+    }
+}
+
+/// A file of the shared reference material (`../shared/reference/<name>`),
+/// or `None` with a message.
+pub fn shared_reference(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference")
+        .join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is not present", p.display());
+        None
+    }
+}
+
+/// A Python that can import `cv2` and `numpy`: `UNDERLAY_TEST_PYTHON`,
+/// else the project's cached venv (`scripts/python-venv.sh` makes it),
+/// else `python3`; `None` after [`skip_missing_tool`] when none can.
+#[track_caller]
+pub fn python_with_opencv() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("UNDERLAY_TEST_PYTHON") {
+        candidates.push(p.into());
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(Path::new(&home).join(".cache/underlay/pyenv/bin/python"));
+    }
+    candidates.push("python3".into());
+    let works = |p: &PathBuf| {
+        Command::new(p)
+            .args(["-c", "import cv2, numpy"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let found = candidates.into_iter().find(works);
+    if found.is_none() {
+        skip_missing_tool("a Python with cv2 and numpy (scripts/python-venv.sh installs one)");
+    }
+    found
+}
