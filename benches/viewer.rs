@@ -12,10 +12,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use underlay::calib::Calibration;
 use underlay::image::RgbImage;
 use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
-use underlay::viewer::media::DecoderSource;
+
+use underlay::video::source::{DecoderSource, FrameSource, OpenOptions, ReadAhead, SyntheticSource};
 use underlay::viewer::overlay::PipelineProcessor;
 use underlay::viewer::player::{Player, ViewSettings, to_color_image_reduced};
-use underlay::viewer::source::{FrameSource, ReadAhead, SyntheticSource};
 
 const FPS: f64 = 30.0;
 
@@ -150,8 +150,12 @@ fn player(c: &mut Criterion) {
     g.sample_size(20);
     g.measurement_time(Duration::from_secs(15));
     let open = || -> Player {
-        let src: Box<dyn FrameSource> =
-            Box::new(ReadAhead::new(Box::new(DecoderSource::open(&path).unwrap())).unwrap());
+        let src: Box<dyn FrameSource> = Box::new(
+            ReadAhead::new(Box::new(
+                DecoderSource::open(&path, &OpenOptions::default()).unwrap(),
+            ))
+            .unwrap(),
+        );
         let proc = PipelineProcessor::new(&underlay::viewer::overlay::template(Arc::clone(&log)), &settings)
             .unwrap();
         Player::spawn(src, Box::new(proc), settings.clone(), || {}).unwrap()

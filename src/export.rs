@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
-use crate::video::{Decoder, Encoder, EncoderSettings, VideoError, VideoFrame};
+use crate::video::{Decoder, Encoder, EncoderSettings, SourceFrame, VideoError};
 
 /// An error from a per-frame processor.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
@@ -25,11 +25,11 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// The per-frame work: draws on the frame in place. The frame's `time` is
 /// its video time in seconds (from the input's start, whatever `--from`
 /// says). Frames come with their decoded YUV planes when the video allows
-/// ([`VideoFrame::yuv`]); a processor that changes `image` must mark where
+/// ([`SourceFrame::yuv`]); a processor that changes `image` must mark where
 /// ([`crate::video::Yuv420::mark_changed`];
 /// [`crate::pipeline::Pipeline::process_frame`] does) or drop them, because
 /// the encoder takes the unmarked parts as they were decoded.
-pub type Processor<'a> = Box<dyn FnMut(&mut VideoFrame) -> Result<(), BoxError> + Send + 'a>;
+pub type Processor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send + 'a>;
 
 /// Errors of an export. Each names the file, and the frame where one is
 /// concerned.
@@ -124,13 +124,13 @@ const SPARE_FRAMES: usize = 3;
 
 /// A decoded frame travelling to a worker, or what stopped decoding.
 enum Work {
-    Frame(u64, VideoFrame),
+    Frame(u64, SourceFrame),
     Failed(u64, VideoError),
 }
 
 /// A processed frame travelling to the encoder.
 enum Done {
-    Frame(VideoFrame, Result<(), BoxError>),
+    Frame(SourceFrame, Result<(), BoxError>),
     Failed(VideoError),
 }
 
@@ -190,7 +190,7 @@ pub fn run(
     let pool_limit = 2 * workers + SPARE_FRAMES + 2;
     let (work_tx, work_rx) = bounded::<Work>(workers + 1);
     let (done_tx, done_rx) = bounded::<(u64, Done)>(workers + 1);
-    let (free_tx, free_rx) = unbounded::<VideoFrame>();
+    let (free_tx, free_rx) = unbounded::<SourceFrame>();
     let (stop, truncated) = (AtomicBool::new(false), AtomicBool::new(false));
     let signals = Signals {
         stop: &stop,
@@ -208,7 +208,7 @@ pub fn run(
         let decode = s.spawn(move || decode_stage(decoder, to, pool_limit, work_tx, free_rx, signals));
         let mut processors = processors;
         if processors.is_empty() {
-            processors.push(Box::new(|_: &mut VideoFrame| Ok(())));
+            processors.push(Box::new(|_: &mut SourceFrame| Ok(())));
         }
         for mut p in processors {
             let (rx, tx) = (work_rx.clone(), done_tx.clone());
@@ -371,7 +371,7 @@ fn decode_stage(
     to: f64,
     pool_limit: usize,
     work: Sender<Work>,
-    free: Receiver<VideoFrame>,
+    free: Receiver<SourceFrame>,
     sig: Signals<'_>,
 ) -> DecodeSummary {
     let mut summary = DecodeSummary::default();
@@ -388,7 +388,7 @@ fn decode_stage(
             Ok(f) => f,
             Err(_) if made < pool_limit => {
                 made += 1;
-                VideoFrame::empty()
+                SourceFrame::empty()
             }
             Err(_) => match free.recv_timeout(Duration::from_millis(100)) {
                 Ok(f) => f,
@@ -439,7 +439,7 @@ fn decode_stage(
 
 /// Runs one processor on frames until the decoder is done.
 fn worker(
-    process: &mut (dyn FnMut(&mut VideoFrame) -> Result<(), BoxError> + Send),
+    process: &mut (dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send),
     work: &Receiver<Work>,
     done: &Sender<(u64, Done)>,
 ) {
@@ -464,7 +464,7 @@ fn encode_stage(
     info: &crate::video::VideoInfo,
     temp: &TempFile,
     done: Receiver<(u64, Done)>,
-    free: Sender<VideoFrame>,
+    free: Sender<SourceFrame>,
     bar: &indicatif::ProgressBar,
     sig: Signals<'_>,
 ) -> Result<(u64, f64, Vec<String>), ExportError> {
@@ -599,7 +599,7 @@ mod tests {
 
     /// Paints a red 16×16 square in the top-left corner.
     fn red_square<'a>() -> Processor<'a> {
-        Box::new(|f: &mut VideoFrame| {
+        Box::new(|f: &mut SourceFrame| {
             let img = &mut f.image;
             for y in 0..16 {
                 for x in 0..16 {
@@ -616,7 +616,7 @@ mod tests {
         })
     }
 
-    fn decode_all(p: &Path) -> Vec<VideoFrame> {
+    fn decode_all(p: &Path) -> Vec<SourceFrame> {
         let mut d = Decoder::open(p).unwrap();
         let mut v = Vec::new();
         while let Some(f) = d.next_frame().unwrap() {
@@ -663,11 +663,11 @@ mod tests {
         let inp = input(dir.path(), &times);
         let out = dir.path().join("par.mp4");
         // Workers of different speeds, so frames finish out of order.
-        let slow: Processor<'_> = Box::new(|_: &mut VideoFrame| {
+        let slow: Processor<'_> = Box::new(|_: &mut SourceFrame| {
             std::thread::sleep(Duration::from_millis(15));
             Ok(())
         });
-        let fast: Processor<'_> = Box::new(|_: &mut VideoFrame| Ok(()));
+        let fast: Processor<'_> = Box::new(|_: &mut SourceFrame| Ok(()));
         run(
             &crisp_job(&inp, &out),
             vec![slow, fast, red_square()],
@@ -688,7 +688,7 @@ mod tests {
         job.from = Some(0.55);
         job.to = Some(1.0);
         let seen = std::sync::Mutex::new(Vec::new());
-        let p: Processor<'_> = Box::new(|f: &mut VideoFrame| {
+        let p: Processor<'_> = Box::new(|f: &mut SourceFrame| {
             let t = f.time;
             seen.lock().unwrap().push(t);
             Ok(())
@@ -710,7 +710,7 @@ mod tests {
         let times: Vec<f64> = (0..15).map(|i| f64::from(i) / 10.0).collect();
         let inp = input(dir.path(), &times);
         let out = dir.path().join("fail.mp4");
-        let p: Processor<'_> = Box::new(|f: &mut VideoFrame| {
+        let p: Processor<'_> = Box::new(|f: &mut SourceFrame| {
             let t = f.time;
             if t > 0.75 {
                 Err("the overlay broke".into())
@@ -735,7 +735,7 @@ mod tests {
         let inp = input(dir.path(), &times);
         let out = dir.path().join("cancel.mp4");
         let cancel = AtomicBool::new(false);
-        let p: Processor<'_> = Box::new(|f: &mut VideoFrame| {
+        let p: Processor<'_> = Box::new(|f: &mut SourceFrame| {
             let t = f.time;
             if t >= 1.0 {
                 cancel.store(true, Ordering::SeqCst);

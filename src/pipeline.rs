@@ -17,7 +17,7 @@ use crate::log::{Log, LogError};
 use crate::mask::{MaskError, Masker};
 use crate::select::{Filter, Index, SelectError};
 use crate::session::{CalibrationSource, Session};
-use crate::video::VideoFrame;
+use crate::video::SourceFrame;
 
 /// Errors building a pipeline or processing a frame.
 #[derive(Debug, thiserror::Error)]
@@ -292,9 +292,9 @@ impl Pipeline {
 
     /// Annotates a decoded frame in place like [`process`](Self::process),
     /// and marks the parts it changed on the frame's YUV planes
-    /// ([`VideoFrame::yuv`]), when it has them, so that only those are
+    /// ([`SourceFrame::yuv`]), when it has them, so that only those are
     /// converted back.
-    pub fn process_frame(&mut self, frame: &mut VideoFrame) -> Result<FrameStats, PipelineError> {
+    pub fn process_frame(&mut self, frame: &mut SourceFrame) -> Result<FrameStats, PipelineError> {
         let stats = self.process(&mut frame.image, frame.time)?;
         if let Some(yuv) = &mut frame.yuv {
             let (h, w, _) = frame.image.dim();

@@ -11,7 +11,7 @@ use crate::export::{ExportError, ExportJob, Processor};
 use crate::mask::MaskSettings;
 use crate::pipeline::Pipeline;
 use crate::session::{CalibrationSource, Session};
-use crate::video::VideoFrame;
+use crate::video::SourceFrame;
 
 /// Arguments of `underlay export`.
 #[derive(Debug, clap::Args)]
@@ -95,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .into_iter()
         .map(|mut pipeline| -> Processor<'static> {
             let tally = Arc::clone(&tally);
-            Box::new(move |frame: &mut VideoFrame| {
+            Box::new(move |frame: &mut SourceFrame| {
                 let stats = pipeline.process_frame(frame)?;
                 tally.add(&stats);
                 Ok(())

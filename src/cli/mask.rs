@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::image::{MaskImage, load_rgb, save_mask};
+use crate::image::{MaskImage, save_mask};
 use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
-use crate::video::{Decoder, Encoder, EncoderSettings, VideoFrame};
+use crate::video::source::{FrameSource, OpenOptions, open};
+use crate::video::{Encoder, EncoderSettings, SourceFrame};
 
 /// Masking methods selectable on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -22,10 +23,10 @@ pub enum Method {
 /// Arguments of `underlay mask`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// An image (PNG, JPEG, …) or a video.
+    /// An image (PNG, JPEG, …), a video, or any other frame source.
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
-    /// Output: a PNG for an image (white = floor), a lossless mask video for a video.
+    /// Output: a PNG for a picture (white = floor), a lossless mask video (.mkv) for a video.
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: PathBuf,
     /// How to find the floor.
@@ -46,10 +47,8 @@ impl Method {
     }
 }
 
-/// File extensions read as still images; anything else is a video.
-const IMAGE_EXTENSIONS: &[&str] = &[
-    "png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "pgm", "ppm", "pnm", "jp2", "exr", "hdr",
-];
+/// File extensions written as still images; anything else is a video.
+const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "bmp", "tif", "tiff"];
 
 /// Whether `path` names a still image (by its extension).
 pub fn is_image_path(path: &Path) -> bool {
@@ -63,41 +62,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("--bench needs at least 1 run");
     }
     let mut masker = args.method.settings().build()?;
-    if !is_image_path(&args.input) {
-        return run_video(&args, masker.as_mut());
-    }
-    let frame = load_rgb(&args.input).with_context(|| "reading the input image".to_string())?;
-    let mut mask = MaskImage::zeros((0, 0));
-    if let Some(n) = args.bench {
-        let ms = bench(masker.as_mut(), &frame, n, &mut mask)
-            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
-        println!("{ms:.2} ms per frame");
-    } else {
-        masker
-            .compute(&frame, 0.0, &mut mask)
-            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
-    }
-    save_mask(&args.output, &mask).context("writing the mask")?;
-    Ok(())
-}
-
-/// Masks every frame of a video into a lossless gray mask video (FFV1 in
-/// Matroska, white = floor, the input's timestamps), with a progress bar.
-/// With `--bench`, times the mask on the first frame only.
-fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
-    let mut decoder = Decoder::open(&args.input)?;
-    let info = decoder.info().clone();
-    let mut frame = VideoFrame::empty();
-    let mut mask = MaskImage::zeros((0, 0));
-    if let Some(n) = args.bench {
-        if !decoder.read_into(&mut frame)? {
-            bail!("{}: the video has no frames", args.input.display());
+    let mut source = open(&args.input, &OpenOptions::default())?;
+    let picture_out = source.info().frame_count == Some(1) && is_image_path(&args.output);
+    if picture_out || args.bench.is_some() {
+        // One frame: the picture's mask, or the first frame timed.
+        let mut frame = SourceFrame::empty();
+        if !source.read_into(&mut frame)? {
+            bail!("{}: no picture in this file", args.input.display());
         }
-        let ms = bench(masker, &frame.image, n, &mut mask)
-            .with_context(|| format!("{}: computing the mask", args.input.display()))?;
-        println!("{ms:.2} ms per frame");
+        let mut mask = MaskImage::zeros((0, 0));
+        let computed = match args.bench {
+            Some(n) => {
+                bench(masker.as_mut(), &frame.image, n, &mut mask).map(|ms| println!("{ms:.2} ms per frame"))
+            }
+            None => masker.compute(&frame.image, frame.time, &mut mask),
+        };
+        computed.with_context(|| format!("{}: computing the mask", args.input.display()))?;
+        if picture_out {
+            save_mask(&args.output, &mask).context("writing the mask")?;
+        }
         return Ok(());
     }
+    run_video(&args, source.as_mut(), masker.as_mut())
+}
+
+/// Masks every frame of a source into a lossless gray mask video (FFV1 in
+/// Matroska, white = floor, the input's timestamps), with a progress bar.
+fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker) -> anyhow::Result<()> {
+    let info = source.info().clone();
+    let mut frame = SourceFrame::empty();
+    let mut mask = MaskImage::zeros((0, 0));
     let is_mkv = args
         .output
         .extension()
@@ -105,21 +99,22 @@ fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
         .is_some_and(|e| e.eq_ignore_ascii_case("mkv"));
     if !is_mkv {
         bail!(
-            "{}: a mask video is written losslessly (FFV1 gray) and needs a .mkv file name",
+            "{}: a mask video is written losslessly (FFV1 gray) and needs a .mkv file name \
+             (a mask of a picture is written as .png)",
             args.output.display()
         );
     }
-    masker.check_video(info.width as usize, info.height as usize, info.frame_count)?;
+    masker.check_video(info.width, info.height, info.frame_count)?;
     let settings = EncoderSettings {
         gray_lossless: true,
-        time_base: Some(info.time_base),
-        fps_hint: if info.avg_fps > 0.0 { info.avg_fps } else { 30.0 },
+        time_base: info.time_base,
+        fps_hint: info.fps,
         ..EncoderSettings::default()
     };
     // Written beside the output and renamed at the end: an interrupted or
     // failed run leaves no half-written mask video.
     let partial = crate::files::TempFile::beside(&args.output, Some("mkv"));
-    let mut encoder = Encoder::create(partial.path(), info.width, info.height, &settings)
+    let mut encoder = Encoder::create(partial.path(), info.width as u32, info.height as u32, &settings)
         .with_context(|| format!("creating {}", args.output.display()))?;
 
     let cancel = super::cancel_on_ctrl_c("masking");
@@ -127,7 +122,7 @@ fn run_video(args: &Args, masker: &mut dyn Masker) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut frames = 0u64;
     let result = (|| -> anyhow::Result<()> {
-        while decoder.read_into(&mut frame)? {
+        while source.read_into(&mut frame)? {
             if cancel.load(Ordering::SeqCst) {
                 return Err(crate::Interrupted.into());
             }

@@ -10,7 +10,7 @@ use ffmpeg_next::{Packet, Rational, codec, frame, media};
 use super::convert::{Colorimetry, Planes, Scaler, rotate_into};
 use super::planes::Yuv420;
 use super::yuv::{InvCoeffs, Plane, yuv420_to_rgb};
-use super::{VideoError, VideoFrame, VideoInfo, init, ratio};
+use super::{SourceFrame, VideoError, VideoInfo, init, ratio};
 use crate::image::{MaskImage, RgbImage};
 
 /// Frame times closer than this (seconds) are the same time.
@@ -66,7 +66,7 @@ pub struct Decoder {
     /// Frames handed out (for error messages).
     returned: u64,
     last_index: u64,
-    /// Also hand out the decoded YUV 4:2:0 planes ([`VideoFrame::yuv`]).
+    /// Also hand out the decoded YUV 4:2:0 planes ([`SourceFrame::yuv`]).
     keep_yuv: bool,
 }
 
@@ -208,8 +208,8 @@ impl Decoder {
     }
 
     /// The next frame in presentation order, `None` at the end.
-    pub fn next_frame(&mut self) -> Result<Option<VideoFrame>, VideoError> {
-        let mut f = VideoFrame::empty();
+    pub fn next_frame(&mut self) -> Result<Option<SourceFrame>, VideoError> {
+        let mut f = SourceFrame::empty();
         Ok(self.read_into(&mut f)?.then_some(f))
     }
 
@@ -218,7 +218,7 @@ impl Decoder {
     ///
     /// When the file ends early (truncated or damaged), the frames before the
     /// damage come out first, then one [`VideoError::Truncated`], then the end.
-    pub fn read_into(&mut self, out: &mut VideoFrame) -> Result<bool, VideoError> {
+    pub fn read_into(&mut self, out: &mut SourceFrame) -> Result<bool, VideoError> {
         let Some((raw, time)) = self.next_raw()? else {
             return Ok(false);
         };
@@ -232,12 +232,14 @@ impl Decoder {
         }
         out.time = time;
         out.index = index;
+        out.clock = None;
+        out.mask = None;
         self.done_with(raw, time, index);
         Ok(true)
     }
 
     /// Whether frames read with [`read_into`](Self::read_into) also carry
-    /// the decoded picture's own YUV 4:2:0 planes ([`VideoFrame::yuv`]),
+    /// the decoded picture's own YUV 4:2:0 planes ([`SourceFrame::yuv`]),
     /// for 8-bit limited-range 4:2:0 video of even size shown unrotated
     /// (other frames get `None`). Off by default: the decoder then needs
     /// more buffers, as each frame handed out keeps its picture alive.
@@ -347,7 +349,7 @@ impl Decoder {
     /// The frame shown at `t`: a seek and a read, but decoding forward
     /// without seeking when `t` is just ahead of the current frame (as
     /// during playback), and no decoding at all when it is the current one.
-    pub fn frame_at(&mut self, t: f64) -> Result<Option<VideoFrame>, VideoError> {
+    pub fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, VideoError> {
         let ahead = self.last.as_ref().map(|l| t - l.1);
         match ahead {
             Some(d) if d.is_finite() && (-TIME_EPS..=FORWARD_WINDOW).contains(&d) => {
@@ -366,7 +368,7 @@ impl Decoder {
     /// the keyframe at or before `t`, decoded alone (one frame's work, where
     /// an exact seek may decode a whole group of pictures). Reading goes on
     /// after it.
-    pub fn keyframe_at(&mut self, t: f64) -> Result<Option<VideoFrame>, VideoError> {
+    pub fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, VideoError> {
         self.seek(t)?;
         self.target = None;
         self.next_frame()
@@ -614,7 +616,7 @@ impl Decoder {
         }
     }
 
-    /// The presentation index of the frame at `time` (see [`VideoFrame::index`]).
+    /// The presentation index of the frame at `time` (see [`SourceFrame::index`]).
     fn index_of(&self, time: f64) -> u64 {
         let known = &self.known_times;
         let i = known.partition_point(|&k| k < time - TIME_EPS);

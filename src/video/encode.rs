@@ -17,7 +17,7 @@ use super::convert::{Colorimetry, Planes, Scaler};
 use super::decode::rational_fps;
 use super::planes::Yuv420;
 use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420, same_matrix};
-use super::{VideoError, VideoFrame, init, ratio};
+use super::{SourceFrame, VideoError, init, ratio};
 use crate::image::{MaskImage, RgbImage};
 
 /// Audio is written at most this far (seconds) ahead of the video.
@@ -325,11 +325,11 @@ impl Encoder {
     }
 
     /// Adds a decoded (and perhaps annotated) frame shown from `time`: its
-    /// decoded YUV planes ([`VideoFrame::yuv`]), with the parts marked
+    /// decoded YUV planes ([`SourceFrame::yuv`]), with the parts marked
     /// changed converted from its RGB picture, when they match this
     /// encoder's size and colour matrix; else the whole RGB picture
     /// converted.
-    pub fn push_frame(&mut self, frame: &VideoFrame, time: f64) -> Result<(), VideoError> {
+    pub fn push_frame(&mut self, frame: &SourceFrame, time: f64) -> Result<(), VideoError> {
         let (h, w, _) = frame.image.dim();
         match (&frame.yuv, frame.image.as_slice()) {
             (Some(yuv), Some(rgb))

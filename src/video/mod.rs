@@ -1,6 +1,8 @@
 //! Video in and out: decoding any file FFmpeg reads into RGB frames with
 //! their presentation times, and encoding RGB frames (H.264 in MP4) or
-//! floor masks (lossless FFV1 in Matroska) with exact timestamps.
+//! floor masks (lossless FFV1 in Matroska) with exact timestamps. Frame
+//! sources of every kind ([`source`]) and the mapping of frame times to
+//! log times ([`TimeMap`]) live here too.
 //!
 //! Times are seconds from the start of the video stream, taken from the
 //! presentation timestamps (variable frame rate is respected, never
@@ -13,7 +15,9 @@ mod decode;
 mod encode;
 pub(crate) mod messages;
 mod planes;
+pub mod source;
 pub mod still;
+mod time_map;
 pub mod yuv;
 
 use std::path::PathBuf;
@@ -22,8 +26,8 @@ use std::sync::Once;
 pub use decode::Decoder;
 pub use encode::{Encoder, EncoderSettings};
 pub use planes::Yuv420;
-
-use crate::image::RgbImage;
+pub use source::SourceFrame;
+pub use time_map::{ClockError, ClockTable, TimeMap};
 
 /// What a video file holds, as far as underlay cares.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,38 +53,6 @@ pub struct VideoInfo {
     /// frame time is a multiple of it. Pass it to
     /// [`EncoderSettings::time_base`] to keep timestamps exact.
     pub time_base: (i32, i32),
-}
-
-/// One decoded frame.
-#[derive(Clone, Debug)]
-pub struct VideoFrame {
-    /// Seconds from the start of the video stream, from the frame's pts.
-    pub time: f64,
-    /// Position in presentation order from the start of the stream (after a
-    /// seek into a part not yet decoded sequentially, estimated from the
-    /// time and the average rate).
-    pub index: u64,
-    /// The picture, upright.
-    pub image: RgbImage,
-    /// The same picture in the video's own YUV 4:2:0 planes, when the
-    /// decoder was asked to keep them ([`Decoder::set_keep_yuv`]) and the
-    /// video allows it. Whoever changes `image` must say where
-    /// ([`Yuv420::mark_changed`]) or set this to `None`:
-    /// [`Encoder::push_frame`] encodes these planes, with the changed parts
-    /// converted from `image`, when they are there.
-    pub yuv: Option<Yuv420>,
-}
-
-impl VideoFrame {
-    /// An empty frame whose buffer [`Decoder::read_into`] fills and reuses.
-    pub fn empty() -> Self {
-        VideoFrame {
-            time: 0.0,
-            index: 0,
-            image: RgbImage::zeros((0, 0, 3)),
-            yuv: None,
-        }
-    }
 }
 
 /// Errors reading or writing video. Each names the file and, where it

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::image::MaskImage;
+use crate::image::{MaskImage, RgbImage};
 
 /// A frame whose every pixel is the gray level identifying frame `i`.
 fn level(i: usize) -> u8 {
@@ -39,7 +39,7 @@ fn which(img: &RgbImage) -> usize {
     ((v - 20.0) / 9.0).round() as usize
 }
 
-fn all_frames(path: &Path) -> Vec<VideoFrame> {
+fn all_frames(path: &Path) -> Vec<SourceFrame> {
     let mut d = Decoder::open(path).unwrap();
     let mut out = Vec::new();
     while let Some(f) = d.next_frame().unwrap() {
@@ -415,7 +415,7 @@ fn every_frame_is_reachable_by_seeking_through_b_frames() {
     }
     e.finish().unwrap();
     let mut d = Decoder::open(&p).unwrap();
-    let id = |f: &VideoFrame| ((f64::from(f.image[[16, 4, 1]]) - 20.0) / 9.0).round() as usize;
+    let id = |f: &SourceFrame| ((f64::from(f.image[[16, 4, 1]]) - 20.0) / 9.0).round() as usize;
     for k in (0..n).rev().chain(0..n) {
         for dt in [0.0, 0.06] {
             let t = k as f64 / 8.0 + dt;
@@ -485,7 +485,7 @@ fn all_planes(path: &Path) -> Vec<[Vec<u8>; 3]> {
     let mut d = Decoder::open(path).unwrap();
     d.set_keep_yuv(true);
     let mut out = Vec::new();
-    let mut f = VideoFrame::empty();
+    let mut f = SourceFrame::empty();
     while d.read_into(&mut f).unwrap() {
         let yuv = f.yuv.as_ref().expect("8-bit 4:2:0 video keeps its planes");
         let (w, h) = (yuv.width(), yuv.height());
@@ -516,7 +516,7 @@ fn decoded_planes_pass_through_and_only_marked_blocks_are_converted() {
     let mut d = Decoder::open(&input).unwrap();
     d.set_keep_yuv(true);
     let mut enc = Encoder::create(&out, w as u32, h as u32, &lossless()).unwrap();
-    let mut f = VideoFrame::empty();
+    let mut f = SourceFrame::empty();
     let (x0, y0, x1, y1) = (11, 7, 20, 13);
     while d.read_into(&mut f).unwrap() {
         for y in y0..y1 {
@@ -597,7 +597,7 @@ fn frames_without_planes_are_converted_from_rgb() {
     let mut d = Decoder::open(&input).unwrap();
     // Planes not kept: push_frame converts the RGB picture, changes included.
     let mut enc = Encoder::create(&out, w as u32, h as u32, &crisp()).unwrap();
-    let mut f = VideoFrame::empty();
+    let mut f = SourceFrame::empty();
     while d.read_into(&mut f).unwrap() {
         assert!(f.yuv.is_none());
         f.image[[0, 0, 0]] = 255;

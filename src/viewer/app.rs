@@ -15,9 +15,9 @@ use super::calibrate::CalibMode;
 use super::entities::EntityTree;
 use super::playback::Playback;
 use super::player::{FrameProcessor, FrameTiming, Player, ViewSettings};
-use super::source::{FrameSource, ReadAhead, SourceInfo, SyntheticSource};
 use super::state::{Document, OpenRequest, Persisted, ViewToggles, is_session_path};
 use super::sync;
+use crate::video::source::{FrameSource, OpenOptions, ReadAhead, SourceInfo, SyntheticSource};
 
 /// Generated frames instead of a video (tests, benchmarks, trying the UI).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -402,7 +402,13 @@ impl ViewerApp {
                 s.fps,
                 (s.seconds * s.fps).round().max(1.0) as u64,
             )?),
-            None => super::open_video(&doc.session.video)?,
+            None => {
+                // Decode errors reach the status bar; FFmpeg's own log
+                // (concealed errors after a seek, …) would only clutter
+                // the terminal.
+                crate::video::set_ffmpeg_quiet(true);
+                crate::video::source::open(&doc.session.video, &OpenOptions::default())?
+            }
         };
         Ok(Box::new(ReadAhead::new(inner)?))
     }

@@ -1,95 +1,10 @@
-//! The viewer's video input and output: FFmpeg decoding behind the
-//! [`FrameSource`] trait, and the export dialog's job running the shared
-//! exporter ([`crate::export`]) with the viewer's pipeline settings.
+//! The export dialog's job: the shared exporter ([`crate::export`]) run
+//! with the viewer's pipeline settings.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::export::{ExportFn, ExportOptions, Progress};
-use super::source::{FrameSource, SourceError, SourceFrame, SourceInfo};
-
-/// Opens a video file as a frame source.
-pub fn open_video(path: &Path) -> anyhow::Result<Box<dyn FrameSource>> {
-    Ok(Box::new(DecoderSource::open(path)?))
-}
-
-/// A video file decoded with FFmpeg ([`crate::video::Decoder`]).
-pub struct DecoderSource {
-    decoder: crate::video::Decoder,
-    info: SourceInfo,
-}
-
-impl DecoderSource {
-    /// Opens `path`; the duration comes from the file, or from its last
-    /// frame when the file does not say.
-    pub fn open(path: &std::path::Path) -> Result<Self, SourceError> {
-        // Decode errors reach the status bar; FFmpeg's own log (concealed
-        // errors after a seek, …) would only clutter the terminal.
-        crate::video::set_ffmpeg_quiet(true);
-        let err = |e: crate::video::VideoError| SourceError::Decode(e.to_string());
-        let mut decoder = crate::video::Decoder::open(path).map_err(err)?;
-        let vi = decoder.info().clone();
-        let fps = if vi.avg_fps.is_finite() && vi.avg_fps > 0.0 {
-            vi.avg_fps
-        } else {
-            30.0
-        };
-        let mut duration = vi.duration;
-        if !(duration.is_finite() && duration > 0.0) {
-            // Ask for the last frame: its time plus one frame is the end.
-            let last = decoder.frame_at(1e9).map_err(err)?;
-            duration = last.map_or(0.0, |f| f.time + 1.0 / fps);
-            decoder.seek(0.0).map_err(err)?;
-        }
-        let info = SourceInfo {
-            name: path.display().to_string(),
-            width: vi.width as usize,
-            height: vi.height as usize,
-            start: 0.0,
-            duration,
-            fps,
-            frame_count: vi.frame_count,
-        };
-        Ok(DecoderSource { decoder, info })
-    }
-}
-
-fn from_video(f: crate::video::VideoFrame) -> SourceFrame {
-    SourceFrame {
-        index: f.index,
-        time: f.time,
-        image: f.image,
-    }
-}
-
-impl FrameSource for DecoderSource {
-    fn info(&self) -> &SourceInfo {
-        &self.info
-    }
-
-    fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
-        self.decoder
-            .next_frame()
-            .map(|f| f.map(from_video))
-            .map_err(|e| SourceError::Decode(e.to_string()))
-    }
-
-    fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
-        // The decoder wants a finite time: before the start is the start,
-        // after the end the end.
-        let t = if t.is_nan() || t < self.info.start {
-            self.info.start
-        } else if t > self.info.start + self.info.duration {
-            self.info.start + self.info.duration
-        } else {
-            t
-        };
-        self.decoder
-            .frame_at(t)
-            .map(|f| f.map(from_video))
-            .map_err(|e| SourceError::Decode(e.to_string()))
-    }
-}
 
 /// Builds the export of `session` that `options` ask for, drawing with
 /// `processors` (one per worker thread, set up as the viewer shows the
@@ -105,7 +20,7 @@ pub fn export_fn(
         let processors: Vec<crate::export::Processor<'_>> = processors
             .into_iter()
             .map(|mut p| -> crate::export::Processor<'_> {
-                Box::new(move |frame: &mut crate::video::VideoFrame| {
+                Box::new(move |frame: &mut crate::video::SourceFrame| {
                     p.process_frame(frame)?;
                     let done = progress.done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress.total.fetch_max(done, Ordering::Relaxed);

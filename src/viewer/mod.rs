@@ -15,7 +15,6 @@ pub mod media;
 pub mod overlay;
 pub mod playback;
 pub mod player;
-pub mod source;
 pub mod state;
 pub mod sync;
 pub mod ui;
@@ -28,8 +27,6 @@ pub use app::{
     Command, EntitiesUi, FrameMeta, OpenKind, ScreenshotRequest, SyntheticSpec, VideoView, ViewerApp,
     ViewerOptions,
 };
-
-pub use media::open_video;
 
 /// Opens the viewer window and runs it until it is closed. With a
 /// screenshot request, returns once the screenshot is written (or failed).

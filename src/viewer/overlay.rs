@@ -70,7 +70,7 @@ impl PipelineProcessor {
 impl PipelineProcessor {
     /// Draws a decoded frame for export, keeping its YUV planes in step
     /// ([`Pipeline::process_frame`]).
-    pub fn process_frame(&mut self, frame: &mut crate::video::VideoFrame) -> Result<(), String> {
+    pub fn process_frame(&mut self, frame: &mut crate::video::SourceFrame) -> Result<(), String> {
         self.pipeline
             .process_frame(frame)
             .map(|_| ())

@@ -9,7 +9,6 @@
 //! from memory instead of decoding again), reads one frame ahead, and while
 //! playing draws the next frame before it is asked for.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -22,13 +21,7 @@ use crate::image::RgbImage;
 use crate::mask::MaskSettings;
 use crate::select::FilterSpec;
 
-use super::source::{FrameSource, SourceFrame, SourceInfo};
-
-/// Decoded frames kept in memory, in bytes (about 20 frames at 1080p).
-const RING_BYTES: usize = 128 << 20;
-
-/// Reading forward is cheaper than seeking up to this far ahead (seconds).
-const FORWARD_LIMIT: f64 = 1.5;
+use crate::video::source::{FrameRing, FrameSource, SourceFrame, SourceInfo};
 
 /// Everything that changes how a decoded frame is drawn.
 #[derive(Clone, Debug, PartialEq)]
@@ -336,18 +329,14 @@ struct Sent {
 }
 
 struct Worker {
-    source: Box<dyn FrameSource>,
     processor: Box<dyn FrameProcessor>,
     outbox: Arc<Mutex<Outbox>>,
     wake: Box<dyn Fn() + Send>,
     info: SourceInfo,
-    /// Consecutive decoded frames; the decoder is positioned after the last.
-    ring: VecDeque<SourceFrame>,
-    ring_cap: usize,
-    /// The ring's first frame is the source's first frame.
-    ring_at_start: bool,
-    /// The decoder returned `None` after the ring's last frame.
-    eof: bool,
+    /// Consecutive decoded frames; the source is positioned after the last.
+    ring: FrameRing,
+    /// The ring's seek count when last looked at.
+    ring_seeks: u64,
     generation: u64,
     /// Pixels covered on screen, when known.
     display: Option<[usize; 2]>,
@@ -374,17 +363,13 @@ impl Worker {
         wake: Box<dyn Fn() + Send>,
     ) -> Self {
         let info = source.info().clone();
-        let frame_bytes = (info.width * info.height * 3).max(1);
         Worker {
-            source,
             processor,
             outbox,
             wake,
-            ring_cap: (RING_BYTES / frame_bytes).clamp(3, 64),
             info,
-            ring: VecDeque::new(),
-            ring_at_start: false,
-            eof: false,
+            ring: FrameRing::new(source),
+            ring_seeks: 0,
             generation: 0,
             display: None,
             sent: None,
@@ -418,7 +403,7 @@ impl Worker {
     fn run(&mut self, rx: Receiver<Request>) {
         loop {
             // Wait for work only when there is nothing left to do.
-            let idle = self.is_done() && (!self.playing || self.ahead.is_some() || self.eof);
+            let idle = self.is_done() && (!self.playing || self.ahead.is_some() || self.ring.at_end());
             let first = if idle {
                 match rx.recv() {
                     Ok(r) => Some(r),
@@ -471,7 +456,7 @@ impl Worker {
             }
             if !self.is_done() {
                 self.produce();
-            } else if self.playing && self.ahead.is_none() && !self.eof {
+            } else if self.playing && self.ahead.is_none() && !self.ring.at_end() {
                 self.draw_ahead();
             }
         }
@@ -500,7 +485,7 @@ impl Worker {
         }
         match target {
             Target::Time(t) => {
-                self.ring_find(t).map(|p| self.ring[p].time) == Some(sent.time)
+                self.ring.find(t).and_then(|p| self.ring.get(p)).map(|f| f.time) == Some(sent.time)
                     && self.last.as_ref().is_some_and(|l| l.seq == self.seq)
             }
             Target::Frame(t) => sent.time == t,
@@ -508,150 +493,18 @@ impl Worker {
         }
     }
 
-    /// Position in the ring of the frame shown at `t`, if the ring can tell.
-    fn ring_find(&self, t: f64) -> Option<usize> {
-        let first = self.ring.front()?;
-        if t < first.time {
-            return self.ring_at_start.then_some(0);
+    /// After the ring read or sought: a seek forgets what was drawn ahead
+    /// and the processor's state carried between frames; errors are
+    /// reported.
+    fn after_ring(&mut self) {
+        if self.ring.seeks() != self.ring_seeks {
+            self.ring_seeks = self.ring.seeks();
+            self.ahead = None;
+            self.processor.reset();
         }
-        let pos = self.ring.partition_point(|f| f.time <= t);
-        // pos ≥ 1 here. A frame is known to be the one when a later one
-        // follows it in the ring or the source has ended.
-        if pos < self.ring.len() || self.eof {
-            Some(pos - 1)
-        } else {
-            None
+        for e in self.ring.take_errors() {
+            self.report(e.to_string());
         }
-    }
-
-    /// Position in the ring of the frame with exactly time `t`.
-    fn ring_pos(&self, t: f64) -> Option<usize> {
-        self.ring.iter().position(|f| f.time == t)
-    }
-
-    fn push_ring(&mut self, f: SourceFrame) {
-        if self.ring.back().is_some_and(|b| f.time <= b.time) {
-            // Not after the last one: the ring's frames would not be in order.
-            self.ring.clear();
-            self.ring_at_start = false;
-        }
-        self.ring.push_back(f);
-        while self.ring.len() > self.ring_cap {
-            self.ring.pop_front();
-            self.ring_at_start = false;
-        }
-    }
-
-    /// Reads the next frame into the ring; false at the end or on error.
-    fn read_next(&mut self) -> bool {
-        match self.source.next_frame() {
-            Ok(Some(f)) => {
-                self.push_ring(f);
-                true
-            }
-            Ok(None) => {
-                self.eof = true;
-                false
-            }
-            Err(e) => {
-                self.eof = true;
-                self.report(e.to_string());
-                false
-            }
-        }
-    }
-
-    fn seek(&mut self, t: f64) -> bool {
-        self.ring.clear();
-        self.eof = false;
-        self.ahead = None;
-        self.processor.reset();
-        match self.source.frame_at(t) {
-            Ok(Some(f)) => {
-                // A frame after the time asked for is the source's first.
-                self.ring_at_start = f.time > t || f.time <= self.info.start;
-                self.ring.push_back(f);
-                true
-            }
-            Ok(None) => {
-                self.eof = true;
-                false
-            }
-            Err(e) => {
-                self.eof = true;
-                self.report(e.to_string());
-                false
-            }
-        }
-    }
-
-    /// Makes the ring hold the frame shown at `t`; returns its position.
-    fn locate_time(&mut self, t: f64) -> Option<usize> {
-        if let Some(p) = self.ring_find(t) {
-            return Some(p);
-        }
-        let near = self
-            .ring
-            .back()
-            .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT);
-        if !near && !self.seek(t) {
-            return None;
-        }
-        loop {
-            if let Some(p) = self.ring_find(t) {
-                return Some(p);
-            }
-            if !self.read_next() {
-                return self.ring_find(t).or(self.ring.len().checked_sub(1));
-            }
-        }
-    }
-
-    /// Makes the ring hold the frame `n` frames from the one at time
-    /// `from`; returns its position (the first or last frame at the ends).
-    fn locate_step(&mut self, from: f64, n: i64) -> Option<usize> {
-        let far = n.unsigned_abs() as usize >= self.ring_cap / 2;
-        if far {
-            return self.locate_time(from + n as f64 * self.info.frame_duration());
-        }
-        let k = n.unsigned_abs() as usize;
-        if n > 0 {
-            if self.ring_pos(from).is_none() {
-                self.locate_time(from)?;
-            }
-            loop {
-                let p = self.ring_pos(from)?;
-                if p + k < self.ring.len() {
-                    return Some(p + k);
-                }
-                if !self.read_next() {
-                    return self.ring.len().checked_sub(1);
-                }
-            }
-        }
-        // Backwards: the frames before `from` must be in the ring; seek
-        // earlier and read forward to `from` when they are not.
-        let mut margin = (k as f64 + 2.0) * self.info.frame_duration() * 1.5;
-        for _ in 0..6 {
-            if let Some(p) = self.ring_pos(from) {
-                if p >= k {
-                    return Some(p - k);
-                }
-                if self.ring_at_start {
-                    return Some(0);
-                }
-            }
-            if !self.seek(from - margin) {
-                return None;
-            }
-            while self.ring.back().is_some_and(|b| b.time < from) {
-                if !self.read_next() {
-                    break;
-                }
-            }
-            margin *= 2.0;
-        }
-        self.locate_time(from - k as f64 * self.info.frame_duration())
     }
 
     fn produce(&mut self) {
@@ -660,16 +513,20 @@ impl Worker {
         };
         let t0 = Instant::now();
         let pos = match target {
-            Target::Time(t) | Target::Frame(t) => self.locate_time(t),
-            Target::Step { from, n } => self.locate_step(from, n),
+            Target::Time(t) | Target::Frame(t) => self.ring.locate_time(t),
+            Target::Step { from, n } => self.ring.locate_step(from, n),
         };
+        self.after_ring();
         let Some(pos) = pos else {
             // Nothing to show; remember that so we do not spin.
             self.target = None;
             return;
         };
         let decode = t0.elapsed();
-        let time = self.ring[pos].time;
+        let Some(time) = self.ring.get(pos).map(|f| f.time) else {
+            self.target = None;
+            return;
+        };
         if let Target::Step { .. } = target {
             self.target = Some(Target::Frame(time));
         }
@@ -707,7 +564,9 @@ impl Worker {
             );
             return;
         }
-        let frame = self.ring[pos].clone();
+        let Some(frame) = self.ring.get(pos).cloned() else {
+            return;
+        };
         let mut shown = self.draw(frame);
         shown.timing.decode = decode;
         shown.requested = self.requested;
@@ -721,16 +580,20 @@ impl Worker {
             return;
         };
         let t0 = Instant::now();
-        let Some(p) = self.ring_pos(sent.time) else {
+        let Some(p) = self.ring.position(sent.time) else {
             // The ring lost its place (a seek): nothing to draw ahead.
             self.playing = false;
             return;
         };
-        if p + 1 >= self.ring.len() && !self.read_next() {
-            return;
+        if p + 1 >= self.ring.len() {
+            let more = self.ring.read_next();
+            self.after_ring();
+            if !more {
+                return;
+            }
         }
         let decode = t0.elapsed();
-        let Some(p) = self.ring_pos(sent.time) else {
+        let Some(p) = self.ring.position(sent.time) else {
             self.playing = false;
             return;
         };
@@ -754,6 +617,7 @@ impl Worker {
             index,
             time,
             mut image,
+            ..
         } = frame;
         let t1 = Instant::now();
         let stats = match self.processor.process(&mut image, time) {
@@ -767,7 +631,7 @@ impl Worker {
         let reduction = self.reduction();
         let color = to_color_image_reduced(&image, reduction);
         let t3 = Instant::now();
-        let is_last = self.eof && self.ring.back().is_some_and(|b| b.time == time);
+        let is_last = self.ring.is_last(time);
         Shown {
             index,
             time,
@@ -881,7 +745,7 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::viewer::source::SyntheticSource;
+    use crate::video::source::SyntheticSource;
 
     fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
         let until = Instant::now() + Duration::from_secs(20);
@@ -962,22 +826,25 @@ mod tests {
         next_label: u64,
     }
 
-    impl crate::viewer::source::FrameSource for Relabel {
-        fn info(&self) -> &crate::viewer::source::SourceInfo {
+    impl crate::video::source::FrameSource for Relabel {
+        fn info(&self) -> &crate::video::source::SourceInfo {
             self.inner.info()
         }
-        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::viewer::source::SourceError> {
+        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
             let f = self.inner.next_frame()?;
             self.next_label += 1;
-            Ok(f.map(|f| SourceFrame {
-                index: self.next_label,
-                ..f
+            Ok(f.map(|mut f| {
+                f.index = self.next_label;
+                f
             }))
         }
-        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::viewer::source::SourceError> {
+        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
             let f = self.inner.frame_at(t)?;
             self.next_label = 1;
-            Ok(f.map(|f| SourceFrame { index: 1, ..f }))
+            Ok(f.map(|mut f| {
+                f.index = 1;
+                f
+            }))
         }
     }
 

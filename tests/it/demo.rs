@@ -10,7 +10,7 @@ use underlay::image::MaskImage;
 use underlay::log::Shape;
 use underlay::select::{FilterSpec, Index};
 use underlay::session::{CalibrationSource, Session};
-use underlay::video::{Decoder, VideoFrame};
+use underlay::video::{Decoder, SourceFrame};
 
 use crate::util::text;
 
@@ -36,7 +36,7 @@ fn small_demo(dir: &Path) -> Output {
     ])
 }
 
-fn read_all(path: &Path) -> Vec<VideoFrame> {
+fn read_all(path: &Path) -> Vec<SourceFrame> {
     let mut d = Decoder::open(path).unwrap();
     let mut out = Vec::new();
     while let Some(f) = d.next_frame().unwrap() {

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use underlay::export::{self, ExportJob, Processor};
 use underlay::image::RgbImage;
-use underlay::video::{Decoder, Encoder, EncoderSettings, VideoFrame};
+use underlay::video::{Decoder, Encoder, EncoderSettings, SourceFrame};
 
 /// Runs the ffmpeg command line quietly; `false` when it is not installed.
 fn ffmpeg(args: &[&str]) -> bool {
@@ -60,7 +60,7 @@ fn values(text: &str, key: &str) -> Vec<String> {
         .collect()
 }
 
-fn decode_all(path: &Path) -> Vec<VideoFrame> {
+fn decode_all(path: &Path) -> Vec<SourceFrame> {
     let mut d = Decoder::open(path).unwrap();
     let mut v = Vec::new();
     while let Some(f) = d.next_frame().unwrap() {
@@ -81,7 +81,7 @@ fn quick_job(input: &Path, output: &Path) -> ExportJob {
 }
 
 fn nothing<'a>() -> Vec<Processor<'a>> {
-    vec![Box::new(|_: &mut underlay::video::VideoFrame| Ok(()))]
+    vec![Box::new(|_: &mut underlay::video::SourceFrame| Ok(()))]
 }
 
 use crate::util::tmp;
@@ -518,7 +518,7 @@ fn is_yellow(p: &[u8]) -> bool {
     p[0] > 200 && p[1] > 200 && p[2] < 80
 }
 
-fn px(f: &VideoFrame, x: usize, y: usize) -> Vec<u8> {
+fn px(f: &SourceFrame, x: usize, y: usize) -> Vec<u8> {
     f.image.slice(ndarray::s![y, x, ..]).to_vec()
 }
 

@@ -445,7 +445,7 @@ fn write_video(dir: &Path, name: &str, frames: usize, width: usize, height: usiz
 /// the video's times, equal to masking the decoded frames in the library.
 #[test]
 fn mask_command_writes_a_lossless_mask_video() {
-    use underlay::video::{Decoder, VideoFrame};
+    use underlay::video::{Decoder, SourceFrame};
     let dir = tempfile::tempdir().unwrap();
     let video = write_video(dir.path(), "run.mp4", 7, 160, 96);
     let out = dir.path().join("run-mask.mkv");
@@ -461,7 +461,7 @@ fn mask_command_writes_a_lossless_mask_video() {
     assert_eq!(masks.info().codec, "ffv1");
     let mut masker = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
     let (mut f, mut m, mut want) = (
-        VideoFrame::empty(),
+        SourceFrame::empty(),
         MaskImage::zeros((0, 0)),
         MaskImage::zeros((0, 0)),
     );
@@ -540,7 +540,7 @@ fn mask_command_writes_a_lossless_mask_video() {
 /// clear errors.
 #[test]
 fn mask_video_is_a_masker() {
-    use underlay::video::{Decoder, VideoFrame};
+    use underlay::video::{Decoder, SourceFrame};
     let dir = tempfile::tempdir().unwrap();
     let video = write_video(dir.path(), "run.mp4", 6, 160, 96);
     let masks = dir.path().join("masks.mkv");
@@ -571,7 +571,7 @@ fn mask_video_is_a_masker() {
     let mut thesis = ThesisMasker::new();
     let mut frames = Decoder::open(&video).unwrap();
     let mut all = Vec::new();
-    let mut f = VideoFrame::empty();
+    let mut f = SourceFrame::empty();
     while frames.read_into(&mut f).unwrap() {
         all.push(f.clone());
     }

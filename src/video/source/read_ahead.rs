@@ -1,0 +1,142 @@
+//! Decoding ahead: a source wrapped so that its frames are read on their
+//! own thread, a few frames ahead of the reader. While a player draws one
+//! frame the next is being decoded, which uses a second core during
+//! playback. Seeking discards what was read ahead.
+
+use super::{FrameSource, SourceError, SourceFrame, SourceInfo};
+
+/// Decoded frames read ahead of time.
+const READ_AHEAD: usize = 3;
+
+enum AheadCmd {
+    Seek(u64, f64),
+}
+
+type AheadMsg = (u64, Result<Option<SourceFrame>, SourceError>);
+
+/// A source whose frames are read on their own thread.
+pub struct ReadAhead {
+    info: SourceInfo,
+    cmd: Option<crossbeam_channel::Sender<AheadCmd>>,
+    frames: crossbeam_channel::Receiver<AheadMsg>,
+    epoch: u64,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ReadAhead {
+    /// Starts reading `source` on a new thread.
+    pub fn new(mut source: Box<dyn FrameSource>) -> std::io::Result<Self> {
+        let info = source.info().clone();
+        let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded::<AheadCmd>();
+        let (tx, rx) = crossbeam_channel::bounded::<AheadMsg>(READ_AHEAD);
+        let handle = std::thread::Builder::new()
+            .name("underlay-decode".into())
+            .spawn(move || {
+                let mut epoch = 0;
+                // The next message to hand over, and whether decoding goes on.
+                let mut pending: Option<AheadMsg> = None;
+                let mut more = true;
+                loop {
+                    if pending.is_none() {
+                        // After the end, keep saying so (like the source would).
+                        let r = if more { source.next_frame() } else { Ok(None) };
+                        more = matches!(r, Ok(Some(_)));
+                        pending = Some((epoch, r));
+                    }
+                    let cmd = match pending.take() {
+                        Some(msg) => {
+                            crossbeam_channel::select! {
+                                send(tx, msg) -> res => {
+                                    if res.is_err() {
+                                        return;
+                                    }
+                                    continue;
+                                }
+                                recv(cmd_rx) -> cmd => cmd,
+                            }
+                        }
+                        None => return,
+                    };
+                    let Ok(AheadCmd::Seek(e, t)) = cmd else {
+                        return;
+                    };
+                    epoch = e;
+                    let r = source.frame_at(t);
+                    more = matches!(r, Ok(Some(_)));
+                    pending = Some((epoch, r));
+                }
+            })?;
+        Ok(ReadAhead {
+            info,
+            cmd: Some(cmd_tx),
+            frames: rx,
+            epoch: 0,
+            handle: Some(handle),
+        })
+    }
+
+    fn receive(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        loop {
+            match self.frames.recv() {
+                Ok((e, r)) if e == self.epoch => return r,
+                Ok(_) => continue,
+                Err(_) => {
+                    return Err(SourceError::Stopped {
+                        name: self.info.name.clone(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl FrameSource for ReadAhead {
+    fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        self.receive()
+    }
+
+    fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        self.epoch += 1;
+        if let Some(c) = &self.cmd {
+            let _ = c.send(AheadCmd::Seek(self.epoch, t));
+        }
+        self.receive()
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        // Closing both channels wakes the thread wherever it waits.
+        self.cmd = None;
+        let (_, dead) = crossbeam_channel::bounded(0);
+        self.frames = dead;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::video::source::SyntheticSource;
+
+    #[test]
+    fn read_ahead_gives_the_same_frames_as_the_source() {
+        let src = SyntheticSource::new(32, 18, 10.0, 30).unwrap();
+        let mut plain = src.clone();
+        let mut ahead = ReadAhead::new(Box::new(src)).unwrap();
+        assert_eq!(ahead.next_frame().unwrap().unwrap().index, 0);
+        for t in [1.55, 0.0, 2.9, 99.0, 1.0] {
+            assert_eq!(ahead.frame_at(t).unwrap(), plain.frame_at(t).unwrap(), "at {t}");
+            for _ in 0..5 {
+                assert_eq!(ahead.next_frame().unwrap(), plain.next_frame().unwrap());
+            }
+        }
+        drop(ahead); // joins the thread, even with frames queued
+    }
+}

@@ -1,0 +1,271 @@
+//! From a frame's time to log time and back.
+//!
+//! Log time of a frame = `rate × clock + offset`, where `clock` is the
+//! source's own log clock for the frame when it has one (a simulator's
+//! game time, which stands still during stoppages while pictures go on)
+//! and the frame's presentation time otherwise (camera videos). `offset`
+//! is what the user sets and nudges; `rate` is 1 unless a clock drifts.
+//!
+//! The inverse — which frame shows a log time — is what seeking to a log
+//! event, `--at` in log time and the timeline need. For camera videos it
+//! is `(log − offset) / rate`; for sources with a clock it looks the clock
+//! up in the source's [`ClockTable`] (a non-decreasing clock per frame),
+//! so it works when the clock stands still for many frames: the answer is
+//! the first frame showing the latest clock not after the one asked for.
+
+use std::sync::Arc;
+
+use super::source::SourceFrame;
+
+/// Clocks closer than this (seconds) are the same time.
+const CLOCK_EPS: f64 = 1e-6;
+
+/// Errors building a [`ClockTable`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClockError {
+    #[error("frame {index}: time {time} s or clock {clock} s is not a finite number")]
+    NotFinite { index: usize, time: f64, clock: f64 },
+    #[error("frame {index}: time {time} s does not come after the previous frame's {previous} s")]
+    TimeNotIncreasing { index: usize, time: f64, previous: f64 },
+    #[error("frame {index}: clock {clock} s goes back from the previous frame's {previous} s")]
+    ClockGoesBack { index: usize, clock: f64, previous: f64 },
+}
+
+/// The log clock of every frame of a source: frame times strictly
+/// increasing, clocks never decreasing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClockTable {
+    times: Vec<f64>,
+    clocks: Vec<f64>,
+}
+
+impl ClockTable {
+    /// A table of `(frame time, clock)` pairs in frame order (checked).
+    pub fn new(frames: impl IntoIterator<Item = (f64, f64)>) -> Result<Self, ClockError> {
+        let mut t = ClockTable::default();
+        for (index, (time, clock)) in frames.into_iter().enumerate() {
+            if !(time.is_finite() && clock.is_finite()) {
+                return Err(ClockError::NotFinite { index, time, clock });
+            }
+            if let (Some(&pt), Some(&pc)) = (t.times.last(), t.clocks.last()) {
+                if time <= pt {
+                    return Err(ClockError::TimeNotIncreasing {
+                        index,
+                        time,
+                        previous: pt,
+                    });
+                }
+                if clock < pc {
+                    return Err(ClockError::ClockGoesBack {
+                        index,
+                        clock,
+                        previous: pc,
+                    });
+                }
+            }
+            t.times.push(time);
+            t.clocks.push(clock);
+        }
+        Ok(t)
+    }
+
+    /// Number of frames.
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Whether the table has no frame.
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// The clock of the frame shown at `time` (the last frame whose time
+    /// is ≤ `time`; the first frame before it). `None` when empty or
+    /// `time` is not a number.
+    pub fn clock_at(&self, time: f64) -> Option<f64> {
+        if time.is_nan() {
+            return None;
+        }
+        let i = self.times.partition_point(|&t| t <= time).saturating_sub(1);
+        self.clocks.get(i).copied()
+    }
+
+    /// The time of the frame to show for `clock`: of the frames whose
+    /// clock is the latest not after `clock` (within a microsecond), the
+    /// first (the first frame when `clock` is before every frame's). `None` when empty or `clock`
+    /// is not a number.
+    pub fn time_of(&self, clock: f64) -> Option<f64> {
+        if clock.is_nan() || self.is_empty() {
+            return None;
+        }
+        // Log times near the Unix epoch carry about 0.2 µs of rounding.
+        let clock = clock + CLOCK_EPS;
+        let after = self.clocks.partition_point(|&c| c <= clock);
+        let Some(&latest) = after.checked_sub(1).map(|i| &self.clocks[i]) else {
+            return self.times.first().copied();
+        };
+        let first = self.clocks.partition_point(|&c| c < latest);
+        self.times.get(first).copied()
+    }
+}
+
+/// The mapping between frame times and log times (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeMap {
+    /// Seconds added after scaling: what the user sets and nudges.
+    pub offset: f64,
+    rate: f64,
+    clocks: Option<Arc<ClockTable>>,
+}
+
+impl Default for TimeMap {
+    fn default() -> Self {
+        TimeMap::new(0.0)
+    }
+}
+
+impl TimeMap {
+    /// Log time = frame time (or clock) + `offset`.
+    pub fn new(offset: f64) -> Self {
+        TimeMap {
+            offset,
+            rate: 1.0,
+            clocks: None,
+        }
+    }
+
+    /// The same map with log seconds per clock second `rate`; a rate that
+    /// is not a finite positive number is taken as 1.
+    pub fn with_rate(mut self, rate: f64) -> Self {
+        self.rate = if rate.is_finite() && rate > 0.0 { rate } else { 1.0 };
+        self
+    }
+
+    /// The same map for a source whose frames carry clocks (its
+    /// [`crate::video::source::SourceInfo::clocks`]).
+    pub fn with_clocks(mut self, clocks: Option<Arc<ClockTable>>) -> Self {
+        self.clocks = clocks;
+        self
+    }
+
+    /// Log seconds per clock second.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The source's clock table, when it has one.
+    pub fn clocks(&self) -> Option<&ClockTable> {
+        self.clocks.as_deref()
+    }
+
+    /// The log time of a frame at presentation time `time` with the
+    /// source's `clock` (when it has one).
+    pub fn log_time(&self, time: f64, clock: Option<f64>) -> f64 {
+        self.rate * clock.unwrap_or(time) + self.offset
+    }
+
+    /// The log time of `frame`.
+    pub fn frame_log_time(&self, frame: &SourceFrame) -> f64 {
+        self.log_time(frame.time, frame.clock)
+    }
+
+    /// The log time at presentation time `time` (the clock of the frame
+    /// shown then, for sources with a clock table).
+    pub fn log_time_at(&self, time: f64) -> f64 {
+        let clock = self.clocks.as_ref().and_then(|c| c.clock_at(time));
+        self.log_time(time, clock)
+    }
+
+    /// The presentation time to seek to for `log_time` (see the module docs).
+    pub fn video_time(&self, log_time: f64) -> f64 {
+        let clock = (log_time - self.offset) / self.rate;
+        self.clocks
+            .as_ref()
+            .and_then(|c| c.time_of(clock))
+            .unwrap_or(clock)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camera_videos_add_the_offset_both_ways() {
+        let m = TimeMap::new(100.0);
+        assert_eq!(m.log_time(2.5, None), 102.5);
+        assert_eq!(m.log_time_at(2.5), 102.5);
+        assert_eq!(m.video_time(102.5), 2.5);
+        let r = TimeMap::new(10.0).with_rate(2.0);
+        assert_eq!(r.log_time(3.0, None), 16.0);
+        assert_eq!(r.video_time(16.0), 3.0);
+        assert_eq!(TimeMap::new(0.0).with_rate(f64::NAN).rate(), 1.0);
+        assert_eq!(TimeMap::new(0.0).with_rate(0.0).rate(), 1.0);
+    }
+
+    /// Ten frames at 0.1 s; the clock stops at 0.3 for frames 3–6.
+    fn stoppage() -> ClockTable {
+        let clocks = [0.0, 0.1, 0.2, 0.3, 0.3, 0.3, 0.3, 0.4, 0.5, 0.6];
+        ClockTable::new(clocks.iter().enumerate().map(|(i, &c)| (i as f64 * 0.1, c))).unwrap()
+    }
+
+    #[test]
+    fn a_clock_that_stands_still_maps_back_to_the_first_frame_showing_it() {
+        let m = TimeMap::new(50.0).with_clocks(Some(Arc::new(stoppage())));
+        // Forward: the frame's clock, not its time.
+        assert!((m.log_time(0.5, Some(0.3)) - 50.3).abs() < 1e-12);
+        assert!((m.log_time_at(0.55) - 50.3).abs() < 1e-12);
+        assert!((m.log_time_at(0.75) - 50.4).abs() < 1e-12);
+        // Back: the stoppage starts at frame 3.
+        assert!((m.video_time(50.3) - 0.3).abs() < 1e-12);
+        assert!((m.video_time(50.35) - 0.3).abs() < 1e-12);
+        assert!((m.video_time(50.4) - 0.7).abs() < 1e-12);
+        // Before and after the table: the first and the last frame.
+        assert_eq!(m.video_time(0.0), 0.0);
+        assert!((m.video_time(1000.0) - 0.9).abs() < 1e-12);
+        // A log time that is not a number stays one (nothing to seek to).
+        assert!(m.video_time(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn clock_tables_are_checked() {
+        assert!(matches!(
+            ClockTable::new([(0.0, 0.0), (0.0, 1.0)]),
+            Err(ClockError::TimeNotIncreasing { index: 1, .. })
+        ));
+        let e = ClockTable::new([(0.0, 1.0), (0.1, 0.5)]).unwrap_err();
+        assert!(e.to_string().contains("frame 1"), "{e}");
+        assert!(ClockTable::new([(f64::NAN, 0.0)]).is_err());
+        let empty = ClockTable::new([]).unwrap();
+        assert!(empty.is_empty() && empty.time_of(1.0).is_none() && empty.clock_at(1.0).is_none());
+    }
+
+    proptest::proptest! {
+        /// The inverse finds a frame whose clock is the latest not after
+        /// the one asked for, and the first such frame, as a linear scan does.
+        #[test]
+        fn inverse_matches_a_linear_scan(
+            steps in proptest::collection::vec(0u8..3, 1..60),
+            ask in -5.0f64..70.0,
+        ) {
+            let mut clock = 0.0;
+            let pairs: Vec<(f64, f64)> = steps
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| {
+                    clock += f64::from(s);
+                    (i as f64, clock)
+                })
+                .collect();
+            let table = ClockTable::new(pairs.clone()).unwrap();
+            let latest = pairs.iter().map(|p| p.1).filter(|&c| c <= ask).fold(f64::NEG_INFINITY, f64::max);
+            let want = pairs
+                .iter()
+                .find(|p| p.1 == latest)
+                .map_or(pairs[0].0, |p| p.0);
+            proptest::prop_assert_eq!(table.time_of(ask), Some(want));
+            let shown = pairs.iter().rev().find(|p| p.0 <= ask).unwrap_or(&pairs[0]);
+            proptest::prop_assert_eq!(table.clock_at(ask), Some(shown.1));
+        }
+    }
+}
