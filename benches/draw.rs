@@ -325,6 +325,13 @@ impl OpenCvReference {
                         let _ = imgproc::draw_marker(&mut drawn, at, col, cross, 12, 2, imgproc::LINE_AA);
                     }
                 }
+                Shape::Sector {
+                    center,
+                    outer,
+                    start,
+                    sweep,
+                    ..
+                } => calib.project_arc(*center, *outer, *start, start + sweep, 0.25, rings),
             }
             let pts: Vector<Vector<Point>> = rings
                 .iter()

@@ -593,6 +593,31 @@ impl Painter {
                 };
                 self.marker(ov, at, *kind, size, width, style.color);
             }
+            Shape::Sector {
+                center,
+                inner,
+                outer,
+                start,
+                sweep,
+            } => {
+                if !(center.is_finite()
+                    && inner.is_finite()
+                    && outer.is_finite()
+                    && start.is_finite()
+                    && sweep.is_finite())
+                {
+                    return Err(SkipReason::NotFinite);
+                }
+                if *inner < 0.0 || outer < inner {
+                    return Err(SkipReason::BadRadius);
+                }
+                if *outer == 0.0 || *sweep == 0.0 {
+                    return Ok(());
+                }
+                self.rings.clear();
+                project_sector(calib, *center, *inner, *outer, *start, *sweep, &mut self.rings);
+                self.outline_and_fill(ov, calib, p, inner < outer);
+            }
         }
         Ok(())
     }
@@ -651,6 +676,42 @@ impl Painter {
         }
         self.rings = rings;
         ov.blend(&mut self.cov, p.style.color);
+    }
+}
+
+/// Maps the outline of a ring sector into image pieces, in order around
+/// it: the outer arc, the radial edge at the end, the inner arc backwards
+/// (or the centre for a pie slice), the radial edge back to the start. A
+/// whole ring is its outer circle and its inner circle the other way
+/// round, so the pieces joined in order fill it with the hole left out
+/// (non-zero rule); an arc (`inner == outer`) is one open curve.
+fn project_sector(
+    calib: &Calibration,
+    center: Vec2,
+    inner: f64,
+    outer: f64,
+    start: f64,
+    sweep: f64,
+    out: &mut Vec<Vec<Vec2>>,
+) {
+    use std::f64::consts::TAU;
+    let at = |r: f64, a: f64| center + Vec2::new(a.cos(), a.sin()) * r;
+    if inner == outer {
+        calib.project_arc(center, outer, start, start + sweep, TOLERANCE_PX, out);
+    } else if sweep.abs() >= TAU {
+        let end = start + TAU.copysign(sweep);
+        calib.project_arc(center, outer, start, end, TOLERANCE_PX, out);
+        if inner > 0.0 {
+            calib.project_arc(center, inner, end, start, TOLERANCE_PX, out);
+        }
+    } else {
+        let end = start + sweep;
+        calib.project_arc(center, outer, start, end, TOLERANCE_PX, out);
+        calib.project_polyline(&[at(outer, end), at(inner, end)], false, TOLERANCE_PX, out);
+        if inner > 0.0 {
+            calib.project_arc(center, inner, end, start, TOLERANCE_PX, out);
+        }
+        calib.project_polyline(&[at(inner, start), at(outer, start)], false, TOLERANCE_PX, out);
     }
 }
 
@@ -869,6 +930,80 @@ mod tests {
     }
 
     #[test]
+    fn sectors_fill_their_ring_part_and_arcs_are_curves() {
+        let mut ov = Overlay::new(100, 100);
+        let mut painter = Painter::new(100, 100);
+        let style = Style {
+            color: Rgba::TRANSPARENT,
+            fill: Some(Rgba::from_rgb(0xff0000)),
+            thickness: 0.0,
+            unit: ThicknessUnit::Pixels,
+        };
+        // The upper right quarter (y grows downwards in the image) of the
+        // ring between radii 20 and 40 around (50, 50).
+        let quarter = Shape::Sector {
+            center: Vec2::new(50.0, 50.0),
+            inner: 20.0,
+            outer: 40.0,
+            start: 0.0,
+            sweep: std::f64::consts::FRAC_PI_2,
+        };
+        painter
+            .primitive(&mut ov, &identity(), &prim(quarter, style))
+            .unwrap();
+        let inside = |ov: &Overlay, x: usize, y: usize| ov.pixel(x, y)[3] == 255;
+        let outside = |ov: &Overlay, x: usize, y: usize| ov.pixel(x, y)[3] == 0;
+        assert!(inside(&ov, 71, 71) && inside(&ov, 50 + 35, 52) && inside(&ov, 52, 50 + 35));
+        assert!(outside(&ov, 55, 55), "the hole stays empty");
+        assert!(
+            outside(&ov, 29, 71) && outside(&ov, 71, 29),
+            "other quarters stay empty"
+        );
+        // A whole ring keeps its hole; an arc draws only its curve.
+        ov.clear();
+        let ring = Shape::Sector {
+            center: Vec2::new(50.0, 50.0),
+            inner: 20.0,
+            outer: 40.0,
+            start: 1.0,
+            sweep: -7.0,
+        };
+        painter
+            .primitive(&mut ov, &identity(), &prim(ring, style))
+            .unwrap();
+        assert!(inside(&ov, 20, 50) && inside(&ov, 80, 50) && inside(&ov, 50, 20) && outside(&ov, 50, 50));
+        ov.clear();
+        let arc = Shape::Sector {
+            center: Vec2::new(50.0, 50.0),
+            inner: 30.0,
+            outer: 30.0,
+            start: 0.0,
+            sweep: std::f64::consts::PI,
+        };
+        let mut stroke = Style::color(Rgba::WHITE);
+        stroke.fill = Some(Rgba::WHITE);
+        painter
+            .primitive(&mut ov, &identity(), &prim(arc, stroke))
+            .unwrap();
+        assert!(inside(&ov, 80, 50) && inside(&ov, 20, 50) && inside(&ov, 50, 80));
+        assert!(
+            outside(&ov, 50, 20) && outside(&ov, 50, 60),
+            "an arc has no inside"
+        );
+        let bad = Shape::Sector {
+            center: Vec2::ZERO,
+            inner: 3.0,
+            outer: 2.0,
+            start: 0.0,
+            sweep: 1.0,
+        };
+        assert_eq!(
+            painter.primitive(&mut ov, &identity(), &prim(bad, stroke)),
+            Err(SkipReason::BadRadius)
+        );
+    }
+
+    #[test]
     fn tint_marks_only_floor() {
         let mut frame = RgbImage::zeros((1, 2, 3));
         let mut mask = MaskImage::zeros((1, 2));
@@ -929,6 +1064,17 @@ mod tests {
                     kind: if dot { MarkerKind::Dot } else { MarkerKind::Cross },
                     size: size / 50.0,
                 }),
+                (point(), num(), num(), num(), num())
+                    .prop_map(|(center, inner, outer, start, sweep)| {
+                        Shape::Sector {
+                            center,
+                            inner,
+                            outer,
+                            start: start / 100.0,
+                            sweep: sweep / 100.0,
+                        }
+                    })
+                    .boxed(),
             ]
         }
 

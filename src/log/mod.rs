@@ -391,6 +391,20 @@ pub(crate) fn drawable(p: &Primitive) -> bool {
         Shape::Point {
             position, size: s, ..
         } => position.is_finite() && size(*s),
+        Shape::Sector {
+            center,
+            inner,
+            outer,
+            start,
+            sweep,
+        } => {
+            center.is_finite()
+                && size(*inner)
+                && size(*outer)
+                && inner <= outer
+                && start.is_finite()
+                && sweep.is_finite()
+        }
     };
     shape && size(f64::from(p.style.thickness))
 }
@@ -435,6 +449,18 @@ pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
         Shape::Point {
             position, size: s, ..
         } => point("position", *position).or_else(|| size("marker size", *s)),
+        Shape::Sector {
+            center,
+            inner,
+            outer,
+            start,
+            sweep,
+        } => point("center", *center)
+            .or_else(|| size("inner radius", *inner))
+            .or_else(|| size("outer radius", *outer))
+            .or_else(|| (inner > outer).then(|| format!("inner radius {inner} exceeds outer radius {outer}")))
+            .or_else(|| (!start.is_finite()).then(|| format!("start angle {start} is not finite")))
+            .or_else(|| (!sweep.is_finite()).then(|| format!("sweep {sweep} is not finite"))),
     };
     shape.or_else(|| size("thickness", f64::from(p.style.thickness)))
 }

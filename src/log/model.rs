@@ -261,6 +261,19 @@ pub enum Shape {
         kind: MarkerKind,
         size: f64,
     },
+    /// Part of a ring (an annular sector): the points between `inner` and
+    /// `outer` from `center` whose direction lies from `start` to
+    /// `start + sweep` (counter-clockwise for a positive sweep, clockwise
+    /// for a negative one; a sweep of 2π or more is the whole ring). With
+    /// `inner == outer` it is a circular arc, a curve with no area; with
+    /// `inner == 0` a pie slice.
+    Sector {
+        center: Vec2,
+        inner: f64,
+        outer: f64,
+        start: f64,
+        sweep: f64,
+    },
 }
 
 impl Shape {
@@ -273,6 +286,8 @@ impl Shape {
             Shape::Polygon { .. } => "polygon",
             Shape::Text { .. } => "text",
             Shape::Point { .. } => "point",
+            Shape::Sector { inner, outer, .. } if inner == outer => "arc",
+            Shape::Sector { .. } => "sector",
         }
     }
 

@@ -610,7 +610,7 @@ fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primitive, String>
     while !m.is_empty() {
         let (f, w) = m.key()?;
         match (f, w) {
-            (1..=6, LEN) => shape = Some(decode_shape(f, &mut m.sub()?)?),
+            (1..=7, LEN) => shape = Some(decode_shape(f, &mut m.sub()?)?),
             (8, VARINT) => entity = m.varint()? as u32,
             (9, VARINT) => level = wire::unzigzag32(m.varint()?),
             (10, wire::I32) => style.color = Rgba(m.fixed32()?),
@@ -626,7 +626,7 @@ fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primitive, String>
                     }
                 }
             }
-            (1..=6 | 8..=13, _) => return Err(m.error(format!("primitive field {f} has wire type {w}"))),
+            (1..=13, _) => return Err(m.error(format!("primitive field {f} has wire type {w}"))),
             _ => m.skip(w)?,
         }
     }
@@ -649,6 +649,8 @@ fn decode_shape(kind: u32, m: &mut Reader<'_>) -> WireResult<Shape> {
     let mut a = Vec2::ZERO;
     let mut b = Vec2::ZERO;
     let mut x = 0.0;
+    // The sector's inner radius, outer radius, start and sweep.
+    let mut sector = [0.0; 4];
     let mut vertices: Vec<Vec2> = Vec::new();
     let mut flag = 0u64;
     let mut text: &str = "";
@@ -676,7 +678,10 @@ fn decode_shape(kind: u32, m: &mut Reader<'_>) -> WireResult<Shape> {
             (6, 1, LEN) => a = decode_vec2(m)?,
             (6, 2, VARINT) => flag = m.varint()?,
             (6, 3, wire::I64) => x = m.f64()?,
-            (1, 1..=2, _) | (2, 1..=2, _) | (3..=6, 1..=3, _) => return Err(bad(m, f, w)),
+            // sector: center, inner, outer, start, sweep
+            (7, 1, LEN) => a = decode_vec2(m)?,
+            (7, 2..=5, wire::I64) => sector[f as usize - 2] = m.f64()?,
+            (1, 1..=2, _) | (2, 1..=2, _) | (3..=6, 1..=3, _) | (7, 1..=5, _) => return Err(bad(m, f, w)),
             _ => m.skip(w)?,
         }
     }
@@ -697,6 +702,13 @@ fn decode_shape(kind: u32, m: &mut Reader<'_>) -> WireResult<Shape> {
             text: text.into(),
             size: x,
         },
+        7 => Shape::Sector {
+            center: a,
+            inner: sector[0],
+            outer: sector[1],
+            start: sector[2],
+            sweep: sector[3],
+        },
         _ => Shape::Point {
             position: a,
             kind: if flag as i32 == 1 {
@@ -710,10 +722,18 @@ fn decode_shape(kind: u32, m: &mut Reader<'_>) -> WireResult<Shape> {
 }
 
 fn kind_name(kind: u32) -> &'static str {
-    ["circle", "line", "rectangle", "polygon", "text", "point"]
-        .get((kind as usize).wrapping_sub(1))
-        .copied()
-        .unwrap_or("shape")
+    [
+        "circle",
+        "line",
+        "rectangle",
+        "polygon",
+        "text",
+        "point",
+        "sector",
+    ]
+    .get((kind as usize).wrapping_sub(1))
+    .copied()
+    .unwrap_or("shape")
 }
 
 // ---------------------------------------------------------------------------
@@ -756,6 +776,7 @@ fn shape_field(shape: &Shape) -> u32 {
         Shape::Polygon { .. } => 4,
         Shape::Text { .. } => 5,
         Shape::Point { .. } => 6,
+        Shape::Sector { .. } => 7,
     }
 }
 
@@ -785,6 +806,13 @@ fn shape_body_len(shape: &Shape) -> usize {
         Shape::Point { position, kind, size } => {
             v(*position) + if *kind == MarkerKind::Dot { 2 } else { 0 } + f64_len(*size)
         }
+        Shape::Sector {
+            center,
+            inner,
+            outer,
+            start,
+            sweep,
+        } => v(*center) + f64_len(*inner) + f64_len(*outer) + f64_len(*start) + f64_len(*sweep),
     }
 }
 
@@ -832,6 +860,19 @@ fn put_shape(out: &mut Vec<u8>, shape: &Shape) {
                 out.push(1);
             }
             put_f64_opt(out, 3, *size);
+        }
+        Shape::Sector {
+            center,
+            inner,
+            outer,
+            start,
+            sweep,
+        } => {
+            put_vec2(out, 1, *center);
+            put_f64_opt(out, 2, *inner);
+            put_f64_opt(out, 3, *outer);
+            put_f64_opt(out, 4, *start);
+            put_f64_opt(out, 5, *sweep);
         }
     }
 }

@@ -112,6 +112,19 @@ impl From<&Shape> for pb::primitive::Shape {
                 } as i32,
                 size: *size,
             }),
+            Shape::Sector {
+                center,
+                inner,
+                outer,
+                start,
+                sweep,
+            } => S::Sector(pb::Sector {
+                center: Some((*center).into()),
+                inner: *inner,
+                outer: *outer,
+                start: *start,
+                sweep: *sweep,
+            }),
         }
     }
 }
@@ -149,6 +162,13 @@ impl From<pb::primitive::Shape> for Shape {
                     _ => MarkerKind::Cross,
                 },
                 size: p.size,
+            },
+            S::Sector(s) => Shape::Sector {
+                center: vec2(s.center),
+                inner: s.inner,
+                outer: s.outer,
+                start: s.start,
+                sweep: s.sweep,
             },
         }
     }

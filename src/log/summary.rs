@@ -11,7 +11,16 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::{EntityId, FrameTime, Log, Shape};
 
-const KINDS: [&str; 6] = ["circle", "line", "rectangle", "polygon", "text", "point"];
+const KINDS: [&str; 8] = [
+    "circle",
+    "line",
+    "rectangle",
+    "polygon",
+    "text",
+    "point",
+    "arc",
+    "sector",
+];
 
 /// Counts and ranges of a log.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +56,7 @@ impl Summary {
             time_range: log.time_range(),
             unbounded: false,
         };
-        let mut kinds = [0usize; 6];
+        let mut kinds = [0usize; KINDS.len()];
         let mut levels: HashMap<i32, usize> = HashMap::new();
         let mut counts: Vec<usize> = vec![0];
         levels.insert(0, 0);
@@ -70,6 +79,8 @@ impl Summary {
                     Shape::Polygon { .. } => 3,
                     Shape::Text { .. } => 4,
                     Shape::Point { .. } => 5,
+                    Shape::Sector { inner, outer, .. } if inner == outer => 6,
+                    Shape::Sector { .. } => 7,
                 };
                 kinds[kind] += 1;
                 // Levels are few and repeat: remember the last one's slot.

@@ -71,6 +71,17 @@ pub(crate) fn sample() -> Log {
                 robots,
                 0,
             ),
+            p(
+                Shape::Sector {
+                    center: Vec2::new(-1.0, 1.0),
+                    inner: 0.5,
+                    outer: 2.0,
+                    start: -0.25,
+                    sweep: 1.5,
+                },
+                blue,
+                1,
+            ),
         ],
     );
     log
@@ -116,6 +127,15 @@ fn shape() -> impl Strategy<Value = Shape> {
             kind: if dot { MarkerKind::Dot } else { MarkerKind::Cross },
             size
         }),
+        (point(), size(), size(), coord(), coord(), any::<bool>()).prop_map(
+            |(center, a, b, start, sweep, arc)| Shape::Sector {
+                center,
+                inner: if arc { a.max(b) } else { a.min(b) },
+                outer: a.max(b),
+                start,
+                sweep
+            }
+        ),
     ]
 }
 

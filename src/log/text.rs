@@ -619,12 +619,35 @@ impl<'a> Parser<'a> {
                 }
                 Shape::Point { position, kind, size }
             }
+            "arc" | "sector" => {
+                let center = self.point()?;
+                self.expect(Tok::Semi, "after the center")?;
+                let inner = self.number("the radius")?;
+                self.expect(Tok::Semi, "after the radius")?;
+                let outer = if kind == "sector" {
+                    let outer = self.number("the outer radius")?;
+                    self.expect(Tok::Semi, "after the outer radius")?;
+                    outer
+                } else {
+                    inner
+                };
+                let start = self.number("the start angle")?;
+                self.expect(Tok::Semi, "after the start angle")?;
+                let sweep = self.number("the sweep")?;
+                Shape::Sector {
+                    center,
+                    inner,
+                    outer,
+                    start,
+                    sweep,
+                }
+            }
             _ => {
                 return Err(Self::err_at(
                     &t,
                     format!(
                         "unknown shape '{kind}' (expected circle, line, rectangle, polygon, polyline, \
-                         text or point)"
+                         text, point, arc or sector)"
                     ),
                 ));
             }
@@ -832,6 +855,33 @@ pub fn primitive_to_string(log: &Log, p: &Primitive) -> String {
             },
             fmt_f64(*size)
         ),
+        Shape::Sector {
+            center,
+            inner,
+            outer,
+            start,
+            sweep,
+        } if inner == outer => format!(
+            "arc; {}; {}; {}; {}",
+            fmt_point(*center),
+            fmt_f64(*inner),
+            fmt_f64(*start),
+            fmt_f64(*sweep)
+        ),
+        Shape::Sector {
+            center,
+            inner,
+            outer,
+            start,
+            sweep,
+        } => format!(
+            "sector; {}; {}; {}; {}; {}",
+            fmt_point(*center),
+            fmt_f64(*inner),
+            fmt_f64(*outer),
+            fmt_f64(*start),
+            fmt_f64(*sweep)
+        ),
     };
     let mut s = format!(
         "{{ {{ {geometry} }}; {}; {{{}; {}}}",
@@ -1018,6 +1068,8 @@ mod tests {
               { { text; (1, 1); "hi\n\u{1}"; 12 }; white; {t; 0}; thickness 0 world }
               { { point; (1, 1); dot; 4 }; cyan; {t; 0} }
               { { rectangle; (0, 0); (4, 2); 0.5 }; red; {t; 0} }
+              { { arc; (1, 2); 3; -0.5; 1.25 }; red; {t; 0} }
+              { { sector; (1, 2); 0; 3; 0.5; -7 }; red; {t; 0}; fill #ff000080 }
             } }
         }"#;
         let log = parse(src).unwrap();
@@ -1031,7 +1083,29 @@ mod tests {
         assert_eq!(log.primitives[0].style.color, Rgba(0x1122_3344));
         assert_eq!(log.primitives[1].level, 3);
         assert!(matches!(log.primitives[2].shape, Shape::Text { ref text, .. } if &**text == "hi\n\u{1}"));
-        assert_eq!(parse(&print(&log)).unwrap(), log);
+        assert_eq!(
+            log.primitives[5].shape,
+            Shape::Sector {
+                center: Vec2::new(1.0, 2.0),
+                inner: 3.0,
+                outer: 3.0,
+                start: -0.5,
+                sweep: 1.25
+            }
+        );
+        assert!(matches!(
+            log.primitives[6].shape,
+            Shape::Sector {
+                inner: 0.0,
+                outer: 3.0,
+                sweep: -7.0,
+                ..
+            }
+        ));
+        let printed = print(&log);
+        assert!(printed.contains("{ arc; (1, 2); 3; -0.5; 1.25 }"), "{printed}");
+        assert!(printed.contains("{ sector; (1, 2); 0; 3; 0.5; -7 }"), "{printed}");
+        assert_eq!(parse(&printed).unwrap(), log);
     }
 
     #[test]

@@ -349,6 +349,37 @@ impl<W: Write> Writer<W> {
         })
     }
 
+    /// The part of the ring between radii `inner` and `outer` around
+    /// `center` from angle `start` through `start + sweep` (radians,
+    /// counter-clockwise when `sweep` is positive).
+    pub fn sector(
+        &mut self,
+        center: impl Into<Vec2>,
+        inner: f64,
+        outer: f64,
+        start: f64,
+        sweep: f64,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Sector {
+            center: center.into(),
+            inner,
+            outer,
+            start,
+            sweep,
+        })
+    }
+
+    /// A circular arc: a [`Self::sector`] with `inner == outer == radius`.
+    pub fn arc(
+        &mut self,
+        center: impl Into<Vec2>,
+        radius: f64,
+        start: f64,
+        sweep: f64,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.sector(center, radius, radius, start, sweep)
+    }
+
     /// Frames and primitives written so far (including the open frame's primitives).
     pub fn counts(&self) -> (u64, u64) {
         (self.frames, self.primitives)
