@@ -11,6 +11,7 @@ pub mod demo;
 pub mod draw;
 pub mod export;
 pub mod files;
+pub mod geom;
 pub mod image;
 pub mod log;
 pub mod mask;

@@ -7,7 +7,9 @@
 //! and mapped to pixels by the camera matrix `K`. The floor homography is
 //! `K·[r1 r2 t]` (the first two columns of `R`, and `t`).
 
-use crate::calib::{CalibError, Calibration, Distortion, Mat3, mul};
+use crate::calib::{CalibError, Calibration, Distortion, Mat3};
+use crate::geom::mat3::{det, mul, transpose};
+use crate::geom::vec3::{cross, dot, normalized, sub};
 
 impl Calibration {
     /// The calibration of a pinhole camera looking at the floor plane
@@ -49,7 +51,7 @@ impl Calibration {
         if off > 1e-6 {
             return bad(format!("R is not orthonormal (RᵀR differs from I by {off:.2e})"));
         }
-        if crate::calib::det(r) < 0.0 {
+        if det(r) < 0.0 {
             return bad("R is a reflection (determinant −1), not a rotation".into());
         }
         let [k1, k2, p1, p2, k3] = match dist {
@@ -127,39 +129,15 @@ pub fn rodrigues(rvec: [f64; 3]) -> Mat3 {
 /// looking at `target`, with the world's z axis pointing up in the image.
 /// Looking straight down, the world's y axis points up in the image.
 pub fn look_at(eye: [f64; 3], target: [f64; 3]) -> Result<(Mat3, [f64; 3]), CalibError> {
-    let sub = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-    let cross = |a: [f64; 3], b: [f64; 3]| {
-        [
-            a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0],
-        ]
-    };
-    let norm = |a: [f64; 3]| {
-        let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-        (l > 1e-12 && l.is_finite()).then(|| a.map(|v| v / l))
-    };
-    let z = norm(sub(target, eye))
+    let z = normalized(sub(target, eye))
         .ok_or_else(|| CalibError::InvalidCamera("eye and target must be distinct finite points".into()))?;
-    let x = norm(cross(z, [0.0, 0.0, 1.0]))
-        .or_else(|| norm(cross(z, [0.0, 1.0, 0.0])))
+    let x = normalized(cross(z, [0.0, 0.0, 1.0]))
+        .or_else(|| normalized(cross(z, [0.0, 1.0, 0.0])))
         .ok_or_else(|| CalibError::InvalidCamera("cannot orient the camera".into()))?;
     let y = cross(z, x);
     let r = [x, y, z];
-    let t = [
-        -(r[0][0] * eye[0] + r[0][1] * eye[1] + r[0][2] * eye[2]),
-        -(r[1][0] * eye[0] + r[1][1] * eye[1] + r[1][2] * eye[2]),
-        -(r[2][0] * eye[0] + r[2][1] * eye[1] + r[2][2] * eye[2]),
-    ];
+    let t = r.map(|row| -dot(row, eye));
     Ok((r, t))
-}
-
-fn transpose(m: &Mat3) -> Mat3 {
-    [
-        [m[0][0], m[1][0], m[2][0]],
-        [m[0][1], m[1][1], m[2][1]],
-        [m[0][2], m[1][2], m[2][2]],
-    ]
 }
 
 #[cfg(test)]
@@ -213,7 +191,7 @@ mod tests {
         let centre = c.project(Vec2::new(300.0, 200.0)).unwrap();
         assert!((centre - Vec2::new(640.0, 360.0)).length() < 1e-9, "{centre:?}");
         // Seen from above with z up, the floor maps with negative orientation (v points down).
-        assert!(crate::calib::det(c.homography()) < 0.0);
+        assert!(det(c.homography()) < 0.0);
         // Straight down: world +y is image up.
         let (r, t) = look_at([0.0, 0.0, 5000.0], [0.0, 0.0, 0.0]).unwrap();
         let c = Calibration::from_camera(&k, &[], &r, t).unwrap();
@@ -226,7 +204,7 @@ mod tests {
         let r = rodrigues([0.0, 0.0, std::f64::consts::FRAC_PI_2]);
         // 90° about z takes x to y.
         assert!((r[1][0] - 1.0).abs() < 1e-12 && r[0][0].abs() < 1e-12);
-        assert!((crate::calib::det(&rodrigues([0.3, -1.2, 0.5])) - 1.0).abs() < 1e-12);
+        assert!((det(&rodrigues([0.3, -1.2, 0.5])) - 1.0).abs() < 1e-12);
     }
 
     #[test]

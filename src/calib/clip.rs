@@ -16,6 +16,7 @@
 //! and the quarter points), under a depth limit and a per-call point budget
 //! so pathological shapes cannot produce millions of points.
 
+use crate::geom::vec2::distance_to_segment;
 use crate::log::Vec2;
 
 /// A world half-plane `a·x + b·y + c ≥ 0`, scaled so that `(a, b)` is a unit
@@ -229,18 +230,6 @@ pub(crate) fn flush(cur: &mut Vec<Vec2>, out: &mut Vec<Vec<Vec2>>) {
     } else {
         cur.clear();
     }
-}
-
-/// Distance from `p` to the segment `a–b`.
-pub(crate) fn distance_to_segment(p: Vec2, a: Vec2, b: Vec2) -> f64 {
-    let ab = b - a;
-    let len2 = ab.dot(ab);
-    let t = if len2 > 0.0 {
-        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (p - a.lerp(b, t)).length()
 }
 
 #[cfg(test)]

@@ -18,7 +18,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::geom::mat3::{apply, invert};
 use crate::log::Vec2;
+
+pub use crate::geom::Mat3;
 
 pub mod camera;
 mod clip;
@@ -132,9 +135,6 @@ pub const IMAGE_CLIP_MARGIN: f64 = 0.5;
 pub const MAX_SAMPLES_PER_CALL: usize = 16_384;
 /// Sides of the polygon inscribed in the lens's valid circle.
 const LENS_CLIP_SIDES: usize = 48;
-
-/// A 3×3 matrix, row-major.
-pub type Mat3 = [[f64; 3]; 3];
 
 /// World ↔ image mapping of the floor plane.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -611,62 +611,10 @@ fn sanitize_tol(tol_px: f64) -> f64 {
     }
 }
 
-fn apply(m: &Mat3, p: Vec2) -> (f64, f64, f64) {
-    (
-        m[0][0] * p.x + m[0][1] * p.y + m[0][2],
-        m[1][0] * p.x + m[1][1] * p.y + m[1][2],
-        m[2][0] * p.x + m[2][1] * p.y + m[2][2],
-    )
-}
-
-/// Product of two 3×3 matrices.
-pub fn mul(a: &Mat3, b: &Mat3) -> Mat3 {
-    let mut m = [[0.0; 3]; 3];
-    for (r, row) in m.iter_mut().enumerate() {
-        for (c, v) in row.iter_mut().enumerate() {
-            *v = (0..3).map(|k| a[r][k] * b[k][c]).sum();
-        }
-    }
-    m
-}
-
-/// Determinant of a 3×3 matrix.
-pub fn det(m: &Mat3) -> f64 {
-    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
-}
-
-/// Inverse of a 3×3 matrix, `None` when singular or not finite.
-///
-/// Singular means a determinant below 10⁻¹² of the product of the column
-/// lengths (its largest possible value, Hadamard's bound), so the test
-/// does not depend on the world unit (mm or m scale the columns).
-pub fn invert(m: &Mat3) -> Option<Mat3> {
-    let c = |r0: usize, r1: usize, c0: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
-    let cof = [
-        [c(1, 2, 1, 2), -c(1, 2, 0, 2), c(1, 2, 0, 1)],
-        [-c(0, 2, 1, 2), c(0, 2, 0, 2), -c(0, 2, 0, 1)],
-        [c(0, 1, 1, 2), -c(0, 1, 0, 2), c(0, 1, 0, 1)],
-    ];
-    let det = m[0][0] * cof[0][0] + m[0][1] * cof[0][1] + m[0][2] * cof[0][2];
-    let hadamard: f64 = (0..3)
-        .map(|c| (m[0][c] * m[0][c] + m[1][c] * m[1][c] + m[2][c] * m[2][c]).sqrt())
-        .product();
-    if !det.is_finite() || !hadamard.is_finite() || det.abs() <= 1e-12 * hadamard {
-        return None;
-    }
-    let mut inv = [[0.0; 3]; 3];
-    for (r, row) in inv.iter_mut().enumerate() {
-        for (k, v) in row.iter_mut().enumerate() {
-            *v = cof[k][r] / det;
-        }
-    }
-    Some(inv)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geom::vec2::distance_to_segment;
     use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
     fn tilted() -> Calibration {
@@ -691,7 +639,7 @@ mod tests {
             let Some(p) = f(i as f64 / 4000.0) else { continue };
             let d = poly
                 .windows(2)
-                .map(|w| clip::distance_to_segment(p, w[0], w[1]))
+                .map(|w| distance_to_segment(p, w[0], w[1]))
                 .fold(f64::INFINITY, f64::min);
             worst = worst.max(d);
         }
@@ -1088,7 +1036,7 @@ mod tests {
                     let w = c.unproject(*p);
                     prop_assert!(w.is_some(), "{:?}", p);
                     let w = w.unwrap();
-                    let d = clip::distance_to_segment(w, a, b);
+                    let d = distance_to_segment(w, a, b);
                     prop_assert!(d < 1e-5 * (1.0 + (a - b).length() + a.length()), "{:?} off by {}", w, d);
                 }
                 // The clip region is convex: one piece, following the true curve.
@@ -1130,7 +1078,7 @@ mod tests {
                         .map(|p| {
                             out.iter()
                                 .flat_map(|poly| poly.windows(2))
-                                .map(|w| clip::distance_to_segment(p, w[0], w[1]))
+                                .map(|w| distance_to_segment(p, w[0], w[1]))
                                 .fold(f64::INFINITY, f64::min)
                                 .min(all.iter().map(|q| (*q - p).length()).fold(f64::INFINITY, f64::min))
                         })

@@ -14,25 +14,17 @@ use rand::{Rng, SeedableRng};
 
 use crate::calib::camera::look_at;
 use crate::calib::presets::{FieldLine, ssl_division_b};
-use crate::calib::{CalibError, Calibration, Mat3};
+use crate::calib::{CalibError, Calibration};
 use crate::demo::world::{
     BALL_RADIUS, BOUNDARY, FIELD_LENGTH, FIELD_WIDTH, LINE_WIDTH, ROBOT_HEIGHT, ROBOT_RADIUS, RobotState,
     Snapshot, Team, goal_walls,
 };
+use crate::geom::Mat3;
+use crate::geom::vec3::{Vec3 as V3, add, dot, scale, sub};
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::Vec2;
 
-type V3 = [f64; 3];
-
-fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-fn scale(a: V3, s: f64) -> V3 {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
-fn dot(a: V3, b: V3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
+/// `a` scaled to length 1 (a ray or normal direction, never zero).
 fn normalize(a: V3) -> V3 {
     scale(a, 1.0 / dot(a, a).sqrt())
 }
@@ -383,11 +375,7 @@ impl Renderer {
             }])
             .map(|o| {
                 let c = o.centre();
-                let d = [
-                    c[0] - self.cam.eye[0],
-                    c[1] - self.cam.eye[1],
-                    c[2] - self.cam.eye[2],
-                ];
+                let d = sub(c, self.cam.eye);
                 (dot(d, d), o)
             })
             .collect();
@@ -570,7 +558,7 @@ impl Object {
         match self {
             Object::Robot(r) => robot_hit(r, o, d),
             Object::Ball { centre } => {
-                let oc = [o[0] - centre[0], o[1] - centre[1], o[2] - centre[2]];
+                let oc = sub(o, *centre);
                 let b = dot(oc, d);
                 let c = dot(oc, oc) - BALL_RADIUS * BALL_RADIUS;
                 let disc = b * b - c;
@@ -579,10 +567,7 @@ impl Object {
                 }
                 let t = -b - disc.sqrt();
                 let p = add(o, scale(d, t));
-                let n = scale(
-                    [p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]],
-                    1.0 / BALL_RADIUS,
-                );
+                let n = scale(sub(p, *centre), 1.0 / BALL_RADIUS);
                 let l = Renderer::light(centre[0], centre[1]);
                 Some((t, shade([250.0, 105.0, 12.0], n, d, l, 0.55, 30.0)))
             }
@@ -687,7 +672,7 @@ fn robot_hit(r: &RobotState, o: V3, d: V3) -> Option<(f64, [f64; 3])> {
 fn shade(base: [f64; 3], n: V3, d: V3, light: f64, specular: f64, power: f64) -> [f64; 3] {
     let l = normalize(LIGHT);
     let diffuse = dot(n, l).max(0.0);
-    let half = normalize([l[0] - d[0], l[1] - d[1], l[2] - d[2]]);
+    let half = normalize(sub(l, d));
     let spec = dot(n, half).max(0.0).powf(power) * specular * 255.0;
     base.map(|c| c * (0.45 + 0.7 * diffuse) * light + spec * light.min(1.0))
 }

@@ -37,8 +37,9 @@ use std::path::Path;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::sim::{self, ATTACKERS, BALL_DECEL, Phase, ROBOTS, Run, robot_bounds, segment_distance};
+use super::sim::{self, ATTACKERS, BALL_DECEL, Phase, ROBOTS, Run, robot_bounds};
 use super::world::{BALL_RADIUS, FIELD_LENGTH, FIELD_WIDTH, ROBOT_RADIUS, Snapshot, Team};
+use crate::geom::vec2::{dir, distance_to_segment, rotate, unit};
 use crate::log::{DisplayHints, Header, LogError, MarkerKind, Rgba, TimeUnit, Vec2, Writer, WriterOptions};
 
 /// The log's name in its header.
@@ -220,20 +221,6 @@ pub fn write_log(run: &Run, path: &Path, log_t0: f64) -> Result<LogStats, LogErr
         persistent_frames: frames - instant_frames,
         primitives,
     })
-}
-
-fn dir(angle: f64) -> Vec2 {
-    Vec2::new(angle.cos(), angle.sin())
-}
-
-fn unit(v: Vec2) -> Vec2 {
-    let l = v.length();
-    if l > 1e-9 { v * (1.0 / l) } else { Vec2::ZERO }
-}
-
-fn rotate(v: Vec2, a: f64) -> Vec2 {
-    let (s, c) = a.sin_cos();
-    Vec2::new(v.x * c - v.y * s, v.x * s + v.y * c)
 }
 
 /// Where to anchor `text` (`size` mm high) beside `p`, `gap` away: on the
@@ -537,7 +524,7 @@ const RRT_MIN_NODES: usize = 40;
 fn clear(a: Vec2, b: Vec2, obstacles: &[Vec2]) -> bool {
     obstacles
         .iter()
-        .all(|&o| segment_distance(o, a, b) > PLAN_CLEARANCE)
+        .all(|&o| distance_to_segment(o, a, b) > PLAN_CLEARANCE)
 }
 
 /// Plans from `start` to `goal` around discs at `obstacles` (robot

@@ -12,64 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
-/// A point or vector on the floor plane, in world units (millimetres unless
-/// the log header says otherwise).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Vec2 {
-    pub x: f64,
-    pub y: f64,
-}
-
-impl Vec2 {
-    pub const ZERO: Vec2 = Vec2 { x: 0.0, y: 0.0 };
-
-    pub const fn new(x: f64, y: f64) -> Self {
-        Vec2 { x, y }
-    }
-
-    pub fn is_finite(self) -> bool {
-        self.x.is_finite() && self.y.is_finite()
-    }
-
-    pub fn length(self) -> f64 {
-        self.x.hypot(self.y)
-    }
-
-    pub fn dot(self, o: Vec2) -> f64 {
-        self.x * o.x + self.y * o.y
-    }
-
-    pub fn lerp(self, o: Vec2, t: f64) -> Vec2 {
-        Vec2::new(self.x + (o.x - self.x) * t, self.y + (o.y - self.y) * t)
-    }
-}
-
-impl std::ops::Add for Vec2 {
-    type Output = Vec2;
-    fn add(self, o: Vec2) -> Vec2 {
-        Vec2::new(self.x + o.x, self.y + o.y)
-    }
-}
-
-impl std::ops::Sub for Vec2 {
-    type Output = Vec2;
-    fn sub(self, o: Vec2) -> Vec2 {
-        Vec2::new(self.x - o.x, self.y - o.y)
-    }
-}
-
-impl std::ops::Mul<f64> for Vec2 {
-    type Output = Vec2;
-    fn mul(self, k: f64) -> Vec2 {
-        Vec2::new(self.x * k, self.y * k)
-    }
-}
-
-impl From<(f64, f64)> for Vec2 {
-    fn from((x, y): (f64, f64)) -> Self {
-        Vec2::new(x, y)
-    }
-}
+pub use crate::geom::Vec2;
 
 /// A colour as `0xRRGGBBAA` (alpha 255 = opaque).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

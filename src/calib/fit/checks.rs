@@ -1,0 +1,144 @@
+//! The checks of a fit: input that cannot determine a calibration (too few
+//! or too many points, non-finite values, duplicates, points on a line, a
+//! rank-deficient DLT) and solutions to refuse (parameters the points do
+//! not determine, a mirrored image).
+
+use super::model::{Params, Problem, Sample};
+use super::start::dlt;
+use super::{Correspondence, Model};
+use crate::calib::CalibError;
+use crate::calib::linalg::symmetric_eigen;
+use crate::geom::Mat3;
+use crate::geom::mat3::det;
+use crate::log::Vec2;
+
+/// Largest number of points accepted.
+pub const MAX_FIT_POINTS: usize = 100_000;
+/// The DLT is rank-deficient below this ratio of eigenvalues of AᵀA
+/// (singular values 10⁻⁶ apart).
+const RANK_EPS: f64 = 1e-12;
+
+/// Count, finiteness, duplicates and collinearity.
+pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<(), CalibError> {
+    if points.len() < model.min_points() {
+        return Err(CalibError::TooFewPoints {
+            model,
+            needed: model.min_points(),
+            got: points.len(),
+        });
+    }
+    if points.len() > MAX_FIT_POINTS {
+        return Err(CalibError::TooManyPoints {
+            got: points.len(),
+            max: MAX_FIT_POINTS,
+        });
+    }
+    for (index, c) in points.iter().enumerate() {
+        if !(c.image.is_finite() && c.world.is_finite()) {
+            return Err(CalibError::NotFinite {
+                index,
+                u: c.image.x,
+                v: c.image.y,
+                x: c.world.x,
+                y: c.world.y,
+            });
+        }
+    }
+    for (what, get) in [
+        (
+            "world",
+            (|c: &Correspondence| c.world) as fn(&Correspondence) -> Vec2,
+        ),
+        ("image", |c: &Correspondence| c.image),
+    ] {
+        let mut order: Vec<usize> = (0..points.len()).collect();
+        let key = |i: usize| {
+            let p = get(&points[i]);
+            // +0.0 so that −0 and 0 compare equal.
+            (p.x + 0.0, p.y + 0.0)
+        };
+        order.sort_by(|&a, &b| {
+            let (ka, kb) = (key(a), key(b));
+            ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.cmp(&b))
+        });
+        for w in order.windows(2) {
+            if key(w[0]) == key(w[1]) {
+                let p = get(&points[w[0]]);
+                return Err(CalibError::Duplicate {
+                    first: w[0].min(w[1]),
+                    second: w[0].max(w[1]),
+                    what,
+                    a: p.x,
+                    b: p.y,
+                });
+            }
+        }
+        // Spread: the smaller principal axis of the points must not vanish.
+        let n = points.len() as f64;
+        let mean = points.iter().fold(Vec2::ZERO, |acc, c| acc + get(c)) * (1.0 / n);
+        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+        for c in points {
+            let d = get(c) - mean;
+            sxx += d.x * d.x;
+            sxy += d.x * d.y;
+            syy += d.y * d.y;
+        }
+        let tr = sxx + syy;
+        let disc = ((sxx - syy).powi(2) + 4.0 * sxy * sxy).sqrt();
+        let small = 0.5 * (tr - disc);
+        if small.is_nan() || small <= 1e-12 * tr {
+            return Err(CalibError::Collinear { what });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses points that leave the normalised DLT rank-deficient (three of
+/// four on a line, and the like).
+pub(super) fn check_rank(problem: &Problem, data: &[Sample]) -> Result<(), CalibError> {
+    let (ratio, _) = dlt(problem, data);
+    if ratio.is_nan() || ratio <= RANK_EPS {
+        return Err(CalibError::RankDeficient(format!(
+            "the points leave the homography undetermined (singular value ratio {:.1e}); \
+             are three of four points on one line?",
+            ratio.max(0.0).sqrt()
+        )));
+    }
+    Ok(())
+}
+
+impl Problem {
+    /// Refuses a solution whose normal equations have a flat direction.
+    pub(super) fn check_determined(&self, data: &[Sample], th: &Params) -> Result<(), CalibError> {
+        let np = self.np();
+        let Some((a, _)) = self.normal_equations(data, th) else {
+            return Err(CalibError::NoConvergence("the solution is not finite".into()));
+        };
+        // Scale to a correlation matrix so that units do not matter.
+        let mut c = vec![0.0; np * np];
+        for x in 0..np {
+            for y in 0..np {
+                let d = (a[x * np + x] * a[y * np + y]).sqrt();
+                c[x * np + y] = if d > 0.0 { a[x * np + y] / d } else { 0.0 };
+            }
+        }
+        let (vals, _) = symmetric_eigen(&c, np);
+        if vals[0].is_nan() || vals[0] <= 1e-12 {
+            let what = if self.model == Model::Radial {
+                "the distortion is not determined by these points: spread them over different \
+                 distances from the image centre"
+            } else {
+                "the homography is not determined by these points"
+            };
+            return Err(CalibError::RankDeficient(what.into()));
+        }
+        Ok(())
+    }
+
+    /// Whether the homography reverses orientation relative to a camera
+    /// above a right-handed, z-up floor (determinant > 0 with w > 0).
+    pub(super) fn is_mirrored(&self, th: &Params) -> bool {
+        let hn: Mat3 = [[th[0], th[1], th[2]], [th[3], th[4], th[5]], [th[6], th[7], 1.0]];
+        det(&hn) > 0.0
+    }
+}
