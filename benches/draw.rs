@@ -19,8 +19,9 @@ use underlay::draw::{Overlay, Painter};
 use underlay::image::{FLOOR, MaskImage, RgbImage};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
 use underlay::mask::{MaskError, Masker};
-use underlay::pipeline::Pipeline;
-use underlay::select::Filter;
+use underlay::pipeline::{DrawSettings, InstantThreshold, Pipeline};
+use underlay::select::FilterSpec;
+use underlay::video::SourceFrame;
 
 /// A camera over a 9 m × 6 m field filling most of a `w × h` frame.
 fn camera(w: usize, h: usize) -> Calibration {
@@ -173,18 +174,21 @@ fn whole_pipeline(c: &mut Criterion) {
             let prims = primitives(&mut log, n);
             log.push_frame(FrameTime::Instant(0.0), prims);
             let log = Arc::new(log);
-            let filter = Filter::all(&log, 0);
-            let mut p = Pipeline::new(
-                log,
-                Some(camera(w, h)),
-                Box::new(StaticMask(mask(w, h))),
-                filter,
-                0.0,
-                0.1,
-            );
-            let mut fr = frame(w, h);
+            let settings = DrawSettings {
+                calibration: Some(camera(w, h)),
+                filter: FilterSpec {
+                    max_level: Some(0),
+                    ..FilterSpec::default()
+                },
+                instant_threshold: InstantThreshold::Seconds(0.1),
+                ..DrawSettings::default()
+            };
+            let mut p = Pipeline::new(log, &settings)
+                .expect("settings apply")
+                .with_masker(Box::new(StaticMask(mask(w, h))));
+            let mut fr = SourceFrame::new(0, 0.0, frame(w, h));
             group.bench_function(BenchmarkId::new(format!("{w}x{h}"), n), |b| {
-                b.iter(|| black_box(p.process(&mut fr, 0.0).expect("frame processes")))
+                b.iter(|| black_box(p.process(&mut fr).expect("frame processes")))
             });
         }
     }

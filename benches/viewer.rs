@@ -13,9 +13,9 @@ use underlay::calib::Calibration;
 use underlay::image::RgbImage;
 use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
 
+use underlay::pipeline::{DrawSettings, Pipeline};
 use underlay::video::source::{DecoderSource, FrameSource, OpenOptions, ReadAhead, SyntheticSource};
-use underlay::viewer::overlay::PipelineProcessor;
-use underlay::viewer::player::{Player, ViewSettings, to_color_image_reduced};
+use underlay::viewer::player::{Player, to_color_image_reduced};
 
 const FPS: f64 = 30.0;
 
@@ -141,10 +141,10 @@ fn player(c: &mut Criterion) {
         [0.0, 0.0, 1.0],
     ])
     .unwrap();
-    let settings = ViewSettings {
+    let settings = DrawSettings {
         calibration: Some(calib),
-        mask_settings: underlay::mask::MaskSettings::Adaptive(Default::default()),
-        ..ViewSettings::default()
+        mask: underlay::mask::MaskSettings::Adaptive(Default::default()),
+        ..DrawSettings::default()
     };
     let mut g = c.benchmark_group(format!("player {w}x{h}, adaptive mask, 500 primitives"));
     g.sample_size(20);
@@ -156,8 +156,7 @@ fn player(c: &mut Criterion) {
             ))
             .unwrap(),
         );
-        let proc = PipelineProcessor::new(&underlay::viewer::overlay::template(Arc::clone(&log)), &settings)
-            .unwrap();
+        let proc = Pipeline::new(Arc::clone(&log), &settings).unwrap();
         Player::spawn(src, Box::new(proc), settings.clone(), || {}).unwrap()
     };
     let p = open();

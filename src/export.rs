@@ -27,7 +27,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// says). Frames come with their decoded YUV planes when the video allows
 /// ([`SourceFrame::yuv`]); a processor that changes `image` must mark where
 /// ([`crate::video::Yuv420::mark_changed`];
-/// [`crate::pipeline::Pipeline::process_frame`] does) or drop them, because
+/// [`crate::pipeline::Pipeline::process`] does) or drop them, because
 /// the encoder takes the unmarked parts as they were decoded.
 pub type Processor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send + 'a>;
 

@@ -9,6 +9,7 @@ pub mod calib;
 pub mod cli;
 pub mod demo;
 pub mod draw;
+pub mod error;
 pub mod export;
 pub mod files;
 pub mod geom;

@@ -1,7 +1,15 @@
-//! Session files: one TOML file tying a video, a log, the calibration, the
-//! time offset, the mask settings and the chosen entities and levels
+//! Session files: one TOML file tying a video, its logs, the calibration,
+//! the time offset and everything else that changes the picture (mask
+//! method and whether it hides drawings, tint, chosen entities and levels)
 //! together. The viewer saves it and `export` reads it, so what you see is
-//! what you export.
+//! what you export: [`Session::draw_settings`] turns it into the one
+//! [`DrawSettings`] both draw with.
+//!
+//! A session names one log (`log = "run.ulog"`) or several (`logs = [
+//! "game.ulog", "agent3.ulog"]`: a game log and agents' debug logs), which
+//! are merged into one ([`crate::log::merge`]). Sessions written before the
+//! `[draw]` table existed kept the viewer's picture toggles in
+//! `[viewer.toggles]`; they are read from there (and written to `[draw]`).
 //!
 //! Paths inside a session are stored relative to the session file when
 //! they can be, and resolved against its folder when loaded.
@@ -10,33 +18,50 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::calib::Calibration;
+use crate::calib::{CalibError, Calibration};
+use crate::log::{Log, LogError};
 use crate::mask::MaskSettings;
+use crate::pipeline::{DrawSettings, DrawToggles, InstantThreshold};
 use crate::select::FilterSpec;
+use crate::video::TimeMap;
 
 /// Errors loading or saving a session.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("{path}: {source}")]
+    #[error("{path}: cannot read the session")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}: not a valid session")]
     Parse {
         path: PathBuf,
         #[source]
         source: Box<toml::de::Error>,
     },
-    #[error("{path}: cannot write session: {source}")]
+    #[error("{path}: cannot write the session")]
     Serialize {
         path: PathBuf,
         #[source]
         source: toml::ser::Error,
     },
+    #[error("{path}: cannot write the session")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path}: the time offset must be a finite number of seconds, not {offset}")]
     BadOffset { path: PathBuf, offset: f64 },
+    #[error("{path}: give either `log` or `logs`, not both")]
+    LogAndLogs { path: PathBuf },
+    #[error("the session names no log")]
+    NoLog,
+    #[error(transparent)]
+    Calibration(#[from] CalibError),
+    #[error(transparent)]
+    Log(#[from] LogError),
 }
 
 /// Where the calibration comes from.
@@ -49,44 +74,92 @@ pub enum CalibrationSource {
     File { file: PathBuf },
 }
 
-/// A whole session as saved on disk.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A whole session.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Session {
-    /// The video of the run.
+    /// The video of the run (or any other frame source).
     pub video: PathBuf,
-    /// The visualization log.
-    pub log: PathBuf,
-    /// Log time = video time + offset, in seconds.
-    #[serde(default)]
+    /// The visualization logs, merged when there are several.
+    pub logs: Vec<PathBuf>,
+    /// Log time = video time (or the source's clock) + offset, in seconds.
     pub offset: f64,
     /// World → image mapping; `None` until calibrated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationSource>,
     /// How floor masks are made.
-    #[serde(default)]
     pub mask: MaskSettings,
+    /// Which layers are drawn (overlay, floor mask, tint).
+    pub draw: DrawToggles,
     /// Which entities and levels are shown.
-    #[serde(default)]
     pub filter: FilterSpec,
-    /// Instantaneous-frame threshold in seconds; `None` derives it from the log.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Instantaneous-frame threshold in seconds; `None` derives it from the
+    /// log (see [`InstantThreshold::from_setting`]).
     pub instant_threshold: Option<f64>,
-    /// How the viewer shows the session (panels, view toggles): written and
-    /// read by the viewer only; drawing does not depend on it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How the viewer shows the session (panels, calibration points):
+    /// written and read by the viewer only; drawing does not depend on it.
     pub viewer: Option<toml::Table>,
 }
 
+/// A session as written in TOML.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionFile {
+    video: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    logs: Vec<PathBuf>,
+    #[serde(default)]
+    offset: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    calibration: Option<CalibrationSource>,
+    #[serde(default)]
+    mask: MaskSettings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    draw: Option<DrawToggles>,
+    #[serde(default)]
+    filter: FilterSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instant_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    viewer: Option<toml::Table>,
+}
+
+/// The picture toggles old sessions kept in `[viewer.toggles]`.
+#[derive(Deserialize)]
+#[serde(default)]
+struct OldToggles {
+    overlay: bool,
+    mask: bool,
+    tint_mask: bool,
+}
+
+impl Default for OldToggles {
+    fn default() -> Self {
+        let d = DrawToggles::default();
+        OldToggles {
+            overlay: d.overlay,
+            mask: d.floor_mask,
+            tint_mask: d.tint,
+        }
+    }
+}
+
 impl Session {
-    /// A session for `video` and `log` with default settings.
+    /// A session for `video` and `log` with default settings (no log when
+    /// `log` is empty).
     pub fn new(video: impl Into<PathBuf>, log: impl Into<PathBuf>) -> Self {
+        let log = log.into();
         Session {
             video: video.into(),
-            log: log.into(),
+            logs: if log.as_os_str().is_empty() {
+                Vec::new()
+            } else {
+                vec![log]
+            },
             offset: 0.0,
             calibration: None,
             mask: MaskSettings::default(),
+            draw: DrawToggles::default(),
             filter: FilterSpec::default(),
             instant_threshold: None,
             viewer: None,
@@ -99,19 +172,47 @@ impl Session {
             path: path.to_owned(),
             source,
         })?;
-        let mut s: Session = toml::from_str(&text).map_err(|source| SessionError::Parse {
+        let f: SessionFile = toml::from_str(&text).map_err(|source| SessionError::Parse {
             path: path.to_owned(),
             source: Box::new(source),
         })?;
-        if !s.offset.is_finite() {
+        if !f.offset.is_finite() {
             return Err(SessionError::BadOffset {
                 path: path.to_owned(),
-                offset: s.offset,
+                offset: f.offset,
+            });
+        }
+        if f.log.is_some() && !f.logs.is_empty() {
+            return Err(SessionError::LogAndLogs {
+                path: path.to_owned(),
             });
         }
         let base = path.parent().unwrap_or(Path::new(""));
-        s.video = base.join(&s.video);
-        s.log = base.join(&s.log);
+        let mut viewer = f.viewer;
+        // Before `[draw]`, the toggles that change the picture lived in the
+        // viewer's table (and export ignored them).
+        let old = viewer
+            .as_mut()
+            .and_then(|v| v.remove("toggles"))
+            .and_then(|t| t.try_into::<OldToggles>().ok());
+        let draw = f.draw.unwrap_or_else(|| {
+            old.map_or_else(DrawToggles::default, |o| DrawToggles {
+                overlay: o.overlay,
+                floor_mask: o.mask,
+                tint: o.tint_mask,
+            })
+        });
+        let mut s = Session {
+            video: base.join(&f.video),
+            logs: f.log.into_iter().chain(f.logs).map(|l| base.join(l)).collect(),
+            offset: f.offset,
+            calibration: f.calibration,
+            mask: f.mask,
+            draw,
+            filter: f.filter,
+            instant_threshold: f.instant_threshold,
+            viewer,
+        };
         if let Some(CalibrationSource::File { file }) = &mut s.calibration {
             *file = base.join(&*file);
         }
@@ -120,27 +221,98 @@ impl Session {
     }
 
     /// Writes the session atomically (temporary file, then rename), storing
-    /// paths relative to the session's folder where possible.
+    /// paths relative to the session's folder where possible. One log is
+    /// written as `log`, several as `logs`.
     pub fn save(&self, path: &Path) -> Result<(), SessionError> {
         let base = path.parent().unwrap_or(Path::new(""));
-        let mut s = self.clone();
-        s.video = relative_to(&s.video, base);
-        s.log = relative_to(&s.log, base);
-        if let Some(CalibrationSource::File { file }) = &mut s.calibration {
+        let mut logs: Vec<PathBuf> = self.logs.iter().map(|l| relative_to(l, base)).collect();
+        let log = (logs.len() == 1).then(|| logs.remove(0));
+        let mut calibration = self.calibration.clone();
+        if let Some(CalibrationSource::File { file }) = &mut calibration {
             *file = relative_to(file, base);
         }
-        for file in s.mask.paths_mut() {
+        let mut mask = self.mask.clone();
+        for file in mask.paths_mut() {
             *file = relative_to(file, base);
         }
-        let text = toml::to_string_pretty(&s).map_err(|source| SessionError::Serialize {
+        let f = SessionFile {
+            video: relative_to(&self.video, base),
+            log,
+            logs,
+            offset: self.offset,
+            calibration,
+            mask,
+            draw: Some(self.draw),
+            filter: self.filter.clone(),
+            instant_threshold: self.instant_threshold,
+            viewer: self.viewer.clone(),
+        };
+        let text = toml::to_string_pretty(&f).map_err(|source| SessionError::Serialize {
             path: path.to_owned(),
             source,
         })?;
-        write_atomic(path, text.as_bytes()).map_err(|source| SessionError::Io {
+        write_atomic(path, text.as_bytes()).map_err(|source| SessionError::Write {
             path: path.to_owned(),
             source,
         })
     }
+
+    /// The calibration, read from its file when it is in one.
+    pub fn load_calibration(&self) -> Result<Option<Calibration>, SessionError> {
+        Ok(match &self.calibration {
+            None => None,
+            Some(CalibrationSource::Inline(c)) => Some(c.clone()),
+            Some(CalibrationSource::File { file }) => Some(Calibration::load(file)?),
+        })
+    }
+
+    /// The settings the session draws with (its calibration file read).
+    pub fn draw_settings(&self) -> Result<DrawSettings, SessionError> {
+        Ok(self.draw_settings_with(self.load_calibration()?))
+    }
+
+    /// The settings the session draws with, with `calibration` already
+    /// resolved (the viewer keeps it loaded).
+    pub fn draw_settings_with(&self, calibration: Option<Calibration>) -> DrawSettings {
+        DrawSettings {
+            toggles: self.draw,
+            mask: self.mask.clone(),
+            filter: self.filter.clone(),
+            instant_threshold: InstantThreshold::from_setting(self.instant_threshold),
+            time: TimeMap::new(self.offset),
+            calibration,
+        }
+    }
+
+    /// The session's logs read and merged into one.
+    pub fn load_logs(&self) -> Result<Log, SessionError> {
+        if self.logs.is_empty() {
+            return Err(SessionError::NoLog);
+        }
+        Ok(load_logs(&self.logs)?)
+    }
+
+    /// Every file the session reads: the video, the logs, the calibration
+    /// file and mask files (an output must never overwrite one of them).
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let mut v = vec![self.video.clone()];
+        v.extend(self.logs.iter().cloned());
+        if let Some(CalibrationSource::File { file }) = &self.calibration {
+            v.push(file.clone());
+        }
+        let mut mask = self.mask.clone();
+        v.extend(mask.paths_mut().into_iter().map(|p| p.clone()));
+        v
+    }
+}
+
+/// Reads `paths` and merges the logs into one.
+pub fn load_logs(paths: &[PathBuf]) -> Result<Log, LogError> {
+    let logs = paths
+        .iter()
+        .map(|p| crate::log::load(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::log::merge(logs))
 }
 
 /// `p` relative to `base` when `p` lies under it, else `p` unchanged.
@@ -180,7 +352,87 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.toml");
         std::fs::write(&p, "video = \"a.mp4\"\nlog = 3\n").unwrap();
-        let e = Session::load(&p).unwrap_err().to_string();
+        let e = crate::error::chain(&Session::load(&p).unwrap_err());
         assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
+        std::fs::write(&p, "video = \"a.mp4\"\nlog = \"a.ulog\"\nlogs = [\"b.ulog\"]\n").unwrap();
+        assert!(matches!(Session::load(&p), Err(SessionError::LogAndLogs { .. })));
+    }
+
+    #[test]
+    fn several_logs_round_trip_and_load_merged() {
+        use crate::log::{FrameTime, Primitive, Shape, Style, Vec2};
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths = Vec::new();
+        for (i, name) in ["game", "agent"].iter().enumerate() {
+            let mut log = Log::new();
+            let e = log.entities.intern(name);
+            let shape = Shape::Circle {
+                center: Vec2::new(0.0, 0.0),
+                radius: 1.0,
+            };
+            let p = Primitive {
+                shape,
+                style: Style::default(),
+                entity: e,
+                level: 0,
+            };
+            log.push_frame(FrameTime::Instant(i as f64), [p]);
+            let path = dir.path().join(format!("{name}.ulog"));
+            crate::log::save(&log, &path).unwrap();
+            paths.push(path);
+        }
+        let mut s = Session::new(dir.path().join("match.mp4"), "");
+        s.logs = paths;
+        let p = dir.path().join("s.toml");
+        s.save(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("logs = [") && !text.contains("\nlog ="), "{text}");
+        let back = Session::load(&p).unwrap();
+        assert_eq!(back, s);
+        let log = back.load_logs().unwrap();
+        assert_eq!((log.entities.len(), log.frames.len()), (2, 2));
+        assert!(back.inputs().contains(&dir.path().join("agent.ulog")));
+        // One log is written the old way, which older versions read.
+        s.logs.truncate(1);
+        s.save(&p).unwrap();
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("log = \"game.ulog\"")
+        );
+        assert!(matches!(
+            Session::new("v.mp4", "").load_logs(),
+            Err(SessionError::NoLog)
+        ));
+    }
+
+    #[test]
+    fn old_viewer_toggles_become_draw_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("old.toml");
+        std::fs::write(
+            &p,
+            "video = \"v.mp4\"\nlog = \"l.ulog\"\n\n[viewer.layout]\nside = false\n\n\
+             [viewer.toggles]\nmask = false\ntint_mask = true\n",
+        )
+        .unwrap();
+        let s = Session::load(&p).unwrap();
+        assert_eq!(
+            s.draw,
+            DrawToggles {
+                overlay: true,
+                floor_mask: false,
+                tint: true,
+            }
+        );
+        let viewer = s.viewer.clone().unwrap();
+        assert!(viewer.contains_key("layout") && !viewer.contains_key("toggles"));
+        let d = s.draw_settings().unwrap();
+        assert!(!d.toggles.floor_mask && d.toggles.tint);
+        // Saved again, the toggles are in [draw].
+        s.save(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("[draw]") && !text.contains("toggles"), "{text}");
+        assert_eq!(Session::load(&p).unwrap(), s);
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::Context;
 
 use crate::export::{ExportError, ExportJob, Processor};
-use crate::mask::MaskSettings;
 use crate::pipeline::Pipeline;
 use crate::session::{CalibrationSource, Session};
 use crate::video::SourceFrame;
@@ -60,10 +59,7 @@ pub struct Args {
 /// Exports the annotated video; Ctrl-C stops it with [`crate::Interrupted`].
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (session, session_file) = session_of(&args)?;
-    let log_path = session.log.clone();
-    let log =
-        crate::log::load(&log_path).with_context(|| format!("reading the log {}", log_path.display()))?;
-    let log = Arc::new(log);
+    let log = Arc::new(session.load_logs().context("reading the logs")?);
 
     // One pipeline per worker. Masking and drawing cost far less than
     // decoding and x264 together, so one worker is enough on small
@@ -72,7 +68,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let workers = (cores / 4).clamp(1, 4);
     // Unknown entity names, a bad calibration or mask settings fail here,
     // before any frame is decoded.
-    let first = Pipeline::from_session_with_log(&session, log)
+    let settings = session.draw_settings()?;
+    let first = Pipeline::new(log, &settings)
         .with_context(|| format!("setting up the drawing for {}", session.video.display()))?;
     let info = crate::video::Decoder::open(&session.video)
         .with_context(|| format!("opening the video {}", session.video.display()))?
@@ -83,8 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("the mask does not fit the video {}", session.video.display()))?;
     let mut pipelines = Vec::with_capacity(workers);
     for _ in 1..workers {
-        let masker = session.mask.build().context("building the floor mask")?;
-        pipelines.push(first.fork(masker));
+        pipelines.push(first.fork().context("building the floor mask")?);
     }
     let log_range = first.log().time_range();
     let instants = first.index().instant_count();
@@ -96,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|mut pipeline| -> Processor<'static> {
             let tally = Arc::clone(&tally);
             Box::new(move |frame: &mut SourceFrame| {
-                let stats = pipeline.process_frame(frame)?;
+                let stats = pipeline.process(frame)?;
                 tally.add(&stats);
                 Ok(())
             })
@@ -109,10 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     job.encoder.crf = args.crf;
     job.encoder.preset = args.preset.clone();
     job.progress = std::io::stderr().is_terminal();
-    job.protected.push(log_path);
-    if let Some(CalibrationSource::File { file }) = &session.calibration {
-        job.protected.push(file.clone());
-    }
+    job.protected.extend(session.inputs());
     job.protected.extend(session_file);
 
     let cancel = super::cancel_on_ctrl_c("export");
@@ -173,7 +166,7 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         session.filter.only = args.entities.clone();
     }
     if args.no_mask {
-        session.mask = MaskSettings::None;
+        session.draw.floor_mask = false;
     }
     Ok((session, file))
 }

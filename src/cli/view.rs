@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let opts = crate::viewer::ViewerOptions {
         open: crate::viewer::state::OpenRequest {
             input: args.input,
-            log: args.log,
+            logs: args.log.into_iter().collect(),
             calib: args.calib,
             offset: args.offset,
         },

@@ -10,6 +10,7 @@
 //!   it holds everything the model holds.
 //! - [`writer`]: the streaming [`Writer`] robot programs log with.
 //! - [`summary`]: counts, time range and entity tree for `log info`.
+//! - [`merge()`]: several logs (a game log and agents' debug logs) as one.
 //!
 //! [`load`] sniffs the format from a file's content; [`save`] picks it
 //! from the extension. Readers validate as they go: frames and primitives
@@ -22,6 +23,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+mod merge;
 pub mod model;
 pub mod native;
 pub mod proto;
@@ -34,6 +36,7 @@ pub mod thesis;
 mod wire;
 pub mod writer;
 
+pub use merge::merge;
 pub use model::*;
 pub use writer::{PrimitiveBuilder, Writer, WriterOptions};
 

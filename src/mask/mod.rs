@@ -5,10 +5,13 @@
 //! per frame, in presentation order. [`MaskSettings`] (saved in session
 //! files) chooses and configures one:
 //!
+//! * `auto` (the default): the frame source's own exact masks when it
+//!   gives them (a rendered match), else `adaptive`;
+//! * `source`: the frame source's own masks, an error for sources without;
 //! * `none` ([`NoMask`]): everything is floor;
 //! * `thesis` ([`ThesisMasker`]): thesis Algorithm 4 with its fixed thresholds;
-//! * `adaptive` ([`AdaptiveMasker`], the default): thresholds estimated
-//!   from each frame and smoothed over time;
+//! * `adaptive` ([`AdaptiveMasker`]): thresholds estimated from each frame
+//!   and smoothed over time;
 //! * `image` ([`StaticMasker`]): one black/white image for every frame;
 //! * `video` ([`VideoMasker`]): a precomputed black/white mask video, as
 //!   the thesis reads one, so any external masker can plug in.
@@ -61,20 +64,28 @@ pub enum MaskError {
     BadFrame { time: f64, channels: usize },
     #[error("adaptive mask settings: {0}")]
     BadSettings(String),
+    #[error("frame at {time:.3} s: the frame source gives no mask of its own")]
+    NoSourceMask { time: f64 },
     #[error("mask video: {0}")]
     Video(#[source] Box<crate::video::VideoError>),
 }
 
 /// How masks are made, as saved in a session file (`[mask]` table with a
 /// `method` key and the method's parameters).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MaskSettings {
+    /// The frame source's own masks when it gives them, else `adaptive`
+    /// with default parameters (the default).
+    #[default]
+    Auto,
+    /// The frame source's own masks ([`crate::video::SourceFrame::mask`]).
+    Source,
     /// No mask: draw over everything.
     None,
     /// Thesis Algorithm 4 with its fixed thresholds.
     Thesis,
-    /// Thresholds estimated from each frame (the default).
+    /// Thresholds estimated from each frame.
     Adaptive(AdaptiveSettings),
     /// One mask image (white = floor) for every frame.
     Image {
@@ -87,12 +98,6 @@ pub enum MaskSettings {
         /// The mask video; relative paths are relative to the session file.
         file: PathBuf,
     },
-}
-
-impl Default for MaskSettings {
-    fn default() -> Self {
-        MaskSettings::Adaptive(AdaptiveSettings::default())
-    }
 }
 
 /// Computes floor masks for frames.
@@ -138,10 +143,30 @@ impl Masker for NoMask {
     }
 }
 
+/// The masker of the `source` method: the masks come with the frames, so
+/// a frame without one is an error.
+#[derive(Debug, Default, Clone)]
+pub struct SourceMasks;
+
+impl Masker for SourceMasks {
+    fn name(&self) -> &str {
+        "source"
+    }
+
+    fn compute(&mut self, _frame: &RgbImage, time: f64, _out: &mut MaskImage) -> Result<(), MaskError> {
+        Err(MaskError::NoSourceMask { time })
+    }
+}
+
 impl MaskSettings {
     /// Builds the masker these settings describe (loading files they name).
+    /// For `auto` that is the adaptive masker (used on frames that come
+    /// without a mask of their own); for `source` a masker that fails on
+    /// every frame (the pipeline takes each frame's own mask instead).
     pub fn build(&self) -> Result<Box<dyn Masker>, MaskError> {
         match self {
+            MaskSettings::Auto => Ok(Box::new(AdaptiveMasker::new(AdaptiveSettings::default())?)),
+            MaskSettings::Source => Ok(Box::new(SourceMasks)),
             MaskSettings::None => Ok(Box::new(NoMask)),
             MaskSettings::Thesis => Ok(Box::new(ThesisMasker::new())),
             MaskSettings::Adaptive(s) => Ok(Box::new(AdaptiveMasker::new(s.clone())?)),
@@ -153,12 +178,24 @@ impl MaskSettings {
     /// The short name of the method ("none", "thesis", …).
     pub fn method_name(&self) -> &'static str {
         match self {
+            MaskSettings::Auto => "auto",
+            MaskSettings::Source => "source",
             MaskSettings::None => "none",
             MaskSettings::Thesis => "thesis",
             MaskSettings::Adaptive(_) => "adaptive",
             MaskSettings::Image { .. } => "image",
             MaskSettings::Video { .. } => "video",
         }
+    }
+
+    /// Whether a frame's own mask, when the source gives one, is used.
+    pub fn takes_source_masks(&self) -> bool {
+        matches!(self, MaskSettings::Auto | MaskSettings::Source)
+    }
+
+    /// Whether every frame must come with its own mask.
+    pub fn needs_source_masks(&self) -> bool {
+        matches!(self, MaskSettings::Source)
     }
 
     /// Resolves file paths in the settings against `base` (the session
@@ -221,9 +258,11 @@ mod tests {
             mask: MaskSettings,
         }
         for s in [
+            MaskSettings::Auto,
+            MaskSettings::Source,
             MaskSettings::None,
             MaskSettings::Thesis,
-            MaskSettings::default(),
+            MaskSettings::Adaptive(AdaptiveSettings::default()),
             MaskSettings::Image { file: "m.png".into() },
             MaskSettings::Video { file: "m.mkv".into() },
         ] {
@@ -232,7 +271,7 @@ mod tests {
             assert_eq!(back.mask, s, "{text}");
         }
         let w: Wrap = toml::from_str("[mask]\nmethod = \"adaptive\"\n").unwrap();
-        assert_eq!(w.mask, MaskSettings::default());
+        assert_eq!(w.mask, MaskSettings::Adaptive(AdaptiveSettings::default()));
         let w: Wrap = toml::from_str("[mask]\nmethod = \"adaptive\"\nfill_radius = 9.0\n").unwrap();
         let MaskSettings::Adaptive(a) = w.mask else {
             panic!("not adaptive")
@@ -247,13 +286,24 @@ mod tests {
 
     #[test]
     fn every_method_builds_except_a_missing_image() {
-        for s in [MaskSettings::None, MaskSettings::Thesis, MaskSettings::default()] {
+        let adaptive = MaskSettings::Adaptive(AdaptiveSettings::default());
+        for s in [MaskSettings::None, MaskSettings::Thesis, adaptive] {
             let mut m = s.build().unwrap();
             assert_eq!(m.name(), s.method_name());
             let mut out = MaskImage::zeros((0, 0));
             m.compute(&RgbImage::zeros((4, 6, 3)), 0.0, &mut out).unwrap();
             assert_eq!(out.dim(), (4, 6));
         }
+        // Auto masks frames without masks of their own adaptively; source
+        // refuses them.
+        assert_eq!(MaskSettings::Auto.build().unwrap().name(), "adaptive");
+        let mut out = MaskImage::zeros((0, 0));
+        let e = MaskSettings::Source
+            .build()
+            .unwrap()
+            .compute(&RgbImage::zeros((4, 6, 3)), 1.5, &mut out)
+            .unwrap_err();
+        assert!(e.to_string().contains("1.500"), "{e}");
         let e = MaskSettings::Image {
             file: "/nonexistent/m.png".into(),
         }

@@ -14,9 +14,10 @@ use super::bench::{BenchJob, fmt_ms};
 use super::calibrate::CalibMode;
 use super::entities::EntityTree;
 use super::playback::Playback;
-use super::player::{FrameProcessor, FrameTiming, Player, ViewSettings};
-use super::state::{Document, OpenRequest, Persisted, ViewToggles, is_session_path};
+use super::player::{FrameProcessor, FrameTiming, Player};
+use super::state::{Document, OpenRequest, Persisted, is_session_path};
 use super::sync;
+use crate::pipeline::{DrawSettings, Pipeline};
 use crate::video::source::{FrameSource, OpenOptions, ReadAhead, SourceInfo, SyntheticSource};
 
 /// Generated frames instead of a video (tests, benchmarks, trying the UI).
@@ -157,7 +158,7 @@ impl EntitiesUi {
         let stale = self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len();
         let due = !playing || self.counted.is_none_or(|c| c.elapsed() >= COUNT_INTERVAL);
         if stale && due {
-            self.counts = sync::counts_at(&doc.log, doc.template.index(), t, doc.threshold());
+            self.counts = sync::counts_at(&doc.log, &doc.index, t, doc.threshold());
             self.counts_at = Some(t);
             self.counted = Some(Instant::now());
         }
@@ -206,13 +207,15 @@ fn push_capped<T>(v: &mut Vec<T>, x: T) {
 }
 
 /// Makes the processor that draws frames for a document.
-pub type ProcessorFactory = fn(&Document, ViewToggles) -> anyhow::Result<Box<dyn FrameProcessor>>;
+pub type ProcessorFactory = fn(&Document) -> Box<dyn FrameProcessor>;
 
-/// The shared pipeline, drawing the document's log.
-fn pipeline_processor(doc: &Document, toggles: ViewToggles) -> anyhow::Result<Box<dyn FrameProcessor>> {
-    let settings = doc.view_settings(toggles);
-    let p = super::overlay::PipelineProcessor::new(&doc.template, &settings).map_err(anyhow::Error::msg)?;
-    Ok(Box::new(p))
+/// The shared pipeline, drawing the document's log (the player configures
+/// it, and reports what cannot be applied).
+fn pipeline_processor(doc: &Document) -> Box<dyn FrameProcessor> {
+    Box::new(Pipeline::unconfigured(
+        Arc::clone(&doc.log),
+        Arc::clone(&doc.index),
+    ))
 }
 
 /// State of a `--screenshot` run.
@@ -250,7 +253,7 @@ pub struct ViewerApp {
     pub perf: Perf,
     pub synthetic: Option<SyntheticSpec>,
     processor: ProcessorFactory,
-    sent_settings: Option<ViewSettings>,
+    sent_settings: Option<DrawSettings>,
     last_tick: Option<Instant>,
     screenshot: Option<ScreenshotJob>,
     bench: Option<BenchJob>,
@@ -414,19 +417,19 @@ impl ViewerApp {
     }
 
     /// Shows `doc`, playing frames from `source`.
-    pub fn set_document(&mut self, doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
+    pub fn set_document(&mut self, mut doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
         let view = super::state::SessionView::from_session(&doc.session);
         if let Some(v) = &view {
             self.persisted.layout = v.layout.clone();
-            self.persisted.toggles = v.toggles;
         }
+        doc.clocks = source.info().clocks.clone();
         // The calibration points are the session's own: a session without
         // any starts with none.
         let v = view.unwrap_or_default();
         self.calib
             .restore(&v.calib_points, v.calib_model, v.calib_preset.as_deref());
-        let settings = doc.view_settings(self.persisted.toggles);
-        let processor = (self.processor)(&doc, self.persisted.toggles)?;
+        let settings = doc.draw_settings();
+        let processor = (self.processor)(&doc);
         let ctx = self.ctx.clone();
         let player = Player::spawn(source, processor, settings.clone(), move || ctx.request_repaint())?;
         let info = player.info().clone();
@@ -445,7 +448,9 @@ impl ViewerApp {
 
     /// The log time of the current video time.
     pub fn log_time(&self) -> Option<f64> {
-        self.doc.as_ref().map(|d| self.playback.time + d.session.offset)
+        self.doc
+            .as_ref()
+            .map(|d| d.time_map().log_time_at(self.playback.time))
     }
 
     fn request_frame(&mut self) {
@@ -491,6 +496,7 @@ impl ViewerApp {
             self.install_frame(ctx, shown, step);
         }
         for e in errors {
+            let e = crate::error::chain(&e);
             // A screenshot run cannot get its frame once decoding failed:
             // say why now rather than after the timeout.
             if let Some(job) = &mut self.screenshot
@@ -534,7 +540,7 @@ impl ViewerApp {
         }
         // Settings.
         if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
-            let s = doc.view_settings(self.persisted.toggles);
+            let s = doc.draw_settings();
             if self.sent_settings.as_ref() != Some(&s) {
                 p.configure(s.clone());
                 self.sent_settings = Some(s);
@@ -866,7 +872,7 @@ impl ViewerApp {
                 } else {
                     doc.events.prev_before(lt)
                 };
-                match e.map(|e| e.time - doc.session.offset) {
+                match e.map(|e| doc.time_map().video_time(e.time)) {
                     Some(t) => {
                         self.playback.seek(t);
                         self.request_frame();
@@ -951,7 +957,7 @@ impl ViewerApp {
                 .display()
                 .to_string();
         }
-        d.options.no_mask = !self.persisted.toggles.mask;
+        d.options.no_mask = !doc.session.draw.floor_mask;
         if let Some((a, b)) = self.playback.active_loop() {
             d.options.from = Some(a);
             d.options.to = Some(b);
@@ -978,19 +984,16 @@ impl ViewerApp {
             );
             ((b - a).max(0.0) * i.fps).round() as u64
         });
-        // What is shown, minus the viewing aids: overlay on, no tint, the
-        // mask as the dialog says; one pipeline per export worker.
-        let mut settings = doc.view_settings(self.persisted.toggles);
-        settings.overlay = true;
-        settings.tint_mask = false;
-        settings.mask = !options.no_mask;
+        // What is shown, the mask as the dialog says; one pipeline per
+        // export worker.
+        let mut settings = doc.draw_settings();
+        settings.toggles.floor_mask = !options.no_mask;
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, 4);
         let processors = (0..workers)
-            .map(|_| super::overlay::PipelineProcessor::new(&doc.template, &settings))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(anyhow::Error::msg)?;
+            .map(|_| Pipeline::with_index(Arc::clone(&doc.log), Arc::clone(&doc.index), &settings))
+            .collect::<Result<Vec<_>, _>>()?;
         let f = super::media::export_fn(
             doc.session.clone(),
             doc.session_path.clone(),
@@ -1021,7 +1024,6 @@ impl ViewerApp {
         };
         let view = super::state::SessionView {
             layout: self.persisted.layout.clone(),
-            toggles: self.persisted.toggles,
             calib_points: self.calib.saved_points(),
             calib_model: (!self.calib.points.points.is_empty()).then_some(self.calib.model),
             calib_preset: self.calib.preset.map(str::to_owned),
@@ -1053,14 +1055,15 @@ impl ViewerApp {
                 })
             }
         } else if VIDEO_EXTENSIONS.contains(&ext.as_str()) {
-            let log = self
+            let logs = self
                 .doc
                 .as_ref()
                 .filter(|d| d.has_log)
-                .map(|d| d.session.log.clone());
+                .map(|d| d.session.logs.clone())
+                .unwrap_or_default();
             self.open(&OpenRequest {
                 input: Some(p),
-                log,
+                logs,
                 ..Default::default()
             })
         } else {
@@ -1075,7 +1078,7 @@ impl ViewerApp {
         let Some(doc) = &mut self.doc else {
             anyhow::bail!("open a video or a session before a log");
         };
-        let log = super::state::load_log(&p)?;
+        let log = super::state::load_logs(std::slice::from_ref(&p))?;
         let first = !doc.has_log;
         doc.set_log(log, p);
         if first {

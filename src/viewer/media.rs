@@ -12,7 +12,7 @@ use super::export::{ExportFn, ExportOptions, Progress};
 pub fn export_fn(
     session: crate::session::Session,
     session_path: Option<PathBuf>,
-    processors: Vec<super::overlay::PipelineProcessor>,
+    processors: Vec<crate::pipeline::Pipeline>,
     options: ExportOptions,
     expected_frames: Option<u64>,
 ) -> ExportFn {
@@ -21,7 +21,7 @@ pub fn export_fn(
             .into_iter()
             .map(|mut p| -> crate::export::Processor<'_> {
                 Box::new(move |frame: &mut crate::video::SourceFrame| {
-                    p.process_frame(frame)?;
+                    p.process(frame)?;
                     let done = progress.done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress.total.fetch_max(done, Ordering::Relaxed);
                     Ok(())
@@ -34,11 +34,8 @@ pub fn export_fn(
         job.to = options.to;
         job.encoder.crf = options.crf;
         job.encoder.preset = options.preset.clone();
-        job.protected.push(session.log.clone());
+        job.protected.extend(session.inputs());
         job.protected.extend(session_path);
-        if let Some(crate::session::CalibrationSource::File { file }) = &session.calibration {
-            job.protected.push(file.clone());
-        }
         let r = crate::export::run(&job, processors, cancel).map_err(|e| e.to_string())?;
         let mut msg = format!(
             "wrote {} frames ({:.1} s of video) to {} in {:.1} s",
@@ -106,9 +103,9 @@ mod tests {
         let calib =
             crate::calib::Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
                 .unwrap();
-        let settings = super::super::player::ViewSettings {
+        let settings = crate::pipeline::DrawSettings {
             calibration: Some(calib),
-            mask_settings: crate::mask::MaskSettings::None,
+            mask: crate::mask::MaskSettings::None,
             ..Default::default()
         };
         let out = dir.path().join("out.mp4");
@@ -116,8 +113,7 @@ mod tests {
             output: out.clone(),
             ..Default::default()
         };
-        let template = super::super::overlay::template(Arc::new(log));
-        let p = super::super::overlay::PipelineProcessor::new(&template, &settings).unwrap();
+        let p = crate::pipeline::Pipeline::new(Arc::new(log), &settings).unwrap();
         let f = export_fn(session, None, vec![p], options, Some(12));
         let progress = Progress::default();
         let msg = f(&progress, &AtomicBool::new(false)).unwrap();

@@ -12,7 +12,6 @@ pub mod calibrate;
 pub mod entities;
 pub mod export;
 pub mod media;
-pub mod overlay;
 pub mod playback;
 pub mod player;
 pub mod state;

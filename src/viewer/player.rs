@@ -16,44 +16,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use eframe::egui::{Color32, ColorImage};
 
-use crate::calib::Calibration;
 use crate::image::RgbImage;
-use crate::mask::MaskSettings;
-use crate::select::FilterSpec;
-
-use crate::video::source::{FrameRing, FrameSource, SourceFrame, SourceInfo};
-
-/// Everything that changes how a decoded frame is drawn.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ViewSettings {
-    /// Log time = video time + offset.
-    pub offset: f64,
-    pub filter: FilterSpec,
-    pub calibration: Option<Calibration>,
-    pub mask_settings: MaskSettings,
-    pub instant_threshold: Option<f64>,
-    /// Draw the overlay at all.
-    pub overlay: bool,
-    /// Hide the overlay behind foreground pixels.
-    pub mask: bool,
-    /// Tint the floor so the mask can be checked by eye.
-    pub tint_mask: bool,
-}
-
-impl Default for ViewSettings {
-    fn default() -> Self {
-        ViewSettings {
-            offset: 0.0,
-            filter: FilterSpec::default(),
-            calibration: None,
-            mask_settings: MaskSettings::default(),
-            instant_threshold: None,
-            overlay: true,
-            mask: true,
-            tint_mask: false,
-        }
-    }
-}
+use crate::pipeline::{DrawSettings, Pipeline, PipelineError};
+use crate::video::source::{FrameRing, FrameSource, SourceError, SourceFrame, SourceInfo};
 
 /// What drawing one frame reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,17 +29,36 @@ pub struct ProcessStats {
     pub mask_time: Duration,
 }
 
-/// Turns a decoded frame into the picture shown: the shared overlay
-/// pipeline, or [`Passthrough`] when there is nothing to draw.
+/// Turns a decoded frame into the picture shown: the shared
+/// [`Pipeline`], or [`Passthrough`] when there is nothing to draw.
 pub trait FrameProcessor: Send {
-    /// Applies new settings (called on the worker thread).
-    fn configure(&mut self, settings: &ViewSettings) -> Result<(), String>;
+    /// Applies new settings (called on the worker thread); what can be
+    /// applied is, the error says what could not.
+    fn configure(&mut self, settings: &DrawSettings) -> Result<(), PipelineError>;
 
-    /// Draws onto `frame`, shown at video time `video_time`.
-    fn process(&mut self, frame: &mut RgbImage, video_time: f64) -> Result<ProcessStats, String>;
+    /// Draws onto `frame`.
+    fn process(&mut self, frame: &mut SourceFrame) -> Result<ProcessStats, PipelineError>;
 
     /// Forgets state carried from frame to frame (called after a seek).
     fn reset(&mut self) {}
+}
+
+impl FrameProcessor for Pipeline {
+    fn configure(&mut self, settings: &DrawSettings) -> Result<(), PipelineError> {
+        Pipeline::configure(self, settings)
+    }
+
+    fn process(&mut self, frame: &mut SourceFrame) -> Result<ProcessStats, PipelineError> {
+        let st = Pipeline::process(self, frame)?;
+        Ok(ProcessStats {
+            primitives: st.primitives,
+            mask_time: st.mask_time,
+        })
+    }
+
+    fn reset(&mut self) {
+        Pipeline::reset(self);
+    }
 }
 
 /// Shows frames as decoded.
@@ -82,13 +66,31 @@ pub trait FrameProcessor: Send {
 pub struct Passthrough;
 
 impl FrameProcessor for Passthrough {
-    fn configure(&mut self, _settings: &ViewSettings) -> Result<(), String> {
+    fn configure(&mut self, _settings: &DrawSettings) -> Result<(), PipelineError> {
         Ok(())
     }
 
-    fn process(&mut self, _frame: &mut RgbImage, _video_time: f64) -> Result<ProcessStats, String> {
+    fn process(&mut self, _frame: &mut SourceFrame) -> Result<ProcessStats, PipelineError> {
         Ok(ProcessStats::default())
     }
+}
+
+/// What went wrong on the player's thread (shown, then playing goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum PlayerError {
+    /// The source could not give a frame.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// New settings could not all be applied.
+    #[error("overlay settings")]
+    Settings(#[source] PipelineError),
+    /// A frame could not be drawn.
+    #[error("frame {index}")]
+    Frame {
+        index: u64,
+        #[source]
+        source: PipelineError,
+    },
 }
 
 /// Time spent on one frame by the worker.
@@ -143,7 +145,7 @@ enum Request {
     },
     Display([usize; 2]),
     Step(i64),
-    Settings(u64, Box<ViewSettings>),
+    Settings(u64, Box<DrawSettings>),
     Shutdown,
 }
 
@@ -153,7 +155,7 @@ struct Outbox {
     /// The frame after the last one handed out, drawn ahead while playing,
     /// with the epoch of the request it follows.
     upcoming: Option<(u64, Shown)>,
-    errors: Vec<String>,
+    errors: Vec<PlayerError>,
     timings: Vec<FrameTiming>,
 }
 
@@ -179,7 +181,7 @@ impl Player {
     pub fn spawn(
         source: Box<dyn FrameSource>,
         processor: Box<dyn FrameProcessor>,
-        settings: ViewSettings,
+        settings: DrawSettings,
         wake: impl Fn() + Send + 'static,
     ) -> std::io::Result<Self> {
         let info = source.info().clone();
@@ -275,7 +277,7 @@ impl Player {
     }
 
     /// Draws from now on with `settings`.
-    pub fn configure(&mut self, settings: ViewSettings) {
+    pub fn configure(&mut self, settings: DrawSettings) {
         self.generation += 1;
         let _ = self
             .tx
@@ -288,7 +290,7 @@ impl Player {
     }
 
     /// Errors reported since the last call.
-    pub fn take_errors(&self) -> Vec<String> {
+    pub fn take_errors(&self) -> Vec<PlayerError> {
         std::mem::take(&mut lock(&self.outbox).errors)
     }
 
@@ -383,20 +385,20 @@ impl Worker {
         }
     }
 
-    fn report(&self, msg: String) {
+    fn report(&self, e: PlayerError) {
         let mut ob = lock(&self.outbox);
         if ob.errors.len() < 100 {
-            ob.errors.push(msg);
+            ob.errors.push(e);
         }
         drop(ob);
         (self.wake)();
     }
 
-    fn configure(&mut self, generation: u64, settings: &ViewSettings) {
+    fn configure(&mut self, generation: u64, settings: &DrawSettings) {
         self.generation = generation;
         self.ahead = None;
         if let Err(e) = self.processor.configure(settings) {
-            self.report(format!("overlay settings: {e}"));
+            self.report(PlayerError::Settings(e));
         }
     }
 
@@ -503,7 +505,7 @@ impl Worker {
             self.processor.reset();
         }
         for e in self.ring.take_errors() {
-            self.report(e.to_string());
+            self.report(e.into());
         }
     }
 
@@ -612,24 +614,19 @@ impl Worker {
         self.ahead = Some(shown);
     }
 
-    fn draw(&mut self, frame: SourceFrame) -> Shown {
-        let SourceFrame {
-            index,
-            time,
-            mut image,
-            ..
-        } = frame;
+    fn draw(&mut self, mut frame: SourceFrame) -> Shown {
+        let (index, time) = (frame.index, frame.time);
         let t1 = Instant::now();
-        let stats = match self.processor.process(&mut image, time) {
+        let stats = match self.processor.process(&mut frame) {
             Ok(s) => s,
-            Err(e) => {
-                self.report(format!("frame {index} at {time:.3} s: {e}"));
+            Err(source) => {
+                self.report(PlayerError::Frame { index, source });
                 ProcessStats::default()
             }
         };
         let t2 = Instant::now();
         let reduction = self.reduction();
-        let color = to_color_image_reduced(&image, reduction);
+        let color = to_color_image_reduced(&frame.image, reduction);
         let t3 = Instant::now();
         let is_last = self.ring.is_last(time);
         Shown {
@@ -766,11 +763,12 @@ mod tests {
     }
 
     impl FrameProcessor for Marker {
-        fn configure(&mut self, s: &ViewSettings) -> Result<(), String> {
-            self.red = s.offset > 0.0;
+        fn configure(&mut self, s: &DrawSettings) -> Result<(), PipelineError> {
+            self.red = s.time.offset > 0.0;
             Ok(())
         }
-        fn process(&mut self, f: &mut RgbImage, _t: f64) -> Result<ProcessStats, String> {
+        fn process(&mut self, f: &mut SourceFrame) -> Result<ProcessStats, PipelineError> {
+            let f = &mut f.image;
             if self.red {
                 f[[0, 0, 0]] = 255;
                 f[[0, 0, 1]] = 0;
@@ -788,7 +786,7 @@ mod tests {
         Player::spawn(
             Box::new(src),
             Box::new(Marker { red: false }),
-            ViewSettings::default(),
+            DrawSettings::default(),
             || {},
         )
         .unwrap()
@@ -857,7 +855,7 @@ mod tests {
         let p = Player::spawn(
             Box::new(src),
             Box::new(Marker { red: false }),
-            ViewSettings::default(),
+            DrawSettings::default(),
             || {},
         )
         .unwrap();
@@ -892,9 +890,9 @@ mod tests {
         p.show(1.0, false);
         let s = wait_for(&p, |s| s.requested == Some(1.0));
         assert_ne!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
-        p.configure(ViewSettings {
-            offset: 1.0,
-            ..ViewSettings::default()
+        p.configure(DrawSettings {
+            time: crate::video::TimeMap::new(1.0),
+            ..DrawSettings::default()
         });
         let g = p.generation();
         let s = wait_for(&p, |s| s.generation == g);

@@ -1,6 +1,6 @@
 //! What the viewer holds: the state saved between runs (recent files,
-//! layout, view toggles) and the open document (a session with its loaded
-//! log, entity tree, events and calibration).
+//! layout) and the open document (a session with its loaded logs, entity
+//! tree, events and calibration).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::calib::Calibration;
 use crate::log::Log;
+use crate::pipeline::{DrawSettings, InstantThreshold};
+use crate::select::Index;
 use crate::session::{CalibrationSource, Session};
+use crate::video::{ClockTable, TimeMap};
 
 use super::entities::EntityTree;
-use super::player::ViewSettings;
 use super::sync::{self, Events};
 
 /// Most recent files remembered.
@@ -38,26 +40,6 @@ impl Default for Layout {
     }
 }
 
-/// How the overlay is shown (the pipeline's options).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ViewToggles {
-    pub overlay: bool,
-    pub mask: bool,
-    /// Tint the floor, to check the mask.
-    pub tint_mask: bool,
-}
-
-impl Default for ViewToggles {
-    fn default() -> Self {
-        ViewToggles {
-            overlay: true,
-            mask: true,
-            tint_mask: false,
-        }
-    }
-}
-
 /// Everything the viewer remembers between runs (eframe persistence).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -65,7 +47,6 @@ pub struct Persisted {
     /// Sessions and videos opened, most recent first.
     pub recent: Vec<PathBuf>,
     pub layout: Layout,
-    pub toggles: ViewToggles,
 }
 
 impl Persisted {
@@ -79,12 +60,13 @@ impl Persisted {
 }
 
 /// What the viewer keeps in a session file (its `[viewer]` table): the
-/// layout and the view toggles, so a session opens as it was saved.
+/// layout and the calibration points, so a session opens as it was saved.
+/// What changes the picture is not here but in the session itself
+/// ([`Session::draw`]), where export reads it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionView {
     pub layout: Layout,
-    pub toggles: ViewToggles,
     /// The calibration points clicked in calibration mode, so they can be
     /// edited again after the session is reopened.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -127,7 +109,8 @@ impl SessionView {
 pub struct OpenRequest {
     /// A session file (`.toml`) or a video.
     pub input: Option<PathBuf>,
-    pub log: Option<PathBuf>,
+    /// Logs to show instead of the session's (merged when several).
+    pub logs: Vec<PathBuf>,
     pub calib: Option<PathBuf>,
     pub offset: Option<f64>,
 }
@@ -142,9 +125,9 @@ pub fn load_calibration(path: &Path) -> anyhow::Result<Calibration> {
     Ok(Calibration::load(path)?)
 }
 
-/// Reads a visualization log in any format underlay knows.
-pub fn load_log(path: &Path) -> anyhow::Result<Log> {
-    Ok(crate::log::load(path)?)
+/// Reads visualization logs in any format underlay knows, merged into one.
+pub fn load_logs(paths: &[PathBuf]) -> anyhow::Result<Log> {
+    Ok(crate::session::load_logs(paths)?)
 }
 
 /// An open session with everything loaded from it.
@@ -156,12 +139,15 @@ pub struct Document {
     pub session_path: Option<PathBuf>,
     /// The session as last saved or loaded, to tell unsaved changes.
     saved: Option<Session>,
+    /// The session's logs, merged.
     pub log: Arc<Log>,
-    /// A pipeline holding `log` and its time index: drawing pipelines are
-    /// forked from it, and it counts primitives at the current time.
-    pub template: std::rc::Rc<crate::pipeline::Pipeline>,
+    /// The time index of `log`, shared with the drawing pipelines.
+    pub index: Arc<Index>,
     /// Whether a log is open (an empty log otherwise).
     pub has_log: bool,
+    /// The frame source's clocks, when its frames carry one (a rendered
+    /// match): log times map to frames through them.
+    pub clocks: Option<Arc<ClockTable>>,
     pub tree: EntityTree,
     pub events: Events,
     /// The resolved calibration (from the session, inline or from a file).
@@ -180,10 +166,10 @@ impl Document {
         let (mut session, session_path) = if is_session_path(input) {
             (Session::load(input)?, Some(input.to_owned()))
         } else {
-            (Session::new(input, req.log.clone().unwrap_or_default()), None)
+            (Session::new(input, ""), None)
         };
-        if let Some(l) = &req.log {
-            session.log = l.clone();
+        if !req.logs.is_empty() {
+            session.logs = req.logs.clone();
         }
         if let Some(c) = &req.calib {
             session.calibration = Some(CalibrationSource::File { file: c.clone() });
@@ -194,16 +180,17 @@ impl Document {
             session_path,
             saved,
             log: Arc::new(Log::new()),
-            template: std::rc::Rc::new(super::overlay::template(Arc::new(Log::new()))),
+            index: Arc::new(Index::new(&Log::new())),
             has_log: false,
+            clocks: None,
             tree: EntityTree::default(),
             events: Events::default(),
             calibration: None,
         };
         doc.reload_calibration()?;
-        if !doc.session.log.as_os_str().is_empty() {
-            let log = load_log(&doc.session.log)?;
-            doc.set_log(log, doc.session.log.clone());
+        if !doc.session.logs.is_empty() {
+            let log = load_logs(&doc.session.logs)?;
+            doc.set_logs(log, doc.session.logs.clone());
             if doc.saved.is_none() && req.offset.is_none() {
                 doc.session.offset = sync::default_offset(&doc.log, 0.0);
             }
@@ -220,21 +207,22 @@ impl Document {
 
     /// Replaces the log (read from `path`).
     pub fn set_log(&mut self, log: Log, path: PathBuf) {
+        self.set_logs(log, vec![path]);
+    }
+
+    /// Replaces the logs (read from `paths` and merged into `log`).
+    pub fn set_logs(&mut self, log: Log, paths: Vec<PathBuf>) {
         self.tree = EntityTree::build(&log);
         self.events = Events::from_log(&log);
+        self.index = Arc::new(Index::new(&log));
         self.log = Arc::new(log);
-        self.template = std::rc::Rc::new(super::overlay::template(Arc::clone(&self.log)));
         self.has_log = true;
-        self.session.log = path;
+        self.session.logs = paths;
     }
 
     /// Resolves the session's calibration source.
     pub fn reload_calibration(&mut self) -> anyhow::Result<()> {
-        self.calibration = match &self.session.calibration {
-            None => None,
-            Some(CalibrationSource::Inline(c)) => Some(c.clone()),
-            Some(CalibrationSource::File { file }) => Some(load_calibration(file)?),
-        };
+        self.calibration = self.session.load_calibration()?;
         Ok(())
     }
 
@@ -246,10 +234,12 @@ impl Document {
 
     /// The instantaneous-frame threshold in use.
     pub fn threshold(&self) -> f64 {
-        self.session
-            .instant_threshold
-            .filter(|t| t.is_finite() && *t >= 0.0)
-            .unwrap_or_else(|| self.template.index().default_threshold())
+        InstantThreshold::from_setting(self.session.instant_threshold).seconds(&self.index)
+    }
+
+    /// Frame times ↔ log times as the session and the source say.
+    pub fn time_map(&self) -> TimeMap {
+        TimeMap::new(self.session.offset).with_clocks(self.clocks.clone())
     }
 
     /// Whether the session differs from what was last saved.
@@ -270,17 +260,10 @@ impl Document {
     }
 
     /// The settings the overlay is drawn with.
-    pub fn view_settings(&self, toggles: ViewToggles) -> ViewSettings {
-        ViewSettings {
-            offset: self.session.offset,
-            filter: self.session.filter.clone(),
-            calibration: self.calibration.clone(),
-            mask_settings: self.session.mask.clone(),
-            instant_threshold: self.session.instant_threshold,
-            overlay: toggles.overlay,
-            mask: toggles.mask,
-            tint_mask: toggles.tint_mask,
-        }
+    pub fn draw_settings(&self) -> DrawSettings {
+        let mut s = self.session.draw_settings_with(self.calibration.clone());
+        s.time = self.time_map();
+        s
     }
 }
 
@@ -332,7 +315,7 @@ mod tests {
         let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
         let doc = Document::open(&OpenRequest {
             input: Some("run.mp4".into()),
-            log: Some(log.clone()),
+            logs: vec![log.clone()],
             ..Default::default()
         })
         .unwrap();
@@ -345,7 +328,7 @@ mod tests {
         std::fs::write(&bad, b"UNDERLAY \x01garbage").unwrap();
         let e = Document::open(&OpenRequest {
             input: Some("run.mp4".into()),
-            log: Some(bad),
+            logs: vec![bad],
             ..Default::default()
         })
         .unwrap_err();
@@ -361,10 +344,6 @@ mod tests {
             layout: Layout {
                 entities: false,
                 ..Layout::default()
-            },
-            toggles: ViewToggles {
-                tint_mask: true,
-                ..ViewToggles::default()
             },
             calib_points: vec![
                 SavedCalibPoint {

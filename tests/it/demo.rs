@@ -97,7 +97,7 @@ fn demo_writes_a_consistent_run_that_exports() {
     let Some(CalibrationSource::Inline(calib)) = &session.calibration else {
         panic!("no inline calibration");
     };
-    let log = underlay::log::load(&session.log).unwrap();
+    let log = session.load_logs().unwrap();
     let index = Index::new(&log);
     let filter = FilterSpec::default().compile(&log).unwrap();
     let mut checked = 0;

@@ -401,9 +401,10 @@ fn session_mask_settings_round_trip() {
     s.mask = MaskSettings::Adaptive(settings);
     s.save(&p).unwrap();
     assert_eq!(Session::load(&p).unwrap().mask, s.mask);
-    // A session without a [mask] table gets the adaptive default.
+    // A session without a [mask] table gets the default: the source's own
+    // masks when it has them, else adaptive.
     std::fs::write(&p, "video = \"a.mp4\"\nlog = \"a.ulog\"\n").unwrap();
-    assert_eq!(Session::load(&p).unwrap().mask, MaskSettings::default());
+    assert_eq!(Session::load(&p).unwrap().mask, MaskSettings::Auto);
     // A bad parameter names the file and the [mask] table (serde's tagged
     // enums do not keep the key's own position).
     std::fs::write(
@@ -411,7 +412,7 @@ fn session_mask_settings_round_trip() {
         "video = \"a.mp4\"\nlog = \"a.ulog\"\n[mask]\nmethod = \"adaptive\"\nfill_radius = \"big\"\n",
     )
     .unwrap();
-    let e = Session::load(&p).unwrap_err().to_string();
+    let e = underlay::error::chain(&Session::load(&p).unwrap_err());
     assert!(
         e.contains("s.toml") && e.contains("line 3") && e.contains("big"),
         "{e}"

@@ -14,8 +14,9 @@ use underlay::calib::Calibration;
 use underlay::image::{FLOOR, MaskImage, RgbImage, load_rgb, save_rgb};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
 use underlay::mask::{MaskError, Masker};
-use underlay::pipeline::{Pipeline, PipelineOptions};
-use underlay::select::Filter;
+use underlay::pipeline::{DrawSettings, DrawToggles, InstantThreshold, Pipeline};
+use underlay::select::FilterSpec;
+use underlay::video::{SourceFrame, TimeMap};
 
 const W: usize = 640;
 const H: usize = 360;
@@ -358,12 +359,29 @@ fn scene_log() -> Log {
 const OFFSET: f64 = 0.5;
 const VIDEO_TIME: f64 = 0.5;
 
-fn pipeline(options: PipelineOptions) -> Pipeline {
-    let log = Arc::new(scene_log());
-    let filter = Filter::all(&log, i32::MAX);
-    let mut p = Pipeline::new(log, Some(camera()), Box::new(GreenKey), filter, OFFSET, 0.2);
-    p.set_options(options);
-    p
+/// A pipeline drawing `log` through `calib` with the green-key mask.
+fn pipeline_for(
+    log: Arc<Log>,
+    calib: Calibration,
+    toggles: DrawToggles,
+    offset: f64,
+    threshold: f64,
+) -> Pipeline {
+    let settings = DrawSettings {
+        toggles,
+        calibration: Some(calib),
+        time: TimeMap::new(offset),
+        instant_threshold: InstantThreshold::Seconds(threshold),
+        filter: FilterSpec::default(),
+        ..DrawSettings::default()
+    };
+    Pipeline::new(log, &settings)
+        .unwrap()
+        .with_masker(Box::new(GreenKey))
+}
+
+fn pipeline(toggles: DrawToggles) -> Pipeline {
+    pipeline_for(Arc::new(scene_log()), camera(), toggles, OFFSET, 0.2)
 }
 
 fn golden_dir() -> PathBuf {
@@ -408,16 +426,16 @@ fn check_golden(name: &str, img: &RgbImage) {
     );
 }
 
-fn render(options: PipelineOptions) -> (RgbImage, Pipeline, underlay::pipeline::FrameStats) {
-    let mut p = pipeline(options);
-    let mut frame = scene(&camera());
-    let stats = p.process(&mut frame, VIDEO_TIME).unwrap();
-    (frame, p, stats)
+fn render(toggles: DrawToggles) -> (RgbImage, Pipeline, underlay::pipeline::FrameStats) {
+    let mut p = pipeline(toggles);
+    let mut frame = SourceFrame::new(0, VIDEO_TIME, scene(&camera()));
+    let stats = p.process(&mut frame).unwrap();
+    (frame.image, p, stats)
 }
 
 #[test]
 fn golden_scene_with_mask() {
-    let (frame, _, stats) = render(PipelineOptions::default());
+    let (frame, _, stats) = render(DrawToggles::default());
     // 5 field + 1 target + 7 reasoning + 3 robot circles + 3 undrawable.
     assert_eq!(stats.primitives, 19);
     assert_eq!((stats.drawn, stats.skipped), (16, 3));
@@ -426,18 +444,18 @@ fn golden_scene_with_mask() {
 
 #[test]
 fn golden_scene_without_mask() {
-    let (frame, _, _) = render(PipelineOptions {
-        mask: false,
-        ..PipelineOptions::default()
+    let (frame, _, _) = render(DrawToggles {
+        floor_mask: false,
+        ..DrawToggles::default()
     });
     check_golden("scene-nomask.png", &frame);
 }
 
 #[test]
 fn golden_scene_with_tint() {
-    let (frame, _, _) = render(PipelineOptions {
-        tint_mask: true,
-        ..PipelineOptions::default()
+    let (frame, _, _) = render(DrawToggles {
+        tint: true,
+        ..DrawToggles::default()
     });
     check_golden("scene-tint.png", &frame);
 }
@@ -451,7 +469,7 @@ fn px(img: &RgbImage, p: Vec2) -> [u8; 3] {
 fn colour_on_floor_and_none_on_robots() {
     let calib = camera();
     let original = scene(&calib);
-    let (frame, p, _) = render(PipelineOptions::default());
+    let (frame, p, _) = render(DrawToggles::default());
     // The dot marker (opaque yellow) at its projected centre, on grass.
     let dot = calib.project(Vec2::new(-600.0, -1800.0)).unwrap();
     assert_eq!(px(&frame, dot), [255, 255, 0]);
@@ -485,7 +503,7 @@ fn colour_on_floor_and_none_on_robots() {
 #[test]
 fn circles_become_ellipses_under_perspective() {
     let calib = camera();
-    let (_, p, _) = render(PipelineOptions::default());
+    let (_, p, _) = render(DrawToggles::default());
     let ov = p.overlay();
     // White paint (the field lines; the orange path passes nearby).
     let painted = |q: Vec2| ov.pixel(q.x.round() as usize, q.y.round() as usize)[2] > 128;
@@ -536,9 +554,9 @@ fn circles_become_ellipses_under_perspective() {
 #[test]
 fn lines_are_clipped_at_the_horizon() {
     let calib = camera();
-    let (_, p, _) = render(PipelineOptions {
-        mask: false,
-        ..PipelineOptions::default()
+    let (_, p, _) = render(DrawToggles {
+        floor_mask: false,
+        ..DrawToggles::default()
     });
     let ov = p.overlay();
     let horizon = horizon_row();
@@ -578,9 +596,9 @@ fn lines_are_clipped_at_the_horizon() {
 #[test]
 fn world_widths_narrow_with_distance() {
     let calib = camera();
-    let (_, p, _) = render(PipelineOptions {
-        mask: false,
-        ..PipelineOptions::default()
+    let (_, p, _) = render(DrawToggles {
+        floor_mask: false,
+        ..DrawToggles::default()
     });
     let ov = p.overlay();
     // Width of the centre line (30 mm) at the near and the far touch line.
@@ -635,13 +653,13 @@ fn lines_bend_with_lens_distortion() {
         );
         Arc::new(log)
     };
-    let filter = Filter::all(&log, 0);
-    let mut p = Pipeline::new(log, Some(bent.clone()), Box::new(GreenKey), filter, 0.0, 0.1);
-    p.set_options(PipelineOptions {
-        mask: false,
-        ..PipelineOptions::default()
-    });
-    p.process(&mut RgbImage::zeros((H, W, 3)), 0.0).unwrap();
+    let toggles = DrawToggles {
+        floor_mask: false,
+        ..DrawToggles::default()
+    };
+    let mut p = pipeline_for(log, bent.clone(), toggles, 0.0, 0.1);
+    p.process(&mut SourceFrame::new(0, 0.0, RgbImage::zeros((H, W, 3))))
+        .unwrap();
     let ov = p.overlay();
     let painted = |q: Vec2| ov.pixel(q.x.round() as usize, q.y.round() as usize)[3] > 200;
     // The near touch line is a curve: painted where its points project

@@ -54,6 +54,14 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
     export_window(app, ui.ctx());
 }
 
+/// The toggles that change the picture: saved in the session and
+/// exported as shown.
+pub fn draw_toggles(ui: &mut egui::Ui, t: &mut crate::pipeline::DrawToggles) {
+    ui.checkbox(&mut t.overlay, "Overlay");
+    ui.checkbox(&mut t.floor_mask, "Hide behind robots (mask)");
+    ui.checkbox(&mut t.tint, "Show mask (tint the floor)");
+}
+
 fn export_window(app: &mut ViewerApp, ctx: &egui::Context) {
     if !app.export.open {
         return;
@@ -139,11 +147,10 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
             ui.checkbox(&mut l.side, "Side panel");
             ui.checkbox(&mut l.timeline, "Timeline");
             ui.separator();
-            let t = &mut app.persisted.toggles;
-            ui.checkbox(&mut t.overlay, "Overlay");
-            ui.checkbox(&mut t.mask, "Hide overlay behind robots (mask)");
-            ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
-            ui.separator();
+            if let Some(doc) = &mut app.doc {
+                draw_toggles(ui, &mut doc.session.draw);
+                ui.separator();
+            }
             if ui.button("Fit video to window").clicked() {
                 app.video_view = Default::default();
             }

@@ -28,11 +28,8 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         egui::CollapsingHeader::new("View")
             .default_open(true)
             .show(ui, |ui| {
-                let t = &mut app.persisted.toggles;
-                ui.checkbox(&mut t.overlay, "Overlay");
-                ui.checkbox(&mut t.mask, "Hide behind robots (mask)");
-                ui.checkbox(&mut t.tint_mask, "Show mask (tint the floor)");
                 if let Some(doc) = &mut app.doc {
+                    super::draw_toggles(ui, &mut doc.session.draw);
                     mask_method(ui, &mut doc.session.mask);
                 }
                 if ui.button("Fit video to window").clicked() {
@@ -48,6 +45,8 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
 /// Offset, nudges and event alignment. `frame_time` is the video time of
 /// the frame on screen; `frame_dur` the length of one frame.
 pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, frame_dur: f64) {
+    // The frame's own clock when the source has one, else its time.
+    let frame_clock = doc.time_map().log_time_at(frame_time) - doc.session.offset;
     let s = &mut doc.session;
     ui.horizontal(|ui| {
         ui.label("Offset");
@@ -67,7 +66,7 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
             }
         }
     });
-    let log_now = frame_time + s.offset;
+    let log_now = frame_clock + s.offset;
     ui.label(format!("log time here: {log_now:.3} s"));
     if doc.events.is_empty() {
         ui.weak("The log has no events (persistent frames).");
@@ -98,7 +97,7 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
             ui.add(egui::Label::new(sync::describe_frame(&doc.log, e.frame)).wrap());
         });
     }
-    if let Some(o) = align.and_then(|t| sync::align_offset(t, frame_time)) {
+    if let Some(o) = align.and_then(|t| sync::align_offset(t, frame_clock)) {
         doc.session.offset = o;
     }
 }
@@ -205,7 +204,7 @@ fn mask_method(ui: &mut egui::Ui, mask: &mut MaskSettings) {
     egui::ComboBox::from_label("mask method")
         .selected_text(current)
         .show_ui(ui, |ui| {
-            for m in ["adaptive", "thesis", "none"] {
+            for m in ["auto", "adaptive", "thesis", "source", "none"] {
                 ui.selectable_value(&mut chosen, m, m);
             }
             if let MaskSettings::Image { file } = mask {
@@ -216,7 +215,9 @@ fn mask_method(ui: &mut egui::Ui, mask: &mut MaskSettings) {
         .on_hover_text("how the floor is told from what stands on it; saved in the session");
     if chosen != current {
         *mask = match chosen {
+            "auto" => MaskSettings::Auto,
             "thesis" => MaskSettings::Thesis,
+            "source" => MaskSettings::Source,
             "none" => MaskSettings::None,
             _ => MaskSettings::Adaptive(Default::default()),
         };

@@ -78,7 +78,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             }
         }
     });
-    let offset = app.doc.as_ref().map(|d| d.session.offset);
+    let time_map = app.doc.as_ref().map(|d| d.time_map());
     let frame = app.frame.as_ref();
     ui.horizontal(|ui| {
         let shown = frame.map_or(pb.time, |f| f.time);
@@ -86,15 +86,15 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         if let Some(f) = frame {
             ui.monospace(format!("frame {}", f.index));
         }
-        if let Some(o) = offset {
-            ui.monospace(format!("log {:.3} s", shown + o));
+        if let Some(m) = &time_map {
+            ui.monospace(format!("log {:.3} s", m.log_time_at(shown)));
         }
         if let Some(f) = frame {
             ui.monospace(format!("{} primitives drawn", f.primitives));
         }
     });
-    let events: Vec<f64> = match (&app.doc, offset) {
-        (Some(doc), Some(o)) => doc.events.events.iter().map(|e| e.time - o).collect(),
+    let events: Vec<f64> = match (&app.doc, &time_map) {
+        (Some(doc), Some(m)) => doc.events.events.iter().map(|e| m.video_time(e.time)).collect(),
         _ => Vec::new(),
     };
     if let Some(t) = timeline(
@@ -104,7 +104,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         pb.time,
         pb.active_loop().or(pb.loop_range),
         &events,
-        offset,
+        time_map.as_ref(),
     ) {
         app.commands.push(Command::Seek(t));
     }
@@ -123,7 +123,7 @@ pub fn fmt_time(t: f64) -> String {
 
 /// The timeline bar over video times `[start, end]`; returns the time the
 /// user clicked or dragged to. `events` are video times of log events;
-/// with `offset` (log − video time), times are also shown as log times.
+/// with a `time_map`, times are also shown as log times.
 pub fn timeline(
     ui: &mut egui::Ui,
     start: f64,
@@ -131,7 +131,7 @@ pub fn timeline(
     now: f64,
     loop_range: Option<(f64, f64)>,
     events: &[f64],
-    offset: Option<f64>,
+    time_map: Option<&crate::video::TimeMap>,
 ) -> Option<f64> {
     let width = ui.available_width().max(50.0);
     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, 34.0), Sense::click_and_drag());
@@ -184,8 +184,8 @@ pub fn timeline(
     );
     if let Some(p) = resp.hover_pos() {
         let t = t_of(p.x);
-        let text = match offset {
-            Some(o) => format!("video {} · log {:.3} s", fmt_time(t), t + o),
+        let text = match time_map {
+            Some(m) => format!("video {} · log {:.3} s", fmt_time(t), m.log_time_at(t)),
             None => format!("video {}", fmt_time(t)),
         };
         resp.clone().on_hover_text_at_pointer(text);
@@ -215,7 +215,7 @@ mod tests {
                     12.0,
                     Some((11.0, 13.0)),
                     &[14.0, 15.0],
-                    Some(100.0),
+                    Some(&crate::video::TimeMap::new(100.0)),
                 ) {
                     *got = Some(t);
                 }

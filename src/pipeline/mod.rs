@@ -1,0 +1,638 @@
+//! The per-frame pipeline shared by the viewer and export: a frame → its
+//! log time (the [`TimeMap`](crate::video::TimeMap) of the settings) →
+//! selected primitives → mapped through the calibration → drawn onto an
+//! overlay → composited onto the frame only where the floor mask says
+//! floor.
+//!
+//! A [`Pipeline`] is configured from one [`DrawSettings`] value
+//! ([`settings`]): [`Pipeline::configure`] rebuilds only what changed (a
+//! new filter is compiled, a new mask method built, the rest is read as
+//! it is). It owns its buffers (overlay, coverage scratch, mask) and
+//! reuses them frame after frame; it is `Send`, so export can run one per
+//! worker thread.
+
+pub mod settings;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
+use crate::image::{FLOOR, MaskImage};
+use crate::log::{Log, LogError};
+use crate::mask::{MaskError, Masker, NoMask};
+use crate::select::{EntityTree, Filter, Index, SelectError};
+use crate::session::{Session, SessionError};
+use crate::video::SourceFrame;
+
+pub use settings::{DrawSettings, DrawToggles, InstantThreshold};
+
+/// Errors building a pipeline or processing a frame.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error("frame at {time:.3} s: floor mask ({masker})")]
+    Mask {
+        time: f64,
+        masker: String,
+        #[source]
+        source: MaskError,
+    },
+    #[error("frame at {time:.3} s: the mask method is `source` but the frame source gives no masks")]
+    NoSourceMask { time: f64 },
+    #[error("frame at {time:.3} s: cannot draw")]
+    Draw {
+        time: f64,
+        #[source]
+        source: DrawError,
+    },
+    #[error("frame at {time:.3} s: log time {log_time} is not a finite number (check the offset)")]
+    BadTime { time: f64, log_time: f64 },
+    #[error("mask settings")]
+    MaskSettings(#[source] MaskError),
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("entity filter")]
+    Filter(#[from] SelectError),
+}
+
+/// What happened to one frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    /// The log time the frame was drawn for.
+    pub log_time: f64,
+    /// Primitives selected for this time (entity and level filter applied).
+    pub primitives: usize,
+    /// Primitives drawn (possibly wholly outside the frame or behind the camera).
+    pub drawn: usize,
+    /// Primitives refused as undrawable (NaN, zero radius, empty text …).
+    pub skipped: usize,
+    /// Why the first refused primitive was refused.
+    pub skip_reason: Option<SkipReason>,
+    /// False when there is no calibration, so nothing could be drawn.
+    pub calibrated: bool,
+    /// An instantaneous log frame was within the threshold of the log
+    /// time (false: only persistent drawings, if any, were selected).
+    pub instant: bool,
+    /// Time computing the floor mask.
+    pub mask_time: Duration,
+    /// Time selecting primitives.
+    pub select_time: Duration,
+    /// Time projecting and rasterizing primitives.
+    pub draw_time: Duration,
+    /// Time tinting and compositing onto the frame.
+    pub composite_time: Duration,
+}
+
+/// Turns a frame into the annotated frame.
+pub struct Pipeline {
+    log: Arc<Log>,
+    index: Arc<Index>,
+    /// The settings applied (`None` before the first [`Pipeline::configure`]).
+    applied: Option<DrawSettings>,
+    masker: Box<dyn Masker>,
+    filter: Filter,
+    threshold: f64,
+    overlay: Overlay,
+    painter: Painter,
+    mask: MaskImage,
+    /// `mask` holds no computed mask, only floor everywhere.
+    mask_is_default: bool,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("primitives", &self.log.primitives.len())
+            .field("masker", &self.masker.name())
+            .field("threshold", &self.threshold)
+            .field("settings", &self.applied)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pipeline {
+    /// A pipeline drawing `log` with `settings`; fails when they cannot
+    /// all be applied (an entity the log does not know, a mask file that
+    /// cannot be read).
+    pub fn new(log: Arc<Log>, settings: &DrawSettings) -> Result<Pipeline, PipelineError> {
+        let index = Arc::new(Index::new(&log));
+        Self::with_index(log, index, settings)
+    }
+
+    /// Like [`Pipeline::new`] with the log's index already built (it is
+    /// shared, not copied).
+    pub fn with_index(
+        log: Arc<Log>,
+        index: Arc<Index>,
+        settings: &DrawSettings,
+    ) -> Result<Pipeline, PipelineError> {
+        let mut p = Self::unconfigured(log, index);
+        p.configure(settings)?;
+        Ok(p)
+    }
+
+    /// A pipeline that draws nothing until [`configure`](Self::configure)d
+    /// (for a caller that reports configuration problems and goes on).
+    pub fn unconfigured(log: Arc<Log>, index: Arc<Index>) -> Pipeline {
+        Pipeline {
+            filter: Filter::all(&log, i32::MAX),
+            threshold: index.default_threshold(),
+            log,
+            index,
+            applied: None,
+            masker: Box::new(NoMask),
+            overlay: Overlay::new(0, 0),
+            painter: Painter::new(0, 0),
+            mask: MaskImage::zeros((0, 0)),
+            mask_is_default: false,
+        }
+    }
+
+    /// The pipeline a session describes: its logs (merged), calibration
+    /// (inline or from a file), mask, filter, toggles, offset and threshold.
+    pub fn from_session(session: &Session) -> Result<Pipeline, PipelineError> {
+        let log = Arc::new(session.load_logs()?);
+        Self::new(log, &session.draw_settings()?)
+    }
+
+    /// Draws from now on with `settings`, rebuilding only what changed
+    /// since the last call. What can be applied is; the error says what
+    /// could not: an unknown entity name (the filter then ignores it) or
+    /// mask settings that cannot be built (the previous mask method stays).
+    pub fn configure(&mut self, settings: &DrawSettings) -> Result<(), PipelineError> {
+        let old = self.applied.take();
+        let old = old.as_ref();
+        let mut problem = None;
+        if old.is_none_or(|o| o.filter != settings.filter) {
+            match settings.filter.compile(&self.log) {
+                Ok(f) => self.filter = f,
+                Err(e) => {
+                    self.filter = EntityTree::from_log(&self.log)
+                        .map(|t| settings.filter.compile_lenient(&t))
+                        .unwrap_or_else(|_| {
+                            Filter::all(&self.log, settings.filter.max_level.unwrap_or(i32::MAX))
+                        });
+                    problem = Some(PipelineError::Filter(e));
+                }
+            }
+        }
+        if old.is_none_or(|o| o.mask != settings.mask) {
+            match settings.mask.build() {
+                Ok(m) => self.masker = m,
+                Err(e) => {
+                    problem.get_or_insert(PipelineError::MaskSettings(e));
+                }
+            }
+        }
+        self.threshold = settings.instant_threshold.seconds(&self.index);
+        self.applied = Some(settings.clone());
+        problem.map_or(Ok(()), Err)
+    }
+
+    /// Uses `masker` instead of the one the mask settings build (a method
+    /// of one's own: tests, benchmarks); the next [`configure`](Self::configure)
+    /// with other mask settings replaces it.
+    pub fn with_masker(mut self, masker: Box<dyn Masker>) -> Self {
+        self.masker = masker;
+        self
+    }
+
+    /// A second pipeline with the same log, index and settings but its own
+    /// buffers and mask state: for processing frames on another thread
+    /// without loading or indexing the log again.
+    pub fn fork(&self) -> Result<Pipeline, PipelineError> {
+        let mut p = Self::unconfigured(Arc::clone(&self.log), Arc::clone(&self.index));
+        if let Some(s) = &self.applied {
+            p.configure(s)?;
+        }
+        Ok(p)
+    }
+
+    /// The settings applied (defaults before the first configuration).
+    pub fn settings(&self) -> DrawSettings {
+        self.applied.clone().unwrap_or_default()
+    }
+
+    /// Annotates `frame` in place, and marks the parts it changed on the
+    /// frame's YUV planes ([`SourceFrame::yuv`]), when it has them, so that
+    /// only those are converted back.
+    pub fn process(&mut self, frame: &mut SourceFrame) -> Result<FrameStats, PipelineError> {
+        let stats = self.draw_frame(frame)?;
+        if let Some(yuv) = &mut frame.yuv {
+            let (h, w, _) = frame.image.dim();
+            let tint = self.applied.as_ref().is_some_and(|s| s.toggles.tint);
+            if tint {
+                yuv.mark_changed([0, 0, w, h]);
+            } else if !self.overlay.is_empty() {
+                self.overlay
+                    .for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
+            }
+        }
+        Ok(stats)
+    }
+
+    fn draw_frame(&mut self, frame: &mut SourceFrame) -> Result<FrameStats, PipelineError> {
+        let Some(settings) = &self.applied else {
+            return Ok(FrameStats::default());
+        };
+        let time = frame.time;
+        let log_time = settings.time.frame_log_time(frame);
+        if !log_time.is_finite() {
+            return Err(PipelineError::BadTime { time, log_time });
+        }
+        let draw_err = |source| PipelineError::Draw { time, source };
+        let image = &mut frame.image;
+        if !image.is_standard_layout() {
+            return Err(draw_err(DrawError::Layout));
+        }
+        let (h, w, _) = image.dim();
+        let toggles = settings.toggles;
+        let mut stats = FrameStats {
+            log_time,
+            calibrated: settings.calibration.is_some(),
+            ..FrameStats::default()
+        };
+        if (self.overlay.width(), self.overlay.height()) != (w, h) {
+            self.overlay = Overlay::new(w, h);
+            self.painter.resize(w, h);
+        } else {
+            self.overlay.clear();
+        }
+
+        // The mask is computed from the untouched frame.
+        let t0 = Instant::now();
+        if toggles.floor_mask || toggles.tint {
+            match (&frame.mask, settings.mask.takes_source_masks()) {
+                (Some(m), true) => self.mask.clone_from(m),
+                (None, true) if settings.mask.needs_source_masks() => {
+                    return Err(PipelineError::NoSourceMask { time });
+                }
+                _ => self
+                    .masker
+                    .compute(image, time, &mut self.mask)
+                    .map_err(|source| PipelineError::Mask {
+                        time,
+                        masker: self.masker.name().to_owned(),
+                        source,
+                    })?,
+            }
+            self.mask_is_default = false;
+            let (mh, mw) = self.mask.dim();
+            if (mw, mh) != (w, h) {
+                return Err(draw_err(DrawError::MaskSize {
+                    mask_w: mw,
+                    mask_h: mh,
+                    frame_w: w,
+                    frame_h: h,
+                }));
+            }
+        } else if !self.mask_is_default || self.mask.dim() != (h, w) {
+            self.mask = MaskImage::from_elem((h, w), FLOOR);
+            self.mask_is_default = true;
+        }
+        stats.mask_time = t0.elapsed();
+
+        if toggles.overlay
+            && let Some(calib) = &settings.calibration
+        {
+            let t1 = Instant::now();
+            let selected = self
+                .index
+                .select(&self.log, log_time, self.threshold, &self.filter);
+            stats.primitives = selected.len();
+            stats.instant = selected.instant_frame().is_some();
+            let t2 = Instant::now();
+            stats.select_time = t2 - t1;
+            for p in &selected {
+                match self.painter.primitive(&mut self.overlay, calib, p) {
+                    Ok(()) => stats.drawn += 1,
+                    Err(why) => {
+                        stats.skipped += 1;
+                        stats.skip_reason.get_or_insert(why);
+                    }
+                }
+            }
+            stats.draw_time = t2.elapsed();
+        }
+
+        let t3 = Instant::now();
+        if toggles.tint {
+            draw::tint_floor(image, &self.mask).map_err(draw_err)?;
+        }
+        if !self.overlay.is_empty() {
+            let mask = toggles.floor_mask.then_some(&self.mask);
+            self.overlay.composite(image, mask).map_err(draw_err)?;
+        }
+        stats.composite_time = t3.elapsed();
+        Ok(stats)
+    }
+
+    /// The floor mask of the last processed frame (all floor when masking
+    /// is off).
+    pub fn last_mask(&self) -> &MaskImage {
+        &self.mask
+    }
+
+    /// The overlay of the last processed frame (premultiplied RGBA).
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    /// The log drawn.
+    pub fn log(&self) -> &Arc<Log> {
+        &self.log
+    }
+
+    /// The time index of the log (nearest frames, next and previous times).
+    pub fn index(&self) -> &Arc<Index> {
+        &self.index
+    }
+
+    /// Name of the current masker.
+    pub fn masker_name(&self) -> &str {
+        self.masker.name()
+    }
+
+    /// Checks up front that the masker fits a video of this size and frame
+    /// count (a mask image or mask video of another size is an error).
+    pub fn check_video(
+        &self,
+        width: usize,
+        height: usize,
+        frame_count: Option<u64>,
+    ) -> Result<(), MaskError> {
+        self.masker.check_video(width, height, frame_count)
+    }
+
+    /// Tells the masker that playback jumped (it forgets per-frame state).
+    pub fn reset(&mut self) {
+        self.masker.reset();
+    }
+
+    /// The compiled entity and level filter.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    /// How far (seconds) the nearest instantaneous frame may be from the
+    /// log time and still be shown.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calib::Calibration;
+    use crate::image::RgbImage;
+    use crate::log::{FrameTime, Primitive, Rgba, Shape, Style, Vec2};
+    use crate::mask::MaskSettings;
+    use crate::select::FilterSpec;
+    use crate::session::CalibrationSource;
+    use crate::video::TimeMap;
+
+    fn identity() -> Calibration {
+        Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap()
+    }
+
+    fn dot_log() -> Log {
+        let mut log = Log::new();
+        let e = log.entities.intern("ball");
+        let circle = |x: f64| Primitive {
+            shape: Shape::Circle {
+                center: Vec2::new(x, 20.0),
+                radius: 5.0,
+            },
+            style: Style {
+                fill: Some(Rgba::from_rgb(0xff0000)),
+                ..Style::color(Rgba::from_rgb(0xff0000))
+            },
+            entity: e,
+            level: 0,
+        };
+        log.push_frame(FrameTime::Instant(10.0), [circle(20.0)]);
+        log.push_frame(FrameTime::Instant(11.0), [circle(60.0)]);
+        log
+    }
+
+    /// Identity calibration, log time = video time + 10, threshold 0.3 s.
+    fn settings() -> DrawSettings {
+        DrawSettings {
+            calibration: Some(identity()),
+            time: TimeMap::new(10.0),
+            instant_threshold: InstantThreshold::Seconds(0.3),
+            mask: MaskSettings::None,
+            ..DrawSettings::default()
+        }
+    }
+
+    fn frame(t: f64) -> SourceFrame {
+        SourceFrame::new(0, t, RgbImage::zeros((40, 80, 3)))
+    }
+
+    /// A masker that calls the left half foreground.
+    struct LeftHalf;
+    impl Masker for LeftHalf {
+        fn name(&self) -> &str {
+            "left-half"
+        }
+        fn compute(&mut self, frame: &RgbImage, _t: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+            let (h, w, _) = frame.dim();
+            *out = MaskImage::from_shape_fn((h, w), |(_, x)| if x < w / 2 { 0 } else { FLOOR });
+            Ok(())
+        }
+    }
+
+    fn left_half_pipeline() -> Pipeline {
+        Pipeline::new(Arc::new(dot_log()), &settings())
+            .unwrap()
+            .with_masker(Box::new(LeftHalf))
+    }
+
+    #[test]
+    fn offset_selects_the_frame_and_mask_hides_it() {
+        let mut p = left_half_pipeline();
+        // Video 0 s → log 10 s: the circle at x = 20 is on the masked half.
+        let mut f = frame(0.0);
+        let s = p.process(&mut f).unwrap();
+        assert_eq!((s.primitives, s.drawn, s.skipped), (1, 1, 0));
+        assert!(f.image.iter().all(|&v| v == 0));
+        assert_eq!(p.overlay().pixel(20, 20), [255, 0, 0, 255]);
+        // Video 1 s → log 11 s: the circle at x = 60 is on the floor half.
+        let mut f = frame(1.0);
+        let s = p.process(&mut f).unwrap();
+        assert_eq!(s.log_time, 11.0);
+        assert_eq!(f.image[[20, 60, 0]], 255);
+        assert_eq!(p.overlay().pixel(20, 20), [0; 4]);
+    }
+
+    #[test]
+    fn toggles_switch_the_mask_and_the_tint() {
+        // Without the floor mask the drawing shows everywhere.
+        let mut p = left_half_pipeline();
+        let mut s = settings();
+        s.toggles.floor_mask = false;
+        p.configure(&s).unwrap();
+        let mut f = frame(0.0);
+        p.process(&mut f).unwrap();
+        assert_eq!(f.image[[20, 20, 0]], 255);
+        assert!(p.last_mask().iter().all(|&m| m == FLOOR));
+        // Tint only: the floor half is pink, nothing is drawn.
+        let mut p = left_half_pipeline();
+        s.toggles = DrawToggles {
+            overlay: false,
+            floor_mask: true,
+            tint: true,
+        };
+        p.configure(&s).unwrap();
+        let mut f = frame(0.0);
+        let st = p.process(&mut f).unwrap();
+        assert_eq!(st.primitives, 0);
+        assert_eq!(f.image[[5, 5, 0]], 0);
+        assert!(f.image[[5, 70, 0]] > 50);
+    }
+
+    #[test]
+    fn a_source_clock_and_mask_are_used() {
+        let mut p = Pipeline::new(Arc::new(dot_log()), &settings()).unwrap();
+        // The frame at 5 s shows clock 1 s (a stoppage): log time 11 s.
+        let mut f = frame(5.0);
+        f.clock = Some(1.0);
+        f.mask = Some(MaskImage::from_shape_fn(
+            (40, 80),
+            |(_, x)| if x < 70 { 0 } else { FLOOR },
+        ));
+        let mut s = settings();
+        s.mask = MaskSettings::Auto;
+        p.configure(&s).unwrap();
+        let st = p.process(&mut f).unwrap();
+        assert_eq!(st.log_time, 11.0);
+        assert_eq!(f.image[[20, 60, 0]], 0, "hidden by the source's own mask");
+        assert_eq!(p.last_mask()[[0, 75]], FLOOR);
+        // `source` without masks from the source is an error.
+        s.mask = MaskSettings::Source;
+        p.configure(&s).unwrap();
+        let e = p.process(&mut frame(1.0)).unwrap_err();
+        assert!(matches!(e, PipelineError::NoSourceMask { .. }), "{e}");
+    }
+
+    #[test]
+    fn bad_time_and_missing_calibration() {
+        let mut s = settings();
+        s.calibration = None;
+        let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
+        let st = p.process(&mut frame(0.0)).unwrap();
+        assert!(!st.calibrated && st.primitives == 0);
+        s.time = TimeMap::new(f64::NAN);
+        p.configure(&s).unwrap();
+        let e = p.process(&mut frame(1.5)).unwrap_err().to_string();
+        assert!(e.contains("1.500") && e.contains("offset"), "{e}");
+    }
+
+    #[test]
+    fn pipelines_can_move_to_worker_threads() {
+        const _: () = {
+            const fn is_send<T: Send>() {}
+            is_send::<Pipeline>();
+        };
+        let p = left_half_pipeline();
+        let mut forked = p.fork().unwrap();
+        assert!(Arc::ptr_eq(p.log(), forked.log()) && Arc::ptr_eq(p.index(), forked.index()));
+        let mut p = p;
+        let stats = std::thread::spawn(move || p.process(&mut frame(0.0)).unwrap())
+            .join()
+            .unwrap();
+        assert_eq!(stats.drawn, 1);
+        // The fork draws the same, through a masker of its own built from
+        // the settings.
+        let mut f = frame(1.0);
+        let stats = forked.process(&mut f).unwrap();
+        assert_eq!((stats.drawn, f.image[[20, 60, 0]]), (1, 255));
+        assert_eq!(forked.masker_name(), "none");
+    }
+
+    #[test]
+    fn tiny_frames_and_changing_sizes() {
+        let mut p = Pipeline::new(Arc::new(dot_log()), &settings()).unwrap();
+        for (h, w) in [(0, 0), (1, 1), (0, 7), (40, 80), (3, 2), (40, 80)] {
+            let mut f = SourceFrame::new(0, 0.0, RgbImage::zeros((h, w, 3)));
+            let s = p.process(&mut f).unwrap();
+            assert_eq!(s.primitives, 1);
+            assert_eq!(p.last_mask().dim(), (h, w));
+        }
+        // A frame not in standard layout is refused, not misread.
+        let fortran = RgbImage::zeros((3, 80, 40)).reversed_axes();
+        assert_eq!(fortran.dim(), (40, 80, 3));
+        let e = p.process(&mut SourceFrame::new(0, 0.0, fortran)).unwrap_err();
+        let e = crate::error::chain(&e);
+        assert!(e.contains("layout") && e.contains("0.000 s"), "{e}");
+    }
+
+    #[test]
+    fn configure_reports_unknown_names_and_applies_the_rest() {
+        let mut p = Pipeline::new(Arc::new(dot_log()), &settings()).unwrap();
+        let mut s = settings();
+        s.filter = FilterSpec {
+            exclude: vec!["nope".into()],
+            ..FilterSpec::default()
+        };
+        s.time = TimeMap::new(9.0);
+        let e = p.configure(&s).unwrap_err();
+        assert!(crate::error::chain(&e).contains("nope"), "{e}");
+        // The unknown name is ignored; the new offset applies.
+        let st = p.process(&mut frame(2.0)).unwrap();
+        assert_eq!((st.log_time, st.primitives), (11.0, 1));
+        assert!(p.configure(&s).is_ok(), "reported once, until it changes");
+        assert!(
+            Pipeline::new(Arc::new(dot_log()), &s).is_err(),
+            "export refuses it"
+        );
+    }
+
+    #[test]
+    fn from_session_reads_log_and_calibration_files_and_names_bad_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join("run.ulog");
+        crate::log::save(&dot_log(), &log_path).unwrap();
+        let calib_path = dir.path().join("c.toml");
+        identity().save(&calib_path, "").unwrap();
+        let mut session = Session::new(dir.path().join("run.mp4"), &log_path);
+        session.offset = 10.0;
+        session.mask = MaskSettings::None;
+        session.calibration = Some(CalibrationSource::File {
+            file: calib_path.clone(),
+        });
+        let mut p = Pipeline::from_session(&session).unwrap();
+        let mut f = frame(0.0);
+        let s = p.process(&mut f).unwrap();
+        assert_eq!((s.primitives, s.drawn), (1, 1));
+        assert_eq!(f.image[[20, 20, 0]], 255);
+        // The threshold comes from the log's index; a session may override it.
+        assert_eq!(p.threshold(), p.index().default_threshold());
+        session.instant_threshold = Some(0.25);
+        assert_eq!(Pipeline::from_session(&session).unwrap().threshold(), 0.25);
+        // +inf is a threshold (any distance), NaN the log's default.
+        session.instant_threshold = Some(f64::INFINITY);
+        assert_eq!(
+            Pipeline::from_session(&session).unwrap().threshold(),
+            f64::INFINITY
+        );
+        session.instant_threshold = Some(f64::NAN);
+        let p = Pipeline::from_session(&session).unwrap();
+        assert_eq!(p.threshold(), p.index().default_threshold());
+        // An entity the log does not know is an error naming it.
+        session.filter.only = vec!["nobody".into()];
+        let e = crate::error::chain(&Pipeline::from_session(&session).unwrap_err());
+        assert!(e.contains("nobody"), "{e}");
+        session.filter.only.clear();
+        // A bad calibration file and a missing log are named in the error.
+        std::fs::write(&calib_path, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
+        let e = crate::error::chain(&Pipeline::from_session(&session).unwrap_err());
+        assert!(e.contains("c.toml"), "{e}");
+        session.logs = vec![dir.path().join("missing.ulog")];
+        let e = crate::error::chain(&Pipeline::from_session(&session).unwrap_err());
+        assert!(e.contains("missing.ulog"), "{e}");
+    }
+}
