@@ -2,7 +2,7 @@
 //! prost-build, using the vendored `protoc` (no system protoc needed).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let protos = ["proto/underlay.proto", "proto/thesis.proto"];
+    let protos = ["proto/underlay.proto", "proto/thesis.proto", "proto/ssl.proto"];
     for p in protos {
         println!("cargo:rerun-if-changed={p}");
     }

@@ -95,6 +95,7 @@ impl Calibration {
         ];
         let h = mul(&kn, &rt);
         let d = Distortion {
+            model: crate::calib::DistortionModel::Opencv,
             center: [cx, cy],
             focal: [fx, fy],
             skew,

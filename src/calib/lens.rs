@@ -1,36 +1,64 @@
-//! Lens distortion in OpenCV's convention (the Brown–Conrady model: radial
-//! k1, k2, k3 and tangential p1, p2), applied to pixels *after* the floor
-//! homography, and its robust inverse.
+//! Lens distortion, applied to pixels *after* the floor homography, and
+//! its robust inverse. Two models share one radial polynomial
+//! `P(r) = r (1 + k1 r² + k2 r⁴ + k3 r⁶)`:
 //!
-//! A pixel `u` of the ideal (undistorted) pinhole image is first normalised,
-//! `y = (v − cy)/fy`, `x = (u − cx − skew·y)/fx`, then distorted:
+//! - [`DistortionModel::Opencv`] (the default; OpenCV's Brown–Conrady
+//!   model): the polynomial maps undistorted to distorted coordinates, with
+//!   tangential terms `p1, p2`. A pixel `u` of the ideal (undistorted)
+//!   pinhole image is first normalised, `y = (v − cy)/fy`,
+//!   `x = (u − cx − skew·y)/fx`, then distorted:
 //!
-//! ```text
-//! r² = x² + y²,  g = 1 + k1 r² + k2 r⁴ + k3 r⁶
-//! x' = x g + 2 p1 x y + p2 (r² + 2x²)
-//! y' = y g + p1 (r² + 2y²) + 2 p2 x y
-//! ```
+//!   ```text
+//!   r² = x² + y²,  g = 1 + k1 r² + k2 r⁴ + k3 r⁶
+//!   x' = x g + 2 p1 x y + p2 (r² + 2x²)
+//!   y' = y g + p1 (r² + 2y²) + 2 p2 x y
+//!   ```
 //!
-//! and mapped back with the same `fx, fy, skew, cx, cy`. With a camera
-//! matrix from OpenCV, `fx, fy` are its focal lengths; a fitted `radial`
-//! model uses one normalisation length for both (see `calib::fit`).
+//!   and mapped back with the same `fx, fy, skew, cx, cy`. With a camera
+//!   matrix from OpenCV, `fx, fy` are its focal lengths; a fitted `radial`
+//!   model uses one normalisation length for both (see `calib::fit`).
+//! - [`DistortionModel::Inverse`]: the polynomial maps the other way,
+//!   distorted to undistorted, `x = x' g(r'²)` (radial only). Distorting
+//!   solves `P(r') = r` for `r'`. ssl-vision's camera model is this model
+//!   with `k1` alone (its one distortion coefficient, normalised by the
+//!   focal length); ssl-vision solves the cubic in closed form, which gives
+//!   the same root.
 //!
 //! The polynomial only describes a lens up to the radius where it folds
-//! over (for barrel distortion, k1 < 0, the distorted radius stops growing
-//! and turns back). Beyond it the model maps far-away points back into the
-//! picture, which is garbage; [`Lens`] finds that radius once and both
-//! directions refuse points beyond it.
+//! over (where `P` stops growing, e.g. for `k1 < 0`). Beyond it the model
+//! maps far-away points back into the picture, which is garbage; [`Lens`]
+//! finds that radius once and both directions refuse points beyond it.
 
 use serde::{Deserialize, Serialize};
 
 use crate::calib::{CalibError, Mat3};
 use crate::log::Vec2;
 
+/// Which way a [`Distortion`]'s radial polynomial maps (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DistortionModel {
+    /// Undistorted → distorted, with tangential terms (OpenCV's).
+    #[default]
+    Opencv,
+    /// Distorted → undistorted, radial only (ssl-vision's, with `k1`).
+    Inverse,
+}
+
+impl DistortionModel {
+    fn is_default(&self) -> bool {
+        *self == DistortionModel::Opencv
+    }
+}
+
 /// Lens distortion coefficients and the normalisation they are expressed in
 /// (OpenCV's camera-matrix convention).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Distortion {
+    /// Which way the radial polynomial maps; `opencv` when left out.
+    #[serde(default, skip_serializing_if = "DistortionModel::is_default")]
+    pub model: DistortionModel,
     /// Principal point `[cx, cy]` in pixels: the centre of distortion.
     pub center: [f64; 2],
     /// Normalisation lengths `[fx, fy]` in pixels (the focal lengths of an
@@ -64,6 +92,7 @@ impl Distortion {
     /// `scale` (pixels) in both directions.
     pub fn radial(center: Vec2, scale: f64, k1: f64, k2: f64) -> Self {
         Distortion {
+            model: DistortionModel::Opencv,
             center: [center.x, center.y],
             focal: [scale, scale],
             skew: 0.0,
@@ -101,8 +130,12 @@ pub(crate) struct Lens {
     d: Distortion,
     /// Normalised undistorted radius up to which the model is used.
     r_valid: f64,
-    /// Radius of the circle the clipping polygon is inscribed in.
+    /// Radius (undistorted, normalised) of the circle the clipping polygon
+    /// is inscribed in.
     r_clip: f64,
+    /// The polynomial's argument up to which it is used (`r_valid` for
+    /// the OpenCV model, the distorted radius for the inverse one).
+    arg_valid: f64,
     tangential: bool,
 }
 
@@ -132,11 +165,18 @@ impl Lens {
                 d.focal
             )));
         }
+        let tangential = d.p1 != 0.0 || d.p2 != 0.0;
+        if tangential && d.model == DistortionModel::Inverse {
+            return Err(CalibError::InvalidDistortion(
+                "the inverse model is radial only: p1 and p2 must be 0".to_owned(),
+            ));
+        }
         let mut lens = Lens {
             d,
             r_valid: R_CAP,
             r_clip: R_CAP,
-            tangential: d.p1 != 0.0 || d.p2 != 0.0,
+            arg_valid: R_CAP,
+            tangential,
         };
         let fold = lens.fold_radius();
         if fold < 1e-3 {
@@ -144,8 +184,17 @@ impl Lens {
                 "the distortion folds over at normalised radius {fold:.3e}: no usable image region"
             )));
         }
-        lens.r_valid = fold * VALID_FRACTION;
-        lens.r_clip = fold * CLIP_FRACTION;
+        lens.arg_valid = fold * VALID_FRACTION;
+        match d.model {
+            DistortionModel::Opencv => {
+                lens.r_valid = fold * VALID_FRACTION;
+                lens.r_clip = fold * CLIP_FRACTION;
+            }
+            DistortionModel::Inverse => {
+                lens.r_valid = lens.radial(fold * VALID_FRACTION);
+                lens.r_clip = lens.radial(fold * CLIP_FRACTION);
+            }
+        }
         Ok(lens)
     }
 
@@ -189,6 +238,42 @@ impl Lens {
             prev = r;
         }
         R_CAP
+    }
+
+    /// The radial polynomial P(r) = r·g(r²).
+    fn radial(&self, r: f64) -> f64 {
+        let r2 = r * r;
+        r * (1.0 + r2 * (self.d.k1 + r2 * (self.d.k2 + r2 * self.d.k3)))
+    }
+
+    /// The `r` in `[0, upper]` with P(r) = `target`, for `0 < target ≤
+    /// P(upper)` (P rises monotonically there): Newton's method kept
+    /// inside a bracket.
+    fn solve_radial(&self, target: f64, upper: f64) -> f64 {
+        let (mut lo, mut hi) = (0.0, upper);
+        let mut r = target.min(hi);
+        for _ in 0..100 {
+            let f = self.radial(r) - target;
+            if f.abs() <= 1e-15 * (1.0 + target) {
+                break;
+            }
+            if f > 0.0 {
+                hi = r;
+            } else {
+                lo = r;
+            }
+            let slope = self.radial_slope(r);
+            let next = r - f / slope;
+            r = if slope > 0.0 && next > lo && next < hi {
+                next
+            } else {
+                0.5 * (lo + hi)
+            };
+            if hi - lo <= 1e-16 * (1.0 + hi) {
+                break;
+            }
+        }
+        r
     }
 
     /// d/dr of r·g(r²): the radial magnification.
@@ -236,6 +321,19 @@ impl Lens {
 
     /// Distorts normalised coordinates (no validity check).
     pub fn distort_normalized(&self, n: Vec2) -> Vec2 {
+        if self.d.model == DistortionModel::Inverse {
+            let ru = n.length();
+            if ru == 0.0 || !ru.is_finite() {
+                return n;
+            }
+            let upper = if ru <= self.radial(self.arg_valid) {
+                self.arg_valid
+            } else {
+                // Beyond the valid region (callers check): still monotone up to the fold.
+                self.arg_valid / VALID_FRACTION
+            };
+            return n * (self.solve_radial(ru, upper) / ru);
+        }
         let Distortion {
             k1, k2, k3, p1, p2, ..
         } = self.d;
@@ -293,40 +391,16 @@ impl Lens {
 
     fn undistort_normalized(&self, d: Vec2) -> Option<Vec2> {
         let rd = d.length();
+        if self.d.model == DistortionModel::Inverse {
+            return (rd <= self.arg_valid).then(|| if rd == 0.0 { d } else { d * (self.radial(rd) / rd) });
+        }
         if rd == 0.0 && !self.tangential {
             return Some(d);
         }
         // Radial part: solve r·g(r²) = rd on [0, r_valid], where it rises
-        // monotonically, by Newton's method kept inside a bracket.
-        let rho = |r: f64| {
-            let r2 = r * r;
-            r * (1.0 + r2 * (self.d.k1 + r2 * (self.d.k2 + r2 * self.d.k3)))
-        };
-        let guess = if rd > 0.0 && rd <= rho(self.r_valid) {
-            let (mut lo, mut hi) = (0.0, self.r_valid);
-            let mut r = rd.min(hi);
-            for _ in 0..100 {
-                let f = rho(r) - rd;
-                if f.abs() <= 1e-15 * (1.0 + rd) {
-                    break;
-                }
-                if f > 0.0 {
-                    hi = r;
-                } else {
-                    lo = r;
-                }
-                let slope = self.radial_slope(r);
-                let next = r - f / slope;
-                r = if slope > 0.0 && next > lo && next < hi {
-                    next
-                } else {
-                    0.5 * (lo + hi)
-                };
-                if hi - lo <= 1e-16 * (1.0 + hi) {
-                    break;
-                }
-            }
-            Some(d * (r / rd))
+        // monotonically.
+        let guess = if rd > 0.0 && rd <= self.radial(self.r_valid) {
+            Some(d * (self.solve_radial(rd, self.r_valid) / rd))
         } else if rd > 0.0 {
             if !self.tangential {
                 return None;
@@ -378,6 +452,7 @@ mod tests {
 
     fn lens(k1: f64, k2: f64, p1: f64, p2: f64) -> Lens {
         Lens::new(Distortion {
+            model: DistortionModel::Opencv,
             center: [640.0, 360.0],
             focal: [900.0, 880.0],
             skew: 0.5,
@@ -459,6 +534,69 @@ mod tests {
         assert!(Lens::new(d).is_err());
         d.k1 = 0.0;
         d.focal = [0.0, 1.0];
+        assert!(Lens::new(d).is_err());
+    }
+
+    fn inverse(k1: f64, k2: f64) -> Lens {
+        Lens::new(Distortion {
+            model: DistortionModel::Inverse,
+            k1,
+            k2,
+            ..Distortion::radial(Vec2::new(390.0, 290.0), 500.0, 0.0, 0.0)
+        })
+        .unwrap()
+    }
+
+    /// ssl-vision's distortion of a normalised radius: the real root of
+    /// a·rd³ + rd − ru = 0 by Cardano's formula.
+    fn cardano(ru: f64, a: f64) -> f64 {
+        let b = -9.0 * a * a * ru + a * (a * (12.0 + 81.0 * a * ru * ru)).sqrt();
+        let b = b.signum() * b.abs().cbrt();
+        (2.0f64 / 3.0).cbrt() / b - b / (18.0f64.cbrt() * a)
+    }
+
+    #[test]
+    fn inverse_model_distorts_like_the_closed_form() {
+        for a in [0.05, 0.2, 1.0] {
+            let l = inverse(a, 0.0);
+            for i in 1..200 {
+                let ru = i as f64 * 0.01;
+                let n = Vec2::new(ru * 0.6, ru * 0.8);
+                let d = l.distort_normalized(n);
+                let want = cardano(ru, a);
+                assert!(
+                    (d.length() - want).abs() < 1e-12 * (1.0 + want),
+                    "a={a} ru={ru}: {} vs {want}",
+                    d.length()
+                );
+                // And the polynomial maps it back.
+                let back = l.undistort_normalized(d).unwrap();
+                assert!((back - n).length() < 1e-12, "a={a} ru={ru}");
+            }
+        }
+    }
+
+    #[test]
+    fn inverse_model_refuses_beyond_its_fold() {
+        // rd(1 − 0.3 rd²) stops growing at rd = 1/sqrt(0.9).
+        let l = inverse(-0.3, 0.0);
+        let fold = 1.0 / 0.9f64.sqrt();
+        assert!((l.arg_valid / VALID_FRACTION - fold).abs() < 1e-9);
+        assert!(l.undistort(l.denormalize(Vec2::new(1.1, 0.0))).is_none());
+        let largest = fold * (1.0 - 0.3 * fold * fold);
+        assert!(l.distort(l.denormalize(Vec2::new(largest * 1.01, 0.0))).is_none());
+        let inside = l.denormalize(Vec2::new(0.3, -0.4));
+        let d = l.distort(inside).unwrap();
+        assert!((l.undistort(d).unwrap() - inside).length() < 1e-9);
+    }
+
+    #[test]
+    fn inverse_model_has_no_tangential_terms() {
+        let d = Distortion {
+            model: DistortionModel::Inverse,
+            p1: 0.01,
+            ..Distortion::radial(Vec2::ZERO, 100.0, 0.1, 0.0)
+        };
         assert!(Lens::new(d).is_err());
     }
 }

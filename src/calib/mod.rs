@@ -2,8 +2,8 @@
 //! and video pixels, and mapping shapes through it.
 //!
 //! A [`Calibration`] is a homography (world → ideal pinhole pixels)
-//! followed, optionally, by lens distortion ([`Distortion`], OpenCV's
-//! convention). Everything that maps world → pixels goes through the
+//! followed, optionally, by lens distortion ([`Distortion`]: OpenCV's
+//! model, or the inverse radial model of ssl-vision's cameras). Everything that maps world → pixels goes through the
 //! `project*` methods: with distortion the homography alone is not the
 //! mapping. Projection refuses points behind the camera (homogeneous
 //! w ≤ 0) and beyond the radius where the distortion model folds over;
@@ -32,7 +32,7 @@ pub mod presets;
 pub mod synthetic;
 
 pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
-pub use lens::Distortion;
+pub use lens::{Distortion, DistortionModel};
 
 use clip::HalfPlane;
 use lens::Lens;

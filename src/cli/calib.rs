@@ -41,6 +41,25 @@ pub enum Method {
 pub enum Command {
     /// Fit a calibration to points and report residuals and outliers.
     Solve(SolveArgs),
+    /// Take a camera's calibration from an SSL game log (ssl-vision's model).
+    FromSsl(FromSslArgs),
+}
+
+/// Arguments of `underlay calib from-ssl`.
+#[derive(Debug, clap::Args)]
+pub struct FromSslArgs {
+    /// The game log (SSL_LOG_FILE, plain or gzip'ed).
+    #[arg(value_name = "GAME.log")]
+    pub log: PathBuf,
+    /// The camera's id (without it, the log's cameras are listed).
+    #[arg(long, value_name = "N")]
+    pub camera: Option<u32>,
+    /// Write the calibration to this file (TOML) instead of standard output.
+    #[arg(short, long, value_name = "CALIB.toml")]
+    pub output: Option<PathBuf>,
+    /// The video's size, e.g. 1920x1080, when the log does not say.
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub image_size: Option<[u32; 2]>,
 }
 
 /// Arguments of `underlay calib solve`.
@@ -100,6 +119,63 @@ fn parse_point(s: &str) -> Result<Vec2, String> {
 pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Solve(a) => solve(a),
+        Command::FromSsl(a) => from_ssl(a),
+    }
+}
+
+fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
+    use crate::ssl::camera;
+    let name = a.log.display();
+    let cams = camera::cameras_in(&a.log).context("cannot read the camera calibrations")?;
+    let list = || {
+        let ids: Vec<String> = cams.latest.keys().map(u32::to_string).collect();
+        ids.join(", ")
+    };
+    if cams.latest.is_empty() {
+        bail!("{name}: no vision geometry packet carries a camera calibration");
+    }
+    let Some(id) = a.camera else {
+        bail!(
+            "{name} has calibrations of cameras {}: choose one with --camera N",
+            list()
+        );
+    };
+    let Some(model) = cams.latest.get(&id) else {
+        bail!(
+            "{name} has no calibration of camera {id}; it has cameras {}",
+            list()
+        );
+    };
+    let mut c = camera::calibration(model)
+        .with_context(|| format!("camera {id} of {name} cannot be used as a calibration"))?;
+    if let Some([w, h]) = a.image_size {
+        c = c.with_image_size(w, h);
+    }
+    let mut notes = camera::notes(model);
+    if a.image_size.is_some() {
+        notes.retain(|n| !n.contains("image size"));
+    }
+    if cams.versions.get(&id).is_some_and(|&v| v > 1) {
+        notes.push(format!(
+            "the calibration changed {} times during the log; the last one is used",
+            cams.versions[&id] - 1
+        ));
+    }
+    let header = format!(
+        "# underlay calibration: camera {id} of {name} (ssl-vision: focal length {} px, principal point \
+         ({}, {}), distortion {})\n",
+        model.focal_length, model.principal_point.x, model.principal_point.y, model.distortion
+    );
+    for n in &notes {
+        eprintln!("underlay: note: {n}");
+    }
+    match &a.output {
+        Some(out) => {
+            c.save(out, &header)
+                .context("cannot write the calibration file")?;
+            emit(&format!("camera {id} of {name} → {}\n", out.display()))
+        }
+        None => emit(&format!("{header}{}", c.to_toml())),
     }
 }
 

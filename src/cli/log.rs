@@ -15,7 +15,8 @@ use crate::select::{Filter, FilterSpec, Index};
 pub enum Command {
     /// Counts, time range, entity tree and warnings of a log.
     Info {
-        /// The log (native binary, text notation or thesis-era binary).
+        /// The log (native binary, text notation, thesis-era binary or SSL
+        /// game log; gzip'ed or not).
         log: PathBuf,
     },
     /// Print a log in the thesis's text notation.
@@ -33,9 +34,11 @@ pub enum Command {
     Select {
         /// The log (any supported format).
         log: PathBuf,
-        /// Log time to select at (seconds).
-        #[arg(long, value_name = "T", allow_negative_numbers = true)]
-        at: f64,
+        /// Log time to select at: seconds on the log's clock (for most logs
+        /// seconds since the epoch), or `+S` for S seconds after the log's
+        /// first frame.
+        #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_at)]
+        at: At,
         /// Only primitives with level ≤ N.
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
         max_level: Option<i32>,
@@ -56,6 +59,39 @@ pub enum Command {
         /// binary, anything else native binary.
         output: PathBuf,
     },
+}
+
+/// A time given to `log select --at`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum At {
+    /// On the log's own clock.
+    Absolute(f64),
+    /// Seconds after the log's first finite frame time.
+    FromStart(f64),
+}
+
+fn parse_at(s: &str) -> Result<At, String> {
+    let (rel, num) = match s.strip_prefix('+') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(if rel { At::FromStart(v) } else { At::Absolute(v) }),
+        _ => Err(format!(
+            "`{s}` is not a finite number of seconds (or +S from the start)"
+        )),
+    }
+}
+
+impl At {
+    /// The time on the log's clock; `None` for `+S` on a log with no
+    /// finite frame time.
+    pub fn resolve(self, log: &Log) -> Option<f64> {
+        match self {
+            At::Absolute(t) => Some(t),
+            At::FromStart(s) => log.time_range().map(|(lo, _)| lo + s),
+        }
+    }
 }
 
 /// Runs a `log` subcommand.
@@ -317,14 +353,11 @@ pub fn filter_for(log: &Log, max_level: Option<i32>, only: &[String]) -> anyhow:
 
 fn select_at(
     path: &Path,
-    at: f64,
+    at: At,
     max_level: Option<i32>,
     entities: &[String],
     threshold: Option<f64>,
 ) -> anyhow::Result<()> {
-    if !at.is_finite() {
-        anyhow::bail!("--at must be a finite number of seconds, not {at}");
-    }
     if let Some(t) = threshold
         && (t.is_nan() || t < 0.0)
     {
@@ -332,6 +365,12 @@ fn select_at(
     }
     let (log, _) = load(path)?;
     print_warnings(path, &log);
+    let Some(at) = at.resolve(&log) else {
+        anyhow::bail!(
+            "{}: the log has no frame with a finite time to count --at from",
+            path.display()
+        );
+    };
     let filter = filter_for(&log, max_level, entities).with_context(|| path.display().to_string())?;
     let threshold = threshold.unwrap_or_else(|| log.default_instant_threshold());
     let index = Index::new(&log);

@@ -12,8 +12,9 @@
 //! - [`summary`]: counts, time range and entity tree for `log info`.
 //! - [`merge()`]: several logs (a game log and agents' debug logs) as one.
 //!
-//! [`load`] sniffs the format from a file's content; [`save`] picks it
-//! from the extension. Readers validate as they go: frames and primitives
+//! RoboCup SSL game logs are read too ([`crate::ssl`] turns the league's
+//! packets into a log). [`load`] sniffs the format from a file's content
+//! (any of them may be gzip'ed); [`save`] picks it from the extension. Readers validate as they go: frames and primitives
 //! that cannot be drawn (NaN or infinite coordinates, negative sizes,
 //! persistent frames ending before they start) are dropped with a
 //! [`LoadWarning`] naming the place, and a torn last record (a writer that
@@ -33,7 +34,7 @@ pub mod summary;
 pub(crate) mod testutil;
 pub mod text;
 pub mod thesis;
-mod wire;
+pub(crate) mod wire;
 pub mod writer;
 
 pub use merge::merge;
@@ -56,6 +57,8 @@ pub enum Format {
     Text,
     /// The thesis-era binary stream of `[u32 length][DrawingFrame]`.
     Thesis,
+    /// A RoboCup Small Size League game log (`SSL_LOG_FILE`).
+    Ssl,
 }
 
 impl Format {
@@ -65,6 +68,7 @@ impl Format {
             Format::Native => "native binary",
             Format::Text => "text notation",
             Format::Thesis => "thesis-era binary",
+            Format::Ssl => "SSL game log",
         }
     }
 }
@@ -84,6 +88,9 @@ pub enum ReadError {
     /// A native log of a version this build cannot read.
     #[error("native log format version {0} is not supported (this build reads version {v})", v = native::FORMAT_VERSION)]
     UnsupportedVersion(u8),
+    /// An SSL game log of a version this build cannot read.
+    #[error("SSL_LOG_FILE version {0} is not supported (this build reads version 1)")]
+    UnsupportedSslVersion(i32),
     /// A native log with an unknown compression byte.
     #[error("native log compression {0} is not supported (0 = none, 1 = zstd)")]
     UnsupportedCompression(u8),
@@ -130,14 +137,23 @@ impl LogError {
     }
 }
 
+/// The first two bytes of gzip data.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Text notation inside gzip is read whole; at most this many bytes of it.
+const MAX_GZIP_TEXT: u64 = 1 << 30;
+
 /// Decides the format from the first bytes of a log (at least 16 when the
-/// log has them).
+/// log has them), decompressed if the file is gzip'ed.
 pub fn sniff(prefix: &[u8]) -> Result<Format, ReadError> {
     if prefix.is_empty() {
         return Err(ReadError::Empty);
     }
     if prefix.starts_with(native::MAGIC) {
         return Ok(Format::Native);
+    }
+    if crate::ssl::file::looks_like_ssl(prefix) {
+        return Ok(Format::Ssl);
     }
     if text::looks_like_text(prefix) {
         return Ok(Format::Text);
@@ -147,8 +163,8 @@ pub fn sniff(prefix: &[u8]) -> Result<Format, ReadError> {
     }
     let shown: Vec<String> = prefix.iter().take(8).map(|b| format!("{b:02x}")).collect();
     Err(ReadError::UnknownFormat(format!(
-        "starts with bytes {}, which is neither the native magic \"UNDERLAY\", text notation ('{{'), \
-         nor a plausible thesis-era record",
+        "starts with bytes {}, which is neither the native magic \"UNDERLAY\", an SSL game log \
+         (\"SSL_LOG_FILE\"), text notation ('{{'), nor a plausible thesis-era record",
         shown.join(" ")
     )))
 }
@@ -159,7 +175,8 @@ pub fn read(r: impl Read) -> Result<(Log, Format), ReadError> {
     read_buffered(&mut r, None)
 }
 
-fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, Format), ReadError> {
+/// Up to 16 bytes from the start of `r`.
+fn read_prefix(r: &mut impl Read) -> Result<Vec<u8>, ReadError> {
     let mut prefix = Vec::with_capacity(16);
     r.by_ref()
         .take(16)
@@ -168,18 +185,65 @@ fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, 
             offset: 0,
             error: source,
         })?;
-    let format = sniff(&prefix)?;
-    let rest = io::Cursor::new(prefix).chain(r);
+    Ok(prefix)
+}
+
+fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, Format), ReadError> {
+    let prefix = read_prefix(r)?;
+    if !prefix.starts_with(&GZIP_MAGIC) {
+        let rest = io::Cursor::new(prefix).chain(r);
+        return read_format(rest, total_len, false);
+    }
+    let whole = io::Cursor::new(prefix).chain(r);
+    let mut gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, whole));
+    let inner = read_prefix(&mut gz).map_err(|e| match e {
+        ReadError::Io { error, .. } => {
+            ReadError::UnknownFormat(format!("gzip data that does not decompress ({error})"))
+        }
+        e => e,
+    })?;
+    if inner.starts_with(&GZIP_MAGIC) {
+        return Err(ReadError::UnknownFormat("gzip inside gzip".to_owned()));
+    }
+    let rest = io::Cursor::new(inner).chain(gz);
+    read_format(rest, None, true).map_err(|e| match e {
+        ReadError::UnknownFormat(m) => ReadError::UnknownFormat(format!("gzip'ed data that {m}")),
+        e => e,
+    })
+}
+
+/// Reads a log whose first bytes `rest` still holds; `decompressed` when
+/// it comes out of gzip.
+fn read_format(
+    rest: impl Read,
+    total_len: Option<u64>,
+    decompressed: bool,
+) -> Result<(Log, Format), ReadError> {
+    let mut rest = BufReader::with_capacity(1 << 18, rest);
+    let format = sniff(
+        rest.fill_buf()
+            .map_err(|error| ReadError::Io { offset: 0, error })?,
+    )?;
     let log = match format {
-        Format::Native => native::read_with_len(BufReader::with_capacity(1 << 18, rest), total_len)?,
-        Format::Thesis => thesis::read_with_len(BufReader::with_capacity(1 << 18, rest), total_len)?,
+        Format::Native => native::read_with_len(rest, total_len)?,
+        Format::Thesis => thesis::read_with_len(rest, total_len)?,
+        Format::Ssl => crate::ssl::read_log(rest, decompressed)?,
         Format::Text => {
             let mut bytes = Vec::new();
-            let mut rest = rest;
-            rest.read_to_end(&mut bytes).map_err(|source| ReadError::Io {
-                offset: 0,
-                error: source,
-            })?;
+            let limit = if decompressed { MAX_GZIP_TEXT } else { u64::MAX };
+            rest.take(limit)
+                .read_to_end(&mut bytes)
+                .map_err(|source| ReadError::Io {
+                    offset: 0,
+                    error: source,
+                })?;
+            if bytes.len() as u64 >= MAX_GZIP_TEXT && decompressed {
+                return Err(ReadError::Corrupt {
+                    offset: MAX_GZIP_TEXT,
+                    frame: 0,
+                    message: format!("gzip'ed text notation of more than {MAX_GZIP_TEXT} bytes is not read"),
+                });
+            }
             let s = std::str::from_utf8(&bytes).map_err(|e| ReadError::NotUtf8 {
                 offset: e.valid_up_to() as u64,
             })?;

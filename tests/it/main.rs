@@ -16,4 +16,5 @@ mod export;
 mod log_cli;
 mod mask;
 mod pipeline;
+mod ssl;
 mod viewer;

@@ -1,0 +1,1336 @@
+//! An SSL game log as a visualization log: what the league's packets say,
+//! drawn with entities and levels like the demo's log.
+//!
+//! | level | entity | drawing |
+//! |---|---|---|
+//! | 0 | `robots/<team>/<id>` | team-coloured circle and heading line |
+//! | 0 | `ball` | orange disc |
+//! | 0 | `referee/command` | the command and the stage (top left) |
+//! | 0 | `referee/score` | team names and score (top centre) |
+//! | 0 | `referee/designated_position` | placement target or free kick spot (cross in a circle) |
+//! | 0 | `referee/events/<type>` | a game event: ring at its location (its headline where it has none) |
+//! | 1 | `labels` | robot ids |
+//! | 1 | `ball` | trail over the last 0.5 s |
+//! | 1 | `robots/<team>/<id>` | velocity arrow (from the tracker) |
+//! | 1 | `referee/events/<type>` | the event's headline ("robot pushed a robot: blue 1") |
+//! | 1 | `referee/score` | cards and robots allowed, per team (bottom corners) |
+//! | 1 | `referee/command` | next command, status message (bottom centre) |
+//! | 1 | `referee/timers` | time left in the stage, for the action, on yellow cards (top right) |
+//! | 2 | `field` | field lines, arcs and goals from the geometry |
+//! | 2 | `referee/events/<type>` | the event's own fields |
+//! | 3 | `camera/<id>` | each camera's raw detections |
+//!
+//! **Times** are the recorder's receive times (seconds since the epoch),
+//! the one clock every packet of the file shares: vision capture times
+//! are the vision computer's clock (a simulator's own time in simulated
+//! matches) and the referee's timestamps the game controller's. The
+//! recorder takes each stream on a thread of its own, so neighbouring
+//! records may step back by about a millisecond; nothing here needs them
+//! sorted.
+//!
+//! **Frames.** Only one instantaneous frame is shown at a time, so each
+//! holds the whole scene of its moment (*tick*): the robots and ball, the
+//! ball's trail, the latest detections of every camera and the running
+//! timers. While a tracker sends, every tracker packet is a tick and its
+//! robots and ball are drawn (one tracker: the first heard, replaced only
+//! when it falls silent). Otherwise ticks follow the cameras: a tick is
+//! due when a camera sends again since the last one, i.e. once per camera
+//! cycle whatever the number of cameras, and the robots and ball are
+//! merged ([`super::merge`]) from the cameras heard within [`STALE`].
+//! What changes seldom is persistent: the
+//! field (from the first geometry to any change of it, open-ended), each
+//! state of the referee (from the packet that brought it to the next
+//! change) and each game event (from the first referee packet listing it
+//! to the first that no longer does). The viewer shows persistent frames'
+//! starts as events on its timeline: commands, score changes and game
+//! events.
+//!
+//! Draw order is the order of primitives: the field first, then the
+//! ticks, then the referee's drawings on top (`super::referee` lays them
+//! out).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::io::Read;
+
+use super::events::GameEvent;
+use super::file::{MessageType, Record, RecordReader};
+use super::merge::{WorldRobot, merge_ball, merge_robots};
+use super::packets::{CameraFrame, Dropped, FieldGeometry, Referee, Team, Tracked, Vision};
+use super::referee::{self, Drawer, Layout, RefereeView};
+use crate::log::{
+    DisplayHints, EntityId, Frame, FrameTime, Header, LoadWarning, Log, Place, Primitive, ReadError, Rgba,
+    Shape, Style, ThicknessUnit, TimeUnit, Vec2, Warnings,
+};
+
+/// Camera detections and tracker packets older than this (seconds) are
+/// not drawn.
+pub const STALE: f64 = 0.1;
+/// The ball's trail covers this long (seconds).
+pub const TRAIL_SECONDS: f64 = 0.5;
+/// The trail has at most this many points (120 Hz over its 0.5 s).
+const MAX_TRAIL_POINTS: usize = 60;
+/// At most this many cameras are followed at once (ssl-vision runs up to 8).
+const MAX_CAMERAS: usize = 64;
+/// A camera's frame is drawn in at most this many ticks (a 100 Hz tracker
+/// draws one 60 Hz frame in 2; files with crafted times must not make one
+/// frame a million drawings).
+const MAX_USES: u32 = 16;
+/// A gap in the ball's track longer than this (seconds) restarts the trail.
+const TRAIL_GAP: f64 = 0.2;
+/// Robot radius when the geometry does not give one (mm).
+const ROBOT_RADIUS: f64 = 90.0;
+/// The ball is drawn this big (mm), larger than the real one, to be seen.
+const BALL_DRAW_RADIUS: f64 = 50.0;
+/// Field size when no geometry was received (Division B, mm).
+const DEFAULT_FIELD: (f64, f64, f64) = (9000.0, 6000.0, 300.0);
+
+/// The yellow team's colour.
+pub const YELLOW: Rgba = Rgba::from_rgb(0xffd200);
+/// The blue team's colour.
+pub const BLUE: Rgba = Rgba::from_rgb(0x1e64ff);
+/// The ball's colour.
+pub const ORANGE: Rgba = Rgba::from_rgb(0xff8000);
+pub(super) const WHITE: Rgba = Rgba::WHITE;
+pub(super) const RED: Rgba = Rgba::from_rgb(0xff2020);
+pub(super) const GREEN: Rgba = Rgba::from_rgb(0x20d040);
+
+/// The colour of a team.
+pub fn team_color(team: Team) -> Rgba {
+    match team {
+        Team::Yellow => YELLOW,
+        Team::Blue => BLUE,
+    }
+}
+
+/// Reads an SSL game log (the container from its first byte, already
+/// decompressed) into a visualization log.
+pub fn read(r: impl Read, decompressed: bool) -> Result<Log, ReadError> {
+    let mut records = RecordReader::new(r, decompressed)?;
+    let mut conv = Converter::new();
+    while let Some(rec) = records.next_record()? {
+        conv.record(&rec);
+    }
+    let (_, file_warnings) = records.finish();
+    Ok(conv.finish(file_warnings))
+}
+
+/// A persistent frame still being shown.
+struct Open<T> {
+    start: f64,
+    what: T,
+    prims: Vec<Primitive>,
+}
+
+struct OpenEvent {
+    key: String,
+    start: f64,
+    prims: Vec<Primitive>,
+}
+
+struct CameraState {
+    time: f64,
+    frame: CameraFrame,
+    /// Ticks the frame was drawn in.
+    uses: u32,
+}
+
+struct TrackerState {
+    uuid: String,
+    time: f64,
+    world: Tracked,
+}
+
+/// Frames of one layer: their times and primitives, in order.
+#[derive(Default)]
+struct Layer {
+    frames: Vec<(FrameTime, std::ops::Range<usize>)>,
+    prims: Vec<Primitive>,
+}
+
+impl Layer {
+    fn push(&mut self, time: FrameTime, prims: impl IntoIterator<Item = Primitive>) {
+        let start = self.prims.len();
+        self.prims.extend(prims);
+        self.frames.push((time, start..self.prims.len()));
+    }
+}
+
+/// Entity ids, interned once.
+struct Names {
+    robots: HashMap<(Team, u32), EntityId>,
+    cameras: HashMap<u32, EntityId>,
+    events: HashMap<String, EntityId>,
+    ball: EntityId,
+    labels: EntityId,
+    field: EntityId,
+}
+
+/// Turns records into the log, one at a time.
+pub(crate) struct Converter {
+    log: Log,
+    names: Names,
+    warnings: Warnings,
+    drawer: Drawer,
+    field_layer: Layer,
+    ticks: Layer,
+    referee_layer: Layer,
+    field: Option<Open<FieldGeometry>>,
+    robot_radius: f64,
+    cameras: BTreeMap<u32, CameraState>,
+    /// Cameras heard since the last tick, and the latest time among them.
+    cycle: BTreeSet<u32>,
+    cycle_time: f64,
+    tracker: Option<TrackerState>,
+    ignored_trackers: BTreeMap<String, u64>,
+    /// Camera packets left out because too many cameras were sending.
+    ignored_cameras: u64,
+    trail: VecDeque<(f64, Vec2)>,
+    referee: Option<(f64, Referee)>,
+    referee_view: Option<Open<RefereeView>>,
+    events: Vec<OpenEvent>,
+    team_names: Option<(String, String)>,
+    bounds: Option<(Vec2, Vec2)>,
+    last_time: f64,
+    dropped: Dropped,
+    bad_events: u32,
+}
+
+impl Converter {
+    pub fn new() -> Converter {
+        let mut log = Log::new();
+        let mut e = |n: &str| log.entities.intern(n);
+        let names = Names {
+            robots: HashMap::new(),
+            cameras: HashMap::new(),
+            events: HashMap::new(),
+            field: e("field"),
+            ball: e("ball"),
+            labels: e("labels"),
+        };
+        let ents = referee::Entities {
+            command: e("referee/command"),
+            score: e("referee/score"),
+            timers: e("referee/timers"),
+            designated: e("referee/designated_position"),
+        };
+        let (l, w, b) = DEFAULT_FIELD;
+        Converter {
+            log,
+            names,
+            warnings: Warnings::default(),
+            drawer: Drawer::new(Layout::new(l, w, b), ents),
+            field_layer: Layer::default(),
+            ticks: Layer::default(),
+            referee_layer: Layer::default(),
+            field: None,
+            robot_radius: ROBOT_RADIUS,
+            cameras: BTreeMap::new(),
+            cycle: BTreeSet::new(),
+            cycle_time: f64::NEG_INFINITY,
+            tracker: None,
+            ignored_trackers: BTreeMap::new(),
+            ignored_cameras: 0,
+            trail: VecDeque::new(),
+            referee: None,
+            referee_view: None,
+            events: Vec::new(),
+            team_names: None,
+            bounds: None,
+            last_time: f64::NEG_INFINITY,
+            dropped: Dropped::default(),
+            bad_events: 0,
+        }
+    }
+
+    /// Takes one record.
+    pub fn record(&mut self, rec: &Record<'_>) {
+        let t = rec.time();
+        self.last_time = self.last_time.max(t);
+        let undecodable = |w: &mut Warnings, what: &str, e: prost::DecodeError| {
+            w.push(
+                Some(Place::Byte(rec.offset)),
+                None,
+                format!(
+                    "{what} packet (record {}) does not decode, skipped: {e}",
+                    rec.index
+                ),
+            );
+        };
+        match rec.kind {
+            MessageType::Vision | MessageType::LegacyVision => {
+                let decoded = if rec.kind == MessageType::Vision {
+                    Vision::decode(rec.payload, &mut self.dropped)
+                } else {
+                    Vision::decode_legacy(rec.payload, &mut self.dropped)
+                };
+                match decoded {
+                    Ok(v) => self.vision(t, v),
+                    Err(e) => undecodable(&mut self.warnings, "vision", e),
+                }
+            }
+            MessageType::Referee => match Referee::decode(rec.payload, &mut self.bad_events) {
+                Ok(r) => self.referee(t, r),
+                Err(e) => undecodable(&mut self.warnings, "referee", e),
+            },
+            MessageType::Tracker => match Tracked::decode(rec.payload, &mut self.dropped) {
+                Ok(w) => self.tracked(t, w),
+                Err(e) => undecodable(&mut self.warnings, "tracker", e),
+            },
+            _ => {}
+        }
+    }
+
+    fn vision(&mut self, t: f64, v: Vision) {
+        if let Some(g) = v.geometry {
+            self.geometry(t, g.field);
+        }
+        let Some(frame) = v.detection else { return };
+        let id = frame.camera_id;
+        if !self.cameras.contains_key(&id) && self.cameras.len() >= MAX_CAMERAS {
+            self.cameras.retain(|_, c| c.time >= t - STALE);
+            if self.cameras.len() >= MAX_CAMERAS {
+                self.ignored_cameras += 1;
+                return;
+            }
+        }
+        if !self.tracker_fresh(t) && self.cycle.contains(&id) {
+            self.tick(self.cycle_time);
+        }
+        self.cameras.insert(
+            id,
+            CameraState {
+                time: t,
+                frame,
+                uses: 0,
+            },
+        );
+        self.cycle.insert(id);
+        self.cycle_time = self.cycle_time.max(t);
+    }
+
+    fn tracker_fresh(&self, t: f64) -> bool {
+        self.tracker.as_ref().is_some_and(|s| (t - s.time).abs() <= STALE)
+    }
+
+    fn tracked(&mut self, t: f64, w: Tracked) {
+        match &self.tracker {
+            Some(s) if s.uuid != w.uuid && self.tracker_fresh(t) => {
+                let name = match &w.source_name {
+                    Some(n) => format!("{n} ({})", w.uuid),
+                    None => w.uuid.clone(),
+                };
+                *self.ignored_trackers.entry(name).or_insert(0) += 1;
+                return;
+            }
+            _ => {}
+        }
+        self.tracker = Some(TrackerState {
+            uuid: w.uuid.clone(),
+            time: t,
+            world: w,
+        });
+        self.cycle.clear();
+        self.cycle_time = f64::NEG_INFINITY;
+        self.tick(t);
+    }
+
+    fn geometry(&mut self, t: f64, field: FieldGeometry) {
+        if self.field.as_ref().is_some_and(|f| f.what == field) {
+            return;
+        }
+        let start = match self.field.take() {
+            Some(old) => {
+                self.field_layer.push(
+                    FrameTime::Persistent {
+                        start: old.start,
+                        end: before(t, old.start),
+                    },
+                    old.prims,
+                );
+                t
+            }
+            None => f64::NEG_INFINITY,
+        };
+        self.drawer.layout = Layout::new(field.length, field.width, field.boundary);
+        self.robot_radius = field.max_robot_radius.unwrap_or(ROBOT_RADIUS);
+        if self.bounds.is_none() {
+            let m = Vec2::new(
+                field.length / 2.0 + field.boundary,
+                field.width / 2.0 + field.boundary,
+            );
+            self.bounds = Some((m * -1.0, m));
+        }
+        let prims = self.field_prims(&field);
+        self.field = Some(Open {
+            start,
+            what: field,
+            prims,
+        });
+    }
+
+    fn field_prims(&self, f: &FieldGeometry) -> Vec<Primitive> {
+        let e = self.names.field;
+        let fallback = f.line_thickness.unwrap_or(10.0);
+        let style = |thickness: f64| Style {
+            color: WHITE,
+            fill: None,
+            thickness: (if thickness > 0.0 { thickness } else { fallback }) as f32,
+            unit: ThicknessUnit::World,
+        };
+        let mut out = Vec::with_capacity(f.lines.len() + f.arcs.len() + 2);
+        for l in &f.lines {
+            out.push(prim(
+                Shape::Line {
+                    start: l.p1,
+                    end: l.p2,
+                },
+                style(l.thickness),
+                e,
+                2,
+            ));
+        }
+        for a in &f.arcs {
+            let shape = if (a.a2 - a.a1).abs() >= std::f64::consts::TAU - 1e-4 {
+                Shape::Circle {
+                    center: a.center,
+                    radius: a.radius,
+                }
+            } else {
+                let n = ((a.a2 - a.a1).abs() / (std::f64::consts::TAU / 90.0))
+                    .ceil()
+                    .clamp(1.0, 90.0) as usize;
+                let vertices = (0..=n)
+                    .map(|i| {
+                        let ang = a.a1 + (a.a2 - a.a1) * i as f64 / n as f64;
+                        a.center + Vec2::new(ang.cos(), ang.sin()) * a.radius
+                    })
+                    .collect();
+                Shape::Polygon {
+                    vertices,
+                    closed: false,
+                }
+            };
+            out.push(prim(shape, style(a.thickness), e, 2));
+        }
+        if f.goal_width > 0.0 && f.goal_depth > 0.0 {
+            let (hl, hw, d) = (f.length / 2.0, f.goal_width / 2.0, f.goal_depth);
+            for s in [-1.0, 1.0] {
+                let vertices = vec![
+                    Vec2::new(s * hl, hw),
+                    Vec2::new(s * (hl + d), hw),
+                    Vec2::new(s * (hl + d), -hw),
+                    Vec2::new(s * hl, -hw),
+                ];
+                out.push(prim(
+                    Shape::Polygon {
+                        vertices: vertices.into_boxed_slice(),
+                        closed: false,
+                    },
+                    style(fallback),
+                    e,
+                    2,
+                ));
+            }
+        }
+        out
+    }
+
+    fn robot_entity(&mut self, team: Team, id: u32) -> EntityId {
+        let entities = &mut self.log.entities;
+        *self
+            .names
+            .robots
+            .entry((team, id))
+            .or_insert_with(|| entities.intern(&format!("robots/{}/{id}", team.name())))
+    }
+
+    fn camera_entity(&mut self, id: u32) -> EntityId {
+        let entities = &mut self.log.entities;
+        *self
+            .names
+            .cameras
+            .entry(id)
+            .or_insert_with(|| entities.intern(&format!("camera/{id}")))
+    }
+
+    /// Emits the scene at `t`.
+    fn tick(&mut self, t: f64) {
+        if !t.is_finite() {
+            return;
+        }
+        self.cycle.clear();
+        self.cycle_time = f64::NEG_INFINITY;
+        let fresh = |time: f64| (t - time).abs() <= STALE;
+        self.cameras.retain(|_, c| c.time >= t - STALE);
+        let usable = |c: &CameraState| fresh(c.time) && c.uses < MAX_USES;
+        let (robots, ball) = match &self.tracker {
+            Some(s) if fresh(s.time) => (
+                s.world
+                    .robots
+                    .iter()
+                    .map(|r| WorldRobot {
+                        team: r.team,
+                        id: r.id,
+                        pos: r.pos,
+                        orientation: Some(r.orientation),
+                        vel: r.vel,
+                    })
+                    .collect(),
+                s.world.balls.first().map(|b| b.pos),
+            ),
+            _ => {
+                let frames = self.cameras.values().filter(|c| usable(c)).map(|c| &c.frame);
+                (merge_robots(frames.clone()), merge_ball(frames))
+            }
+        };
+        let start = self.ticks.prims.len();
+        let radius = self.robot_radius;
+        for r in &robots {
+            let e = self.robot_entity(r.team, r.id);
+            let c = team_color(r.team);
+            let style = Style {
+                thickness: 2.5,
+                ..Style::color(c)
+            };
+            self.ticks.prims.push(prim(
+                Shape::Circle {
+                    center: r.pos,
+                    radius,
+                },
+                style,
+                e,
+                0,
+            ));
+            if let Some(a) = r.orientation {
+                let tip = r.pos + Vec2::new(a.cos(), a.sin()) * radius;
+                self.ticks.prims.push(prim(
+                    Shape::Line {
+                        start: r.pos,
+                        end: tip,
+                    },
+                    style,
+                    e,
+                    0,
+                ));
+            }
+            if let Some(v) = r.vel.filter(|v| v.length() > 150.0) {
+                let from = r.pos + v * (radius / v.length());
+                let to = from + v * 0.4;
+                let arrow = Style {
+                    thickness: 2.0,
+                    ..Style::color(c.with_alpha(0xd0))
+                };
+                self.ticks
+                    .prims
+                    .push(prim(Shape::Line { start: from, end: to }, arrow, e, 1));
+            }
+            let label = Shape::Text {
+                anchor: r.pos + Vec2::new(radius + 10.0, radius + 10.0),
+                text: r.id.to_string().into(),
+                size: 150.0,
+            };
+            self.ticks
+                .prims
+                .push(prim(label, world_text(c), self.names.labels, 1));
+        }
+        self.trail_update(t, ball);
+        if let Some(b) = ball {
+            if self.trail.len() > 1 {
+                let vertices: Box<[Vec2]> = self.trail.iter().map(|&(_, p)| p).collect();
+                let style = Style {
+                    thickness: 2.0,
+                    ..Style::color(ORANGE.with_alpha(0xa0))
+                };
+                self.ticks.prims.push(prim(
+                    Shape::Polygon {
+                        vertices,
+                        closed: false,
+                    },
+                    style,
+                    self.names.ball,
+                    1,
+                ));
+            }
+            let style = Style {
+                color: ORANGE,
+                fill: Some(ORANGE.with_alpha(0x70)),
+                thickness: 2.0,
+                unit: ThicknessUnit::Pixels,
+            };
+            self.ticks.prims.push(prim(
+                Shape::Circle {
+                    center: b,
+                    radius: BALL_DRAW_RADIUS,
+                },
+                style,
+                self.names.ball,
+                0,
+            ));
+        }
+        let ids: Vec<u32> = self
+            .cameras
+            .iter()
+            .filter(|(_, c)| usable(c))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in ids {
+            let e = self.camera_entity(id);
+            let Some(c) = self.cameras.get_mut(&id) else {
+                continue;
+            };
+            c.uses += 1;
+            for r in &c.frame.robots {
+                let style = Style {
+                    thickness: 1.0,
+                    ..Style::color(team_color(r.team).with_alpha(0xa0))
+                };
+                self.ticks.prims.push(prim(
+                    Shape::Circle {
+                        center: r.pos,
+                        radius,
+                    },
+                    style,
+                    e,
+                    3,
+                ));
+            }
+            for b in &c.frame.balls {
+                let style = Style {
+                    thickness: 1.0,
+                    ..Style::color(ORANGE.with_alpha(0xa0))
+                };
+                self.ticks.prims.push(prim(
+                    Shape::Circle {
+                        center: b.pos,
+                        radius: BALL_DRAW_RADIUS * 0.6,
+                    },
+                    style,
+                    e,
+                    3,
+                ));
+            }
+        }
+        if let Some(timers) = self.referee.as_ref().and_then(|(_, r)| self.drawer.timers(r)) {
+            self.ticks.prims.push(timers);
+        }
+        if self.ticks.prims.len() > start {
+            let end = self.ticks.prims.len();
+            self.ticks.frames.push((FrameTime::Instant(t), start..end));
+        }
+    }
+
+    fn trail_update(&mut self, t: f64, ball: Option<Vec2>) {
+        let Some(b) = ball else {
+            self.trail.clear();
+            return;
+        };
+        if self.trail.back().is_some_and(|&(last, _)| t - last > TRAIL_GAP) {
+            self.trail.clear();
+        }
+        self.trail.push_back((t, b));
+        while self.trail.len() > MAX_TRAIL_POINTS
+            || self
+                .trail
+                .front()
+                .is_some_and(|&(first, _)| t - first > TRAIL_SECONDS)
+        {
+            self.trail.pop_front();
+        }
+    }
+
+    fn referee(&mut self, t: f64, r: Referee) {
+        if !r.yellow.name.is_empty() || !r.blue.name.is_empty() {
+            self.team_names = Some((r.yellow.name.clone(), r.blue.name.clone()));
+        }
+        let view = RefereeView::of(&r);
+        if self.referee_view.as_ref().is_none_or(|v| v.what != view) {
+            self.close_referee_view(t);
+            let prims = self.drawer.view(&view);
+            self.referee_view = Some(Open {
+                start: t,
+                what: view,
+                prims,
+            });
+        }
+        // Game events: close those no longer listed, open the new ones.
+        let keys: Vec<String> = r.game_events.iter().map(GameEvent::key).collect();
+        let listed: HashSet<&str> = keys.iter().map(String::as_str).collect();
+        let (still, gone): (Vec<OpenEvent>, Vec<OpenEvent>) = std::mem::take(&mut self.events)
+            .into_iter()
+            .partition(|e| listed.contains(e.key.as_str()));
+        for e in gone {
+            self.referee_layer.push(
+                FrameTime::Persistent {
+                    start: e.start,
+                    end: t.max(e.start),
+                },
+                e.prims,
+            );
+        }
+        self.events = still;
+        let mut open: HashSet<String> = self.events.iter().map(|e| e.key.clone()).collect();
+        let mut unplaced = 0;
+        for (e, key) in r.game_events.iter().zip(keys) {
+            let placed = e.location().is_some();
+            if open.insert(key.clone()) {
+                let name = format!("referee/events/{}", e.type_name());
+                let entities = &mut self.log.entities;
+                let ent = *self
+                    .names
+                    .events
+                    .entry(name)
+                    .or_insert_with_key(|name| entities.intern(name));
+                let prims = self.drawer.event(e, ent, unplaced);
+                self.events.push(OpenEvent { key, start: t, prims });
+            }
+            unplaced += usize::from(!placed);
+        }
+        self.referee = Some((t, r));
+    }
+
+    fn close_referee_view(&mut self, t: f64) {
+        if let Some(old) = self.referee_view.take() {
+            self.referee_layer.push(
+                FrameTime::Persistent {
+                    start: old.start,
+                    end: before(t, old.start),
+                },
+                old.prims,
+            );
+        }
+    }
+
+    /// The log, once every record is in.
+    pub fn finish(mut self, file_warnings: Vec<LoadWarning>) -> Log {
+        if !self.cycle.is_empty() {
+            self.tick(self.cycle_time);
+        }
+        let end = self.last_time;
+        if let Some(f) = self.field.take() {
+            self.field_layer.push(
+                FrameTime::Persistent {
+                    start: f.start,
+                    end: f64::INFINITY,
+                },
+                f.prims,
+            );
+        }
+        if end.is_finite() {
+            self.close_referee_view(end + 1e-6);
+            for e in std::mem::take(&mut self.events) {
+                self.referee_layer.push(
+                    FrameTime::Persistent {
+                        start: e.start,
+                        end: end.max(e.start),
+                    },
+                    e.prims,
+                );
+            }
+        }
+        for (name, n) in &self.ignored_trackers {
+            self.warnings.push(
+                None,
+                None,
+                format!("{n} packets of tracker {name} ignored: robots and ball come from another tracker"),
+            );
+        }
+        if self.ignored_cameras > 0 {
+            self.warnings.push(
+                None,
+                None,
+                format!(
+                    "{} camera packets left out: more than {MAX_CAMERAS} cameras were sending at once",
+                    self.ignored_cameras
+                ),
+            );
+        }
+        if self.dropped.objects > 0 {
+            self.warnings.push(
+                None,
+                None,
+                format!(
+                    "{} detected or tracked objects without a finite position left out",
+                    self.dropped.objects
+                ),
+            );
+        }
+        if self.dropped.markings > 0 {
+            self.warnings.push(
+                None,
+                None,
+                format!(
+                    "{} field markings with unusable sizes left out",
+                    self.dropped.markings
+                ),
+            );
+        }
+        if self.bad_events > 0 {
+            self.warnings.push(
+                None,
+                None,
+                format!("{} game events that do not decode left out", self.bad_events),
+            );
+        }
+        let mut log = self.log;
+        let total = self.field_layer.prims.len() + self.ticks.prims.len() + self.referee_layer.prims.len();
+        log.primitives.reserve_exact(total);
+        log.frames.reserve_exact(
+            self.field_layer.frames.len() + self.ticks.frames.len() + self.referee_layer.frames.len(),
+        );
+        for layer in [self.field_layer, self.ticks, self.referee_layer] {
+            let base = log.primitives.len();
+            log.primitives.extend(layer.prims);
+            log.frames.extend(layer.frames.into_iter().map(|(time, r)| Frame {
+                time,
+                primitives: r.start + base..r.end + base,
+            }));
+        }
+        log.header = Header {
+            name: match self.team_names {
+                Some((y, b)) if !y.is_empty() || !b.is_empty() => {
+                    format!("SSL game: {y} (yellow) vs {b} (blue)")
+                }
+                _ => "SSL game".to_owned(),
+            },
+            time_unit: TimeUnit::EpochSeconds,
+            world_unit: "mm".to_owned(),
+            hints: DisplayHints {
+                instant_threshold: None,
+                default_max_level: Some(2),
+                world_bounds: self.bounds,
+            },
+        };
+        let mut warnings = file_warnings;
+        warnings.extend(self.warnings.finish());
+        log.warnings = warnings;
+        log
+    }
+}
+
+/// A time a hair before `t` (when the frame from `start` would still
+/// have room), so consecutive persistent frames do not overlap.
+fn before(t: f64, start: f64) -> f64 {
+    let b = t - 1e-6;
+    if b > start { b } else { t.max(start) }
+}
+
+pub(super) fn prim(shape: Shape, style: Style, entity: EntityId, level: i32) -> Primitive {
+    Primitive {
+        shape,
+        style,
+        entity,
+        level,
+    }
+}
+
+/// Text in world units (its size in mm).
+pub(super) fn world_text(color: Rgba) -> Style {
+    Style {
+        unit: ThicknessUnit::World,
+        ..Style::color(color)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message as _;
+
+    use super::*;
+    use crate::log::wire::{I32, VARINT, put_key, put_len, put_varint};
+    use crate::ssl::file::write::LogWriter;
+    use crate::ssl::packets::{BallSeen, RobotSeen};
+    use crate::ssl::wire as pb;
+
+    const T0: f64 = 1_700_000_000.0;
+
+    fn ns(t: f64) -> i64 {
+        ((T0 + t) * 1e9).round() as i64
+    }
+
+    fn cam(id: u32, robots: &[(Team, u32, f64, f64, f64, f64)], balls: &[(f64, f64, f64)]) -> Vec<u8> {
+        Vision {
+            detection: Some(CameraFrame {
+                camera_id: id,
+                frame_number: 0,
+                t_capture: 0.0,
+                t_sent: 0.0,
+                balls: balls
+                    .iter()
+                    .map(|&(x, y, c)| BallSeen {
+                        pos: Vec2::new(x, y),
+                        z: None,
+                        confidence: c,
+                    })
+                    .collect(),
+                robots: robots
+                    .iter()
+                    .map(|&(team, id, x, y, a, c)| RobotSeen {
+                        team,
+                        id: Some(id),
+                        pos: Vec2::new(x, y),
+                        orientation: Some(a),
+                        confidence: c,
+                    })
+                    .collect(),
+            }),
+            geometry: None,
+        }
+        .encode()
+    }
+
+    fn load(records: &[(f64, MessageType, Vec<u8>)]) -> Log {
+        let mut w = LogWriter::new(Vec::new()).unwrap();
+        for (t, kind, payload) in records {
+            w.record(ns(*t), *kind, payload).unwrap();
+        }
+        read(&w.finish().unwrap()[..], false).unwrap()
+    }
+
+    fn instants(log: &Log) -> Vec<(f64, &[Primitive])> {
+        log.frames
+            .iter()
+            .filter_map(|f| match f.time {
+                FrameTime::Instant(t) => Some((t - T0, log.frame_primitives(f))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn circles_of(log: &Log, prims: &[Primitive], entity: &str) -> Vec<Vec2> {
+        prims
+            .iter()
+            .filter(|p| log.entities.name(p.entity) == entity && p.level == 0)
+            .filter_map(|p| match p.shape {
+                Shape::Circle { center, .. } => Some(center),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_tick_per_camera_cycle_with_every_cameras_robots() {
+        let mut recs = Vec::new();
+        for k in 0..10 {
+            let t = k as f64 / 60.0;
+            let x = 100.0 * k as f64;
+            recs.push((
+                t,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, x, 0.0, 0.0, 1.0)], &[]),
+            ));
+            recs.push((
+                t + 0.001,
+                MessageType::Vision,
+                cam(1, &[(Team::Yellow, 4, -x, 0.0, 0.0, 1.0)], &[]),
+            ));
+        }
+        let log = load(&recs);
+        let ticks = instants(&log);
+        assert_eq!(ticks.len(), 10);
+        for (k, (t, prims)) in ticks.iter().enumerate() {
+            assert!((t - (k as f64 / 60.0 + 0.001)).abs() < 1e-6, "tick {k} at {t}");
+            let x = 100.0 * k as f64;
+            assert_eq!(circles_of(&log, prims, "robots/blue/1"), [Vec2::new(x, 0.0)]);
+            assert_eq!(circles_of(&log, prims, "robots/yellow/4"), [Vec2::new(-x, 0.0)]);
+            // Both cameras' raw detections, at level 3.
+            assert_eq!(prims.iter().filter(|p| p.level == 3).count(), 2);
+        }
+    }
+
+    #[test]
+    fn a_silent_camera_is_dropped_after_a_while() {
+        let mut recs = Vec::new();
+        for k in 0..30 {
+            let t = k as f64 / 60.0;
+            recs.push((
+                t,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[]),
+            ));
+            if k < 5 {
+                recs.push((
+                    t,
+                    MessageType::Vision,
+                    cam(1, &[(Team::Blue, 2, 0.0, 0.0, 0.0, 1.0)], &[]),
+                ));
+            }
+        }
+        let log = load(&recs);
+        let ticks = instants(&log);
+        let with_two = |(_, prims): &(f64, &[Primitive])| circles_of(&log, prims, "robots/blue/2").len();
+        assert_eq!(with_two(&ticks[3]), 1);
+        let last_seen = ticks.iter().rposition(|t| with_two(t) == 1).unwrap();
+        let gone_after = ticks[last_seen].0 - 4.0 / 60.0;
+        assert!(
+            gone_after <= STALE + 1e-9 && gone_after > STALE - 1.0 / 60.0,
+            "{gone_after}"
+        );
+    }
+
+    fn tracker(uuid: &str, robots: &[(u32, f64, f64)], ball: (f64, f64)) -> Vec<u8> {
+        pb::TrackerPacket {
+            uuid: Some(uuid.to_owned()),
+            source_name: Some(format!("tracker {uuid}")),
+            tracked_frame: Some(pb::TrackedWorld {
+                frame_number: Some(1),
+                timestamp: Some(T0),
+                balls: vec![pb::TrackedBallState {
+                    pos: Some(pb::Point3 {
+                        x: Some(ball.0 as f32),
+                        y: Some(ball.1 as f32),
+                        z: Some(0.0),
+                    }),
+                    vel: None,
+                    visibility: Some(1.0),
+                }],
+                robots: robots
+                    .iter()
+                    .map(|&(id, x, y)| pb::TrackedRobotState {
+                        robot_id: Some(pb::RobotKey {
+                            id: Some(id),
+                            team: Some(2),
+                        }),
+                        pos: Some(pb::Point2 {
+                            x: Some(x as f32),
+                            y: Some(y as f32),
+                        }),
+                        orientation: Some(0.5),
+                        vel: Some(pb::Point2 {
+                            x: Some(1.0),
+                            y: Some(0.0),
+                        }),
+                        vel_angular: None,
+                        visibility: None,
+                    })
+                    .collect(),
+            }),
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn the_tracker_is_drawn_when_it_sends() {
+        let mut recs = Vec::new();
+        for k in 0..60 {
+            let t = k as f64 / 60.0;
+            recs.push((
+                t,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[(5.0, 5.0, 1.0)]),
+            ));
+            if k >= 30 {
+                recs.push((
+                    t + 0.002,
+                    MessageType::Tracker,
+                    tracker("a", &[(1, 1.0, 2.0)], (0.5, 0.25)),
+                ));
+                recs.push((
+                    t + 0.003,
+                    MessageType::Tracker,
+                    tracker("b", &[(1, 9.0, 9.0)], (9.0, 9.0)),
+                ));
+            }
+        }
+        let log = load(&recs);
+        let ticks = instants(&log);
+        let (early, late): (Vec<_>, Vec<_>) = ticks.iter().partition(|(t, _)| *t < 0.49);
+        // Camera ticks up to the last full cycle before the tracker, then
+        // one per packet of tracker a.
+        assert_eq!(
+            early.len(),
+            30,
+            "{:?}",
+            ticks.iter().map(|t| t.0).collect::<Vec<_>>()
+        );
+        assert_eq!(late.len(), 30);
+        for (_, prims) in &early {
+            assert_eq!(circles_of(&log, prims, "robots/blue/1"), [Vec2::ZERO]);
+        }
+        for (t, prims) in &late {
+            assert!(((t * 60.0) - (t * 60.0).round() - 0.12).abs() < 0.01, "{t}");
+            let robot = circles_of(&log, prims, "robots/blue/1");
+            assert_eq!(robot.len(), 1);
+            assert!(
+                (robot[0] - Vec2::new(1000.0, 2000.0)).length() < 1e-3,
+                "{robot:?}"
+            );
+            let ball = circles_of(&log, prims, "ball");
+            assert!((ball[0] - Vec2::new(500.0, 250.0)).length() < 1e-3, "{ball:?}");
+            // The velocity arrow.
+            assert!(
+                prims
+                    .iter()
+                    .any(|p| p.level == 1 && matches!(p.shape, Shape::Line { .. }))
+            );
+        }
+        assert!(
+            log.warnings
+                .iter()
+                .any(|w| w.message.contains("tracker b (b) ignored")),
+            "{:?}",
+            log.warnings
+        );
+    }
+
+    fn ball_left_event(id: &str, x: f32, y: f32) -> Vec<u8> {
+        let mut point = Vec::new();
+        for (f, v) in [(1, x), (2, y)] {
+            put_key(&mut point, f, I32);
+            point.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        let mut body = Vec::new();
+        put_key(&mut body, 1, VARINT);
+        put_varint(&mut body, 1);
+        put_len(&mut body, 3, point.len());
+        body.extend_from_slice(&point);
+        let mut e = Vec::new();
+        put_key(&mut e, 40, VARINT);
+        put_varint(&mut e, 6);
+        put_len(&mut e, 50, id.len());
+        e.extend_from_slice(id.as_bytes());
+        put_len(&mut e, 6, body.len());
+        e.extend_from_slice(&body);
+        e
+    }
+
+    fn referee(
+        command: i32,
+        score_blue: u32,
+        events: Vec<Vec<u8>>,
+        designated: Option<(f32, f32)>,
+    ) -> Vec<u8> {
+        let team = |name: &str, score| pb::TeamState {
+            name: Some(name.to_owned()),
+            score: Some(score),
+            ..Default::default()
+        };
+        pb::RefereeState {
+            packet_timestamp: Some(1),
+            stage: Some(1),
+            stage_time_left: Some(100_000_000),
+            command: Some(command),
+            command_counter: Some(1),
+            command_timestamp: Some(1),
+            yellow: Some(team("Y", 0)),
+            blue: Some(team("B", score_blue)),
+            designated_position: designated.map(|(x, y)| pb::Point2 {
+                x: Some(x),
+                y: Some(y),
+            }),
+            next_command: None,
+            game_events: events,
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    fn persistent(log: &Log, entity: &str) -> Vec<(f64, f64, Vec<Primitive>)> {
+        log.frames
+            .iter()
+            .filter_map(|f| match f.time {
+                FrameTime::Persistent { start, end } => {
+                    let prims = log.frame_primitives(f);
+                    prims
+                        .iter()
+                        .any(|p| log.entities.name(p.entity) == entity)
+                        .then(|| (start - T0, end - T0, prims.to_vec()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn referee_states_and_game_events_are_persistent_frames() {
+        let ev = ball_left_event("e1", 2.126, 2.8);
+        let mut recs = Vec::new();
+        for k in 0..40 {
+            let t = k as f64 * 0.1;
+            let r = match k {
+                0..10 => referee(0, 0, vec![], None),
+                10..30 => referee(1, 0, vec![ev.clone()], Some((2126.0, 2800.0))),
+                _ => referee(9, 1, vec![], Some((2126.0, 2800.0))),
+            };
+            recs.push((t, MessageType::Referee, r));
+        }
+        let log = load(&recs);
+        let commands = persistent(&log, "referee/command");
+        let spans: Vec<(f64, f64)> = commands.iter().map(|c| (c.0, c.1)).collect();
+        assert_eq!(spans.len(), 3, "{spans:?}");
+        assert!(
+            (spans[0].0).abs() < 1e-6 && (spans[0].1 - 1.0).abs() < 1e-5,
+            "{spans:?}"
+        );
+        assert!((spans[1].0 - 1.0).abs() < 1e-6 && (spans[2].0 - 3.0).abs() < 1e-6);
+        assert!(spans[2].1 >= 3.9, "{spans:?}");
+        let texts = |prims: &[Primitive]| -> Vec<String> {
+            prims
+                .iter()
+                .filter_map(|p| match &p.shape {
+                    Shape::Text { text, .. } => Some(text.to_string()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert!(
+            texts(&commands[1].2).contains(&"STOP · first half".to_owned()),
+            "{:?}",
+            texts(&commands[1].2)
+        );
+        assert!(
+            texts(&commands[2].2).contains(&"0 : 1".to_owned())
+                || texts(&commands[2].2).contains(&"1 : 0".to_owned())
+        );
+        // The designated position shows from the STOP before the free kick on.
+        let designated = persistent(&log, "referee/designated_position");
+        assert_eq!(designated.len(), 2);
+        let events = persistent(&log, "referee/events/ball_left_field_touch_line");
+        assert_eq!(events.len(), 1);
+        let (start, end, prims) = &events[0];
+        assert!(
+            (start - 1.0).abs() < 1e-6 && (end - 3.0).abs() < 1e-6,
+            "{start} {end}"
+        );
+        let ring = prims.iter().find_map(|p| match p.shape {
+            Shape::Circle { center, .. } => Some(center),
+            _ => None,
+        });
+        assert!((ring.unwrap() - Vec2::new(2126.0, 2800.0)).length() < 0.5);
+        assert!(
+            texts(prims)
+                .iter()
+                .any(|t| t == "ball left the field over the touch line: yellow")
+        );
+    }
+
+    #[test]
+    fn the_field_comes_first_and_lasts() {
+        let geometry = Vision {
+            detection: None,
+            geometry: Some(crate::ssl::packets::Geometry {
+                field: FieldGeometry {
+                    length: 9000.0,
+                    width: 6000.0,
+                    goal_width: 1000.0,
+                    goal_depth: 180.0,
+                    boundary: 300.0,
+                    penalty_area_depth: Some(1000.0),
+                    penalty_area_width: Some(2000.0),
+                    center_circle_radius: Some(500.0),
+                    line_thickness: Some(10.0),
+                    ball_radius: None,
+                    max_robot_radius: Some(90.0),
+                    lines: Vec::new(),
+                    arcs: Vec::new(),
+                },
+                cameras: Vec::new(),
+            }),
+        };
+        let recs = [
+            (
+                0.0,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[]),
+            ),
+            (0.5, MessageType::Vision, geometry.encode()),
+            (
+                1.0,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[]),
+            ),
+        ];
+        let log = load(&recs);
+        let first = &log.frames[0];
+        assert_eq!(
+            first.time,
+            FrameTime::Persistent {
+                start: f64::NEG_INFINITY,
+                end: f64::INFINITY
+            }
+        );
+        let field = log.frame_primitives(first);
+        // Sizes only: touch, goal, halfway and centre lines, 2 × 3 penalty
+        // area lines, the centre circle, two goals.
+        assert_eq!(field.len(), 6 + 6 + 1 + 2, "{field:?}");
+        assert!(
+            field
+                .iter()
+                .all(|p| log.entities.name(p.entity) == "field" && p.level == 2)
+        );
+        assert_eq!(
+            log.header.hints.world_bounds,
+            Some((Vec2::new(-4800.0, -3300.0), Vec2::new(4800.0, 3300.0)))
+        );
+    }
+
+    #[test]
+    fn undecodable_packets_are_skipped_with_a_warning() {
+        let recs = [
+            (
+                0.0,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[]),
+            ),
+            (0.1, MessageType::Vision, vec![0x0a, 0xff, 0xff]),
+            (0.2, MessageType::Referee, vec![0x0a]),
+            (
+                0.3,
+                MessageType::Vision,
+                cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[]),
+            ),
+        ];
+        let log = load(&recs);
+        assert_eq!(instants(&log).len(), 2);
+        assert_eq!(log.warnings.len(), 2, "{:?}", log.warnings);
+        assert!(
+            log.warnings[0].message.contains("vision packet (record 1)"),
+            "{:?}",
+            log.warnings
+        );
+        assert_eq!(log.warnings[0].offset, Some(16 + 16 + recs[0].2.len() as u64));
+    }
+
+    #[test]
+    fn crafted_times_do_not_multiply_drawings() {
+        let many: Vec<(Team, u32, f64, f64, f64, f64)> = (0..100)
+            .map(|i| (Team::Blue, i, i as f64, 0.0, 0.0, 1.0))
+            .collect();
+        let mut recs = vec![(0.0, MessageType::Vision, cam(0, &many, &[]))];
+        // A thousand tracker packets within a millisecond, the ball moving.
+        for k in 0..1000 {
+            let x = k as f64 * 0.01;
+            recs.push((
+                k as f64 * 1e-6,
+                MessageType::Tracker,
+                tracker("a", &[(1, 0.0, 0.0)], (x, 0.0)),
+            ));
+        }
+        // And more cameras than are followed at once.
+        for id in 1..100 {
+            recs.push((
+                0.001,
+                MessageType::Vision,
+                cam(id, &[(Team::Yellow, 1, 0.0, 0.0, 0.0, 1.0)], &[]),
+            ));
+        }
+        let log = load(&recs);
+        let raw = log.primitives.iter().filter(|p| p.level == 3).count();
+        assert!(raw <= 100 * MAX_USES as usize + 64 * MAX_USES as usize, "{raw}");
+        let longest_trail = log
+            .primitives
+            .iter()
+            .filter_map(|p| match &p.shape {
+                Shape::Polygon { vertices, .. } => Some(vertices.len()),
+                _ => None,
+            })
+            .max();
+        assert_eq!(longest_trail, Some(MAX_TRAIL_POINTS));
+        assert!(
+            log.warnings
+                .iter()
+                .any(|w| w.message.contains("more than 64 cameras")),
+            "{:?}",
+            log.warnings
+        );
+    }
+}
