@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use underlay::calib::Calibration;
+use underlay::calib::synthetic::pitched_camera;
 use underlay::draw::{Overlay, Painter};
 use underlay::image::{FLOOR, MaskImage, RgbImage};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
@@ -25,35 +26,7 @@ use underlay::video::SourceFrame;
 
 /// A camera over a 9 m × 6 m field filling most of a `w × h` frame.
 fn camera(w: usize, h: usize) -> Calibration {
-    let th = 51f64.to_radians();
-    let cam = [0.0, -6500.0, 8000.0];
-    let f = 0.75 * w as f64;
-    let rows = [
-        [1.0, 0.0, 0.0],
-        [0.0, -th.sin(), -th.cos()],
-        [0.0, th.cos(), -th.sin()],
-    ];
-    let t: Vec<f64> = rows
-        .iter()
-        .map(|r| -(r[0] * cam[0] + r[1] * cam[1] + r[2] * cam[2]))
-        .collect();
-    let k = [
-        [f, 0.0, w as f64 / 2.0],
-        [0.0, f, h as f64 / 2.0],
-        [0.0, 0.0, 1.0],
-    ];
-    let m = [
-        [rows[0][0], rows[0][1], t[0]],
-        [rows[1][0], rows[1][1], t[1]],
-        [rows[2][0], rows[2][1], t[2]],
-    ];
-    let mut hm = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            hm[i][j] = (0..3).map(|l| k[i][l] * m[l][j]).sum();
-        }
-    }
-    Calibration::from_homography(hm).expect("camera homography is regular")
+    pitched_camera(w, h, 0.75 * w as f64, [0.0, -6500.0, 8000.0], 51.0)
 }
 
 /// `n` primitives spread over the field, deterministic.

@@ -29,6 +29,7 @@ pub mod fit;
 mod lens;
 pub(crate) mod linalg;
 pub mod presets;
+#[cfg(any(test, feature = "test-util"))]
 pub mod synthetic;
 
 pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
@@ -147,6 +148,12 @@ pub struct Calibration {
     /// The mappable region as world half-planes (derived).
     clip: Vec<HalfPlane>,
 }
+
+// Every export worker maps through the same calibration.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Calibration>();
+};
 
 /// The saved form of a [`Calibration`] (a TOML table).
 #[derive(Clone, Debug, Serialize, Deserialize)]

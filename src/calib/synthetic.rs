@@ -2,13 +2,46 @@
 //! cameras (pose and focal length) with optional radial distortion, the
 //! image points of given world points, and pixel noise. Tests and the
 //! accuracy benchmark fit calibrations to these and compare with the truth.
+//! Also a fixed pitched camera ([`pitched_camera`]) for drawing tests and
+//! benchmarks.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::calib::camera::look_at;
 use crate::calib::{Calibration, Correspondence, Mat3};
+use crate::geom::mat3::mul;
+use crate::geom::vec3::dot;
 use crate::log::Vec2;
+
+/// A distortion-free camera at `eye` (world mm, z up) looking along +y,
+/// pitched down by `pitch_deg`, with focal length `focal` pixels and the
+/// principal point at the centre of a `width`×`height` image: the floor
+/// homography `K·[r1 r2 t]`.
+///
+/// Panics when the pose makes the floor a line (a camera in the floor
+/// plane): fixtures are chosen, not read.
+pub fn pitched_camera(width: usize, height: usize, focal: f64, eye: [f64; 3], pitch_deg: f64) -> Calibration {
+    let th = pitch_deg.to_radians();
+    // Rows of R: camera x right, y down, z forward.
+    let r = [
+        [1.0, 0.0, 0.0],
+        [0.0, -th.sin(), -th.cos()],
+        [0.0, th.cos(), -th.sin()],
+    ];
+    let t = r.map(|row| -dot(row, eye));
+    let k = [
+        [focal, 0.0, width as f64 / 2.0],
+        [0.0, focal, height as f64 / 2.0],
+        [0.0, 0.0, 1.0],
+    ];
+    let rt = [
+        [r[0][0], r[0][1], t[0]],
+        [r[1][0], r[1][1], t[1]],
+        [r[2][0], r[2][1], t[2]],
+    ];
+    Calibration::from_homography(mul(&k, &rt)).expect("a pitched camera above the floor maps it regularly")
+}
 
 /// What view to make.
 #[derive(Clone, Debug, PartialEq)]

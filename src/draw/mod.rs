@@ -25,6 +25,7 @@ use std::fmt;
 use crate::calib::Calibration;
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit, Vec2};
+use crate::simd::{Avx2, multiversion};
 
 use raster::{ChunkDirty, Coverage};
 use text::TextRenderer;
@@ -219,12 +220,12 @@ impl Overlay {
             None => None,
         };
         let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
-        let avx2 = has_avx2();
+        let cpu = Avx2::detect();
         self.dirty.for_each_span(|y, x0, x1| {
             let src = &self.px[y * w + x0..y * w + x1];
             let dst = &mut f[(y * w + x0) * 3..(y * w + x1) * 3];
             let m = mask.map(|m| &m[y * w + x0..y * w + x1]);
-            composite_row(src, dst, m, avx2);
+            composite_row(cpu, src, dst, m);
         });
         Ok(())
     }
@@ -269,19 +270,12 @@ fn blend_row(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
     if color.a() == 0 {
         return;
     }
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU supports AVX2 (checked at run time).
-        unsafe { blend_row_avx2(dst, coverage, color) };
-        return;
-    }
-    blend_row_generic(dst, coverage, color);
+    blend_row_simd(dst, coverage, color);
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn blend_row_avx2(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
-    blend_row_generic(dst, coverage, color);
+multiversion! {
+    /// [`blend_row_generic`] in its AVX2 build when the CPU has it.
+    fn blend_row_simd(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) = blend_row_generic;
 }
 
 /// Branch-free "over" so the compiler vectorizes it; coverage 0 leaves a
@@ -299,36 +293,10 @@ fn blend_row_generic(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
     }
 }
 
-/// Whether the CPU has AVX2 (checked once).
-pub(crate) fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// Composites premultiplied `src` over RGB `dst` through `mask`, with the
-/// AVX2 build of the loop when the CPU has it.
-fn composite_row(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>, avx2: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: the CPU supports AVX2 (checked at run time above).
-        unsafe { composite_row_avx2(src, dst, mask) };
-        return;
-    }
-    let _ = avx2;
-    composite_row_generic(src, dst, mask);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn composite_row_avx2(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>) {
-    composite_row_generic(src, dst, mask);
+multiversion! {
+    /// Composites premultiplied `src` over RGB `dst` through `mask`, with
+    /// the AVX2 build of the loop when the CPU has it.
+    fn composite_row(cpu: Option<Avx2>, src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]>) = composite_row_generic;
 }
 
 /// Branch-free so the compiler vectorizes it: transparent pixels cost a
@@ -375,6 +343,13 @@ pub struct Painter {
     fill: Vec<Vec2>,
     widths: Vec<f64>,
 }
+
+// Each export worker owns a painter and its overlay.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<Painter>();
+    send::<Overlay>();
+};
 
 impl Painter {
     /// A painter for frames of `width × height` pixels.
@@ -1115,7 +1090,7 @@ mod tests {
                     let mut a = frame[..3 * n].to_vec();
                     let mut b = a.clone();
                     composite_row_generic(&px, &mut a, m);
-                    composite_row(&px, &mut b, m, has_avx2());
+                    composite_row(Avx2::detect(), &px, &mut b, m);
                     prop_assert_eq!(a, b);
                 }
                 let mut a = px.clone();

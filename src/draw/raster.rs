@@ -19,6 +19,7 @@
 //! never make a loop run long or an index go out of range.
 
 use crate::log::Vec2;
+use crate::simd::{Avx2, multiversion};
 
 /// Columns per chunk in [`ChunkDirty`].
 pub(crate) const CHUNK: usize = 8;
@@ -246,7 +247,7 @@ impl Coverage {
         }
         let y_hi = y_hi as usize;
         let width = self.width;
-        let avx2 = super::has_avx2();
+        let cpu = Avx2::detect();
         for y in y_lo..=y_hi {
             let yc = y as f64;
             // The part of the centre line within `reach` of this row bounds
@@ -276,7 +277,7 @@ impl Coverage {
             let (r0, dr) = (ra as f32, (rb - ra) as f32);
             let px0 = (x_lo as f64 - a.x) as f32;
             let row = &mut self.cov[y * width + x_lo..=y * width + x_hi];
-            capsule_row(row, px0, py, dx, dy, inv, r0, dr, avx2);
+            capsule_row(cpu, row, px0, py, dx, dy, inv, r0, dr);
             self.dirty.add(y, x_lo, x_hi + 1);
         }
     }
@@ -406,26 +407,11 @@ fn capsule_row_generic(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv:
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx2")]
-fn capsule_row_avx2(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32) {
-    capsule_row_generic(row, px0, py, dx, dy, inv, r0, dr);
-}
-
-/// [`capsule_row_generic`], with its AVX2 build when the CPU has it (same
-/// results: no fused operations).
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn capsule_row(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32, avx2: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: the CPU supports AVX2 (checked at run time by the caller).
-        unsafe { capsule_row_avx2(row, px0, py, dx, dy, inv, r0, dr) };
-        return;
-    }
-    let _ = avx2;
-    capsule_row_generic(row, px0, py, dx, dy, inv, r0, dr);
+multiversion! {
+    /// [`capsule_row_generic`], with its AVX2 build when the CPU has it
+    /// (same results: no fused operations).
+    #[allow(clippy::too_many_arguments)]
+    fn capsule_row(cpu: Option<Avx2>, row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32) = capsule_row_generic;
 }
 
 /// The part of segment `a → b` inside the box (Liang–Barsky), as clipped

@@ -30,8 +30,8 @@ pub mod native;
 pub mod proto;
 pub mod reference;
 pub mod summary;
-#[cfg(test)]
-pub(crate) mod testutil;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testutil;
 pub mod text;
 pub mod thesis;
 pub(crate) mod wire;

@@ -462,6 +462,12 @@ pub struct Log {
     pub warnings: Vec<LoadWarning>,
 }
 
+// Export workers share one log behind an `Arc`.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Log>();
+};
+
 impl Log {
     pub fn new() -> Self {
         Self::default()

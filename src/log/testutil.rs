@@ -1,5 +1,5 @@
-//! Test helpers: a hand-made sample log and a proptest strategy for
-//! random valid logs (everything the model can hold).
+//! Test fixtures (feature `test-util`): a hand-made sample log and proptest
+//! strategies for random valid logs (everything the model can hold).
 
 use proptest::prelude::*;
 
@@ -9,7 +9,7 @@ use super::{
 };
 
 /// A small log using every shape, style option and header field.
-pub(crate) fn sample() -> Log {
+pub fn sample() -> Log {
     let mut log = Log::new();
     log.header.name = "test".into();
     log.header.time_unit = TimeUnit::RelativeSeconds;
@@ -88,7 +88,7 @@ pub(crate) fn sample() -> Log {
 }
 
 /// Any finite f64, biased towards the values logs hold.
-pub(crate) fn coord() -> impl Strategy<Value = f64> {
+pub fn coord() -> impl Strategy<Value = f64> {
     prop_oneof![
         4 => (-10_000i32..10_000).prop_map(f64::from),
         2 => -1e4..1e4f64,
@@ -96,7 +96,7 @@ pub(crate) fn coord() -> impl Strategy<Value = f64> {
     ]
 }
 
-pub(crate) fn size() -> impl Strategy<Value = f64> {
+pub fn size() -> impl Strategy<Value = f64> {
     coord().prop_map(f64::abs)
 }
 
@@ -223,7 +223,7 @@ fn header() -> impl Strategy<Value = Header> {
 }
 
 /// A random valid log: every value drawable, entity parents acyclic.
-pub(crate) fn arb_log() -> impl Strategy<Value = Log> {
+pub fn arb_log() -> impl Strategy<Value = Log> {
     let prim = (
         shape(),
         style(),

@@ -47,9 +47,9 @@ use super::bits::{BitMask, pack_row};
 use super::hsv::{bin_chroma_value_sat_row, hue_fraction, hue_in_window, sat_at_least};
 use super::morph::Morphology;
 use super::regions::Regions;
-use super::simd::multiversion;
 use super::{MaskError, Masker, RgbRows};
 use crate::image::{MaskImage, RgbImage};
+use crate::simd::multiversion;
 
 /// Parameters of the adaptive mask, as saved in a session file. Every
 /// field has a default; the defaults work on SSL carpets and grass pitches.

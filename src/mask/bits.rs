@@ -222,7 +222,7 @@ pub fn pack_row(flags: &[u8], bit: u32, out: &mut [u64]) {
     let bit = bit & 7;
     #[cfg(target_arch = "x86_64")]
     {
-        if super::simd::level() == super::simd::Level::Avx2 {
+        if crate::simd::has_avx2() {
             // SAFETY: the CPU supports AVX2.
             unsafe { pack_row_avx2(flags, bit, out) };
             return;
@@ -306,7 +306,7 @@ static UNPACK: [u64; 256] = {
 pub fn unpack_row(words: &[u64], dst: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if super::simd::level() == super::simd::Level::Avx2 {
+        if crate::simd::has_avx2() {
             // SAFETY: the CPU supports AVX2.
             unsafe { unpack_row_avx2(words, dst) };
             return;
@@ -376,7 +376,7 @@ mod tests {
                 pack_row_base(&flags, bit, &mut base);
                 assert_eq!(out, base, "w={w} bit={bit}");
                 #[cfg(target_arch = "x86_64")]
-                if std::is_x86_feature_detected!("avx2") {
+                if crate::simd::has_avx2() {
                     let mut v = vec![!0u64; w.div_ceil(64)];
                     // SAFETY: AVX2 was detected.
                     unsafe { pack_row_avx2(&flags, bit, &mut v) };

@@ -177,7 +177,7 @@ pub fn hue_in_window(p: u16, c: u8, lo: u8, span: u8) -> bool {
     inside & (c > 0)
 }
 
-super::simd::multiversion! {
+crate::simd::multiversion! {
     /// The statistics of a row of interleaved RGB pixels: [`hue_bin`],
     /// chroma, value and [`saturation`] of each, computed with f32
     /// divisions so the loop vectorises (the quotients are exact: integer
@@ -214,7 +214,7 @@ fn saturation_by_division(c: u8, v: u8) -> u8 {
     (unsafe { q.to_int_unchecked::<u32>() }).min(255) as u8
 }
 
-super::simd::multiversion! {
+crate::simd::multiversion! {
     /// Converts a row of interleaved RGB pixels into hue, chroma and value
     /// rows ([`hue_chroma_value`]); converts as many pixels as all fit.
     pub fn hue_chroma_value_row(rgb: &[u8], h: &mut [u8], c: &mut [u8], v: &mut [u8]) {

@@ -34,7 +34,7 @@ pub mod external;
 pub mod hsv;
 pub mod morph;
 pub mod regions;
-pub(crate) mod simd;
+#[cfg(any(test, feature = "test-util"))]
 pub mod synth;
 pub mod thesis;
 

@@ -27,8 +27,8 @@
 //! `n` (docs/PERFORMANCE.md has the measured curve).
 
 use super::bits::{BitMask, pack_row, unpack_row};
-use super::simd::multiversion;
 use crate::image::MaskImage;
+use crate::simd::multiversion;
 
 /// Radii from which the distance transform replaces iterated cross steps.
 pub const DT_MIN_RADIUS: u32 = 40;

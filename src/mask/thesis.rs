@@ -16,9 +16,9 @@
 use super::bits::{BitMask, pack_row};
 use super::hsv::{hue_chroma_value_row, sat_at_least};
 use super::morph::Morphology;
-use super::simd::multiversion;
 use super::{MaskError, Masker, RgbRows};
 use crate::image::{MaskImage, RgbImage};
+use crate::simd::multiversion;
 
 /// Hue stored for pixels failing the S/V part of the green test (never in
 /// a hue window, which ends at 179 + 10 + 12 at most).

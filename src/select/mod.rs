@@ -139,6 +139,12 @@ pub struct Filter {
     max_level: Vec<i32>,
 }
 
+// Export workers share one compiled filter.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Filter>();
+};
+
 impl Filter {
     /// The maximum level that marks an entity as hidden.
     pub const HIDDEN: i32 = i32::MIN;

@@ -29,6 +29,13 @@ pub use planes::Yuv420;
 pub use source::SourceFrame;
 pub use time_map::{ClockError, ClockTable, TimeMap};
 
+// Export decodes and encodes on threads of their own.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<Decoder>();
+    send::<Encoder>();
+};
+
 /// What a video file holds, as far as underlay cares.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VideoInfo {

@@ -50,13 +50,6 @@ fn all_frames(path: &Path) -> Vec<SourceFrame> {
 }
 
 #[test]
-fn decoder_and_encoder_can_move_to_another_thread() {
-    fn is_send<T: Send>() {}
-    is_send::<Decoder>();
-    is_send::<Encoder>();
-}
-
-#[test]
 fn constant_rate_round_trip_keeps_count_times_and_pixels() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("cfr.mp4");

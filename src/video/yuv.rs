@@ -10,6 +10,8 @@
 //! averaged over it on the way out, so pixels the overlay does not touch
 //! come back as they were decoded.
 
+use crate::simd::Avx2;
+
 /// Luma weights (kr, kb) of a colour matrix: BT.709 for `space` 1,
 /// BT.2020 for 9 and 10, else BT.601.
 fn weights(space: i32) -> (f64, f64) {
@@ -120,18 +122,6 @@ pub struct PlaneMut<'a> {
     pub stride: usize,
 }
 
-/// Whether the AVX2 kernels can run here.
-fn have_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// Converts the top-left `width`×`height` (both even) of a packed RGB24
 /// picture into Y, U and V planes.
 ///
@@ -146,7 +136,7 @@ pub fn rgb_to_yuv420(
     v: PlaneMut<'_>,
     c: &Coeffs,
 ) {
-    rgb_to_yuv420_with(src, width, height, y, u, v, c, have_avx2());
+    rgb_to_yuv420_with(src, width, height, y, u, v, c, Avx2::detect());
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -158,7 +148,7 @@ fn rgb_to_yuv420_with(
     u: PlaneMut<'_>,
     v: PlaneMut<'_>,
     c: &Coeffs,
-    simd: bool,
+    cpu: Option<Avx2>,
 ) {
     assert!(width % 2 == 0 && height % 2 == 0, "4:2:0 needs even sizes");
     assert!(src.stride >= 3 * width && src.data.len() >= src.stride * (height.max(1) - 1) + 3 * width);
@@ -172,13 +162,13 @@ fn rgb_to_yuv420_with(
         let vr = &mut v.data[row * v.stride..][..cw];
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
-        if simd {
-            // SAFETY: AVX2 is available (checked by the caller); the rows
+        if cpu.is_some() {
+            // SAFETY: AVX2 is available (`cpu` proves it); the rows
             // have the lengths the kernel reads and writes.
             done = unsafe { simd::rgb_to_yuv_rows(s0, s1, y0, y1, ur, vr, c) };
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = simd;
+        let _ = cpu;
         luma_row(&s0[3 * done..], &mut y0[done..], c);
         luma_row(&s1[3 * done..], &mut y1[done..], c);
         chroma_row(
@@ -230,7 +220,7 @@ pub fn yuv420_to_rgb(
     dst: &mut [u8],
     c: &InvCoeffs,
 ) {
-    yuv420_to_rgb_with(y, u, v, width, height, dst, c, have_avx2());
+    yuv420_to_rgb_with(y, u, v, width, height, dst, c, Avx2::detect());
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -242,7 +232,7 @@ fn yuv420_to_rgb_with(
     height: usize,
     dst: &mut [u8],
     c: &InvCoeffs,
-    simd: bool,
+    cpu: Option<Avx2>,
 ) {
     let (cw, ch) = (width.div_ceil(2), height.div_ceil(2));
     let fits = |p: &Plane<'_>, w: usize, h: usize| {
@@ -257,13 +247,13 @@ fn yuv420_to_rgb_with(
         let out = &mut dst[row * 3 * width..][..3 * width];
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
-        if simd {
-            // SAFETY: AVX2 is available (checked by the caller); the rows
+        if cpu.is_some() {
+            // SAFETY: AVX2 is available (`cpu` proves it); the rows
             // have the lengths the kernel reads and writes.
             done = unsafe { simd::yuv_to_rgb_row(yr, ur, vr, out, c) };
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = simd;
+        let _ = cpu;
         to_rgb_row(
             &yr[done..],
             &ur[done / 2..],
@@ -703,10 +693,10 @@ mod tests {
     /// exercise the 32-pixel steps and the tails.
     #[test]
     fn simd_matches_scalar_exactly() {
-        if !have_avx2() {
+        let Some(avx2) = Avx2::detect() else {
             eprintln!("no AVX2 on this CPU: nothing to compare");
             return;
-        }
+        };
         let mut seed = 12345u32;
         let mut rnd = move || {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
@@ -717,7 +707,7 @@ mod tests {
             for space in [1, 5, 9] {
                 let c = Coeffs::for_space(space);
                 let mut outs = Vec::new();
-                for simd in [false, true] {
+                for cpu in [None, Some(avx2)] {
                     let (mut y, mut u, mut v) = (vec![0; w * h], vec![0; w * h / 4], vec![0; w * h / 4]);
                     rgb_to_yuv420_with(
                         pl(&rgb, 3 * w),
@@ -736,7 +726,7 @@ mod tests {
                             stride: w / 2,
                         },
                         &c,
-                        simd,
+                        cpu,
                     );
                     outs.push((y, u, v));
                 }
@@ -745,9 +735,9 @@ mod tests {
                 for full in [false, true] {
                     let ic = InvCoeffs::for_space(space, full);
                     let mut back = Vec::new();
-                    for simd in [false, true] {
+                    for cpu in [None, Some(avx2)] {
                         let mut out = vec![0; 3 * w * h];
-                        yuv420_to_rgb_with(pl(y, w), pl(u, w / 2), pl(v, w / 2), w, h, &mut out, &ic, simd);
+                        yuv420_to_rgb_with(pl(y, w), pl(u, w / 2), pl(v, w / 2), w, h, &mut out, &ic, cpu);
                         back.push(out);
                     }
                     assert!(

@@ -612,3 +612,32 @@ fn unknown_entity_references_are_warnings() {
         }
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(10))]
+    /// Any valid log (the shared strategy of `log::testutil`, feature
+    /// `test-util`) survives the binary's conversion to the text notation
+    /// and back to the native format.
+    #[test]
+    fn random_logs_survive_convert_through_text(original in underlay::log::testutil::arb_log()) {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, txt, back) = (dir.path().join("a.ulog"), dir.path().join("a.txt"), dir.path().join("b.ulog"));
+        log::save(&original, &bin).unwrap();
+        ok(&[&"log", &"convert", &bin, &txt]);
+        ok(&[&"log", &"convert", &txt, &back]);
+        proptest::prop_assert_eq!(log::load(&back).unwrap(), original);
+    }
+}
+
+#[test]
+fn sample_log_reads_the_same_in_every_format() {
+    let original = underlay::log::testutil::sample();
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["s.ulog", "s.ulog.zst", "s.txt"] {
+        let path = dir.path().join(name);
+        log::save(&original, &path).unwrap();
+        assert_eq!(log::load(&path).unwrap(), original, "{name}");
+        let info = ok(&[&"log", &"info", &path]);
+        assert!(info.contains("robots/blue"), "{name}: {info}");
+    }
+}

@@ -12,6 +12,7 @@ mod util;
 
 mod calib_cli;
 mod demo;
+mod draw;
 mod export;
 mod log_cli;
 mod mask;

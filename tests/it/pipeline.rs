@@ -2,16 +2,16 @@
 //! at a striped floor with robots standing on it, a known log and a known
 //! calibration. Checked two ways:
 //! - golden images under `tests/data/golden/` (regenerate with
-//!   `UNDERLAY_BLESS=1 cargo test --test pipeline`; tolerance in
+//!   `UNDERLAY_BLESS=1 cargo test --test it golden`; tolerance in
 //!   `tests/data/golden/README.md`);
 //! - direct assertions on geometry: colour at projected points on the
 //!   floor, none on robots, circles becoming ellipses, horizon clipping.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use underlay::calib::Calibration;
-use underlay::image::{FLOOR, MaskImage, RgbImage, load_rgb, save_rgb};
+use underlay::calib::synthetic::pitched_camera;
+use underlay::image::{FLOOR, MaskImage, RgbImage};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
 use underlay::mask::{MaskError, Masker};
 use underlay::pipeline::{DrawSettings, DrawToggles, InstantThreshold, Pipeline};
@@ -32,33 +32,7 @@ const ROBOT_RADIUS: f64 = 200.0;
 
 /// World → pixel homography of a pinhole camera over the floor `z = 0`.
 fn camera() -> Calibration {
-    let th = PITCH_DEG.to_radians();
-    let x_c = [1.0, 0.0, 0.0];
-    let z_c = [0.0, th.cos(), -th.sin()];
-    let y_c = [0.0, -th.sin(), -th.cos()];
-    let rows = [x_c, y_c, z_c];
-    let t: Vec<f64> = rows
-        .iter()
-        .map(|r| -(r[0] * CAM[0] + r[1] * CAM[1] + r[2] * CAM[2]))
-        .collect();
-    let k = [
-        [FOCAL, 0.0, W as f64 / 2.0],
-        [0.0, FOCAL, H as f64 / 2.0],
-        [0.0, 0.0, 1.0],
-    ];
-    // [r1 r2 t]: first two columns of R, then t.
-    let m = [
-        [rows[0][0], rows[0][1], t[0]],
-        [rows[1][0], rows[1][1], t[1]],
-        [rows[2][0], rows[2][1], t[2]],
-    ];
-    let mut h = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            h[i][j] = (0..3).map(|l| k[i][l] * m[l][j]).sum();
-        }
-    }
-    Calibration::from_homography(h).unwrap()
+    pitched_camera(W, H, FOCAL, CAM, PITCH_DEG)
 }
 
 /// Image row of the horizon (where the floor plane's vanishing line is).
@@ -384,48 +358,6 @@ fn pipeline(toggles: DrawToggles) -> Pipeline {
     pipeline_for(Arc::new(scene_log()), camera(), toggles, OFFSET, 0.2)
 }
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden")
-}
-
-/// Compares with the stored image, or stores it when `UNDERLAY_BLESS=1`.
-/// Tolerance: at most 0.1 % of pixels may differ by more than 2 in any
-/// channel, and the mean absolute difference must stay below 0.05 (so
-/// platform rounding passes and any drawing change fails).
-fn check_golden(name: &str, img: &RgbImage) {
-    let path = golden_dir().join(name);
-    if std::env::var_os("UNDERLAY_BLESS").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(golden_dir()).unwrap();
-        save_rgb(&path, img).unwrap();
-        eprintln!("blessed {}", path.display());
-        return;
-    }
-    let want = load_rgb(&path).unwrap_or_else(|e| {
-        panic!("{e}: run `UNDERLAY_BLESS=1 cargo test --test pipeline` to create it, then look at it")
-    });
-    assert_eq!(want.dim(), img.dim(), "{name}: size differs");
-    let mut over = 0usize;
-    let mut sum = 0u64;
-    for (a, b) in want.iter().zip(img.iter()) {
-        let d = a.abs_diff(*b);
-        sum += d as u64;
-        if d > 2 {
-            over += 1;
-        }
-    }
-    let mean = sum as f64 / img.len() as f64;
-    let actual = std::env::temp_dir().join(format!("underlay-actual-{name}"));
-    assert!(
-        over * 1000 <= img.len() && mean < 0.05,
-        "{name}: {over} channel values differ by more than 2, mean difference {mean:.4}; \
-         actual image written to {}",
-        {
-            let _ = save_rgb(&actual, img);
-            actual.display()
-        }
-    );
-}
-
 fn render(toggles: DrawToggles) -> (RgbImage, Pipeline, underlay::pipeline::FrameStats) {
     let mut p = pipeline(toggles);
     let mut frame = SourceFrame::new(0, VIDEO_TIME, scene(&camera()));
@@ -439,7 +371,7 @@ fn golden_scene_with_mask() {
     // 5 field + 1 target + 7 reasoning + 3 robot circles + 3 undrawable.
     assert_eq!(stats.primitives, 19);
     assert_eq!((stats.drawn, stats.skipped), (16, 3));
-    check_golden("scene.png", &frame);
+    crate::util::check_golden("scene.png", &frame);
 }
 
 #[test]
@@ -448,7 +380,7 @@ fn golden_scene_without_mask() {
         floor_mask: false,
         ..DrawToggles::default()
     });
-    check_golden("scene-nomask.png", &frame);
+    crate::util::check_golden("scene-nomask.png", &frame);
 }
 
 #[test]
@@ -457,7 +389,7 @@ fn golden_scene_with_tint() {
         tint: true,
         ..DrawToggles::default()
     });
-    check_golden("scene-tint.png", &frame);
+    crate::util::check_golden("scene-tint.png", &frame);
 }
 
 fn px(img: &RgbImage, p: Vec2) -> [u8; 3] {

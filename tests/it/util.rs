@@ -1,9 +1,12 @@
 //! What the integration tests share: running the `underlay` binary,
-//! temporary folders, and finding external tools and shared media.
+//! temporary folders, finding external tools and shared media, and
+//! comparing images with the golden ones (`tests/data/golden`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+use underlay::image::{RgbImage, load_rgb, save_rgb};
 
 /// The `underlay` binary built for these tests.
 pub fn underlay_cmd() -> Command {
@@ -112,8 +115,10 @@ pub fn shared_media(name: &str) -> Option<PathBuf> {
     }
 }
 
-/// A file of the shared reference material (`../shared/reference/<name>`),
-/// or `None` with a message.
+/// A reference implementation from the shared material
+/// (`../shared/reference/<name>`), or `None` after [`skip_missing_tool`]:
+/// like a tool, CI has it, so its absence there is a failure.
+#[track_caller]
 pub fn shared_reference(name: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/reference")
@@ -121,7 +126,7 @@ pub fn shared_reference(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("skipped: {} is not present", p.display());
+        skip_missing_tool(&format!("the reference {}", p.display()));
         None
     }
 }
@@ -152,4 +157,48 @@ pub fn python_with_opencv() -> Option<PathBuf> {
         skip_missing_tool("a Python with cv2 and numpy (scripts/python-venv.sh installs one)");
     }
     found
+}
+
+/// `tests/data/golden`: the stored images.
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden")
+}
+
+/// Compares with the stored image, or stores it when `UNDERLAY_BLESS=1`.
+/// Tolerance: at most 0.1 % of pixels may differ by more than 2 in any
+/// channel, and the mean absolute difference must stay below 0.05 (so
+/// platform rounding passes and any drawing change fails).
+#[track_caller]
+pub fn check_golden(name: &str, img: &RgbImage) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("UNDERLAY_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        save_rgb(&path, img).unwrap();
+        eprintln!("blessed {}", path.display());
+        return;
+    }
+    let want = load_rgb(&path).unwrap_or_else(|e| {
+        panic!("{e}: run `UNDERLAY_BLESS=1 cargo test --test it` to create it, then look at it")
+    });
+    assert_eq!(want.dim(), img.dim(), "{name}: size differs");
+    let mut over = 0usize;
+    let mut sum = 0u64;
+    for (a, b) in want.iter().zip(img.iter()) {
+        let d = a.abs_diff(*b);
+        sum += d as u64;
+        if d > 2 {
+            over += 1;
+        }
+    }
+    let mean = sum as f64 / img.len() as f64;
+    let actual = std::env::temp_dir().join(format!("underlay-actual-{name}"));
+    assert!(
+        over * 1000 <= img.len() && mean < 0.05,
+        "{name}: {over} channel values differ by more than 2, mean difference {mean:.4}; \
+         actual image written to {}",
+        {
+            let _ = save_rgb(&actual, img);
+            actual.display()
+        }
+    );
 }
