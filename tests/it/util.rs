@@ -116,9 +116,10 @@ pub fn shared_media(name: &str) -> Option<PathBuf> {
 }
 
 /// A reference implementation from the shared material
-/// (`../shared/reference/<name>`), or `None` after [`skip_missing_tool`]:
-/// like a tool, CI has it, so its absence there is a failure.
-#[track_caller]
+/// (`../shared/reference/<name>`), or `None` with a message. Like the
+/// shared media, it lives outside the repository: a clone elsewhere does not
+/// have it, so its absence is never a failure, whatever
+/// `UNDERLAY_REQUIRE_TOOLS` says.
 pub fn shared_reference(name: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/reference")
@@ -126,7 +127,7 @@ pub fn shared_reference(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        skip_missing_tool(&format!("the reference {}", p.display()));
+        eprintln!("skipped: {} is not present", p.display());
         None
     }
 }
