@@ -47,7 +47,7 @@ use super::bits::{BitMask, pack_row};
 use super::hsv::{bin_chroma_value_sat_row, hue_fraction, hue_in_window, sat_at_least};
 use super::morph::Morphology;
 use super::regions::Regions;
-use super::{MaskError, Masker, RgbRows};
+use super::{MaskError, MaskStep, Masker, RgbRows};
 use crate::image::{MaskImage, RgbImage};
 use crate::simd::multiversion;
 
@@ -270,6 +270,29 @@ impl AdaptiveMasker {
 
     /// Computes the mask of `frame` (shown at `time` seconds) as a bit mask.
     pub fn compute_bits(&mut self, frame: &RgbImage, time: f64) -> Result<&BitMask, MaskError> {
+        let t = self.measure_and_blend(frame, time)?;
+        self.compute_bits_with(frame, time, t)
+    }
+
+    /// The order-dependent part: measures `frame`, folds it into the
+    /// running model and returns the thresholds for it (`None`: no floor).
+    fn measure_and_blend(&mut self, frame: &RgbImage, time: f64) -> Result<Option<Thresholds>, MaskError> {
+        let rows = RgbRows::new(frame, time)?;
+        if rows.width == 0 || rows.height == 0 {
+            return Ok(None);
+        }
+        let measured = measure(&rows, &self.settings, &mut self.samples);
+        let model = self.blend(measured, time).clone();
+        Ok(thresholds(&model, &self.settings))
+    }
+
+    /// The per-pixel part: the mask of `frame` with thresholds `t`.
+    fn compute_bits_with(
+        &mut self,
+        frame: &RgbImage,
+        time: f64,
+        t: Option<Thresholds>,
+    ) -> Result<&BitMask, MaskError> {
         let rows = RgbRows::new(frame, time)?;
         let (w, h) = (rows.width, rows.height);
         self.floor.reset(w, h);
@@ -277,9 +300,7 @@ impl AdaptiveMasker {
         if w == 0 || h == 0 {
             return Ok(&self.floor);
         }
-        let measured = measure(&rows, &self.settings, &mut self.samples);
-        let model = self.blend(measured, time).clone();
-        let Some(t) = thresholds(&model, &self.settings) else {
+        let Some(t) = t else {
             self.thresholds = None;
             self.floor.fill_ones();
             return Ok(&self.floor);
@@ -366,6 +387,26 @@ impl Masker for AdaptiveMasker {
 
     fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
         self.compute_bits(frame, time)?.write_mask_image(out);
+        Ok(())
+    }
+
+    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+        Ok(MaskStep::Adaptive(self.measure_and_blend(frame, time)?))
+    }
+
+    fn compute_step(
+        &mut self,
+        frame: &RgbImage,
+        time: f64,
+        step: &MaskStep,
+        out: &mut MaskImage,
+    ) -> Result<(), MaskError> {
+        let t = match step {
+            MaskStep::Adaptive(t) => *t,
+            // Not advanced elsewhere: this masker sees the frame in order.
+            MaskStep::Stateless => self.measure_and_blend(frame, time)?,
+        };
+        self.compute_bits_with(frame, time, t)?.write_mask_image(out);
         Ok(())
     }
 
@@ -608,6 +649,35 @@ mod tests {
         m.compute(&f.frame, 0.0, &mut out).unwrap();
         let score = iou(&out, &f.floor);
         assert!(score >= 0.98, "IoU {score}");
+    }
+
+    #[test]
+    fn advancing_in_order_and_computing_anywhere_gives_the_same_masks() {
+        let frames: Vec<_> = [[20u8, 110, 30], [30, 140, 40], [15, 90, 25], [25, 120, 35]]
+            .iter()
+            .map(|&carpet| {
+                generate(&SynthOptions {
+                    width: 96,
+                    height: 54,
+                    carpet,
+                    ..Default::default()
+                })
+                .frame
+            })
+            .collect();
+        let mut sequential = masker();
+        let mut leader = masker();
+        let mut workers = [masker(), masker()];
+        for (i, f) in frames.iter().enumerate() {
+            let t = i as f64 * 0.04;
+            let mut want = MaskImage::zeros((0, 0));
+            sequential.compute(f, t, &mut want).unwrap();
+            let step = leader.advance(f, t).unwrap();
+            assert!(matches!(step, MaskStep::Adaptive(Some(_))));
+            let mut got = MaskImage::zeros((0, 0));
+            workers[i % 2].compute_step(f, t, &step, &mut got).unwrap();
+            assert_eq!(got, want, "frame {i}");
+        }
     }
 
     #[test]

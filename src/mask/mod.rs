@@ -100,7 +100,30 @@ pub enum MaskSettings {
     },
 }
 
+/// What a masker carries from one frame to the next, worked out for one
+/// frame by [`Masker::advance`] in frame order and handed to
+/// [`Masker::compute_step`], which may run in another instance (on another
+/// thread) with the same settings: export computes masks in parallel and
+/// still gets exactly the masks of one masker seeing every frame in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum MaskStep {
+    /// Nothing is carried between frames (or `advance` was not asked).
+    #[default]
+    Stateless,
+    /// The adaptive mask's thresholds for the frame, from its floor model
+    /// smoothed over the frames before (`None`: no floor: all floor).
+    Adaptive(Option<adaptive::Thresholds>),
+}
+
 /// Computes floor masks for frames.
+///
+/// A masker whose result depends on earlier frames splits its work: the
+/// order-dependent part in [`advance`](Self::advance) (called once per
+/// frame, in frame order) and the per-pixel part in
+/// [`compute_step`](Self::compute_step). Calling `compute` on every frame
+/// in order gives the same masks as `advance` in order on one instance and
+/// `compute_step` on any instances. Maskers without such state implement
+/// `compute` only.
 pub trait Masker: Send {
     /// Short name for messages ("thesis", "adaptive", …).
     fn name(&self) -> &str;
@@ -108,6 +131,27 @@ pub trait Masker: Send {
     /// Writes the floor mask of `frame` (shown at video time `time`, in
     /// seconds) into `out`, resizing it when needed.
     fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError>;
+
+    /// Takes `frame` into the state carried between frames and returns
+    /// what [`compute_step`](Self::compute_step) needs for it.
+    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+        let _ = (frame, time);
+        Ok(MaskStep::Stateless)
+    }
+
+    /// Writes the floor mask of `frame` given its `step` (from
+    /// [`advance`](Self::advance), of this masker or another with the same
+    /// settings).
+    fn compute_step(
+        &mut self,
+        frame: &RgbImage,
+        time: f64,
+        step: &MaskStep,
+        out: &mut MaskImage,
+    ) -> Result<(), MaskError> {
+        let _ = step;
+        self.compute(frame, time, out)
+    }
 
     /// Forgets state carried between frames (called after a seek).
     fn reset(&mut self) {}

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
 use crate::image::{FLOOR, MaskImage};
 use crate::log::{Log, LogError};
-use crate::mask::{MaskError, Masker, NoMask};
+use crate::mask::{MaskError, MaskStep, Masker, NoMask};
 use crate::select::{EntityTree, Filter, Index, SelectError};
 use crate::session::{Session, SessionError};
 use crate::video::SourceFrame;
@@ -82,6 +82,13 @@ pub struct FrameStats {
     pub draw_time: Duration,
     /// Time tinting and compositing onto the frame.
     pub composite_time: Duration,
+}
+
+/// What [`Pipeline::prepare`] worked out for one frame, in frame order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FramePlan {
+    /// The mask's state for the frame.
+    pub mask: MaskStep,
 }
 
 /// Turns a frame into the annotated frame.
@@ -216,9 +223,49 @@ impl Pipeline {
 
     /// Annotates `frame` in place, and marks the parts it changed on the
     /// frame's YUV planes ([`SourceFrame::yuv`]), when it has them, so that
-    /// only those are converted back.
+    /// only those are converted back. Frames must come in order (after a
+    /// jump, [`reset`](Self::reset)): the mask may carry state from frame
+    /// to frame. Same as [`prepare`](Self::prepare) then
+    /// [`process_planned`](Self::process_planned).
     pub fn process(&mut self, frame: &mut SourceFrame) -> Result<FrameStats, PipelineError> {
-        let stats = self.draw_frame(frame)?;
+        let plan = self.prepare(frame)?;
+        self.process_planned(frame, &plan)
+    }
+
+    /// The part of the work on `frame` that depends on the frames before
+    /// it (the adaptive mask's smoothing over time): call it once per frame,
+    /// in frame order, on one pipeline. The plan it returns can then be
+    /// processed by any pipeline configured the same way
+    /// ([`process_planned`](Self::process_planned)), in any order: the
+    /// result is the same as one pipeline processing every frame in order.
+    pub fn prepare(&mut self, frame: &SourceFrame) -> Result<FramePlan, PipelineError> {
+        let Some(settings) = &self.applied else {
+            return Ok(FramePlan::default());
+        };
+        let toggles = settings.toggles;
+        let own_mask = frame.mask.is_some() && settings.mask.takes_source_masks();
+        if !(toggles.floor_mask || toggles.tint) || own_mask {
+            return Ok(FramePlan::default());
+        }
+        let mask = self
+            .masker
+            .advance(&frame.image, frame.time)
+            .map_err(|source| PipelineError::Mask {
+                time: frame.time,
+                masker: self.masker.name().to_owned(),
+                source,
+            })?;
+        Ok(FramePlan { mask })
+    }
+
+    /// Annotates `frame` as [`process`](Self::process) does, with the
+    /// order-dependent part already worked out by [`prepare`](Self::prepare).
+    pub fn process_planned(
+        &mut self,
+        frame: &mut SourceFrame,
+        plan: &FramePlan,
+    ) -> Result<FrameStats, PipelineError> {
+        let stats = self.draw_frame(frame, plan)?;
         if let Some(yuv) = &mut frame.yuv {
             let (h, w, _) = frame.image.dim();
             let tint = self.applied.as_ref().is_some_and(|s| s.toggles.tint);
@@ -232,7 +279,7 @@ impl Pipeline {
         Ok(stats)
     }
 
-    fn draw_frame(&mut self, frame: &mut SourceFrame) -> Result<FrameStats, PipelineError> {
+    fn draw_frame(&mut self, frame: &mut SourceFrame, plan: &FramePlan) -> Result<FrameStats, PipelineError> {
         let Some(settings) = &self.applied else {
             return Ok(FrameStats::default());
         };
@@ -270,7 +317,7 @@ impl Pipeline {
                 }
                 _ => self
                     .masker
-                    .compute(image, time, &mut self.mask)
+                    .compute_step(image, time, &plan.mask, &mut self.mask)
                     .map_err(|source| PipelineError::Mask {
                         time,
                         masker: self.masker.name().to_owned(),
@@ -568,6 +615,40 @@ mod tests {
         let e = p.process(&mut SourceFrame::new(0, 0.0, fortran)).unwrap_err();
         let e = crate::error::chain(&e);
         assert!(e.contains("layout") && e.contains("0.000 s"), "{e}");
+    }
+
+    #[test]
+    fn planned_in_order_and_drawn_anywhere_equals_drawn_in_order() {
+        use crate::mask::synth::{SynthOptions, generate};
+        let s = DrawSettings {
+            mask: MaskSettings::default(),
+            ..settings()
+        };
+        let log = Arc::new(dot_log());
+        let frames: Vec<SourceFrame> = (0..6)
+            .map(|i| {
+                let carpet = [20 + 4 * i as u8, 110 + 6 * i as u8, 30];
+                let f = generate(&SynthOptions {
+                    width: 80,
+                    height: 40,
+                    carpet,
+                    ..Default::default()
+                });
+                SourceFrame::new(i, i as f64 * 0.2, f.frame)
+            })
+            .collect();
+        let mut one = Pipeline::new(Arc::clone(&log), &s).unwrap();
+        let mut leader = Pipeline::new(Arc::clone(&log), &s).unwrap();
+        let mut workers = [leader.fork().unwrap(), leader.fork().unwrap()];
+        for (i, f) in frames.iter().enumerate() {
+            let mut want = f.clone();
+            one.process(&mut want).unwrap();
+            let plan = leader.prepare(f).unwrap();
+            let mut got = f.clone();
+            // Backwards through the workers, so neither sees every frame.
+            workers[(i / 2) % 2].process_planned(&mut got, &plan).unwrap();
+            assert_eq!(got.image, want.image, "frame {i}");
+        }
     }
 
     #[test]

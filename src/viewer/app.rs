@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use eframe::egui;
 use super::bench::{BenchJob, fmt_ms};
 use super::calibrate::CalibMode;
 use super::entities::EntityTree;
+use super::export::DialogError;
 use super::playback::Playback;
 use super::player::{FrameProcessor, FrameTiming, Player};
 use super::state::{Document, OpenRequest, Persisted, is_session_path};
@@ -552,10 +552,11 @@ impl ViewerApp {
         if let Some(r) = &mut self.export.running {
             ctx.request_repaint_after(Duration::from_millis(100));
             if let Some(res) = r.poll() {
+                let output = r.output.clone();
                 self.export.running = None;
                 match &res {
-                    Ok(m) => self.status(m.lines().next().unwrap_or_default().to_owned()),
-                    Err(e) => self.error(format!("export: {e}")),
+                    Ok(report) => self.status(super::export::summary(report, &output)),
+                    Err(e) => self.error(format!("export: {}", crate::error::chain(e))),
                 }
                 self.export.last = Some(res);
             }
@@ -578,7 +579,7 @@ impl ViewerApp {
                 b.started = Some(now);
                 self.export.options.output = b.output.clone();
                 if let Err(e) = self.start_export() {
-                    println!("export bench: cannot export: {e:#}");
+                    println!("export bench: cannot export: {}", crate::error::chain(&e));
                     ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                 }
             }
@@ -593,8 +594,8 @@ impl ViewerApp {
         }
         let took = started.elapsed().as_secs_f64();
         let result = match &self.export.last {
-            Some(Ok(m)) => m.clone(),
-            Some(Err(e)) => format!("failed: {e}"),
+            Some(Ok(report)) => super::export::summary(report, &b.output),
+            Some(Err(e)) => format!("failed: {}", crate::error::chain(e)),
             None => "no result".into(),
         };
         println!(
@@ -920,7 +921,7 @@ impl ViewerApp {
             }
             Command::StartExport => {
                 if let Err(e) = self.start_export() {
-                    self.export.last = Some(Err(format!("{e:#}")));
+                    self.export.last = Some(Err(e));
                 }
             }
             Command::CancelExport => {
@@ -965,42 +966,20 @@ impl ViewerApp {
         d.last = None;
     }
 
-    /// Starts the export the dialog describes on a background thread.
-    fn start_export(&mut self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.export.running.is_none(), "an export is already running");
-        anyhow::ensure!(self.synthetic.is_none(), "generated frames cannot be exported");
-        let doc = self.doc.as_ref().context("nothing is open")?;
-        anyhow::ensure!(doc.has_log, "open a log first: there is nothing to draw");
-        anyhow::ensure!(
-            doc.calibration.is_some(),
-            "calibrate first: the overlay needs a calibration"
-        );
+    /// Starts the export the dialog describes on a background thread: the
+    /// plan `underlay export` makes of the session as shown.
+    fn start_export(&mut self) -> Result<(), DialogError> {
+        if self.export.running.is_some() {
+            return Err(DialogError::Running);
+        }
+        if self.synthetic.is_some() {
+            return Err(DialogError::Synthetic);
+        }
+        let doc = self.doc.as_ref().ok_or(DialogError::NothingOpen)?;
         let options = self.export.options.clone();
-        options.check().map_err(anyhow::Error::msg)?;
-        let expected = self.info().map(|i| {
-            let (a, b) = (
-                options.from.unwrap_or(i.start),
-                options.to.unwrap_or(i.start + i.duration),
-            );
-            ((b - a).max(0.0) * i.fps).round() as u64
-        });
-        // What is shown, the mask as the dialog says; one pipeline per
-        // export worker.
-        let mut settings = doc.draw_settings();
-        settings.toggles.floor_mask = !options.no_mask;
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 4);
-        let processors = (0..workers)
-            .map(|_| Pipeline::with_index(Arc::clone(&doc.log), Arc::clone(&doc.index), &settings))
-            .collect::<Result<Vec<_>, _>>()?;
-        let f = super::media::export_fn(
-            doc.session.clone(),
-            doc.session_path.clone(),
-            processors,
-            options.clone(),
-            expected,
-        );
+        let plan = doc.export_plan(&options)?;
+        let f: super::export::ExportFn =
+            Box::new(move |progress, cancel| plan.run(cancel, Some(Arc::clone(progress))));
         self.export.running = Some(super::export::Running::start(options.output.clone(), f)?);
         self.export.last = None;
         Ok(())

@@ -1,96 +1,51 @@
-//! The export dialog's job: runs an export on a background thread, with
-//! progress the UI reads every frame and a cancel flag, so the window stays
+//! The export dialog's job: runs the export plan ([`crate::export::ExportPlan`],
+//! the one `underlay export` runs) on a background thread, with progress
+//! the UI reads every frame and a cancel flag, so the window stays
 //! responsive while a video is written.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The options of `underlay export` the dialog offers (the entity and level
-/// filter, offset, calibration and mask come from the session as shown).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExportOptions {
-    pub output: PathBuf,
-    /// Start and end (video seconds); `None` = from the start / to the end.
-    pub from: Option<f64>,
-    pub to: Option<f64>,
-    /// Draw over everything (no floor mask).
-    pub no_mask: bool,
-    /// x264 constant rate factor, 0–51.
-    pub crf: u8,
-    /// x264 preset.
-    pub preset: String,
+use crate::export::{ExportError, ExportReport};
+pub use crate::export::{ExportOptions, PRESETS, Progress};
+
+/// Why the dialog's export did not happen, or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DialogError {
+    #[error("an export is already running")]
+    Running,
+    #[error("generated frames cannot be exported")]
+    Synthetic,
+    #[error("nothing is open")]
+    NothingOpen,
+    #[error("open a log first: there is nothing to draw")]
+    NoLog,
+    #[error("calibrate first: the overlay needs a calibration")]
+    NoCalibration,
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    #[error("cannot start the export thread")]
+    Thread(#[source] std::io::Error),
+    #[error("the export stopped unexpectedly (a bug: please report it)")]
+    Panicked,
 }
 
-impl Default for ExportOptions {
-    fn default() -> Self {
-        ExportOptions {
-            output: PathBuf::new(),
-            from: None,
-            to: None,
-            no_mask: false,
-            crf: 20,
-            preset: "veryfast".into(),
-        }
-    }
-}
+/// What an export function gets: where to count progress, and a flag
+/// that turns true when the user cancels.
+pub type ExportFn = Box<dyn FnOnce(&Arc<Progress>, &AtomicBool) -> Result<ExportReport, ExportError> + Send>;
 
-/// x264 presets, fastest first.
-pub const PRESETS: [&str; 9] = [
-    "ultrafast",
-    "superfast",
-    "veryfast",
-    "faster",
-    "fast",
-    "medium",
-    "slow",
-    "slower",
-    "veryslow",
-];
-
-impl ExportOptions {
-    /// Checks the options; the message says what to fix.
-    pub fn check(&self) -> Result<(), String> {
-        if self.output.as_os_str().is_empty() {
-            return Err("choose an output file".into());
-        }
-        if let (Some(a), Some(b)) = (self.from, self.to)
-            && a.partial_cmp(&b) != Some(std::cmp::Ordering::Less)
-        {
-            return Err(format!("the range is empty: from {a} s to {b} s"));
-        }
-        for t in self.from.iter().chain(&self.to) {
-            if !t.is_finite() {
-                return Err(format!("{t} is not a time"));
-            }
-        }
-        if self.crf > 51 {
-            return Err(format!("CRF {} is outside 0–51", self.crf));
-        }
-        if !PRESETS.contains(&self.preset.as_str()) {
-            return Err(format!("unknown x264 preset {:?}", self.preset));
-        }
-        Ok(())
-    }
-}
-
-/// Progress of a running export, shared with its thread.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Frames written so far.
-    pub done: AtomicU64,
-    /// Frames expected, 0 when unknown.
-    pub total: AtomicU64,
-}
-
-impl Progress {
-    /// Records `done` of `total` frames.
-    pub fn set(&self, done: u64, total: Option<u64>) {
-        self.done.store(done, Ordering::Relaxed);
-        self.total.store(total.unwrap_or(0), Ordering::Relaxed);
-    }
+/// One line saying what an export wrote.
+pub fn summary(report: &ExportReport, output: &std::path::Path) -> String {
+    format!(
+        "wrote {} frames ({:.1} s of video) to {} in {:.1} s",
+        report.frames,
+        report.duration,
+        output.display(),
+        report.elapsed
+    )
 }
 
 /// An export running on its own thread.
@@ -99,16 +54,12 @@ pub struct Running {
     cancel: Arc<AtomicBool>,
     pub started: Instant,
     pub output: PathBuf,
-    handle: Option<JoinHandle<Result<String, String>>>,
+    handle: Option<JoinHandle<Result<ExportReport, ExportError>>>,
 }
-
-/// What an export function gets: where to report progress, and a flag
-/// that turns true when the user cancels.
-pub type ExportFn = Box<dyn FnOnce(&Progress, &AtomicBool) -> Result<String, String> + Send>;
 
 impl Running {
     /// Starts `f` on a new thread.
-    pub fn start(output: PathBuf, f: ExportFn) -> std::io::Result<Self> {
+    pub fn start(output: PathBuf, f: ExportFn) -> Result<Self, DialogError> {
         let progress = Arc::new(Progress::default());
         let cancel = Arc::new(AtomicBool::new(false));
         let (p, c) = (Arc::clone(&progress), Arc::clone(&cancel));
@@ -117,7 +68,8 @@ impl Running {
             .spawn(move || {
                 lower_priority();
                 f(&p, &c)
-            })?;
+            })
+            .map_err(DialogError::Thread)?;
         Ok(Running {
             progress,
             cancel,
@@ -136,14 +88,14 @@ impl Running {
     }
 
     /// The result once the thread ended (`None` while it runs).
-    pub fn poll(&mut self) -> Option<Result<String, String>> {
+    pub fn poll(&mut self) -> Option<Result<ExportReport, DialogError>> {
         if !self.handle.as_ref()?.is_finished() {
             return None;
         }
         let h = self.handle.take()?;
         Some(match h.join() {
-            Ok(r) => r,
-            Err(_) => Err("the export stopped unexpectedly (a bug: please report it)".into()),
+            Ok(r) => r.map_err(DialogError::from),
+            Err(_) => Err(DialogError::Panicked),
         })
     }
 
@@ -191,28 +143,21 @@ pub struct ExportDialog {
     /// The output path as typed.
     pub output_text: String,
     pub running: Option<Running>,
-    /// What the last export said.
-    pub last: Option<Result<String, String>>,
+    /// What the last export did.
+    pub last: Option<Result<ExportReport, DialogError>>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn options_are_checked() {
-        let mut o = ExportOptions::default();
-        assert!(o.check().is_err());
-        o.output = "out.mp4".into();
-        assert_eq!(o.check(), Ok(()));
-        o.from = Some(3.0);
-        o.to = Some(2.0);
-        assert!(o.check().unwrap_err().contains("empty"));
-        o.to = Some(f64::NAN);
-        assert!(o.check().is_err());
-        o.to = None;
-        o.preset = "warp".into();
-        assert!(o.check().unwrap_err().contains("preset"));
+    fn wait(r: &mut Running) -> Result<ExportReport, DialogError> {
+        loop {
+            if let Some(res) = r.poll() {
+                return res;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     #[cfg(target_os = "linux")]
@@ -220,20 +165,17 @@ mod tests {
     fn the_export_thread_runs_at_a_lower_priority() {
         let mut r = Running::start(
             "x.mp4".into(),
-            Box::new(|_: &Progress, _: &AtomicBool| {
+            Box::new(|_: &Arc<Progress>, _: &AtomicBool| {
                 // SAFETY: reads the calling thread's own priority.
                 let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
-                Ok(nice.to_string())
+                Ok(ExportReport {
+                    frames: nice as u64,
+                    ..ExportReport::default()
+                })
             }),
         )
         .unwrap();
-        let res = loop {
-            if let Some(res) = r.poll() {
-                break res;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
-        let nice: i32 = res.unwrap().parse().unwrap();
+        let nice = wait(&mut r).unwrap().frames;
         assert!(nice >= 10, "nice {nice}");
     }
 
@@ -241,15 +183,16 @@ mod tests {
     fn a_job_reports_progress_and_can_be_cancelled() {
         let mut r = Running::start(
             "x.mp4".into(),
-            Box::new(|p: &Progress, cancel: &AtomicBool| {
+            Box::new(|p: &Arc<Progress>, cancel: &AtomicBool| {
+                p.total.store(1000, Ordering::Relaxed);
                 for i in 0..1000 {
-                    p.set(i, Some(1000));
+                    p.done.store(i, Ordering::Relaxed);
                     if cancel.load(Ordering::Relaxed) {
-                        return Err(format!("cancelled at frame {i}"));
+                        return Err(crate::Interrupted.into());
                     }
                     std::thread::sleep(Duration::from_millis(2));
                 }
-                Ok("done".into())
+                Ok(ExportReport::default())
             }),
         )
         .unwrap();
@@ -259,12 +202,10 @@ mod tests {
         let (frac, _, _) = r.status();
         assert!(frac.is_some_and(|f| f > 0.0 && f < 1.0));
         r.cancel();
-        let res = loop {
-            if let Some(res) = r.poll() {
-                break res;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
-        assert!(res.unwrap_err().starts_with("cancelled at frame"));
+        let e = wait(&mut r).unwrap_err();
+        assert!(
+            matches!(e, DialogError::Export(ExportError::Interrupted(_))),
+            "{e}"
+        );
     }
 }

@@ -11,7 +11,6 @@ pub mod bench;
 pub mod calibrate;
 pub mod entities;
 pub mod export;
-pub mod media;
 pub mod playback;
 pub mod player;
 pub mod state;

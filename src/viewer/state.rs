@@ -16,7 +16,9 @@ use crate::session::{CalibrationSource, Session};
 use crate::video::{ClockTable, TimeMap};
 
 use super::entities::EntityTree;
+use super::export::DialogError;
 use super::sync::{self, Events};
+use crate::export::{ExportOptions, ExportPlan};
 
 /// Most recent files remembered.
 const MAX_RECENT: usize = 10;
@@ -259,6 +261,25 @@ impl Document {
         Ok(())
     }
 
+    /// The export of this document (as shown, unsaved changes included)
+    /// with the dialog's `options`: the plan `underlay export` makes of the
+    /// same session.
+    pub fn export_plan(&self, options: &ExportOptions) -> Result<ExportPlan, DialogError> {
+        if !self.has_log {
+            return Err(DialogError::NoLog);
+        }
+        if self.calibration.is_none() {
+            return Err(DialogError::NoCalibration);
+        }
+        Ok(ExportPlan::with_log(
+            &self.session,
+            self.session_path.as_deref(),
+            Arc::clone(&self.log),
+            Arc::clone(&self.index),
+            options,
+        )?)
+    }
+
     /// The settings the overlay is drawn with.
     pub fn draw_settings(&self) -> DrawSettings {
         let mut s = self.session.draw_settings_with(self.calibration.clone());
@@ -390,5 +411,82 @@ mod tests {
         assert!(!doc.is_dirty());
         let back = Session::load(&path).unwrap();
         assert_eq!(back, doc.session);
+    }
+
+    /// A short 160×96 video of a flat grey floor.
+    fn grey_video(path: &Path, frames: u32) {
+        let settings = crate::video::EncoderSettings {
+            fps_hint: 10.0,
+            ..Default::default()
+        };
+        let mut enc = crate::video::Encoder::create(path, 160, 96, &settings).unwrap();
+        let img = crate::image::RgbImage::from_elem((96, 160, 3), 90);
+        for i in 0..frames {
+            enc.push(&img, i as f64 / 10.0).unwrap();
+        }
+        enc.finish().unwrap();
+    }
+
+    #[test]
+    fn the_document_exports_what_it_shows() {
+        use crate::log::{FrameTime, Primitive, Rgba, Shape, Style, Vec2};
+        let dir = tempfile::tempdir().unwrap();
+        let video = dir.path().join("in.mp4");
+        grey_video(&video, 12);
+        let mut doc = Document::open(&OpenRequest {
+            input: Some(video.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        let out = dir.path().join("out.mp4");
+        let options = ExportOptions {
+            output: out.clone(),
+            ..Default::default()
+        };
+        assert!(matches!(doc.export_plan(&options), Err(DialogError::NoLog)));
+        let mut log = Log::new();
+        let e = log.entities.intern("ball");
+        let disc = Primitive {
+            shape: Shape::Circle {
+                center: Vec2::new(80.0, 48.0),
+                radius: 30.0,
+            },
+            style: Style {
+                fill: Some(Rgba::from_rgb(0xff0000)),
+                ..Style::color(Rgba::from_rgb(0xff0000))
+            },
+            entity: e,
+            level: 0,
+        };
+        log.push_frame(
+            FrameTime::Persistent {
+                start: f64::NEG_INFINITY,
+                end: f64::INFINITY,
+            },
+            [disc],
+        );
+        doc.set_log(log, dir.path().join("x.ulog"));
+        assert!(matches!(
+            doc.export_plan(&options),
+            Err(DialogError::NoCalibration)
+        ));
+        doc.set_calibration(Some(
+            Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap(),
+        ));
+        doc.session.mask = crate::mask::MaskSettings::None;
+        let plan = doc.export_plan(&options).unwrap();
+        assert_eq!(plan.expected_frames, Some(12));
+        let progress = Arc::new(crate::export::Progress::default());
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let report = plan.run(&cancel, Some(Arc::clone(&progress))).unwrap();
+        assert_eq!(report.frames, 12);
+        assert_eq!(progress.done.load(std::sync::atomic::Ordering::Relaxed), 12);
+        let mut dec = crate::video::Decoder::open(&out).unwrap();
+        let frame = dec.next_frame().unwrap().unwrap();
+        let px = |y: usize, x: usize| [0, 1, 2].map(|c| frame.image[[y, x, c]]);
+        let red = px(48, 80);
+        assert!(red[0] > 200 && red[1] < 60 && red[2] < 60, "disc centre {red:?}");
+        let grey = px(5, 5);
+        assert!(grey.iter().all(|&v| v.abs_diff(90) < 12), "floor {grey:?}");
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use underlay::export::{self, ExportJob, Processor};
+use underlay::export::{self, ExportJob, SimpleProcessor};
 use underlay::image::RgbImage;
 use underlay::video::{Decoder, Encoder, EncoderSettings, SourceFrame};
 
@@ -80,7 +80,7 @@ fn quick_job(input: &Path, output: &Path) -> ExportJob {
     job
 }
 
-fn nothing<'a>() -> Vec<Processor<'a>> {
+fn nothing<'a>() -> Vec<SimpleProcessor<'a>> {
     vec![Box::new(|_: &mut underlay::video::SourceFrame| Ok(()))]
 }
 

@@ -14,6 +14,7 @@ mod calib_cli;
 mod demo;
 mod draw;
 mod export;
+mod export_plan;
 mod log_cli;
 mod mask;
 mod pipeline;

@@ -128,10 +128,10 @@ pub fn contents(
         ui.end_row();
     });
     o.output = d.output_text.trim().into();
-    ui.weak("Entities, levels, offset, calibration and mask method come from the session, as shown.");
+    ui.weak("Entities, levels, offset, calibration, mask and tint come from the session, as shown.");
     let check = o.check();
     if let Err(e) = &check {
-        ui.colored_label(ui.visuals().warn_fg_color, e);
+        ui.colored_label(ui.visuals().warn_fg_color, e.to_string());
     }
     if ui
         .add_enabled(check.is_ok(), egui::Button::new("Export"))
@@ -140,11 +140,14 @@ pub fn contents(
         action = Some(ExportAction::Start);
     }
     match &d.last {
-        Some(Ok(m)) => {
-            ui.label(m);
+        Some(Ok(report)) => {
+            ui.label(crate::viewer::export::summary(report, &d.options.output));
+            for w in &report.warnings {
+                ui.colored_label(ui.visuals().warn_fg_color, format!("note: {w}"));
+            }
         }
         Some(Err(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, e);
+            ui.colored_label(ui.visuals().error_fg_color, crate::error::chain(e));
         }
         None => {}
     }

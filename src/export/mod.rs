@@ -1,13 +1,18 @@
-//! The offline export driver: decode → per-frame processing → encode, on
-//! threads joined by bounded queues, with a progress bar, Ctrl-C, and an
-//! output that only appears (renamed from a temporary file in the same
-//! folder) once it is complete.
+//! The offline export: an [`ExportPlan`] ([`plan`]) says what to export —
+//! built from a session and the command line's or the export dialog's
+//! options, the same way for both — and this driver runs it: frames from a
+//! [`FrameSource`] → per-frame work → encode, on threads joined by bounded
+//! queues, with a progress bar, Ctrl-C, and an output that only appears
+//! (renamed from a temporary file in the same folder) once it is complete.
 //!
-//! Frame buffers circulate: the decoder fills a buffer, a worker draws on
-//! it in place, the encoder converts it and hands it back to the decoder,
+//! Frame buffers circulate: the source fills a buffer, a worker draws on
+//! it in place, the encoder converts it and hands it back to the source,
 //! so memory stays bounded (a few frames per thread) at any video length.
-//! Workers run in parallel across frames; the encoder puts frames back in
-//! order.
+//! Work that depends on the frames before (the adaptive mask's smoothing
+//! over time) is done in frame order on the reading thread
+//! ([`Preparer`]); the rest runs on workers in parallel across frames, and
+//! the encoder puts frames back in order. So the output is the same
+//! whatever the number of workers.
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
@@ -15,21 +20,42 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
-use crate::video::{Decoder, Encoder, EncoderSettings, SourceFrame, VideoError};
+pub mod plan;
+mod tally;
+
+pub use plan::{ExportOptions, ExportPlan, PRESETS, default_workers};
+
+use crate::mask::MaskError;
+use crate::pipeline::PipelineError;
+use crate::session::SessionError;
+use crate::video::source::{FrameSource, OpenOptions, SourceError, SourceInfo};
+use crate::video::{Encoder, EncoderSettings, SourceFrame, VideoError};
 
 /// An error from a per-frame processor.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
-/// The per-frame work: draws on the frame in place. The frame's `time` is
-/// its video time in seconds (from the input's start, whatever `--from`
-/// says). Frames come with their decoded YUV planes when the video allows
+/// The per-frame work: draws on the frame in place, given what the
+/// [`Preparer`] worked out for it. The frame's `time` is its time in
+/// seconds from the source's start (whatever `--from` says). Frames come
+/// with their decoded YUV planes when the video allows
 /// ([`SourceFrame::yuv`]); a processor that changes `image` must mark where
 /// ([`crate::video::Yuv420::mark_changed`];
-/// [`crate::pipeline::Pipeline::process`] does) or drop them, because
-/// the encoder takes the unmarked parts as they were decoded.
-pub type Processor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send + 'a>;
+/// [`crate::pipeline::Pipeline::process_planned`] does) or drop them,
+/// because the encoder takes the unmarked parts as they were decoded.
+pub type Processor<'a, P> = Box<dyn FnMut(&mut SourceFrame, P) -> Result<(), BoxError> + Send + 'a>;
+
+/// The per-frame work that must see the frames in order, before the
+/// processors ([`crate::pipeline::Pipeline::prepare`]); runs on the
+/// reading thread.
+pub type Preparer<'a, P> = Box<dyn FnMut(&SourceFrame) -> Result<P, BoxError> + Send + 'a>;
+
+/// Per-frame work that needs no preparation.
+pub type SimpleProcessor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send + 'a>;
 
 /// Errors of an export. Each names the file, and the frame where one is
 /// concerned.
@@ -37,7 +63,19 @@ pub type Processor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), BoxError>
 pub enum ExportError {
     #[error(transparent)]
     Video(#[from] VideoError),
-    #[error("{input}: frame {index} at {time:.3} s: {source}")]
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("cannot set up the drawing")]
+    Pipeline(#[from] PipelineError),
+    #[error("{input}: the floor mask does not fit this video")]
+    MaskDoesNotFit {
+        input: PathBuf,
+        #[source]
+        source: MaskError,
+    },
+    #[error("{input}: frame {index} at {time:.3} s")]
     Process {
         input: PathBuf,
         index: u64,
@@ -47,7 +85,19 @@ pub enum ExportError {
     },
     #[error("{output}: refusing to overwrite the input {input} (same file)")]
     SameFile { output: PathBuf, input: PathBuf },
-    #[error("{path}: {source}")]
+    #[error("{output}: no video container has this extension (use .mp4, .mov or .mkv)")]
+    UnknownContainer { output: PathBuf },
+    #[error("{output}: the output's folder does not exist")]
+    NoFolder { output: PathBuf },
+    #[error("choose an output file")]
+    NoOutput,
+    #[error("CRF {crf} is outside 0–51")]
+    BadCrf { crf: u8 },
+    #[error("unknown x264 preset {preset:?} (one of {})", PRESETS.join(", "))]
+    UnknownPreset { preset: String },
+    #[error("the offset must be a finite number of seconds, not {offset}")]
+    BadOffset { offset: f64 },
+    #[error("{path}: cannot write the output")]
     Io {
         path: PathBuf,
         #[source]
@@ -68,10 +118,19 @@ pub enum ExportError {
     Interrupted(#[from] crate::Interrupted),
 }
 
-/// What to export, checked and ready to run.
+/// Frames written so far and expected, shared with whoever shows progress.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Frames written so far.
+    pub done: AtomicU64,
+    /// Frames expected, 0 when unknown.
+    pub total: AtomicU64,
+}
+
+/// What to export at the level of frames: input, output, range, encoder.
 #[derive(Clone, Debug)]
 pub struct ExportJob {
-    /// The video to annotate.
+    /// The frame source to annotate (opened with [`crate::video::source::open`]).
     pub input: PathBuf,
     /// The annotated video to write (its extension picks the container).
     pub output: PathBuf,
@@ -88,6 +147,8 @@ pub struct ExportJob {
     pub protected: Vec<PathBuf>,
     /// Show a progress bar on stderr (only drawn on a terminal).
     pub progress: bool,
+    /// Count frames written here too (the viewer's progress bar).
+    pub counter: Option<Arc<Progress>>,
 }
 
 impl ExportJob {
@@ -102,6 +163,7 @@ impl ExportJob {
             copy_audio: true,
             protected: Vec::new(),
             progress: false,
+            counter: None,
         }
     }
 }
@@ -122,16 +184,17 @@ pub struct ExportReport {
 /// Buffers in circulation beyond those held by each stage.
 const SPARE_FRAMES: usize = 3;
 
-/// A decoded frame travelling to a worker, or what stopped decoding.
-enum Work {
-    Frame(u64, SourceFrame),
-    Failed(u64, VideoError),
+/// A frame travelling to a worker with its preparation, or what stopped
+/// reading.
+enum Work<P> {
+    Frame(u64, SourceFrame, P),
+    Failed(u64, ExportError),
 }
 
 /// A processed frame travelling to the encoder.
 enum Done {
     Frame(SourceFrame, Result<(), BoxError>),
-    Failed(VideoError),
+    Failed(ExportError),
 }
 
 /// Flags shared by the stages.
@@ -157,7 +220,22 @@ struct DecodeSummary {
 /// set. On any error no output file is left behind.
 pub fn run(
     job: &ExportJob,
-    processors: Vec<Processor<'_>>,
+    processors: Vec<SimpleProcessor<'_>>,
+    cancel: &AtomicBool,
+) -> Result<ExportReport, ExportError> {
+    let processors = processors
+        .into_iter()
+        .map(|mut p| -> Processor<'_, ()> { Box::new(move |f: &mut SourceFrame, ()| p(f)) })
+        .collect();
+    run_planned(job, Box::new(|_: &SourceFrame| Ok(())), processors, cancel)
+}
+
+/// Like [`run`], with `prepare` run on every frame in frame order before
+/// it goes to a processor with what `prepare` returned.
+pub fn run_planned<P: Send>(
+    job: &ExportJob,
+    prepare: Preparer<'_, P>,
+    processors: Vec<Processor<'_, P>>,
     cancel: &AtomicBool,
 ) -> Result<ExportReport, ExportError> {
     let start = Instant::now();
@@ -169,11 +247,10 @@ pub fn run(
     if from.is_nan() || to.is_nan() || from >= to || from == f64::INFINITY || to == f64::NEG_INFINITY {
         return Err(ExportError::BadRange { from, to });
     }
-    let mut decoder = Decoder::open(&job.input)?;
     // Pixels no drawing touches go to the encoder as they were decoded.
-    decoder.set_keep_yuv(true);
-    let info = decoder.info().clone();
-    if info.duration > 0.0 && from >= info.duration {
+    let mut source = crate::video::source::open(&job.input, &OpenOptions { keep_yuv: true })?;
+    let info = source.info().clone();
+    if info.duration > 0.0 && from >= info.start + info.duration {
         return Err(ExportError::EmptyRange {
             input: job.input.clone(),
             from,
@@ -181,14 +258,15 @@ pub fn run(
             duration: info.duration,
         });
     }
-    if let Some(f) = job.from {
-        decoder.seek(f)?;
-    }
+    let first = match job.from {
+        Some(f) => source.frame_at(f)?,
+        None => None,
+    };
 
     let temp = TempFile::beside(&job.output);
     let workers = processors.len().max(1);
     let pool_limit = 2 * workers + SPARE_FRAMES + 2;
-    let (work_tx, work_rx) = bounded::<Work>(workers + 1);
+    let (work_tx, work_rx) = bounded::<Work<P>>(workers + 1);
     let (done_tx, done_rx) = bounded::<(u64, Done)>(workers + 1);
     let (free_tx, free_rx) = unbounded::<SourceFrame>();
     let (stop, truncated) = (AtomicBool::new(false), AtomicBool::new(false));
@@ -199,16 +277,28 @@ pub fn run(
     };
 
     let expected = expected_frames(&info, from, to);
+    if let Some(c) = &job.counter {
+        c.done.store(0, Ordering::Relaxed);
+        c.total.store(expected.unwrap_or(0), Ordering::Relaxed);
+    }
     let bar = progress_bar(job.progress, expected);
     if job.progress {
         crate::video::set_ffmpeg_quiet(true);
     }
 
     let result = std::thread::scope(|s| {
-        let decode = s.spawn(move || decode_stage(decoder, to, pool_limit, work_tx, free_rx, signals));
+        let reading = Reading {
+            source,
+            first,
+            prepare,
+            input: &job.input,
+            to,
+            pool_limit,
+        };
+        let decode = s.spawn(move || decode_stage(reading, work_tx, free_rx, signals));
         let mut processors = processors;
         if processors.is_empty() {
-            processors.push(Box::new(|_: &mut SourceFrame| Ok(())));
+            processors.push(Box::new(|_: &mut SourceFrame, _: P| Ok(())));
         }
         for mut p in processors {
             let (rx, tx) = (work_rx.clone(), done_tx.clone());
@@ -254,20 +344,11 @@ fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
         }
     }
     if !crate::video::is_known_container(out) {
-        return Err(ExportError::Io {
-            path: out.clone(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "no video container has this extension (use .mp4, .mov or .mkv)",
-            ),
-        });
+        return Err(ExportError::UnknownContainer { output: out.clone() });
     }
     let dir = crate::files::parent_dir(out);
     if !dir.is_dir() {
-        return Err(ExportError::Io {
-            path: out.clone(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "the output's folder does not exist"),
-        });
+        return Err(ExportError::NoFolder { output: out.clone() });
     }
     Ok(())
 }
@@ -332,16 +413,17 @@ impl TempFile {
     }
 }
 
-/// Frames expected between `from` and `to`, for the progress bar.
-fn expected_frames(info: &crate::video::VideoInfo, from: f64, to: f64) -> Option<u64> {
-    let span = to.min(info.duration) - from.max(0.0);
-    if info.avg_fps > 0.0 && span.is_finite() && span > 0.0 {
-        if from <= 0.0 && to >= info.duration {
+/// Frames expected between `from` and `to`, for progress bars.
+pub fn expected_frames(info: &SourceInfo, from: f64, to: f64) -> Option<u64> {
+    let end = info.start + info.duration;
+    let span = to.min(end) - from.max(info.start);
+    if info.fps > 0.0 && span.is_finite() && span > 0.0 {
+        if from <= info.start && to >= end {
             if let Some(n) = info.frame_count {
                 return Some(n);
             }
         }
-        return Some((span * info.avg_fps).round() as u64);
+        return Some((span * info.fps).round() as u64);
     }
     info.frame_count
 }
@@ -365,12 +447,22 @@ fn progress_bar(show: bool, len: Option<u64>) -> indicatif::ProgressBar {
     bar
 }
 
-/// Decodes frames into circulating buffers and hands them to the workers.
-fn decode_stage(
-    mut decoder: Decoder,
+/// What the reading thread works with.
+struct Reading<'a, P> {
+    source: Box<dyn FrameSource>,
+    /// The frame shown at `--from`, read when the source was positioned.
+    first: Option<SourceFrame>,
+    prepare: Preparer<'a, P>,
+    input: &'a Path,
     to: f64,
     pool_limit: usize,
-    work: Sender<Work>,
+}
+
+/// Reads frames into circulating buffers, prepares each in order and hands
+/// them to the workers.
+fn decode_stage<P>(
+    mut r: Reading<'_, P>,
+    work: Sender<Work<P>>,
     free: Receiver<SourceFrame>,
     sig: Signals<'_>,
 ) -> DecodeSummary {
@@ -380,39 +472,36 @@ fn decode_stage(
     let mut last_time = f64::NEG_INFINITY;
     let mut dropped = 0u64;
     let mut spare = None;
+    if r.first.is_some() {
+        made += 1;
+    }
     loop {
         if sig.stop.load(Ordering::SeqCst) || sig.cancel.load(Ordering::SeqCst) {
             break;
         }
-        let mut frame = match spare.take().map_or_else(|| free.try_recv(), Ok) {
-            Ok(f) => f,
-            Err(_) if made < pool_limit => {
-                made += 1;
-                SourceFrame::empty()
-            }
-            Err(_) => match free.recv_timeout(Duration::from_millis(100)) {
-                Ok(f) => f,
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
-                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
-            },
+        let frame = match r.first.take() {
+            Some(f) => Ok(f),
+            None => next_frame(&mut r, &mut spare, &mut made, &free),
         };
-        match decoder.read_into(&mut frame) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e @ VideoError::Truncated { .. }) if seq > 0 => {
+        let frame = match frame {
+            Ok(f) => f,
+            Err(Next::Wait) => continue,
+            Err(Next::End) => break,
+            Err(Next::Failed(SourceError::Video(e @ VideoError::Truncated { .. }))) if seq > 0 => {
                 // Keep what decoded; say so.
                 sig.truncated.store(true, Ordering::SeqCst);
+                let e = crate::error::chain(&e);
                 summary
                     .warnings
                     .push(format!("{e}; exported the {seq} frames before it"));
                 break;
             }
-            Err(e) => {
-                let _ = work.send(Work::Failed(seq, e));
+            Err(Next::Failed(e)) => {
+                let _ = work.send(Work::Failed(seq, e.into()));
                 break;
             }
-        }
-        if frame.time >= to {
+        };
+        if frame.time >= r.to {
             break;
         }
         if frame.time <= last_time {
@@ -423,7 +512,20 @@ fn decode_stage(
             continue;
         }
         last_time = frame.time;
-        if work.send(Work::Frame(seq, frame)).is_err() {
+        let msg = match (r.prepare)(&frame) {
+            Ok(p) => Work::Frame(seq, frame, p),
+            Err(source) => Work::Failed(
+                seq,
+                ExportError::Process {
+                    input: r.input.to_owned(),
+                    index: frame.index,
+                    time: frame.time,
+                    source,
+                },
+            ),
+        };
+        let failed = matches!(msg, Work::Failed(..));
+        if work.send(msg).is_err() || failed {
             break;
         }
         seq += 1;
@@ -431,22 +533,58 @@ fn decode_stage(
     if dropped > 0 {
         summary.warnings.push(format!(
             "{}: left out {dropped} frames whose timestamps did not increase",
-            decoder.path().display()
+            r.input.display()
         ));
     }
     summary
 }
 
+/// Why no frame came from [`next_frame`].
+enum Next {
+    /// No free buffer yet; look at the signals and try again.
+    Wait,
+    /// The source ended, or the encoder is gone.
+    End,
+    Failed(SourceError),
+}
+
+/// The next frame, read into a free buffer (a new one while fewer than
+/// the pool's limit exist).
+fn next_frame<P>(
+    r: &mut Reading<'_, P>,
+    spare: &mut Option<SourceFrame>,
+    made: &mut usize,
+    free: &Receiver<SourceFrame>,
+) -> Result<SourceFrame, Next> {
+    let mut frame = match spare.take().map_or_else(|| free.try_recv(), Ok) {
+        Ok(f) => f,
+        Err(_) if *made < r.pool_limit => {
+            *made += 1;
+            SourceFrame::empty()
+        }
+        Err(_) => match free.recv_timeout(Duration::from_millis(100)) {
+            Ok(f) => f,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => return Err(Next::Wait),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Err(Next::End),
+        },
+    };
+    match r.source.read_into(&mut frame) {
+        Ok(true) => Ok(frame),
+        Ok(false) => Err(Next::End),
+        Err(e) => Err(Next::Failed(e)),
+    }
+}
+
 /// Runs one processor on frames until the decoder is done.
-fn worker(
-    process: &mut (dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send),
-    work: &Receiver<Work>,
+fn worker<P>(
+    process: &mut (dyn FnMut(&mut SourceFrame, P) -> Result<(), BoxError> + Send),
+    work: &Receiver<Work<P>>,
     done: &Sender<(u64, Done)>,
 ) {
     for item in work.iter() {
         let msg = match item {
-            Work::Frame(seq, mut f) => {
-                let r = process(&mut f);
+            Work::Frame(seq, mut f, p) => {
+                let r = process(&mut f, p);
                 (seq, Done::Frame(f, r))
             }
             Work::Failed(seq, e) => (seq, Done::Failed(e)),
@@ -461,7 +599,7 @@ fn worker(
 /// written, output duration and encoder warnings.
 fn encode_stage(
     job: &ExportJob,
-    info: &crate::video::VideoInfo,
+    info: &SourceInfo,
     temp: &TempFile,
     done: Receiver<(u64, Done)>,
     free: Sender<SourceFrame>,
@@ -486,7 +624,7 @@ fn encode_stage(
         }
         while let Some(d) = pending.remove(&next) {
             let frame = match d {
-                Done::Failed(e) => return Err(e.into()),
+                Done::Failed(e) => return Err(e),
                 Done::Frame(f, Err(source)) => {
                     return Err(ExportError::Process {
                         input: job.input.clone(),
@@ -505,12 +643,14 @@ fn encode_stage(
                     t0 = if job.from.is_some() { frame.time } else { 0.0 };
                     let (h, w, _) = frame.image.dim();
                     let mut settings = job.encoder.clone();
-                    settings.time_base = Some(info.time_base);
-                    if info.avg_fps > 0.0 {
-                        settings.fps_hint = info.avg_fps;
+                    settings.time_base = info.time_base;
+                    if info.fps > 0.0 {
+                        settings.fps_hint = info.fps;
                     }
-                    if job.copy_audio && info.has_audio {
-                        settings.audio_from = Some(job.input.clone());
+                    if job.copy_audio
+                        && let Some(audio) = &info.audio
+                    {
+                        settings.audio_from = Some(audio.clone());
                         settings.audio_window = (job.from.is_some() || job.to.is_some())
                             .then(|| (t0, job.to.unwrap_or(f64::INFINITY)));
                     }
@@ -522,6 +662,9 @@ fn encode_stage(
             enc.push_frame(&frame, last_out)
                 .map_err(|e| temp.name_output(e, &job.output))?;
             bar.inc(1);
+            if let Some(c) = &job.counter {
+                c.done.fetch_add(1, Ordering::Relaxed);
+            }
             next += 1;
             // The decoder may be gone already; then the buffer is just freed.
             let _ = free.send(frame);
@@ -530,7 +673,7 @@ fn encode_stage(
     // A gap in the sequence: only possible if a stage died.
     if let Some(d) = pending.into_values().next() {
         return Err(match d {
-            Done::Failed(e) => e.into(),
+            Done::Failed(e) => e,
             Done::Frame(f, _) => ExportError::Lost {
                 input: job.input.clone(),
                 index: next,
@@ -568,7 +711,7 @@ fn encode_stage(
 mod tests {
     use super::*;
     use crate::image::RgbImage;
-    use crate::video::{Encoder, EncoderSettings};
+    use crate::video::{Decoder, Encoder, EncoderSettings};
 
     fn level(i: usize) -> u8 {
         (20 + 9 * i) as u8
@@ -598,7 +741,7 @@ mod tests {
     }
 
     /// Paints a red 16×16 square in the top-left corner.
-    fn red_square<'a>() -> Processor<'a> {
+    fn red_square<'a>() -> SimpleProcessor<'a> {
         Box::new(|f: &mut SourceFrame| {
             let img = &mut f.image;
             for y in 0..16 {
@@ -663,11 +806,11 @@ mod tests {
         let inp = input(dir.path(), &times);
         let out = dir.path().join("par.mp4");
         // Workers of different speeds, so frames finish out of order.
-        let slow: Processor<'_> = Box::new(|_: &mut SourceFrame| {
+        let slow: SimpleProcessor<'_> = Box::new(|_: &mut SourceFrame| {
             std::thread::sleep(Duration::from_millis(15));
             Ok(())
         });
-        let fast: Processor<'_> = Box::new(|_: &mut SourceFrame| Ok(()));
+        let fast: SimpleProcessor<'_> = Box::new(|_: &mut SourceFrame| Ok(()));
         run(
             &crisp_job(&inp, &out),
             vec![slow, fast, red_square()],
@@ -688,7 +831,7 @@ mod tests {
         job.from = Some(0.55);
         job.to = Some(1.0);
         let seen = std::sync::Mutex::new(Vec::new());
-        let p: Processor<'_> = Box::new(|f: &mut SourceFrame| {
+        let p: SimpleProcessor<'_> = Box::new(|f: &mut SourceFrame| {
             let t = f.time;
             seen.lock().unwrap().push(t);
             Ok(())
@@ -710,7 +853,7 @@ mod tests {
         let times: Vec<f64> = (0..15).map(|i| f64::from(i) / 10.0).collect();
         let inp = input(dir.path(), &times);
         let out = dir.path().join("fail.mp4");
-        let p: Processor<'_> = Box::new(|f: &mut SourceFrame| {
+        let p: SimpleProcessor<'_> = Box::new(|f: &mut SourceFrame| {
             let t = f.time;
             if t > 0.75 {
                 Err("the overlay broke".into())
@@ -735,7 +878,7 @@ mod tests {
         let inp = input(dir.path(), &times);
         let out = dir.path().join("cancel.mp4");
         let cancel = AtomicBool::new(false);
-        let p: Processor<'_> = Box::new(|f: &mut SourceFrame| {
+        let p: SimpleProcessor<'_> = Box::new(|f: &mut SourceFrame| {
             let t = f.time;
             if t >= 1.0 {
                 cancel.store(true, Ordering::SeqCst);

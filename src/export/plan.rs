@@ -1,0 +1,310 @@
+//! One export plan for the command line and the viewer: [`ExportPlan`]
+//! is built from a session and [`ExportOptions`] (`underlay export`'s
+//! flags, or the viewer's export dialog), and decides everything once —
+//! the frame source and the draw settings, the output and its range, the
+//! encoder, the worker count (one rule, [`default_workers`]), the files
+//! the output must not overwrite (every input), and the frame estimate for
+//! progress — then runs it and tallies what was drawn, so both get the
+//! same warnings. Because the order-dependent part of drawing runs in
+//! frame order ([`crate::pipeline::Pipeline::prepare`]), the output does
+//! not depend on the worker count: a session exports to the same frames
+//! from the viewer and from the command line.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::tally::Tally;
+use super::{ExportError, ExportJob, ExportReport, Preparer, Processor, Progress, expected_frames};
+use crate::log::Log;
+use crate::pipeline::{DrawSettings, FramePlan, Pipeline};
+use crate::select::Index;
+use crate::session::Session;
+use crate::video::SourceFrame;
+use crate::video::source::{OpenOptions, open};
+
+/// x264 presets, fastest first.
+pub const PRESETS: [&str; 9] = [
+    "ultrafast",
+    "superfast",
+    "veryfast",
+    "faster",
+    "fast",
+    "medium",
+    "slow",
+    "slower",
+    "veryslow",
+];
+
+/// What to export of a session, on top of what the session says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportOptions {
+    /// The annotated video to write (its extension picks the container).
+    pub output: PathBuf,
+    /// Start (seconds of the source): the export begins with the frame shown then.
+    pub from: Option<f64>,
+    /// End (seconds of the source): frames from this time on are left out.
+    pub to: Option<f64>,
+    /// x264 constant rate factor, 0–51 (lower is better).
+    pub crf: u8,
+    /// x264 preset (one of [`PRESETS`]).
+    pub preset: String,
+    /// Draw over everything (no floor mask), whatever the session says.
+    pub no_mask: bool,
+    /// Log time offset instead of the session's.
+    pub offset: Option<f64>,
+    /// Draw only primitives with level ≤ this.
+    pub max_level: Option<i32>,
+    /// Draw only these entities and their descendants (when not empty).
+    pub entities: Vec<String>,
+    /// Drawing threads; `None` for [`default_workers`].
+    pub workers: Option<usize>,
+    /// Show a progress bar on stderr (only drawn on a terminal).
+    pub progress_bar: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            output: PathBuf::new(),
+            from: None,
+            to: None,
+            crf: 20,
+            preset: "veryfast".into(),
+            no_mask: false,
+            offset: None,
+            max_level: None,
+            entities: Vec::new(),
+            workers: None,
+            progress_bar: false,
+        }
+    }
+}
+
+impl ExportOptions {
+    /// Checks the options; the error says what to fix.
+    pub fn check(&self) -> Result<(), ExportError> {
+        if self.output.as_os_str().is_empty() {
+            return Err(ExportError::NoOutput);
+        }
+        let (from, to) = (
+            self.from.unwrap_or(f64::NEG_INFINITY),
+            self.to.unwrap_or(f64::INFINITY),
+        );
+        let finite = self.from.is_none_or(f64::is_finite) && self.to.is_none_or(f64::is_finite);
+        if !finite || from.partial_cmp(&to) != Some(std::cmp::Ordering::Less) {
+            return Err(ExportError::BadRange { from, to });
+        }
+        if self.crf > 51 {
+            return Err(ExportError::BadCrf { crf: self.crf });
+        }
+        if !PRESETS.contains(&self.preset.as_str()) {
+            return Err(ExportError::UnknownPreset {
+                preset: self.preset.clone(),
+            });
+        }
+        if let Some(offset) = self.offset.filter(|o| !o.is_finite()) {
+            return Err(ExportError::BadOffset { offset });
+        }
+        Ok(())
+    }
+
+    /// `session` with these options' overrides applied.
+    pub fn apply_to(&self, session: &mut Session) {
+        if let Some(o) = self.offset {
+            session.offset = o;
+        }
+        if self.max_level.is_some() {
+            session.filter.max_level = self.max_level;
+        }
+        if !self.entities.is_empty() {
+            session.filter.only = self.entities.clone();
+        }
+        if self.no_mask {
+            session.draw.floor_mask = false;
+        }
+    }
+}
+
+/// The drawing threads an export uses unless told otherwise: masking and
+/// drawing cost far less than decoding and x264 together, so one worker is
+/// enough on small machines; bigger ones draw in parallel (a quarter of
+/// the cores, at most 4).
+pub fn default_workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / 4).clamp(1, 4)
+}
+
+/// An export decided and checked, ready to run.
+#[derive(Clone, Debug)]
+pub struct ExportPlan {
+    /// Source, output, range, encoder settings and protected paths.
+    pub job: ExportJob,
+    /// What every frame is drawn with (the source's clocks attached).
+    pub settings: DrawSettings,
+    /// Drawing threads.
+    pub workers: usize,
+    /// Frames the export should write, for progress.
+    pub expected_frames: Option<u64>,
+    log: Arc<Log>,
+    index: Arc<Index>,
+}
+
+impl ExportPlan {
+    /// The export of `session` (read from `session_file`, when it was)
+    /// with `options`: reads its logs.
+    pub fn from_session(
+        session: &Session,
+        session_file: Option<&Path>,
+        options: &ExportOptions,
+    ) -> Result<Self, ExportError> {
+        options.check()?;
+        let log = Arc::new(session.load_logs()?);
+        let index = Arc::new(Index::new(&log));
+        Self::with_log(session, session_file, log, index, options)
+    }
+
+    /// Like [`from_session`](Self::from_session) with the session's logs
+    /// already read and merged into `log`, and indexed.
+    pub fn with_log(
+        session: &Session,
+        session_file: Option<&Path>,
+        log: Arc<Log>,
+        index: Arc<Index>,
+        options: &ExportOptions,
+    ) -> Result<Self, ExportError> {
+        options.check()?;
+        let mut session = session.clone();
+        options.apply_to(&mut session);
+        let mut settings = session.draw_settings()?;
+        // The source must open, and a mask image or video fit it, before
+        // anything is written.
+        let info = open(&session.video, &OpenOptions::default())?.info().clone();
+        settings.time = settings.time.with_clocks(info.clocks.clone());
+        let probe = Pipeline::with_index(Arc::clone(&log), Arc::clone(&index), &settings)?;
+        probe
+            .check_video(info.width, info.height, info.frame_count)
+            .map_err(|source| ExportError::MaskDoesNotFit {
+                input: session.video.clone(),
+                source,
+            })?;
+        let mut job = ExportJob::new(&session.video, &options.output);
+        job.from = options.from;
+        job.to = options.to;
+        job.encoder.crf = options.crf;
+        job.encoder.preset = options.preset.clone();
+        job.progress = options.progress_bar;
+        job.protected = session.inputs();
+        job.protected.extend(session_file.map(Path::to_owned));
+        let expected = expected_frames(
+            &info,
+            options.from.unwrap_or(f64::NEG_INFINITY),
+            options.to.unwrap_or(f64::INFINITY),
+        );
+        Ok(ExportPlan {
+            job,
+            settings,
+            workers: options.workers.unwrap_or_else(default_workers).clamp(1, 64),
+            expected_frames: expected,
+            log,
+            index,
+        })
+    }
+
+    /// The log drawn (the session's logs merged).
+    pub fn log(&self) -> &Arc<Log> {
+        &self.log
+    }
+
+    /// Runs the export; stops with [`ExportError::Interrupted`] soon after
+    /// `cancel` is set. Frames written are counted in `progress` too. The
+    /// report's warnings include what the drawing tally says (nothing
+    /// drawn, check the offset; primitives that could not be drawn).
+    pub fn run(
+        &self,
+        cancel: &AtomicBool,
+        progress: Option<Arc<Progress>>,
+    ) -> Result<ExportReport, ExportError> {
+        // One pipeline sees every frame in order and prepares it (the
+        // mask's state over time); the workers draw with their own.
+        let mut leader =
+            Pipeline::with_index(Arc::clone(&self.log), Arc::clone(&self.index), &self.settings)?;
+        let tally = Arc::new(Tally::default());
+        let mut processors: Vec<Processor<'_, FramePlan>> = Vec::with_capacity(self.workers);
+        for _ in 0..self.workers {
+            let mut p = leader.fork()?;
+            let tally = Arc::clone(&tally);
+            processors.push(Box::new(move |frame: &mut SourceFrame, plan: FramePlan| {
+                let stats = p.process_planned(frame, &plan)?;
+                tally.add(&stats);
+                Ok(())
+            }));
+        }
+        let prepare: Preparer<'_, FramePlan> =
+            Box::new(move |frame: &SourceFrame| Ok(leader.prepare(frame)?));
+        let mut job = self.job.clone();
+        job.counter = progress;
+        let mut report = super::run_planned(&job, prepare, processors, cancel)?;
+        report.warnings.extend(tally.warnings(
+            self.log.time_range(),
+            self.index.instant_count(),
+            &self.settings.time,
+        ));
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_checked() {
+        let mut o = ExportOptions::default();
+        assert!(matches!(o.check(), Err(ExportError::NoOutput)));
+        o.output = "out.mp4".into();
+        assert!(o.check().is_ok());
+        o.from = Some(3.0);
+        o.to = Some(2.0);
+        assert!(matches!(o.check(), Err(ExportError::BadRange { .. })));
+        o.to = Some(f64::NAN);
+        assert!(o.check().is_err());
+        o.to = None;
+        o.from = Some(f64::INFINITY);
+        assert!(o.check().is_err());
+        o.from = None;
+        o.preset = "warp".into();
+        assert!(o.check().unwrap_err().to_string().contains("warp"));
+        o.preset = "fast".into();
+        o.crf = 60;
+        assert!(matches!(o.check(), Err(ExportError::BadCrf { crf: 60 })));
+        o.crf = 20;
+        o.offset = Some(f64::NAN);
+        assert!(matches!(o.check(), Err(ExportError::BadOffset { .. })));
+    }
+
+    #[test]
+    fn overrides_apply_to_the_session() {
+        let mut s = Session::new("v.mp4", "l.ulog");
+        let o = ExportOptions {
+            offset: Some(2.5),
+            max_level: Some(1),
+            entities: vec!["ball".into()],
+            no_mask: true,
+            ..ExportOptions::default()
+        };
+        o.apply_to(&mut s);
+        assert_eq!(s.offset, 2.5);
+        assert_eq!(s.filter.max_level, Some(1));
+        assert_eq!(s.filter.only, ["ball"]);
+        assert!(!s.draw.floor_mask);
+        let d = s.draw_settings().unwrap();
+        assert!(!d.toggles.floor_mask && d.toggles.overlay);
+    }
+
+    #[test]
+    fn one_rule_for_workers() {
+        let w = default_workers();
+        assert!((1..=4).contains(&w));
+    }
+}

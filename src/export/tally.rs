@@ -1,0 +1,121 @@
+//! What the pipelines drew over a whole export, and the warnings a user
+//! wants afterwards: nothing drawn at all, or none of the log's
+//! instantaneous frames shown (both most often a wrong offset), or
+//! primitives that could not be drawn. The command line prints them; the
+//! viewer shows them under its export dialog.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::draw::SkipReason;
+use crate::pipeline::FrameStats;
+use crate::video::TimeMap;
+
+/// Counts over all frames, added to from every worker.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    frames: AtomicU64,
+    /// Frames shown with an instantaneous log frame.
+    with_instant: AtomicU64,
+    drawn: AtomicU64,
+    skipped: AtomicU64,
+    /// Why the first refused primitive was refused.
+    reason: Mutex<Option<SkipReason>>,
+}
+
+impl Tally {
+    /// Counts one frame.
+    pub(crate) fn add(&self, s: &FrameStats) {
+        self.frames.fetch_add(1, Ordering::Relaxed);
+        self.with_instant
+            .fetch_add(u64::from(s.instant), Ordering::Relaxed);
+        self.drawn.fetch_add(s.drawn as u64, Ordering::Relaxed);
+        self.skipped.fetch_add(s.skipped as u64, Ordering::Relaxed);
+        if let Some(r) = s.skip_reason
+            && let Ok(mut first) = self.reason.lock()
+        {
+            first.get_or_insert(r);
+        }
+    }
+
+    /// The warnings for a log covering `log_range` with `instants`
+    /// instantaneous frames, mapped to frames by `time`.
+    pub(crate) fn warnings(
+        &self,
+        log_range: Option<(f64, f64)>,
+        instants: usize,
+        time: &TimeMap,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        let (frames, with_instant, drawn, skipped) = (
+            self.frames.load(Ordering::Relaxed),
+            self.with_instant.load(Ordering::Relaxed),
+            self.drawn.load(Ordering::Relaxed),
+            self.skipped.load(Ordering::Relaxed),
+        );
+        let what = if drawn == 0 {
+            "nothing was drawn"
+        } else {
+            "only the log's persistent drawings were shown, none of its instantaneous frames,"
+        };
+        if frames > 0 && (drawn == 0 || (instants > 0 && with_instant == 0)) {
+            let range = match log_range {
+                Some((a, b)) => format!(
+                    "the log covers {a:.3}–{b:.3} s, which video times {:.3}–{:.3} s show with the offset {:.3} s",
+                    time.video_time(a),
+                    time.video_time(b),
+                    time.offset
+                ),
+                None => "the log has no frame with a time".to_string(),
+            };
+            out.push(format!(
+                "{what} on any of the {frames} frames: {range}; check the offset \
+                 (in `underlay view`, align a log event with the video) and the entity and level filter"
+            ));
+        }
+        if skipped > 0 {
+            let why = self
+                .reason
+                .lock()
+                .ok()
+                .and_then(|r| *r)
+                .map_or(String::new(), |r| format!(" (the first: {r})"));
+            out.push(format!("{skipped} primitives could not be drawn{why}"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warns_about_nothing_drawn_missed_instants_and_skips() {
+        let t = Tally::default();
+        t.add(&FrameStats::default());
+        let w = t.warnings(Some((100.0, 110.0)), 3, &TimeMap::new(50.0));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("nothing was drawn") && w[0].contains("50.000–60.000"),
+            "{w:?}"
+        );
+        t.add(&FrameStats {
+            drawn: 2,
+            skipped: 1,
+            skip_reason: Some(SkipReason::NotFinite),
+            ..FrameStats::default()
+        });
+        let w = t.warnings(Some((100.0, 110.0)), 3, &TimeMap::new(50.0));
+        assert!(
+            w[0].contains("persistent") && w[1].starts_with("1 primitives"),
+            "{w:?}"
+        );
+        t.add(&FrameStats {
+            drawn: 1,
+            instant: true,
+            ..FrameStats::default()
+        });
+        assert_eq!(t.warnings(None, 3, &TimeMap::new(0.0)).len(), 1);
+    }
+}
