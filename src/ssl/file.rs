@@ -296,25 +296,19 @@ impl<R: Read> RecordReader<R> {
     fn read_payload(&mut self, start: u64, size: u64) -> Result<bool, ReadError> {
         // `size` ≤ MAX_PACKET_LEN, so this allocation is bounded.
         self.buf.resize(size as usize, 0);
-        match read_full(&mut self.r, &mut self.buf) {
-            Ok(n) if n as u64 == size => {
-                self.offset += size;
-                Ok(true)
-            }
-            Ok(n) => {
-                self.torn(
-                    start,
-                    format!("the record needs {size} bytes but only {n} remain"),
-                );
-                Ok(false)
-            }
-            Err(e) => self.damaged(start, e).map(|()| false),
-        }
+        let got = read_full(&mut self.r, &mut self.buf).map(|n| n as u64);
+        self.payload_read(start, size, got)
     }
 
     /// Skips a payload without holding it.
     fn skip_payload(&mut self, start: u64, size: u64) -> Result<bool, ReadError> {
-        match io::copy(&mut (&mut self.r).take(size), &mut io::sink()) {
+        let got = io::copy(&mut (&mut self.r).take(size), &mut io::sink());
+        self.payload_read(start, size, got)
+    }
+
+    /// Accounts for a payload of `size` bytes of which `got` were read.
+    fn payload_read(&mut self, start: u64, size: u64, got: io::Result<u64>) -> Result<bool, ReadError> {
+        match got {
             Ok(n) if n == size => {
                 self.offset += size;
                 Ok(true)

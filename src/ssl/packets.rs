@@ -372,6 +372,30 @@ impl FieldGeometry {
         Some(g)
     }
 
+    /// The Division B field of the league's rules (9 × 6 m, walls 0.3 m
+    /// beyond the lines, goals 1 m wide, penalty areas 1 × 2 m), its
+    /// markings made from the sizes.
+    pub fn division_b() -> FieldGeometry {
+        let mut f = FieldGeometry {
+            length: 9000.0,
+            width: 6000.0,
+            goal_width: 1000.0,
+            goal_depth: 180.0,
+            boundary: 300.0,
+            penalty_area_depth: Some(1000.0),
+            penalty_area_width: Some(2000.0),
+            center_circle_radius: Some(500.0),
+            line_thickness: Some(10.0),
+            ball_radius: Some(21.5),
+            max_robot_radius: Some(90.0),
+            lines: Vec::new(),
+            arcs: Vec::new(),
+        };
+        f.add_outline_markings(10.0);
+        f.add_penalty_areas(10.0);
+        f
+    }
+
     /// Adds the markings every field has, made from its sizes: touch
     /// lines, goal lines, halfway line, centre line, centre circle.
     fn add_outline_markings(&mut self, thickness: f64) {

@@ -277,7 +277,11 @@ impl Drawer {
         if !details.is_empty() {
             texts.push((details, details_size, 2));
         }
-        match e.location() {
+        // Beside the ring, towards the field's centre (each line starts,
+        // or right of the centre ends, next to the ring); without a
+        // location, stacked at the top left, the headline at level 0
+        // since nothing else shows the event.
+        let anchors: Vec<(Vec2, i32)> = match e.location() {
             Some(p) => {
                 let style = Style {
                     thickness: 3.0,
@@ -302,53 +306,48 @@ impl Drawer {
                     ent,
                     0,
                 ));
-                // Beside the ring, towards the field's centre; each line
-                // starts (or, right of the centre, ends) next to the ring.
                 let gap = 330.0;
                 let top = if p.y > 0.0 {
                     p.y - gap - size
                 } else {
                     p.y + gap + details_size * 1.5
                 };
-                for (i, (text, tsize, level)) in texts.into_iter().enumerate() {
-                    let width = self.text_width(&text, tsize);
-                    let x = if p.x > 0.0 { p.x - gap - width } else { p.x + gap };
-                    let y = top - i as f64 * size * 1.2;
-                    let anchor = Vec2::new(
-                        x.clamp(-l.half_length, (l.half_length - width).max(-l.half_length)),
-                        y.clamp(l.bottom, l.top),
-                    );
-                    out.push(prim(
-                        Shape::Text {
-                            anchor,
-                            text: text.into(),
-                            size: tsize,
-                        },
-                        world_text(color),
-                        ent,
-                        level,
-                    ));
-                }
+                texts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (text, tsize, level))| {
+                        let width = self.text_width(text, *tsize);
+                        let x = if p.x > 0.0 { p.x - gap - width } else { p.x + gap };
+                        let y = top - i as f64 * size * 1.2;
+                        let anchor = Vec2::new(
+                            x.clamp(-l.half_length, (l.half_length - width).max(-l.half_length)),
+                            y.clamp(l.bottom, l.top),
+                        );
+                        (anchor, *level)
+                    })
+                    .collect()
             }
             None => {
-                // Stacked at the top left of the field, the headline at level 0
-                // since nothing else shows the event.
                 let y = l.half_width - (unplaced as f64 + 1.0) * size * 2.6;
-                for (i, (text, tsize, level)) in texts.into_iter().enumerate() {
-                    let anchor = Vec2::new(-l.half_length + 100.0, y - i as f64 * size * 1.2);
-                    let level = if i == 0 { 0 } else { level };
-                    out.push(prim(
-                        Shape::Text {
-                            anchor,
-                            text: text.into(),
-                            size: tsize,
-                        },
-                        world_text(color),
-                        ent,
-                        level,
-                    ));
-                }
+                (0..texts.len())
+                    .map(|i| {
+                        let anchor = Vec2::new(-l.half_length + 100.0, y - i as f64 * size * 1.2);
+                        (anchor, if i == 0 { 0 } else { texts[i].2 })
+                    })
+                    .collect()
             }
+        };
+        for ((text, tsize, _), (anchor, level)) in texts.into_iter().zip(anchors) {
+            out.push(prim(
+                Shape::Text {
+                    anchor,
+                    text: text.into(),
+                    size: tsize,
+                },
+                world_text(color),
+                ent,
+                level,
+            ));
         }
         out
     }

@@ -772,15 +772,24 @@ impl Converter {
             );
         }
         let mut log = self.log;
-        let total = self.field_layer.prims.len() + self.ticks.prims.len() + self.referee_layer.prims.len();
-        log.primitives.reserve_exact(total);
-        log.frames.reserve_exact(
-            self.field_layer.frames.len() + self.ticks.frames.len() + self.referee_layer.frames.len(),
-        );
-        for layer in [self.field_layer, self.ticks, self.referee_layer] {
-            let base = log.primitives.len();
-            log.primitives.extend(layer.prims);
-            log.frames.extend(layer.frames.into_iter().map(|(time, r)| Frame {
+        // The ticks hold nearly all primitives: the field goes in front of
+        // them in place (one move, no second copy of the ticks), the
+        // referee's drawings after.
+        let (field, ticks, referee) = (self.field_layer, self.ticks, self.referee_layer);
+        let (n_field, n_ticks) = (field.prims.len(), ticks.prims.len());
+        let mut prims = ticks.prims;
+        prims.reserve_exact(n_field + referee.prims.len());
+        prims.splice(0..0, field.prims);
+        prims.extend(referee.prims);
+        log.primitives = prims;
+        log.frames
+            .reserve_exact(field.frames.len() + ticks.frames.len() + referee.frames.len());
+        for (frames, base) in [
+            (field.frames, 0),
+            (ticks.frames, n_field),
+            (referee.frames, n_field + n_ticks),
+        ] {
+            log.frames.extend(frames.into_iter().map(|(time, r)| Frame {
                 time,
                 primitives: r.start + base..r.end + base,
             }));

@@ -184,21 +184,7 @@ fn calib_from_ssl_writes_the_cameras_calibration() {
     let geometry = Vision {
         detection: None,
         geometry: Some(Geometry {
-            field: FieldGeometry {
-                length: 9000.0,
-                width: 6000.0,
-                goal_width: 1000.0,
-                goal_depth: 180.0,
-                boundary: 300.0,
-                penalty_area_depth: Some(1000.0),
-                penalty_area_width: Some(2000.0),
-                center_circle_radius: Some(500.0),
-                line_thickness: Some(10.0),
-                ball_radius: None,
-                max_robot_radius: None,
-                lines: Vec::new(),
-                arcs: Vec::new(),
-            },
+            field: FieldGeometry::division_b(),
             cameras: vec![cam],
         }),
     };
