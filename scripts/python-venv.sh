@@ -2,7 +2,8 @@
 # Makes (once) the cached Python venv the tests use, $HOME/.cache/underlay/pyenv,
 # and installs into it what is missing: protobuf and grpcio-tools (the
 # format example of docs/FORMAT.md), opencv-python-headless and numpy (the
-# thesis's reference mask). Prints what it installs; installs nothing when
+# thesis's reference mask), rcsssmj (the RoboCup 3D league's server, run by
+# the sim3d tests). Prints what it installs; installs nothing when
 # run again. When the venv cannot be made or PyPI cannot be reached it says
 # so and exits 0, unless UNDERLAY_REQUIRE_TOOLS=1, where that is a failure.
 set -euo pipefail
@@ -30,6 +31,7 @@ declare -A wanted=(
   [grpc_tools]=grpcio-tools
   [cv2]=opencv-python-headless
   [numpy]=numpy
+  [rcsssmj]=rcsssmj
 )
 missing=()
 for module in "${!wanted[@]}"; do

@@ -19,6 +19,7 @@ pub mod mask;
 pub mod pipeline;
 pub mod select;
 pub mod session;
+pub mod sim3d;
 pub mod simd;
 pub mod ssl;
 pub mod video;

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod export;
 pub mod log;
 pub mod mask;
+pub mod record_roboviz;
 pub mod view;
 
 /// underlay draws a robot's reasoning onto the video of its run, as if
@@ -39,6 +40,9 @@ pub enum Command {
     /// Inspect, print, query and convert visualization logs.
     #[command(subcommand)]
     Log(log::Command),
+    /// Record the RoboViz drawings 3D-league agents send (UDP), for
+    /// `log convert` and the viewer.
+    RecordRoboviz(record_roboviz::Args),
 }
 
 /// Runs the parsed command line.
@@ -51,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Mask(a)) => mask::run(a),
         Some(Command::Calib(c)) => calib::run(c),
         Some(Command::Log(c)) => log::run(c),
+        Some(Command::RecordRoboviz(a)) => record_roboviz::run(a),
     }
 }
 

@@ -21,6 +21,15 @@ pub fn mul(a: &Mat3, b: &Mat3) -> Mat3 {
     m
 }
 
+/// The product `m · v` of a matrix and a 3-D vector.
+pub fn mul_vec(m: &Mat3, v: super::vec3::Vec3) -> super::vec3::Vec3 {
+    [
+        m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
+        m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
+        m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
+    ]
+}
+
 /// The transpose.
 pub fn transpose(m: &Mat3) -> Mat3 {
     [

@@ -28,6 +28,11 @@ pub fn cross(a: Vec3, b: Vec3) -> Vec3 {
     ]
 }
 
+/// The length of `a`.
+pub fn norm(a: Vec3) -> f64 {
+    dot(a, a).sqrt()
+}
+
 /// `a` divided by its length, or `None` when that is below 10⁻¹² or not
 /// finite.
 pub fn normalized(a: Vec3) -> Option<Vec3> {
@@ -46,6 +51,7 @@ mod tests {
         assert_eq!(dot(add(x, y), sub(x, y)), 0.0);
         assert_eq!(scale(x, 2.0), [2.0, 0.0, 0.0]);
         assert_eq!(normalized([0.0, 3.0, 4.0]), Some([0.0, 0.6, 0.8]));
+        assert_eq!(norm([0.0, 3.0, 4.0]), 5.0);
         assert_eq!(normalized([0.0; 3]), None);
         assert_eq!(normalized([f64::NAN, 0.0, 1.0]), None);
     }

@@ -59,6 +59,11 @@ pub enum Format {
     Thesis,
     /// A RoboCup Small Size League game log (`SSL_LOG_FILE`).
     Ssl,
+    /// A 3D-league agent's perception log, drawn as what it saw
+    /// ([`crate::sim3d::logs`]).
+    Perception3d,
+    /// A recording of RoboViz drawing datagrams (`.rvd`).
+    RoboViz,
 }
 
 impl Format {
@@ -69,6 +74,8 @@ impl Format {
             Format::Text => "text notation",
             Format::Thesis => "thesis-era binary",
             Format::Ssl => "SSL game log",
+            Format::Perception3d => "3D agent perception log (what it saw, placed)",
+            Format::RoboViz => "RoboViz drawing recording",
         }
     }
 }
@@ -112,6 +119,9 @@ pub enum ReadError {
     /// Text notation with bytes that are not UTF-8.
     #[error("at byte {offset}: text is not valid UTF-8")]
     NotUtf8 { offset: u64 },
+    /// A 3D-league file that could not be read as a log.
+    #[error(transparent)]
+    Sim3d(#[from] crate::sim3d::logs::Error),
 }
 
 /// Errors of loading and saving logs; every message names the file.
@@ -140,6 +150,10 @@ impl LogError {
 /// The first two bytes of gzip data.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// How many bytes are looked at to recognise a format (a 3D-league
+/// perception log needs its first line).
+const SNIFF_BYTES: u64 = 4096;
+
 /// Text notation inside gzip is read whole; at most this many bytes of it.
 const MAX_GZIP_TEXT: u64 = 1 << 30;
 
@@ -164,7 +178,8 @@ pub fn sniff(prefix: &[u8]) -> Result<Format, ReadError> {
     let shown: Vec<String> = prefix.iter().take(8).map(|b| format!("{b:02x}")).collect();
     Err(ReadError::UnknownFormat(format!(
         "starts with bytes {}, which is neither the native magic \"UNDERLAY\", an SSL game log \
-         (\"SSL_LOG_FILE\"), text notation ('{{'), nor a plausible thesis-era record",
+         (\"SSL_LOG_FILE\"), text notation ('{{'), a 3D-league perception log or RoboViz recording, \
+         nor a plausible thesis-era record",
         shown.join(" ")
     )))
 }
@@ -172,7 +187,7 @@ pub fn sniff(prefix: &[u8]) -> Result<Format, ReadError> {
 /// Reads a log from any byte stream, sniffing its format.
 pub fn read(r: impl Read) -> Result<(Log, Format), ReadError> {
     let mut r = BufReader::with_capacity(1 << 16, r);
-    read_buffered(&mut r, None)
+    read_buffered(&mut r, None, None)
 }
 
 /// Up to 16 bytes from the start of `r`.
@@ -188,11 +203,17 @@ fn read_prefix(r: &mut impl Read) -> Result<Vec<u8>, ReadError> {
     Ok(prefix)
 }
 
-fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, Format), ReadError> {
+/// Reads a log of any format, gzip'ed or not. `path`, when the bytes come
+/// from a file, may name what is in it (a perception log's agent).
+fn read_buffered<R: BufRead>(
+    r: &mut R,
+    total_len: Option<u64>,
+    path: Option<&Path>,
+) -> Result<(Log, Format), ReadError> {
     let prefix = read_prefix(r)?;
     if !prefix.starts_with(&GZIP_MAGIC) {
         let rest = io::Cursor::new(prefix).chain(r);
-        return read_format(rest, total_len, false);
+        return read_format(rest, total_len, false, path);
     }
     let whole = io::Cursor::new(prefix).chain(r);
     let mut gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, whole));
@@ -206,7 +227,7 @@ fn read_buffered<R: BufRead>(r: &mut R, total_len: Option<u64>) -> Result<(Log, 
         return Err(ReadError::UnknownFormat("gzip inside gzip".to_owned()));
     }
     let rest = io::Cursor::new(inner).chain(gz);
-    read_format(rest, None, true).map_err(|e| match e {
+    read_format(rest, None, true, path).map_err(|e| match e {
         ReadError::UnknownFormat(m) => ReadError::UnknownFormat(format!("gzip'ed data that {m}")),
         e => e,
     })
@@ -218,12 +239,29 @@ fn read_format(
     rest: impl Read,
     total_len: Option<u64>,
     decompressed: bool,
+    path: Option<&Path>,
 ) -> Result<(Log, Format), ReadError> {
-    let mut rest = BufReader::with_capacity(1 << 18, rest);
-    let format = sniff(
-        rest.fill_buf()
-            .map_err(|error| ReadError::Io { offset: 0, error })?,
-    )?;
+    // The first bytes, enough to recognise any format (a chained or
+    // decompressing reader may hand out fewer at a time).
+    let mut rest = rest;
+    let mut first = Vec::with_capacity(SNIFF_BYTES as usize);
+    (&mut rest)
+        .take(SNIFF_BYTES)
+        .read_to_end(&mut first)
+        .map_err(|error| ReadError::Io { offset: 0, error })?;
+    let head = &first[..first.len().min(16)];
+    let classic = head.starts_with(native::MAGIC) || text::looks_like_text(head);
+    if !classic && let Some(kind) = crate::sim3d::logs::sniff(&first) {
+        let bytes = read_all(io::Cursor::new(first).chain(rest))?;
+        let log = crate::sim3d::logs::read(kind, &bytes, path)?;
+        let format = match kind {
+            crate::sim3d::logs::Kind::RoboViz => Format::RoboViz,
+            _ => Format::Perception3d,
+        };
+        return Ok((log, format));
+    }
+    let format = sniff(&first)?;
+    let rest = BufReader::with_capacity(1 << 18, io::Cursor::new(first).chain(rest));
     let log = match format {
         Format::Native => native::read_with_len(rest, total_len)?,
         Format::Thesis => thesis::read_with_len(rest, total_len)?,
@@ -249,8 +287,33 @@ fn read_format(
             })?;
             text::parse(s)?
         }
+        Format::Perception3d | Format::RoboViz => {
+            return Err(ReadError::UnknownFormat(format!(
+                "{} not recognised",
+                format.name()
+            )));
+        }
     };
     Ok((log, format))
+}
+
+/// Reads the rest of a 3D-league file, bounded by
+/// [`crate::sim3d::input::MAX_INPUT`].
+fn read_all(r: impl Read) -> Result<Vec<u8>, ReadError> {
+    use crate::sim3d::input::{MAX_INPUT, ReadLimited, read_limited};
+    read_limited(r, MAX_INPUT).map_err(|e| match e {
+        ReadLimited::Io(error) => ReadError::Io { offset: 0, error },
+        ReadLimited::TooLarge => ReadError::Corrupt {
+            offset: MAX_INPUT,
+            frame: 0,
+            message: format!("larger than {MAX_INPUT} bytes (decompressed)"),
+        },
+        ReadLimited::Gzip { offset, error } => ReadError::Corrupt {
+            offset,
+            frame: 0,
+            message: format!("gzip data corrupt after {offset} decompressed bytes: {error}"),
+        },
+    })
 }
 
 /// Loads a log file of any supported format (sniffed from its content).
@@ -266,7 +329,7 @@ pub fn load_with_format(path: &Path) -> Result<(Log, Format), LogError> {
     let file = File::open(path).map_err(|e| LogError::io(path, e))?;
     let len = file.metadata().map_err(|e| LogError::io(path, e))?.len();
     let mut r = BufReader::with_capacity(1 << 18, file);
-    read_buffered(&mut r, Some(len)).map_err(|error| LogError::Read {
+    read_buffered(&mut r, Some(len), Some(path)).map_err(|error| LogError::Read {
         path: path.to_owned(),
         error,
     })

@@ -18,5 +18,6 @@ mod export_plan;
 mod log_cli;
 mod mask;
 mod pipeline;
+mod sim3d;
 mod ssl;
 mod viewer;

@@ -137,6 +137,13 @@ pub fn shared_reference(name: &str) -> Option<PathBuf> {
 /// else `python3`; `None` after [`skip_missing_tool`] when none can.
 #[track_caller]
 pub fn python_with_opencv() -> Option<PathBuf> {
+    python_with("cv2, numpy", "a Python with cv2 and numpy")
+}
+
+/// A Python that can `import <modules>`, found as [`python_with_opencv`]
+/// finds one; `what` names it in the skip message.
+#[track_caller]
+pub fn python_with(modules: &str, what: &str) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(p) = std::env::var_os("UNDERLAY_TEST_PYTHON") {
         candidates.push(p.into());
@@ -147,7 +154,7 @@ pub fn python_with_opencv() -> Option<PathBuf> {
     candidates.push("python3".into());
     let works = |p: &PathBuf| {
         Command::new(p)
-            .args(["-c", "import cv2, numpy"])
+            .args(["-c", &format!("import {modules}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -155,7 +162,7 @@ pub fn python_with_opencv() -> Option<PathBuf> {
     };
     let found = candidates.into_iter().find(works);
     if found.is_none() {
-        skip_missing_tool("a Python with cv2 and numpy (scripts/python-venv.sh installs one)");
+        skip_missing_tool(&format!("{what} (scripts/python-venv.sh installs one)"));
     }
     found
 }
