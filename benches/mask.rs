@@ -79,7 +79,7 @@ fn morphology(c: &mut Criterion) {
         s ^= s << 13;
         s ^= s >> 7;
         s ^= s << 17;
-        s % 2000 == 0
+        s.is_multiple_of(2000)
     });
     let mut g = c.benchmark_group("dilate_cross_1080p");
     g.sample_size(20);

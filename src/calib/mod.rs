@@ -19,6 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::geom::mat3::{apply, invert};
+use crate::geom::{PixelPoint, WorldPoint};
 use crate::log::Vec2;
 
 pub use crate::geom::Mat3;
@@ -294,7 +295,7 @@ impl Calibration {
 
     /// World point → pixel; `None` when the point is behind the camera,
     /// beyond the lens's valid region or not finite.
-    pub fn project(&self, p: Vec2) -> Option<Vec2> {
+    pub fn project(&self, p: WorldPoint) -> Option<PixelPoint> {
         let u = self.project_undistorted(p)?;
         match &self.lens {
             None => Some(u),
@@ -304,14 +305,14 @@ impl Calibration {
 
     /// World point → pixel of the ideal pinhole image (homography only);
     /// `None` behind the camera.
-    pub fn project_undistorted(&self, p: Vec2) -> Option<Vec2> {
+    pub fn project_undistorted(&self, p: WorldPoint) -> Option<PixelPoint> {
         let (x, y, w) = apply(&self.h, p);
         (w > W_EPS && x.is_finite() && y.is_finite()).then(|| Vec2::new(x / w, y / w))
     }
 
     /// Undistorted pixel → distorted (real) pixel; `None` outside the
     /// lens's valid region. The identity without distortion.
-    pub fn distort_pixel(&self, px: Vec2) -> Option<Vec2> {
+    pub fn distort_pixel(&self, px: PixelPoint) -> Option<PixelPoint> {
         match &self.lens {
             None => px.is_finite().then_some(px),
             Some(l) => l.distort(px),
@@ -320,7 +321,7 @@ impl Calibration {
 
     /// Real pixel → undistorted pixel; `None` where the lens model cannot
     /// have produced the pixel. The identity without distortion.
-    pub fn undistort_pixel(&self, px: Vec2) -> Option<Vec2> {
+    pub fn undistort_pixel(&self, px: PixelPoint) -> Option<PixelPoint> {
         match &self.lens {
             None => px.is_finite().then_some(px),
             Some(l) => l.undistort(px),
@@ -329,7 +330,7 @@ impl Calibration {
 
     /// Pixel → world point on the floor; `None` above the horizon or where
     /// the lens model cannot have produced the pixel.
-    pub fn unproject(&self, px: Vec2) -> Option<Vec2> {
+    pub fn unproject(&self, px: PixelPoint) -> Option<WorldPoint> {
         let u = self.undistort_pixel(px)?;
         // A pixel sees the floor when its ray maps back with positive w
         // through the forward matrix.
@@ -359,7 +360,13 @@ impl Calibration {
     /// repeats its first; one cut somewhere comes out as open pieces, the
     /// piece through its first vertex kept whole. A single point comes out
     /// as a one-point polyline when it is in view.
-    pub fn project_polyline(&self, pts: &[Vec2], closed: bool, tol_px: f64, out: &mut Vec<Vec<Vec2>>) {
+    pub fn project_polyline(
+        &self,
+        pts: &[WorldPoint],
+        closed: bool,
+        tol_px: f64,
+        out: &mut Vec<Vec<PixelPoint>>,
+    ) {
         let n = pts.len();
         if n == 0 {
             return;
@@ -421,17 +428,23 @@ impl Calibration {
         let last_before = out.len();
         finish(&mut cur, &mut cur_from_first, out);
         let last_piece = (out.len() > last_before).then_some(last_before);
-        if let (true, Some(fi), Some(li)) = (ends_at_first, first_piece, last_piece) {
-            if fi != li {
-                let first = out.remove(fi);
-                out[li - 1].extend(first.into_iter().skip(1));
-            }
+        if let (true, Some(fi), Some(li)) = (ends_at_first, first_piece, last_piece)
+            && fi != li
+        {
+            let first = out.remove(fi);
+            out[li - 1].extend(first.into_iter().skip(1));
         }
     }
 
     /// Maps a world circle into image polylines (one closed ring when
     /// wholly in view) with polygon error below `tol_px`.
-    pub fn project_circle(&self, center: Vec2, radius: f64, tol_px: f64, out: &mut Vec<Vec<Vec2>>) {
+    pub fn project_circle(
+        &self,
+        center: WorldPoint,
+        radius: f64,
+        tol_px: f64,
+        out: &mut Vec<Vec<PixelPoint>>,
+    ) {
         self.project_arc(center, radius, 0.0, std::f64::consts::TAU, tol_px, out);
     }
 
@@ -442,12 +455,12 @@ impl Calibration {
     /// more is the whole circle. Parts out of view are clipped away.
     pub fn project_arc(
         &self,
-        center: Vec2,
+        center: WorldPoint,
         radius: f64,
         start: f64,
         end: f64,
         tol_px: f64,
-        out: &mut Vec<Vec<Vec2>>,
+        out: &mut Vec<Vec<PixelPoint>>,
     ) {
         use std::f64::consts::{FRAC_PI_8, TAU};
         if !(radius.is_finite()

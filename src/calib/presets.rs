@@ -445,12 +445,11 @@ mod tests {
                 start,
                 end,
             } = l
+                && radius == 1000.0
             {
-                if radius == 1000.0 {
-                    let mid = 0.5 * (start + end);
-                    let m = center + Vec2::new(mid.cos(), mid.sin()) * radius;
-                    assert!(m.x.abs() < 52_500.0 && m.y.abs() < 34_000.0, "{m:?}");
-                }
+                let mid = 0.5 * (start + end);
+                let m = center + Vec2::new(mid.cos(), mid.sin()) * radius;
+                assert!(m.x.abs() < 52_500.0 && m.y.abs() < 34_000.0, "{m:?}");
             }
         }
     }

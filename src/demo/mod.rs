@@ -85,7 +85,7 @@ impl DemoSpec {
                 self.width, self.height
             ));
         }
-        if self.width % 2 != 0 || self.height % 2 != 0 {
+        if !self.width.is_multiple_of(2) || !self.height.is_multiple_of(2) {
             return bad(format!(
                 "the size must be even (H.264 4:2:0), not {}×{}",
                 self.width, self.height

@@ -23,6 +23,7 @@ pub mod text;
 use std::fmt;
 
 use crate::calib::Calibration;
+use crate::geom::PixelPoint;
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit, Vec2};
 use crate::simd::{Avx2, multiversion};
@@ -387,14 +388,14 @@ impl Painter {
     }
 
     /// Strokes an image-space polyline `width` px wide (round joins and caps).
-    pub fn stroke(&mut self, ov: &mut Overlay, pts: &[Vec2], closed: bool, width: f64, color: Rgba) {
+    pub fn stroke(&mut self, ov: &mut Overlay, pts: &[PixelPoint], closed: bool, width: f64, color: Rgba) {
         let hw = (width / 2.0).clamp(0.0, self.max_half_width());
         self.cov.stroke(pts, closed, |_| hw);
         ov.blend(&mut self.cov, color);
     }
 
     /// Fills image-space contours (non-zero rule).
-    pub fn fill(&mut self, ov: &mut Overlay, contours: &[Vec<Vec2>], color: Rgba) {
+    pub fn fill(&mut self, ov: &mut Overlay, contours: &[Vec<PixelPoint>], color: Rgba) {
         self.cov
             .fill_spans(contours, |y, x0, row| ov.blend_span(y, x0, row, color));
     }
@@ -403,7 +404,14 @@ impl Painter {
     /// returns the number of glyphs drawn.
     /// Text gets a soft dark drop shadow (offset by a sixteenth of its
     /// size, at least a pixel) so it stays readable on bright floors.
-    pub fn text(&mut self, ov: &mut Overlay, anchor: Vec2, text: &str, size: f64, color: Rgba) -> usize {
+    pub fn text(
+        &mut self,
+        ov: &mut Overlay,
+        anchor: PixelPoint,
+        text: &str,
+        size: f64,
+        color: Rgba,
+    ) -> usize {
         let d = (size / 16.0).max(1.0);
         let shadow = Rgba::BLACK.with_alpha((color.a() as u32 * TEXT_SHADOW_ALPHA as u32 / 255) as u8);
         self.text
@@ -418,7 +426,7 @@ impl Painter {
     pub fn marker(
         &mut self,
         ov: &mut Overlay,
-        at: Vec2,
+        at: PixelPoint,
         kind: MarkerKind,
         size: f64,
         width: f64,

@@ -418,10 +418,11 @@ pub fn expected_frames(info: &SourceInfo, from: f64, to: f64) -> Option<u64> {
     let end = info.start + info.duration;
     let span = to.min(end) - from.max(info.start);
     if info.fps > 0.0 && span.is_finite() && span > 0.0 {
-        if from <= info.start && to >= end {
-            if let Some(n) = info.frame_count {
-                return Some(n);
-            }
+        if from <= info.start
+            && to >= end
+            && let Some(n) = info.frame_count
+        {
+            return Some(n);
         }
         return Some((span * info.fps).round() as u64);
     }

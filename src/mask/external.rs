@@ -221,14 +221,14 @@ impl Masker for VideoMasker {
             }
             None => (None, false),
         };
-        if let (Some(m), Some(v)) = (mask_frames, frame_count) {
-            if (exact && m != v) || m.abs_diff(v) > 1 {
-                let about = if exact { "" } else { "about " };
-                return Err(mismatch(format!(
-                    "the mask video has {about}{m} frames ({:.3} s) but the video has {v}",
-                    info.duration
-                )));
-            }
+        if let (Some(m), Some(v)) = (mask_frames, frame_count)
+            && ((exact && m != v) || m.abs_diff(v) > 1)
+        {
+            let about = if exact { "" } else { "about " };
+            return Err(mismatch(format!(
+                "the mask video has {about}{m} frames ({:.3} s) but the video has {v}",
+                info.duration
+            )));
         }
         Ok(())
     }

@@ -329,7 +329,7 @@ impl<R: Read> RecordReader<R> {
     fn read_index(&mut self, start: u64, size: u64) -> Result<bool, ReadError> {
         let trailer = 8 + INDEX_MARKER.len() as u64;
         let mut problem = None;
-        if size < trailer || (size - trailer) % 8 != 0 {
+        if size < trailer || !(size - trailer).is_multiple_of(8) {
             problem = Some(format!(
                 "its payload of {size} bytes is not a list of 8-byte offsets, an 8-byte length \
                  and \"INDEXED\""

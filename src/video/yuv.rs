@@ -150,7 +150,10 @@ fn rgb_to_yuv420_with(
     c: &Coeffs,
     cpu: Option<Avx2>,
 ) {
-    assert!(width % 2 == 0 && height % 2 == 0, "4:2:0 needs even sizes");
+    assert!(
+        width.is_multiple_of(2) && height.is_multiple_of(2),
+        "4:2:0 needs even sizes"
+    );
     assert!(src.stride >= 3 * width && src.data.len() >= src.stride * (height.max(1) - 1) + 3 * width);
     let cw = width / 2;
     for row in 0..height / 2 {

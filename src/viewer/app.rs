@@ -308,14 +308,14 @@ impl ViewerApp {
     /// Starts from `opts`: opens what it names, arms a screenshot.
     pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), String>>>>) {
         self.synthetic = opts.synthetic;
-        if opts.open.input.is_some() || opts.synthetic.is_some() {
-            if let Err(e) = self.open(&opts.open) {
-                if opts.screenshot.is_some() {
-                    *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!("{e:#}")));
-                    self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-                }
-                self.error(format!("{e:#}"));
+        if (opts.open.input.is_some() || opts.synthetic.is_some())
+            && let Err(e) = self.open(&opts.open)
+        {
+            if opts.screenshot.is_some() {
+                *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!("{e:#}")));
+                self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
+            self.error(format!("{e:#}"));
         }
         if let Some(p) = &opts.calib_points {
             match self.load_calib_points(p) {

@@ -126,10 +126,11 @@ impl Playback {
         }
         let before = self.time;
         let mut t = self.time + dt * self.speed;
-        if let Some((a, b)) = self.active_loop() {
-            if before <= b && t > b {
-                t = a + (t - b) % (b - a);
-            }
+        if let Some((a, b)) = self.active_loop()
+            && before <= b
+            && t > b
+        {
+            t = a + (t - b) % (b - a);
         }
         if t >= self.end {
             t = self.end;

@@ -51,6 +51,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::calib::{CalibError, Calibration};
+use crate::geom::{PixelPoint, WorldPoint};
 use crate::log::Vec2;
 
 use checks::{check_points, check_rank};
@@ -126,9 +127,9 @@ impl std::fmt::Display for Method {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Correspondence {
     /// Image pixel (u, v).
-    pub image: Vec2,
+    pub image: PixelPoint,
     /// World point (x, y) on the floor.
-    pub world: Vec2,
+    pub world: WorldPoint,
 }
 
 /// Options of [`fit`].
@@ -240,10 +241,10 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
     starts.extend(robust.as_ref().map(|r| r.params));
     let mut best: Option<(Params, f64)> = None;
     for s in &starts {
-        if let Some((p, cost)) = problem.lm(&used_data, s, 200) {
-            if best.as_ref().is_none_or(|b| cost < b.1) {
-                best = Some((p, cost));
-            }
+        if let Some((p, cost)) = problem.lm(&used_data, s, 200)
+            && best.as_ref().is_none_or(|b| cost < b.1)
+        {
+            best = Some((p, cost));
         }
     }
     let Some((params, _)) = best else {

@@ -272,7 +272,7 @@ impl Game {
                     self.off.flight = None;
                     self.off.possessor = Some(h);
                     self.new_primary(h, true);
-                } else if self.step % 15 == 0 {
+                } else if self.step.is_multiple_of(15) {
                     self.refresh_best_points();
                 }
                 let held = self.t - self.off.since;
