@@ -17,6 +17,7 @@ pub mod image;
 pub mod log;
 pub mod mask;
 pub mod pipeline;
+pub mod pitch;
 pub mod select;
 pub mod session;
 pub mod sim3d;

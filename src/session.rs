@@ -94,9 +94,41 @@ pub struct Session {
     /// Instantaneous-frame threshold in seconds; `None` derives it from the
     /// log (see [`InstantThreshold::from_setting`]).
     pub instant_threshold: Option<f64>,
+    /// How a source that renders its pictures (a match) renders them.
+    pub picture: PictureSettings,
     /// How the viewer shows the session (panels, calibration points):
     /// written and read by the viewer only; drawing does not depend on it.
     pub viewer: Option<toml::Table>,
+}
+
+/// The size and rate of pictures a source renders itself (a match from
+/// its game log; the session's `[picture]` table). Camera videos ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PictureSettings {
+    /// `[width, height]` in pixels; the source's default when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<[usize; 2]>,
+    /// Pictures per second; the source's default (a simulator's pace)
+    /// when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fps: Option<f64>,
+}
+
+impl PictureSettings {
+    /// Whether nothing is set.
+    pub fn is_default(&self) -> bool {
+        *self == PictureSettings::default()
+    }
+
+    /// The options a frame source is opened with.
+    pub fn open_options(&self) -> crate::video::source::OpenOptions {
+        crate::video::source::OpenOptions {
+            keep_yuv: false,
+            size: self.size.map(|[w, h]| (w, h)),
+            fps: self.fps,
+        }
+    }
 }
 
 /// A session as written in TOML.
@@ -120,6 +152,8 @@ struct SessionFile {
     filter: FilterSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     instant_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "PictureSettings::is_default")]
+    picture: PictureSettings,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     viewer: Option<toml::Table>,
 }
@@ -162,8 +196,27 @@ impl Session {
             draw: DrawToggles::default(),
             filter: FilterSpec::default(),
             instant_threshold: None,
+            picture: PictureSettings::default(),
             viewer: None,
         }
+    }
+
+    /// A session showing `input` with `logs` over it. A file that is its
+    /// own log too (a match's game log: the picture and the drawings of
+    /// its sensor models) comes first among the logs.
+    /// (A file that cannot be read is left for opening the source to report.)
+    pub fn for_input(input: &Path, logs: &[PathBuf]) -> Self {
+        let mut s = Session::new(input, "");
+        let own = crate::video::source::opener_of(input)
+            .ok()
+            .flatten()
+            .is_some_and(|o| o.also_log);
+        if own {
+            s.logs.push(input.to_owned());
+        }
+        s.logs
+            .extend(logs.iter().filter(|l| !(own && *l == input)).cloned());
+        s
     }
 
     /// Reads a session file; relative paths in it become relative to its folder.
@@ -211,6 +264,7 @@ impl Session {
             draw,
             filter: f.filter,
             instant_threshold: f.instant_threshold,
+            picture: f.picture,
             viewer,
         };
         if let Some(CalibrationSource::File { file }) = &mut s.calibration {
@@ -245,6 +299,7 @@ impl Session {
             draw: Some(self.draw),
             filter: self.filter.clone(),
             instant_threshold: self.instant_threshold,
+            picture: self.picture,
             viewer: self.viewer.clone(),
         };
         let text = toml::to_string_pretty(&f).map_err(|source| SessionError::Serialize {

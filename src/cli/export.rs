@@ -7,34 +7,46 @@ use anyhow::Context;
 
 use crate::export::{ExportError, ExportOptions, ExportPlan};
 use crate::session::{CalibrationSource, Session};
+use crate::video::TimeArg;
 
 /// Arguments of `underlay export`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session to export (video, log, calibration, offset, mask, filter).
-    #[arg(value_name = "SESSION.toml", required_unless_present = "video")]
+    /// The session to export (video, log, calibration, offset, mask,
+    /// filter), or a match to render and export (a 2D-league game log, a
+    /// 3D-league monitor log, an SSL game log) with its own drawings.
+    #[arg(value_name = "SESSION.toml|MATCH", required_unless_present = "video")]
     pub session: Option<PathBuf>,
     /// Output video (H.264 in MP4).
     #[arg(short, long, value_name = "OUT.mp4")]
     pub output: PathBuf,
     /// Video to annotate, when no session is given.
-    #[arg(long, value_name = "VIDEO", conflicts_with = "session", requires_all = ["log", "calib"])]
+    #[arg(long, value_name = "VIDEO", conflicts_with = "session", requires_all = ["logs", "calib"])]
     pub video: Option<PathBuf>,
-    /// Log to draw, when no session is given (any format underlay reads).
-    #[arg(long, value_name = "LOG")]
-    pub log: Option<PathBuf>,
+    /// Log to draw, when no session is given (any format underlay reads;
+    /// over a match: more logs, such as its agents' debug logs; repeatable).
+    #[arg(long = "log", value_name = "LOG", alias = "dlog")]
+    pub logs: Vec<PathBuf>,
     /// Calibration file, when no session is given.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
     /// Log time = video time + OFFSET (seconds); overrides the session's.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub offset: Option<f64>,
-    /// Start of the exported part (video seconds).
-    #[arg(long, value_name = "S")]
-    pub from: Option<f64>,
-    /// End of the exported part (video seconds).
-    #[arg(long, value_name = "S")]
-    pub to: Option<f64>,
+    /// Start of the exported part: video seconds, or for a match seconds
+    /// of its game clock (or cycles: `1200c`).
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    pub from: Option<TimeArg>,
+    /// End of the exported part (as --from).
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    pub to: Option<TimeArg>,
+    /// Picture size of a rendered match, `WIDTHxHEIGHT` (default 1280x720).
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub size: Option<[usize; 2]>,
+    /// Pictures per second of a rendered match (default: one per record
+    /// for the simulators, 30 for SSL logs).
+    #[arg(long, value_name = "N")]
+    pub fps: Option<f64>,
     /// Draw only primitives with level ≤ N.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_level: Option<i32>,
@@ -63,6 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         output: args.output.clone(),
         from: args.from,
         to: args.to,
+        size: args.size,
+        fps: args.fps,
         crf: args.crf,
         preset: args.preset.clone(),
         no_mask: args.no_mask,
@@ -100,17 +114,48 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// `--log` and `--calib`; the other flags are applied by the plan.
 fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     match (&args.session, &args.video) {
-        (Some(path), _) => {
-            let s = Session::load(path)?;
+        (Some(path), _) if crate::viewer::state::is_session_path(path) => {
+            let mut s = Session::load(path)?;
+            if !args.logs.is_empty() {
+                s.logs = args.logs.clone();
+            }
             Ok((s, Some(path.clone())))
         }
+        (Some(path), _) => {
+            anyhow::ensure!(path.exists(), "{}: no such file", path.display());
+            let mut s = Session::for_input(path, &args.logs);
+            if let Some(c) = &args.calib {
+                s.calibration = Some(CalibrationSource::File { file: c.clone() });
+            }
+            anyhow::ensure!(
+                !s.logs.is_empty(),
+                "{}: not a session or a match; to annotate a video give --video with --log and --calib",
+                path.display()
+            );
+            Ok((s, None))
+        }
         (None, Some(video)) => {
-            let log = args.log.clone().context("--log is needed with --video")?;
+            anyhow::ensure!(!args.logs.is_empty(), "--log is needed with --video");
             let calib = args.calib.clone().context("--calib is needed with --video")?;
-            let mut s = Session::new(video, log);
+            let mut s = Session::new(video, "");
+            s.logs = args.logs.clone();
             s.calibration = Some(CalibrationSource::File { file: calib });
             Ok((s, None))
         }
         (None, None) => anyhow::bail!("give a session file, or --video with --log and --calib"),
     }
+}
+
+/// `WIDTHxHEIGHT` → `[width, height]`.
+pub fn parse_size(s: &str) -> Result<[usize; 2], String> {
+    let bad = || format!("'{s}' is not a size: give WIDTHxHEIGHT, e.g. 1280x720");
+    let (w, h) = s.split_once(['x', 'X', '×']).ok_or_else(bad)?;
+    let (w, h): (usize, usize) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        return Err(format!("{w}×{h}: each side must be 16 to 8192 pixels"));
+    }
+    Ok([w, h])
 }

@@ -422,6 +422,12 @@ impl Painter {
         n
     }
 
+    /// Width of the widest line and total height of `text` at `size` px
+    /// (`None` without a font).
+    pub fn measure_text(&self, text: &str, size: f64) -> Option<(f64, f64)> {
+        self.text.measure(text, size)
+    }
+
     /// Draws a point marker of `size` px centred on image point `at`.
     pub fn marker(
         &mut self,

@@ -799,7 +799,11 @@ mod tests {
                 let d = b - a;
                 let len = d.length();
                 let area = 2.0 * r * len + std::f64::consts::PI * r * r;
-                prop_assert!((total(&c) - area).abs() <= 0.03 * area + 2.0,
+                // Anti-aliased edges are approximated: the error grows with
+                // the outline's length (a 1 px wide line at a slant covers
+                // about 7 % less than its area).
+                let perimeter = 2.0 * len + std::f64::consts::TAU * r;
+                prop_assert!((total(&c) - area).abs() <= 0.03 * area + 0.02 * perimeter + 2.0,
                     "covered {} capsule {}", total(&c), area);
                 for y in 0..80 {
                     for x in 0..100 {

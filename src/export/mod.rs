@@ -112,6 +112,10 @@ pub enum ExportError {
     },
     #[error("--from and --to must be finite seconds with from < to (got {from} and {to})")]
     BadRange { from: f64, to: f64 },
+    #[error("{fps} pictures per second is not possible")]
+    BadRate { fps: f64 },
+    #[error(transparent)]
+    Time(crate::video::TimeArgError),
     #[error("{input}: frame {index} was lost in processing (before the one at {time:.3} s)")]
     Lost { input: PathBuf, index: u64, time: f64 },
     #[error(transparent)]
@@ -132,6 +136,9 @@ pub struct Progress {
 pub struct ExportJob {
     /// The frame source to annotate (opened with [`crate::video::source::open`]).
     pub input: PathBuf,
+    /// How the source is opened (a rendered match's size and rate); the
+    /// decoded YUV planes are always kept.
+    pub open: OpenOptions,
     /// The annotated video to write (its extension picks the container).
     pub output: PathBuf,
     /// Start (video seconds): the export begins with the frame shown then.
@@ -156,6 +163,7 @@ impl ExportJob {
     pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>) -> Self {
         ExportJob {
             input: input.into(),
+            open: OpenOptions::default(),
             output: output.into(),
             from: None,
             to: None,
@@ -248,7 +256,11 @@ pub fn run_planned<P: Send>(
         return Err(ExportError::BadRange { from, to });
     }
     // Pixels no drawing touches go to the encoder as they were decoded.
-    let mut source = crate::video::source::open(&job.input, &OpenOptions { keep_yuv: true })?;
+    let open = OpenOptions {
+        keep_yuv: true,
+        ..job.open.clone()
+    };
+    let mut source = crate::video::source::open(&job.input, &open)?;
     let info = source.info().clone();
     if info.duration > 0.0 && from >= info.start + info.duration {
         return Err(ExportError::EmptyRange {

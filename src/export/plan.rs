@@ -20,8 +20,8 @@ use crate::log::Log;
 use crate::pipeline::{DrawSettings, FramePlan, Pipeline};
 use crate::select::Index;
 use crate::session::Session;
-use crate::video::SourceFrame;
-use crate::video::source::{OpenOptions, open};
+use crate::video::source::open;
+use crate::video::{SourceFrame, TimeArg};
 
 /// x264 presets, fastest first.
 pub const PRESETS: [&str; 9] = [
@@ -41,10 +41,16 @@ pub const PRESETS: [&str; 9] = [
 pub struct ExportOptions {
     /// The annotated video to write (its extension picks the container).
     pub output: PathBuf,
-    /// Start (seconds of the source): the export begins with the frame shown then.
-    pub from: Option<f64>,
-    /// End (seconds of the source): frames from this time on are left out.
-    pub to: Option<f64>,
+    /// Start: the export begins with the frame shown then. Seconds of the
+    /// video, or of a rendered match's clock from its start (cycles too).
+    pub from: Option<TimeArg>,
+    /// End: frames from this time on are left out (as `from`).
+    pub to: Option<TimeArg>,
+    /// Size of the pictures a source renders itself (a match), instead of
+    /// the session's.
+    pub size: Option<[usize; 2]>,
+    /// Pictures per second a source renders itself, instead of the session's.
+    pub fps: Option<f64>,
     /// x264 constant rate factor, 0–51 (lower is better).
     pub crf: u8,
     /// x264 preset (one of [`PRESETS`]).
@@ -69,6 +75,8 @@ impl Default for ExportOptions {
             output: PathBuf::new(),
             from: None,
             to: None,
+            size: None,
+            fps: None,
             crf: 20,
             preset: "veryfast".into(),
             no_mask: false,
@@ -87,13 +95,29 @@ impl ExportOptions {
         if self.output.as_os_str().is_empty() {
             return Err(ExportError::NoOutput);
         }
+        let seconds = |t: Option<TimeArg>, default: f64| match t {
+            Some(TimeArg::Seconds(s) | TimeArg::Cycles(s) | TimeArg::Video(s)) => s,
+            None => default,
+        };
         let (from, to) = (
-            self.from.unwrap_or(f64::NEG_INFINITY),
-            self.to.unwrap_or(f64::INFINITY),
+            seconds(self.from, f64::NEG_INFINITY),
+            seconds(self.to, f64::INFINITY),
         );
-        let finite = self.from.is_none_or(f64::is_finite) && self.to.is_none_or(f64::is_finite);
-        if !finite || from.partial_cmp(&to) != Some(std::cmp::Ordering::Less) {
+        let same_kind = matches!(
+            (self.from, self.to),
+            (Some(TimeArg::Seconds(_)), Some(TimeArg::Seconds(_)))
+                | (Some(TimeArg::Cycles(_)), Some(TimeArg::Cycles(_)))
+                | (Some(TimeArg::Video(_)), Some(TimeArg::Video(_)))
+        );
+        let finite = [self.from, self.to]
+            .iter()
+            .flatten()
+            .all(|&t| seconds(Some(t), 0.0).is_finite());
+        if !finite || (same_kind && from.partial_cmp(&to) != Some(std::cmp::Ordering::Less)) {
             return Err(ExportError::BadRange { from, to });
+        }
+        if let Some(fps) = self.fps.filter(|f| !(f.is_finite() && *f > 0.0)) {
+            return Err(ExportError::BadRate { fps });
         }
         if self.crf > 51 {
             return Err(ExportError::BadCrf { crf: self.crf });
@@ -122,6 +146,12 @@ impl ExportOptions {
         }
         if self.no_mask {
             session.draw.floor_mask = false;
+        }
+        if self.size.is_some() {
+            session.picture.size = self.size;
+        }
+        if self.fps.is_some() {
+            session.picture.fps = self.fps;
         }
     }
 }
@@ -179,8 +209,19 @@ impl ExportPlan {
         let mut settings = session.draw_settings()?;
         // The source must open, and a mask image or video fit it, before
         // anything is written.
-        let info = open(&session.video, &OpenOptions::default())?.info().clone();
+        let open_options = session.picture.open_options();
+        let info = open(&session.video, &open_options)?.info().clone();
         settings.time = settings.time.with_clocks(info.clocks.clone());
+        if settings.calibration.is_none() {
+            // A rendered match draws its logs through its own view.
+            settings.calibration = info.calibration.clone();
+        }
+        let video_time = |t: Option<TimeArg>| -> Result<Option<f64>, ExportError> {
+            t.map(|t| t.video_time(info.clocks.as_deref(), info.start, info.clock_step))
+                .transpose()
+                .map_err(ExportError::Time)
+        };
+        let (from, to) = (video_time(options.from)?, video_time(options.to)?);
         let probe = Pipeline::with_index(Arc::clone(&log), Arc::clone(&index), &settings)?;
         probe
             .check_video(info.width, info.height, info.frame_count)
@@ -189,8 +230,9 @@ impl ExportPlan {
                 source,
             })?;
         let mut job = ExportJob::new(&session.video, &options.output);
-        job.from = options.from;
-        job.to = options.to;
+        job.open = open_options;
+        job.from = from;
+        job.to = to;
         job.encoder.crf = options.crf;
         job.encoder.preset = options.preset.clone();
         job.progress = options.progress_bar;
@@ -198,8 +240,8 @@ impl ExportPlan {
         job.protected.extend(session_file.map(Path::to_owned));
         let expected = expected_frames(
             &info,
-            options.from.unwrap_or(f64::NEG_INFINITY),
-            options.to.unwrap_or(f64::INFINITY),
+            from.unwrap_or(f64::NEG_INFINITY),
+            to.unwrap_or(f64::INFINITY),
         );
         Ok(ExportPlan {
             job,
@@ -264,15 +306,21 @@ mod tests {
         assert!(matches!(o.check(), Err(ExportError::NoOutput)));
         o.output = "out.mp4".into();
         assert!(o.check().is_ok());
-        o.from = Some(3.0);
-        o.to = Some(2.0);
+        o.from = Some(TimeArg::Seconds(3.0));
+        o.to = Some(TimeArg::Seconds(2.0));
         assert!(matches!(o.check(), Err(ExportError::BadRange { .. })));
-        o.to = Some(f64::NAN);
+        // Times of different kinds are compared once resolved.
+        o.to = Some(TimeArg::Cycles(2.0));
+        assert!(o.check().is_ok());
+        o.to = Some(TimeArg::Seconds(f64::NAN));
         assert!(o.check().is_err());
         o.to = None;
-        o.from = Some(f64::INFINITY);
+        o.from = Some(TimeArg::Video(f64::INFINITY));
         assert!(o.check().is_err());
         o.from = None;
+        o.fps = Some(0.0);
+        assert!(matches!(o.check(), Err(ExportError::BadRate { .. })));
+        o.fps = None;
         o.preset = "warp".into();
         assert!(o.check().unwrap_err().to_string().contains("warp"));
         o.preset = "fast".into();

@@ -2,6 +2,8 @@
 //! that played it, say. Entities are interned by name (the same name in
 //! two logs is one entity, and its parents are the union of both logs'),
 //! and the frames of every log are kept, each with its own primitives.
+//! Each log stays a stream of its own ([`crate::log::Stream`]): its
+//! nearest instantaneous frame is shown whatever the others have then.
 
 use super::model::{EntityId, Log};
 
@@ -15,15 +17,37 @@ pub fn merge(logs: impl IntoIterator<Item = Log>) -> Log {
     let mut hinted = logs.iter().filter_map(|l| l.header.hints.instant_threshold);
     let first_hint = hinted.next();
     let threshold = first_hint.filter(|&t| hinted.all(|u| u == t));
+    let several = logs.len() > 1;
     let mut logs = logs.into_iter();
     let Some(mut out) = logs.next() else {
         return Log::new();
     };
+    if several {
+        out.streams = own_streams(&out, 0);
+    }
     for log in logs {
         append(&mut out, log);
     }
     out.header.hints.instant_threshold = threshold;
     out
+}
+
+/// The streams of `log` (its own, or itself as one) with frames shifted by `first`.
+fn own_streams(log: &Log, first: usize) -> Vec<super::model::Stream> {
+    if log.streams.is_empty() {
+        vec![super::model::Stream {
+            first_frame: first,
+            instant_threshold: log.header.hints.instant_threshold,
+        }]
+    } else {
+        log.streams
+            .iter()
+            .map(|s| super::model::Stream {
+                first_frame: s.first_frame + first,
+                ..s.clone()
+            })
+            .collect()
+    }
 }
 
 /// Appends `log` to `out` (see [`merge`]).
@@ -43,6 +67,8 @@ fn append(out: &mut Log, log: Log) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     };
+    let first = out.frames.len();
+    out.streams.extend(own_streams(&log, first));
     for frame in &log.frames {
         let prims = log.frame_primitives(frame).iter().map(|p| {
             let mut p = p.clone();
@@ -69,6 +95,37 @@ mod tests {
             entity,
             level: 0,
         }
+    }
+
+    #[test]
+    fn each_merged_log_shows_its_own_instantaneous_frame() {
+        // A game log every 0.1 s and an agent's log at the same times, and
+        // a third sampled every 0.5 s: at any time all three are drawn.
+        let mut logs = Vec::new();
+        for (name, step, n) in [("game", 0.1, 30), ("agent", 0.1, 30), ("coach", 0.5, 6)] {
+            let mut l = Log::new();
+            let e = l.entities.intern(name);
+            for i in 0..n {
+                l.push_frame(FrameTime::Instant(i as f64 * step), [dot(e, i as f64)]);
+            }
+            logs.push(l);
+        }
+        let m = merge(logs);
+        assert_eq!(m.streams.len(), 3);
+        assert_eq!(m.stream_ranges().collect::<Vec<_>>(), [0..30, 30..60, 60..66]);
+        // Each stream's own default: the coach's 0.75 s is the largest.
+        assert!((m.default_instant_threshold() - 0.75).abs() < 1e-9);
+        let index = crate::select::Index::new(&m);
+        let all = crate::select::Filter::all(&m, 0);
+        let sel = index.select(&m, 1.2, m.default_instant_threshold(), &all);
+        let names: Vec<&str> = sel.iter().map(|p| m.entities.name(p.entity)).collect();
+        assert_eq!(names, ["game", "agent", "coach"]);
+        assert_eq!(sel.instant_frames(), [12, 42, 62]);
+        // Merged again, the streams stay apart.
+        let again = merge([m.clone(), Log::new()]);
+        assert_eq!(again.streams.len(), 4);
+        // One log alone is not split.
+        assert!(merge([Log::new()]).streams.is_empty());
     }
 
     #[test]

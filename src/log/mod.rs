@@ -64,6 +64,8 @@ pub enum Format {
     Perception3d,
     /// A recording of RoboViz drawing datagrams (`.rvd`).
     RoboViz,
+    /// A 3D-league monitor log (the match; as a log, the ball's trail).
+    Monitor3d,
 }
 
 impl Format {
@@ -76,6 +78,7 @@ impl Format {
             Format::Ssl => "SSL game log",
             Format::Perception3d => "3D agent perception log (what it saw, placed)",
             Format::RoboViz => "RoboViz drawing recording",
+            Format::Monitor3d => "3D monitor log (the ball's trail)",
         }
     }
 }
@@ -256,7 +259,8 @@ fn read_format(
         let log = crate::sim3d::logs::read(kind, &bytes, path)?;
         let format = match kind {
             crate::sim3d::logs::Kind::RoboViz => Format::RoboViz,
-            _ => Format::Perception3d,
+            crate::sim3d::logs::Kind::Monitor => Format::Monitor3d,
+            crate::sim3d::logs::Kind::Perception => Format::Perception3d,
         };
         return Ok((log, format));
     }
@@ -287,7 +291,7 @@ fn read_format(
             })?;
             text::parse(s)?
         }
-        Format::Perception3d | Format::RoboViz => {
+        Format::Perception3d | Format::RoboViz | Format::Monitor3d => {
             return Err(ReadError::UnknownFormat(format!(
                 "{} not recognised",
                 format.name()

@@ -460,6 +460,20 @@ pub struct Log {
     pub primitives: Vec<Primitive>,
     /// What the loader noticed but tolerated.
     pub warnings: Vec<LoadWarning>,
+    /// The logs this one was merged from, as runs of frames: each shows
+    /// its own nearest instantaneous frame (a game log and an agent's
+    /// debug log at the same moment are both drawn). Empty for a log read
+    /// from one file: one stream of all frames.
+    pub streams: Vec<Stream>,
+}
+
+/// Frames from `first_frame` up to the next stream's first frame came
+/// from one log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stream {
+    pub first_frame: usize,
+    /// That log's own instantaneous threshold hint.
+    pub instant_threshold: Option<f64>,
 }
 
 // Export workers share one log behind an `Arc`.
@@ -492,6 +506,7 @@ impl Log {
     /// The default instantaneous-frame threshold: the header's hint when
     /// it has one, else 1.5 × the median spacing between the distinct times
     /// of instantaneous frames, infinite when there are fewer than two.
+    /// For a merged log, the largest of its streams' own defaults.
     pub fn default_instant_threshold(&self) -> f64 {
         if let Some(t) = self.header.hints.instant_threshold
             && t.is_finite()
@@ -499,28 +514,30 @@ impl Log {
         {
             return t;
         }
-        let mut times: Vec<f64> = self
-            .frames
-            .iter()
-            .filter_map(|f| match f.time {
-                FrameTime::Instant(t) if t.is_finite() => Some(t),
-                _ => None,
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times.dedup();
-        let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-        if gaps.is_empty() {
-            return f64::INFINITY;
+        if self.streams.len() > 1 {
+            return self
+                .stream_ranges()
+                .zip(&self.streams)
+                .map(|(r, s)| match s.instant_threshold {
+                    Some(t) if t.is_finite() && t >= 0.0 => t,
+                    _ => median_threshold(&self.frames[r]),
+                })
+                .filter(|t| t.is_finite())
+                .reduce(f64::max)
+                .unwrap_or(f64::INFINITY);
         }
-        gaps.sort_by(f64::total_cmp);
-        let mid = gaps.len() / 2;
-        let median = if gaps.len() % 2 == 1 {
-            gaps[mid]
+        median_threshold(&self.frames)
+    }
+
+    /// The frames of each stream (one run of all frames when not merged).
+    pub fn stream_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let n = self.frames.len();
+        let starts: Vec<usize> = if self.streams.is_empty() {
+            vec![0]
         } else {
-            (gaps[mid - 1] + gaps[mid]) / 2.0
+            self.streams.iter().map(|s| s.first_frame.min(n)).collect()
         };
-        1.5 * median
+        (0..starts.len()).map(move |i| starts[i]..starts.get(i + 1).copied().unwrap_or(n).max(starts[i]))
     }
 
     /// Smallest and largest finite time of any frame, if there is one.
@@ -537,6 +554,32 @@ impl Log {
         }
         (lo <= hi).then_some((lo, hi))
     }
+}
+
+/// 1.5 × the median spacing between the distinct finite times of the
+/// instantaneous `frames` (`+∞` with fewer than two).
+fn median_threshold(frames: &[Frame]) -> f64 {
+    let mut times: Vec<f64> = frames
+        .iter()
+        .filter_map(|f| match f.time {
+            FrameTime::Instant(t) if t.is_finite() => Some(t),
+            _ => None,
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    if gaps.is_empty() {
+        return f64::INFINITY;
+    }
+    gaps.sort_by(f64::total_cmp);
+    let mid = gaps.len() / 2;
+    let median = if gaps.len() % 2 == 1 {
+        gaps[mid]
+    } else {
+        (gaps[mid - 1] + gaps[mid]) / 2.0
+    };
+    1.5 * median
 }
 
 #[cfg(test)]

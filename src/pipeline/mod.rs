@@ -348,7 +348,7 @@ impl Pipeline {
                 .index
                 .select(&self.log, log_time, self.threshold, &self.filter);
             stats.primitives = selected.len();
-            stats.instant = selected.instant_frame().is_some();
+            stats.instant = !selected.instant_frames().is_empty();
             let t2 = Instant::now();
             stats.select_time = t2 - t1;
             for p in &selected {

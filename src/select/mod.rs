@@ -190,16 +190,20 @@ impl Filter {
 /// call; the reference for [`Index::select`].
 pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) -> Vec<&'a Primitive> {
     let mut out = Vec::new();
-    // (distance, time, frame index) of the best instantaneous frame so far.
-    let mut nearest: Option<(f64, f64, usize)> = None;
-    for (i, f) in log.frames.iter().enumerate() {
-        match f.time {
-            FrameTime::Persistent { start, end } => {
-                if start <= t && t <= end {
-                    out.extend(log.frame_primitives(f).iter().filter(|p| filter.allows(p)));
-                }
-            }
-            FrameTime::Instant(ft) => {
+    for f in &log.frames {
+        if let FrameTime::Persistent { start, end } = f.time
+            && start <= t
+            && t <= end
+        {
+            out.extend(log.frame_primitives(f).iter().filter(|p| filter.allows(p)));
+        }
+    }
+    // Each stream's nearest instantaneous frame.
+    for range in log.stream_ranges() {
+        // (distance, time, frame index) of the best instantaneous frame so far.
+        let mut nearest: Option<(f64, f64, usize)> = None;
+        for i in range {
+            if let FrameTime::Instant(ft) = log.frames[i].time {
                 let d = (ft - t).abs();
                 if d.is_nan() {
                     continue;
@@ -209,15 +213,15 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
                 }
             }
         }
-    }
-    if let Some((d, _, i)) = nearest
-        && d < threshold
-    {
-        out.extend(
-            log.frame_primitives(&log.frames[i])
-                .iter()
-                .filter(|p| filter.allows(p)),
-        );
+        if let Some((d, _, i)) = nearest
+            && d < threshold
+        {
+            out.extend(
+                log.frame_primitives(&log.frames[i])
+                    .iter()
+                    .filter(|p| filter.allows(p)),
+            );
+        }
     }
     out
 }

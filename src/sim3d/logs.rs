@@ -38,10 +38,6 @@ pub enum Error {
     Parse(#[from] ParseError),
     #[error(transparent)]
     Rvd(#[from] rvd::RvdError),
-    #[error(
-        "a 3D monitor log holds the match, not drawings: give it to `underlay view` or `underlay export`"
-    )]
-    Monitor,
 }
 
 /// The agent a perception log's file name names, as the recorders name
@@ -90,7 +86,11 @@ pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>) -> Result<Log, Error>
             w.extend(w2);
             (log, w)
         }
-        Kind::Monitor => return Err(Error::Monitor),
+        Kind::Monitor => {
+            let m = super::monitor::parse(bytes)?;
+            let w = m.warnings.clone();
+            (super::render::ball_trail_log(&m), w)
+        }
     };
     log.warnings.extend(warnings.into_iter().map(|w| LoadWarning {
         offset: None,

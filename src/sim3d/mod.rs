@@ -32,6 +32,7 @@ pub mod perception;
 pub mod place;
 pub mod pose;
 pub mod record;
+pub mod render;
 pub mod roboviz;
 pub mod rvd;
 pub mod scene;

@@ -11,6 +11,8 @@
 //!   with [`merge`] (one scene from several cameras) and `referee`
 //!   (drawing the referee's state, game events and timers).
 //! - [`camera`]: ssl-vision's camera model as a [`Calibration`](crate::calib::Calibration).
+//! - [`render`]: the log as a video of its own (its robots and ball on its
+//!   field, rendered top-down by [`crate::pitch`]).
 //!
 //! [`crate::log::load`] reads these logs like any other (plain or
 //! gzip'ed, sniffed from the content).
@@ -25,6 +27,7 @@ pub mod file;
 pub mod merge;
 pub mod packets;
 mod referee;
+pub mod render;
 pub mod vislog;
 
 /// The league's packets as prost types (`proto/ssl.proto`); only

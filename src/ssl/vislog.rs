@@ -193,6 +193,18 @@ pub(crate) struct Converter {
     last_time: f64,
     dropped: Dropped,
     bad_events: u32,
+    /// The robots and ball of every tick, when asked for (a rendered match).
+    scene: Option<Scene>,
+}
+
+/// What a rendered match needs of the log: every tick's robots and ball,
+/// the first field geometry and the team names.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scene {
+    pub ticks: Vec<(f64, Vec<WorldRobot>, Option<Vec2>)>,
+    pub field: Option<FieldGeometry>,
+    pub robot_radius: f64,
+    pub team_names: Option<(String, String)>,
 }
 
 impl Converter {
@@ -239,7 +251,28 @@ impl Converter {
             last_time: f64::NEG_INFINITY,
             dropped: Dropped::default(),
             bad_events: 0,
+            scene: None,
         }
+    }
+
+    /// A converter that also keeps the scene of every tick ([`Self::scene`]).
+    pub fn with_scene() -> Converter {
+        Converter {
+            scene: Some(Scene::default()),
+            ..Converter::new()
+        }
+    }
+
+    /// The scene kept so far (with [`Self::with_scene`]), taken out.
+    pub fn take_scene(&mut self) -> Option<Scene> {
+        if !self.cycle.is_empty() {
+            self.tick(self.cycle_time);
+        }
+        let mut s = self.scene.take()?;
+        s.field = self.field.as_ref().map(|f| f.what.clone());
+        s.robot_radius = self.robot_radius;
+        s.team_names = self.team_names.clone();
+        Some(s)
     }
 
     /// Takes one record.
@@ -483,6 +516,9 @@ impl Converter {
                 (merge_robots(frames.clone()), merge_ball(frames))
             }
         };
+        if let Some(scene) = &mut self.scene {
+            scene.ticks.push((t, robots.clone(), ball));
+        }
         let start = self.ticks.prims.len();
         let radius = self.robot_radius;
         for r in &robots {

@@ -27,7 +27,7 @@ pub use decode::Decoder;
 pub use encode::{Encoder, EncoderSettings};
 pub use planes::Yuv420;
 pub use source::SourceFrame;
-pub use time_map::{ClockError, ClockTable, TimeMap};
+pub use time_map::{ClockError, ClockTable, TimeArg, TimeArgError, TimeMap};
 
 // Export decodes and encodes on threads of their own.
 const _: () = {

@@ -69,6 +69,11 @@ impl ClockTable {
         Ok(t)
     }
 
+    /// The last frame's time and clock.
+    pub fn last(&self) -> Option<(f64, f64)> {
+        Some((*self.times.last()?, *self.clocks.last()?))
+    }
+
     /// Number of frames.
     pub fn len(&self) -> usize {
         self.times.len()
@@ -186,9 +191,116 @@ impl TimeMap {
     }
 }
 
+/// A moment of a source as the user gives it (`--from`, `--to`, `--at`):
+/// seconds, or cycles of a simulator's clock written with a `c` suffix
+/// (`1200c`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeArg {
+    /// Seconds of the source's clock from its start (of the video for
+    /// camera videos).
+    Seconds(f64),
+    /// Cycles of a simulator's clock from its start.
+    Cycles(f64),
+    /// Presentation seconds of the source, as they are (the viewer's
+    /// timeline).
+    Video(f64),
+}
+
+/// Why a [`TimeArg`] does not read or apply.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TimeArgError {
+    #[error("'{0}' is not a time: give seconds (12.5) or cycles (1200c)")]
+    Syntax(String),
+    #[error("{0} is not a finite time")]
+    NotFinite(String),
+    #[error("a time in cycles ({cycles}c) needs a source with a simulator's clock; give seconds")]
+    NoCycles { cycles: f64 },
+}
+
+impl std::str::FromStr for TimeArg {
+    type Err = TimeArgError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let (number, cycles) = match t.strip_suffix(['c', 'C']) {
+            Some(n) => (n.trim_end(), true),
+            None => (t, false),
+        };
+        let v: f64 = number.parse().map_err(|_| TimeArgError::Syntax(s.to_owned()))?;
+        if !v.is_finite() {
+            return Err(TimeArgError::NotFinite(s.to_owned()));
+        }
+        Ok(if cycles {
+            TimeArg::Cycles(v)
+        } else {
+            TimeArg::Seconds(v)
+        })
+    }
+}
+
+impl TimeArg {
+    /// The presentation time of a source this moment names: for a source
+    /// whose frames carry a clock, seconds (or cycles of `cycle` seconds)
+    /// of that clock from its first frame's, and the first frame showing
+    /// it; for others the seconds themselves.
+    pub fn video_time(
+        self,
+        clocks: Option<&ClockTable>,
+        start: f64,
+        cycle: Option<f64>,
+    ) -> Result<f64, TimeArgError> {
+        let seconds = match self {
+            TimeArg::Video(s) => return Ok(s),
+            TimeArg::Seconds(s) => s,
+            TimeArg::Cycles(n) => n * cycle.ok_or(TimeArgError::NoCycles { cycles: n })?,
+        };
+        Ok(match clocks {
+            Some(c) => {
+                let first = c.clock_at(start).unwrap_or(0.0);
+                let clock = first + seconds;
+                match c.last() {
+                    // Past the last frame: as far past its time.
+                    Some((t, last)) if clock > last => t + (clock - last),
+                    _ => c.time_of(clock).unwrap_or(seconds),
+                }
+            }
+            None => seconds,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_seconds_or_cycles_and_map_through_clocks() {
+        assert_eq!("12.5".parse::<TimeArg>(), Ok(TimeArg::Seconds(12.5)));
+        assert_eq!(" 1200c".parse::<TimeArg>(), Ok(TimeArg::Cycles(1200.0)));
+        assert!(
+            "abc"
+                .parse::<TimeArg>()
+                .unwrap_err()
+                .to_string()
+                .contains("1200c")
+        );
+        assert!(matches!(
+            "nan".parse::<TimeArg>(),
+            Err(TimeArgError::NotFinite(_))
+        ));
+        assert!(matches!(
+            "infc".parse::<TimeArg>(),
+            Err(TimeArgError::NotFinite(_))
+        ));
+        let c = stoppage();
+        // 0.4 s of clock: after the stoppage, frame 7.
+        assert!((TimeArg::Seconds(0.4).video_time(Some(&c), 0.0, None).unwrap() - 0.7).abs() < 1e-9);
+        assert!((TimeArg::Cycles(3.0).video_time(Some(&c), 0.0, Some(0.1)).unwrap() - 0.3).abs() < 1e-9);
+        assert_eq!(TimeArg::Seconds(2.0).video_time(None, 0.0, None), Ok(2.0));
+        // Past the end: as far past the last frame.
+        assert!((TimeArg::Seconds(1.6).video_time(Some(&c), 0.0, None).unwrap() - 1.9).abs() < 1e-9);
+        assert!(TimeArg::Cycles(3.0).video_time(None, 0.0, None).is_err());
+    }
 
     #[test]
     fn camera_videos_add_the_offset_both_ways() {

@@ -18,7 +18,7 @@ use super::player::{FrameProcessor, FrameTiming, Player};
 use super::state::{Document, OpenRequest, Persisted, is_session_path};
 use super::sync;
 use crate::pipeline::{DrawSettings, Pipeline};
-use crate::video::source::{FrameSource, OpenOptions, ReadAhead, SourceInfo, SyntheticSource};
+use crate::video::source::{FrameSource, ReadAhead, SourceInfo, SyntheticSource};
 
 /// Generated frames instead of a video (tests, benchmarks, trying the UI).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -410,7 +410,7 @@ impl ViewerApp {
                 // (concealed errors after a seek, …) would only clutter
                 // the terminal.
                 crate::video::set_ffmpeg_quiet(true);
-                crate::video::source::open(&doc.session.video, &OpenOptions::default())?
+                crate::video::source::open(&doc.session.video, &doc.session.picture.open_options())?
             }
         };
         Ok(Box::new(ReadAhead::new(inner)?))
@@ -423,6 +423,7 @@ impl ViewerApp {
             self.persisted.layout = v.layout.clone();
         }
         doc.clocks = source.info().clocks.clone();
+        doc.source_calibration = source.info().calibration.clone();
         // The calibration points are the session's own: a session without
         // any starts with none.
         let v = view.unwrap_or_default();
@@ -960,8 +961,8 @@ impl ViewerApp {
         }
         d.options.no_mask = !doc.session.draw.floor_mask;
         if let Some((a, b)) = self.playback.active_loop() {
-            d.options.from = Some(a);
-            d.options.to = Some(b);
+            d.options.from = Some(crate::video::TimeArg::Video(a));
+            d.options.to = Some(crate::video::TimeArg::Video(b));
         }
         d.last = None;
     }

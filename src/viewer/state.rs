@@ -154,6 +154,9 @@ pub struct Document {
     pub events: Events,
     /// The resolved calibration (from the session, inline or from a file).
     pub calibration: Option<Calibration>,
+    /// The frame source's own calibration (a rendered match's view), used
+    /// when the session has none.
+    pub source_calibration: Option<Calibration>,
 }
 
 impl Document {
@@ -166,13 +169,14 @@ impl Document {
             .as_deref()
             .context("nothing to open: give a session file or a video")?;
         let (mut session, session_path) = if is_session_path(input) {
-            (Session::load(input)?, Some(input.to_owned()))
+            let mut s = Session::load(input)?;
+            if !req.logs.is_empty() {
+                s.logs = req.logs.clone();
+            }
+            (s, Some(input.to_owned()))
         } else {
-            (Session::new(input, ""), None)
+            (Session::for_input(input, &req.logs), None)
         };
-        if !req.logs.is_empty() {
-            session.logs = req.logs.clone();
-        }
         if let Some(c) = &req.calib {
             session.calibration = Some(CalibrationSource::File { file: c.clone() });
         }
@@ -188,12 +192,15 @@ impl Document {
             tree: EntityTree::default(),
             events: Events::default(),
             calibration: None,
+            source_calibration: None,
         };
         doc.reload_calibration()?;
         if !doc.session.logs.is_empty() {
             let log = load_logs(&doc.session.logs)?;
             doc.set_logs(log, doc.session.logs.clone());
-            if doc.saved.is_none() && req.offset.is_none() {
+            // A match's own record shares its pictures' clock: no offset.
+            let own_clock = doc.session.logs.first() == Some(&doc.session.video);
+            if doc.saved.is_none() && req.offset.is_none() && !own_clock {
                 doc.session.offset = sync::default_offset(&doc.log, 0.0);
             }
         }
@@ -268,7 +275,7 @@ impl Document {
         if !self.has_log {
             return Err(DialogError::NoLog);
         }
-        if self.calibration.is_none() {
+        if self.calibration.is_none() && self.source_calibration.is_none() {
             return Err(DialogError::NoCalibration);
         }
         Ok(ExportPlan::with_log(
@@ -282,7 +289,11 @@ impl Document {
 
     /// The settings the overlay is drawn with.
     pub fn draw_settings(&self) -> DrawSettings {
-        let mut s = self.session.draw_settings_with(self.calibration.clone());
+        let calibration = self
+            .calibration
+            .clone()
+            .or_else(|| self.source_calibration.clone());
+        let mut s = self.session.draw_settings_with(calibration);
         s.time = self.time_map();
         s
     }

@@ -17,6 +17,7 @@ mod export;
 mod export_plan;
 mod log_cli;
 mod mask;
+mod matches;
 mod pipeline;
 mod sim3d;
 mod ssl;

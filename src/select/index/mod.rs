@@ -4,7 +4,9 @@
 //! - Instantaneous frames: their times sorted ascending (ties by recorded
 //!   order), with every 64th time copied into a small sample array; the
 //!   nearest frame to `t` is found by a binary search (samples, then one
-//!   block) and a look at both neighbours.
+//!   block) and a look at both neighbours. A log merged from several
+//!   ([`Log::streams`]) keeps one such array per log, and each shows its
+//!   own nearest frame.
 //! - Persistent frames: a centered interval tree in flat arrays. Each node
 //!   holds a center and the intervals containing it, once sorted by start
 //!   and once by end, so a stabbing query walks one root-to-leaf path and
@@ -61,13 +63,9 @@ const _: () = {
 /// it with the same log. `Index::default()` is the index of an empty log.
 #[derive(Clone, Debug)]
 pub struct Index {
-    /// Times of instantaneous frames (NaN times left out), ascending.
-    instant_times: Vec<f64>,
-    /// `instant_times[BLOCK * j]` for each `j`.
-    instant_samples: Vec<f64>,
-    /// Frame index of each entry of `instant_times`; among equal times in
-    /// recorded order.
-    instant_frames: Vec<usize>,
+    /// The instantaneous frames of each stream of the log (one for a log
+    /// read from one file; one per log merged, [`Log::streams`]).
+    streams: Vec<Instants>,
     /// Frame index of each persistent frame that can apply (no NaN bound,
     /// `start ≤ end`), in recorded order; the position here is the frame's
     /// *ordinal*.
@@ -101,7 +99,8 @@ impl Index {
     /// Indexes `log`: its frames' times and its primitives' entities and
     /// levels (one pass over each).
     pub fn new(log: &Log) -> Self {
-        let mut instants: Vec<(f64, usize)> = Vec::new();
+        let mut instants: Vec<Vec<(f64, usize)>> = log.stream_ranges().map(|_| Vec::new()).collect();
+        let stream_of: Vec<usize> = log.stream_ranges().map(|r| r.start).collect();
         let mut intervals: Vec<Interval> = Vec::new();
         let mut persistent_frames = Vec::new();
         let mut first_primitive = Vec::new();
@@ -109,7 +108,10 @@ impl Index {
         let class_of: Vec<Class> = log.primitives.iter().map(|p| classes.of(p)).collect();
         for (i, f) in log.frames.iter().enumerate() {
             match f.time {
-                FrameTime::Instant(t) if !t.is_nan() => instants.push((t, i)),
+                FrameTime::Instant(t) if !t.is_nan() => {
+                    let k = stream_of.partition_point(|&first| first <= i).saturating_sub(1);
+                    instants[k].push((t, i));
+                }
                 FrameTime::Instant(_) => {}
                 FrameTime::Persistent { start, end } => {
                     // NaN bounds and start > end fail `start ≤ end`: such a frame never applies.
@@ -126,20 +128,15 @@ impl Index {
                 }
             }
         }
-        // Frame indices are unique, so an unstable sort is deterministic;
-        // `partial_cmp` keeps -0.0 and 0.0 together (recorded order decides).
-        instants.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
+        let streams = instants.into_iter().map(Instants::new).collect();
         let mut starts: Vec<(f64, u32)> = intervals
             .iter()
             .filter(|iv| iv.start.is_finite())
             .map(|iv| (iv.start, iv.ordinal))
             .collect();
         starts.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
-        let (instant_times, instant_frames): (Vec<f64>, Vec<usize>) = instants.into_iter().unzip();
         Index {
-            instant_samples: instant_times.iter().step_by(BLOCK).copied().collect(),
-            instant_times,
-            instant_frames,
+            streams,
             persistent_frames,
             first_primitive,
             tree: IntervalTree::new(intervals, &class_of),
@@ -169,7 +166,7 @@ impl Index {
 
     /// Number of instantaneous frames indexed (those with a non-NaN time).
     pub fn instant_count(&self) -> usize {
-        self.instant_times.len()
+        self.streams.iter().map(|s| s.times.len()).sum()
     }
 
     /// Number of persistent frames indexed (those that can ever apply).
@@ -180,11 +177,8 @@ impl Index {
     /// Bytes of heap memory held by the index.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
-        (self.instant_times.capacity() + self.instant_samples.capacity()) * size_of::<f64>()
-            + (self.instant_frames.capacity()
-                + self.persistent_frames.capacity()
-                + self.first_primitive.capacity())
-                * size_of::<usize>()
+        self.streams.iter().map(Instants::memory_bytes).sum::<usize>()
+            + (self.persistent_frames.capacity() + self.first_primitive.capacity()) * size_of::<usize>()
             + self.starts.capacity() * size_of::<(f64, u32)>()
             + self.classes.capacity() * size_of::<Key>()
             + self.class_of.capacity() * size_of::<Class>()
@@ -192,18 +186,16 @@ impl Index {
     }
 
     /// The indices of the frames shown at `t`: persistent frames with
-    /// `start ≤ t ≤ end` in recorded order, then the nearest instantaneous
-    /// frame if `|time − t| < threshold`. Replaces the contents of `out`
-    /// and returns the instantaneous frame.
-    pub fn frames_at(&self, t: f64, threshold: f64, out: &mut Vec<usize>) -> Option<usize> {
+    /// `start ≤ t ≤ end` in recorded order, then each stream's nearest
+    /// instantaneous frame if `|time − t| < threshold`. Replaces the
+    /// contents of `out`.
+    pub fn frames_at(&self, t: f64, threshold: f64, out: &mut Vec<usize>) {
         out.clear();
         let mut ordinals = Vec::new();
         self.tree.stab(t, |e, _| ordinals.push(e.ordinal));
         ordinals.sort_unstable();
         out.extend(ordinals.iter().map(|&o| self.persistent_frames[o as usize]));
-        let instant = self.nearest_instant(t, threshold);
-        out.extend(instant);
-        instant
+        self.nearest_instants(t, threshold, out);
     }
 
     /// The primitives shown at `t` with `filter`, borrowed from `log` (the
@@ -231,24 +223,30 @@ impl Index {
         hits.truncate(n);
         // Recorded order: by frame, then by position in the frame.
         sort_hits(&mut hits, self.persistent_frames.len());
-        let instant = self.nearest_instant(t, threshold);
-        let instant_range = instant
-            .and_then(|f| log.frames.get(f))
-            .map_or(0..0, |f| valid_range(log, f));
-        let instant_classes = self.class_of.get(instant_range.clone()).unwrap_or(&[]);
-        let mut primitives = vec![0; hits.len() + instant_classes.len()];
+        let mut instants = Vec::new();
+        self.nearest_instants(t, threshold, &mut instants);
+        let ranges: Vec<std::ops::Range<usize>> = instants
+            .iter()
+            .filter_map(|&f| log.frames.get(f))
+            .map(|f| valid_range(log, f))
+            .collect();
+        let instant_len: usize = ranges.iter().map(|r| r.len()).sum();
+        let mut primitives = vec![0; hits.len() + instant_len];
         for (out, h) in primitives.iter_mut().zip(&hits) {
             *out = self.first_primitive[h.ordinal()] + h.offset();
         }
         let mut n = hits.len();
-        for (j, &c) in instant_classes.iter().enumerate() {
-            let i = instant_range.start + j;
-            primitives[n] = i;
-            let pass = match self.classes.get(usize::from(c)) {
-                Some(k) => filter.allows_entity_level(k.entity, k.level),
-                None => self.escaped_passes(log, filter, i),
-            };
-            n += usize::from(pass);
+        for range in ranges {
+            let classes = self.class_of.get(range.clone()).unwrap_or(&[]);
+            for (j, &c) in classes.iter().enumerate() {
+                let i = range.start + j;
+                primitives[n] = i;
+                let pass = match self.classes.get(usize::from(c)) {
+                    Some(k) => filter.allows_entity_level(k.entity, k.level),
+                    None => self.escaped_passes(log, filter, i),
+                };
+                n += usize::from(pass);
+            }
         }
         primitives.truncate(n);
         Selection {
@@ -257,7 +255,7 @@ impl Index {
             t,
             threshold,
             primitives,
-            instant,
+            instants,
         }
     }
 
@@ -268,52 +266,11 @@ impl Index {
         log.primitives.get(i).is_some_and(|p| filter.allows(p))
     }
 
-    /// The instantaneous frame shown at `t`, if any: the nearest one when
-    /// `|time − t| < threshold` (ties: earlier time, then recorded first).
-    pub fn nearest_instant(&self, t: f64, threshold: f64) -> Option<usize> {
-        // An infinite or NaN `t` is at infinite or NaN distance from every frame.
-        if !t.is_finite() {
-            return None;
-        }
-        let times = &self.instant_times;
-        let i = self.first_at_or_after(t);
-        // Left of `i` (times < t) the distance falls as the index grows,
-        // from `i` on (times ≥ t) it grows: the minimum is at `i − 1` or `i`.
-        let left = i.checked_sub(1).map(|j| {
-            let d = (times[j] - t).abs();
-            // Several earlier times can round to the same distance; the
-            // earliest of them wins, and is first in recorded order among
-            // its equals.
-            let first = if j == 0 || (times[j - 1] - t).abs() > d {
-                j
-            } else {
-                times[..j].partition_point(|&x| (x - t).abs() > d)
-            };
-            (d, first)
-        });
-        let right = times.get(i).map(|&x| ((x - t).abs(), i));
-        let (d, k) = match (left, right) {
-            (Some(l), Some(r)) => {
-                if r.0 < l.0 {
-                    r
-                } else {
-                    l
-                }
-            }
-            (Some(l), None) => l,
-            (None, Some(r)) => r,
-            (None, None) => return None,
-        };
-        (d < threshold).then(|| self.instant_frames[k])
-    }
-
-    /// The first position in `instant_times` holding a time ≥ `t`.
-    fn first_at_or_after(&self, t: f64) -> usize {
-        let s = self.instant_samples.partition_point(|&x| x < t);
-        // instant_times[BLOCK * (s − 1)] < t ≤ instant_times[BLOCK * s].
-        let lo = if s == 0 { 0 } else { BLOCK * (s - 1) + 1 };
-        let hi = (BLOCK * s).min(self.instant_times.len()).max(lo);
-        lo + self.instant_times[lo..hi].partition_point(|&x| x < t)
+    /// The instantaneous frames shown at `t`, appended to `out` in stream
+    /// order: of each stream the nearest one when `|time − t| < threshold`
+    /// (ties: earlier time, then recorded first).
+    pub fn nearest_instants(&self, t: f64, threshold: f64, out: &mut Vec<usize>) {
+        out.extend(self.streams.iter().filter_map(|s| s.nearest(t, threshold)));
     }
 
     /// Indices of the frames whose time span overlaps `[t0, t1]`, in
@@ -326,9 +283,11 @@ impl Index {
         if t0.is_nan() || t1.is_nan() || t0 > t1 {
             return out;
         }
-        let lo = self.instant_times.partition_point(|&x| x < t0);
-        let hi = self.instant_times.partition_point(|&x| x <= t1);
-        out.extend_from_slice(&self.instant_frames[lo..hi.max(lo)]);
+        for s in &self.streams {
+            let lo = s.times.partition_point(|&x| x < t0);
+            let hi = s.times.partition_point(|&x| x <= t1);
+            out.extend_from_slice(&s.frames[lo..hi.max(lo)]);
+        }
         let mut ordinals = Vec::new();
         self.tree.overlapping(t0, t1, &mut ordinals);
         out.extend(ordinals.iter().map(|&o| self.persistent_frames[o as usize]));
@@ -370,9 +329,10 @@ impl Index {
         if t.is_nan() {
             return None;
         }
-        let i = self.instant_times.partition_point(|&x| x <= t);
-        let x = *self.instant_times.get(i)?;
-        x.is_finite().then(|| (x, self.instant_frames[i]))
+        self.streams
+            .iter()
+            .filter_map(|s| s.next(t))
+            .min_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)))
     }
 
     /// The last finite time of an instantaneous frame strictly before `t`,
@@ -381,10 +341,101 @@ impl Index {
         if t.is_nan() {
             return None;
         }
-        let i = self.instant_times.partition_point(|&x| x < t);
-        let x = *self.instant_times.get(i.checked_sub(1)?)?;
-        let first = self.instant_times[..i].partition_point(|&y| y < x);
-        x.is_finite().then(|| (x, self.instant_frames[first]))
+        self.streams
+            .iter()
+            .filter_map(|s| s.prev(t))
+            .max_by(|a, b| cmp_f64(a.0, b.0).then(b.1.cmp(&a.1)))
+    }
+}
+
+/// The instantaneous frames of one stream, sorted by time.
+#[derive(Clone, Debug, Default)]
+struct Instants {
+    /// Times (NaN left out), ascending.
+    times: Vec<f64>,
+    /// `times[BLOCK * j]` for each `j`.
+    samples: Vec<f64>,
+    /// Frame index of each entry of `times`; among equal times in recorded order.
+    frames: Vec<usize>,
+}
+
+impl Instants {
+    fn new(mut instants: Vec<(f64, usize)>) -> Self {
+        // Frame indices are unique, so an unstable sort is deterministic;
+        // `partial_cmp` keeps -0.0 and 0.0 together (recorded order decides).
+        instants.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
+        let (times, frames): (Vec<f64>, Vec<usize>) = instants.into_iter().unzip();
+        Instants {
+            samples: times.iter().step_by(BLOCK).copied().collect(),
+            times,
+            frames,
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        (self.times.capacity() + self.samples.capacity()) * std::mem::size_of::<f64>()
+            + self.frames.capacity() * std::mem::size_of::<usize>()
+    }
+
+    /// The nearest frame to `t` when `|time − t| < threshold` (ties:
+    /// earlier time, then recorded first).
+    fn nearest(&self, t: f64, threshold: f64) -> Option<usize> {
+        // An infinite or NaN `t` is at infinite or NaN distance from every frame.
+        if !t.is_finite() {
+            return None;
+        }
+        let times = &self.times;
+        let i = self.first_at_or_after(t);
+        // Left of `i` (times < t) the distance falls as the index grows,
+        // from `i` on (times ≥ t) it grows: the minimum is at `i − 1` or `i`.
+        let left = i.checked_sub(1).map(|j| {
+            let d = (times[j] - t).abs();
+            // Several earlier times can round to the same distance; the
+            // earliest of them wins, and is first in recorded order among
+            // its equals.
+            let first = if j == 0 || (times[j - 1] - t).abs() > d {
+                j
+            } else {
+                times[..j].partition_point(|&x| (x - t).abs() > d)
+            };
+            (d, first)
+        });
+        let right = times.get(i).map(|&x| ((x - t).abs(), i));
+        let (d, k) = match (left, right) {
+            (Some(l), Some(r)) => {
+                if r.0 < l.0 {
+                    r
+                } else {
+                    l
+                }
+            }
+            (Some(l), None) => l,
+            (None, Some(r)) => r,
+            (None, None) => return None,
+        };
+        (d < threshold).then(|| self.frames[k])
+    }
+
+    /// The first position in `times` holding a time ≥ `t`.
+    fn first_at_or_after(&self, t: f64) -> usize {
+        let s = self.samples.partition_point(|&x| x < t);
+        // times[BLOCK * (s − 1)] < t ≤ times[BLOCK * s].
+        let lo = if s == 0 { 0 } else { BLOCK * (s - 1) + 1 };
+        let hi = (BLOCK * s).min(self.times.len()).max(lo);
+        lo + self.times[lo..hi].partition_point(|&x| x < t)
+    }
+
+    fn next(&self, t: f64) -> Option<(f64, usize)> {
+        let i = self.times.partition_point(|&x| x <= t);
+        let x = *self.times.get(i)?;
+        x.is_finite().then(|| (x, self.frames[i]))
+    }
+
+    fn prev(&self, t: f64) -> Option<(f64, usize)> {
+        let i = self.times.partition_point(|&x| x < t);
+        let x = *self.times.get(i.checked_sub(1)?)?;
+        let first = self.times[..i].partition_point(|&y| y < x);
+        x.is_finite().then(|| (x, self.frames[first]))
     }
 }
 

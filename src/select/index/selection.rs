@@ -59,7 +59,7 @@ pub(super) fn sort_hits(hits: &mut Vec<Hit>, ordinals: usize) {
 }
 
 /// The primitives shown at one time: borrowed from the log, in draw order
-/// (persistent frames in recorded order, then the instantaneous frame;
+/// (persistent frames in recorded order, then the instantaneous frames;
 /// recorded order within a frame). Filtered when made: it holds the
 /// positions of the selected primitives in `Log::primitives`.
 #[derive(Clone, Debug)]
@@ -69,11 +69,11 @@ pub struct Selection<'a> {
     pub(super) t: f64,
     pub(super) threshold: f64,
     pub(super) primitives: Vec<usize>,
-    pub(super) instant: Option<usize>,
+    pub(super) instants: Vec<usize>,
 }
 
 impl<'a> Selection<'a> {
-    /// The selected frames in draw order (the instantaneous one last),
+    /// The selected frames in draw order (the instantaneous ones last),
     /// including frames none of whose primitives pass the filter.
     pub fn frames(&self) -> Vec<usize> {
         let mut out = Vec::new();
@@ -81,9 +81,9 @@ impl<'a> Selection<'a> {
         out
     }
 
-    /// The selected instantaneous frame, if any.
-    pub fn instant_frame(&self) -> Option<usize> {
-        self.instant
+    /// The selected instantaneous frames (one per stream at most).
+    pub fn instant_frames(&self) -> &[usize] {
+        &self.instants
     }
 
     /// Positions of the selected primitives in `Log::primitives`, in draw order.

@@ -62,13 +62,13 @@ fn selects_persistent_frames_in_recorded_order_then_the_nearest_instant() {
     assert_eq!(index.persistent_count(), 3);
     let s = index.select(&log, 1.6, 0.5, &all);
     assert_eq!(s.frames(), [1, 2]);
-    assert_eq!(s.instant_frame(), Some(2));
+    assert_eq!(s.instant_frames(), [2]);
     assert_eq!(positions(&log, &s), [1, 2, 3]);
     assert_eq!(s.len(), 3);
     let s = index.select(&log, 1.4, 0.5, &all);
     assert_eq!(s.frames(), [1, 3, 0]);
     let mut out = vec![99];
-    assert_eq!(index.frames_at(1.4, 0.5, &mut out), Some(0));
+    index.frames_at(1.4, 0.5, &mut out);
     assert_eq!(out, [1, 3, 0]);
     // Zero-length interval: exactly at its time.
     assert_eq!(index.select(&log, 3.0, 0.1, &all).frames(), [1, 4]);
@@ -253,13 +253,27 @@ fn random_log(entities: u32) -> impl Strategy<Value = Log> {
         frame_time(),
         proptest::collection::vec((0..entities, -2i32..3), 0..4),
     );
-    proptest::collection::vec(frame, 0..25).prop_map(move |frames| {
+    let cuts = proptest::collection::vec(0usize..25, 0..3);
+    (proptest::collection::vec(frame, 0..25), cuts).prop_map(move |(frames, mut cuts)| {
         let mut log = Log::new();
         for e in 0..entities {
             log.entities.intern(&format!("e{e}"));
         }
         for (time, ps) in frames {
             log.push_frame(time, ps.into_iter().map(|(e, l)| prim(e, l)));
+        }
+        // Sometimes a merged log: streams starting at the cuts.
+        if !cuts.is_empty() {
+            cuts.push(0);
+            cuts.sort_unstable();
+            cuts.dedup();
+            log.streams = cuts
+                .into_iter()
+                .map(|first_frame| crate::log::Stream {
+                    first_frame,
+                    instant_threshold: None,
+                })
+                .collect();
         }
         log
     })
@@ -287,20 +301,26 @@ fn filter(entities: u32) -> impl Strategy<Value = Filter> {
 /// kept even for frames without primitives).
 fn brute_frames(log: &Log, t: f64, threshold: f64) -> Vec<usize> {
     let mut out = Vec::new();
-    let mut nearest: Option<(f64, f64, usize)> = None;
     for (i, f) in log.frames.iter().enumerate() {
-        match f.time {
-            FrameTime::Persistent { start, end } if start <= t && t <= end => out.push(i),
-            FrameTime::Persistent { .. } => {}
-            FrameTime::Instant(x) => {
+        if let FrameTime::Persistent { start, end } = f.time
+            && start <= t
+            && t <= end
+        {
+            out.push(i);
+        }
+    }
+    for range in log.stream_ranges() {
+        let mut nearest: Option<(f64, f64, usize)> = None;
+        for i in range {
+            if let FrameTime::Instant(x) = log.frames[i].time {
                 let d = (x - t).abs();
                 if !d.is_nan() && nearest.is_none_or(|(bd, bx, _)| d < bd || (d == bd && x < bx)) {
                     nearest = Some((d, x, i));
                 }
             }
         }
+        out.extend(nearest.filter(|n| n.0 < threshold).map(|n| n.2));
     }
-    out.extend(nearest.filter(|n| n.0 < threshold).map(|n| n.2));
     out
 }
 
@@ -355,11 +375,9 @@ proptest! {
         let log = log_of(&frames);
         let index = Index::new(&log);
         for &t in &ts {
-            prop_assert_eq!(
-                index.nearest_instant(t, threshold),
-                brute_frames(&log, t, threshold).last().copied(),
-                "t = {}", t
-            );
+            let mut got = Vec::new();
+            index.nearest_instants(t, threshold, &mut got);
+            prop_assert_eq!(got, brute_frames(&log, t, threshold), "t = {}", t);
         }
     }
 

@@ -47,6 +47,7 @@ pub use still::StillSource;
 pub use synthetic::SyntheticSource;
 
 use super::{ClockTable, VideoError, Yuv420};
+use crate::calib::Calibration;
 use crate::image::{ImageError, MaskImage, RgbImage};
 
 /// An error of a source's own kind (a game log's parser, say).
@@ -118,6 +119,13 @@ pub struct SourceInfo {
     /// The source's log clock of every frame, when frames carry one
     /// ([`SourceFrame::clock`]): for mapping log times back to frames.
     pub clocks: Option<Arc<ClockTable>>,
+    /// World → picture, for sources that make their pictures from world
+    /// coordinates (a rendered match): the calibration its logs are drawn
+    /// with when the session has none.
+    pub calibration: Option<Calibration>,
+    /// Seconds per cycle of the source's clock (a simulator's step), for
+    /// times given in cycles.
+    pub clock_step: Option<f64>,
 }
 
 impl SourceInfo {
@@ -136,6 +144,8 @@ impl SourceInfo {
             audio: None,
             has_masks: false,
             clocks: None,
+            calibration: None,
+            clock_step: None,
         }
     }
 
@@ -239,11 +249,17 @@ pub trait FrameSource: Send {
 }
 
 /// How [`open`] opens a file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpenOptions {
     /// Keep each frame's decoded YUV 4:2:0 planes ([`SourceFrame::yuv`]),
     /// for the export's fast path. Sources that do not decode video ignore it.
     pub keep_yuv: bool,
+    /// For sources that render their pictures (a match): their size,
+    /// `(width, height)`; `None` for the source's default.
+    pub size: Option<(usize, usize)>,
+    /// For sources that render their pictures: pictures per second;
+    /// `None` for the source's default.
+    pub fps: Option<f64>,
 }
 
 /// What an [`Opener`] sees of a file to decide whether it is its kind.
@@ -272,24 +288,38 @@ pub struct Opener {
     pub sniff: fn(&Sniff<'_>) -> bool,
     /// Opens the file as this kind.
     pub open: OpenFn,
+    /// The file is a log too ([`crate::log::load`] reads it): a match's
+    /// record is both the picture and drawings over it, so opening one
+    /// alone shows both.
+    pub also_log: bool,
 }
 
 /// The kinds of source [`open`] tries, in order, before FFmpeg.
-pub const OPENERS: &[Opener] = &[still::OPENER];
+pub const OPENERS: &[Opener] = &[
+    still::OPENER,
+    crate::ssl::render::OPENER,
+    crate::sim3d::render::OPENER,
+];
 
 /// Opens `path` as a frame source: the first of [`OPENERS`] that
 /// recognises the file's content, else a video decoded with FFmpeg.
 pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+    if let Some(o) = opener_of(path)? {
+        return (o.open)(path, options);
+    }
+    Ok(Box::new(DecoderSource::open(path, options)?))
+}
+
+/// The opener that claims `path` (`None`: FFmpeg's, a video or picture
+/// file it decodes).
+pub fn opener_of(path: &Path) -> Result<Option<&'static Opener>, SourceError> {
     let (head, gzip) = read_head(path)?;
     let sniff = Sniff {
         path,
         head: &head,
         gzip,
     };
-    if let Some(o) = OPENERS.iter().find(|o| (o.sniff)(&sniff)) {
-        return (o.open)(path, options);
-    }
-    Ok(Box::new(DecoderSource::open(path, options)?))
+    Ok(OPENERS.iter().find(|o| (o.sniff)(&sniff)))
 }
 
 /// The first [`SNIFF_BYTES`] of `path` (decompressed when gzip) and

@@ -12,6 +12,7 @@ pub(super) const OPENER: Opener = Opener {
     name: "still image",
     sniff: is_still,
     open: |path, options| Ok(Box::new(StillSource::open(path, options)?)),
+    also_log: false,
 };
 
 /// Whether `s` starts like a picture file.

@@ -1,6 +1,7 @@
 //! The export dialog: the options of `underlay export`, a progress bar
 //! while the export runs on its own thread, and cancel.
 
+use crate::video::TimeArg;
 use eframe::egui;
 
 use crate::viewer::export::{ExportDialog, PRESETS};
@@ -61,38 +62,44 @@ pub fn contents(
             }
         });
         ui.end_row();
+        // The dialog's range is in video seconds, as the timeline shows.
+        let secs = |t: Option<TimeArg>| match t {
+            Some(TimeArg::Video(s)) => Some(s),
+            _ => None,
+        };
+        let (mut from, mut to) = (secs(o.from), secs(o.to));
         ui.label("Range");
         ui.horizontal(|ui| {
-            let mut whole = o.from.is_none() && o.to.is_none();
+            let mut whole = from.is_none() && to.is_none();
             if ui.radio(whole, "whole video").clicked() {
-                o.from = None;
-                o.to = None;
+                from = None;
+                to = None;
                 whole = true;
             }
             if let Some((a, b)) = loop_range
                 && ui
-                    .radio(!whole && o.from == Some(a) && o.to == Some(b), "the loop")
+                    .radio(!whole && from == Some(a) && to == Some(b), "the loop")
                     .clicked()
             {
-                o.from = Some(a);
-                o.to = Some(b);
+                from = Some(a);
+                to = Some(b);
             }
             if ui
                 .radio(
-                    !whole && (o.from, o.to) != (loop_range.map(|l| l.0), loop_range.map(|l| l.1)),
+                    !whole && (from, to) != (loop_range.map(|l| l.0), loop_range.map(|l| l.1)),
                     "from…to",
                 )
                 .clicked()
             {
-                o.from = Some(o.from.unwrap_or(range.0));
-                o.to = Some(o.to.unwrap_or(range.1));
+                from = Some(from.unwrap_or(range.0));
+                to = Some(to.unwrap_or(range.1));
             }
         });
         ui.end_row();
-        if o.from.is_some() || o.to.is_some() {
+        if from.is_some() || to.is_some() {
             ui.label("");
             ui.horizontal(|ui| {
-                let (mut a, mut b) = (o.from.unwrap_or(range.0), o.to.unwrap_or(range.1));
+                let (mut a, mut b) = (from.unwrap_or(range.0), to.unwrap_or(range.1));
                 ui.add(
                     egui::DragValue::new(&mut a)
                         .speed(0.05)
@@ -106,11 +113,13 @@ pub fn contents(
                         .range(range.0..=range.1 + 1.0)
                         .suffix(" s"),
                 );
-                o.from = Some(a);
-                o.to = Some(b);
+                from = Some(a);
+                to = Some(b);
             });
             ui.end_row();
         }
+        o.from = from.map(TimeArg::Video);
+        o.to = to.map(TimeArg::Video);
         ui.label("Mask");
         ui.checkbox(&mut o.no_mask, "draw over everything (no mask)");
         ui.end_row();
@@ -185,7 +194,10 @@ mod tests {
         let (d, action) = h.state();
         assert_eq!(*action, Some(ExportAction::Start));
         assert_eq!(d.options.output, std::path::PathBuf::from("out.mp4"));
-        assert_eq!((d.options.from, d.options.to), (Some(2.0), Some(5.0)));
+        assert_eq!(
+            (d.options.from, d.options.to),
+            (Some(TimeArg::Video(2.0)), Some(TimeArg::Video(5.0)))
+        );
         assert!(d.options.no_mask);
     }
 }

@@ -1,0 +1,587 @@
+//! Drawing a [`Match`] snapshot as a top-down picture, and its exact floor
+//! mask: the field (striped grass, painted marks and goals) is drawn once
+//! into a background; each picture copies it and draws the bodies, the
+//! ball and the caption over it with the overlay rasterizer ([`crate::draw`]),
+//! so a rendered match looks like the rest of underlay's drawings.
+//!
+//! The [`View`] maps world to pixels as a similarity (uniform scale, world
+//! y up on screen), so the picture of a 2D game matches its monitor's. Its
+//! [`Calibration`] is what the log's drawings are projected with.
+//!
+//! The mask is floor (255) everywhere but under the bodies, the ball and
+//! the caption as drawn (at least half covered), so drawings go under the
+//! players exactly. Bodies smaller than [`Look::min_body_px`] are drawn at
+//! that size to stay visible; the mask follows what is drawn.
+
+use crate::calib::Calibration;
+use crate::draw::{Overlay, Painter};
+use crate::geom::vec2::dir;
+use crate::geom::{PixelPoint, Vec2};
+use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::log::{EntityId, Primitive, Rgba, Shape, Style, ThicknessUnit};
+
+use super::model::{Body, Card, Field, Mark, Match, Snapshot, Team};
+
+/// The largest picture side the renderer makes.
+pub const MAX_SIDE: usize = 8192;
+
+/// Errors setting up a renderer.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("pictures of {width}×{height} pixels are not possible (16 to {MAX_SIDE} each way)")]
+    BadSize { width: usize, height: usize },
+    #[error("the field ({length} × {width} {unit}) has no area to show")]
+    BadField { length: f64, width: f64, unit: String },
+}
+
+/// World ↔ picture: a uniform scale with world y up, centred.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    pub width: usize,
+    pub height: usize,
+    /// Pixels per world unit.
+    pub scale: f64,
+    /// The world point at the picture's centre.
+    pub center: Vec2,
+}
+
+impl View {
+    /// The view of `width`×`height` pixels showing the rectangle
+    /// `bounds` (min, max corners) whole, centred.
+    pub fn fit(bounds: (Vec2, Vec2), width: usize, height: usize) -> Option<View> {
+        let size = bounds.1 - bounds.0;
+        if !(size.x > 0.0 && size.y > 0.0 && size.is_finite()) || width == 0 || height == 0 {
+            return None;
+        }
+        let scale = (width as f64 / size.x).min(height as f64 / size.y);
+        if !(scale.is_finite() && scale > 0.0) {
+            return None;
+        }
+        Some(View {
+            width,
+            height,
+            scale,
+            center: bounds.0.lerp(bounds.1, 0.5),
+        })
+    }
+
+    /// The pixel (centres at integers) showing world point `p`.
+    pub fn to_pixel(&self, p: Vec2) -> PixelPoint {
+        let (cx, cy) = ((self.width as f64 - 1.0) / 2.0, (self.height as f64 - 1.0) / 2.0);
+        Vec2::new(
+            cx + (p.x - self.center.x) * self.scale,
+            cy - (p.y - self.center.y) * self.scale,
+        )
+    }
+
+    /// The world point shown at pixel `px`.
+    pub fn to_world(&self, px: PixelPoint) -> Vec2 {
+        let (cx, cy) = ((self.width as f64 - 1.0) / 2.0, (self.height as f64 - 1.0) / 2.0);
+        Vec2::new(
+            self.center.x + (px.x - cx) / self.scale,
+            self.center.y - (px.y - cy) / self.scale,
+        )
+    }
+
+    /// The view as a calibration (world → pixel homography); `None` for
+    /// a scale no homography can hold.
+    pub fn calibration(&self) -> Option<Calibration> {
+        let (cx, cy) = ((self.width as f64 - 1.0) / 2.0, (self.height as f64 - 1.0) / 2.0);
+        let s = self.scale;
+        let h = [
+            [s, 0.0, cx - s * self.center.x],
+            [0.0, -s, cy + s * self.center.y],
+            [0.0, 0.0, 1.0],
+        ];
+        Calibration::from_homography(h)
+            .ok()
+            .map(|c| c.with_image_size(self.width as u32, self.height as u32))
+    }
+}
+
+/// Colours and sizes of the picture.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Look {
+    pub grass: [u8; 3],
+    pub grass_stripe: [u8; 3],
+    pub surround: [u8; 3],
+    pub lines: Rgba,
+    pub goal: Rgba,
+    pub ball: Rgba,
+    /// Bodies are drawn at least this large (radius, pixels).
+    pub min_body_px: f64,
+    /// The ball is drawn at least this large (radius, pixels).
+    pub min_ball_px: f64,
+}
+
+impl Look {
+    /// The default look for pictures `height` pixels high.
+    pub fn for_height(height: usize) -> Look {
+        let h = height as f64;
+        Look {
+            grass: [52, 128, 56],
+            grass_stripe: [60, 138, 62],
+            surround: [40, 104, 46],
+            lines: Rgba::from_rgb(0xf0f0f0),
+            goal: Rgba::from_rgb(0xd8d8d8),
+            ball: Rgba::WHITE,
+            min_body_px: (h / 80.0).max(3.0),
+            min_ball_px: (h / 200.0).max(2.0),
+        }
+    }
+}
+
+/// Renders snapshots of one match at one size.
+pub struct Renderer {
+    view: View,
+    calib: Calibration,
+    look: Look,
+    teams: [Team; 2],
+    background: RgbImage,
+    painter: Painter,
+    overlay: Overlay,
+    /// The primitives of one picture (kept to reuse the allocation).
+    scratch: Vec<Primitive>,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("view", &self.view)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every primitive the renderer draws belongs to no log entity.
+const NO_ENTITY: EntityId = EntityId(0);
+
+fn prim(shape: Shape, style: Style) -> Primitive {
+    Primitive {
+        shape,
+        style,
+        entity: NO_ENTITY,
+        level: 0,
+    }
+}
+
+impl Renderer {
+    /// A renderer of `m`'s field and teams at `width`×`height` pixels.
+    pub fn new(m: &Match, width: usize, height: usize) -> Result<Renderer, RenderError> {
+        if !(16..=MAX_SIDE).contains(&width) || !(16..=MAX_SIDE).contains(&height) {
+            return Err(RenderError::BadSize { width, height });
+        }
+        let f = &m.field;
+        let bad = || RenderError::BadField {
+            length: f.length,
+            width: f.width,
+            unit: f.unit.clone(),
+        };
+        let view = View::fit(f.bounds(), width, height).ok_or_else(bad)?;
+        let calib = view.calibration().ok_or_else(bad)?;
+        let look = Look::for_height(height);
+        let mut r = Renderer {
+            view,
+            calib,
+            look,
+            teams: m.teams.clone(),
+            background: RgbImage::zeros((height, width, 3)),
+            painter: Painter::new(width, height),
+            overlay: Overlay::new(width, height),
+            scratch: Vec::new(),
+        };
+        r.draw_background(f);
+        Ok(r)
+    }
+
+    /// The world ↔ pixel view.
+    pub fn view(&self) -> &View {
+        &self.view
+    }
+
+    /// The view as a calibration.
+    pub fn calibration(&self) -> &Calibration {
+        &self.calib
+    }
+
+    /// The field alone.
+    pub fn background(&self) -> &RgbImage {
+        &self.background
+    }
+
+    fn draw_background(&mut self, f: &Field) {
+        let (h, w) = (self.view.height, self.view.width);
+        let (lo, hi) = (
+            self.view.to_pixel(Vec2::new(-f.length / 2.0 - f.margin, 0.0)).x,
+            self.view.to_pixel(Vec2::new(f.length / 2.0 + f.margin, 0.0)).x,
+        );
+        let top = self.view.to_pixel(Vec2::new(0.0, f.width / 2.0 + f.margin)).y;
+        let bottom = self.view.to_pixel(Vec2::new(0.0, -f.width / 2.0 - f.margin)).y;
+        // Stripes across the length, as mowed grass: 18 over the field.
+        let stripe = f.length / 18.0;
+        let s = self.look;
+        let view = self.view;
+        for y in 0..h {
+            for x in 0..w {
+                let (xf, yf) = (x as f64, y as f64);
+                let rgb = if xf < lo - 0.5 || xf > hi + 0.5 || yf < top - 0.5 || yf > bottom + 0.5 {
+                    s.surround
+                } else {
+                    let wx = view.to_world(Vec2::new(xf, yf)).x + f.length / 2.0;
+                    if (wx / stripe).floor().rem_euclid(2.0) == 0.0 {
+                        s.grass
+                    } else {
+                        s.grass_stripe
+                    }
+                };
+                for (c, v) in rgb.into_iter().enumerate() {
+                    self.background[[y, x, c]] = v;
+                }
+            }
+        }
+        let line_px = (f.line_width * view.scale).max(1.2);
+        let line = Style {
+            color: s.lines,
+            fill: None,
+            thickness: line_px as f32,
+            unit: ThicknessUnit::Pixels,
+        };
+        let mut prims = Vec::new();
+        for g in &f.goals {
+            let c = g.mouth + Vec2::new(g.depth / 2.0, 0.0);
+            prims.push(prim(
+                Shape::Rectangle {
+                    center: c,
+                    size: Vec2::new(g.depth.abs(), g.width),
+                    orientation: 0.0,
+                },
+                Style {
+                    fill: Some(s.goal.with_alpha(90)),
+                    color: s.goal,
+                    ..line
+                },
+            ));
+        }
+        for m in &f.marks {
+            prims.push(match *m {
+                Mark::Segment { a, b } => prim(Shape::Line { start: a, end: b }, line),
+                Mark::Arc {
+                    center,
+                    radius,
+                    start,
+                    sweep,
+                } => prim(
+                    Shape::Sector {
+                        center,
+                        inner: radius,
+                        outer: radius,
+                        start,
+                        sweep,
+                    },
+                    line,
+                ),
+                Mark::Spot { center, radius } => prim(
+                    Shape::Circle {
+                        center,
+                        radius: radius.max(line_px / view.scale),
+                    },
+                    Style {
+                        fill: Some(s.lines),
+                        ..line
+                    },
+                ),
+            });
+        }
+        self.overlay.clear();
+        for p in &prims {
+            // Marks of a field we made ourselves are finite; a reader's odd
+            // value is simply not drawn.
+            let _ = self.painter.primitive(&mut self.overlay, &self.calib, p);
+        }
+        let _ = self.overlay.composite(&mut self.background, None);
+        self.overlay.clear();
+    }
+
+    /// Draws `snap` into `image` and its floor mask into `mask` (both
+    /// resized to the view when they differ).
+    pub fn render(&mut self, snap: &Snapshot, image: &mut RgbImage, mask: &mut MaskImage) {
+        let (h, w) = (self.view.height, self.view.width);
+        if image.dim() != (h, w, 3) {
+            *image = RgbImage::zeros((h, w, 3));
+        }
+        if mask.dim() != (h, w) {
+            *mask = MaskImage::zeros((h, w));
+        }
+        image.assign(&self.background);
+        mask.fill(FLOOR);
+        self.overlay.clear();
+        let mut prims = std::mem::take(&mut self.scratch);
+        prims.clear();
+        for b in &snap.bodies {
+            self.body_primitives(b, &mut prims);
+        }
+        if let Some((p, r)) = snap.ball {
+            let r = r.max(self.look.min_ball_px / self.view.scale);
+            prims.push(prim(
+                Shape::Circle { center: p, radius: r },
+                Style {
+                    color: Rgba::BLACK,
+                    fill: Some(self.look.ball),
+                    thickness: 1.0,
+                    unit: ThicknessUnit::Pixels,
+                },
+            ));
+        }
+        for p in &prims {
+            let _ = self.painter.primitive(&mut self.overlay, &self.calib, p);
+        }
+        for b in &snap.bodies {
+            self.number(b);
+        }
+        if !snap.caption.is_empty() {
+            let size = (h as f64 / 32.0).max(10.0);
+            self.painter.text(
+                &mut self.overlay,
+                Vec2::new(size * 0.6, size * 1.2),
+                &snap.caption,
+                size,
+                Rgba::WHITE,
+            );
+        }
+        // Foreground where at least half covered.
+        let ov = self.overlay.pixels();
+        if let Some(m) = mask.as_slice_mut() {
+            for (mv, o) in m.iter_mut().zip(ov) {
+                if o[3] >= 128 {
+                    *mv = 0;
+                }
+            }
+        }
+        let _ = self.overlay.composite(image, None);
+        self.scratch = prims;
+    }
+
+    /// A body's number, centred on it, dark on light team colours.
+    fn number(&mut self, b: &Body) {
+        let team = &self.teams[usize::from(b.team.min(1))];
+        let r = (b.radius * self.view.scale).max(self.look.min_body_px);
+        let text = b.number.to_string();
+        let size = (r * 1.25).clamp(6.0, 200.0);
+        let Some((w, _)) = self.painter.measure_text(&text, size) else {
+            return;
+        };
+        let c = team.color;
+        let light = 299 * c.r() as u32 + 587 * c.g() as u32 + 114 * c.b() as u32 > 150_000;
+        let ink = if light { Rgba::BLACK } else { Rgba::WHITE };
+        let ink = ink.with_alpha(if b.faded { 110 } else { 255 });
+        let p = self.view.to_pixel(b.position);
+        // Digits stand about 0.72 of the size above the baseline.
+        let anchor = Vec2::new(p.x - w / 2.0, p.y + size * 0.36);
+        self.painter.text(&mut self.overlay, anchor, &text, size, ink);
+    }
+
+    /// The primitives that draw one body.
+    fn body_primitives(&self, b: &Body, out: &mut Vec<Primitive>) {
+        let team = &self.teams[usize::from(b.team.min(1))];
+        let r = b.radius.max(self.look.min_body_px / self.view.scale);
+        let alpha = if b.faded { 110 } else { 255 };
+        let outline = if b.goalie { Rgba::WHITE } else { Rgba::BLACK };
+        out.push(prim(
+            Shape::Circle {
+                center: b.position,
+                radius: r,
+            },
+            Style {
+                color: outline.with_alpha(alpha),
+                fill: Some(team.color.with_alpha(alpha)),
+                thickness: if b.goalie { 2.0 } else { 1.2 },
+                unit: ThicknessUnit::Pixels,
+            },
+        ));
+        let dark = Rgba::BLACK.with_alpha(alpha);
+        if let Some(hd) = b.heading.filter(|h| h.is_finite()) {
+            // A tick at the front edge, leaving the middle to the number.
+            out.push(prim(
+                Shape::Line {
+                    start: b.position + dir(hd) * (r * 0.55),
+                    end: b.position + dir(hd) * r,
+                },
+                Style {
+                    color: dark,
+                    fill: None,
+                    thickness: 2.0,
+                    unit: ThicknessUnit::Pixels,
+                },
+            ));
+        }
+        if let Some(g) = b.gaze.filter(|g| g.is_finite()) {
+            out.push(prim(
+                Shape::Line {
+                    start: b.position + dir(g) * r,
+                    end: b.position + dir(g) * (r * 1.7),
+                },
+                Style {
+                    color: Rgba::from_rgb(0xffd0d0).with_alpha(alpha),
+                    fill: None,
+                    thickness: 1.2,
+                    unit: ThicknessUnit::Pixels,
+                },
+            ));
+        }
+        let card = match b.card {
+            Card::None => None,
+            Card::Yellow => Some(Rgba::from_rgb(0xffe000)),
+            Card::Red => Some(Rgba::from_rgb(0xe01010)),
+        };
+        if let Some(c) = card {
+            out.push(prim(
+                Shape::Rectangle {
+                    center: b.position + Vec2::new(-r * 0.9, r * 0.9),
+                    size: Vec2::new(r * 0.55, r * 0.8),
+                    orientation: 0.0,
+                },
+                Style {
+                    color: Rgba::BLACK,
+                    fill: Some(c),
+                    thickness: 1.0,
+                    unit: ThicknessUnit::Pixels,
+                },
+            ));
+        }
+    }
+}
+
+/// Pixel radius a body of world radius `r` is drawn with in `view`.
+pub fn body_px(view: &View, look: &Look, r: f64) -> f64 {
+    (r * view.scale).max(look.min_body_px)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pitch::model::{Pace, Team};
+
+    fn test_match() -> Match {
+        Match {
+            name: "t".into(),
+            field: Field::football(
+                "m",
+                105.0,
+                68.0,
+                14.02,
+                Some((16.5, 40.32)),
+                Some((5.5, 18.32)),
+                1.0,
+            ),
+            teams: [
+                Team {
+                    name: "L".into(),
+                    color: Rgba::from_rgb(0xffff00),
+                },
+                Team {
+                    name: "R".into(),
+                    color: Rgba::from_rgb(0x2060ff),
+                },
+            ],
+            snapshots: vec![],
+            pace: Pace::PerSnapshot { interval: 0.1 },
+        }
+    }
+
+    fn body(team: u8, x: f64, y: f64) -> Body {
+        Body {
+            team,
+            number: 10,
+            position: Vec2::new(x, y),
+            radius: 0.3,
+            heading: Some(0.0),
+            gaze: None,
+            goalie: false,
+            card: Card::None,
+            faded: false,
+        }
+    }
+
+    #[test]
+    fn the_view_maps_world_y_up_and_back() {
+        let v = View::fit((Vec2::new(-10.0, -5.0), Vec2::new(10.0, 5.0)), 201, 101).unwrap();
+        assert_eq!(v.scale, 10.05);
+        assert_eq!(v.to_pixel(Vec2::ZERO), Vec2::new(100.0, 50.0));
+        let v = View::fit((Vec2::new(-10.0, -5.0), Vec2::new(10.0, 5.0)), 200, 100).unwrap();
+        assert_eq!(v.scale, 10.0);
+        assert_eq!(v.to_pixel(Vec2::ZERO), Vec2::new(99.5, 49.5));
+        assert_eq!(v.to_pixel(Vec2::new(1.0, 1.0)), Vec2::new(109.5, 39.5));
+        assert_eq!(v.to_world(Vec2::new(109.5, 39.5)), Vec2::new(1.0, 1.0));
+        let c = v.calibration().unwrap();
+        let p = c.project(Vec2::new(-3.0, 2.5)).unwrap();
+        assert!((p - v.to_pixel(Vec2::new(-3.0, 2.5))).length() < 1e-9);
+        assert!(View::fit((Vec2::ZERO, Vec2::ZERO), 10, 10).is_none());
+    }
+
+    #[test]
+    fn bodies_are_drawn_in_team_colours_and_masked_exactly() {
+        let m = test_match();
+        let mut r = Renderer::new(&m, 1280, 800).unwrap();
+        let snap = Snapshot {
+            clock: 1.0,
+            bodies: vec![body(0, -20.0, 10.0), body(1, 20.0, -10.0)],
+            ball: Some((Vec2::new(0.0, 0.0), 0.085)),
+            caption: "0:0 play_on".into(),
+        };
+        let (mut img, mut mask) = (RgbImage::zeros((1, 1, 3)), MaskImage::zeros((1, 1)));
+        r.render(&snap, &mut img, &mut mask);
+        assert_eq!(img.dim(), (800, 1280, 3));
+        let px = |p: Vec2| {
+            let q = r.view().to_pixel(p);
+            (q.y.round() as usize, q.x.round() as usize)
+        };
+        // Beside its number, behind its centre (the heading points to +x),
+        // the left body is yellow and not floor; the right one blue.
+        let (y, x) = px(Vec2::new(-20.0, 10.0));
+        assert_eq!(
+            [img[[y, x - 7, 0]], img[[y, x - 7, 1]], img[[y, x - 7, 2]]],
+            [255, 255, 0]
+        );
+        assert_eq!(mask[[y, x]], 0);
+        let (y, x) = px(Vec2::new(20.0, -10.0));
+        assert_eq!(
+            [img[[y, x - 7, 0]], img[[y, x - 7, 1]], img[[y, x - 7, 2]]],
+            [0x20, 0x60, 0xff]
+        );
+        assert_eq!(mask[[y, x]], 0);
+        // The ball is white; open grass is floor.
+        let (y, x) = px(Vec2::ZERO);
+        assert_eq!(mask[[y, x]], 0);
+        let (y, x) = px(Vec2::new(30.0, 20.0));
+        assert_eq!(mask[[y, x]], FLOOR);
+        // A body drawn at its minimum size: about min_body_px around it is
+        // foreground, no more than twice that away is floor again.
+        let rp = body_px(r.view(), &Look::for_height(800), 0.3);
+        let (y, x) = px(Vec2::new(-20.0, 10.0));
+        assert_eq!(mask[[y + (rp * 0.7) as usize, x]], 0);
+        assert_eq!(mask[[y + (rp * 2.0) as usize + 2, x]], FLOOR);
+        // Rendering again with nothing leaves only the field.
+        r.render(&Snapshot::default(), &mut img, &mut mask);
+        assert_eq!(&img, r.background());
+        assert!(mask.iter().all(|&v| v == FLOOR));
+    }
+
+    #[test]
+    fn the_field_lines_are_white_on_grass() {
+        let m = test_match();
+        let r = Renderer::new(&m, 1050, 780).unwrap();
+        let bg = r.background();
+        // The halfway line at x = 0, away from the centre circle.
+        let p = r.view().to_pixel(Vec2::new(0.0, 25.0));
+        let (y, x) = (p.y.round() as usize, p.x.round() as usize);
+        // About a pixel wide, anti-aliased: much brighter than the grass.
+        assert!(
+            bg[[y, x, 0]] > 150 && bg[[y, x, 2]] > 150,
+            "{:?}",
+            bg.slice(ndarray::s![y, x, ..])
+        );
+        let p = r.view().to_pixel(Vec2::new(10.0, 25.0));
+        let (y, x) = (p.y.round() as usize, p.x.round() as usize);
+        assert!(bg[[y, x, 1]] > bg[[y, x, 0]] + 40);
+        assert!(Renderer::new(&m, 8, 8).is_err());
+    }
+}

@@ -1,0 +1,442 @@
+//! A [`Match`] as a [`FrameSource`]: pictures rendered on demand, each
+//! with its game clock and exact floor mask, and the view's calibration
+//! in [`SourceInfo::calibration`] so the match's logs draw in place.
+//!
+//! Snapshots are laid out in video time by the match's [`Pace`]: one
+//! picture per snapshot (a simulator's records, stoppage steps included),
+//! or the clock itself (recorded timestamps). Pictures are taken at
+//! `fps`; between two snapshots bodies and ball are interpolated, and the
+//! frame's clock is the nearest snapshot's (so a log's instantaneous
+//! drawings change with the records, never blink between them) — or, for
+//! [`Pace::Clock`], the clock at that time.
+
+use std::sync::Arc;
+
+use crate::image::{MaskImage, RgbImage};
+use crate::video::ClockTable;
+use crate::video::source::{FrameSource, SourceError, SourceFrame, SourceInfo};
+
+use super::model::{Body, Match, Pace, Snapshot};
+use super::render::Renderer;
+
+/// The most pictures one rendered match may have (a day at 60 fps).
+pub const MAX_FRAMES: u64 = 24 * 3600 * 60;
+
+/// Size and rate of the pictures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderOptions {
+    pub width: usize,
+    pub height: usize,
+    /// Pictures per second of video; `None`: one per snapshot for
+    /// [`Pace::PerSnapshot`], 30 for [`Pace::Clock`].
+    pub fps: Option<f64>,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            width: 1280,
+            height: 720,
+            fps: None,
+        }
+    }
+}
+
+/// Why a match cannot be played.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error("the match has no snapshot to show")]
+    Empty,
+    #[error("snapshot {index}: clock {clock} s goes back from {previous} s or is not a number")]
+    Clock { index: usize, clock: f64, previous: f64 },
+    #[error("{fps} pictures per second is not possible (0.1 to 240)")]
+    BadRate { fps: f64 },
+    #[error("the match would need {frames} pictures (at most {MAX_FRAMES})")]
+    TooLong { frames: f64 },
+    #[error(transparent)]
+    Render(#[from] super::render::RenderError),
+    #[error(transparent)]
+    Clocks(#[from] crate::video::ClockError),
+}
+
+/// A rendered match as frames.
+pub struct MatchSource {
+    m: Arc<Match>,
+    renderer: Renderer,
+    info: SourceInfo,
+    /// Video time of each snapshot.
+    times: Vec<f64>,
+    fps: f64,
+    frames: u64,
+    next: u64,
+}
+
+impl std::fmt::Debug for MatchSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatchSource")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MatchSource {
+    /// The pictures of `m` at `options`' size and rate.
+    pub fn new(m: Arc<Match>, options: &RenderOptions) -> Result<MatchSource, MatchError> {
+        let first = m.snapshots.first().ok_or(MatchError::Empty)?;
+        let mut previous = first.clock;
+        for (index, s) in m.snapshots.iter().enumerate() {
+            if !(s.clock.is_finite() && s.clock >= previous) {
+                return Err(MatchError::Clock {
+                    index,
+                    clock: s.clock,
+                    previous,
+                });
+            }
+            previous = s.clock;
+        }
+        let times: Vec<f64> = match m.pace {
+            Pace::PerSnapshot { interval } => {
+                let interval = if interval.is_finite() && interval > 0.0 {
+                    interval
+                } else {
+                    0.1
+                };
+                (0..m.snapshots.len()).map(|i| i as f64 * interval).collect()
+            }
+            Pace::Clock => m.snapshots.iter().map(|s| s.clock - first.clock).collect(),
+        };
+        let fps = match (options.fps, m.pace) {
+            (Some(f), _) => f,
+            (None, Pace::PerSnapshot { .. }) if times.len() > 1 => 1.0 / (times[1] - times[0]),
+            (None, Pace::PerSnapshot { .. }) => 10.0,
+            (None, Pace::Clock) => clock_rate(&times),
+        };
+        if !(0.1..=240.0).contains(&fps) {
+            return Err(MatchError::BadRate { fps });
+        }
+        let last = times.last().copied().unwrap_or(0.0);
+        // Slack so a time computed as i × interval lands on picture i.
+        let n = (last * fps + 1e-6).floor() + 1.0;
+        if n > MAX_FRAMES as f64 {
+            return Err(MatchError::TooLong { frames: n });
+        }
+        let frames = n as u64;
+        let renderer = Renderer::new(&m, options.width, options.height)?;
+        let mut src = MatchSource {
+            renderer,
+            info: SourceInfo::new(
+                m.name.clone(),
+                options.width,
+                options.height,
+                fps,
+                frames as f64 / fps,
+            ),
+            times,
+            fps,
+            frames,
+            next: 0,
+            m,
+        };
+        let clocks = ClockTable::new((0..frames).map(|k| {
+            let t = k as f64 / fps;
+            (t, src.clock_at(t))
+        }))?;
+        src.info.frame_count = Some(frames);
+        src.info.has_masks = true;
+        src.info.clocks = Some(Arc::new(clocks));
+        src.info.calibration = Some(src.renderer.calibration().clone());
+        if let Pace::PerSnapshot { interval } = src.m.pace {
+            // A simulator's records are its cycles: times can be given in them.
+            src.info.clock_step = Some(interval);
+        }
+        if (fps - fps.round()).abs() < 1e-9 {
+            src.info.time_base = Some((1, fps.round() as i32));
+        }
+        Ok(src)
+    }
+
+    /// The match shown.
+    pub fn the_match(&self) -> &Arc<Match> {
+        &self.m
+    }
+
+    /// The renderer (its view maps world ↔ pixels).
+    pub fn renderer(&self) -> &Renderer {
+        &self.renderer
+    }
+
+    /// The snapshot index shown at video time `t` and how far (0…1) it is
+    /// towards the next.
+    fn place(&self, t: f64) -> (usize, f64) {
+        let i = self.times.partition_point(|&x| x <= t + 1e-9).saturating_sub(1);
+        match (self.times.get(i), self.times.get(i + 1)) {
+            (Some(&a), Some(&b)) if b > a => (i, ((t - a) / (b - a)).clamp(0.0, 1.0)),
+            _ => (i, 0.0),
+        }
+    }
+
+    /// The game clock of the picture at video time `t`.
+    fn clock_at(&self, t: f64) -> f64 {
+        let (i, f) = self.place(t);
+        let s = &self.m.snapshots;
+        match self.m.pace {
+            Pace::Clock => s[0].clock + t.max(0.0),
+            Pace::PerSnapshot { .. } => {
+                let j = if f >= 0.5 { (i + 1).min(s.len() - 1) } else { i };
+                s[j].clock
+            }
+        }
+    }
+
+    /// Renders picture `k`.
+    fn render(&mut self, k: u64) -> SourceFrame {
+        let mut out = SourceFrame::new(k, k as f64 / self.fps, RgbImage::zeros((0, 0, 3)));
+        self.render_into(k, &mut out);
+        out
+    }
+
+    fn render_into(&mut self, k: u64, out: &mut SourceFrame) {
+        let t = k as f64 / self.fps;
+        let (i, f) = self.place(t);
+        let s = &self.m.snapshots;
+        let snap = if f > 0.0 && i + 1 < s.len() {
+            std::borrow::Cow::Owned(interpolate(&s[i], &s[i + 1], f))
+        } else {
+            std::borrow::Cow::Borrowed(&s[i])
+        };
+        let mut mask = out.mask.take().unwrap_or_else(|| MaskImage::zeros((0, 0)));
+        self.renderer.render(&snap, &mut out.image, &mut mask);
+        out.index = k;
+        out.time = t;
+        out.yuv = None;
+        out.clock = Some(self.clock_at(t));
+        out.mask = Some(mask);
+    }
+}
+
+/// Pictures per second for snapshots at `times` (seconds): their own
+/// rate (the inverse of the median gap), between 10 and 30.
+fn clock_rate(times: &[f64]) -> f64 {
+    let mut gaps: Vec<f64> = times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|g| *g > 1e-6)
+        .collect();
+    if gaps.is_empty() {
+        return 30.0;
+    }
+    gaps.sort_by(f64::total_cmp);
+    let rate = 1.0 / gaps[gaps.len() / 2];
+    // 25 Hz stays 25: round near-integers.
+    let rate = if (rate - rate.round()).abs() < 1e-3 {
+        rate.round()
+    } else {
+        rate
+    };
+    rate.clamp(10.0, 30.0)
+}
+
+/// The snapshot a fraction `f` of the way from `a` to `b`: bodies (by
+/// team and number) and the ball moved in a straight line, headings
+/// turned the short way; the rest is `a`'s.
+fn interpolate(a: &Snapshot, b: &Snapshot, f: f64) -> Snapshot {
+    let lerp_angle = |x: f64, y: f64| {
+        let d = (y - x + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI;
+        x + d * f
+    };
+    let bodies = a
+        .bodies
+        .iter()
+        .map(
+            |p| match b.bodies.iter().find(|q| q.team == p.team && q.number == p.number) {
+                Some(q) => Body {
+                    position: p.position.lerp(q.position, f),
+                    heading: p
+                        .heading
+                        .zip(q.heading)
+                        .map(|(x, y)| lerp_angle(x, y))
+                        .or(p.heading),
+                    gaze: p.gaze.zip(q.gaze).map(|(x, y)| lerp_angle(x, y)).or(p.gaze),
+                    ..p.clone()
+                },
+                None => p.clone(),
+            },
+        )
+        .collect();
+    let ball = match (a.ball, b.ball) {
+        (Some((p, r)), Some((q, _))) => Some((p.lerp(q, f), r)),
+        (x, _) => x,
+    };
+    Snapshot {
+        clock: a.clock,
+        bodies,
+        ball,
+        caption: a.caption.clone(),
+    }
+}
+
+impl FrameSource for MatchSource {
+    fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        if self.next >= self.frames {
+            return Ok(None);
+        }
+        let f = self.render(self.next);
+        self.next += 1;
+        Ok(Some(f))
+    }
+
+    fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        if self.frames == 0 {
+            return Ok(None);
+        }
+        let k = if t.is_nan() {
+            0
+        } else {
+            ((t * self.fps + 1e-6).floor().max(0.0) as u64).min(self.frames - 1)
+        };
+        self.next = k;
+        self.next_frame()
+    }
+
+    fn read_into(&mut self, out: &mut SourceFrame) -> Result<bool, SourceError> {
+        if self.next >= self.frames {
+            return Ok(false);
+        }
+        self.render_into(self.next, out);
+        self.next += 1;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::Vec2;
+    use crate::log::Rgba;
+    use crate::pitch::model::{Card, Field, Team};
+
+    fn game(clocks: &[f64], pace: Pace) -> Match {
+        let snapshots = clocks
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| Snapshot {
+                clock: c,
+                bodies: vec![Body {
+                    team: 0,
+                    number: 7,
+                    position: Vec2::new(i as f64, 0.0),
+                    radius: 0.3,
+                    heading: Some(0.0),
+                    gaze: None,
+                    goalie: false,
+                    card: Card::None,
+                    faded: false,
+                }],
+                ball: Some((Vec2::new(0.0, i as f64), 0.1)),
+                caption: String::new(),
+            })
+            .collect();
+        Match {
+            name: "g".into(),
+            field: Field::football("m", 40.0, 30.0, 7.0, None, None, 1.0),
+            teams: [
+                Team {
+                    name: "a".into(),
+                    color: Rgba::from_rgb(0xff0000),
+                },
+                Team {
+                    name: "b".into(),
+                    color: Rgba::from_rgb(0x0000ff),
+                },
+            ],
+            snapshots,
+            pace,
+        }
+    }
+
+    fn opts(fps: Option<f64>) -> RenderOptions {
+        RenderOptions {
+            width: 640,
+            height: 480,
+            fps,
+        }
+    }
+
+    #[test]
+    fn one_picture_per_record_with_standing_clocks() {
+        // A stoppage: clocks 0.1, 0.1 + 1e-5, 0.1 + 2e-5, then 0.2.
+        let m = game(
+            &[0.0, 0.1, 0.10001, 0.10002, 0.2],
+            Pace::PerSnapshot { interval: 0.1 },
+        );
+        let mut s = MatchSource::new(Arc::new(m), &opts(None)).unwrap();
+        let info = s.info().clone();
+        assert_eq!(
+            (info.frame_count, info.fps, info.time_base),
+            (Some(5), 10.0, Some((1, 10)))
+        );
+        assert!(info.has_masks && info.calibration.is_some());
+        let mut clocks = vec![];
+        while let Some(f) = s.next_frame().unwrap() {
+            assert!(f.mask.is_some());
+            clocks.push(f.clock.unwrap());
+        }
+        assert_eq!(clocks, [0.0, 0.1, 0.10001, 0.10002, 0.2]);
+        // The clock table finds the first picture of a standing clock.
+        let table = info.clocks.unwrap();
+        assert!((table.time_of(0.1).unwrap() - 0.1).abs() < 1e-9);
+        assert!((table.time_of(0.2).unwrap() - 0.4).abs() < 1e-9);
+        let f = s.frame_at(0.35).unwrap().unwrap();
+        assert_eq!(f.index, 3);
+        assert_eq!(s.next_frame().unwrap().unwrap().index, 4);
+        assert!(s.next_frame().unwrap().is_none());
+    }
+
+    #[test]
+    fn more_pictures_move_bodies_smoothly() {
+        let m = game(&[0.0, 0.1, 0.2], Pace::PerSnapshot { interval: 0.1 });
+        let mut s = MatchSource::new(Arc::new(m), &opts(Some(40.0))).unwrap();
+        assert_eq!(s.info().frame_count, Some(9));
+        // Picture 2 is half way from snapshot 0 to 1: the body at x = 0.5,
+        // the clock the nearest snapshot's.
+        let f = s.frame_at(0.05).unwrap().unwrap();
+        assert_eq!(f.clock, Some(0.1));
+        let v = s.renderer().view();
+        let p = v.to_pixel(Vec2::new(0.5, 0.0));
+        let (y, x) = (p.y.round() as usize, p.x.round() as usize);
+        // Beside the number, behind the centre (the heading points to +x).
+        assert_eq!([f.image[[y, x - 5, 0]], f.image[[y, x - 5, 2]]], [255, 0]);
+        let g = s.frame_at(0.025).unwrap().unwrap();
+        assert_eq!(g.clock, Some(0.0));
+    }
+
+    #[test]
+    fn clock_paced_matches_follow_their_timestamps() {
+        let m = game(&[100.0, 100.5, 102.0], Pace::Clock);
+        let mut s = MatchSource::new(Arc::new(m), &opts(Some(10.0))).unwrap();
+        assert_eq!(s.info().frame_count, Some(21));
+        let f = s.frame_at(1.0).unwrap().unwrap();
+        assert!((f.clock.unwrap() - 101.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_matches_are_refused() {
+        let e = MatchSource::new(Arc::new(game(&[], Pace::Clock)), &opts(None)).unwrap_err();
+        assert!(matches!(e, MatchError::Empty), "{e}");
+        let e = MatchSource::new(Arc::new(game(&[1.0, 0.5], Pace::Clock)), &opts(None)).unwrap_err();
+        assert!(e.to_string().contains("goes back"), "{e}");
+        let e = MatchSource::new(Arc::new(game(&[0.0, f64::NAN], Pace::Clock)), &opts(None)).unwrap_err();
+        assert!(e.to_string().contains("snapshot 1"), "{e}");
+        let e = MatchSource::new(Arc::new(game(&[0.0], Pace::Clock)), &opts(Some(0.0))).unwrap_err();
+        assert!(matches!(e, MatchError::BadRate { .. }), "{e}");
+        let e = MatchSource::new(Arc::new(game(&[0.0, 1e9], Pace::Clock)), &opts(None)).unwrap_err();
+        assert!(matches!(e, MatchError::TooLong { .. }), "{e}");
+        let mut o = opts(None);
+        o.width = 3;
+        assert!(MatchSource::new(Arc::new(game(&[0.0], Pace::Clock)), &o).is_err());
+    }
+}

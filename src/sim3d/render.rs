@@ -1,0 +1,303 @@
+//! A 3D-league monitor log as a video of its own: every frame's robots
+//! (position, torso heading) and ball on the pitch of the log's `ge`
+//! geometry, rendered top-down by [`crate::pitch`], with the score, play
+//! mode and game clock as caption. Video time follows the simulation time
+//! ([`Pace::Clock`]), the clock the agents' perception logs share.
+//!
+//! The monitor log is also read as a log of its own ([`ball_trail_log`]):
+//! the ball's track over the last second, so a replay shows where the
+//! ball came from even with no agent's log loaded.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::field::FieldGeometry;
+use super::monitor::{self, MonitorLog};
+use crate::geom::Vec2;
+use crate::log::{
+    DisplayHints, FrameTime, Header, Log, Primitive, Rgba, Shape, Style, ThicknessUnit, TimeUnit,
+};
+use crate::pitch::{Body, Card, Field, Goal, Mark, Match, MatchSource, Pace, RenderOptions, Snapshot, Team};
+use crate::video::source::{BoxError, FrameSource, OpenOptions, Opener, Sniff, SourceError};
+
+/// The kind of source, for messages.
+const KIND: &str = "3D monitor log";
+
+/// A T1 robot seen from above is about this wide (radius, m).
+const ROBOT_RADIUS: f64 = 0.2;
+
+/// The ball's trail covers this long (s).
+pub const TRAIL_SECONDS: f64 = 1.0;
+
+/// Left and right team colours.
+const LEFT: Rgba = Rgba::from_rgb(0x3070ff);
+const RIGHT: Rgba = Rgba::from_rgb(0xff4040);
+
+/// Opens 3D monitor logs as rendered matches.
+pub const OPENER: Opener = Opener {
+    name: KIND,
+    sniff: |s: &Sniff<'_>| monitor::sniff(s.head).is_some(),
+    open,
+    also_log: true,
+};
+
+fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+    let other = |source: BoxError| SourceError::Other {
+        path: path.to_owned(),
+        kind: KIND,
+        source,
+    };
+    let log = monitor::load(path).map_err(|e| other(Box::new(e)))?;
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let m = to_match(&log, name);
+    let mut ro = RenderOptions {
+        fps: options.fps,
+        ..RenderOptions::default()
+    };
+    if let Some((w, h)) = options.size {
+        (ro.width, ro.height) = (w, h);
+    }
+    let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
+    Ok(Box::new(src))
+}
+
+/// The match a monitor log shows.
+pub fn to_match(log: &MonitorLog, name: String) -> Match {
+    let team = |i: usize, color| Team {
+        name: log.teams.get(i).map_or_else(String::new, |t| t.name.clone()),
+        color,
+    };
+    let ball_radius = log.geometry.ball_radius;
+    let mut last = f64::NEG_INFINITY;
+    let snapshots = log
+        .frames
+        .iter()
+        // Frames out of order or without a time cannot be played.
+        .filter(|f| {
+            let ok = f.time.is_finite() && f.time >= last;
+            if ok {
+                last = f.time;
+            }
+            ok
+        })
+        .map(|f| {
+            let bodies = log
+                .frame_robots(f)
+                .iter()
+                .map(|r| {
+                    let p = r.position();
+                    Body {
+                        team: u8::from(r.team > 0),
+                        number: r.unum,
+                        position: Vec2::new(p[0], p[1]),
+                        radius: ROBOT_RADIUS,
+                        heading: Some(r.heading()).filter(|h| h.is_finite()),
+                        gaze: None,
+                        goalie: r.unum == 1,
+                        card: Card::None,
+                        faded: false,
+                    }
+                })
+                .collect();
+            let names = |i: usize| log.teams.get(i).map_or("", |t| t.name.as_str());
+            let mut caption = format!("{} {}:{} {}", names(0), f.score[0], f.score[1], names(1));
+            if let Some(pm) = log.play_mode_name(f) {
+                caption.push_str(&format!(" · {pm}"));
+            }
+            if let Some(t) = f.game_time.filter(|t| t.is_finite()) {
+                caption.push_str(&format!(" · {t:.1} s"));
+            }
+            Snapshot {
+                clock: f.time,
+                bodies,
+                ball: f.ball.map(|b| (Vec2::new(b[0], b[1]), ball_radius)),
+                caption: caption.trim().to_owned(),
+            }
+        })
+        .collect();
+    Match {
+        name,
+        field: field_of(&log.geometry),
+        teams: [team(0, LEFT), team(1, RIGHT)],
+        snapshots,
+        pace: Pace::Clock,
+    }
+}
+
+/// The pitch of a 3D-league geometry: lines, centre circle, goalie and
+/// penalty areas, penalty marks and goals.
+fn field_of(g: &FieldGeometry) -> Field {
+    let (hl, hw) = (g.length / 2.0, g.width / 2.0);
+    let p = Vec2::new;
+    let mut marks = vec![
+        Mark::Segment {
+            a: p(-hl, -hw),
+            b: p(hl, -hw),
+        },
+        Mark::Segment {
+            a: p(hl, -hw),
+            b: p(hl, hw),
+        },
+        Mark::Segment {
+            a: p(hl, hw),
+            b: p(-hl, hw),
+        },
+        Mark::Segment {
+            a: p(-hl, hw),
+            b: p(-hl, -hw),
+        },
+        Mark::Segment {
+            a: p(0.0, -hw),
+            b: p(0.0, hw),
+        },
+        Mark::Spot {
+            center: Vec2::ZERO,
+            radius: g.line_width,
+        },
+    ];
+    if g.center_circle_radius > 0.0 {
+        marks.push(Mark::Arc {
+            center: Vec2::ZERO,
+            radius: g.center_circle_radius,
+            start: 0.0,
+            sweep: std::f64::consts::TAU,
+        });
+    }
+    for s in [-1.0, 1.0] {
+        for (d, w) in [
+            (g.goalie_area_length, g.goalie_area_width),
+            (g.penalty_area_length, g.penalty_area_width),
+        ] {
+            if d > 0.0 && w > 0.0 {
+                let (x0, x1) = (s * hl, s * (hl - d));
+                marks.push(Mark::Segment {
+                    a: p(x0, -w),
+                    b: p(x1, -w),
+                });
+                marks.push(Mark::Segment {
+                    a: p(x1, -w),
+                    b: p(x1, w),
+                });
+                marks.push(Mark::Segment {
+                    a: p(x1, w),
+                    b: p(x0, w),
+                });
+            }
+        }
+        if g.penalty_spot_distance > 0.0 {
+            marks.push(Mark::Spot {
+                center: p(s * (hl - g.penalty_spot_distance), 0.0),
+                radius: g.line_width,
+            });
+        }
+    }
+    Field {
+        unit: "m".to_owned(),
+        length: g.length,
+        width: g.width,
+        margin: (g.length.min(g.width) * 0.05).max(g.goal_depth + 0.5),
+        line_width: g.line_width,
+        marks,
+        goals: [-1.0, 1.0]
+            .into_iter()
+            .map(|s| Goal {
+                mouth: p(s * hl, 0.0),
+                width: g.goal_width,
+                depth: s * g.goal_depth,
+            })
+            .collect(),
+    }
+}
+
+/// The monitor log's own drawings: the ball's trail over the last
+/// [`TRAIL_SECONDS`] at every frame (entity `ball/trail`, level 1).
+pub fn ball_trail_log(log: &MonitorLog) -> Log {
+    let mut out = Log::new();
+    out.header = Header {
+        name: "3D monitor log".into(),
+        time_unit: TimeUnit::RelativeSeconds,
+        world_unit: "m".into(),
+        hints: DisplayHints::default(),
+    };
+    let entity = out.entities.intern("ball/trail");
+    let style = Style {
+        color: Rgba::from_rgb(0xffffff).with_alpha(0xb0),
+        fill: None,
+        thickness: 2.0,
+        unit: ThicknessUnit::Pixels,
+    };
+    let track: Vec<(f64, Vec2)> = log
+        .frames
+        .iter()
+        .filter_map(|f| Some((f.time, f.ball.map(|b| Vec2::new(b[0], b[1]))?)))
+        .filter(|(t, p)| t.is_finite() && p.is_finite())
+        .collect();
+    let mut from = 0;
+    for (i, &(t, _)) in track.iter().enumerate() {
+        while from < i && track[from].0 < t - TRAIL_SECONDS {
+            from += 1;
+        }
+        let vertices: Box<[Vec2]> = track[from..=i].iter().map(|&(_, p)| p).collect();
+        let prims = (vertices.len() > 1).then_some(Primitive {
+            shape: Shape::Polygon {
+                vertices,
+                closed: false,
+            },
+            style,
+            entity,
+            level: 1,
+        });
+        out.push_frame(FrameTime::Instant(t), prims);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sim3d")
+    }
+
+    #[test]
+    fn the_monitor_fixture_renders_with_robots_and_ball() {
+        let dir = fixture();
+        let Some(path) = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().contains("monitor"))
+        else {
+            panic!("no monitor fixture in {}", dir.display());
+        };
+        let log = monitor::load(&path).unwrap();
+        let m = to_match(&log, "m".into());
+        assert!(!m.snapshots.is_empty());
+        assert!(
+            m.snapshots
+                .iter()
+                .any(|s| !s.bodies.is_empty() && s.ball.is_some())
+        );
+        assert!(m.snapshots.windows(2).all(|w| w[0].clock <= w[1].clock));
+        let mut src = MatchSource::new(
+            Arc::new(m),
+            &RenderOptions {
+                width: 320,
+                height: 200,
+                fps: None,
+            },
+        )
+        .unwrap();
+        // 25 pictures a second from a monitor every 0.04 s.
+        assert!((src.info().fps - 25.0).abs() < 1e-6, "{}", src.info().fps);
+        let f = src.next_frame().unwrap().unwrap();
+        assert!(f.mask.is_some() && f.clock.is_some());
+        let trail = ball_trail_log(&log);
+        assert_eq!(
+            trail.frames.len(),
+            log.frames.iter().filter(|f| f.ball.is_some()).count()
+        );
+    }
+}
