@@ -40,7 +40,7 @@ pub fn size_of(img: &RgbImage) -> (usize, usize) {
 /// RGB.
 pub fn load_rgb(path: &Path) -> Result<RgbImage, ImageError> {
     let (w, h, data) = read(path, StillFormat::Rgb)?;
-    RgbImage::from_shape_vec((h, w, 3), data).map_err(|e| unreadable(path, e.to_string()))
+    RgbImage::from_shape_vec((h, w, 3), data).map_err(|e| unreadable(path, e.to_string().into()))
 }
 
 /// Writes an RGB frame as PNG (or JPEG, BMP, TIFF, picked by the extension).
@@ -60,7 +60,7 @@ pub fn load_mask(path: &Path) -> Result<MaskImage, ImageError> {
         .into_iter()
         .map(|v| if v > 127 { FLOOR } else { 0 })
         .collect();
-    MaskImage::from_shape_vec((h, w), data).map_err(|e| unreadable(path, e.to_string()))
+    MaskImage::from_shape_vec((h, w), data).map_err(|e| unreadable(path, e.to_string().into()))
 }
 
 /// Writes a mask as an 8-bit grey PNG (white = floor).
@@ -85,17 +85,17 @@ fn read(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), Ima
     read_still(path, format).map_err(|m| unreadable(path, m))
 }
 
-fn unreadable(path: &Path, message: String) -> ImageError {
+fn unreadable(path: &Path, e: crate::video::StepError) -> ImageError {
     ImageError::Unreadable {
         path: path.display().to_string(),
-        message,
+        message: crate::error::chain(&e),
     }
 }
 
-fn write_error(path: &Path, message: String) -> ImageError {
+fn write_error(path: &Path, e: crate::video::StepError) -> ImageError {
     ImageError::Write {
         path: path.display().to_string(),
-        message,
+        message: crate::error::chain(&e),
     }
 }
 

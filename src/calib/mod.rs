@@ -95,14 +95,14 @@ pub enum CalibError {
     #[error("the fit did not converge: {0}")]
     NoConvergence(String),
     /// A calibration file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: cannot read or write the calibration")]
     Io {
         path: std::path::PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// A calibration file is not valid TOML of the calibration format.
-    #[error("{path}: {source}")]
+    #[error("{path}: not a valid calibration")]
     Parse {
         path: std::path::PathBuf,
         #[source]
@@ -975,7 +975,7 @@ mod tests {
         plain.save(&path, "").unwrap();
         assert_eq!(Calibration::load(&path).unwrap(), plain);
         std::fs::write(&path, "homography = [[1.0, 0.0], [0.0, 1.0]]\n").unwrap();
-        let e = Calibration::load(&path).unwrap_err().to_string();
+        let e = crate::error::chain(&Calibration::load(&path).unwrap_err());
         assert!(e.contains("calib.toml") && e.contains("line 1"), "{e}");
         let e = Calibration::load(&dir.path().join("missing.toml"))
             .unwrap_err()

@@ -124,7 +124,7 @@ pub enum DemoError {
          choose another --out or empty it"
     )]
     ForeignFolder(PathBuf),
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]

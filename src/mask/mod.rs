@@ -47,7 +47,7 @@ pub use thesis::ThesisMasker;
 pub enum MaskError {
     #[error("mask source {source_name}: {message}")]
     Source { source_name: String, message: String },
-    #[error("mask image: {0}")]
+    #[error("mask image")]
     Image(#[from] ImageError),
     #[error(
         "{source_name}: the mask is {mask_w}×{mask_h} but the frame at {time:.3} s is {frame_w}×{frame_h}"
@@ -66,7 +66,7 @@ pub enum MaskError {
     BadSettings(String),
     #[error("frame at {time:.3} s: the frame source gives no mask of its own")]
     NoSourceMask { time: f64 },
-    #[error("mask video: {0}")]
+    #[error("mask video")]
     Video(#[source] Box<crate::video::VideoError>),
 }
 
@@ -354,7 +354,7 @@ mod tests {
         .build()
         .err()
         .unwrap();
-        assert!(e.to_string().contains("/nonexistent/m.png"), "{e}");
+        assert!(crate::error::chain(&e).contains("/nonexistent/m.png"), "{e}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! cut to the exported part, moved to start at 0 and interleaved with the
 //! video by [`super::Encoder`].
 
+use crate::video::StepError;
 use std::path::{Path, PathBuf};
 
 use ffmpeg_next as ffmpeg;
@@ -174,7 +175,7 @@ impl AudioCopy {
         &mut self,
         until: f64,
         octx: &mut ffmpeg::format::context::Output,
-    ) -> Result<(), String> {
+    ) -> Result<(), StepError> {
         let path = self.path.clone();
         let write_err = |e: ffmpeg::Error| format!("writing audio from {}: {e}", path.display());
         while !self.done {
@@ -190,7 +191,10 @@ impl AudioCopy {
                         }
                         Err(e) => {
                             self.done = true;
-                            return Err(format!("{}: reading audio: {e}", self.path.display()));
+                            return Err(StepError::new(format!(
+                                "{}: reading audio: {e}",
+                                self.path.display()
+                            )));
                         }
                     }
                     let Some(Some(route)) = self.map.get(pkt.stream()) else {
@@ -245,7 +249,7 @@ impl AudioCopy {
     }
 
     /// Encodes and writes what the re-encoders still hold.
-    fn flush(&mut self, octx: &mut ffmpeg::format::context::Output) -> Result<(), String> {
+    fn flush(&mut self, octx: &mut ffmpeg::format::context::Output) -> Result<(), StepError> {
         for route in self.map.iter_mut().flatten() {
             if let Some(aac) = &mut route.aac {
                 let out_tb = octx
@@ -253,7 +257,7 @@ impl AudioCopy {
                     .map_or(route.in_tb, |s| s.time_base());
                 aac.decode(None)?;
                 aac.write_ready(route.out_index, out_tb, octx, true)
-                    .map_err(|e| format!("writing audio from {}: {e}", self.path.display()))?;
+                    .map_err(|e| StepError::with(format!("writing audio from {}", self.path.display()), e))?;
             }
         }
         Ok(())
@@ -292,13 +296,13 @@ impl AacTrack {
         origin: f64,
         keep: (f64, f64),
         octx: &mut ffmpeg::format::context::Output,
-    ) -> Result<(AacTrack, usize), String> {
+    ) -> Result<(AacTrack, usize), StepError> {
         let decoder = codec::context::Context::from_parameters(params)
             .and_then(|c| c.decoder().audio())
-            .map_err(|e| format!("cannot decode it: {e}"))?;
+            .map_err(|e| StepError::with("cannot decode it", e))?;
         let channels = decoder.channels();
         if channels == 0 || channels > 8 {
-            return Err(format!("{channels} channels"));
+            return Err(StepError::new(format!("{channels} channels")));
         }
         let layout = match decoder.channel_layout() {
             l if l.channels() == i32::from(channels) => l,
@@ -326,10 +330,10 @@ impl AacTrack {
         }
         let encoder = enc
             .open_as(codec)
-            .map_err(|e| format!("cannot open the AAC encoder: {e}"))?;
+            .map_err(|e| StepError::with("cannot open the AAC encoder", e))?;
         let mut ost = octx
             .add_stream(codec)
-            .map_err(|e| format!("cannot add an audio stream: {e}"))?;
+            .map_err(|e| StepError::with("cannot add an audio stream", e))?;
         ost.set_parameters(&encoder);
         ost.set_time_base(Rational::new(1, rate as i32));
         let frame_size = (encoder.frame_size() as usize).max(1);
@@ -355,7 +359,7 @@ impl AacTrack {
 
     /// Decodes `pkt` (`None`: the end, flushing the decoder) and queues
     /// the samples to keep.
-    fn decode(&mut self, pkt: Option<&Packet>) -> Result<(), String> {
+    fn decode(&mut self, pkt: Option<&Packet>) -> Result<(), StepError> {
         let sent = match pkt {
             Some(p) => self.decoder.send_packet(p),
             None => self.decoder.send_eof(),
@@ -375,7 +379,7 @@ impl AacTrack {
 
     /// Converts a decoded frame starting at source time `start` and queues
     /// its samples inside the part kept.
-    fn take(&mut self, decoded: &frame::Audio, start: Option<f64>) -> Result<(), String> {
+    fn take(&mut self, decoded: &frame::Audio, start: Option<f64>) -> Result<(), StepError> {
         let mut input = decoded.clone();
         if input.channel_layout().channels() != i32::from(input.channels())
             || input.channel_layout().is_empty()
@@ -386,7 +390,7 @@ impl AacTrack {
             self.resampler = Some(
                 input
                     .resampler(Sample::F32(SampleType::Planar), self.layout, self.rate)
-                    .map_err(|e| format!("cannot convert the audio: {e}"))?,
+                    .map_err(|e| StepError::with("cannot convert the audio", e))?,
             );
         }
         let Some(resampler) = &mut self.resampler else {
@@ -395,7 +399,7 @@ impl AacTrack {
         let mut out = frame::Audio::empty();
         resampler
             .run(&input, &mut out)
-            .map_err(|e| format!("cannot convert the audio: {e}"))?;
+            .map_err(|e| StepError::with("cannot convert the audio", e))?;
         let n = out.samples();
         if n == 0 || out.planes() != self.fifo.len() {
             return Ok(());

@@ -1,6 +1,7 @@
 //! Pixel format conversion with swscale, straight into caller-owned
 //! buffers (no intermediate frame), plus the rotations of upright display.
 
+use crate::video::StepError;
 use std::ptr;
 
 use ffmpeg_next::ffi;
@@ -129,7 +130,7 @@ impl Scaler {
         dst_w: u32,
         dst_h: u32,
         color: Colorimetry,
-    ) -> Result<&mut Scaler, String> {
+    ) -> Result<&mut Scaler, StepError> {
         let key = Key {
             src_fmt: src_fmt as i32,
             src_w: src_w as i32,
@@ -157,9 +158,9 @@ impl Scaler {
                 )
             };
             if ctx.is_null() {
-                return Err(format!(
+                return Err(StepError::new(format!(
                     "cannot convert pixel format {src_fmt:?} {src_w}×{src_h} to {dst_fmt:?} {dst_w}×{dst_h}"
-                ));
+                )));
             }
             let scaler = Scaler { ctx, key };
             // SAFETY: ctx is valid; the coefficient tables are static.
@@ -189,7 +190,7 @@ impl Scaler {
             }
             *cache = Some(scaler);
         }
-        cache.as_mut().ok_or_else(|| "scaler cache".to_string())
+        cache.as_mut().ok_or_else(|| StepError::new("scaler cache"))
     }
 
     /// Converts `src_h` rows of `src` into `dst`.

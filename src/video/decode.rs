@@ -1,6 +1,7 @@
 //! Decoding: demux the best video stream, decode it with FFmpeg's threads,
 //! convert to upright RGB straight into the caller's buffer.
 
+use crate::video::StepError;
 use std::path::{Path, PathBuf};
 
 use ffmpeg_next as ffmpeg;
@@ -136,9 +137,9 @@ impl Decoder {
             message: format!("no decoder for codec {codec_name}: {e}"),
         })?;
         let (w, h) = (dec.width(), dec.height());
-        check_picture_size(w, h).map_err(|message| VideoError::Codec {
+        check_picture_size(w, h).map_err(|e| VideoError::Codec {
             path: p.clone(),
-            message,
+            message: crate::error::chain(&e),
         })?;
         let (width, height) = if rotation % 180 == 0 { (w, h) } else { (h, w) };
         let frames = stream.frames();
@@ -317,12 +318,12 @@ impl Decoder {
         self.last = Some((raw, time));
     }
 
-    fn bad_frame(&self, index: u64, time: f64, message: String) -> VideoError {
+    fn bad_frame(&self, index: u64, time: f64, e: StepError) -> VideoError {
         VideoError::BadFrame {
             path: self.path.clone(),
             index,
             time,
-            message,
+            message: crate::error::chain(&e),
         }
     }
 
@@ -627,7 +628,7 @@ impl Decoder {
     }
 
     /// Converts a decoded frame into an upright RGB image of the stream's size.
-    fn convert(&mut self, raw: &frame::Video, out: &mut RgbImage) -> Result<(), String> {
+    fn convert(&mut self, raw: &frame::Video, out: &mut RgbImage) -> Result<(), StepError> {
         let rotation = self.info.rotation;
         if rotation == 0 {
             return scale_rgb(&mut self.scaler, raw, out, self.info.width, self.info.height);
@@ -651,7 +652,7 @@ fn scale_rgb(
     out: &mut RgbImage,
     w: u32,
     h: u32,
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     if out.dim() != (h as usize, w as usize, 3) {
         *out = RgbImage::zeros((h as usize, w as usize, 3));
     }
@@ -667,11 +668,13 @@ fn scale_rgb(
     {
         let (wu, hu) = (w as usize, h as usize);
         let (cw, ch) = (wu.div_ceil(2), hu.div_ceil(2));
-        let plane = |i: usize, pw: usize, ph: usize| -> Result<Plane<'_>, String> {
+        let plane = |i: usize, pw: usize, ph: usize| -> Result<Plane<'_>, StepError> {
             let stride = raw.stride(i);
             let data = raw.data(i);
             if stride < pw || data.len() < stride * (ph - 1) + pw {
-                return Err(format!("decoded plane {i} is smaller than the picture"));
+                return Err(StepError::new(format!(
+                    "decoded plane {i} is smaller than the picture"
+                )));
             }
             Ok(Plane { data, stride })
         };
@@ -708,7 +711,7 @@ fn scale_rgb(
 }
 
 /// The luma of a decoded frame as a full-range gray image of its size.
-fn scale_gray(cache: &mut Option<Scaler>, raw: &frame::Video, out: &mut MaskImage) -> Result<(), String> {
+fn scale_gray(cache: &mut Option<Scaler>, raw: &frame::Video, out: &mut MaskImage) -> Result<(), StepError> {
     let (w, h) = (raw.width(), raw.height());
     if out.dim() != (h as usize, w as usize) {
         *out = MaskImage::zeros((h as usize, w as usize));
@@ -751,14 +754,16 @@ fn scale_gray(cache: &mut Option<Scaler>, raw: &frame::Video, out: &mut MaskImag
 const MAX_PIXELS: u64 = 8192 * 8192;
 
 /// Refuses empty and absurdly large pictures.
-fn check_picture_size(w: u32, h: u32) -> Result<(), String> {
+fn check_picture_size(w: u32, h: u32) -> Result<(), StepError> {
     if w == 0 || h == 0 {
-        return Err(format!("video stream has no picture size ({w}×{h})"));
+        return Err(StepError::new(format!(
+            "video stream has no picture size ({w}×{h})"
+        )));
     }
     if u64::from(w) * u64::from(h) > MAX_PIXELS || w > 16384 || h > 16384 {
-        return Err(format!(
+        return Err(StepError::new(format!(
             "pictures of {w}×{h} are too large (at most 8192×8192 pixels)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -809,7 +814,7 @@ mod tests {
         use super::check_picture_size as c;
         assert!(c(1920, 1080).is_ok() && c(7680, 4320).is_ok() && c(16384, 100).is_ok());
         assert!(c(0, 10).is_err() && c(10, 0).is_err());
-        assert!(c(60000, 60000).unwrap_err().contains("too large"));
+        assert!(c(60000, 60000).unwrap_err().what.contains("too large"));
         assert!(c(16385, 2).is_err());
     }
 

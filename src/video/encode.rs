@@ -409,11 +409,11 @@ impl Encoder {
         }
         if let Some(a) = &mut self.audio {
             a.pump(f64::INFINITY, &mut self.octx)
-                .map_err(|message| VideoError::Encode {
+                .map_err(|e| VideoError::Encode {
                     path: self.path.clone(),
                     index: self.pushed,
                     time,
-                    message,
+                    message: crate::error::chain(&e),
                 })?;
         }
         self.octx.write_trailer().map_err(|e| self.encode_error(time, e))
@@ -560,7 +560,7 @@ impl Encoder {
                     path: self.path.clone(),
                     index: self.pushed,
                     time,
-                    message: m,
+                    message: crate::error::chain(&m),
                 }
             })?;
         // SAFETY: the source holds `height` rows of `width·bpp` bytes and the
@@ -631,11 +631,11 @@ impl Encoder {
             });
             if let Some(a) = &mut self.audio {
                 a.pump(at + AUDIO_LEAD, &mut self.octx)
-                    .map_err(|message| VideoError::Encode {
+                    .map_err(|e| VideoError::Encode {
                         path: self.path.clone(),
                         index: self.pushed,
                         time,
-                        message,
+                        message: crate::error::chain(&e),
                     })?;
             }
             pkt.write_interleaved(&mut self.octx)

@@ -62,11 +62,52 @@ pub struct VideoInfo {
     pub time_base: (i32, i32),
 }
 
+/// A step of work with FFmpeg that failed: what was being done, with
+/// FFmpeg's own error as the source when it gave one. The video errors
+/// that name the file and frame carry it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what}")]
+pub struct StepError {
+    pub what: String,
+    #[source]
+    pub source: Option<ffmpeg_next::Error>,
+}
+
+impl StepError {
+    /// A failure FFmpeg did not report itself.
+    pub fn new(what: impl Into<String>) -> Self {
+        StepError {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// `what` failed with FFmpeg's `source`.
+    pub fn with(what: impl Into<String>, source: ffmpeg_next::Error) -> Self {
+        StepError {
+            what: what.into(),
+            source: Some(source),
+        }
+    }
+}
+
+impl From<String> for StepError {
+    fn from(what: String) -> Self {
+        StepError::new(what)
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(what: &str) -> Self {
+        StepError::new(what)
+    }
+}
+
 /// Errors reading or writing video. Each names the file and, where it
 /// applies, the frame (index and time) concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum VideoError {
-    #[error("{path}: cannot open video: {source}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    #[error("{path}: cannot open video{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
     Open {
         path: PathBuf,
         #[source]
@@ -94,7 +135,7 @@ pub enum VideoError {
         time: f64,
         reason: String,
     },
-    #[error("{path}: cannot seek to {time:.3} s: {source}")]
+    #[error("{path}: cannot seek to {time:.3} s")]
     Seek {
         path: PathBuf,
         time: f64,

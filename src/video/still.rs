@@ -5,6 +5,7 @@
 //! libraries they pull in. Pictures are read upright: an EXIF orientation
 //! (phones and cameras store many photos sideways) is applied.
 
+use crate::video::StepError;
 use std::path::Path;
 
 use ffmpeg_next as ffmpeg;
@@ -45,21 +46,27 @@ const MAX_PIXELS: u64 = 1 << 28;
 
 /// Reads the first picture of `path` as `(width, height, packed pixels)`.
 /// Errors carry FFmpeg's own explanation ("Invalid PNG signature …").
-pub fn read_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), String> {
+pub fn read_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), StepError> {
     init();
     let (read, messages) = super::messages::capture(|| decode_still(path, format));
-    read.map_err(|e| super::messages::explained(e, &messages))
+    read.map_err(|e| StepError {
+        what: super::messages::explained(e.what, &messages),
+        source: e.source,
+    })
 }
 
-fn decode_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), String> {
-    let mut input = ffmpeg::format::input(path).map_err(|e| format!("cannot open: {e}"))?;
+fn decode_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), StepError> {
+    let mut input = ffmpeg::format::input(path).map_err(|e| StepError::with("cannot open", e))?;
     let stream = input
         .streams()
         .best(media::Type::Video)
         .ok_or_else(|| "no picture in this file".to_string())?;
     let index = stream.index();
     let ctx = codec::context::Context::from_parameters(stream.parameters()).map_err(|e| e.to_string())?;
-    let mut dec = ctx.decoder().video().map_err(|e| format!("cannot decode: {e}"))?;
+    let mut dec = ctx
+        .decoder()
+        .video()
+        .map_err(|e| StepError::with("cannot decode", e))?;
     let mut raw = frame::Video::empty();
     let mut got = false;
     for (s, packet) in input.packets() {
@@ -80,7 +87,7 @@ fn decode_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u
     }
     let (w, h) = (raw.width(), raw.height());
     if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_PIXELS {
-        return Err(format!("a {w}×{h} picture is not supported"));
+        return Err(StepError::new(format!("a {w}×{h} picture is not supported")));
     }
     let (wu, hu) = (w as usize, h as usize);
     let row = wu * format.bytes();
@@ -158,7 +165,7 @@ pub fn write_still(
     height: usize,
     format: StillFormat,
     data: &[u8],
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     init();
     let ext = path
         .extension()
@@ -171,13 +178,15 @@ pub fn write_still(
         ("bmp", StillFormat::Gray) => (codec::Id::BMP, AVPixelFormat::AV_PIX_FMT_GRAY8),
         ("jpg" | "jpeg", _) => (codec::Id::MJPEG, AVPixelFormat::AV_PIX_FMT_YUVJ444P),
         _ => {
-            return Err(format!(
+            return Err(StepError::new(format!(
                 "cannot write a .{ext} picture (use .png, .jpg, .bmp or .tiff)"
-            ));
+            )));
         }
     };
     if width == 0 || height == 0 || data.len() < width * height * format.bytes() {
-        return Err(format!("a {width}×{height} picture has no pixels to write"));
+        return Err(StepError::new(format!(
+            "a {width}×{height} picture has no pixels to write"
+        )));
     }
     let codec = ffmpeg::encoder::find(id).ok_or_else(|| format!("this FFmpeg cannot write {}", id.name()))?;
     let mut enc = codec::context::Context::new_with_codec(codec)
@@ -196,7 +205,7 @@ pub fn write_still(
     }
     let mut enc = enc
         .open_as(codec)
-        .map_err(|e| format!("cannot set up the {} encoder: {e}", id.name()))?;
+        .map_err(|e| StepError::with(format!("cannot set up the {} encoder", id.name()), e))?;
     let mut picture = frame::Video::new(pix.into(), width as u32, height as u32);
     if id == codec::Id::MJPEG {
         picture.set_color_range(ffmpeg::color::Range::JPEG);
@@ -235,7 +244,7 @@ pub fn write_still(
         bytes.extend_from_slice(packet.data().unwrap_or_default());
     }
     if bytes.is_empty() {
-        return Err(format!("the {} encoder wrote nothing", id.name()));
+        return Err(StepError::new(format!("the {} encoder wrote nothing", id.name())));
     }
-    crate::files::write_atomic(path, &bytes).map_err(|e| e.to_string())
+    crate::files::write_atomic(path, &bytes).map_err(|e| StepError::new(e.to_string()))
 }

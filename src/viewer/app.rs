@@ -29,11 +29,16 @@ pub struct SyntheticSpec {
     pub seconds: f64,
 }
 
+/// A `--synthetic` spec that does not read.
+#[derive(Debug, thiserror::Error)]
+#[error("expected WIDTHxHEIGHT@FPS[:SECONDS], got {0:?}")]
+pub struct BadSpec(String);
+
 impl std::str::FromStr for SyntheticSpec {
-    type Err = String;
+    type Err = BadSpec;
     /// `WIDTHxHEIGHT@FPS[:SECONDS]`, e.g. `1920x1080@30:60`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("expected WIDTHxHEIGHT@FPS[:SECONDS], got {s:?}");
+    fn from_str(s: &str) -> Result<Self, BadSpec> {
+        let bad = || BadSpec(s.to_owned());
         let (size, rest) = s.split_once('@').ok_or_else(bad)?;
         let (w, h) = size.split_once('x').ok_or_else(bad)?;
         let (fps, secs) = rest.split_once(':').unwrap_or((rest, "60"));
@@ -225,7 +230,7 @@ struct ScreenshotJob {
     /// Frames painted since the wanted frame is on screen.
     painted: u32,
     requested: bool,
-    result: Arc<Mutex<Option<Result<(), String>>>>,
+    result: Arc<Mutex<Option<Result<(), super::ShotError>>>>,
 }
 
 /// How long a screenshot run waits for its frame.
@@ -306,26 +311,28 @@ impl ViewerApp {
     }
 
     /// Starts from `opts`: opens what it names, arms a screenshot.
-    pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), String>>>>) {
+    pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), super::ShotError>>>>) {
         self.synthetic = opts.synthetic;
         if (opts.open.input.is_some() || opts.synthetic.is_some())
             && let Err(e) = self.open(&opts.open)
         {
+            self.error(format!("{e:#}"));
             if opts.screenshot.is_some() {
-                *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!("{e:#}")));
+                *result.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(Err(super::ShotError::Open(e.into())));
                 self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
-            self.error(format!("{e:#}"));
         }
         if let Some(p) = &opts.calib_points {
             match self.load_calib_points(p) {
                 Ok(()) => {}
                 Err(e) => {
+                    self.error(format!("{e:#}"));
                     if opts.screenshot.is_some() {
-                        *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!("{e:#}")));
+                        *result.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(Err(super::ShotError::Open(e.into())));
                         self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                     }
-                    self.error(format!("{e:#}"));
                 }
             }
         }
@@ -497,17 +504,16 @@ impl ViewerApp {
             self.install_frame(ctx, shown, step);
         }
         for e in errors {
-            let e = crate::error::chain(&e);
+            self.error(crate::error::chain(&e));
             // A screenshot run cannot get its frame once decoding failed:
             // say why now rather than after the timeout.
             if let Some(job) = &mut self.screenshot
                 && !job.requested
             {
-                *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(e.clone()));
+                *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::Frame(e)));
                 job.requested = true;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
-            self.error(e);
         }
         if self.playback.playing
             && let Some(p) = &self.player
@@ -785,11 +791,10 @@ impl ViewerApp {
             return;
         }
         if job.started.elapsed() > SCREENSHOT_TIMEOUT {
-            *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(format!(
-                "timed out after {} s waiting for the frame at {} s",
-                SCREENSHOT_TIMEOUT.as_secs(),
-                job.req.at
-            )));
+            *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::Timeout {
+                secs: SCREENSHOT_TIMEOUT.as_secs(),
+                at: job.req.at,
+            }));
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             job.requested = true;
             return;
@@ -1130,7 +1135,7 @@ impl ViewerApp {
 pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "mkv", "avi", "mov", "webm", "m4v", "mpg", "mpeg", "ts"];
 
 /// Saves a screenshot (RGBA, alpha dropped) as PNG.
-fn save_color_image(path: &std::path::Path, img: &egui::ColorImage) -> Result<(), String> {
+fn save_color_image(path: &std::path::Path, img: &egui::ColorImage) -> Result<(), super::ShotError> {
     let [w, h] = img.size;
     let mut rgb = crate::image::RgbImage::zeros((h, w, 3));
     for (i, c) in img.pixels.iter().enumerate() {
@@ -1139,7 +1144,7 @@ fn save_color_image(path: &std::path::Path, img: &egui::ColorImage) -> Result<()
         rgb[[y, x, 1]] = c.g();
         rgb[[y, x, 2]] = c.b();
     }
-    crate::image::save_rgb(path, &rgb).map_err(|e| e.to_string())
+    crate::image::save_rgb(path, &rgb).map_err(super::ShotError::Write)
 }
 
 impl eframe::App for ViewerApp {

@@ -150,6 +150,26 @@ impl CalibPoints {
     }
 }
 
+/// Why calibration mode has no fit to show.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum FitError {
+    #[error("the {model} model needs {need} points with world coordinates; {have} so far")]
+    TooFew {
+        model: crate::calib::Model,
+        need: usize,
+        have: usize,
+    },
+    #[error("the fit failed")]
+    Fit(#[source] std::sync::Arc<crate::calib::CalibError>),
+}
+
+impl PartialEq for FitError {
+    /// The same when they say the same.
+    fn eq(&self, other: &Self) -> bool {
+        crate::error::chain(self) == crate::error::chain(other)
+    }
+}
+
 /// A fit of the current points, as calibration mode shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FitView {
@@ -182,7 +202,7 @@ pub struct CalibMode {
     /// Draw the preset's field lines through the calibration.
     pub show_lines: bool,
     /// The fit of the points at `fitted` (an error says what is missing).
-    pub fit: Option<Result<FitView, String>>,
+    pub fit: Option<Result<FitView, FitError>>,
     /// (points revision, model, robust) the fit was made for.
     fitted: Option<(u64, Model, bool)>,
 }
@@ -262,11 +282,11 @@ impl CalibMode {
         }
         let need = self.model.min_points();
         if pairs.len() < need {
-            self.fit = Some(Err(format!(
-                "the {} model needs {need} points with world coordinates; {} so far",
-                self.model,
-                pairs.len()
-            )));
+            self.fit = Some(Err(FitError::TooFew {
+                model: self.model,
+                need,
+                have: pairs.len(),
+            }));
             return None;
         }
         let corr: Vec<Correspondence> = pairs
@@ -308,7 +328,7 @@ impl CalibMode {
                 Some(f.calibration)
             }
             Err(e) => {
-                self.fit = Some(Err(e.to_string()));
+                self.fit = Some(Err(FitError::Fit(std::sync::Arc::new(e))));
                 None
             }
         }
@@ -379,6 +399,7 @@ mod tests {
                 .unwrap()
                 .as_ref()
                 .unwrap_err()
+                .to_string()
                 .contains("needs 4 points")
         );
         m.points.clear();

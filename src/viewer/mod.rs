@@ -44,7 +44,7 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         ..Default::default()
     };
     let opts_screenshot = opts.screenshot.is_some();
-    let result: Arc<Mutex<Option<Result<(), String>>>> = Arc::new(Mutex::new(None));
+    let result: Arc<Mutex<Option<Result<(), ShotError>>>> = Arc::new(Mutex::new(None));
     let r2 = Arc::clone(&result);
     eframe::run_native(
         "underlay",
@@ -67,7 +67,7 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         let r = result.lock().unwrap_or_else(|p| p.into_inner()).take();
         match r {
             Some(Ok(())) => Ok(()),
-            Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
+            Some(Err(e)) => Err(anyhow::Error::new(e).context("screenshot failed")),
             None => Err(anyhow::anyhow!(
                 "the window closed before the screenshot was taken"
             )),
@@ -75,4 +75,21 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// Why a `--screenshot` run has no picture.
+#[derive(Debug, thiserror::Error)]
+pub enum ShotError {
+    /// What was asked to be shown could not be opened.
+    #[error("cannot open what was asked for")]
+    Open(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The frames could not be read or drawn.
+    #[error("the frame could not be shown")]
+    Frame(#[source] player::PlayerError),
+    /// The frame did not come in time.
+    #[error("timed out after {secs} s waiting for the frame at {at} s")]
+    Timeout { secs: u64, at: f64 },
+    /// The picture could not be written.
+    #[error("cannot write the screenshot")]
+    Write(#[source] crate::image::ImageError),
 }

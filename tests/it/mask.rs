@@ -609,7 +609,7 @@ fn mask_video_is_a_masker() {
     }
     .build()
     .err()
-    .unwrap()
-    .to_string();
+    .unwrap();
+    let e = underlay::error::chain(&e);
     assert!(e.contains("nope.mkv"), "{e}");
 }

@@ -140,7 +140,7 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
             }
         }
         Some(Err(e)) => {
-            ui.colored_label(ui.visuals().warn_fg_color, e);
+            ui.colored_label(ui.visuals().warn_fg_color, crate::error::chain(e));
         }
         None => {
             ui.weak("Add at least four points with world coordinates.");
