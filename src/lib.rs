@@ -19,6 +19,7 @@ pub mod mask;
 pub mod pipeline;
 pub mod select;
 pub mod session;
+pub mod sim2d;
 pub mod sim3d;
 pub mod simd;
 pub mod ssl;
