@@ -20,6 +20,7 @@ pub mod pipeline;
 pub mod pitch;
 pub mod select;
 pub mod session;
+pub mod sim2d;
 pub mod sim3d;
 pub mod simd;
 pub mod ssl;
