@@ -96,6 +96,8 @@ pub struct Session {
     pub instant_threshold: Option<f64>,
     /// How a source that renders its pictures (a match) renders them.
     pub picture: PictureSettings,
+    /// The 2D player whose sensing is drawn in detail (`l10`, `r3`).
+    pub observer: Option<String>,
     /// How the viewer shows the session (panels, calibration points):
     /// written and read by the viewer only; drawing does not depend on it.
     pub viewer: Option<toml::Table>,
@@ -155,6 +157,8 @@ struct SessionFile {
     #[serde(default, skip_serializing_if = "PictureSettings::is_default")]
     picture: PictureSettings,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    observer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     viewer: Option<toml::Table>,
 }
 
@@ -197,6 +201,7 @@ impl Session {
             filter: FilterSpec::default(),
             instant_threshold: None,
             picture: PictureSettings::default(),
+            observer: None,
             viewer: None,
         }
     }
@@ -265,6 +270,7 @@ impl Session {
             filter: f.filter,
             instant_threshold: f.instant_threshold,
             picture: f.picture,
+            observer: f.observer,
             viewer,
         };
         if let Some(CalibrationSource::File { file }) = &mut s.calibration {
@@ -300,6 +306,7 @@ impl Session {
             filter: self.filter.clone(),
             instant_threshold: self.instant_threshold,
             picture: self.picture,
+            observer: self.observer.clone(),
             viewer: self.viewer.clone(),
         };
         let text = toml::to_string_pretty(&f).map_err(|source| SessionError::Serialize {
@@ -344,7 +351,7 @@ impl Session {
         if self.logs.is_empty() {
             return Err(SessionError::NoLog);
         }
-        Ok(load_logs(&self.logs)?)
+        Ok(load_logs_observing(&self.logs, self.observer.as_deref())?)
     }
 
     /// Every file the session reads: the video, the logs, the calibration
@@ -361,12 +368,19 @@ impl Session {
     }
 }
 
-/// Reads `paths` and merges the logs into one.
+/// Reads `paths` and merges the logs into one (a 2D match's agents'
+/// files placed through its game log, [`crate::sim2d::logs::load_all`]).
 pub fn load_logs(paths: &[PathBuf]) -> Result<Log, LogError> {
-    let logs = paths
-        .iter()
-        .map(|p| crate::log::load(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    load_logs_observing(paths, None)
+}
+
+/// Like [`load_logs`], drawing what `observer` (a 2D player, `l10`) could
+/// see in detail.
+pub fn load_logs_observing(paths: &[PathBuf], observer: Option<&str>) -> Result<Log, LogError> {
+    let sensors = crate::sim2d::sensors::SensorOptions {
+        observer: observer.and_then(crate::sim2d::sensors::parse_player),
+    };
+    let logs = crate::sim2d::logs::load_all(paths, sensors)?;
     Ok(crate::log::merge(logs))
 }
 

@@ -43,6 +43,9 @@ pub struct Args {
     /// Picture size of a rendered match, `WIDTHxHEIGHT` (default 1280x720).
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<[usize; 2]>,
+    /// Over a 2D match: the player whose sensing is drawn in detail (`l10`).
+    #[arg(long, value_name = "PLAYER")]
+    pub player: Option<String>,
     /// Pictures per second of a rendered match (default: one per record
     /// for the simulators, 30 for SSL logs).
     #[arg(long, value_name = "N")]
@@ -113,6 +116,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The session to export: the file given, or one made of `--video`,
 /// `--log` and `--calib`; the other flags are applied by the plan.
 fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
+    let (mut s, file) = session_from(args)?;
+    if args.player.is_some() {
+        s.observer = args.player.clone();
+    }
+    Ok((s, file))
+}
+
+fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     match (&args.session, &args.video) {
         (Some(path), _) if crate::viewer::state::is_session_path(path) => {
             let mut s = Session::load(path)?;

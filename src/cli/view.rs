@@ -8,9 +8,14 @@ pub struct Args {
     /// A session file (.toml) or a video to open.
     #[arg(value_name = "SESSION.toml|VIDEO")]
     pub input: Option<PathBuf>,
-    /// The visualization log to show over the video.
-    #[arg(long, value_name = "LOG")]
-    pub log: Option<PathBuf>,
+    /// The visualization log to show over the video (repeatable: merged;
+    /// over a match, its agents' logs).
+    #[arg(long, value_name = "LOG", alias = "dlog")]
+    pub log: Vec<PathBuf>,
+    /// Over a 2D match: the player whose sensing is drawn in detail
+    /// (`l10`, `r3`: what it could see this cycle, level 3).
+    #[arg(long, value_name = "PLAYER")]
+    pub player: Option<String>,
     /// A calibration file written by `underlay calib solve -o`.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
@@ -77,9 +82,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let opts = crate::viewer::ViewerOptions {
         open: crate::viewer::state::OpenRequest {
             input: args.input,
-            logs: args.log.into_iter().collect(),
+            logs: args.log.clone(),
             calib: args.calib,
             offset: args.offset,
+            observer: args.player,
         },
         synthetic: args.synthetic,
         calib_points: args.calib_points,

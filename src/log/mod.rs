@@ -66,6 +66,12 @@ pub enum Format {
     RoboViz,
     /// A 3D-league monitor log (the match; as a log, the ball's trail).
     Monitor3d,
+    /// A 2D-league game log, drawn as the server's sensor models.
+    Game2d,
+    /// A 2D-league agent's debug log (librcsc `Logger`).
+    DebugLog2d,
+    /// A 2D-league agent's world model (librcsc debug client, `.dcl`).
+    WorldModel2d,
 }
 
 impl Format {
@@ -79,6 +85,9 @@ impl Format {
             Format::Perception3d => "3D agent perception log (what it saw, placed)",
             Format::RoboViz => "RoboViz drawing recording",
             Format::Monitor3d => "3D monitor log (the ball's trail)",
+            Format::Game2d => "2D game log (the server's sensor models)",
+            Format::DebugLog2d => "2D agent debug log",
+            Format::WorldModel2d => "2D agent world model (what it believed)",
         }
     }
 }
@@ -125,6 +134,9 @@ pub enum ReadError {
     /// A 3D-league file that could not be read as a log.
     #[error(transparent)]
     Sim3d(#[from] crate::sim3d::logs::Error),
+    /// A 2D-league file that could not be read as a log.
+    #[error(transparent)]
+    Sim2d(#[from] crate::sim2d::logs::Error),
 }
 
 /// Errors of loading and saving logs; every message names the file.
@@ -264,6 +276,16 @@ fn read_format(
         };
         return Ok((log, format));
     }
+    if !classic && let Some(kind) = crate::sim2d::logs::sniff(&first) {
+        let bytes = read_all(io::Cursor::new(first).chain(rest))?;
+        let log = crate::sim2d::logs::read(kind, &bytes, path, &crate::sim2d::logs::Context::default())?;
+        let format = match kind {
+            crate::sim2d::logs::Kind::Game => Format::Game2d,
+            crate::sim2d::logs::Kind::DebugLog => Format::DebugLog2d,
+            crate::sim2d::logs::Kind::WorldModel => Format::WorldModel2d,
+        };
+        return Ok((log, format));
+    }
     let format = sniff(&first)?;
     let rest = BufReader::with_capacity(1 << 18, io::Cursor::new(first).chain(rest));
     let log = match format {
@@ -291,7 +313,12 @@ fn read_format(
             })?;
             text::parse(s)?
         }
-        Format::Perception3d | Format::RoboViz | Format::Monitor3d => {
+        Format::Perception3d
+        | Format::RoboViz
+        | Format::Monitor3d
+        | Format::Game2d
+        | Format::DebugLog2d
+        | Format::WorldModel2d => {
             return Err(ReadError::UnknownFormat(format!(
                 "{} not recognised",
                 format.name()

@@ -48,6 +48,9 @@ pub mod dcl;
 pub mod dlog;
 pub mod game;
 mod json;
+pub mod logs;
+pub mod render;
+pub mod sensors;
 mod text;
 mod v3;
 

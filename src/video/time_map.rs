@@ -240,9 +240,10 @@ impl std::str::FromStr for TimeArg {
 
 impl TimeArg {
     /// The presentation time of a source this moment names: for a source
-    /// whose frames carry a clock, seconds (or cycles of `cycle` seconds)
-    /// of that clock from its first frame's, and the first frame showing
-    /// it; for others the seconds themselves.
+    /// whose frames carry a clock, seconds of that clock (from a
+    /// simulator's zero when it has cycles of `cycle` seconds, else from
+    /// its first frame's) or cycles, and the first frame showing it; for
+    /// others the seconds themselves.
     pub fn video_time(
         self,
         clocks: Option<&ClockTable>,
@@ -256,7 +257,12 @@ impl TimeArg {
         };
         Ok(match clocks {
             Some(c) => {
-                let first = c.clock_at(start).unwrap_or(0.0);
+                // A simulator's clock counts from its own zero (cycle 0);
+                // other clocks (a recorder's) from the first frame.
+                let first = match cycle {
+                    Some(_) => 0.0,
+                    None => c.clock_at(start).unwrap_or(0.0),
+                };
                 let clock = first + seconds;
                 match c.last() {
                     // Past the last frame: as far past its time.

@@ -115,6 +115,8 @@ pub struct OpenRequest {
     pub logs: Vec<PathBuf>,
     pub calib: Option<PathBuf>,
     pub offset: Option<f64>,
+    /// The 2D player whose sensing is drawn in detail (`l10`).
+    pub observer: Option<String>,
 }
 
 /// Whether `path` names a session file.
@@ -180,6 +182,9 @@ impl Document {
         if let Some(c) = &req.calib {
             session.calibration = Some(CalibrationSource::File { file: c.clone() });
         }
+        if req.observer.is_some() {
+            session.observer = req.observer.clone();
+        }
         let saved = session_path.as_ref().map(|_| session.clone());
         let mut doc = Document {
             session,
@@ -196,7 +201,8 @@ impl Document {
         };
         doc.reload_calibration()?;
         if !doc.session.logs.is_empty() {
-            let log = load_logs(&doc.session.logs)?;
+            let log =
+                crate::session::load_logs_observing(&doc.session.logs, doc.session.observer.as_deref())?;
             doc.set_logs(log, doc.session.logs.clone());
             // A match's own record shares its pictures' clock: no offset.
             let own_clock = doc.session.logs.first() == Some(&doc.session.video);

@@ -151,3 +151,65 @@ fn a_file_that_is_no_match_is_named() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cycles"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_2d_game_log_exports_with_its_agents_reasoning() {
+    let dir = tmp();
+    let game = fixture("sim2d", "match4.rcg.gz");
+    let agent = fixture("sim2d", "HELIOS_Q-9.log.gz");
+    let out = dir.path().join("m.mp4");
+    let o = run([
+        "export".as_ref(),
+        game.as_os_str(),
+        "--log".as_ref(),
+        agent.as_os_str(),
+        "--player".as_ref(),
+        "r9".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--size".as_ref(),
+        "640x360".as_ref(),
+        "--preset".as_ref(),
+        "ultrafast".as_ref(),
+    ]);
+    assert_ok(&o);
+    // One picture per show record, stoppage steps included.
+    let game_log = underlay::sim2d::logs::load_game(&game).unwrap();
+    let pics = pictures(&out);
+    assert_eq!(pics.len(), game_log.records.len(), "{}", stderr(&o));
+    // The right-side agent's file is placed through the game log: no
+    // warning that its side had to be guessed.
+    assert!(!stderr(&o).contains("drawn as the left team"), "{}", stderr(&o));
+    // Read alone, its side is guessed, and said so.
+    let i = run(["log".as_ref(), "info".as_ref(), agent.as_os_str()]);
+    assert_ok(&i);
+    assert!(
+        crate::util::text(&i).contains("2D agent debug log"),
+        "{}",
+        crate::util::text(&i)
+    );
+    // A part given in cycles: from one record's cycle up to a later one's.
+    let (a, b) = (game_log.records[5].cycle, game_log.records[40].cycle);
+    assert!(a < b);
+    let (from, to) = (format!("{a}c"), format!("{b}c"));
+    let part = dir.path().join("part.mp4");
+    let o = run([
+        "export".as_ref(),
+        game.as_os_str(),
+        "-o".as_ref(),
+        part.as_os_str(),
+        "--from".as_ref(),
+        from.as_ref(),
+        "--to".as_ref(),
+        to.as_ref(),
+        "--preset".as_ref(),
+        "ultrafast".as_ref(),
+    ]);
+    assert_ok(&o);
+    let want = game_log
+        .records
+        .iter()
+        .filter(|r| (a..b).contains(&r.cycle))
+        .count();
+    assert_eq!(pictures(&part).len(), want);
+}

@@ -299,6 +299,7 @@ pub const OPENERS: &[Opener] = &[
     still::OPENER,
     crate::ssl::render::OPENER,
     crate::sim3d::render::OPENER,
+    crate::sim2d::render::OPENER,
 ];
 
 /// Opens `path` as a frame source: the first of [`OPENERS`] that

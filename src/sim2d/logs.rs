@@ -1,0 +1,261 @@
+//! 2D-league files wherever underlay reads a log (`log info|dump|select|convert`,
+//! sessions, the viewer): a game log becomes its sensor models
+//! ([`super::sensors`]), an agent's debug log its drawings and messages
+//! ([`super::dlog`]), a world model (`.dcl`) what the agent believed
+//! ([`super::dcl`]). Read beside a game log (a session's logs, `--log`
+//! over a match), an agent's files take their side and the simulator
+//! step from it, and world models their errors against it; read alone,
+//! a left-side agent and a 100 ms step are assumed, with a warning.
+
+use std::path::Path;
+
+use super::dlog::{DebugLogOptions, agent_from_file_name};
+use super::game::{Game, GameError};
+use super::sensors::{SensorOptions, sensor_log};
+use super::{Side, dcl, dlog};
+use crate::log::{LoadWarning, Log};
+
+/// Which 2D-league file a log was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Game,
+    DebugLog,
+    WorldModel,
+}
+
+/// Recognises a 2D-league file from its first bytes (decompressed).
+pub fn sniff(prefix: &[u8]) -> Option<Kind> {
+    if super::game::sniff(prefix) {
+        Some(Kind::Game)
+    } else if dcl::sniff(prefix) {
+        Some(Kind::WorldModel)
+    } else if dlog::sniff(prefix) {
+        Some(Kind::DebugLog)
+    } else {
+        None
+    }
+}
+
+/// Why a 2D-league file could not be read as a log.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Game(#[from] GameError),
+    #[error(transparent)]
+    DebugLog(#[from] dlog::DebugLogError),
+    #[error(transparent)]
+    WorldModel(#[from] dcl::DclError),
+}
+
+/// What the other logs of a session say about an agent's file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context<'a> {
+    /// The match's game log, when one is read beside.
+    pub game: Option<&'a Game>,
+    /// The player whose sensing the game log draws in detail.
+    pub sensors: SensorOptions,
+}
+
+/// Reads the (decompressed) bytes of a file [`sniff`] recognised.
+pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>, cx: &Context<'_>) -> Result<Log, Error> {
+    match kind {
+        Kind::Game => {
+            let game = super::read_game(bytes)?;
+            Ok(game_log(&game, &cx.sensors))
+        }
+        Kind::DebugLog | Kind::WorldModel => {
+            let (opts, mut notes) = agent_options(path, cx.game);
+            let mut log = if kind == Kind::DebugLog {
+                dlog::read_debug_log(bytes, &opts)?
+            } else {
+                let wm = dcl::read_world_model(bytes)?;
+                notes.extend(wm.warnings.iter().map(|w| w.to_string()));
+                dcl::to_log(&wm, &opts, cx.game)
+            };
+            log.warnings.extend(notes.into_iter().map(|message| LoadWarning {
+                offset: None,
+                frame: None,
+                message,
+            }));
+            Ok(log)
+        }
+    }
+}
+
+/// The sensor-model log of a game, with its reader's warnings.
+pub fn game_log(game: &Game, opts: &SensorOptions) -> Log {
+    let mut log = sensor_log(game, opts);
+    log.warnings.extend(game.warnings.iter().map(|w| LoadWarning {
+        offset: None,
+        frame: None,
+        message: w.to_string(),
+    }));
+    log
+}
+
+/// Team, number, side and step of the agent whose file `path` is, and
+/// what had to be assumed.
+fn agent_options(path: Option<&Path>, game: Option<&Game>) -> (DebugLogOptions, Vec<String>) {
+    let mut notes = Vec::new();
+    let (team, unum) = path.and_then(agent_from_file_name).unwrap_or_else(|| {
+        notes.push(
+            "the file name does not say whose log it is (TEAM-UNUM.log): drawn as the left team's".into(),
+        );
+        ("agent".to_owned(), 0)
+    });
+    let side = match game {
+        Some(g) if g.teams[1] == team && g.teams[0] != team => Side::Right,
+        Some(g) if g.teams[0] == team => Side::Left,
+        Some(g) => {
+            notes.push(format!(
+                "team {team} did not play in this match ({} vs {}): drawn as the left team",
+                g.teams[0], g.teams[1]
+            ));
+            Side::Left
+        }
+        None => {
+            notes.push(format!(
+                "no game log read beside it: {team} is drawn as the left team (give the match's .rcg to place a right-side agent)"
+            ));
+            Side::Left
+        }
+    };
+    let step = game.map_or(0.1, |g| g.server.simulator_step);
+    (
+        DebugLogOptions {
+            team,
+            unum,
+            side,
+            step,
+        },
+        notes,
+    )
+}
+
+/// Why a game log file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: cannot read the file")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: more than {limit} bytes once decompressed")]
+    TooLarge { path: std::path::PathBuf, limit: u64 },
+    #[error("{path}")]
+    Game {
+        path: std::path::PathBuf,
+        #[source]
+        source: GameError,
+    },
+}
+
+/// The largest game log read (decompressed): 1 GiB, far above a whole
+/// match's 22 MB.
+pub const MAX_GAME_LOG: u64 = 1 << 30;
+
+/// Reads the game log at `path` (plain or gzip'ed).
+pub fn load_game(path: &Path) -> Result<Game, LoadError> {
+    use crate::sim3d::input::{ReadLimited, read_limited};
+    let io = |source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let bytes = read_limited(file, MAX_GAME_LOG).map_err(|e| match e {
+        ReadLimited::Io(e) => io(e),
+        ReadLimited::Gzip { error, .. } => io(error),
+        ReadLimited::TooLarge => LoadError::TooLarge {
+            path: path.to_owned(),
+            limit: MAX_GAME_LOG,
+        },
+    })?;
+    super::read_game(&bytes).map_err(|source| LoadError::Game {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// The 2D-league kind of the file at `path`, from its first bytes
+/// (decompressed when gzip'ed); `None` for anything else or a file that
+/// cannot be read (its reader then says why).
+pub fn kind_of_file(path: &Path) -> Option<Kind> {
+    use std::io::Read as _;
+    let mut raw = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut raw)
+        .ok()?;
+    if crate::sim3d::input::is_gzip(&raw) {
+        let mut head = Vec::new();
+        let file = std::fs::File::open(path).ok()?;
+        let _ = flate2::read::MultiGzDecoder::new(file)
+            .take(4096)
+            .read_to_end(&mut head);
+        sniff(&head)
+    } else {
+        sniff(&raw)
+    }
+}
+
+/// The whole (decompressed) file, bounded.
+fn read_bytes(path: &Path) -> Result<Vec<u8>, crate::log::LogError> {
+    use crate::sim3d::input::{ReadLimited, read_limited};
+    let io = |e| crate::log::LogError::Io {
+        path: path.to_owned(),
+        error: e,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    read_limited(file, MAX_GAME_LOG).map_err(|e| match e {
+        ReadLimited::Io(e) | ReadLimited::Gzip { error: e, .. } => io(e),
+        ReadLimited::TooLarge => io(std::io::Error::other(format!(
+            "more than {MAX_GAME_LOG} bytes once decompressed"
+        ))),
+    })
+}
+
+/// Reads `paths` as logs, in order: the 2D-league files among them with
+/// the context of the match's game log when one is there (sides, step,
+/// errors against the truth; the game log itself parsed once), the rest
+/// with [`crate::log::load`].
+pub fn load_all(
+    paths: &[std::path::PathBuf],
+    sensors: SensorOptions,
+) -> Result<Vec<Log>, crate::log::LogError> {
+    let kinds: Vec<Option<Kind>> = paths.iter().map(|p| kind_of_file(p)).collect();
+    let bad = |path: &Path, e: Error| crate::log::LogError::Read {
+        path: path.to_owned(),
+        error: crate::log::ReadError::Sim2d(e),
+    };
+    let mut game = None;
+    if let Some(i) = kinds.iter().position(|k| *k == Some(Kind::Game)) {
+        let bytes = read_bytes(&paths[i])?;
+        game = Some(super::read_game(&bytes).map_err(|e| bad(&paths[i], e.into()))?);
+    }
+    let cx = Context {
+        game: game.as_ref(),
+        sensors,
+    };
+    let mut game_drawn = false;
+    paths
+        .iter()
+        .zip(kinds)
+        .map(|(path, kind)| match (kind, cx.game) {
+            (Some(Kind::Game), Some(g)) if !game_drawn => {
+                game_drawn = true;
+                Ok(game_log(g, &sensors))
+            }
+            (Some(k @ (Kind::DebugLog | Kind::WorldModel)), Some(_)) => {
+                let bytes = read_bytes(path)?;
+                read(k, &bytes, Some(path), &cx).map_err(|e| bad(path, e))
+            }
+            (Some(Kind::Game), _) => {
+                let bytes = read_bytes(path)?;
+                read(Kind::Game, &bytes, Some(path), &cx).map_err(|e| bad(path, e))
+            }
+            _ => crate::log::load(path),
+        })
+        .collect()
+}
