@@ -1,0 +1,164 @@
+//! The measuring modes (`--bench-play`, `--bench-export`): play or export
+//! from the window and report timings.
+
+use super::*;
+
+/// A `--bench-export` run: the window's frame intervals while exporting.
+pub(super) struct ExportBench {
+    pub(super) output: PathBuf,
+    pub(super) started: Option<Instant>,
+    pub(super) ui_frames: Vec<f64>,
+    pub(super) last: Option<Instant>,
+}
+
+impl ViewerApp {
+    pub(super) fn export_bench_logic(&mut self, ctx: &egui::Context) {
+        let current = self.frame_is_current();
+        let Some(b) = &mut self.export_bench else {
+            return;
+        };
+        // Repaint continuously, like a window being used.
+        ctx.request_repaint();
+        let now = Instant::now();
+        let Some(started) = b.started else {
+            if current {
+                b.started = Some(now);
+                self.export.options.output = b.output.clone();
+                if let Err(e) = self.start_export() {
+                    println!("export bench: cannot export: {}", crate::error::chain(&e));
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            }
+            return;
+        };
+        if let Some(l) = b.last {
+            b.ui_frames.push((now - l).as_secs_f64() * 1e3);
+        }
+        b.last = Some(now);
+        if self.export.running.is_some() {
+            return;
+        }
+        let took = started.elapsed().as_secs_f64();
+        let result = match &self.export.last {
+            Some(Ok(report)) => crate::viewer::export::summary(report, &b.output),
+            Some(Err(e)) => format!("failed: {}", crate::error::chain(e)),
+            None => "no result".into(),
+        };
+        println!(
+            "export bench: {result}\nexport wall time in the viewer: {took:.1} s\n\
+             window frame interval during the export ({} frames): {}",
+            b.ui_frames.len(),
+            fmt_ms(crate::viewer::bench::spread(&mut b.ui_frames)),
+        );
+        self.export_bench = None;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
+    pub(super) fn bench_logic(&mut self, ctx: &egui::Context) {
+        let current = self.frame_is_current();
+        let Some(b) = &mut self.bench else {
+            return;
+        };
+        if b.done || self.player.is_none() {
+            return;
+        }
+        ctx.request_repaint();
+        let Some(started) = b.started else {
+            // Start once the first frame is on screen.
+            if current {
+                b.started = Some(Instant::now());
+                b.start_time = self.playback.time;
+                self.perf = Perf::default();
+                self.playback.playing = true;
+                self.playback.speed = 1.0;
+            }
+            return;
+        };
+        if self.playback.playing {
+            if let Some(f) = &self.frame {
+                b.shown.insert(f.time.to_bits());
+            }
+            if started.elapsed() < b.play && self.playback.time < self.playback.end() {
+                return;
+            }
+            self.playback.playing = false;
+            b.play = started.elapsed();
+            b.played_samples = Some((
+                self.perf.worker.len(),
+                self.perf.ui_frames.len(),
+                self.perf.ui_build.len(),
+            ));
+        }
+        // Random seeks, one at a time, each waiting for its frame.
+        if b.seek_target.is_some() && !current {
+            return;
+        }
+        if b.seeks_left > 0 {
+            b.seeks_left -= 1;
+            let t = b.random_time(self.playback.start(), self.playback.end());
+            b.seek_target = Some(t);
+            self.playback.seek(t);
+            self.request_frame();
+            return;
+        }
+        b.done = true;
+        let report = self.bench_report();
+        println!("{report}");
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
+    /// The measurements of a `--bench-play` run, as text.
+    pub fn bench_report(&self) -> String {
+        let Some(b) = &self.bench else {
+            return String::new();
+        };
+        let info = self.info().cloned();
+        let fps = info.as_ref().map_or(0.0, |i| i.fps);
+        let (w, h) = info.as_ref().map_or((0, 0), |i| (i.width, i.height));
+        let played = b.play.as_secs_f64();
+        let expected = (played * fps).floor();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        // Frames played, not the seeks after them.
+        let (n_worker, n_ui, n_build) = b.played_samples.unwrap_or((usize::MAX, usize::MAX, usize::MAX));
+        let mut ui: Vec<f64> = self
+            .perf
+            .ui_frames
+            .iter()
+            .take(n_ui)
+            .map(|&s| s as f64 * 1e3)
+            .collect();
+        let mut build: Vec<f64> = self.perf.ui_build.iter().take(n_build).map(|&d| ms(d)).collect();
+        let pick = |f: &dyn Fn(&FrameTiming) -> Duration| -> Vec<f64> {
+            self.perf.worker.iter().take(n_worker).map(|t| ms(f(t))).collect()
+        };
+        let mut total = pick(&|t| t.total());
+        let mut decode = pick(&|t| t.decode);
+        let mut process = pick(&|t| t.process);
+        let mut mask = pick(&|t| t.mask);
+        let mut convert = pick(&|t| t.convert);
+        let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
+        format!(
+            "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1×\n\
+             frames on screen: {} of {expected} ({:.1}%)\n\
+             UI frame interval while playing: {}\n\
+             \x20 of which building the UI: {}\n\
+             worker per frame played: {}\n\
+             \x20 decode wait: {}\n\
+             \x20 pipeline: {}\n\
+             \x20   of which mask: {}\n\
+             \x20 texture conversion: {}\n\
+             seek to a random time (request → on screen, {} seeks): {}",
+            b.shown.len(),
+            100.0 * b.shown.len() as f64 / expected.max(1.0),
+            fmt_ms(crate::viewer::bench::spread(&mut ui)),
+            fmt_ms(crate::viewer::bench::spread(&mut build)),
+            fmt_ms(crate::viewer::bench::spread(&mut total)),
+            fmt_ms(crate::viewer::bench::spread(&mut decode)),
+            fmt_ms(crate::viewer::bench::spread(&mut process)),
+            fmt_ms(crate::viewer::bench::spread(&mut mask)),
+            fmt_ms(crate::viewer::bench::spread(&mut convert)),
+            seeks.len(),
+            fmt_ms(crate::viewer::bench::spread(&mut seeks)),
+        )
+    }
+}

@@ -1,0 +1,650 @@
+//! The eframe app: owns the state, runs the logic every frame (playback
+//! clock, background player, settings, jobs) and lets the panels of
+//! [`super::ui`] draw and record [`Command`]s, applied after layout.
+
+use std::path::PathBuf;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use eframe::egui;
+
+use super::bench::{BenchJob, fmt_ms};
+use super::calibrate::CalibMode;
+use super::entities::EntityTree;
+use super::export::DialogError;
+use super::playback::Playback;
+use super::player::{FrameProcessor, FrameTiming, Player};
+use super::state::{Document, OpenRequest, Persisted, is_session_path};
+use super::sync;
+use crate::pipeline::{DrawSettings, Pipeline};
+use crate::video::source::{FrameSource, ReadAhead, SourceInfo, SyntheticSource};
+
+/// Generated frames instead of a video (tests, benchmarks, trying the UI).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SyntheticSpec {
+    pub width: usize,
+    pub height: usize,
+    pub fps: f64,
+    pub seconds: f64,
+}
+
+/// A `--synthetic` spec that does not read.
+#[derive(Debug, thiserror::Error)]
+#[error("expected WIDTHxHEIGHT@FPS[:SECONDS], got {0:?}")]
+pub struct BadSpec(String);
+
+impl std::str::FromStr for SyntheticSpec {
+    type Err = BadSpec;
+    /// `WIDTHxHEIGHT@FPS[:SECONDS]`, e.g. `1920x1080@30:60`.
+    fn from_str(s: &str) -> Result<Self, BadSpec> {
+        let bad = || BadSpec(s.to_owned());
+        let (size, rest) = s.split_once('@').ok_or_else(bad)?;
+        let (w, h) = size.split_once('x').ok_or_else(bad)?;
+        let (fps, secs) = rest.split_once(':').unwrap_or((rest, "60"));
+        let spec = SyntheticSpec {
+            width: w.parse().map_err(|_| bad())?,
+            height: h.parse().map_err(|_| bad())?,
+            fps: fps.parse().map_err(|_| bad())?,
+            seconds: secs.parse().map_err(|_| bad())?,
+        };
+        if !(spec.seconds.is_finite() && spec.seconds > 0.0 && spec.seconds < 1e6) {
+            return Err(bad());
+        }
+        Ok(spec)
+    }
+}
+
+/// A screenshot to take once the frame at `at` is drawn, then exit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScreenshotRequest {
+    pub path: PathBuf,
+    /// Video time in seconds.
+    pub at: f64,
+}
+
+/// How the viewer starts.
+#[derive(Clone, Debug, Default)]
+pub struct ViewerOptions {
+    pub open: OpenRequest,
+    pub synthetic: Option<SyntheticSpec>,
+    /// Start in calibration mode with the points of this CSV.
+    pub calib_points: Option<PathBuf>,
+    pub screenshot: Option<ScreenshotRequest>,
+    /// Play this many seconds, seek at random, print timings and exit.
+    pub bench_play: Option<f64>,
+    /// Export to this file and measure the window while it runs, then exit.
+    pub bench_export: Option<PathBuf>,
+}
+
+/// What the UI asks for; applied after the panels are laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Ask for a file with a dialog, then open it.
+    OpenDialog(OpenKind),
+    Open(OpenRequest),
+    /// Open a file whose kind is told by its extension (drops, recent).
+    OpenPath(PathBuf),
+    Save,
+    SaveAs,
+    TogglePlay,
+    Seek(f64),
+    Jump(f64),
+    Step(i64),
+    /// Jump to the next (`1`) or previous (`-1`) event.
+    Event(i32),
+    SetSpeed(f64),
+    StepSpeed(i32),
+    /// Set the loop start (0) or end (1) to now.
+    LoopPoint(usize),
+    ToggleLoop,
+    /// Write the calibration points as CSV (asks where).
+    SaveCalibPoints,
+    /// Read calibration points from CSV (asks which file).
+    LoadCalibPoints,
+    /// Put back the calibration the session had before calibration mode.
+    RevertCalibration,
+    /// Open the export dialog.
+    ShowExport,
+    /// Choose the export's output file with a dialog.
+    BrowseExport,
+    StartExport,
+    CancelExport,
+}
+
+/// Kinds of file the open dialogs ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenKind {
+    Session,
+    Video,
+    Log,
+    Calibration,
+}
+
+/// The frame on screen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameMeta {
+    pub index: u64,
+    pub time: f64,
+    pub requested: Option<f64>,
+    pub generation: u64,
+    pub primitives: usize,
+    /// Size of the video frame (image coordinates).
+    pub size: [usize; 2],
+    /// The texture holds one pixel per `reduction`² frame pixels.
+    pub reduction: usize,
+}
+
+/// A message for the status bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub text: String,
+    pub error: bool,
+    pub at: Instant,
+}
+
+/// The entities panel's own state.
+#[derive(Clone, Debug, Default)]
+pub struct EntitiesUi {
+    pub search: String,
+    /// Primitives per entity at `counts_at` (log time), all filters off.
+    pub counts: Vec<usize>,
+    pub counts_at: Option<f64>,
+    counted: Option<Instant>,
+}
+
+/// While playing, counts are refreshed at most this often.
+const COUNT_INTERVAL: Duration = Duration::from_millis(200);
+
+impl EntitiesUi {
+    /// Recounts primitives at log time `t` when it changed (while playing,
+    /// at most every `COUNT_INTERVAL`, to keep the UI thread light).
+    pub fn update_counts(&mut self, doc: &Document, t: f64, playing: bool) {
+        let stale = self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len();
+        let due = !playing || self.counted.is_none_or(|c| c.elapsed() >= COUNT_INTERVAL);
+        if stale && due {
+            self.counts = sync::counts_at(&doc.log, &doc.index, t, doc.threshold());
+            self.counts_at = Some(t);
+            self.counted = Some(Instant::now());
+        }
+    }
+}
+
+/// Zoom and pan of the video.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VideoView {
+    /// 1 = the whole frame fits the panel.
+    pub zoom: f32,
+    /// Image point at the centre of the panel (pixels).
+    pub center: Option<egui::Pos2>,
+}
+
+impl Default for VideoView {
+    fn default() -> Self {
+        VideoView {
+            zoom: 1.0,
+            center: None,
+        }
+    }
+}
+
+/// Frame timings gathered for the statistics panel and benchmarks.
+#[derive(Clone, Debug, Default)]
+pub struct Perf {
+    /// Worker time per drawn frame.
+    pub worker: Vec<FrameTiming>,
+    /// UI frame durations (seconds between repaints while playing).
+    pub ui_frames: Vec<f32>,
+    /// Time building the UI (layout, not painting) per frame while playing.
+    pub ui_build: Vec<Duration>,
+    /// Seeks: wall time from request to the frame being on screen.
+    pub seeks: Vec<Duration>,
+    seek_started: Option<(f64, Instant)>,
+}
+
+const PERF_KEEP: usize = 5000;
+
+fn push_capped<T>(v: &mut Vec<T>, x: T) {
+    if v.len() >= PERF_KEEP {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
+/// Makes the processor that draws frames for a document.
+pub type ProcessorFactory = fn(&Document) -> Box<dyn FrameProcessor>;
+
+/// The shared pipeline, drawing the document's log (the player configures
+/// it, and reports what cannot be applied).
+fn pipeline_processor(doc: &Document) -> Box<dyn FrameProcessor> {
+    Box::new(Pipeline::unconfigured(
+        Arc::clone(&doc.log),
+        Arc::clone(&doc.index),
+    ))
+}
+
+/// The viewer application.
+pub struct ViewerApp {
+    pub persisted: Persisted,
+    pub doc: Option<Document>,
+    pub player: Option<Player>,
+    pub playback: Playback,
+    pub frame: Option<FrameMeta>,
+    pub texture: Option<egui::TextureHandle>,
+    pub video_view: VideoView,
+    /// Physical pixels the frame covers on screen (sent to the player).
+    pub display_size: Option<[usize; 2]>,
+    pub entities: EntitiesUi,
+    pub calib: CalibMode,
+    /// The session's calibration before calibration mode changed it
+    /// (for undo); `Some(None)` when it had none.
+    pub calib_backup: Option<Option<crate::calib::Calibration>>,
+    pub export: super::export::ExportDialog,
+    pub commands: Vec<Command>,
+    pub messages: Vec<Message>,
+    pub perf: Perf,
+    pub synthetic: Option<SyntheticSpec>,
+    processor: ProcessorFactory,
+    sent_settings: Option<DrawSettings>,
+    last_tick: Option<Instant>,
+    screenshot: Option<ScreenshotJob>,
+    bench: Option<BenchJob>,
+    export_bench: Option<ExportBench>,
+    ctx: egui::Context,
+}
+
+impl ViewerApp {
+    /// A viewer with nothing open.
+    pub fn new(ctx: egui::Context, persisted: Persisted) -> Self {
+        ViewerApp {
+            persisted,
+            doc: None,
+            player: None,
+            playback: Playback::new(0.0, 0.0),
+            frame: None,
+            texture: None,
+            video_view: VideoView::default(),
+            display_size: None,
+            entities: EntitiesUi::default(),
+            calib: CalibMode::default(),
+            calib_backup: None,
+            export: Default::default(),
+            commands: Vec::new(),
+            messages: Vec::new(),
+            perf: Perf::default(),
+            synthetic: None,
+            processor: pipeline_processor,
+            sent_settings: None,
+            last_tick: None,
+            screenshot: None,
+            bench: None,
+            export_bench: None,
+            ctx,
+        }
+    }
+
+    /// Uses `f` to make the frame processor of every document opened.
+    pub fn with_processor(mut self, f: ProcessorFactory) -> Self {
+        self.processor = f;
+        self
+    }
+
+    /// Starts from `opts`: opens what it names, arms a screenshot.
+    pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), super::ShotError>>>>) {
+        self.synthetic = opts.synthetic;
+        if (opts.open.input.is_some() || opts.synthetic.is_some())
+            && let Err(e) = self.open(&opts.open)
+        {
+            self.error(format!("{e:#}"));
+            if opts.screenshot.is_some() {
+                *result.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(Err(super::ShotError::Open(e.into())));
+                self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+        if let Some(p) = &opts.calib_points {
+            match self.load_calib_points(p) {
+                Ok(()) => {}
+                Err(e) => {
+                    self.error(format!("{e:#}"));
+                    if opts.screenshot.is_some() {
+                        *result.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(Err(super::ShotError::Open(e.into())));
+                        self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                    }
+                }
+            }
+        }
+        if let Some(out) = &opts.bench_export {
+            self.export_bench = Some(ExportBench {
+                output: out.clone(),
+                started: None,
+                ui_frames: Vec::new(),
+                last: None,
+            });
+        }
+        if let Some(secs) = opts.bench_play {
+            self.bench = Some(BenchJob::new(secs));
+        }
+        if let Some(req) = &opts.screenshot {
+            self.playback.seek(req.at);
+            self.request_frame();
+            self.screenshot = Some(ScreenshotJob {
+                req: req.clone(),
+                started: Instant::now(),
+                painted: 0,
+                requested: false,
+                result,
+            });
+        }
+    }
+
+    /// Whether this run only takes a screenshot (or measures).
+    pub fn is_screenshot_run(&self) -> bool {
+        self.screenshot.is_some() || self.bench.is_some() || self.export_bench.is_some()
+    }
+
+    pub fn info(&self) -> Option<&SourceInfo> {
+        self.player.as_ref().map(Player::info)
+    }
+
+    pub fn status(&mut self, text: impl Into<String>) {
+        self.messages.push(Message {
+            text: text.into(),
+            error: false,
+            at: Instant::now(),
+        });
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.messages.push(Message {
+            text: text.into(),
+            error: true,
+            at: Instant::now(),
+        });
+    }
+
+    /// Opens a session or a video (plus log) as the current document.
+    pub fn open(&mut self, req: &OpenRequest) -> anyhow::Result<()> {
+        let mut req = req.clone();
+        if req.input.is_none() && self.synthetic.is_some() {
+            req.input = Some(PathBuf::from("synthetic.mp4"));
+        }
+        let doc = Document::open(&req)?;
+        let source = self.make_source(&doc)?;
+        self.set_document(doc, source)?;
+        if let Some(p) = &req.input
+            && self.synthetic.is_none()
+        {
+            self.persisted.add_recent(p);
+        }
+        Ok(())
+    }
+
+    /// The frames of `doc`'s video (or generated ones), decoded ahead on
+    /// their own thread.
+    fn make_source(&self, doc: &Document) -> anyhow::Result<Box<dyn FrameSource>> {
+        let inner: Box<dyn FrameSource> = match self.synthetic {
+            Some(s) => Box::new(SyntheticSource::new(
+                s.width,
+                s.height,
+                s.fps,
+                (s.seconds * s.fps).round().max(1.0) as u64,
+            )?),
+            None => {
+                // Decode errors reach the status bar; FFmpeg's own log
+                // (concealed errors after a seek, …) would only clutter
+                // the terminal.
+                crate::video::set_ffmpeg_quiet(true);
+                crate::video::source::open(&doc.session.video, &doc.session.picture.open_options())?
+            }
+        };
+        Ok(Box::new(ReadAhead::new(inner)?))
+    }
+
+    /// Shows `doc`, playing frames from `source`.
+    pub fn set_document(&mut self, mut doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
+        let view = super::state::SessionView::from_session(&doc.session);
+        if let Some(v) = &view {
+            self.persisted.layout = v.layout.clone();
+        }
+        doc.clocks = source.info().clocks.clone();
+        doc.source_calibration = source.info().calibration.clone();
+        // The calibration points are the session's own: a session without
+        // any starts with none.
+        let v = view.unwrap_or_default();
+        self.calib
+            .restore(&v.calib_points, v.calib_model, v.calib_preset.as_deref());
+        let settings = doc.draw_settings();
+        let processor = (self.processor)(&doc);
+        let ctx = self.ctx.clone();
+        let player = Player::spawn(source, processor, settings.clone(), move || ctx.request_repaint())?;
+        let info = player.info().clone();
+        self.player = Some(player);
+        self.sent_settings = Some(settings);
+        self.playback = Playback::new(info.start, info.end());
+        self.frame = None;
+        self.display_size = None;
+        self.video_view = VideoView::default();
+        self.entities = EntitiesUi::default();
+        self.calib_backup = None;
+        self.doc = Some(doc);
+        self.request_frame();
+        Ok(())
+    }
+
+    /// The log time of the current video time.
+    pub fn log_time(&self) -> Option<f64> {
+        self.doc
+            .as_ref()
+            .map(|d| d.time_map().log_time_at(self.playback.time))
+    }
+
+    fn request_frame(&mut self) {
+        if let Some(p) = &self.player {
+            p.discard_upcoming();
+            p.show(self.playback.time, self.playback.playing);
+            if !self.playback.playing {
+                self.perf.seek_started = Some((self.playback.time, Instant::now()));
+            }
+        }
+    }
+
+    /// Work done every frame, shown or not: frames in, clock forward,
+    /// settings out.
+    pub fn logic(&mut self, ctx: &egui::Context) {
+        let now = Instant::now();
+        let dt = self.last_tick.map_or(0.0, |t| (now - t).as_secs_f64());
+        self.last_tick = Some(now);
+        if self.playback.playing {
+            push_capped(&mut self.perf.ui_frames, dt as f32);
+            // The clock first, so the frame due now can be shown now.
+            self.playback.advance(dt);
+        }
+        // Frames and errors from the worker.
+        let mut errors = Vec::new();
+        let mut incoming = Vec::new();
+        if let Some(p) = &self.player {
+            if self.playback.playing
+                && let Some(up) = p.take_upcoming(self.playback.time)
+            {
+                incoming.push((up, false));
+            }
+            if let Some(shown) = p.take_frame() {
+                let step = shown.requested.is_none();
+                incoming.push((shown, step));
+            }
+            errors = p.take_errors();
+            for t in p.take_timings() {
+                push_capped(&mut self.perf.worker, t);
+            }
+        }
+        for (shown, step) in incoming {
+            self.install_frame(ctx, shown, step);
+        }
+        for e in errors {
+            self.error(crate::error::chain(&e));
+            // A screenshot run cannot get its frame once decoding failed:
+            // say why now rather than after the timeout.
+            if let Some(job) = &mut self.screenshot
+                && !job.requested
+            {
+                *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::Frame(e)));
+                job.requested = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+        if self.playback.playing
+            && let Some(p) = &self.player
+        {
+            p.show(self.playback.time, true);
+            // Wake up when the next frame is due (the frame drawn ahead, or
+            // one frame after the current one); poll while it is late.
+            let frame_dur = p.info().frame_duration();
+            let due = p
+                .upcoming_time()
+                .or_else(|| self.frame.as_ref().map(|f| f.time + frame_dur))
+                .unwrap_or(self.playback.time);
+            let wait = (due - self.playback.time) / self.playback.speed.max(0.01);
+            let wait = if wait > 0.0 { wait.min(0.1) } else { 0.01 };
+            ctx.request_repaint_after(Duration::from_secs_f64(wait));
+        }
+        // Calibration mode: a new fit goes straight into the session.
+        if self.calib.active
+            && let Some(doc) = &mut self.doc
+        {
+            let size = self
+                .player
+                .as_ref()
+                .map(|p| [p.info().width as u32, p.info().height as u32]);
+            if let Some(c) = self.calib.refit(size) {
+                if self.calib_backup.is_none() {
+                    self.calib_backup = Some(doc.calibration.clone());
+                }
+                doc.set_calibration(Some(c));
+            }
+        }
+        // Settings.
+        if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
+            let s = doc.draw_settings();
+            if self.sent_settings.as_ref() != Some(&s) {
+                p.configure(s.clone());
+                self.sent_settings = Some(s);
+            }
+        }
+        self.messages
+            .retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
+        // A running export.
+        if let Some(r) = &mut self.export.running {
+            ctx.request_repaint_after(Duration::from_millis(100));
+            if let Some(res) = r.poll() {
+                let output = r.output.clone();
+                self.export.running = None;
+                match &res {
+                    Ok(report) => self.status(super::export::summary(report, &output)),
+                    Err(e) => self.error(format!("export: {}", crate::error::chain(e))),
+                }
+                self.export.last = Some(res);
+            }
+        }
+        self.screenshot_logic(ctx);
+        self.bench_logic(ctx);
+        self.export_bench_logic(ctx);
+    }
+
+    /// Puts a finished frame on screen (`step`: it answers a frame step,
+    /// so the clock moves to it).
+    fn install_frame(&mut self, ctx: &egui::Context, shown: super::player::Shown, step: bool) {
+        let gen_now = self.player.as_ref().map_or(0, Player::generation);
+        if self.playback.playing
+            && !step
+            && let Some(f) = &self.frame
+            && shown.time < f.time
+            && shown.generation == f.generation
+            && shown.time <= self.playback.time
+            && f.time <= self.playback.time
+        {
+            // An answer to an older request, behind the frame drawn ahead
+            // that is already on screen: keep the newer one.
+            return;
+        }
+        let same_picture = self.frame.as_ref().is_some_and(|f| {
+            (f.time, f.generation, f.reduction) == (shown.time, shown.generation, shown.reduction)
+        });
+        match &mut self.texture {
+            Some(_) if same_picture => {}
+            Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
+            None => {
+                self.texture =
+                    Some(ctx.load_texture("video", Arc::clone(&shown.image), egui::TextureOptions::LINEAR))
+            }
+        }
+        if step {
+            // A frame step: the clock follows the frame.
+            self.playback.time = shown.time;
+        }
+        if let Some((t, started)) = self.perf.seek_started
+            && shown.requested == Some(t)
+            && shown.generation == gen_now
+        {
+            push_capped(&mut self.perf.seeks, started.elapsed());
+            self.perf.seek_started = None;
+        }
+        self.frame = Some(FrameMeta {
+            index: shown.index,
+            time: shown.time,
+            // None for a step or a frame drawn ahead.
+            requested: shown.requested,
+            generation: shown.generation,
+            primitives: shown.stats.primitives,
+            size: shown.size,
+            reduction: shown.reduction,
+        });
+    }
+
+    /// Whether the frame on screen is the one for the current time, drawn
+    /// with the current settings.
+    pub fn frame_is_current(&self) -> bool {
+        match (&self.frame, &self.player) {
+            (Some(f), Some(p)) => f.generation == p.generation() && f.requested == Some(self.playback.time),
+            _ => false,
+        }
+    }
+}
+
+/// File extensions opened as video.
+pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "mkv", "avi", "mov", "webm", "m4v", "mpg", "mpeg", "ts"];
+
+impl eframe::App for ViewerApp {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        ViewerApp::logic(self, ctx);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let t0 = Instant::now();
+        super::ui::show(self, ui);
+        self.run_commands();
+        if self.playback.playing {
+            push_capped(&mut self.perf.ui_build, t0.elapsed());
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if !self.is_screenshot_run() {
+            eframe::set_value(storage, eframe::APP_KEY, &self.persisted);
+        }
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        !self.is_screenshot_run()
+    }
+}
+
+mod bench;
+mod commands;
+mod screenshot;
+
+use bench::ExportBench;
+use screenshot::ScreenshotJob;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! The viewer app's tests: argument parsing, and the app driven through
+//! egui_kittest as a person would.
+
+use super::*;
+
+mod unit {
+    use super::*;
+
+    #[test]
+    fn synthetic_spec_parses() {
+        let s: SyntheticSpec = "1920x1080@30:5".parse().unwrap();
+        assert_eq!((s.width, s.height, s.fps, s.seconds), (1920, 1080, 30.0, 5.0));
+        assert_eq!("64x36@25".parse::<SyntheticSpec>().unwrap().seconds, 60.0);
+        assert!("64x36".parse::<SyntheticSpec>().is_err());
+        assert!("64x36@25:-1".parse::<SyntheticSpec>().is_err());
+    }
+}
+
+mod app_tests {
+    use egui_kittest::Harness;
+
+    use super::*;
+
+    /// The whole app on generated frames (64×36 at 10 fps, 10 s).
+    fn harness() -> Harness<'static, Option<ViewerApp>> {
+        Harness::builder().with_size([1000.0, 700.0]).build_ui_state(
+            |ui, app: &mut Option<ViewerApp>| {
+                let app = app.get_or_insert_with(|| {
+                    let mut a = ViewerApp::new(ui.ctx().clone(), Persisted::default());
+                    a.start(
+                        &ViewerOptions {
+                            synthetic: Some("64x36@10:10".parse().unwrap()),
+                            ..Default::default()
+                        },
+                        Arc::new(Mutex::new(None)),
+                    );
+                    a
+                });
+                app.logic(ui.ctx());
+                crate::viewer::ui::show(app, ui);
+                app.run_commands();
+            },
+            None,
+        )
+    }
+
+    fn app<'a>(h: &'a Harness<'_, Option<ViewerApp>>) -> &'a ViewerApp {
+        h.state().as_ref().unwrap()
+    }
+
+    /// Steps the UI until `cond` holds (the player works on its own thread).
+    fn until(h: &mut Harness<'_, Option<ViewerApp>>, cond: impl Fn(&ViewerApp) -> bool) {
+        for _ in 0..2000 {
+            h.step();
+            if cond(app(h)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("condition never held");
+    }
+
+    #[test]
+    fn keyboard_steps_frames_and_jumps() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 0));
+        h.key_press(egui::Key::ArrowRight);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 1));
+        assert!((app(&h).playback.time - 0.1).abs() < 1e-9);
+        h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::ArrowRight);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 11));
+        h.key_press(egui::Key::ArrowUp);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 99));
+        h.key_press(egui::Key::Home);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index == 0));
+        h.key_press(egui::Key::CloseBracket);
+        h.step();
+        assert_eq!(app(&h).playback.speed, 1.5);
+    }
+
+    #[derive(Debug)]
+    struct Dropped(std::path::PathBuf);
+
+    impl egui::DroppedFile for Dropped {
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+        fn bytes(&self) -> Result<Vec<u8>, String> {
+            std::fs::read(&self.0).map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn dropping_a_log_opens_it_over_the_video() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        assert!(!app(&h).doc.as_ref().unwrap().has_log);
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        h.input_mut().dropped_files.push(Arc::new(Dropped(log)));
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        let a = app(&h);
+        let doc = a.doc.as_ref().unwrap();
+        assert_eq!(
+            doc.session.offset, 1_700_000_000.0,
+            "the log starts at the video's start"
+        );
+        assert!(!doc.tree.nodes.is_empty());
+        // A file that is not a log is an error message, not a crash.
+        let bad = std::env::temp_dir().join(format!("underlay-viewer-test-{}.bin", std::process::id()));
+        std::fs::write(&bad, b"not a log").unwrap();
+        h.input_mut().dropped_files.push(Arc::new(Dropped(bad.clone())));
+        until(&mut h, |a| a.messages.iter().any(|m| m.error));
+        let _ = std::fs::remove_file(&bad);
+        assert!(
+            app(&h)
+                .messages
+                .iter()
+                .any(|m| m.error && m.text.contains("underlay-viewer-test"))
+        );
+        assert!(app(&h).doc.as_ref().unwrap().has_log, "the open log stays");
+    }
+
+    #[test]
+    fn every_widget_has_an_accessible_name() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        // `run` checks that every interactive widget can be named.
+        h.run_ok();
+        h.run();
+    }
+
+    #[test]
+    fn space_plays_and_pauses() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(app(&h).playback.playing);
+        until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index >= 3));
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(!app(&h).playback.playing);
+    }
+}
