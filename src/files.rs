@@ -48,6 +48,51 @@ impl Drop for TempFile {
     }
 }
 
+/// Opens an input file for reading. A FIFO blocks in `open` until some
+/// program opens it for writing; so that a command never hangs without a
+/// word, when that takes longer than a moment it says on standard error
+/// what it waits for (a pipe that already has its writer, such as
+/// `/dev/stdin` after `cat x |`, opens at once and says nothing).
+pub fn open_input(path: &Path) -> io::Result<File> {
+    if !is_fifo(path) {
+        return File::open(path);
+    }
+    let (opened, wait) = std::sync::mpsc::channel::<()>();
+    let shown = path.display().to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            wait.recv_timeout(std::time::Duration::from_millis(300))
+        {
+            eprintln!("underlay: waiting for a program to open the FIFO {shown} for writing");
+        }
+    });
+    let file = File::open(path);
+    let _ = opened.send(());
+    file
+}
+
+/// Whether `path` names a FIFO (a named pipe).
+pub fn is_fifo(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// The length of an open file when it is a regular file, whose length the
+/// file system knows; `None` for pipes, FIFOs, terminals and devices,
+/// whose metadata says 0 (or anything) whatever they will deliver: a reader
+/// must stream those to their end.
+pub fn known_len(file: &File) -> Option<u64> {
+    file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len())
+}
+
 /// The folder of `p` (`.` for a bare file name).
 pub fn parent_dir(p: &Path) -> &Path {
     p.parent()

@@ -132,18 +132,26 @@ fn emit(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> 
 
 fn info(path: &Path) -> anyhow::Result<()> {
     let (log, format) = load(path)?;
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    // A pipe or device has no size to tell.
+    let size = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
     let report = info_report(path, &log, format, size);
     emit(|w| w.write_all(report.as_bytes()))
 }
 
 /// The text `log info` prints.
-pub fn info_report(path: &Path, log: &Log, format: Format, size: u64) -> String {
+pub fn info_report(path: &Path, log: &Log, format: Format, size: Option<u64>) -> String {
     let s = Summary::of(log);
     let h = &log.header;
     let mut r = String::new();
     let _ = writeln!(r, "file:        {}", path.display());
-    let _ = writeln!(r, "format:      {}, {} bytes", format.name(), group(size));
+    match size {
+        Some(size) => writeln!(r, "format:      {}, {} bytes", format.name(), group(size)),
+        None => writeln!(r, "format:      {}, read as a stream", format.name()),
+    }
+    .ok();
     if !h.name.is_empty() {
         let _ = writeln!(r, "name:        {}", h.name);
     }

@@ -326,10 +326,11 @@ pub fn load(path: &Path) -> Result<Log, LogError> {
 
 /// Like [`load`], also telling which format the file was in.
 pub fn load_with_format(path: &Path) -> Result<(Log, Format), LogError> {
-    let file = File::open(path).map_err(|e| LogError::io(path, e))?;
-    let len = file.metadata().map_err(|e| LogError::io(path, e))?.len();
+    let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
+    // A pipe's metadata says 0 bytes: only a regular file's length is known.
+    let len = crate::files::known_len(&file);
     let mut r = BufReader::with_capacity(1 << 18, file);
-    read_buffered(&mut r, Some(len), Some(path)).map_err(|error| LogError::Read {
+    read_buffered(&mut r, len, Some(path)).map_err(|error| LogError::Read {
         path: path.to_owned(),
         error,
     })
