@@ -93,6 +93,53 @@ pub fn known_len(file: &File) -> Option<u64> {
     file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len())
 }
 
+/// An output that names one of the command's own inputs: writing it would
+/// replace what it is made from.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{output}: refusing to overwrite the input {input} (the same file): the output would replace \
+     what it is made from; choose another output"
+)]
+pub struct OutputIsInput {
+    pub output: PathBuf,
+    pub input: PathBuf,
+}
+
+/// The one check every command that writes makes before writing: refuses
+/// an `output` that is the same file as any of `inputs`, however it is
+/// named (symbolic and hard links, `..`, `/dev/stdin` of a redirected
+/// file: see [`same_file`]). An output that does not exist yet is no input.
+pub fn refuse_overwriting_inputs<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OutputIsInput> {
+    match inputs.into_iter().find(|input| same_file(output, input)) {
+        Some(input) => Err(OutputIsInput {
+            output: output.to_owned(),
+            input: input.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `a` and `b` name the same existing file (same device and inode,
+/// so symbolic and hard links and any spelling of the path count).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
 /// The folder of `p` (`.` for a bare file name).
 pub fn parent_dir(p: &Path) -> &Path {
     p.parent()

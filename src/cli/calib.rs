@@ -124,6 +124,9 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
 }
 
 fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.output {
+        crate::files::refuse_overwriting_inputs(out, [a.log.as_path()])?;
+    }
     use crate::ssl::camera;
     let name = a.log.display();
     let cams = camera::cameras_in(&a.log).context("cannot read the camera calibrations")?;
@@ -277,6 +280,9 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
             "--ransac-threshold must be a positive number of pixels, not {}",
             a.ransac_threshold
         );
+    }
+    if let Some(out) = &a.output {
+        crate::files::refuse_overwriting_inputs(out, [a.points.as_path()])?;
     }
     let pts = read_points(&a.points)?;
     let opts = FitOptions {

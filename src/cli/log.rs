@@ -392,6 +392,7 @@ fn select_at(
 }
 
 fn convert(input: &Path, output: &Path) -> anyhow::Result<()> {
+    crate::files::refuse_overwriting_inputs(output, [input])?;
     let (log, format) = load(input)?;
     print_warnings(input, &log);
     let out_format = log::SaveFormat::for_path(output);

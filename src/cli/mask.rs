@@ -61,6 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.bench == Some(0) {
         bail!("--bench needs at least 1 run");
     }
+    crate::files::refuse_overwriting_inputs(&args.output, [args.input.as_path()])?;
     let mut masker = args.method.settings().build()?;
     let mut source = open(&args.input, &OpenOptions::default())?;
     let picture_out = source.info().frame_count == Some(1) && is_image_path(&args.output);

@@ -100,3 +100,60 @@ fn a_fifo_without_writer_says_what_it_waits_for() {
     assert!(stdout(&o).contains("frames:      12 "), "{}", stdout(&o));
 }
 
+// ---------------------------------------------------------------------------
+// 4. Commands writing over their own input
+
+/// Asserts that `underlay args` in `dir` refuses to write over `input`,
+/// and leaves it as it was.
+#[track_caller]
+fn refuses_to_overwrite(dir: &Path, args: &[&str], input: &str) {
+    let before = std::fs::read(dir.join(input)).unwrap();
+    let o = crate::util::run_in(dir, args);
+    assert!(!o.status.success(), "{args:?} succeeded: {}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("refusing to overwrite the input"), "{args:?}: {err}");
+    assert_eq!(
+        std::fs::read(dir.join(input)).unwrap(),
+        before,
+        "{args:?} changed {input}"
+    );
+}
+
+#[test]
+fn no_command_writes_over_its_own_input() {
+    let dir = crate::util::tmp();
+    let d = dir.path();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::write(
+        d.join("p.csv"),
+        "u,v,x,y\n0,100,0,0\n100,100,1,0\n100,0,1,1\n0,0,0,1\n50,80,0.5,0.2\n",
+    )
+    .unwrap();
+    std::fs::copy(sample("ssl.ulog"), d.join("a.ulog")).unwrap();
+    let picture = underlay::image::RgbImage::from_elem((16, 32, 3), 90);
+    underlay::image::save_rgb(&d.join("f.png"), &picture).unwrap();
+    std::fs::hard_link(d.join("a.ulog"), d.join("hard.ulog")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(d.join("p.csv"), d.join("link.csv")).unwrap();
+    refuses_to_overwrite(d, &["calib", "solve", "p.csv", "-o", "p.csv"], "p.csv");
+    refuses_to_overwrite(d, &["calib", "solve", "p.csv", "-o", "sub/../p.csv"], "p.csv");
+    #[cfg(unix)]
+    refuses_to_overwrite(d, &["calib", "solve", "link.csv", "-o", "p.csv"], "p.csv");
+    refuses_to_overwrite(d, &["mask", "f.png", "-o", "f.png"], "f.png");
+    refuses_to_overwrite(d, &["mask", "f.png", "-o", "./sub/../f.png"], "f.png");
+    refuses_to_overwrite(d, &["log", "convert", "a.ulog", "a.ulog"], "a.ulog");
+    refuses_to_overwrite(d, &["log", "convert", "a.ulog", "hard.ulog"], "a.ulog");
+    refuses_to_overwrite(
+        d,
+        &["calib", "from-ssl", "a.ulog", "--camera", "0", "-o", "a.ulog"],
+        "a.ulog",
+    );
+    // Other outputs are written as before.
+    assert_ok(&crate::util::run_in(
+        d,
+        ["calib", "solve", "p.csv", "-o", "c.toml"],
+    ));
+    assert_ok(&crate::util::run_in(d, ["mask", "f.png", "-o", "m.png"]));
+    assert_ok(&crate::util::run_in(d, ["log", "convert", "a.ulog", "b.txt"]));
+}
+
