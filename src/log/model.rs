@@ -407,6 +407,36 @@ pub struct DisplayHints {
     pub world_bounds: Option<(Vec2, Vec2)>,
 }
 
+impl DisplayHints {
+    /// Removes the hints no viewer can use, returning one message for each:
+    /// a threshold that is not a finite number of seconds ≥ 0 (NaN, −1,
+    /// inf) and world bounds with a coordinate that is not finite. Every
+    /// reader calls this, so a log in memory holds only values that every
+    /// format, the text notation included, writes and reads back.
+    pub fn drop_unusable(&mut self) -> Vec<String> {
+        let mut dropped = Vec::new();
+        if let Some(t) = self.instant_threshold
+            && !(t.is_finite() && t >= 0.0)
+        {
+            self.instant_threshold = None;
+            dropped.push(format!(
+                "the header's instantaneous-frame threshold {t} is not a finite number of seconds ≥ 0; \
+                 it is ignored (1.5 × the median spacing of instantaneous frames is used)"
+            ));
+        }
+        if let Some((lo, hi)) = self.world_bounds
+            && ![lo.x, lo.y, hi.x, hi.y].iter().all(|v| v.is_finite())
+        {
+            self.world_bounds = None;
+            dropped.push(format!(
+                "the header's world bounds ({}, {}) … ({}, {}) are not finite; they are ignored",
+                lo.x, lo.y, hi.x, hi.y
+            ));
+        }
+        dropped
+    }
+}
+
 /// Facts about the log as a whole.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Header {

@@ -325,6 +325,10 @@ impl Decoder {
                 ),
             );
         }
+        let mut header = header;
+        for message in header.hints.drop_unusable() {
+            self.warnings.push(place, None, message);
+        }
         self.log.header = header;
     }
 
@@ -738,32 +742,41 @@ fn kind_name(kind: u32) -> &'static str {
 
 // ---------------------------------------------------------------------------
 // Encoding. Field order and default omission follow prost (proto3): the
-// output equals prost's encoding of the same message.
+// output equals prost's encoding of the same message, except that a double
+// of -0.0 is written, as the protobuf specification says (only +0.0 is the
+// default); prost compares with `==` and drops it, so -0 would come back
+// as +0.
+
+/// Whether a double field is written: anything but +0.0.
+#[inline]
+fn present(v: f64) -> bool {
+    v.to_bits() != 0
+}
 
 #[inline]
 fn vec2_len(v: Vec2) -> usize {
-    (if v.x != 0.0 { 9 } else { 0 }) + (if v.y != 0.0 { 9 } else { 0 })
+    (if present(v.x) { 9 } else { 0 }) + (if present(v.y) { 9 } else { 0 })
 }
 
 #[inline]
 fn put_vec2(out: &mut Vec<u8>, field: u32, v: Vec2) {
     wire::put_len(out, field, vec2_len(v));
-    if v.x != 0.0 {
+    if present(v.x) {
         wire::put_f64(out, 1, v.x);
     }
-    if v.y != 0.0 {
+    if present(v.y) {
         wire::put_f64(out, 2, v.y);
     }
 }
 
 #[inline]
 fn f64_len(v: f64) -> usize {
-    if v != 0.0 { 9 } else { 0 }
+    if present(v) { 9 } else { 0 }
 }
 
 #[inline]
 fn put_f64_opt(out: &mut Vec<u8>, field: u32, v: f64) {
-    if v != 0.0 {
+    if present(v) {
         wire::put_f64(out, field, v);
     }
 }
