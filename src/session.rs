@@ -54,6 +54,11 @@ pub enum SessionError {
     },
     #[error("{path}: the time offset must be a finite number of seconds, not {offset}")]
     BadOffset { path: PathBuf, offset: f64 },
+    #[error(
+        "{path}: instant_threshold = {seconds} is not a number of seconds ≥ 0 (inf for no limit); \
+         leave it out to use the log's own"
+    )]
+    BadThreshold { path: PathBuf, seconds: f64 },
     #[error("{path}: give either `log` or `logs`, not both")]
     LogAndLogs { path: PathBuf },
     #[error("the session names no log")]
@@ -203,6 +208,14 @@ impl Session {
             return Err(SessionError::BadOffset {
                 path: path.to_owned(),
                 offset: f.offset,
+            });
+        }
+        if let Some(seconds) = f.instant_threshold
+            && (seconds.is_nan() || seconds < 0.0)
+        {
+            return Err(SessionError::BadThreshold {
+                path: path.to_owned(),
+                seconds,
             });
         }
         if f.log.is_some() && !f.logs.is_empty() {
@@ -418,6 +431,31 @@ mod tests {
             Session::load(&p).unwrap().calibration,
             Some(CalibrationSource::File { .. })
         ));
+    }
+
+    /// Issue 15 ("Also"): `instant_threshold = nan` or `-1` is refused,
+    /// naming the file, instead of silently meaning "automatic".
+    #[test]
+    fn unusable_instant_threshold_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        for bad in ["nan", "-1.0", "-inf"] {
+            std::fs::write(
+                &p,
+                format!("video = \"a.mp4\"\nlog = \"a.ulog\"\ninstant_threshold = {bad}\n"),
+            )
+            .unwrap();
+            let e = Session::load(&p).unwrap_err().to_string();
+            assert!(e.contains("s.toml") && e.contains("instant_threshold"), "{e}");
+        }
+        for good in ["0.0", "0.25", "inf"] {
+            std::fs::write(
+                &p,
+                format!("video = \"a.mp4\"\nlog = \"a.ulog\"\ninstant_threshold = {good}\n"),
+            )
+            .unwrap();
+            assert!(Session::load(&p).is_ok(), "{good}");
+        }
     }
 
     #[test]
