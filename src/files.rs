@@ -7,10 +7,69 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// A temporary file beside an output: removed when dropped unless
-/// [`TempFile::commit`]ted.
+/// [`TempFile::commit`]ted, and by [`remove_temporaries`] when a signal
+/// ends the process.
 #[derive(Debug)]
 pub struct TempFile {
     path: PathBuf,
+    _live: Temporary,
+}
+
+/// The temporary files and folders that exist now, for
+/// [`remove_temporaries`].
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A temporary file or folder registered for [`remove_temporaries`] while
+/// this guard lives (dropping it unregisters the path; removing the path
+/// itself stays its owner's job).
+#[derive(Debug)]
+pub struct Temporary {
+    path: PathBuf,
+}
+
+impl Temporary {
+    /// Registers `path`, before it is created, so that no moment exists in
+    /// which it is on disk but unknown to [`remove_temporaries`].
+    pub fn register(path: &Path) -> Temporary {
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(path.to_owned());
+        }
+        Temporary {
+            path: path.to_owned(),
+        }
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Ok(mut live) = LIVE.lock()
+            && let Some(i) = live.iter().rposition(|p| *p == self.path)
+        {
+            live.swap_remove(i);
+        }
+    }
+}
+
+/// Removes every registered temporary file and folder: what a signal that
+/// ends the process (SIGINT, SIGTERM, SIGHUP) runs before exiting, since
+/// no destructor runs then. The outputs themselves are untouched (they are
+/// only ever replaced by a finished temporary file).
+pub fn remove_temporaries() {
+    remove_registered(|_| true);
+}
+
+/// Removes the registered temporaries for which `which` holds.
+fn remove_registered(which: impl Fn(&Path) -> bool) {
+    let Ok(live) = LIVE.lock() else {
+        return;
+    };
+    for p in live.iter().filter(|p| which(p)) {
+        if p.is_dir() {
+            let _ = std::fs::remove_dir_all(p);
+        } else {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 impl TempFile {
@@ -25,8 +84,10 @@ impl TempFile {
             .map(str::to_owned)
             .or_else(|| output.extension().map(|e| e.to_string_lossy().into_owned()))
             .map_or(String::new(), |e| format!(".{e}"));
+        let path = parent_dir(output).join(format!(".{stem}.partial-{}{ext}", std::process::id()));
         TempFile {
-            path: parent_dir(output).join(format!(".{stem}.partial-{}{ext}", std::process::id())),
+            _live: Temporary::register(&path),
+            path,
         }
     }
 
@@ -196,6 +257,32 @@ mod tests {
         assert!(e.is_err());
         assert_eq!(std::fs::read(&out).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Issue 15, finding 10: what a terminating signal removes is exactly
+    /// the temporary files and folders alive at that moment.
+    #[test]
+    fn signals_remove_the_live_temporaries_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.mp4");
+        std::fs::write(&out, b"previous output").unwrap();
+        let temp = TempFile::beside(&out, None);
+        std::fs::write(temp.path(), b"half").unwrap();
+        let folder = dir.path().join(".generating-1");
+        let live_folder = Temporary::register(&folder);
+        std::fs::create_dir_all(folder.join("truth")).unwrap();
+        std::fs::write(folder.join("truth/a"), b"x").unwrap();
+        let committed = dir.path().join("done.txt");
+        let t = TempFile::beside(&committed, None);
+        std::fs::write(t.path(), b"whole").unwrap();
+        t.commit(&committed).unwrap();
+        // (Only this test's folder: other tests of this process write too.)
+        remove_registered(|p| p.starts_with(dir.path()));
+        assert_eq!(sorted_names(dir.path()), ["done.txt", "out.mp4"]);
+        assert_eq!(std::fs::read(&out).unwrap(), b"previous output");
+        drop((temp, live_folder));
+        let live = LIVE.lock().unwrap();
+        assert!(!live.iter().any(|p| p.starts_with(dir.path())), "{live:?}");
     }
 
     #[test]

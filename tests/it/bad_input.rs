@@ -157,3 +157,86 @@ fn no_command_writes_over_its_own_input() {
     assert_ok(&crate::util::run_in(d, ["log", "convert", "a.ulog", "b.txt"]));
 }
 
+// ---------------------------------------------------------------------------
+// 10. Temporary files and signals
+
+/// Starts `underlay args` in `dir`, waits until its standard error has
+/// said `ready`, sends `signal`, and returns how it ended.
+#[cfg(unix)]
+fn signal_when_ready(dir: &Path, args: &[&str], ready: &str, signal: i32) -> Output {
+    let mut child = underlay_cmd()
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains(ready) {
+        let n = std::io::Read::read(&mut err, &mut buf).unwrap();
+        assert!(
+            n > 0,
+            "underlay ended before {ready:?}: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let mut o = child.wait_with_output().unwrap();
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut err, &mut rest);
+    seen.extend_from_slice(&rest);
+    o.stderr = seen;
+    o
+}
+
+/// The names in `dir` that look like temporaries (`.…partial-…`,
+/// `.generating-…`).
+fn temporaries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".partial-") || n.starts_with(".generating-"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sighup_leave_no_temporary_files() {
+    let dir = crate::util::tmp();
+    // A recording waits for drawings with its temporary file open: SIGTERM
+    // and SIGHUP stop it as Ctrl-C does.
+    for (signal, port) in [(libc::SIGTERM, "39871"), (libc::SIGHUP, "39872")] {
+        let o = signal_when_ready(
+            dir.path(),
+            &["record-roboviz", "--port", port, "-o", "r.rvd"],
+            "recording",
+            signal,
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+        assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "signal {signal}");
+    }
+    // The demo renders frame by frame into a scratch folder: SIGTERM stops
+    // it, and the folder goes (whether or not rendering was still going).
+    let demo = dir.path().join("demo");
+    let o = signal_when_ready(
+        dir.path(),
+        &["demo", "--out", "demo", "--no-view"],
+        "generating the demo",
+        libc::SIGTERM,
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 130)),
+        "{:?}: {}",
+        o.status,
+        stderr(&o)
+    );
+    if demo.is_dir() {
+        assert_eq!(temporaries(&demo), Vec::<String>::new());
+    }
+}
