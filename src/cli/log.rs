@@ -231,7 +231,13 @@ pub fn info_report(path: &Path, log: &Log, format: Format, size: Option<u64>) ->
     );
     let (lines, left_out) = entity_tree(log, 500);
     for l in &lines {
-        let indent = "  ".repeat(l.depth + 1);
+        // Deep trees (a name of thousands of parts) keep to one screen width.
+        const MAX_INDENT: usize = 30;
+        let indent = if l.depth <= MAX_INDENT {
+            "  ".repeat(l.depth + 1)
+        } else {
+            format!("{}[depth {}] ", "  ".repeat(MAX_INDENT + 1), l.depth)
+        };
         let counts = if l.repeated {
             "(shown above)".to_owned()
         } else if l.has_children {

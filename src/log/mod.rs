@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 mod merge;
 pub mod model;
+pub mod names;
 pub mod native;
 pub mod proto;
 pub mod reference;

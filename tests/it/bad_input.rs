@@ -240,3 +240,48 @@ fn sigterm_and_sighup_leave_no_temporary_files() {
         assert_eq!(temporaries(&demo), Vec::<String>::new());
     }
 }
+
+// ---------------------------------------------------------------------------
+// 1 and 2. Entity names and graphs
+
+/// A text log of one primitive drawn by `entity`, after `decls`.
+fn entity_log(dir: &Path, name: &str, decls: &str, entity: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(
+        &p,
+        format!("{{\n{decls}{{ 1; {{ {{ {{circle; (0, 0); 1}}; red; {{{entity}; 0}} }} }} }}\n}}\n"),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn one_long_entity_name_costs_output_and_memory_proportional_to_it() {
+    let dir = crate::util::tmp();
+    let name = vec!["a"; 30_000].join("/");
+    let log = entity_log(dir.path(), "long.txt", "", &name);
+    let native = dir.path().join("long.ulog");
+    assert_ok(&crate::util::run([
+        Path::new("log"),
+        Path::new("convert"),
+        &log,
+        &native,
+    ]));
+    let o = crate::util::run([Path::new("log"), Path::new("info"), &native]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    // 500 lines of the tree, each name and indentation shortened: not 500
+    // copies of a 60 KB name.
+    assert!(out.len() < 400_000, "{} bytes", out.len());
+    assert!(out.contains("bytes)…/a/a"), "{}", &out[..2000.min(out.len())]);
+    assert!(out.contains("[depth 31]"));
+    let o = crate::util::run([
+        Path::new("log"),
+        Path::new("select"),
+        &native,
+        Path::new("--at"),
+        Path::new("1"),
+    ]);
+    assert_ok(&o);
+    assert_eq!(stdout(&o).lines().count(), 1);
+}
