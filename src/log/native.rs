@@ -515,15 +515,13 @@ pub(crate) fn add_parent_checked(
     parent: EntityId,
     place: impl Fn() -> Option<Place>,
 ) {
-    if entities.is_ancestor_or_self(child, parent) {
-        let (c, p) = (entities.name(child).to_owned(), entities.name(parent));
+    if !entities.add_parent_acyclic(child, parent) {
+        let (c, p) = (entities.name(child), entities.name(parent));
         warnings.push(
             place(),
             None,
             format!("parent {p:?} of entity {c:?} would make a cycle; edge ignored"),
         );
-    } else {
-        entities.add_parent(child, parent);
     }
 }
 

@@ -285,3 +285,37 @@ fn one_long_entity_name_costs_output_and_memory_proportional_to_it() {
     assert_ok(&o);
     assert_eq!(stdout(&o).lines().count(), 1);
 }
+
+#[test]
+fn dense_and_deep_entity_graphs_load_with_cycles_refused() {
+    let dir = crate::util::tmp();
+    // 300 entities, each under every earlier one (44,850 edges), declared
+    // child first; then a chain of 20,000 declared bottom-up; then edges
+    // back up, each refused with a warning.
+    let mut decls = String::new();
+    for i in 0..300 {
+        let parents: Vec<String> = (0..i).map(|j| format!("d{j}")).collect();
+        decls += &format!("{{ entity; d{i}; {{{}}} }}\n", parents.join("; "));
+    }
+    for i in 0..20_000 {
+        decls += &format!("{{ entity; c{i}; {{c{}}} }}\n", i + 1);
+    }
+    decls += "{ entity; d0; {d299} }\n{ entity; c20000; {c0} }\n";
+    let log = entity_log(dir.path(), "dense.txt", &decls, "d299");
+    let o = crate::util::run([Path::new("log"), Path::new("info"), &log]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.contains("entities:    20301 "),
+        "{}",
+        &out[..1500.min(out.len())]
+    );
+    assert_eq!(
+        out.matches("would make a cycle; edge ignored").count(),
+        2,
+        "{out}"
+    );
+    let l = underlay::log::load(&log).unwrap();
+    let d299 = l.entities.get("d299").unwrap();
+    assert_eq!(l.entities.parents(d299).len(), 299);
+}
