@@ -3,7 +3,7 @@
 //! the output's folder and renamed over the output only when complete.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read as _, Write};
 use std::path::{Path, PathBuf};
 
 /// A temporary file beside an output: removed when dropped unless
@@ -130,6 +130,41 @@ pub fn open_input(path: &Path) -> io::Result<File> {
     let file = File::open(path);
     let _ = opened.send(());
     file
+}
+
+/// The most a command reads of a small text input (a session, a
+/// calibration, a points CSV): 16 MiB, far above any real one.
+pub const MAX_SMALL_TEXT: u64 = 16 << 20;
+
+/// Reads the file at `path` whole, refusing more than `limit` bytes
+/// whatever its metadata says (`/dev/zero`, a FIFO or a file still
+/// growing would otherwise be read until memory runs out). The refusal is
+/// an `io::Error` of kind `FileTooLarge` saying the limit.
+pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_input(path)?;
+    let mut bytes = Vec::with_capacity(known_len(&file).unwrap_or(0).min(limit) as usize);
+    io::Read::take(file, limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("more than {limit} bytes; no input of this kind is that large"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_limited`] as UTF-8 text (`InvalidData` naming the byte offset
+/// of the first invalid byte otherwise).
+pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_limited(path, limit)?).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
 }
 
 /// Whether `path` names a FIFO (a named pipe).
@@ -283,6 +318,31 @@ mod tests {
         drop((temp, live_folder));
         let live = LIVE.lock().unwrap();
         assert!(!live.iter().any(|p| p.starts_with(dir.path())), "{live:?}");
+    }
+
+    /// Issue 15, finding 7: endless special files are read up to the limit
+    /// only, whatever their metadata says.
+    #[cfg(unix)]
+    #[test]
+    fn text_inputs_are_read_up_to_a_limit() {
+        let e = read_limited(Path::new("/dev/zero"), 1000).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert!(e.to_string().contains("more than 1000 bytes"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(&p, b"u,v\n").unwrap();
+        assert_eq!(read_text_limited(&p, 4).unwrap(), "u,v\n");
+        assert_eq!(
+            read_limited(&p, 3).unwrap_err().kind(),
+            io::ErrorKind::FileTooLarge
+        );
+        std::fs::write(&p, b"u,\xffv").unwrap();
+        assert!(
+            read_text_limited(&p, 100)
+                .unwrap_err()
+                .to_string()
+                .contains("offset 2")
+        );
     }
 
     #[test]

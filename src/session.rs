@@ -196,9 +196,11 @@ impl Session {
 
     /// Reads a session file; relative paths in it become relative to its folder.
     pub fn load(path: &Path) -> Result<Self, SessionError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SessionError::Io {
-            path: path.to_owned(),
-            source,
+        let text = crate::files::read_text_limited(path, crate::files::MAX_SMALL_TEXT).map_err(|source| {
+            SessionError::Io {
+                path: path.to_owned(),
+                source,
+            }
         })?;
         let f: SessionFile = toml::from_str(&text).map_err(|source| SessionError::Parse {
             path: path.to_owned(),

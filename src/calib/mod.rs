@@ -196,9 +196,11 @@ impl Calibration {
     /// Reads a calibration file (the [`CalibrationFile`] TOML format, as
     /// written by [`Self::save`] and `underlay calib solve -o`).
     pub fn load(path: &std::path::Path) -> Result<Self, CalibError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CalibError::Io {
-            path: path.to_owned(),
-            source,
+        let text = crate::files::read_text_limited(path, crate::files::MAX_SMALL_TEXT).map_err(|source| {
+            CalibError::Io {
+                path: path.to_owned(),
+                source,
+            }
         })?;
         toml::from_str(&text).map_err(|source| CalibError::Parse {
             path: path.to_owned(),

@@ -183,7 +183,7 @@ fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
 }
 
 /// Points files larger than this are refused.
-const MAX_CSV_BYTES: u64 = 64 << 20;
+pub const MAX_CSV_BYTES: u64 = 64 << 20;
 
 /// Correspondences read from a CSV file, with the line of each.
 #[derive(Debug)]
@@ -196,19 +196,9 @@ pub struct PointsFile {
 /// Reads a `u,v,x,y` CSV file; errors name the file and line.
 pub fn read_points(path: &Path) -> anyhow::Result<PointsFile> {
     let name = path.display();
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("cannot read points file {name}"))?
-        .len();
-    if len > MAX_CSV_BYTES {
-        bail!("{name}: {len} bytes is too large for a points file (at most {MAX_CSV_BYTES})");
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read points file {name}"))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{name}: not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
+    // Bounded whatever the file claims: `/dev/zero` has no end.
+    let text = crate::files::read_text_limited(path, MAX_CSV_BYTES)
+        .map_err(|e| anyhow::anyhow!("{name}: cannot read the points file: {e}"))?;
     parse_points(&text).with_context(|| format!("in points file {name}"))
 }
 

@@ -155,8 +155,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// perception log needs its first line).
 const SNIFF_BYTES: u64 = 4096;
 
-/// Text notation inside gzip is read whole; at most this many bytes of it.
-const MAX_GZIP_TEXT: u64 = 1 << 30;
+/// Text notation is read whole; at most this many bytes of it (gzip'ed or
+/// not: `/dev/zero` or an endless FIFO would otherwise fill memory).
+pub const MAX_TEXT_LOG: u64 = 1 << 30;
 
 /// Decides the format from the first bytes of a log (at least 16 when the
 /// log has them), decompressed if the file is gzip'ed.
@@ -269,18 +270,22 @@ fn read_format(
         Format::Ssl => crate::ssl::read_log(rest, decompressed)?,
         Format::Text => {
             let mut bytes = Vec::new();
-            let limit = if decompressed { MAX_GZIP_TEXT } else { u64::MAX };
-            rest.take(limit)
+            rest.take(MAX_TEXT_LOG + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|source| ReadError::Io {
                     offset: 0,
                     error: source,
                 })?;
-            if bytes.len() as u64 >= MAX_GZIP_TEXT && decompressed {
+            if bytes.len() as u64 > MAX_TEXT_LOG {
+                let what = if decompressed {
+                    "gzip'ed text notation"
+                } else {
+                    "text notation"
+                };
                 return Err(ReadError::Corrupt {
-                    offset: MAX_GZIP_TEXT,
+                    offset: MAX_TEXT_LOG,
                     frame: 0,
-                    message: format!("gzip'ed text notation of more than {MAX_GZIP_TEXT} bytes is not read"),
+                    message: format!("{what} of more than {MAX_TEXT_LOG} bytes is not read"),
                 });
             }
             let s = std::str::from_utf8(&bytes).map_err(|e| ReadError::NotUtf8 {

@@ -319,3 +319,28 @@ fn dense_and_deep_entity_graphs_load_with_cycles_refused() {
     let d299 = l.entities.get("d299").unwrap();
     assert_eq!(l.entities.parents(d299).len(), 299);
 }
+
+// ---------------------------------------------------------------------------
+// 7. Endless special files
+
+#[cfg(unix)]
+#[test]
+fn endless_special_files_are_read_up_to_a_limit() {
+    let dir = crate::util::tmp();
+    let o = crate::util::run(["calib", "solve", "/dev/zero"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("/dev/zero: cannot read the points file: more than"),
+        "{}",
+        stderr(&o)
+    );
+    // A session or a calibration file is small text too.
+    let session = dir.path().join("s.toml");
+    std::os::unix::fs::symlink("/dev/zero", &session).unwrap();
+    let o = crate::util::run_in(dir.path(), ["export", "s.toml", "-o", "out.mp4"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("more than"), "{}", stderr(&o));
+    let o = crate::util::run(["log", "info", "/dev/zero"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not a visualization log"), "{}", stderr(&o));
+}
