@@ -75,6 +75,30 @@ pub enum CalibError {
         a: f64,
         b: f64,
     },
+    /// A coordinate too large for a calibration (its square would not fit
+    /// a double, and no camera or floor is that large).
+    #[error(
+        "point {index} is out of range: {what} ({a:e}, {b:e}) has a coordinate beyond ±{limit:e} \
+         (pixels or world units)"
+    )]
+    OutOfRange {
+        index: usize,
+        what: &'static str,
+        a: f64,
+        b: f64,
+        limit: f64,
+    },
+    /// World (or image) points spread over too small an extent to tell
+    /// directions apart.
+    #[error(
+        "the {what} points span only {extent:e} units: out of range for a calibration (at least {min:e}; \
+         are they in the right unit?)"
+    )]
+    TooSmall {
+        what: &'static str,
+        extent: f64,
+        min: f64,
+    },
     /// All world (or image) points on one line.
     #[error("the {what} points all lie on one line: a floor mapping needs points spread in two directions")]
     Collinear { what: &'static str },
