@@ -1103,23 +1103,37 @@ pub(crate) fn put_entity_records(out: &mut Vec<u8>, entities: &Entities) {
 pub fn write(log: &Log, w: &mut impl Write, zstd_level: Option<i32>) -> io::Result<()> {
     w.write_all(&prefix(zstd_level.is_some()))?;
     match zstd_level {
-        None => write_records(log, w),
+        None => write_records(log, w, false),
         Some(level) => {
+            // Frame by frame, as the `Writer` does: each frame ends a zstd
+            // block, so a torn copy still decompresses to its complete
+            // frames (one stream in large blocks lost them all).
             let mut z = zstd::stream::write::Encoder::new(w, level)?;
-            write_records(log, &mut z)?;
+            write_records(log, &mut z, true)?;
             z.finish()?;
             Ok(())
         }
     }
 }
 
-fn write_records(log: &Log, w: &mut impl Write) -> io::Result<()> {
+/// Writes the records of `log`; `flush_each_frame` flushes `w` after the
+/// header and entities and after each frame.
+fn write_records(log: &Log, w: &mut impl Write, flush_each_frame: bool) -> io::Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     put_header_record(&mut buf, &log.header);
     put_entity_records(&mut buf, &log.entities);
+    if flush_each_frame {
+        w.write_all(&buf)?;
+        w.flush()?;
+        buf.clear();
+    }
     for f in &log.frames {
         put_frame_record(&mut buf, f.time, log.frame_primitives(f));
-        if buf.len() >= 1 << 16 {
+        if flush_each_frame {
+            w.write_all(&buf)?;
+            w.flush()?;
+            buf.clear();
+        } else if buf.len() >= 1 << 16 {
             w.write_all(&buf)?;
             buf.clear();
         }
@@ -1139,6 +1153,27 @@ pub fn to_bytes(log: &Log) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::log::testutil::sample;
+
+    /// Issue 15 ("Also"): a compressed log written whole (`log convert
+    /// x.zst`, `save`) keeps its complete frames wherever a copy is cut.
+    #[test]
+    fn a_torn_compressed_log_keeps_its_complete_frames() {
+        let log = sample();
+        let mut bytes = Vec::new();
+        write(&log, &mut bytes, Some(3)).unwrap();
+        assert_eq!(read(&bytes[..]).unwrap(), log);
+        let mut last = 0;
+        let mut partial = false;
+        for cut in PREFIX_LEN + 1..bytes.len() {
+            let torn = read(&bytes[..cut]).unwrap();
+            assert!(torn.frames.len() >= last, "cut at {cut}");
+            assert_eq!(torn.frames[..], log.frames[..torn.frames.len()], "cut at {cut}");
+            partial |= !torn.frames.is_empty() && torn.frames.len() < log.frames.len();
+            last = torn.frames.len();
+        }
+        assert!(partial, "no cut kept the first frame alone");
+        assert!(last + 1 >= log.frames.len());
+    }
 
     #[test]
     fn round_trips_plain_and_compressed() {
