@@ -119,9 +119,10 @@ impl Encoder {
             path: p.clone(),
             message,
         };
-        if width < 2 || height < 2 || width > 16384 || height > 16384 {
+        if width < 2 || height < 2 {
             return Err(bad(format!("cannot encode a {width}×{height} picture")));
         }
+        crate::image::check_picture_size(width, height).map_err(bad)?;
         if settings.crf > 51 {
             return Err(bad(format!("crf must be 0–51, not {}", settings.crf)));
         }
