@@ -32,6 +32,17 @@ pub const COMPRESSION_ZSTD: u8 = 1;
 /// Entity ids must be below this (keeps the reader's id table bounded).
 pub const MAX_ENTITY_ID: u32 = 1 << 20;
 
+/// Decompressed bytes a compressed log may hold beyond what its content
+/// accounts for (see [`DECOMPRESSED_PER_ITEM`]).
+pub const DECOMPRESSED_SLACK: u64 = 64 << 20;
+
+/// Decompressed bytes allowed per item a compressed log yields (a frame,
+/// primitive, entity, polygon vertex, or 8 bytes of text): far above any
+/// real encoding (a primitive takes tens of bytes), far below a stream of
+/// empty or ignored records, which zstd shrinks a thousandfold (61 KB
+/// holding 2 GB took 24 s to read through).
+pub const DECOMPRESSED_PER_ITEM: u64 = 1 << 10;
+
 // Field numbers of proto/underlay.proto.
 const RECORD_HEADER: u32 = 1;
 const RECORD_ENTITY: u32 = 2;
@@ -176,6 +187,9 @@ impl Decoder {
         };
         let mut offset = PREFIX_LEN as u64;
         let mut buf: Vec<u8> = Vec::new();
+        // What the primitives read so far yielded (compressed streams only).
+        let mut drawn: u64 = 0;
+        let mut counted = 0usize;
         loop {
             let rec_offset = offset;
             let torn = |dec: &mut Self, what: String| {
@@ -270,6 +284,32 @@ impl Decoder {
                 frame,
                 message: e.message,
             })?;
+            if compressed {
+                // Decompression is bounded by what it yields.
+                for p in self.log.primitives.get(counted..).unwrap_or(&[]) {
+                    drawn += 1 + match &p.shape {
+                        Shape::Polygon { vertices, .. } => vertices.len() as u64,
+                        Shape::Text { text, .. } => text.len() as u64 / 8,
+                        _ => 0,
+                    };
+                }
+                counted = self.log.primitives.len();
+                let items = drawn + self.log.frames.len() as u64 + self.log.entities.len() as u64;
+                let allowed = DECOMPRESSED_SLACK.saturating_add(DECOMPRESSED_PER_ITEM.saturating_mul(items));
+                if offset > allowed {
+                    return Err(ReadError::Corrupt {
+                        offset,
+                        frame: self.frames_seen,
+                        message: format!(
+                            "the compressed stream expands to {offset} bytes but has yielded only {} frames \
+                             and {} primitives: not read further (a log holds at most {DECOMPRESSED_SLACK} \
+                             bytes more than {DECOMPRESSED_PER_ITEM} per frame, primitive, entity or vertex)",
+                            self.log.frames.len(),
+                            self.log.primitives.len()
+                        ),
+                    });
+                }
+            }
         }
     }
 
@@ -1153,6 +1193,50 @@ pub fn to_bytes(log: &Log) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::log::testutil::sample;
+
+    /// Issue 15, finding 9: a small compressed log whose stream expands to
+    /// far more than its frames account for (records skipped as unknown,
+    /// here 100 MB of them in a few kilobytes) stops with an error at a
+    /// bound instead of being decompressed to the end.
+    #[test]
+    fn decompression_is_bounded_by_what_it_yields() {
+        let mut body = vec![(15 << 3) | 2];
+        wire::put_varint(&mut body, 1 << 16);
+        body.resize(body.len() + (1 << 16), 0);
+        let mut record = Vec::new();
+        wire::put_varint(&mut record, body.len() as u64);
+        record.extend_from_slice(&body);
+        let mut raw = Vec::new();
+        let mut log = sample();
+        log.frames.truncate(1);
+        write_records(&log, &mut raw, false).unwrap();
+        for _ in 0..1600 {
+            raw.extend_from_slice(&record);
+        }
+        let mut bytes = prefix(true).to_vec();
+        bytes.extend(zstd::encode_all(&raw[..], 3).unwrap());
+        assert!(bytes.len() < 1 << 20, "{}", bytes.len());
+        let e = read(&bytes[..]).unwrap_err().to_string();
+        assert!(
+            e.contains("expands to") && e.contains("yielded only 1 frames"),
+            "{e}"
+        );
+        // The same records uncompressed are read through: the file itself
+        // is that large.
+        assert_eq!(
+            read(
+                &{
+                    let mut b = prefix(false).to_vec();
+                    b.extend_from_slice(&raw);
+                    b
+                }[..]
+            )
+            .unwrap()
+            .frames
+            .len(),
+            1
+        );
+    }
 
     /// Issue 15 ("Also"): a compressed log written whole (`log convert
     /// x.zst`, `save`) keeps its complete frames wherever a copy is cut.
