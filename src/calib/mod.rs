@@ -67,7 +67,11 @@ pub enum CalibError {
         y: f64,
     },
     /// Two points with identical world (or image) coordinates.
-    #[error("point {first} and point {second} have the same {what} coordinates ({a}, {b})")]
+    #[error(
+        "point {first} and point {second} have the same {what} coordinates ({}, {})",
+        crate::log::text::fmt_f64(*.a),
+        crate::log::text::fmt_f64(*.b)
+    )]
     Duplicate {
         first: usize,
         second: usize,
@@ -78,8 +82,10 @@ pub enum CalibError {
     /// A coordinate too large for a calibration (its square would not fit
     /// a double, and no camera or floor is that large).
     #[error(
-        "point {index} is out of range: {what} ({a:e}, {b:e}) has a coordinate beyond ±{limit:e} \
-         (pixels or world units)"
+        "point {index} is out of range: {what} ({}, {}) has a coordinate beyond ±{limit:e} \
+         (pixels or world units)",
+        crate::log::text::fmt_f64(*.a),
+        crate::log::text::fmt_f64(*.b)
     )]
     OutOfRange {
         index: usize,

@@ -368,22 +368,8 @@ impl TempFile {
 
     /// An encoder error about the temporary file, told about the output
     /// the user named instead.
-    fn name_output(&self, mut e: VideoError, output: &Path) -> VideoError {
-        let path = match &mut e {
-            VideoError::Open { path, .. }
-            | VideoError::NoVideoStream { path }
-            | VideoError::Codec { path, .. }
-            | VideoError::Decode { path, .. }
-            | VideoError::Truncated { path, .. }
-            | VideoError::Seek { path, .. }
-            | VideoError::BadFrame { path, .. }
-            | VideoError::Encode { path, .. }
-            | VideoError::Settings { path, .. } => path,
-        };
-        if path.as_path() == self.path() {
-            *path = output.to_owned();
-        }
-        e
+    fn name_output(&self, e: VideoError, output: &Path) -> VideoError {
+        e.naming(self.path(), output)
     }
 
     fn commit(self, output: &Path) -> Result<(), ExportError> {
