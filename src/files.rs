@@ -3,14 +3,73 @@
 //! the output's folder and renamed over the output only when complete.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read as _, Write};
 use std::path::{Path, PathBuf};
 
 /// A temporary file beside an output: removed when dropped unless
-/// [`TempFile::commit`]ted.
+/// [`TempFile::commit`]ted, and by [`remove_temporaries`] when a signal
+/// ends the process.
 #[derive(Debug)]
 pub struct TempFile {
     path: PathBuf,
+    _live: Temporary,
+}
+
+/// The temporary files and folders that exist now, for
+/// [`remove_temporaries`].
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A temporary file or folder registered for [`remove_temporaries`] while
+/// this guard lives (dropping it unregisters the path; removing the path
+/// itself stays its owner's job).
+#[derive(Debug)]
+pub struct Temporary {
+    path: PathBuf,
+}
+
+impl Temporary {
+    /// Registers `path`, before it is created, so that no moment exists in
+    /// which it is on disk but unknown to [`remove_temporaries`].
+    pub fn register(path: &Path) -> Temporary {
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(path.to_owned());
+        }
+        Temporary {
+            path: path.to_owned(),
+        }
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Ok(mut live) = LIVE.lock()
+            && let Some(i) = live.iter().rposition(|p| *p == self.path)
+        {
+            live.swap_remove(i);
+        }
+    }
+}
+
+/// Removes every registered temporary file and folder: what a signal that
+/// ends the process (SIGINT, SIGTERM, SIGHUP) runs before exiting, since
+/// no destructor runs then. The outputs themselves are untouched (they are
+/// only ever replaced by a finished temporary file).
+pub fn remove_temporaries() {
+    remove_registered(|_| true);
+}
+
+/// Removes the registered temporaries for which `which` holds.
+fn remove_registered(which: impl Fn(&Path) -> bool) {
+    let Ok(live) = LIVE.lock() else {
+        return;
+    };
+    for p in live.iter().filter(|p| which(p)) {
+        if p.is_dir() {
+            let _ = std::fs::remove_dir_all(p);
+        } else {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 impl TempFile {
@@ -25,8 +84,10 @@ impl TempFile {
             .map(str::to_owned)
             .or_else(|| output.extension().map(|e| e.to_string_lossy().into_owned()))
             .map_or(String::new(), |e| format!(".{e}"));
+        let path = parent_dir(output).join(format!(".{stem}.partial-{}{ext}", std::process::id()));
         TempFile {
-            path: parent_dir(output).join(format!(".{stem}.partial-{}{ext}", std::process::id())),
+            _live: Temporary::register(&path),
+            path,
         }
     }
 
@@ -45,6 +106,133 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Opens an input file for reading. A FIFO blocks in `open` until some
+/// program opens it for writing; so that a command never hangs without a
+/// word, when that takes longer than a moment it says on standard error
+/// what it waits for (a pipe that already has its writer, such as
+/// `/dev/stdin` after `cat x |`, opens at once and says nothing).
+pub fn open_input(path: &Path) -> io::Result<File> {
+    if !is_fifo(path) {
+        return File::open(path);
+    }
+    let (opened, wait) = std::sync::mpsc::channel::<()>();
+    let shown = path.display().to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            wait.recv_timeout(std::time::Duration::from_millis(300))
+        {
+            eprintln!("underlay: waiting for a program to open the FIFO {shown} for writing");
+        }
+    });
+    let file = File::open(path);
+    let _ = opened.send(());
+    file
+}
+
+/// The most a command reads of a small text input (a session, a
+/// calibration, a points CSV): 16 MiB, far above any real one.
+pub const MAX_SMALL_TEXT: u64 = 16 << 20;
+
+/// Reads the file at `path` whole, refusing more than `limit` bytes
+/// whatever its metadata says (`/dev/zero`, a FIFO or a file still
+/// growing would otherwise be read until memory runs out). The refusal is
+/// an `io::Error` of kind `FileTooLarge` saying the limit.
+pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_input(path)?;
+    let mut bytes = Vec::with_capacity(known_len(&file).unwrap_or(0).min(limit) as usize);
+    io::Read::take(file, limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("more than {limit} bytes; no input of this kind is that large"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_limited`] as UTF-8 text (`InvalidData` naming the byte offset
+/// of the first invalid byte otherwise).
+pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_limited(path, limit)?).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Whether `path` names a FIFO (a named pipe).
+pub fn is_fifo(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// The length of an open file when it is a regular file, whose length the
+/// file system knows; `None` for pipes, FIFOs, terminals and devices,
+/// whose metadata says 0 (or anything) whatever they will deliver: a reader
+/// must stream those to their end.
+pub fn known_len(file: &File) -> Option<u64> {
+    file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len())
+}
+
+/// An output that names one of the command's own inputs: writing it would
+/// replace what it is made from.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{output}: refusing to overwrite the input {input} (the same file): the output would replace \
+     what it is made from; choose another output"
+)]
+pub struct OutputIsInput {
+    pub output: PathBuf,
+    pub input: PathBuf,
+}
+
+/// The one check every command that writes makes before writing: refuses
+/// an `output` that is the same file as any of `inputs`, however it is
+/// named (symbolic and hard links, `..`, `/dev/stdin` of a redirected
+/// file: see [`same_file`]). An output that does not exist yet is no input.
+pub fn refuse_overwriting_inputs<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OutputIsInput> {
+    match inputs.into_iter().find(|input| same_file(output, input)) {
+        Some(input) => Err(OutputIsInput {
+            output: output.to_owned(),
+            input: input.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `a` and `b` name the same existing file (same device and inode,
+/// so symbolic and hard links and any spelling of the path count).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
     }
 }
 
@@ -104,6 +292,57 @@ mod tests {
         assert!(e.is_err());
         assert_eq!(std::fs::read(&out).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Issue 15, finding 10: what a terminating signal removes is exactly
+    /// the temporary files and folders alive at that moment.
+    #[test]
+    fn signals_remove_the_live_temporaries_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.mp4");
+        std::fs::write(&out, b"previous output").unwrap();
+        let temp = TempFile::beside(&out, None);
+        std::fs::write(temp.path(), b"half").unwrap();
+        let folder = dir.path().join(".generating-1");
+        let live_folder = Temporary::register(&folder);
+        std::fs::create_dir_all(folder.join("truth")).unwrap();
+        std::fs::write(folder.join("truth/a"), b"x").unwrap();
+        let committed = dir.path().join("done.txt");
+        let t = TempFile::beside(&committed, None);
+        std::fs::write(t.path(), b"whole").unwrap();
+        t.commit(&committed).unwrap();
+        // (Only this test's folder: other tests of this process write too.)
+        remove_registered(|p| p.starts_with(dir.path()));
+        assert_eq!(sorted_names(dir.path()), ["done.txt", "out.mp4"]);
+        assert_eq!(std::fs::read(&out).unwrap(), b"previous output");
+        drop((temp, live_folder));
+        let live = LIVE.lock().unwrap();
+        assert!(!live.iter().any(|p| p.starts_with(dir.path())), "{live:?}");
+    }
+
+    /// Issue 15, finding 7: endless special files are read up to the limit
+    /// only, whatever their metadata says.
+    #[cfg(unix)]
+    #[test]
+    fn text_inputs_are_read_up_to_a_limit() {
+        let e = read_limited(Path::new("/dev/zero"), 1000).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert!(e.to_string().contains("more than 1000 bytes"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(&p, b"u,v\n").unwrap();
+        assert_eq!(read_text_limited(&p, 4).unwrap(), "u,v\n");
+        assert_eq!(
+            read_limited(&p, 3).unwrap_err().kind(),
+            io::ErrorKind::FileTooLarge
+        );
+        std::fs::write(&p, b"u,\xffv").unwrap();
+        assert!(
+            read_text_limited(&p, 100)
+                .unwrap_err()
+                .to_string()
+                .contains("offset 2")
+        );
     }
 
     #[test]

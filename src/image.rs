@@ -12,6 +12,29 @@ use ndarray::{Array2, Array3};
 
 use crate::video::still::{StillFormat, read_still, write_still};
 
+/// The one size limit for pictures everywhere (stills, video frames, masks,
+/// encoded output, generated frames): at most this many pixels, 8192×8192,
+/// twice 8K UHD. A file claiming more is refused rather than allocating
+/// gigabytes per frame.
+pub const MAX_PIXELS: u64 = 8192 * 8192;
+
+/// The longest side a picture may have (within [`MAX_PIXELS`]).
+pub const MAX_SIDE: u32 = 16384;
+
+/// Refuses pictures that are empty or beyond [`MAX_PIXELS`] or
+/// [`MAX_SIDE`], saying which.
+pub fn check_picture_size(w: u32, h: u32) -> Result<(), String> {
+    if w == 0 || h == 0 {
+        return Err(format!("a picture of {w}×{h} pixels has nothing to show"));
+    }
+    if u64::from(w) * u64::from(h) > MAX_PIXELS || w > MAX_SIDE || h > MAX_SIDE {
+        return Err(format!(
+            "pictures of {w}×{h} are too large (at most 8192×8192 pixels, and {MAX_SIDE} on a side)"
+        ));
+    }
+    Ok(())
+}
+
 /// An RGB frame, shape `(height, width, 3)`, standard (row-major) layout.
 pub type RgbImage = Array3<u8>;
 
@@ -101,6 +124,27 @@ fn write_error(path: &Path, e: crate::video::StepError) -> ImageError {
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 15, finding 9: one picture size limit everywhere: the
+    /// 16000×16000 picture `mask` accepted (and export and the viewer
+    /// refused) is refused by stills, decoding and encoding alike.
+    #[test]
+    fn one_picture_size_limit_everywhere() {
+        assert!(check_picture_size(8192, 4320).is_ok() && check_picture_size(16384, 100).is_ok());
+        let e = check_picture_size(16000, 16000).unwrap_err();
+        assert!(e.contains("16000×16000 are too large"), "{e}");
+        assert!(check_picture_size(16385, 2).is_err() && check_picture_size(0, 5).is_err());
+        let e = crate::video::Encoder::create(
+            std::path::Path::new("/nonexistent/x.mkv"),
+            16000,
+            16000,
+            &crate::video::EncoderSettings::default(),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(e.contains("too large"), "{e}");
+    }
     use super::*;
 
     #[test]

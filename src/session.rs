@@ -54,6 +54,11 @@ pub enum SessionError {
     },
     #[error("{path}: the time offset must be a finite number of seconds, not {offset}")]
     BadOffset { path: PathBuf, offset: f64 },
+    #[error(
+        "{path}: instant_threshold = {seconds} is not a number of seconds ≥ 0 (inf for no limit); \
+         leave it out to use the log's own"
+    )]
+    BadThreshold { path: PathBuf, seconds: f64 },
     #[error("{path}: give either `log` or `logs`, not both")]
     LogAndLogs { path: PathBuf },
     #[error("the session names no log")]
@@ -65,13 +70,36 @@ pub enum SessionError {
 }
 
 /// Where the calibration comes from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum CalibrationSource {
     /// Stored inline in the session.
     Inline(Calibration),
     /// A calibration file written by `underlay calib solve -o`.
     File { file: PathBuf },
+}
+
+/// A table with a `file` key is a file; anything else is read as an inline
+/// calibration, so its mistakes get the same precise messages as in a
+/// `--calib` file (an untagged enum would only say that no variant matched).
+impl<'de> Deserialize<'de> for CalibrationSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let table = toml::Table::deserialize(d)?;
+        if table.contains_key("file") {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct FileRef {
+                file: PathBuf,
+            }
+            let f: FileRef = table.try_into().map_err(D::Error::custom)?;
+            return Ok(CalibrationSource::File { file: f.file });
+        }
+        table
+            .try_into::<Calibration>()
+            .map(CalibrationSource::Inline)
+            .map_err(|e| D::Error::custom(e.message()))
+    }
 }
 
 /// A whole session.
@@ -226,9 +254,11 @@ impl Session {
 
     /// Reads a session file; relative paths in it become relative to its folder.
     pub fn load(path: &Path) -> Result<Self, SessionError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SessionError::Io {
-            path: path.to_owned(),
-            source,
+        let text = crate::files::read_text_limited(path, crate::files::MAX_SMALL_TEXT).map_err(|source| {
+            SessionError::Io {
+                path: path.to_owned(),
+                source,
+            }
         })?;
         let f: SessionFile = toml::from_str(&text).map_err(|source| SessionError::Parse {
             path: path.to_owned(),
@@ -238,6 +268,14 @@ impl Session {
             return Err(SessionError::BadOffset {
                 path: path.to_owned(),
                 offset: f.offset,
+            });
+        }
+        if let Some(seconds) = f.instant_threshold
+            && (seconds.is_nan() || seconds < 0.0)
+        {
+            return Err(SessionError::BadThreshold {
+                path: path.to_owned(),
+                seconds,
             });
         }
         if f.log.is_some() && !f.logs.is_empty() {
@@ -425,6 +463,70 @@ mod tests {
         assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
         std::fs::write(&p, "video = \"a.mp4\"\nlog = \"a.ulog\"\nlogs = [\"b.ulog\"]\n").unwrap();
         assert!(matches!(Session::load(&p), Err(SessionError::LogAndLogs { .. })));
+    }
+
+    /// Issue 15, finding 6: a bad inline `[calibration]` gets the precise
+    /// message the same values give in a `--calib` file.
+    #[test]
+    fn bad_inline_calibration_says_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let calib = "homography = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]\n";
+        let c = dir.path().join("c.toml");
+        std::fs::write(&c, calib).unwrap();
+        let from_file = crate::error::chain(&Calibration::load(&c).unwrap_err());
+        let p = dir.path().join("s.toml");
+        std::fs::write(
+            &p,
+            format!("video = \"a.mp4\"\nlog = \"a.ulog\"\n[calibration]\n{calib}"),
+        )
+        .unwrap();
+        let inline = crate::error::chain(&Session::load(&p).unwrap_err());
+        assert!(!inline.contains("untagged"), "{inline}");
+        let reason = from_file.rsplit(": ").next().unwrap().trim();
+        assert!(inline.contains(reason), "{inline}\nvs {from_file}");
+        // A file reference with a typo is named too.
+        std::fs::write(
+            &p,
+            "video = \"a.mp4\"\nlog = \"a.ulog\"\n[calibration]\nfile = \"c.toml\"\nfiel = 1\n",
+        )
+        .unwrap();
+        let e = crate::error::chain(&Session::load(&p).unwrap_err());
+        assert!(e.contains("fiel"), "{e}");
+        // And the good forms still load.
+        std::fs::write(
+            &p,
+            "video = \"a.mp4\"\nlog = \"a.ulog\"\n[calibration]\nfile = \"c.toml\"\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            Session::load(&p).unwrap().calibration,
+            Some(CalibrationSource::File { .. })
+        ));
+    }
+
+    /// Issue 15 ("Also"): `instant_threshold = nan` or `-1` is refused,
+    /// naming the file, instead of silently meaning "automatic".
+    #[test]
+    fn unusable_instant_threshold_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        for bad in ["nan", "-1.0", "-inf"] {
+            std::fs::write(
+                &p,
+                format!("video = \"a.mp4\"\nlog = \"a.ulog\"\ninstant_threshold = {bad}\n"),
+            )
+            .unwrap();
+            let e = Session::load(&p).unwrap_err().to_string();
+            assert!(e.contains("s.toml") && e.contains("instant_threshold"), "{e}");
+        }
+        for good in ["0.0", "0.25", "inf"] {
+            std::fs::write(
+                &p,
+                format!("video = \"a.mp4\"\nlog = \"a.ulog\"\ninstant_threshold = {good}\n"),
+            )
+            .unwrap();
+            assert!(Session::load(&p).is_ok(), "{good}");
+        }
     }
 
     #[test]

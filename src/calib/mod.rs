@@ -67,13 +67,43 @@ pub enum CalibError {
         y: f64,
     },
     /// Two points with identical world (or image) coordinates.
-    #[error("point {first} and point {second} have the same {what} coordinates ({a}, {b})")]
+    #[error(
+        "point {first} and point {second} have the same {what} coordinates ({}, {})",
+        crate::log::text::fmt_f64(*.a),
+        crate::log::text::fmt_f64(*.b)
+    )]
     Duplicate {
         first: usize,
         second: usize,
         what: &'static str,
         a: f64,
         b: f64,
+    },
+    /// A coordinate too large for a calibration (its square would not fit
+    /// a double, and no camera or floor is that large).
+    #[error(
+        "point {index} is out of range: {what} ({}, {}) has a coordinate beyond ±{limit:e} \
+         (pixels or world units)",
+        crate::log::text::fmt_f64(*.a),
+        crate::log::text::fmt_f64(*.b)
+    )]
+    OutOfRange {
+        index: usize,
+        what: &'static str,
+        a: f64,
+        b: f64,
+        limit: f64,
+    },
+    /// World (or image) points spread over too small an extent to tell
+    /// directions apart.
+    #[error(
+        "the {what} points span only {extent:e} units: out of range for a calibration (at least {min:e}; \
+         are they in the right unit?)"
+    )]
+    TooSmall {
+        what: &'static str,
+        extent: f64,
+        min: f64,
     },
     /// All world (or image) points on one line.
     #[error("the {what} points all lie on one line: a floor mapping needs points spread in two directions")]
@@ -196,9 +226,11 @@ impl Calibration {
     /// Reads a calibration file (the [`CalibrationFile`] TOML format, as
     /// written by [`Self::save`] and `underlay calib solve -o`).
     pub fn load(path: &std::path::Path) -> Result<Self, CalibError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CalibError::Io {
-            path: path.to_owned(),
-            source,
+        let text = crate::files::read_text_limited(path, crate::files::MAX_SMALL_TEXT).map_err(|source| {
+            CalibError::Io {
+                path: path.to_owned(),
+                source,
+            }
         })?;
         toml::from_str(&text).map_err(|source| CalibError::Parse {
             path: path.to_owned(),

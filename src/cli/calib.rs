@@ -124,6 +124,9 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
 }
 
 fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.output {
+        crate::files::refuse_overwriting_inputs(out, [a.log.as_path()])?;
+    }
     use crate::ssl::camera;
     let name = a.log.display();
     let cams = camera::cameras_in(&a.log).context("cannot read the camera calibrations")?;
@@ -180,7 +183,7 @@ fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
 }
 
 /// Points files larger than this are refused.
-const MAX_CSV_BYTES: u64 = 64 << 20;
+pub const MAX_CSV_BYTES: u64 = 64 << 20;
 
 /// Correspondences read from a CSV file, with the line of each.
 #[derive(Debug)]
@@ -193,20 +196,16 @@ pub struct PointsFile {
 /// Reads a `u,v,x,y` CSV file; errors name the file and line.
 pub fn read_points(path: &Path) -> anyhow::Result<PointsFile> {
     let name = path.display();
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("cannot read points file {name}"))?
-        .len();
-    if len > MAX_CSV_BYTES {
-        bail!("{name}: {len} bytes is too large for a points file (at most {MAX_CSV_BYTES})");
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read points file {name}"))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{name}: not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
+    // Bounded whatever the file claims: `/dev/zero` has no end.
+    let text = crate::files::read_text_limited(path, MAX_CSV_BYTES)
+        .map_err(|e| anyhow::anyhow!("{name}: cannot read the points file: {e}"))?;
     parse_points(&text).with_context(|| format!("in points file {name}"))
+}
+
+/// A field or line as quoted in an error: whole when short, else its start
+/// and end (a 10 MB field is not echoed).
+fn shown(s: &str) -> String {
+    crate::log::summary::shorten(s, 80)
 }
 
 /// Parses the CSV text (see [`read_points`]).
@@ -223,7 +222,10 @@ pub fn parse_points(text: &str) -> anyhow::Result<PointsFile> {
     let cols: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
     let find = |want: &str| cols.iter().position(|c| c == want);
     let (Some(iu), Some(iv), Some(ix), Some(iy)) = (find("u"), find("v"), find("x"), find("y")) else {
-        bail!("line {header_line}: the header must name the columns u,v,x,y, not `{header}`");
+        bail!(
+            "line {header_line}: the header must name the columns u,v,x,y, not `{}`",
+            shown(header)
+        );
     };
     let mut out = PointsFile {
         points: Vec::new(),
@@ -233,17 +235,22 @@ pub fn parse_points(text: &str) -> anyhow::Result<PointsFile> {
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
         if fields.len() != cols.len() {
             bail!(
-                "line {line}: expected {} comma-separated fields like the header, found {}: `{l}`",
+                "line {line}: expected {} comma-separated fields like the header, found {}: `{}`",
                 cols.len(),
-                fields.len()
+                fields.len(),
+                shown(l)
             );
         }
         let num = |i: usize| -> anyhow::Result<f64> {
             let f = fields[i];
             match f.parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),
-                Ok(_) => bail!("line {line}, column {}: `{f}` is not a finite number", cols[i]),
-                Err(_) => bail!("line {line}, column {}: `{f}` is not a number", cols[i]),
+                Ok(_) => bail!(
+                    "line {line}, column {}: `{}` is not a finite number",
+                    cols[i],
+                    shown(f)
+                ),
+                Err(_) => bail!("line {line}, column {}: `{}` is not a number", cols[i], shown(f)),
             }
         };
         if out.points.len() >= MAX_FIT_POINTS {
@@ -277,6 +284,9 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
             "--ransac-threshold must be a positive number of pixels, not {}",
             a.ransac_threshold
         );
+    }
+    if let Some(out) = &a.output {
+        crate::files::refuse_overwriting_inputs(out, [a.points.as_path()])?;
     }
     let pts = read_points(&a.points)?;
     let opts = FitOptions {
@@ -462,6 +472,41 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15, finding 6: a 10 MB field or a 300-digit number is quoted
+    /// by its ends, not echoed whole.
+    #[test]
+    fn long_fields_are_not_echoed_whole() {
+        let field = "9".repeat(10 << 20);
+        let e = format!(
+            "{:#}",
+            parse_points(&format!("u,v,x,y\n1,2,3,x{field}\n")).unwrap_err()
+        );
+        assert!(
+            e.len() < 300 && e.contains("line 2, column y") && e.contains("bytes)"),
+            "{}",
+            &e[..300.min(e.len())]
+        );
+        let big = "1".repeat(300);
+        let e = format!(
+            "{:#}",
+            parse_points(&format!("u,v,x,y\n1,2,{big}\n")).unwrap_err()
+        );
+        assert!(e.len() < 300, "{e}");
+        let e = format!(
+            "{:#}",
+            crate::calib::fit(
+                &parse_points(&format!(
+                    "u,v,x,y\n0,0,{big},0\n1,0,1,0\n1,1,1,1\n0,1,0,1\n5,5,{big},0\n"
+                ))
+                .unwrap()
+                .points,
+                &FitOptions::default()
+            )
+            .unwrap_err()
+        );
+        assert!(e.len() < 200, "{e}");
+    }
 
     #[test]
     fn csv_with_names_comments_and_crlf() {

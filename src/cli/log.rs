@@ -132,18 +132,26 @@ fn emit(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> 
 
 fn info(path: &Path) -> anyhow::Result<()> {
     let (log, format) = load(path)?;
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    // A pipe or device has no size to tell.
+    let size = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
     let report = info_report(path, &log, format, size);
     emit(|w| w.write_all(report.as_bytes()))
 }
 
 /// The text `log info` prints.
-pub fn info_report(path: &Path, log: &Log, format: Format, size: u64) -> String {
+pub fn info_report(path: &Path, log: &Log, format: Format, size: Option<u64>) -> String {
     let s = Summary::of(log);
     let h = &log.header;
     let mut r = String::new();
     let _ = writeln!(r, "file:        {}", path.display());
-    let _ = writeln!(r, "format:      {}, {} bytes", format.name(), group(size));
+    match size {
+        Some(size) => writeln!(r, "format:      {}, {} bytes", format.name(), group(size)),
+        None => writeln!(r, "format:      {}, read as a stream", format.name()),
+    }
+    .ok();
     if !h.name.is_empty() {
         let _ = writeln!(r, "name:        {}", h.name);
     }
@@ -223,7 +231,13 @@ pub fn info_report(path: &Path, log: &Log, format: Format, size: u64) -> String 
     );
     let (lines, left_out) = entity_tree(log, 500);
     for l in &lines {
-        let indent = "  ".repeat(l.depth + 1);
+        // Deep trees (a name of thousands of parts) keep to one screen width.
+        const MAX_INDENT: usize = 30;
+        let indent = if l.depth <= MAX_INDENT {
+            "  ".repeat(l.depth + 1)
+        } else {
+            format!("{}[depth {}] ", "  ".repeat(MAX_INDENT + 1), l.depth)
+        };
         let counts = if l.repeated {
             "(shown above)".to_owned()
         } else if l.has_children {
@@ -384,6 +398,7 @@ fn select_at(
 }
 
 fn convert(input: &Path, output: &Path) -> anyhow::Result<()> {
+    crate::files::refuse_overwriting_inputs(output, [input])?;
     let (log, format) = load(input)?;
     print_warnings(input, &log);
     let out_format = log::SaveFormat::for_path(output);

@@ -61,6 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.bench == Some(0) {
         bail!("--bench needs at least 1 run");
     }
+    crate::files::refuse_overwriting_inputs(&args.output, [args.input.as_path()])?;
     let mut masker = args.method.settings().build()?;
     let mut source = open(&args.input, &OpenOptions::default())?;
     let picture_out = source.info().frame_count == Some(1) && is_image_path(&args.output);
@@ -114,7 +115,10 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
     // Written beside the output and renamed at the end: an interrupted or
     // failed run leaves no half-written mask video.
     let partial = crate::files::TempFile::beside(&args.output, Some("mkv"));
+    // Errors name the output, not the temporary file it is written as.
+    let named = |e: crate::video::VideoError| e.naming(partial.path(), &args.output);
     let mut encoder = Encoder::create(partial.path(), info.width as u32, info.height as u32, &settings)
+        .map_err(named)
         .with_context(|| format!("creating {}", args.output.display()))?;
 
     let cancel = super::cancel_on_ctrl_c("masking");
@@ -138,6 +142,7 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
                 })?;
             encoder
                 .push_mask(&mask, frame.time)
+                .map_err(named)
                 .with_context(|| format!("writing {}", args.output.display()))?;
             frames += 1;
             bar.inc(1);
@@ -149,6 +154,7 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
     result?;
     encoder
         .finish()
+        .map_err(named)
         .with_context(|| format!("writing {}", args.output.display()))?;
     partial
         .commit(&args.output)

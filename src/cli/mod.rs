@@ -47,6 +47,7 @@ pub enum Command {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    install_signal_handler();
     match cli.command {
         None => demo::run(demo::Args::default()),
         Some(Command::Demo(a)) => demo::run(a),
@@ -72,18 +73,69 @@ pub fn error_lines(e: &anyhow::Error) -> Vec<String> {
     lines
 }
 
-/// A flag that Ctrl-C sets, for long work to stop cleanly between frames.
-/// `what` names the work in the warning printed when no handler can be
-/// installed (only one per process: a second export from the same
-/// process, say, is then not stopped cleanly).
-pub(crate) fn cancel_on_ctrl_c(what: &str) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let cancel = std::sync::Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
-    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)) {
-        eprintln!("underlay: warning: Ctrl-C will not stop the {what} cleanly ({e})");
+/// The flag a terminating signal sets for work that stops cleanly between
+/// frames (see [`cancel_on_ctrl_c`]).
+static CANCEL: std::sync::LazyLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Whether the running command watches [`CANCEL`].
+static COOPERATIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Installs the process's one handler of SIGINT, SIGTERM and SIGHUP. Work
+/// that watches [`cancel_on_ctrl_c`]'s flag is asked to stop (its
+/// temporary files are dropped as it unwinds); anything else, or a second
+/// signal, removes every registered temporary file and folder
+/// ([`crate::files::remove_temporaries`]) and exits with status 130. Either
+/// way the previous output stays as it was.
+fn install_signal_handler() {
+    use std::sync::atomic::Ordering;
+    let handler = || {
+        if COOPERATIVE.load(Ordering::SeqCst) && !CANCEL.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        crate::files::remove_temporaries();
+        eprintln!("underlay: interrupted");
+        std::process::exit(130);
+    };
+    if let Err(e) = ctrlc::set_handler(handler) {
+        eprintln!("underlay: warning: a signal will not stop underlay cleanly ({e})");
     }
-    cancel
+}
+
+/// A flag that Ctrl-C (or SIGTERM, SIGHUP) sets while it lives, for long
+/// work to stop cleanly between frames; a second signal ends the process
+/// at once. `what` names the work in debugging output only: the handler
+/// itself is installed once, by [`run`].
+pub(crate) fn cancel_on_ctrl_c(what: &str) -> Cancel {
+    use std::sync::atomic::Ordering;
+    CANCEL.store(false, Ordering::SeqCst);
+    COOPERATIVE.store(true, Ordering::SeqCst);
+    Cancel {
+        flag: CANCEL.clone(),
+        what: what.to_owned(),
+    }
+}
+
+/// The flag of [`cancel_on_ctrl_c`]; once dropped, a signal ends the
+/// process again (removing temporaries) instead of setting it.
+#[derive(Debug)]
+pub(crate) struct Cancel {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    #[allow(dead_code, reason = "shown by Debug")]
+    what: String,
+}
+
+impl std::ops::Deref for Cancel {
+    type Target = std::sync::atomic::AtomicBool;
+    fn deref(&self) -> &Self::Target {
+        &self.flag
+    }
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        COOPERATIVE.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// A progress bar over `len` frames (a spinner when unknown) on standard

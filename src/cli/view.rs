@@ -75,6 +75,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.input.is_some() || args.synthetic.is_some(),
                 "--screenshot needs a session or a video to show"
             );
+            let mut inputs: Vec<PathBuf> = args
+                .input
+                .iter()
+                .chain(&args.log)
+                .chain(&args.calib)
+                .cloned()
+                .collect();
+            inputs.extend(args.calib_points.iter().cloned());
+            if let Some(session) = args
+                .input
+                .as_deref()
+                .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")))
+                .and_then(|p| crate::session::Session::load(p).ok())
+            {
+                inputs.extend(session.inputs());
+            }
+            crate::files::refuse_overwriting_inputs(&path, inputs.iter().map(PathBuf::as_path))?;
             Some(crate::viewer::ScreenshotRequest { path, at })
         }
         _ => None,

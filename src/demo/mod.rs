@@ -233,6 +233,8 @@ pub fn generate(
         return Err(DemoError::ForeignFolder(dir.to_owned()));
     }
     let scratch = dir.join(format!(".generating-{}", std::process::id()));
+    // Removed below, or by the signal handler if a signal ends the process.
+    let _live = crate::files::Temporary::register(&scratch);
     remove_stale_scratch(dir);
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(scratch.join(TRUTH_DIR)).map_err(io_err(&scratch))?;

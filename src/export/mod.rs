@@ -347,14 +347,13 @@ pub fn run_planned<P: Send>(
 /// outputs in folders that do not exist.
 fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
     let out = &job.output;
-    for input in std::iter::once(&job.input).chain(&job.protected) {
-        if same_file(out, input) {
-            return Err(ExportError::SameFile {
-                output: out.clone(),
-                input: input.clone(),
-            });
+    let inputs = std::iter::once(&job.input).chain(&job.protected);
+    crate::files::refuse_overwriting_inputs(out, inputs.map(PathBuf::as_path)).map_err(|e| {
+        ExportError::SameFile {
+            output: e.output,
+            input: e.input,
         }
-    }
+    })?;
     if !crate::video::is_known_container(out) {
         return Err(ExportError::UnknownContainer { output: out.clone() });
     }
@@ -363,24 +362,6 @@ fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
         return Err(ExportError::NoFolder { output: out.clone() });
     }
     Ok(())
-}
-
-/// Whether `a` and `b` name the same existing file (same device and inode,
-/// so symbolic and hard links count).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        ma.dev() == mb.dev() && ma.ino() == mb.ino()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (ma, mb);
-        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
-    }
 }
 
 /// The temporary output file: removed when dropped unless committed.
@@ -399,22 +380,8 @@ impl TempFile {
 
     /// An encoder error about the temporary file, told about the output
     /// the user named instead.
-    fn name_output(&self, mut e: VideoError, output: &Path) -> VideoError {
-        let path = match &mut e {
-            VideoError::Open { path, .. }
-            | VideoError::NoVideoStream { path }
-            | VideoError::Codec { path, .. }
-            | VideoError::Decode { path, .. }
-            | VideoError::Truncated { path, .. }
-            | VideoError::Seek { path, .. }
-            | VideoError::BadFrame { path, .. }
-            | VideoError::Encode { path, .. }
-            | VideoError::Settings { path, .. } => path,
-        };
-        if path.as_path() == self.path() {
-            *path = output.to_owned();
-        }
-        e
+    fn name_output(&self, e: VideoError, output: &Path) -> VideoError {
+        e.naming(self.path(), output)
     }
 
     fn commit(self, output: &Path) -> Result<(), ExportError> {

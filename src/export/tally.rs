@@ -58,7 +58,11 @@ impl Tally {
         } else {
             "only the log's persistent drawings were shown, none of its instantaneous frames,"
         };
-        if frames > 0 && (drawn == 0 || (instants > 0 && with_instant == 0)) {
+        // Nothing drawn only because what was selected could not be drawn
+        // (text too large, say) is not a matter of the offset: the warning
+        // below says why.
+        let undrawable = drawn == 0 && skipped > 0;
+        if frames > 0 && !undrawable && (drawn == 0 || (instants > 0 && with_instant == 0)) {
             let range = match log_range {
                 Some((a, b)) => format!(
                     "the log covers {a:.3}–{b:.3} s, which video times {:.3}–{:.3} s show with the offset {:.3} s",
@@ -80,7 +84,8 @@ impl Tally {
                 .ok()
                 .and_then(|r| *r)
                 .map_or(String::new(), |r| format!(" (the first: {r})"));
-            out.push(format!("{skipped} primitives could not be drawn{why}"));
+            let nothing = if drawn == 0 { "nothing was drawn: " } else { "" };
+            out.push(format!("{nothing}{skipped} primitives could not be drawn{why}"));
         }
         out
     }
@@ -89,6 +94,29 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15, finding 6: when what was selected could not be drawn,
+    /// the warning says so, not that the log has no time or the offset is
+    /// wrong.
+    #[test]
+    fn nothing_drawable_is_not_blamed_on_the_offset() {
+        let t = Tally::default();
+        t.add(&FrameStats {
+            skipped: 1,
+            skip_reason: Some(SkipReason::TextSize),
+            ..FrameStats::default()
+        });
+        let w = t.warnings(None, 0, &TimeMap::new(0.0));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("nothing was drawn: 1 primitives could not be drawn"),
+            "{w:?}"
+        );
+        assert!(
+            w[0].contains("text is too large") && !w[0].contains("offset"),
+            "{w:?}"
+        );
+    }
 
     #[test]
     fn warns_about_nothing_drawn_missed_instants_and_skips() {

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 mod merge;
 pub mod model;
+pub mod names;
 pub mod native;
 pub mod proto;
 pub mod reference;
@@ -169,8 +170,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// perception log needs its first line).
 const SNIFF_BYTES: u64 = 4096;
 
-/// Text notation inside gzip is read whole; at most this many bytes of it.
-const MAX_GZIP_TEXT: u64 = 1 << 30;
+/// Text notation is read whole; at most this many bytes of it (gzip'ed or
+/// not: `/dev/zero` or an endless FIFO would otherwise fill memory).
+pub const MAX_TEXT_LOG: u64 = 1 << 30;
 
 /// Decides the format from the first bytes of a log (at least 16 when the
 /// log has them), decompressed if the file is gzip'ed.
@@ -294,18 +296,22 @@ fn read_format(
         Format::Ssl => crate::ssl::read_log(rest, decompressed)?,
         Format::Text => {
             let mut bytes = Vec::new();
-            let limit = if decompressed { MAX_GZIP_TEXT } else { u64::MAX };
-            rest.take(limit)
+            rest.take(MAX_TEXT_LOG + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|source| ReadError::Io {
                     offset: 0,
                     error: source,
                 })?;
-            if bytes.len() as u64 >= MAX_GZIP_TEXT && decompressed {
+            if bytes.len() as u64 > MAX_TEXT_LOG {
+                let what = if decompressed {
+                    "gzip'ed text notation"
+                } else {
+                    "text notation"
+                };
                 return Err(ReadError::Corrupt {
-                    offset: MAX_GZIP_TEXT,
+                    offset: MAX_TEXT_LOG,
                     frame: 0,
-                    message: format!("gzip'ed text notation of more than {MAX_GZIP_TEXT} bytes is not read"),
+                    message: format!("{what} of more than {MAX_TEXT_LOG} bytes is not read"),
                 });
             }
             let s = std::str::from_utf8(&bytes).map_err(|e| ReadError::NotUtf8 {
@@ -357,10 +363,11 @@ pub fn load(path: &Path) -> Result<Log, LogError> {
 
 /// Like [`load`], also telling which format the file was in.
 pub fn load_with_format(path: &Path) -> Result<(Log, Format), LogError> {
-    let file = File::open(path).map_err(|e| LogError::io(path, e))?;
-    let len = file.metadata().map_err(|e| LogError::io(path, e))?.len();
+    let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
+    // A pipe's metadata says 0 bytes: only a regular file's length is known.
+    let len = crate::files::known_len(&file);
     let mut r = BufReader::with_capacity(1 << 18, file);
-    read_buffered(&mut r, Some(len), Some(path)).map_err(|error| LogError::Read {
+    read_buffered(&mut r, len, Some(path)).map_err(|error| LogError::Read {
         path: path.to_owned(),
         error,
     })

@@ -32,6 +32,17 @@ pub const COMPRESSION_ZSTD: u8 = 1;
 /// Entity ids must be below this (keeps the reader's id table bounded).
 pub const MAX_ENTITY_ID: u32 = 1 << 20;
 
+/// Decompressed bytes a compressed log may hold beyond what its content
+/// accounts for (see [`DECOMPRESSED_PER_ITEM`]).
+pub const DECOMPRESSED_SLACK: u64 = 64 << 20;
+
+/// Decompressed bytes allowed per item a compressed log yields (a frame,
+/// primitive, entity, polygon vertex, or 8 bytes of text): far above any
+/// real encoding (a primitive takes tens of bytes), far below a stream of
+/// empty or ignored records, which zstd shrinks a thousandfold (61 KB
+/// holding 2 GB took 24 s to read through).
+pub const DECOMPRESSED_PER_ITEM: u64 = 1 << 10;
+
 // Field numbers of proto/underlay.proto.
 const RECORD_HEADER: u32 = 1;
 const RECORD_ENTITY: u32 = 2;
@@ -176,6 +187,9 @@ impl Decoder {
         };
         let mut offset = PREFIX_LEN as u64;
         let mut buf: Vec<u8> = Vec::new();
+        // What the primitives read so far yielded (compressed streams only).
+        let mut drawn: u64 = 0;
+        let mut counted = 0usize;
         loop {
             let rec_offset = offset;
             let torn = |dec: &mut Self, what: String| {
@@ -270,6 +284,32 @@ impl Decoder {
                 frame,
                 message: e.message,
             })?;
+            if compressed {
+                // Decompression is bounded by what it yields.
+                for p in self.log.primitives.get(counted..).unwrap_or(&[]) {
+                    drawn += 1 + match &p.shape {
+                        Shape::Polygon { vertices, .. } => vertices.len() as u64,
+                        Shape::Text { text, .. } => text.len() as u64 / 8,
+                        _ => 0,
+                    };
+                }
+                counted = self.log.primitives.len();
+                let items = drawn + self.log.frames.len() as u64 + self.log.entities.len() as u64;
+                let allowed = DECOMPRESSED_SLACK.saturating_add(DECOMPRESSED_PER_ITEM.saturating_mul(items));
+                if offset > allowed {
+                    return Err(ReadError::Corrupt {
+                        offset,
+                        frame: self.frames_seen,
+                        message: format!(
+                            "the compressed stream expands to {offset} bytes but has yielded only {} frames \
+                             and {} primitives: not read further (a log holds at most {DECOMPRESSED_SLACK} \
+                             bytes more than {DECOMPRESSED_PER_ITEM} per frame, primitive, entity or vertex)",
+                            self.log.frames.len(),
+                            self.log.primitives.len()
+                        ),
+                    });
+                }
+            }
         }
     }
 
@@ -324,6 +364,10 @@ impl Decoder {
                     self.prefix_version
                 ),
             );
+        }
+        let mut header = header;
+        for message in header.hints.drop_unusable() {
+            self.warnings.push(place, None, message);
         }
         self.log.header = header;
     }
@@ -511,15 +555,13 @@ pub(crate) fn add_parent_checked(
     parent: EntityId,
     place: impl Fn() -> Option<Place>,
 ) {
-    if entities.is_ancestor_or_self(child, parent) {
-        let (c, p) = (entities.name(child).to_owned(), entities.name(parent));
+    if !entities.add_parent_acyclic(child, parent) {
+        let (c, p) = (entities.name(child), entities.name(parent));
         warnings.push(
             place(),
             None,
             format!("parent {p:?} of entity {c:?} would make a cycle; edge ignored"),
         );
-    } else {
-        entities.add_parent(child, parent);
     }
 }
 
@@ -738,32 +780,41 @@ fn kind_name(kind: u32) -> &'static str {
 
 // ---------------------------------------------------------------------------
 // Encoding. Field order and default omission follow prost (proto3): the
-// output equals prost's encoding of the same message.
+// output equals prost's encoding of the same message, except that a double
+// of -0.0 is written, as the protobuf specification says (only +0.0 is the
+// default); prost compares with `==` and drops it, so -0 would come back
+// as +0.
+
+/// Whether a double field is written: anything but +0.0.
+#[inline]
+fn present(v: f64) -> bool {
+    v.to_bits() != 0
+}
 
 #[inline]
 fn vec2_len(v: Vec2) -> usize {
-    (if v.x != 0.0 { 9 } else { 0 }) + (if v.y != 0.0 { 9 } else { 0 })
+    (if present(v.x) { 9 } else { 0 }) + (if present(v.y) { 9 } else { 0 })
 }
 
 #[inline]
 fn put_vec2(out: &mut Vec<u8>, field: u32, v: Vec2) {
     wire::put_len(out, field, vec2_len(v));
-    if v.x != 0.0 {
+    if present(v.x) {
         wire::put_f64(out, 1, v.x);
     }
-    if v.y != 0.0 {
+    if present(v.y) {
         wire::put_f64(out, 2, v.y);
     }
 }
 
 #[inline]
 fn f64_len(v: f64) -> usize {
-    if v != 0.0 { 9 } else { 0 }
+    if present(v) { 9 } else { 0 }
 }
 
 #[inline]
 fn put_f64_opt(out: &mut Vec<u8>, field: u32, v: f64) {
-    if v != 0.0 {
+    if present(v) {
         wire::put_f64(out, field, v);
     }
 }
@@ -1092,23 +1143,37 @@ pub(crate) fn put_entity_records(out: &mut Vec<u8>, entities: &Entities) {
 pub fn write(log: &Log, w: &mut impl Write, zstd_level: Option<i32>) -> io::Result<()> {
     w.write_all(&prefix(zstd_level.is_some()))?;
     match zstd_level {
-        None => write_records(log, w),
+        None => write_records(log, w, false),
         Some(level) => {
+            // Frame by frame, as the `Writer` does: each frame ends a zstd
+            // block, so a torn copy still decompresses to its complete
+            // frames (one stream in large blocks lost them all).
             let mut z = zstd::stream::write::Encoder::new(w, level)?;
-            write_records(log, &mut z)?;
+            write_records(log, &mut z, true)?;
             z.finish()?;
             Ok(())
         }
     }
 }
 
-fn write_records(log: &Log, w: &mut impl Write) -> io::Result<()> {
+/// Writes the records of `log`; `flush_each_frame` flushes `w` after the
+/// header and entities and after each frame.
+fn write_records(log: &Log, w: &mut impl Write, flush_each_frame: bool) -> io::Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     put_header_record(&mut buf, &log.header);
     put_entity_records(&mut buf, &log.entities);
+    if flush_each_frame {
+        w.write_all(&buf)?;
+        w.flush()?;
+        buf.clear();
+    }
     for f in &log.frames {
         put_frame_record(&mut buf, f.time, log.frame_primitives(f));
-        if buf.len() >= 1 << 16 {
+        if flush_each_frame {
+            w.write_all(&buf)?;
+            w.flush()?;
+            buf.clear();
+        } else if buf.len() >= 1 << 16 {
             w.write_all(&buf)?;
             buf.clear();
         }
@@ -1128,6 +1193,71 @@ pub fn to_bytes(log: &Log) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::log::testutil::sample;
+
+    /// Issue 15, finding 9: a small compressed log whose stream expands to
+    /// far more than its frames account for (records skipped as unknown,
+    /// here 100 MB of them in a few kilobytes) stops with an error at a
+    /// bound instead of being decompressed to the end.
+    #[test]
+    fn decompression_is_bounded_by_what_it_yields() {
+        let mut body = vec![(15 << 3) | 2];
+        wire::put_varint(&mut body, 1 << 16);
+        body.resize(body.len() + (1 << 16), 0);
+        let mut record = Vec::new();
+        wire::put_varint(&mut record, body.len() as u64);
+        record.extend_from_slice(&body);
+        let mut raw = Vec::new();
+        let mut log = sample();
+        log.frames.truncate(1);
+        write_records(&log, &mut raw, false).unwrap();
+        for _ in 0..1600 {
+            raw.extend_from_slice(&record);
+        }
+        let mut bytes = prefix(true).to_vec();
+        bytes.extend(zstd::encode_all(&raw[..], 3).unwrap());
+        assert!(bytes.len() < 1 << 20, "{}", bytes.len());
+        let e = read(&bytes[..]).unwrap_err().to_string();
+        assert!(
+            e.contains("expands to") && e.contains("yielded only 1 frames"),
+            "{e}"
+        );
+        // The same records uncompressed are read through: the file itself
+        // is that large.
+        assert_eq!(
+            read(
+                &{
+                    let mut b = prefix(false).to_vec();
+                    b.extend_from_slice(&raw);
+                    b
+                }[..]
+            )
+            .unwrap()
+            .frames
+            .len(),
+            1
+        );
+    }
+
+    /// Issue 15 ("Also"): a compressed log written whole (`log convert
+    /// x.zst`, `save`) keeps its complete frames wherever a copy is cut.
+    #[test]
+    fn a_torn_compressed_log_keeps_its_complete_frames() {
+        let log = sample();
+        let mut bytes = Vec::new();
+        write(&log, &mut bytes, Some(3)).unwrap();
+        assert_eq!(read(&bytes[..]).unwrap(), log);
+        let mut last = 0;
+        let mut partial = false;
+        for cut in PREFIX_LEN + 1..bytes.len() {
+            let torn = read(&bytes[..cut]).unwrap();
+            assert!(torn.frames.len() >= last, "cut at {cut}");
+            assert_eq!(torn.frames[..], log.frames[..torn.frames.len()], "cut at {cut}");
+            partial |= !torn.frames.is_empty() && torn.frames.len() < log.frames.len();
+            last = torn.frames.len();
+        }
+        assert!(partial, "no cut kept the first frame alone");
+        assert!(last + 1 >= log.frames.len());
+    }
 
     #[test]
     fn round_trips_plain_and_compressed() {

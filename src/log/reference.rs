@@ -268,6 +268,9 @@ pub fn decode(bytes: &[u8]) -> Result<Log, ReadError> {
             Some(Kind::Header(h)) if !header_seen => {
                 header_seen = true;
                 log.header = h.into();
+                for message in log.header.hints.drop_unusable() {
+                    warnings.push(Some(Place::Byte(offset)), None, message);
+                }
             }
             Some(Kind::Header(_)) | None => {}
             Some(Kind::Entity(e)) => {

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::names::PathNames;
 use super::{EntityId, FrameTime, Log, Shape};
 
 const KINDS: [&str; 8] = [
@@ -123,13 +124,15 @@ impl Summary {
 pub struct TreeLine {
     /// Nesting depth (0 = root).
     pub depth: usize,
-    /// Entity name (or path prefix).
+    /// Entity name (or path prefix), its middle left out when it is very
+    /// long (see [`shorten`]).
     pub name: String,
     /// The entity, or `None` for a path prefix that is not an entity itself.
     pub entity: Option<EntityId>,
     /// Primitives of this entity itself.
     pub own: usize,
-    /// Primitives of this entity and all its descendants (each counted once).
+    /// Primitives of this entity and all its descendants (each counted
+    /// once); 0 on a `repeated` line, whose total was shown above.
     pub total: usize,
     /// Whether the node has children (in the DAG or the name hierarchy).
     pub has_children: bool,
@@ -139,7 +142,7 @@ pub struct TreeLine {
 
 /// A graph of display nodes: entities, plus path prefixes in name mode.
 struct Graph {
-    names: Vec<String>,
+    names: PathNames,
     entity: Vec<Option<EntityId>>,
     own: Vec<usize>,
     children: Vec<Vec<usize>>,
@@ -149,65 +152,110 @@ struct Graph {
 impl Graph {
     fn new(log: &Log, by_entity: &[usize]) -> Self {
         let n = log.entities.len();
+        let implied = !log.entities.has_edges();
+        let names = PathNames::new(log.entities.ids().map(|e| log.entities.name(e)), implied);
+        let total = names.len();
         let mut g = Graph {
-            names: log
-                .entities
-                .ids()
-                .map(|e| log.entities.name(e).to_owned())
+            entity: (0..total)
+                .map(|i| (i < n).then_some(EntityId(i as u32)))
                 .collect(),
-            entity: log.entities.ids().map(Some).collect(),
-            own: (0..n).map(|i| by_entity.get(i).copied().unwrap_or(0)).collect(),
-            children: vec![Vec::new(); n],
-            has_parent: vec![false; n],
+            own: (0..total)
+                .map(|i| by_entity.get(i).copied().unwrap_or(0))
+                .collect(),
+            children: vec![Vec::new(); total],
+            has_parent: vec![false; total],
+            names,
         };
-        if log.entities.has_edges() {
-            for child in log.entities.ids() {
-                for &p in log.entities.parents(child) {
-                    g.children[p.index()].push(child.index());
-                    g.has_parent[child.index()] = true;
+        if implied {
+            for child in 0..total {
+                if let Some(p) = g.names.implied_parent(child) {
+                    g.children[p].push(child);
+                    g.has_parent[child] = true;
                 }
+            }
+            let names = &g.names;
+            for c in &mut g.children {
+                c.sort_by(|&a, &b| names.name(a).cmp(names.name(b)));
             }
         } else {
-            let mut index: HashMap<String, usize> = g.names.iter().cloned().zip(0..).collect();
-            let mut i = 0;
-            // Nodes appended for prefixes are processed too, adding their own prefixes.
-            while i < g.names.len() {
-                let name = g.names[i].clone();
-                if let Some(cut) = name.rfind('/').filter(|&c| c > 0) {
-                    let parent = name[..cut].to_owned();
-                    let p = *index.entry(parent.clone()).or_insert_with(|| {
-                        g.names.push(parent);
-                        g.entity.push(None);
-                        g.own.push(0);
-                        g.children.push(Vec::new());
-                        g.has_parent.push(false);
-                        g.names.len() - 1
-                    });
-                    g.children[p].push(i);
-                    g.has_parent[i] = true;
+            for child in log.entities.ids() {
+                for &p in log.entities.parents(child) {
+                    if let Some(list) = g.children.get_mut(p.index()) {
+                        list.push(child.index());
+                        g.has_parent[child.index()] = true;
+                    }
                 }
-                i += 1;
-            }
-            for c in &mut g.children {
-                c.sort_by(|&a, &b| g.names[a].cmp(&g.names[b]));
             }
         }
         g
     }
 
-    fn total(&self, node: usize) -> usize {
-        let mut seen = vec![false; self.names.len()];
+    /// The subtree totals of every node at once when the graph is a
+    /// forest (no node with two parents, no cycle: every implied
+    /// hierarchy), in O(nodes); `None` otherwise.
+    fn forest_totals(&self) -> Option<Vec<usize>> {
+        let mut indegree = vec![0u8; self.names.len()];
+        for list in &self.children {
+            for &c in list {
+                indegree[c] = indegree[c].saturating_add(1);
+                if indegree[c] > 1 {
+                    return None;
+                }
+            }
+        }
+        // Parents before children, from the roots.
+        let mut order: Vec<usize> = (0..self.names.len()).filter(|&i| indegree[i] == 0).collect();
+        let mut next = 0;
+        while let Some(&v) = order.get(next) {
+            next += 1;
+            order.extend_from_slice(&self.children[v]);
+        }
+        if order.len() != self.names.len() {
+            return None;
+        }
+        let mut totals = self.own.clone();
+        for &v in order.iter().rev() {
+            let sum: usize = self.children[v].iter().map(|&c| totals[c]).sum();
+            totals[v] += sum;
+        }
+        Some(totals)
+    }
+
+    /// The total of `node`'s subtree, each node counted once; `seen` is
+    /// scratch space of the graph's size, left all false.
+    fn total(&self, node: usize, seen: &mut [bool]) -> usize {
         let mut stack = vec![node];
+        let mut visited = Vec::new();
         let mut sum = 0;
         while let Some(n) = stack.pop() {
             if std::mem::replace(&mut seen[n], true) {
                 continue;
             }
+            visited.push(n);
             sum += self.own[n];
             stack.extend_from_slice(&self.children[n]);
         }
+        for n in visited {
+            seen[n] = false;
+        }
         sum
     }
+}
+
+/// The longest name [`entity_tree`] shows whole, in bytes.
+pub const MAX_SHOWN_NAME: usize = 200;
+
+/// `s` itself when at most `max` bytes long, else its start and end with
+/// `…` and the length between (so a 60 KB name prints as a line, not as
+/// 60 KB on each of its 30,000 group lines).
+pub fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let keep = max / 2 - 20;
+    let head = s.floor_char_boundary(keep);
+    let tail = s.ceil_char_boundary(s.len() - keep);
+    format!("{}…({} bytes)…{}", &s[..head], s.len(), &s[tail..])
 }
 
 /// The entity tree in display order, at most `max_lines` lines (the
@@ -222,9 +270,11 @@ pub fn entity_tree(log: &Log, max_lines: usize) -> (Vec<TreeLine>, usize) {
     let g = Graph::new(log, &by_entity);
     let mut roots: Vec<usize> = (0..g.names.len()).filter(|&i| !g.has_parent[i]).collect();
     if !log.entities.has_edges() {
-        roots.sort_by(|&a, &b| g.names[a].cmp(&g.names[b]));
+        roots.sort_by(|&a, &b| g.names.name(a).cmp(g.names.name(b)));
     }
     let mut shown = vec![false; g.names.len()];
+    let totals = g.forest_totals();
+    let mut scratch = vec![false; g.names.len()];
     let mut lines = Vec::new();
     let mut left_out = 0;
     // Iterative depth-first walk; nodes on a cycle are reached as roots below.
@@ -241,10 +291,15 @@ pub fn entity_tree(log: &Log, max_lines: usize) -> (Vec<TreeLine>, usize) {
             }
             lines.push(TreeLine {
                 depth,
-                name: g.names[n].clone(),
+                name: shorten(g.names.name(n), MAX_SHOWN_NAME),
                 entity: g.entity[n],
                 own: g.own[n],
-                total: g.total(n),
+                total: match &totals {
+                    Some(t) => t[n],
+                    // (Shown above with its total: not counted again.)
+                    None if repeated => 0,
+                    None => g.total(n, &mut scratch),
+                },
                 has_children: !g.children[n].is_empty(),
                 repeated,
             });

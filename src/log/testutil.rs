@@ -88,11 +88,13 @@ pub fn sample() -> Log {
 }
 
 /// Any finite f64, biased towards the values logs hold.
+/// (Zero is +0: the native writer keeps -0, which prost, the reference
+/// it is compared with byte for byte, drops; `-0` has its own tests.)
 pub fn coord() -> impl Strategy<Value = f64> {
     prop_oneof![
         4 => (-10_000i32..10_000).prop_map(f64::from),
         2 => -1e4..1e4f64,
-        1 => prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL | prop::num::f64::ZERO,
+        1 => (prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL | prop::num::f64::ZERO).prop_map(|v| v + 0.0),
     ]
 }
 

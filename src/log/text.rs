@@ -356,6 +356,7 @@ impl<'a> Parser<'a> {
 
     fn header(&mut self) -> Result<(), ReadError> {
         let mut h = Header::default();
+        let line = self.peek()?.line;
         loop {
             let t = self.bump()?;
             match t.tok {
@@ -393,6 +394,9 @@ impl<'a> Parser<'a> {
                     ));
                 }
             }
+        }
+        for message in h.hints.drop_unusable() {
+            self.warnings.push(Some(Place::Line(line)), None, message);
         }
         self.log.header = h;
         Ok(())
@@ -1193,6 +1197,78 @@ mod tests {
             proptest::prop_assert_eq!(&from_text, &log, "{}", txt);
             proptest::prop_assert_eq!(crate::log::native::to_bytes(&from_text), bin);
         }
+    }
+
+    /// Issue 15, finding 5: a native header may hold a threshold or bounds
+    /// no notation writes back (NaN, inf, −1); every reader refuses them at
+    /// load with a warning, so native → text → native keeps the log equal.
+    #[test]
+    fn header_values_text_cannot_hold_are_refused_at_load() {
+        for (threshold, bounds) in [
+            (f64::NAN, (f64::NAN, 1.0)),
+            (f64::INFINITY, (f64::NEG_INFINITY, 0.0)),
+            (-1.0, (0.0, f64::INFINITY)),
+        ] {
+            let mut log = Log::new();
+            log.header.hints.instant_threshold = Some(threshold);
+            log.header.hints.world_bounds = Some((Vec2::new(bounds.0, 0.0), Vec2::new(bounds.1, 1.0)));
+            log.push_frame(FrameTime::Instant(1.0), []);
+            let bin = crate::log::native::to_bytes(&log);
+            let read = crate::log::native::read(&bin[..]).unwrap();
+            assert_eq!(read.header.hints.instant_threshold, None);
+            assert_eq!(read.header.hints.world_bounds, None);
+            let said: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+            assert!(
+                said[0].contains("threshold") && said[0].contains("ignored"),
+                "{said:?}"
+            );
+            assert!(said[1].contains("world bounds"), "{said:?}");
+            let back = parse(&print(&read)).unwrap();
+            assert_eq!(back.header, read.header);
+            // The text reader refuses them the same way.
+            let text = format!(
+                "{{ {{ header; threshold {}; bounds (0, 0) (inf, 1) }} }}",
+                fmt_f64(threshold)
+            );
+            match parse(&text) {
+                Ok(l) => {
+                    assert_eq!(l.header.hints.instant_threshold, None, "{text}");
+                    assert_eq!(l.header.hints.world_bounds, None, "{text}");
+                    assert!(
+                        l.warnings[0].to_string().starts_with("line 1: "),
+                        "{:?}",
+                        l.warnings
+                    );
+                }
+                Err(e) => assert!(threshold.is_nan() && e.to_string().contains("NaN"), "{e}"),
+            }
+        }
+    }
+
+    /// `-0` survives native → text → native, in the header and in shapes.
+    #[test]
+    fn negative_zero_survives_a_round_trip() {
+        let mut log = Log::new();
+        log.header.hints.world_bounds = Some((Vec2::new(-0.0, -0.0), Vec2::new(1.0, 1.0)));
+        log.header.hints.instant_threshold = Some(-0.0);
+        let e = log.entities.intern("e");
+        log.push_frame(
+            FrameTime::Instant(-0.0),
+            [Primitive {
+                shape: Shape::Circle {
+                    center: Vec2::new(-0.0, 0.0),
+                    radius: 1.0,
+                },
+                style: Style::default(),
+                entity: e,
+                level: 0,
+            }],
+        );
+        let bin = crate::log::native::to_bytes(&log);
+        let back = parse(&print(&crate::log::native::read(&bin[..]).unwrap())).unwrap();
+        assert_eq!(crate::log::native::to_bytes(&back), bin);
+        assert!(back.header.hints.world_bounds.unwrap().0.x.is_sign_negative());
+        assert!(back.header.hints.instant_threshold.unwrap().is_sign_negative());
     }
 
     #[test]

@@ -219,14 +219,16 @@ impl<W: Write> Writer<W> {
         let child = self.intern(name);
         let mut added = Vec::new();
         for p in parent_ids {
-            if self.entities.is_ancestor_or_self(child, p) {
+            if self.entities.has_parent(child, p) {
+                continue;
+            }
+            if self.entities.add_parent_acyclic(child, p) {
+                added.push(p);
+            } else {
                 self.fail(format!(
                     "declare_entity: parent {:?} of {name:?} would make a cycle",
                     self.entities.name(p)
                 ));
-            } else if !self.entities.parents(child).contains(&p) {
-                self.entities.add_parent(child, p);
-                added.push(p);
             }
         }
         if !added.is_empty() || !known {

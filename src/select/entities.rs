@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 
+use crate::log::names::PathNames;
 use crate::log::{Entities, EntityId, Log};
 
 use super::{Filter, FilterSpec, SelectError};
@@ -29,14 +30,14 @@ use super::{Filter, FilterSpec, SelectError};
 /// entity `EntityId(i)`, later nodes are groups.
 #[derive(Clone, Debug, Default)]
 pub struct EntityTree {
-    names: Vec<String>,
+    /// Node names (groups as prefixes of entity names, in linear memory).
+    names: PathNames,
     entity_count: usize,
     parents: Vec<Vec<usize>>,
     children: Vec<Vec<usize>>,
     roots: Vec<usize>,
     /// All nodes, every parent before its children.
     topo: Vec<usize>,
-    by_name: HashMap<String, usize>,
     implied: bool,
 }
 
@@ -58,31 +59,12 @@ impl EntityTree {
     /// the hierarchy implied by `/` in names (see the module docs).
     pub fn new(entities: &Entities) -> Result<Self, SelectError> {
         let n = entities.len();
-        let mut names: Vec<String> = entities.ids().map(|id| entities.name(id).to_owned()).collect();
-        let mut by_name: HashMap<String, usize> =
-            names.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect();
-        let mut parents: Vec<Vec<usize>> = vec![Vec::new(); n];
         let implied = !entities.has_edges();
+        let names = PathNames::new(entities.ids().map(|id| entities.name(id)), implied);
+        let mut parents: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
         if implied {
-            let mut i = 0;
-            // Group nodes are appended to `names` and get their own parent in turn.
-            while i < names.len() {
-                if let Some(cut) = names[i].rfind('/').filter(|&c| c > 0) {
-                    let parent_name = &names[i][..cut];
-                    let p = match by_name.get(parent_name) {
-                        Some(&p) => p,
-                        None => {
-                            let p = names.len();
-                            let owned = parent_name.to_owned();
-                            by_name.insert(owned.clone(), p);
-                            names.push(owned);
-                            parents.push(Vec::new());
-                            p
-                        }
-                    };
-                    parents[i].push(p);
-                }
-                i += 1;
+            for (node, ps) in parents.iter_mut().enumerate() {
+                ps.extend(names.implied_parent(node));
             }
         } else {
             for id in entities.ids() {
@@ -94,9 +76,8 @@ impl EntityTree {
                             count: n,
                         });
                     }
-                    if !parents[id.index()].contains(&p.index()) {
-                        parents[id.index()].push(p.index());
-                    }
+                    // `Entities` keeps no duplicate edge.
+                    parents[id.index()].push(p.index());
                 }
             }
         }
@@ -108,12 +89,12 @@ impl EntityTree {
             }
         }
         for list in &mut children {
-            list.sort_by(|&a, &b| names[a].cmp(&names[b]));
+            list.sort_by(|&a, &b| names.name(a).cmp(names.name(b)));
         }
         let mut roots: Vec<usize> = (0..total).filter(|&i| parents[i].is_empty()).collect();
-        roots.sort_by(|&a, &b| names[a].cmp(&names[b]));
+        roots.sort_by(|&a, &b| names.name(a).cmp(names.name(b)));
         let topo = topological_order(&parents, &children).map_err(|cycle| SelectError::Cycle {
-            names: cycle.into_iter().map(|i| names[i].clone()).collect(),
+            names: cycle.into_iter().map(|i| names.name(i).to_owned()).collect(),
         })?;
         Ok(EntityTree {
             names,
@@ -122,7 +103,6 @@ impl EntityTree {
             children,
             roots,
             topo,
-            by_name,
             implied,
         })
     }
@@ -149,12 +129,17 @@ impl EntityTree {
 
     /// The name of `node` (empty for a node out of range).
     pub fn name(&self, node: usize) -> &str {
-        self.names.get(node).map_or("", String::as_str)
+        self.names.name(node)
+    }
+
+    /// The nodes' names.
+    pub fn names(&self) -> &PathNames {
+        &self.names
     }
 
     /// The node named `name`, an entity or a group.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
+        self.names.find(name)
     }
 
     /// The log entity of `node`; `None` for a group.
@@ -239,7 +224,7 @@ impl EntityTree {
             .chain(&spec.exclude)
             .chain(&spec.hidden)
             .chain(spec.levels.keys())
-            .filter(|n| !self.by_name.contains_key(n.as_str()))
+            .filter(|n| self.find(n).is_none())
             .cloned()
             .collect();
         unknown.sort();

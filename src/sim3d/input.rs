@@ -2,7 +2,6 @@
 //! bytes, never from its name), with a bound on its size so that an endless
 //! pipe or a gzip bomb is an error instead of exhausted memory.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -23,7 +22,7 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
         path: path.to_owned(),
         error,
     };
-    let file = File::open(path).map_err(io)?;
+    let file = crate::files::open_input(path).map_err(io)?;
     read_limited(file, MAX_INPUT).map_err(|e| match e {
         ReadLimited::Io(error) => io(error),
         ReadLimited::TooLarge => LoadError::TooLarge {

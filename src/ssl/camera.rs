@@ -109,7 +109,7 @@ pub fn cameras_in(path: &Path) -> Result<LogCameras, LogError> {
         path: path.to_owned(),
         error,
     };
-    let file = std::fs::File::open(path).map_err(|e| LogError::io(path, e))?;
+    let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
     let mut buffered = std::io::BufReader::with_capacity(1 << 18, file);
     let mut magic = [0u8; 2];
     let n = buffered.read(&mut magic).map_err(|e| LogError::io(path, e))?;

@@ -749,23 +749,18 @@ fn scale_gray(cache: &mut Option<Scaler>, raw: &frame::Video, out: &mut MaskImag
     Ok(())
 }
 
-/// Largest picture decoded (pixels): 8192×8192, twice 8K UHD. A file
-/// claiming more is refused rather than allocating gigabytes per frame.
-const MAX_PIXELS: u64 = 8192 * 8192;
-
-/// Refuses empty and absurdly large pictures.
+/// Refuses empty and absurdly large pictures ([`crate::image::MAX_PIXELS`]).
+/// A stream whose size FFmpeg could not read says so rather than "0×0":
+/// FFmpeg leaves the size at 0 when the header claims one it refuses
+/// (65535×65535, say) or when it is damaged.
 fn check_picture_size(w: u32, h: u32) -> Result<(), StepError> {
     if w == 0 || h == 0 {
         return Err(StepError::new(format!(
-            "video stream has no picture size ({w}×{h})"
+            "the video stream's picture size could not be read ({w}×{h}): its header is damaged or \
+             claims a size FFmpeg refuses (pictures may have at most 8192×8192 pixels)"
         )));
     }
-    if u64::from(w) * u64::from(h) > MAX_PIXELS || w > 16384 || h > 16384 {
-        return Err(StepError::new(format!(
-            "pictures of {w}×{h} are too large (at most 8192×8192 pixels)"
-        )));
-    }
-    Ok(())
+    Ok(crate::image::check_picture_size(w, h)?)
 }
 
 /// Clockwise degrees (0, 90, 180, 270) to display a stream upright, from its

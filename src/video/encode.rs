@@ -119,9 +119,10 @@ impl Encoder {
             path: p.clone(),
             message,
         };
-        if width < 2 || height < 2 || width > 16384 || height > 16384 {
+        if width < 2 || height < 2 {
             return Err(bad(format!("cannot encode a {width}×{height} picture")));
         }
+        crate::image::check_picture_size(width, height).map_err(bad)?;
         if settings.crf > 51 {
             return Err(bad(format!("crf must be 0–51, not {}", settings.crf)));
         }
@@ -139,9 +140,15 @@ impl Encoder {
             )));
         };
         let mut octx = ffmpeg::format::output(path).map_err(|e| {
-            bad(format!(
-                "cannot create output ({e}); the extension picks the container, e.g. .mp4 or .mkv"
-            ))
+            // The extension hint only when the extension is the problem (a
+            // read-only folder or a full disk is not).
+            if super::is_known_container(path) {
+                bad(format!("cannot create output ({e})"))
+            } else {
+                bad(format!(
+                    "cannot create output ({e}); the extension picks the container, e.g. .mp4 or .mkv"
+                ))
+            }
         })?;
         let fmt_name = octx.format().name().to_string();
         let is_mp4 = fmt_name.split(',').any(|n| n == "mp4" || n == "mov");

@@ -160,6 +160,29 @@ pub enum VideoError {
     Settings { path: PathBuf, message: String },
 }
 
+impl VideoError {
+    /// The error told about `output` where it names `temp`: output is
+    /// written to a temporary file beside it, which is not what the user
+    /// named (a full disk must name the file they asked for).
+    pub fn naming(mut self, temp: &std::path::Path, output: &std::path::Path) -> Self {
+        let path = match &mut self {
+            VideoError::Open { path, .. }
+            | VideoError::NoVideoStream { path }
+            | VideoError::Codec { path, .. }
+            | VideoError::Decode { path, .. }
+            | VideoError::Truncated { path, .. }
+            | VideoError::Seek { path, .. }
+            | VideoError::BadFrame { path, .. }
+            | VideoError::Encode { path, .. }
+            | VideoError::Settings { path, .. } => path,
+        };
+        if path.as_path() == temp {
+            *path = output.to_owned();
+        }
+        self
+    }
+}
+
 /// Opens `path` for reading, with FFmpeg's explanation when it cannot.
 fn open_input(path: &std::path::Path) -> Result<ffmpeg_next::format::context::Input, VideoError> {
     init();

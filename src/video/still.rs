@@ -40,10 +40,6 @@ impl StillFormat {
     }
 }
 
-/// Largest still accepted, in pixels (a 16k × 16k picture): a bigger one
-/// is refused rather than allocated.
-const MAX_PIXELS: u64 = 1 << 28;
-
 /// Reads the first picture of `path` as `(width, height, packed pixels)`.
 /// Errors carry FFmpeg's own explanation ("Invalid PNG signature …").
 pub fn read_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u8>), StepError> {
@@ -86,9 +82,8 @@ fn decode_still(path: &Path, format: StillFormat) -> Result<(usize, usize, Vec<u
         return Err("no picture could be decoded".into());
     }
     let (w, h) = (raw.width(), raw.height());
-    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_PIXELS {
-        return Err(StepError::new(format!("a {w}×{h} picture is not supported")));
-    }
+    // The one limit of every picture (export and the viewer decode with it).
+    crate::image::check_picture_size(w, h)?;
     let (wu, hu) = (w as usize, h as usize);
     let row = wu * format.bytes();
     let mut out = vec![0u8; row * hu];

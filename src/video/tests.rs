@@ -661,3 +661,28 @@ fn every_keyframe_is_an_idr_picture_so_players_can_start_there() {
     }
     assert!(keyframes >= 4, "only {keyframes} keyframes");
 }
+
+/// Issue 15, finding 6: an error about the temporary file an output is
+/// written as names the output (on a full disk, `mask` named its
+/// `.…partial-PID….mkv`).
+#[test]
+fn errors_about_the_temporary_file_name_the_output() {
+    let temp = Path::new("out/.m.partial-7.mkv");
+    let e = VideoError::Encode {
+        path: temp.to_owned(),
+        index: 3,
+        time: 0.1,
+        message: "No space left on device".into(),
+    };
+    let named = e.naming(temp, Path::new("out/m.mkv")).to_string();
+    assert!(named.starts_with("out/m.mkv: encoding failed"), "{named}");
+    let other = VideoError::NoVideoStream {
+        path: "in.mp4".into(),
+    };
+    assert!(
+        other
+            .naming(temp, Path::new("out/m.mkv"))
+            .to_string()
+            .starts_with("in.mp4")
+    );
+}

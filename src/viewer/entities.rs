@@ -9,25 +9,29 @@
 //! (`robots/blue/3` sits under `robots/blue`, which is added as a group
 //! when no entity has that name).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
+use crate::log::names::PathNames;
 use crate::log::{EntityId, Log};
 use crate::select::FilterSpec;
 
-/// One node of the tree: an entity, or a group named by a path prefix.
+/// One node of the tree: an entity, or a group named by a path prefix
+/// (its name is [`EntityTree::name`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeNode {
-    /// Full entity name (or path prefix for a group).
-    pub name: String,
     /// The entity, `None` for a group that only exists as a prefix.
     pub entity: Option<EntityId>,
     /// Child nodes, sorted by name.
     pub children: Vec<usize>,
-    /// Every entity in the subtree (itself included), sorted, no duplicates.
-    pub members: Vec<EntityId>,
 }
 
 /// The entity hierarchy of one log, ready to show.
+///
+/// Names are kept once ([`PathNames`]: a group's name is a prefix of an
+/// entity's) and subtrees are walked when asked for, so the tree takes
+/// memory linear in the log's entities, edges and names (a chain of 80,000
+/// entities, or one name of 30,000 parts, no longer lists every node's
+/// descendants or copies every prefix).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EntityTree {
     pub nodes: Vec<TreeNode>,
@@ -37,6 +41,7 @@ pub struct EntityTree {
     pub level_range: Option<(i32, i32)>,
     /// Why the log's declared graph could not be used (a cycle), if so.
     pub problem: Option<String>,
+    names: PathNames,
 }
 
 /// Whether a node's subtree is shown.
@@ -64,23 +69,16 @@ impl EntityTree {
     }
 
     fn from_graph(g: &crate::select::EntityTree, log: &Log) -> Self {
-        let mut nodes: Vec<TreeNode> = (0..g.len())
+        let nodes: Vec<TreeNode> = (0..g.len())
             .map(|n| {
                 let mut children = g.children(n).to_vec();
                 children.sort_by(|&a, &b| natural_cmp(g.name(a), g.name(b)));
                 TreeNode {
-                    name: g.name(n).to_owned(),
                     entity: g.entity(n),
                     children,
-                    members: Vec::new(),
                 }
             })
             .collect();
-        for (n, node) in nodes.iter_mut().enumerate() {
-            let mut m: Vec<EntityId> = g.descendants(n).into_iter().filter_map(|d| g.entity(d)).collect();
-            m.sort();
-            node.members = m;
-        }
         let mut roots = g.roots().to_vec();
         roots.sort_by(|&a, &b| natural_cmp(g.name(a), g.name(b)));
         EntityTree {
@@ -88,86 +86,35 @@ impl EntityTree {
             roots,
             level_range: level_range(log),
             problem: None,
+            names: g.names().clone(),
         }
     }
 
-    /// The tree without the selection engine: declared edges (cycles
-    /// allowed) or the path-implied hierarchy.
+    /// The tree without the selection engine, for a declared graph it
+    /// refused (a cycle): the declared edges, cycles allowed.
     fn build_own(log: &Log) -> Self {
         let ents = &log.entities;
+        let names = PathNames::new(ents.ids().map(|id| ents.name(id)), false);
         let mut nodes: Vec<TreeNode> = ents
             .ids()
             .map(|id| TreeNode {
-                name: ents.name(id).to_owned(),
                 entity: Some(id),
                 children: Vec::new(),
-                members: Vec::new(),
             })
             .collect();
         let mut has_parent = vec![false; nodes.len()];
-        if ents.has_edges() {
-            for id in ents.ids() {
-                for &p in ents.parents(id) {
-                    if p.index() < nodes.len() && p != id {
-                        nodes[p.index()].children.push(id.index());
-                        has_parent[id.index()] = true;
-                    }
+        for id in ents.ids() {
+            for &p in ents.parents(id) {
+                if p.index() < nodes.len() && p != id {
+                    nodes[p.index()].children.push(id.index());
+                    has_parent[id.index()] = true;
                 }
-            }
-        } else {
-            // Path-implied hierarchy, adding groups for missing prefixes.
-            let mut by_name: BTreeMap<String, usize> = nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.name.clone(), i))
-                .collect();
-            let mut i = 0;
-            while i < nodes.len() {
-                let name = nodes[i].name.clone();
-                if let Some(cut) = name.trim_end_matches('/').rfind('/').filter(|&c| c > 0) {
-                    let parent_name = &name[..cut];
-                    let parent = match by_name.get(parent_name) {
-                        Some(&p) => p,
-                        None => {
-                            nodes.push(TreeNode {
-                                name: parent_name.to_owned(),
-                                entity: None,
-                                children: Vec::new(),
-                                members: Vec::new(),
-                            });
-                            has_parent.push(false);
-                            by_name.insert(parent_name.to_owned(), nodes.len() - 1);
-                            nodes.len() - 1
-                        }
-                    };
-                    nodes[parent].children.push(i);
-                    has_parent[i] = true;
-                }
-                i += 1;
             }
         }
-        for n in 0..nodes.len() {
-            let mut ch = std::mem::take(&mut nodes[n].children);
-            ch.sort_by(|&a, &b| natural_cmp(&nodes[a].name, &nodes[b].name));
-            ch.dedup();
-            nodes[n].children = ch;
-        }
-        // Subtree members by depth-first search (safe against cycles).
-        for n in 0..nodes.len() {
-            let mut seen = vec![false; nodes.len()];
-            let mut stack = vec![n];
-            let mut members = Vec::new();
-            while let Some(k) = stack.pop() {
-                if std::mem::replace(&mut seen[k], true) {
-                    continue;
-                }
-                if let Some(e) = nodes[k].entity {
-                    members.push(e);
-                }
-                stack.extend(nodes[k].children.iter().copied());
-            }
-            members.sort();
-            nodes[n].members = members;
+        for node in &mut nodes {
+            node.children
+                .sort_by(|&a, &b| natural_cmp(names.name(a), names.name(b)));
+            node.children.dedup();
         }
         let mut roots: Vec<usize> = (0..nodes.len()).filter(|&i| !has_parent[i]).collect();
         // Entities reachable from no root (a cycle) become roots too.
@@ -181,18 +128,43 @@ impl EntityTree {
                 mark(&nodes, i, &mut reached);
             }
         }
-        roots.sort_by(|&a, &b| natural_cmp(&nodes[a].name, &nodes[b].name));
+        roots.sort_by(|&a, &b| natural_cmp(names.name(a), names.name(b)));
         EntityTree {
             nodes,
             roots,
             level_range: level_range(log),
             problem: None,
+            names,
         }
     }
 
+    /// The full name of `node` (the entity's, or the group's path prefix).
+    pub fn name(&self, node: usize) -> &str {
+        self.names.name(node)
+    }
+
+    /// Every entity in `node`'s subtree (itself included), sorted, each
+    /// once; walked when asked for (safe against cycles).
+    pub fn members(&self, node: usize) -> Vec<EntityId> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![node];
+        let mut members = Vec::new();
+        while let Some(k) = stack.pop() {
+            if k >= seen.len() || std::mem::replace(&mut seen[k], true) {
+                continue;
+            }
+            if let Some(e) = self.nodes[k].entity {
+                members.push(e);
+            }
+            stack.extend(self.nodes[k].children.iter().copied());
+        }
+        members.sort();
+        members
+    }
+
     /// Names of every entity in `node`'s subtree.
-    fn member_names<'a>(&'a self, log: &'a Log, node: usize) -> impl Iterator<Item = &'a str> + 'a {
-        self.nodes[node].members.iter().map(|&e| log.entities.name(e))
+    fn member_names<'a>(&self, log: &'a Log, node: usize) -> impl Iterator<Item = &'a str> + 'a {
+        self.members(node).into_iter().map(|e| log.entities.name(e))
     }
 
     /// How much of `node`'s subtree the spec's checkboxes show.
@@ -257,9 +229,9 @@ impl EntityTree {
     pub fn search(&self, query: &str) -> Vec<usize> {
         let q = query.trim().to_lowercase();
         let mut hits: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].name.to_lowercase().contains(&q))
+            .filter(|&i| self.name(i).to_lowercase().contains(&q))
             .collect();
-        hits.sort_by(|&a, &b| natural_cmp(&self.nodes[a].name, &self.nodes[b].name));
+        hits.sort_by(|&a, &b| natural_cmp(self.name(a), self.name(b)));
         hits
     }
 
@@ -270,8 +242,7 @@ impl EntityTree {
 
     /// Sum of `per_entity[e]` over `node`'s subtree.
     pub fn subtree_count(&self, node: usize, per_entity: &[usize]) -> usize {
-        self.nodes[node]
-            .members
+        self.members(node)
             .iter()
             .map(|e| per_entity.get(e.index()).copied().unwrap_or(0))
             .sum()
@@ -375,7 +346,7 @@ pub(crate) mod tests {
     }
 
     fn node(t: &EntityTree, name: &str) -> usize {
-        t.nodes.iter().position(|n| n.name == name).unwrap()
+        (0..t.nodes.len()).position(|n| t.name(n) == name).unwrap()
     }
 
     #[test]
@@ -385,9 +356,9 @@ pub(crate) mod tests {
         let b3 = node(&t, "robots/blue/3");
         assert!(t.nodes[node(&t, "robots/blue")].children.contains(&b3));
         assert!(t.nodes[node(&t, "attack")].children.contains(&b3));
-        let roots: Vec<&str> = t.roots.iter().map(|&r| t.nodes[r].name.as_str()).collect();
+        let roots: Vec<&str> = t.roots.iter().map(|&r| t.name(r)).collect();
         assert_eq!(roots, ["attack", "ball", "robots"]);
-        assert_eq!(t.nodes[node(&t, "robots")].members.len(), 3);
+        assert_eq!(t.members(node(&t, "robots")).len(), 3);
         assert_eq!(t.level_range, Some((0, 3)));
     }
 
@@ -431,17 +402,13 @@ pub(crate) mod tests {
             log.entities.intern(n);
         }
         let t = EntityTree::build(&log);
-        let roots: Vec<&str> = t.roots.iter().map(|&r| t.nodes[r].name.as_str()).collect();
+        let roots: Vec<&str> = t.roots.iter().map(|&r| t.name(r)).collect();
         assert_eq!(roots, ["ball", "robots"]);
         let robots = node(&t, "robots");
         assert_eq!(t.nodes[robots].entity, None);
-        assert_eq!(t.nodes[robots].members.len(), 3);
+        assert_eq!(t.members(robots).len(), 3);
         let blue = node(&t, "robots/blue");
-        let names: Vec<&str> = t.nodes[blue]
-            .children
-            .iter()
-            .map(|&c| t.nodes[c].name.as_str())
-            .collect();
+        let names: Vec<&str> = t.nodes[blue].children.iter().map(|&c| t.name(c)).collect();
         assert_eq!(names, ["robots/blue/3", "robots/blue/4"]);
         assert_eq!(t.search("BLUE").len(), 3);
     }
@@ -455,12 +422,27 @@ pub(crate) mod tests {
         log.entities.add_parent(b, a);
         let t = EntityTree::build(&log);
         assert_eq!(t.roots.len(), 1);
-        assert_eq!(t.nodes[0].members, vec![a, b]);
+        assert_eq!(t.members(0), vec![a, b]);
         assert!(
             t.problem.as_deref().is_some_and(|p| p.contains('a')),
             "{:?}",
             t.problem
         );
+    }
+
+    /// Issue 15, finding 1: one name of 30,000 parts makes 30,000 nodes
+    /// without a copy of each prefix or a member list per node.
+    #[test]
+    fn one_long_name_builds_a_tree_in_linear_memory() {
+        let mut log = Log::new();
+        let name = vec!["a"; 30_000].join("/");
+        let e = log.entities.intern(&name);
+        let t = EntityTree::build(&log);
+        assert_eq!(t.nodes.len(), 30_000);
+        assert_eq!(t.roots.len(), 1);
+        assert_eq!(t.name(t.roots[0]), "a");
+        assert_eq!(t.members(t.roots[0]), vec![e]);
+        assert_eq!(t.name(0), name);
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub enum ShotError {
     /// The frames could not be read or drawn.
     #[error("the frame could not be shown")]
     Frame(#[source] player::PlayerError),
+    /// The moment asked for is not in the video.
+    #[error("--at {at} s is outside the video, which runs from {start:.3} s to {end:.3} s")]
+    OutOfRange { at: f64, start: f64, end: f64 },
     /// The frame did not come in time.
     #[error("timed out after {secs} s waiting for the frame at {at} s")]
     Timeout { secs: u64, at: f64 },

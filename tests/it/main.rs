@@ -10,6 +10,7 @@
 
 mod util;
 
+mod bad_input;
 mod calib_cli;
 mod demo;
 mod draw;

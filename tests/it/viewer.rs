@@ -170,6 +170,33 @@ fn screenshot_of_generated_frames_shows_the_frame_at_the_time() {
     assert!((rel - 0.25).abs() < 0.02, "disc centre at {rel} of the width");
 }
 
+/// Issue 15, finding 6: `--at` after the end of the video is refused,
+/// not silently replaced by the last frame.
+#[test]
+fn screenshot_outside_the_video_is_refused() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("shot.png");
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .args([
+            "view",
+            "--synthetic",
+            "320x180@30:4",
+            "--at",
+            "25",
+            "--screenshot",
+        ])
+        .arg(&png));
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("--at 25 s is outside the video"), "{err}");
+    assert!(!png.exists());
+}
+
 /// A session for generated 320×180 frames (identity calibration: world
 /// units are pixels; log time = video time + 100 s; floor mask `mask`)
 /// with a log of a red disc always shown, a blue one only at log time

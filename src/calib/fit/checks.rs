@@ -14,6 +14,12 @@ use crate::log::Vec2;
 
 /// Largest number of points accepted.
 pub const MAX_FIT_POINTS: usize = 100_000;
+/// Largest coordinate accepted, in pixels or world units: far beyond any
+/// picture or floor, and small enough that sums of squares stay finite.
+pub const MAX_COORD: f64 = 1e12;
+/// Smallest extent of the image or world points (pixels or world units):
+/// below it, the fit's scaled values lose their meaning.
+pub const MIN_EXTENT: f64 = 1e-9;
 /// The DLT is rank-deficient below this ratio of eigenvalues of AᵀA
 /// (singular values 10⁻⁶ apart).
 const RANK_EPS: f64 = 1e-12;
@@ -42,6 +48,19 @@ pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<()
                 x: c.world.x,
                 y: c.world.y,
             });
+        }
+    }
+    for (index, c) in points.iter().enumerate() {
+        for (what, p) in [("image", c.image), ("world", c.world)] {
+            if p.x.abs() > MAX_COORD || p.y.abs() > MAX_COORD {
+                return Err(CalibError::OutOfRange {
+                    index,
+                    what,
+                    a: p.x,
+                    b: p.y,
+                    limit: MAX_COORD,
+                });
+            }
         }
     }
     for (what, get) in [
@@ -74,11 +93,25 @@ pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<()
             }
         }
         // Spread: the smaller principal axis of the points must not vanish.
+        // Measured on deviations scaled to at most 1, so that neither
+        // squares of large values overflow nor those of small ones
+        // underflow (which looked like points on a line).
         let n = points.len() as f64;
         let mean = points.iter().fold(Vec2::ZERO, |acc, c| acc + get(c)) * (1.0 / n);
+        let extent = points
+            .iter()
+            .map(|c| get(c) - mean)
+            .fold(0.0f64, |m, d| m.max(d.x.abs()).max(d.y.abs()));
+        if extent < MIN_EXTENT {
+            return Err(CalibError::TooSmall {
+                what,
+                extent,
+                min: MIN_EXTENT,
+            });
+        }
         let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
         for c in points {
-            let d = get(c) - mean;
+            let d = (get(c) - mean) * (1.0 / extent);
             sxx += d.x * d.x;
             sxy += d.x * d.y;
             syy += d.y * d.y;

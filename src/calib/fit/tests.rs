@@ -184,6 +184,46 @@ fn degenerate_inputs_are_clear_errors() {
     assert!(err_of(&four, Model::Homography).contains("rank-deficient"));
 }
 
+/// Issue 15, finding 8: points scaled by 1e300 or 1e-300, or one point at
+/// x = 1e200 among good ones, were all reported as "on one line".
+#[test]
+fn extreme_coordinates_say_what_is_wrong() {
+    let pts = square_points();
+    let scaled = |k: f64| -> Vec<Correspondence> {
+        pts.iter()
+            .map(|c| Correspondence {
+                image: c.image * k,
+                world: c.world * k,
+            })
+            .collect()
+    };
+    let e = err_of(&scaled(1e300), Model::Homography);
+    assert!(e.contains("out of range") && e.contains("point "), "{e}");
+    let e = err_of(&scaled(1e-300), Model::Homography);
+    assert!(e.contains("span only") && !e.contains("one line"), "{e}");
+    let mut one = pts.clone();
+    one[4].world.x = 1e200;
+    let e = err_of(&one, Model::Homography);
+    assert!(e.starts_with("point 4 is out of range: world (1e200"), "{e}");
+    // Large but sane coordinates (UTM in millimetres) still fit.
+    let far: Vec<Correspondence> = pts
+        .iter()
+        .map(|c| Correspondence {
+            image: c.image,
+            world: c.world + Vec2::new(5e8, 3e9),
+        })
+        .collect();
+    assert!(!err_or_ok(&far).contains("one line"));
+}
+
+/// The error of a homography fit, or "ok".
+fn err_or_ok(pts: &[Correspondence]) -> String {
+    match fit(pts, &FitOptions::default()) {
+        Ok(_) => "ok".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
 #[test]
 fn mirrored_solution_is_refused_unless_allowed() {
     let mut pts = square_points();

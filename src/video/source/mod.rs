@@ -71,7 +71,10 @@ pub enum SourceError {
         source: std::io::Error,
     },
     /// Generated frames were asked for with a size no picture can have.
-    #[error("generated frames of {width}×{height} pixels are not possible (1 to 16384 each way)")]
+    #[error(
+        "generated frames of {width}×{height} pixels are not possible (1 to 16384 each way, at most \
+         8192×8192 pixels)"
+    )]
     BadSize { width: usize, height: usize },
     /// Generated frames were asked for at a rate that is not a positive number.
     #[error("generated frames at {fps} frames per second are not possible")]

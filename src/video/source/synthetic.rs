@@ -19,7 +19,8 @@ pub struct SyntheticSource {
 impl SyntheticSource {
     /// `frames` frames of `width`×`height` at `fps` frames per second.
     pub fn new(width: usize, height: usize, fps: f64, frames: u64) -> Result<Self, SourceError> {
-        if width == 0 || height == 0 || width > 16384 || height > 16384 {
+        let side = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        if crate::image::check_picture_size(side(width), side(height)).is_err() {
             return Err(SourceError::BadSize { width, height });
         }
         if !(fps.is_finite() && fps > 0.0) {

@@ -327,6 +327,21 @@ impl ViewerApp {
             self.bench = Some(BenchJob::new(secs));
         }
         if let Some(req) = &opts.screenshot {
+            // A moment outside the video is refused, not silently replaced
+            // by its first or last frame.
+            if let Some(info) = self.player.as_ref().map(Player::info)
+                && info.duration.is_finite()
+                && info.duration > 0.0
+                && !(info.start..=info.start + info.duration).contains(&req.at)
+            {
+                *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::OutOfRange {
+                    at: req.at,
+                    start: info.start,
+                    end: info.start + info.duration,
+                }));
+                self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                return;
+            }
             self.playback.seek(req.at);
             self.request_frame();
             self.screenshot = Some(ScreenshotJob {

@@ -79,7 +79,7 @@ pub fn panel(ui: &mut egui::Ui, state: &mut EntitiesUi, doc: &mut Document) {
                     ui.label("No entity matches.");
                 }
                 for n in hits {
-                    row(ui, &ctx, tree, n, &tree.nodes[n].name, &mut actions);
+                    row(ui, &ctx, tree, n, tree.name(n), &mut actions);
                 }
             }
         });
@@ -133,15 +133,12 @@ fn node_ui(
 ) {
     let node = &tree.nodes[n];
     // Under a parent whose name is a path prefix, show only the rest.
-    let parent = path
-        .len()
-        .checked_sub(2)
-        .map(|i| tree.nodes[path[i]].name.as_str());
+    let parent = path.len().checked_sub(2).map(|i| tree.name(path[i]));
     let label = parent
-        .and_then(|p| node.name.strip_prefix(p))
+        .and_then(|p| tree.name(n).strip_prefix(p))
         .and_then(|rest| rest.strip_prefix('/'))
         .filter(|rest| !rest.is_empty())
-        .unwrap_or(&node.name);
+        .unwrap_or(tree.name(n));
     if node.children.is_empty() {
         row(ui, ctx, tree, n, label, actions);
         return;
@@ -163,7 +160,6 @@ fn node_ui(
 }
 
 fn row(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, label: &str, actions: &mut Vec<Action>) {
-    let node = &tree.nodes[n];
     let (log, spec) = (&ctx.doc.log, &ctx.doc.session.filter);
     let check = tree.check(log, spec, n);
     ui.horizontal(|ui| {
@@ -185,28 +181,31 @@ fn row(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, label: &str, a
             } else {
                 "solo: show only this subtree"
             });
-        b.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("solo {}", node.name)));
+        b.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("solo {}", tree.name(n))));
         if b.clicked() {
             actions.push(if solo { Action::ShowAll } else { Action::Solo(n) });
         }
-        let level = spec.levels.get(&node.name).copied();
+        let level = spec.levels.get(tree.name(n)).copied();
         if let Some(l) = level {
             ui.weak(format!("≤{l}"))
                 .on_hover_text("level limit of this subtree");
         }
         resp.context_menu(|ui| {
-            ui.label(&node.name);
+            ui.label(tree.name(n));
             let mut limited = level.is_some();
             let default = spec.max_level.or(tree.level_range.map(|r| r.1)).unwrap_or(0);
             if ui.checkbox(&mut limited, "Own level limit").changed() {
-                actions.push(Action::SetLevel(node.name.clone(), limited.then_some(default)));
+                actions.push(Action::SetLevel(
+                    tree.name(n).to_owned(),
+                    limited.then_some(default),
+                ));
             }
             if let Some(mut l) = level
                 && ui
                     .add(egui::DragValue::new(&mut l).prefix("max level "))
                     .changed()
             {
-                actions.push(Action::SetLevel(node.name.clone(), Some(l)));
+                actions.push(Action::SetLevel(tree.name(n).to_owned(), Some(l)));
             }
             if ui.button("Solo").clicked() {
                 actions.push(Action::Solo(n));
