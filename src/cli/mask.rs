@@ -87,8 +87,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     run_video(&args, source.as_mut(), masker.as_mut())
 }
 
-/// Masks every frame of a source into a lossless gray mask video (FFV1 in
-/// Matroska, white = floor, the input's timestamps), with a progress bar.
+/// Masks every frame of a source into a lossless gray mask video (FFV1, or
+/// PNG beyond 4K UHD, in Matroska, white = floor, the input's timestamps),
+/// frame by frame with a progress bar.
 fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker) -> anyhow::Result<()> {
     let info = source.info().clone();
     let mut frame = SourceFrame::empty();

@@ -1,6 +1,7 @@
 //! Encoding: RGB frames, or decoded YUV 4:2:0 frames as they are, to H.264
 //! (libx264, yuv420p) in MP4 with faststart,
-//! or floor masks to lossless FFV1 (gray) in Matroska; frame times kept
+//! or floor masks to lossless FFV1 (gray; PNG pictures beyond 4K UHD) in
+//! Matroska; frame times kept
 //! exactly (variable frame rate stays variable), audio streams of a source
 //! file copied unchanged (re-encoded as AAC only when the container cannot
 //! hold them: [`super::audio`]).
@@ -22,6 +23,10 @@ use crate::image::{MaskImage, RgbImage};
 
 /// Audio is written at most this far (seconds) ahead of the video.
 const AUDIO_LEAD: f64 = 0.5;
+
+/// Largest mask picture written as FFV1 (4K UHD); larger masks are PNG
+/// pictures in the same Matroska file (see [`Encoder::create`]).
+pub const MAX_FFV1_PIXELS: u64 = 3840 * 2160;
 
 /// How to encode.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,11 +161,18 @@ impl Encoder {
         if gray && !fmt_name.contains("matroska") {
             return Err(bad("a lossless mask video must be a Matroska (.mkv) file".into()));
         }
-        let (codec_id, enc_width, enc_height) = if gray {
-            (codec::Id::FFV1, width, height)
-        } else {
-            (codec::Id::H264, width & !1, height & !1)
-        };
+        // FFmpeg's FFV1 encoder zeroes a worst-case packet buffer of about
+        // 60 bytes per pixel (2.15 GB for an 8192×4320 mask); beyond 4K
+        // UHD masks are written as PNG pictures instead, as lossless and
+        // read the same way, with buffers of the picture's own size.
+        let (codec_id, enc_width, enc_height) =
+            if gray && u64::from(width) * u64::from(height) > MAX_FFV1_PIXELS {
+                (codec::Id::PNG, width, height)
+            } else if gray {
+                (codec::Id::FFV1, width, height)
+            } else {
+                (codec::Id::H264, width & !1, height & !1)
+            };
         let codec = ffmpeg::encoder::find(codec_id)
             .ok_or_else(|| bad(format!("this FFmpeg has no {} encoder", codec_id.name())))?;
         let global_header = octx
@@ -224,16 +236,18 @@ impl Encoder {
             ..Default::default()
         });
         let mut opts = Dictionary::new();
-        if gray {
+        if codec_id == codec::Id::FFV1 {
             opts.set("level", "3");
             opts.set("slicecrc", "0");
+        } else if gray {
+            // PNG: nothing to set (its default prediction suits masks).
         } else {
             opts.set("preset", &settings.preset);
             opts.set("crf", &settings.crf.to_string());
         }
         let enc = enc.open_with(opts).map_err(|e| {
             bad(if gray {
-                format!("cannot open the FFV1 encoder: {e}")
+                format!("cannot open the {} encoder: {e}", codec_id.name())
             } else {
                 format!(
                     "cannot open libx264 with preset {:?} and crf {}: {e}",

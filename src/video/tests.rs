@@ -686,3 +686,40 @@ fn errors_about_the_temporary_file_name_the_output() {
             .starts_with("in.mp4")
     );
 }
+
+/// Issue 15, finding 9: masks beyond 4K UHD are written as PNG pictures
+/// (FFmpeg's FFV1 encoder zeroes about 60 bytes per pixel: 2.15 GB for an
+/// 8192×4320 mask), still losslessly and read back the same way.
+#[test]
+fn large_mask_videos_round_trip_exactly_without_ffv1() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.mkv");
+    let s = EncoderSettings {
+        gray_lossless: true,
+        ..Default::default()
+    };
+    let (w, h) = (4096usize, 2304usize);
+    assert!((w * h) as u64 > super::encode::MAX_FFV1_PIXELS);
+    let masks: Vec<MaskImage> = (0..2)
+        .map(|k| {
+            MaskImage::from_shape_fn(
+                (h, w),
+                |(y, x)| if (x / 64 + y / 48 + k) % 3 == 0 { 255 } else { 0 },
+            )
+        })
+        .collect();
+    let mut e = Encoder::create(&p, w as u32, h as u32, &s).unwrap();
+    for (i, m) in masks.iter().enumerate() {
+        e.push_mask(m, i as f64 * 0.5).unwrap();
+    }
+    e.finish().unwrap();
+    let mut d = Decoder::open(&p).unwrap();
+    assert_eq!(d.info().codec, "png");
+    let mut out = MaskImage::zeros((0, 0));
+    for (i, m) in masks.iter().enumerate() {
+        let (t, idx) = d.read_gray_into(&mut out).unwrap().unwrap();
+        assert_eq!((idx, (t * 2.0).round() as usize), (i as u64, i));
+        assert!(out == *m, "mask {i}");
+    }
+    assert!(d.read_gray_into(&mut out).unwrap().is_none());
+}
