@@ -25,7 +25,7 @@ pub struct Args {
     pub video: Option<PathBuf>,
     /// Log to draw, when no session is given (any format underlay reads;
     /// over a match: more logs, such as its agents' debug logs; repeatable).
-    #[arg(long = "log", value_name = "LOG", alias = "dlog")]
+    #[arg(long = "log", value_name = "LOG", visible_aliases = ["dlog", "perception", "roboviz"])]
     pub logs: Vec<PathBuf>,
     /// Calibration file, when no session is given.
     #[arg(long, value_name = "CALIB.toml")]

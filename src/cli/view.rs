@@ -10,7 +10,7 @@ pub struct Args {
     pub input: Option<PathBuf>,
     /// The visualization log to show over the video (repeatable: merged;
     /// over a match, its agents' logs).
-    #[arg(long, value_name = "LOG", alias = "dlog")]
+    #[arg(long, value_name = "LOG", visible_aliases = ["dlog", "perception", "roboviz"])]
     pub log: Vec<PathBuf>,
     /// Over a 2D match: the player whose sensing is drawn in detail
     /// (`l10`, `r3`: what it could see this cycle, level 3).

@@ -177,10 +177,9 @@ pub fn load_game(path: &Path) -> Result<Game, LoadError> {
     })
 }
 
-/// The 2D-league kind of the file at `path`, from its first bytes
-/// (decompressed when gzip'ed); `None` for anything else or a file that
-/// cannot be read (its reader then says why).
-pub fn kind_of_file(path: &Path) -> Option<Kind> {
+/// The first bytes of the file at `path` (decompressed when gzip'ed);
+/// `None` for a file that cannot be read (its reader then says why).
+fn head_of(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read as _;
     let mut raw = Vec::new();
     std::fs::File::open(path)
@@ -188,16 +187,21 @@ pub fn kind_of_file(path: &Path) -> Option<Kind> {
         .take(4096)
         .read_to_end(&mut raw)
         .ok()?;
-    if crate::sim3d::input::is_gzip(&raw) {
-        let mut head = Vec::new();
-        let file = std::fs::File::open(path).ok()?;
-        let _ = flate2::read::MultiGzDecoder::new(file)
-            .take(4096)
-            .read_to_end(&mut head);
-        sniff(&head)
-    } else {
-        sniff(&raw)
+    if !crate::sim3d::input::is_gzip(&raw) {
+        return Some(raw);
     }
+    let mut head = Vec::new();
+    let file = std::fs::File::open(path).ok()?;
+    // A damaged stream: what came out before the damage.
+    let _ = flate2::read::MultiGzDecoder::new(file)
+        .take(4096)
+        .read_to_end(&mut head);
+    Some(head)
+}
+
+/// The 2D-league kind of the file at `path`, from its first bytes.
+pub fn kind_of_file(path: &Path) -> Option<Kind> {
+    sniff(&head_of(path)?)
 }
 
 /// The whole (decompressed) file, bounded.
@@ -218,8 +222,9 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, crate::log::LogError> {
 
 /// Reads `paths` as logs, in order: the 2D-league files among them with
 /// the context of the match's game log when one is there (sides, step,
-/// errors against the truth; the game log itself parsed once), the rest
-/// with [`crate::log::load`].
+/// errors against the truth; the game log itself parsed once), the 3D
+/// agents' files with the match's monitor log when one is there (their
+/// errors against it), the rest with [`crate::log::load`].
 pub fn load_all(
     paths: &[std::path::PathBuf],
     sensors: SensorOptions,
@@ -234,6 +239,31 @@ pub fn load_all(
         let bytes = read_bytes(&paths[i])?;
         game = Some(super::read_game(&bytes).map_err(|e| bad(&paths[i], e.into()))?);
     }
+    let kinds3d: Vec<Option<crate::sim3d::logs::Kind>> = paths
+        .iter()
+        .zip(&kinds)
+        .map(|(p, k)| if k.is_some() { None } else { kind3d_of_file(p) })
+        .collect();
+    let mut monitor = None;
+    let mut monitor_at = None;
+    if let Some(i) = kinds3d
+        .iter()
+        .position(|k| *k == Some(crate::sim3d::logs::Kind::Monitor))
+        && kinds3d.iter().any(|k| {
+            matches!(
+                k,
+                Some(crate::sim3d::logs::Kind::Perception | crate::sim3d::logs::Kind::RoboViz)
+            )
+        })
+    {
+        let bytes = read_bytes(&paths[i])?;
+        let bad3 = |e: crate::sim3d::logs::Error| crate::log::LogError::Read {
+            path: paths[i].clone(),
+            error: crate::log::ReadError::Sim3d(e),
+        };
+        monitor = Some(crate::sim3d::monitor::parse(&bytes).map_err(|e| bad3(e.into()))?);
+        monitor_at = Some(i);
+    }
     let cx = Context {
         game: game.as_ref(),
         sensors,
@@ -242,7 +272,9 @@ pub fn load_all(
     paths
         .iter()
         .zip(kinds)
-        .map(|(path, kind)| match (kind, cx.game) {
+        .zip(kinds3d)
+        .enumerate()
+        .map(|(i, ((path, kind), kind3d))| match (kind, cx.game) {
             (Some(Kind::Game), Some(g)) if !game_drawn => {
                 game_drawn = true;
                 Ok(game_log(g, &sensors))
@@ -255,7 +287,81 @@ pub fn load_all(
                 let bytes = read_bytes(path)?;
                 read(Kind::Game, &bytes, Some(path), &cx).map_err(|e| bad(path, e))
             }
-            _ => crate::log::load(path),
+            _ => match (&monitor, kind3d) {
+                (Some(m), Some(crate::sim3d::logs::Kind::Monitor)) if monitor_at == Some(i) => {
+                    let mut log = crate::sim3d::render::ball_trail_log(m);
+                    log.warnings.extend(m.warnings.iter().map(|w| LoadWarning {
+                        offset: None,
+                        frame: None,
+                        message: w.to_string(),
+                    }));
+                    Ok(log)
+                }
+                (
+                    Some(m),
+                    Some(k @ (crate::sim3d::logs::Kind::Perception | crate::sim3d::logs::Kind::RoboViz)),
+                ) => {
+                    let bytes = read_bytes(path)?;
+                    crate::sim3d::logs::read_with(k, &bytes, Some(path), Some(m)).map_err(|e| {
+                        crate::log::LogError::Read {
+                            path: path.clone(),
+                            error: crate::log::ReadError::Sim3d(e),
+                        }
+                    })
+                }
+                _ => crate::log::load(path),
+            },
         })
         .collect()
+}
+
+/// The 3D-league kind of the file at `path`, from its first bytes.
+fn kind3d_of_file(path: &Path) -> Option<crate::sim3d::logs::Kind> {
+    crate::sim3d::logs::sniff(&head_of(path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(dir: &str, name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(dir)
+            .join(name)
+    }
+
+    /// Primitives of entities whose name ends with `suffix`.
+    fn count(log: &Log, suffix: &str) -> usize {
+        log.primitives
+            .iter()
+            .filter(|p| log.entities.name(p.entity).ends_with(suffix))
+            .count()
+    }
+
+    #[test]
+    fn an_agent_read_beside_its_match_is_placed_by_it() {
+        // 3D: beside the monitor log, what the agent saw gets its errors
+        // against where things really were.
+        let agent = data("sim3d", "agent_Alpha_1.log.gz");
+        let monitor = data("sim3d", "monitor.rsmp.log.gz");
+        let alone = load_all(std::slice::from_ref(&agent), SensorOptions::default()).unwrap();
+        let both = load_all(&[monitor, agent], SensorOptions::default()).unwrap();
+        assert_eq!(both.len(), 2);
+        assert!(count(&both[0], "ball/trail") > 0);
+        assert!(
+            count(&both[1], "/errors") > count(&alone[0], "/errors"),
+            "{} vs {}",
+            count(&both[1], "/errors"),
+            count(&alone[0], "/errors")
+        );
+        // 2D: beside the game log, a right-side agent is not guessed left.
+        let game = data("sim2d", "match4.rcg.gz");
+        let q9 = data("sim2d", "HELIOS_Q-9.log.gz");
+        let alone = load_all(std::slice::from_ref(&q9), SensorOptions::default()).unwrap();
+        assert!(alone[0].warnings.iter().any(|w| w.message.contains("left team")));
+        let both = load_all(&[game, q9], SensorOptions::default()).unwrap();
+        assert!(!both[1].warnings.iter().any(|w| w.message.contains("left team")));
+        assert!(count(&both[0], "/view") > 0);
+    }
 }

@@ -55,6 +55,17 @@ pub fn agent_from_file_name(path: &Path) -> Option<(String, u32)> {
 /// Reads the (decompressed) bytes of a file [`sniff`] recognised; `path`
 /// is the file's, when there is one.
 pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>) -> Result<Log, Error> {
+    read_with(kind, bytes, path, None)
+}
+
+/// Like [`read`], with the match's monitor log read beside it: what an
+/// agent saw is drawn with its error to where each object really was.
+pub fn read_with(
+    kind: Kind,
+    bytes: &[u8],
+    path: Option<&Path>,
+    monitor: Option<&super::monitor::MonitorLog>,
+) -> Result<Log, Error> {
     let (mut log, warnings) = match kind {
         Kind::Perception => {
             let p = perception::parse(bytes)?;
@@ -66,8 +77,8 @@ pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>) -> Result<Log, Error>
                 },
                 ..place::PlaceOptions::default()
             };
-            let placed = place::place(&p, None, &opts);
-            let log = place::to_log(&placed, &p, None);
+            let placed = place::place(&p, monitor, &opts);
+            let log = place::to_log(&placed, &p, monitor);
             let mut w = p.warnings.clone();
             if placed.stats.unplaced > 0 {
                 w.push(super::Warning {
@@ -82,7 +93,7 @@ pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>) -> Result<Log, Error>
         }
         Kind::RoboViz => {
             let (records, mut w) = rvd::read_records(bytes)?;
-            let (log, _, w2) = rvd::to_log(&records, None);
+            let (log, _, w2) = rvd::to_log(&records, monitor);
             w.extend(w2);
             (log, w)
         }
