@@ -123,13 +123,14 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
     }
 }
 
-fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
-    if let Some(out) = &a.output {
-        crate::files::refuse_overwriting_inputs(out, [a.log.as_path()])?;
-    }
-    use crate::ssl::camera;
-    let name = a.log.display();
-    let cams = camera::cameras_in(&a.log).context("cannot read the camera calibrations")?;
+/// Camera `id` of the SSL game log `log` (read into `cams`), or an error
+/// listing the cameras it has.
+fn pick_camera(
+    log: &std::path::Path,
+    cams: &crate::ssl::camera::LogCameras,
+    id: Option<u32>,
+) -> anyhow::Result<(u32, crate::ssl::packets::CameraModel)> {
+    let name = log.display();
     let list = || {
         let ids: Vec<String> = cams.latest.keys().map(u32::to_string).collect();
         ids.join(", ")
@@ -137,7 +138,7 @@ fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
     if cams.latest.is_empty() {
         bail!("{name}: no vision geometry packet carries a camera calibration");
     }
-    let Some(id) = a.camera else {
+    let Some(id) = id else {
         bail!(
             "{name} has calibrations of cameras {}: choose one with --camera N",
             list()
@@ -149,12 +150,39 @@ fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
             list()
         );
     };
-    let mut c = camera::calibration(model)
+    Ok((id, *model))
+}
+
+/// The calibration of camera `id` of the SSL game log among `logs` (for
+/// `view` and `export` with `--camera N` over a camera video).
+pub(crate) fn ssl_camera(logs: &[std::path::PathBuf], id: u32) -> anyhow::Result<crate::calib::Calibration> {
+    use crate::ssl::camera;
+    // The first log that reads as an SSL game log (others fail at its header).
+    let Some((log, cams)) = logs
+        .iter()
+        .find_map(|l| camera::cameras_in(l).ok().map(|c| (l, c)))
+    else {
+        bail!("--camera {id} needs an SSL game log among the logs (--log GAME.log)");
+    };
+    let (id, model) = pick_camera(log, &cams, Some(id))?;
+    camera::calibration(&model)
+        .with_context(|| format!("camera {id} of {} cannot be used as a calibration", log.display()))
+}
+
+fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.output {
+        crate::files::refuse_overwriting_inputs(out, [a.log.as_path()])?;
+    }
+    use crate::ssl::camera;
+    let name = a.log.display();
+    let cams = camera::cameras_in(&a.log).context("cannot read the camera calibrations")?;
+    let (id, model) = pick_camera(&a.log, &cams, a.camera)?;
+    let mut c = camera::calibration(&model)
         .with_context(|| format!("camera {id} of {name} cannot be used as a calibration"))?;
     if let Some([w, h]) = a.image_size {
         c = c.with_image_size(w, h);
     }
-    let mut notes = camera::notes(model);
+    let mut notes = camera::notes(&model);
     if a.image_size.is_some() {
         notes.retain(|n| !n.contains("image size"));
     }

@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(short, long, value_name = "OUT.mp4")]
     pub output: PathBuf,
     /// Video to annotate, when no session is given.
-    #[arg(long, value_name = "VIDEO", conflicts_with = "session", requires_all = ["logs", "calib"])]
+    #[arg(long, value_name = "VIDEO", conflicts_with = "session", requires = "logs")]
     pub video: Option<PathBuf>,
     /// Log to draw, when no session is given (any format underlay reads;
     /// over a match: more logs, such as its agents' debug logs; repeatable).
@@ -43,6 +43,10 @@ pub struct Args {
     /// Picture size of a rendered match, `WIDTHxHEIGHT` (default 1280x720).
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<[usize; 2]>,
+    /// Calibrate with camera N of the SSL game log among the logs (its
+    /// ssl-vision model), instead of --calib.
+    #[arg(long, value_name = "N", conflicts_with = "calib")]
+    pub camera: Option<u32>,
     /// Over a 2D match: the player whose sensing is drawn in detail (`l10`).
     #[arg(long, value_name = "PLAYER")]
     pub player: Option<String>,
@@ -120,6 +124,9 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     if args.player.is_some() {
         s.observer = args.player.clone();
     }
+    if let Some(n) = args.camera {
+        s.calibration = Some(CalibrationSource::Inline(super::calib::ssl_camera(&s.logs, n)?));
+    }
     Ok((s, file))
 }
 
@@ -147,10 +154,13 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         }
         (None, Some(video)) => {
             anyhow::ensure!(!args.logs.is_empty(), "--log is needed with --video");
-            let calib = args.calib.clone().context("--calib is needed with --video")?;
+            anyhow::ensure!(
+                args.calib.is_some() || args.camera.is_some(),
+                "--calib (or --camera N with an SSL game log) is needed with --video"
+            );
             let mut s = Session::new(video, "");
             s.logs = args.logs.clone();
-            s.calibration = Some(CalibrationSource::File { file: calib });
+            s.calibration = args.calib.clone().map(|file| CalibrationSource::File { file });
             Ok((s, None))
         }
         (None, None) => anyhow::bail!("give a session file, or --video with --log and --calib"),

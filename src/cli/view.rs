@@ -16,6 +16,10 @@ pub struct Args {
     /// (`l10`, `r3`: what it could see this cycle, level 3).
     #[arg(long, value_name = "PLAYER")]
     pub player: Option<String>,
+    /// Calibrate with camera N of the SSL game log among the logs (its
+    /// ssl-vision model), instead of --calib.
+    #[arg(long, value_name = "N", conflicts_with = "calib")]
+    pub camera: Option<u32>,
     /// A calibration file written by `underlay calib solve -o`.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
@@ -103,6 +107,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             calib: args.calib,
             offset: args.offset,
             observer: args.player,
+            calibration: match args.camera {
+                Some(n) => Some(Box::new(super::calib::ssl_camera(&args.log, n)?)),
+                None => None,
+            },
         },
         synthetic: args.synthetic,
         calib_points: args.calib_points,

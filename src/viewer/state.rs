@@ -117,6 +117,8 @@ pub struct OpenRequest {
     pub offset: Option<f64>,
     /// The 2D player whose sensing is drawn in detail (`l10`).
     pub observer: Option<String>,
+    /// A calibration given whole (an SSL camera's, `--camera N`).
+    pub calibration: Option<Box<Calibration>>,
 }
 
 /// Whether `path` names a session file.
@@ -184,6 +186,9 @@ impl Document {
         }
         if req.observer.is_some() {
             session.observer = req.observer.clone();
+        }
+        if let Some(c) = &req.calibration {
+            session.calibration = Some(CalibrationSource::Inline((**c).clone()));
         }
         let saved = session_path.as_ref().map(|_| session.clone());
         let mut doc = Document {

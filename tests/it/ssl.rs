@@ -228,6 +228,34 @@ fn calib_from_ssl_writes_the_cameras_calibration() {
     ]);
     assert_ok(&o);
     assert!(stdout(&o).contains("homography = ["), "{}", stdout(&o));
+    // The same camera calibrates an export over a camera video directly.
+    let video = dir.path().join("cam.png");
+    underlay::image::save_rgb(&video, &underlay::image::RgbImage::from_elem((580, 780, 3), 90)).unwrap();
+    let annotated = dir.path().join("a.mp4");
+    let export = |camera: &str| {
+        run([
+            "export".as_ref(),
+            "--video".as_ref(),
+            video.as_os_str(),
+            "--log".as_ref(),
+            log.as_os_str(),
+            "--camera".as_ref(),
+            camera.as_ref(),
+            "-o".as_ref(),
+            annotated.as_os_str(),
+        ])
+    };
+    let o = export("2");
+    assert_ok(&o);
+    assert!(annotated.exists());
+    // A camera the log does not have is named with those it has.
+    let o = export("5");
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no calibration of camera 5; it has cameras 2"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
