@@ -11,6 +11,7 @@
 
 pub mod render;
 pub mod sim;
+pub mod ssl;
 pub mod vislog;
 pub mod world;
 
@@ -24,7 +25,7 @@ use crate::video::{Encoder, EncoderSettings};
 
 /// Bumped whenever the generated files change, so cached demos are renewed
 /// (2: closed GOPs, so players can start at every keyframe).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Epoch time (s) of the start of the log's clock: 2024-07-17 09:14:03.3172
 /// UTC, during RoboCup 2024 in Eindhoven.
@@ -42,10 +43,11 @@ pub const CAMERA_FILE: &str = "truth/camera.toml";
 pub const MASKS_FILE: &str = "truth/masks.mkv";
 pub const TRAJECTORY_FILE: &str = "truth/trajectory.csv";
 
-const FILES: [&str; 6] = [
+const FILES: [&str; 7] = [
     SESSION_FILE,
     VIDEO_FILE,
     LOG_FILE,
+    ssl::SSL_FILE,
     CAMERA_FILE,
     MASKS_FILE,
     TRAJECTORY_FILE,
@@ -285,6 +287,8 @@ fn generate_into(
 
     let cam = render::Camera::demo(spec.width, spec.height)?;
     let calib = cam.calibration()?;
+    // The SSL game log the game would have produced, with this camera.
+    ssl::write_ssl_log(&run, &cam, &dir.join(ssl::SSL_FILE), LOG_EPOCH)?;
     write_camera(&dir.join(CAMERA_FILE), &cam)?;
 
     let mut session = Session::new(dir.join(VIDEO_FILE), dir.join(LOG_FILE));

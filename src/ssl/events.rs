@@ -581,6 +581,94 @@ pub struct GameEvent {
 const MAX_DEPTH: u32 = 4;
 
 impl GameEvent {
+    /// A game event of type `name` (snake_case, as in [`TYPES`]) with
+    /// `fields`, raised at `created` (s since the epoch); `None` for a type
+    /// the table does not know.
+    pub fn new(name: &str, id: &str, created: f64, fields: Vec<(&'static str, Value)>) -> Option<GameEvent> {
+        let kind = TYPES.iter().find(|t| t.name == name)?;
+        Some(GameEvent {
+            kind: Some(kind),
+            code: Some(kind.code),
+            id: Some(id.to_owned()),
+            origin: Vec::new(),
+            created: Some(created),
+            fields,
+        })
+    }
+
+    /// The event's bytes as the game controller sends them (the inverse of
+    /// decoding, for writing game logs); fields its type does not list are
+    /// left out.
+    pub fn encode(&self) -> Vec<u8> {
+        use crate::log::wire::{put_fixed32, put_key, put_len, put_varint};
+        let mut out = Vec::new();
+        if let Some(c) = self.code {
+            put_key(&mut out, 40, VARINT);
+            put_varint(&mut out, c as i64 as u64);
+        }
+        for o in &self.origin {
+            put_len(&mut out, 41, o.len());
+            out.extend_from_slice(o.as_bytes());
+        }
+        if let Some(t) = self.created {
+            put_key(&mut out, 49, VARINT);
+            put_varint(&mut out, (t * 1e6).round().max(0.0) as u64);
+        }
+        if let Some(id) = &self.id {
+            put_len(&mut out, 50, id.len());
+            out.extend_from_slice(id.as_bytes());
+        }
+        let Some(kind) = self.kind else {
+            return out;
+        };
+        let mut body = Vec::new();
+        for (name, value) in &self.fields {
+            let Some(&(n, _, _)) = kind.fields.iter().find(|(_, f, _)| f == name) else {
+                continue;
+            };
+            let mut varint = |v: u64| {
+                put_key(&mut body, n, VARINT);
+                put_varint(&mut body, v);
+            };
+            match value {
+                Value::Team(t) => varint(match t {
+                    Some(Team::Yellow) => 1,
+                    Some(Team::Blue) => 2,
+                    None => 0,
+                }),
+                Value::Bot(b) => varint(u64::from(*b)),
+                Value::Count(c) => varint(*c as u64),
+                Value::Flag(f) => varint(u64::from(*f)),
+                Value::Time(t) => varint((t * 1e6).round().max(0.0) as u64),
+                Value::Point(p) => {
+                    let mut point = Vec::new();
+                    put_fixed32(&mut point, 1, ((p.x / 1000.0) as f32).to_bits());
+                    put_fixed32(&mut point, 2, ((p.y / 1000.0) as f32).to_bits());
+                    put_len(&mut body, n, point.len());
+                    body.extend_from_slice(&point);
+                }
+                Value::Length(v) => put_fixed32(&mut body, n, ((v / 1000.0) as f32).to_bits()),
+                Value::Speed(v) | Value::Duration(v) | Value::Angle(v) => {
+                    put_fixed32(&mut body, n, (*v as f32).to_bits())
+                }
+                Value::Text(t) => {
+                    put_len(&mut body, n, t.len());
+                    body.extend_from_slice(t.as_bytes());
+                }
+                Value::Events(list) => {
+                    for e in list {
+                        let bytes = e.encode();
+                        put_len(&mut body, n, bytes.len());
+                        body.extend_from_slice(&bytes);
+                    }
+                }
+            }
+        }
+        put_len(&mut out, kind.field, body.len());
+        out.extend_from_slice(&body);
+        out
+    }
+
     /// Decodes one event's bytes.
     pub(crate) fn decode(bytes: &[u8]) -> WireResult<GameEvent> {
         decode_event(Reader::new(bytes), 0)

@@ -694,6 +694,44 @@ impl Referee {
         })
     }
 
+    /// Encodes the packet as the game controller sends it (log message
+    /// type 3), for writing game logs.
+    pub fn encode(&self) -> Vec<u8> {
+        let us = |t: f64| (t * 1e6).round() as i64;
+        let team = |t: &TeamInfo| pb::TeamState {
+            name: Some(t.name.clone()),
+            score: Some(t.score),
+            red_cards: Some(t.red_cards),
+            yellow_card_times: t.yellow_card_times.iter().map(|&s| us(s).max(0) as u32).collect(),
+            yellow_cards: Some(t.yellow_cards),
+            timeouts: Some(t.timeouts),
+            timeout_time: Some(us(t.timeout_time).max(0) as u32),
+            goalkeeper: Some(t.goalkeeper),
+            foul_counter: t.foul_counter,
+            ball_placement_failures: t.ball_placement_failures,
+            can_place_ball: t.can_place_ball,
+            max_allowed_bots: t.max_allowed_bots,
+        };
+        pb::RefereeState {
+            packet_timestamp: self.packet_time.map(|t| us(t).max(0) as u64),
+            stage: Some(self.stage.0),
+            stage_time_left: self.stage_time_left.map(us),
+            command: Some(self.command.0),
+            command_counter: Some(self.command_counter),
+            command_timestamp: self.command_time.map(|t| us(t).max(0) as u64),
+            yellow: Some(team(&self.yellow)),
+            blue: Some(team(&self.blue)),
+            designated_position: self.designated_position.map(point_to_wire),
+            blue_team_on_positive_half: self.blue_on_positive_half,
+            next_command: self.next_command.map(|c| c.0),
+            current_action_time_remaining: self.action_time_left.map(us),
+            game_events: self.game_events.iter().map(GameEvent::encode).collect(),
+            source_identifier: self.source.clone(),
+            status_message: self.status_message.clone(),
+        }
+        .encode_to_vec()
+    }
+
     /// The team info of `team`.
     pub fn team(&self, team: Team) -> &TeamInfo {
         match team {

@@ -65,6 +65,7 @@ fn demo_writes_a_consistent_run_that_exports() {
         "session.toml",
         "video.mp4",
         "log.ulog",
+        "game.log",
         "demo.toml",
         "truth/camera.toml",
         "truth/masks.mkv",
@@ -98,33 +99,23 @@ fn demo_writes_a_consistent_run_that_exports() {
         panic!("no inline calibration");
     };
     let log = session.load_logs().unwrap();
-    let index = Index::new(&log);
-    let filter = FilterSpec::default().compile(&log).unwrap();
-    let mut checked = 0;
-    for (i, mask) in masks.iter().enumerate().step_by(5) {
-        let t = i as f64 * 0.1 + session.offset;
-        let sel = index.select(&log, t, index.default_threshold(), &filter);
-        for p in &sel {
-            let name = log.entities.name(p.entity);
-            let Shape::Circle { center, radius } = p.shape else {
-                continue;
-            };
-            let robot = name.starts_with("robots/") && name.matches('/').count() == 2;
-            if !(name == "ball" || robot && (radius - 90.0).abs() <= 1.0) {
-                continue;
-            }
-            let q = calib.project(center).unwrap();
-            let (u, v) = (q.x.round() as usize, q.y.round() as usize);
-            assert!(u < 640 && v < 360, "{name} off screen at {q:?}");
-            // The ball is a pixel or two across at this size: look around it.
-            let r = if name == "ball" { 1 } else { 0 };
-            let hidden = (v.saturating_sub(r)..=(v + r).min(359))
-                .any(|y| (u.saturating_sub(r)..=(u + r).min(639)).any(|x| mask[[y, x]] == 0));
-            assert!(hidden, "frame {i}: {name} at {q:?} is floor in the true mask");
-            checked += 1;
-        }
-    }
+    let checked = robots_on_foreground(&log, calib, session.offset, &masks);
     assert!(checked >= 4 * 13, "only {checked} robots and balls checked");
+
+    // The SSL game log the game would have produced: its robots and ball,
+    // through its own camera model (ssl-vision's, fitted to the lens), land
+    // on the robots and ball of the true masks too.
+    let game = dir.join("game.log");
+    let cams = underlay::ssl::camera::cameras_in(&game).unwrap();
+    let model = cams.latest.get(&0).expect("camera 0 in the SSL log");
+    let ssl_calib = underlay::ssl::camera::calibration(model).unwrap();
+    let ssl_log = underlay::log::load(&game).unwrap();
+    assert!(ssl_log.warnings.is_empty(), "{:?}", ssl_log.warnings);
+    let checked = robots_on_foreground(&ssl_log, &ssl_calib, session.offset, &masks);
+    assert!(
+        checked >= 4 * 12,
+        "only {checked} robots and balls of the SSL log checked"
+    );
 
     // The default (adaptive) mask finds the true floor.
     let mut masker = session.mask.build().unwrap();
@@ -195,4 +186,43 @@ fn demo_rejects_impossible_sizes_and_rates() {
         assert!(text(&o).contains(says), "{flag} {value}: {}", text(&o));
         assert!(!out.exists(), "{flag} {value} left a folder");
     }
+}
+
+/// Checks, every fifth frame, that `log`'s robot circles and ball (the
+/// demo's and SSL logs' entities), projected through `calib`, fall on
+/// foreground in the true `masks`; returns how many were checked.
+fn robots_on_foreground(
+    log: &underlay::log::Log,
+    calib: &underlay::calib::Calibration,
+    offset: f64,
+    masks: &[MaskImage],
+) -> usize {
+    let index = Index::new(log);
+    let filter = FilterSpec::default().compile(log).unwrap();
+    let mut checked = 0;
+    for (i, mask) in masks.iter().enumerate().step_by(5) {
+        let t = i as f64 * 0.1 + offset;
+        let sel = index.select(log, t, index.default_threshold(), &filter);
+
+        for p in &sel {
+            let name = log.entities.name(p.entity);
+            let Shape::Circle { center, radius } = p.shape else {
+                continue;
+            };
+            let robot = name.starts_with("robots/") && name.matches('/').count() == 2;
+            if !(name == "ball" || robot && (radius - 90.0).abs() <= 1.0) {
+                continue;
+            }
+            let q = calib.project(center).unwrap();
+            let (u, v) = (q.x.round() as usize, q.y.round() as usize);
+            assert!(u < 640 && v < 360, "{name} off screen at {q:?}");
+            // The ball is a pixel or two across at this size: look around it.
+            let r = if name == "ball" { 1 } else { 0 };
+            let hidden = (v.saturating_sub(r)..=(v + r).min(359))
+                .any(|y| (u.saturating_sub(r)..=(u + r).min(639)).any(|x| mask[[y, x]] == 0));
+            assert!(hidden, "frame {i}: {name} at {q:?} is floor in the true mask");
+            checked += 1;
+        }
+    }
+    checked
 }
