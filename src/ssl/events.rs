@@ -924,6 +924,37 @@ fn read_point(mut r: Reader<'_>) -> WireResult<Option<Vec2>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn events_encode_back_to_what_they_decode_from() {
+        let nested = GameEvent::new(
+            "ball_left_field_touch_line",
+            "a",
+            1_700_000_000.5,
+            vec![
+                ("by_team", Value::Team(Some(Team::Blue))),
+                ("by_bot", Value::Bot(3)),
+                ("location", Value::Point(Vec2::new(1500.0, -3000.0))),
+            ],
+        )
+        .unwrap();
+        let bytes = nested.encode();
+        let back = GameEvent::decode(&bytes).unwrap();
+        assert_eq!(back, nested);
+        let far = GameEvent::new(
+            "defender_too_close_to_kick_point",
+            "b",
+            1_700_000_001.0,
+            vec![
+                ("by_team", Value::Team(Some(Team::Yellow))),
+                ("by_bot", Value::Bot(1)),
+                ("distance", Value::Length(250.0)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(GameEvent::decode(&far.encode()).unwrap(), far);
+        assert!(GameEvent::new("no_such_event", "c", 0.0, vec![]).is_none());
+    }
+
     use super::*;
     use crate::log::wire::{put_key, put_len, put_varint};
 
