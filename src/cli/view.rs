@@ -33,14 +33,15 @@ pub struct Args {
     /// Render one moment in the real window, save it as PNG and exit.
     #[arg(long, value_name = "PNG", requires = "at")]
     pub screenshot: Option<PathBuf>,
-    /// Video time (seconds) of the screenshot.
+    /// Moment of the screenshot: video seconds, or for a match seconds of
+    /// its game clock (or cycles: `1200c`).
     #[arg(
         long,
         value_name = "SECONDS",
         requires = "screenshot",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
-    pub at: Option<f64>,
+    pub at: Option<crate::video::TimeArg>,
     /// Play generated frames instead of a video: `WIDTHxHEIGHT@FPS[:SECONDS]`
     /// (for trying the viewer and measuring it).
     #[arg(long, value_name = "SPEC", hide = true)]
@@ -71,10 +72,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let screenshot = match (args.screenshot, args.at) {
         (Some(path), Some(at)) => {
-            anyhow::ensure!(
-                at.is_finite(),
-                "--at must be a finite number of seconds, not {at}"
-            );
             anyhow::ensure!(
                 args.input.is_some() || args.synthetic.is_some(),
                 "--screenshot needs a session or a video to show"

@@ -523,3 +523,45 @@ fn a_damaged_video_is_an_error_naming_it() {
     );
     assert!(!dir.path().join("y.png").exists());
 }
+
+/// A 2D match opens in the window on its own (rendered, its sensor models
+/// drawn), and `--at` takes the game's cycles.
+#[test]
+fn a_2d_match_shows_at_a_cycle() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("match.png");
+    let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sim2d/match4.rcg.gz");
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .arg(&game)
+        .args(["--at", "100c", "--screenshot"])
+        .arg(&png));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let img = underlay::image::load_rgb(&png).unwrap();
+    // The rendered pitch's grass and both teams' colours are on screen.
+    let grass = bbox(&img, [52, 128, 56], 6, None).expect("the pitch on screen");
+    assert!(grass.2 - grass.0 > 300, "{grass:?}");
+    assert!(
+        bbox(&img, [0xff, 0xd7, 0x00], 30, Some(grass)).is_some(),
+        "left team"
+    );
+    assert!(
+        bbox(&img, [0x1e, 0x90, 0xff], 30, Some(grass)).is_some(),
+        "right team"
+    );
+    // A cycle the game does not reach is refused.
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .arg(&game)
+        .args(["--at", "99999c", "--screenshot"])
+        .arg(dir.path().join("no.png")));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("outside the video"), "{}", stderr(&o));
+}

@@ -59,8 +59,8 @@ impl std::str::FromStr for SyntheticSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScreenshotRequest {
     pub path: PathBuf,
-    /// Video time in seconds.
-    pub at: f64,
+    /// The moment: video seconds, or a match's clock (see [`TimeArg`]).
+    pub at: crate::video::TimeArg,
 }
 
 /// How the viewer starts.
@@ -327,24 +327,40 @@ impl ViewerApp {
             self.bench = Some(BenchJob::new(secs));
         }
         if let Some(req) = &opts.screenshot {
+            let info = self.player.as_ref().map(|p| p.info().clone());
+            // A match's clock (or cycles) to the picture showing it.
+            let at = match &info {
+                Some(i) => req.at.video_time(i.clocks.as_deref(), i.start, i.clock_step),
+                None => req.at.video_time(None, 0.0, None),
+            };
+            let at = match at {
+                Ok(t) => t,
+                Err(e) => {
+                    *result.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(Err(super::ShotError::Open(e.into())));
+                    self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                    return;
+                }
+            };
             // A moment outside the video is refused, not silently replaced
             // by its first or last frame.
-            if let Some(info) = self.player.as_ref().map(Player::info)
+            if let Some(info) = &info
                 && info.duration.is_finite()
                 && info.duration > 0.0
-                && !(info.start..=info.start + info.duration).contains(&req.at)
+                && !(info.start..=info.start + info.duration).contains(&at)
             {
                 *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::OutOfRange {
-                    at: req.at,
+                    at,
                     start: info.start,
                     end: info.start + info.duration,
                 }));
                 self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                 return;
             }
-            self.playback.seek(req.at);
+            self.playback.seek(at);
             self.request_frame();
             self.screenshot = Some(ScreenshotJob {
+                at,
                 req: req.clone(),
                 started: Instant::now(),
                 painted: 0,

@@ -6,6 +6,8 @@ use super::*;
 /// State of a `--screenshot` run.
 pub(super) struct ScreenshotJob {
     pub(super) req: ScreenshotRequest,
+    /// The video time of the picture asked for.
+    pub(super) at: f64,
     pub(super) started: Instant,
     /// Frames painted since the wanted frame is on screen.
     pub(super) painted: u32,
@@ -29,7 +31,7 @@ impl ViewerApp {
             *job.result.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some(Err(crate::viewer::ShotError::Timeout {
                     secs: SCREENSHOT_TIMEOUT.as_secs(),
-                    at: job.req.at,
+                    at: job.at,
                 }));
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             job.requested = true;
