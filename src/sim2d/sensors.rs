@@ -257,7 +257,7 @@ fn player_models(
             start: face - width / 2.0,
             sweep: width,
         },
-        filled(team.with_alpha(0x90), team.with_alpha(0x22)),
+        px(team.with_alpha(0xa0), 1.0),
         e[0],
         1,
     ));
