@@ -158,6 +158,28 @@ pub fn counts_at(log: &Log, index: &crate::select::Index, t: f64, threshold: f64
     counts
 }
 
+/// The texts shown at log time `t` (any entity, any level), with their
+/// entities' names, in draw order; at most `max` of them. An agent's
+/// messages (a 2D debug log's `M` lines) are read here as a list.
+pub fn texts_at(
+    log: &Log,
+    index: &crate::select::Index,
+    t: f64,
+    threshold: f64,
+    max: usize,
+) -> Vec<(String, String)> {
+    let all = crate::select::Filter::all(log, i32::MAX);
+    index
+        .select(log, t, threshold, &all)
+        .iter()
+        .filter_map(|p| match &p.shape {
+            Shape::Text { text, .. } => Some((log.entities.name(p.entity).to_owned(), text.to_string())),
+            _ => None,
+        })
+        .take(max)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,10 +36,42 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                     app.video_view = Default::default();
                 }
             });
+        egui::CollapsingHeader::new("Messages")
+            .default_open(false)
+            .show(ui, |ui| match &app.doc {
+                Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(f64::NAN)),
+                None => {
+                    ui.label("Nothing open.");
+                }
+            });
         egui::CollapsingHeader::new("Statistics")
             .default_open(false)
             .show(ui, |ui| stats(app, ui));
     });
+}
+
+/// Most texts the message list shows.
+const MAX_MESSAGES: usize = 500;
+
+/// The texts of the log at `log_time` as a list (an agent's messages, the
+/// referee's words), each with its entity.
+pub fn messages_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
+    let texts = sync::texts_at(&doc.log, &doc.index, log_time, doc.threshold(), MAX_MESSAGES);
+    if texts.is_empty() {
+        ui.weak("No text at this time.");
+        return;
+    }
+    egui::ScrollArea::vertical().max_height(300.0).show(ui, |ui| {
+        for (entity, text) in &texts {
+            ui.horizontal_wrapped(|ui| {
+                ui.weak(entity);
+                ui.label(text);
+            });
+        }
+    });
+    if texts.len() == MAX_MESSAGES {
+        ui.weak(format!("(the first {MAX_MESSAGES})"));
+    }
 }
 
 /// Offset, nudges and event alignment. `frame_time` is the video time of
@@ -305,6 +337,21 @@ mod tests {
             move |ui, d: &mut Document| sync_section(ui, d, frame_time, 0.04),
             doc(),
         )
+    }
+
+    #[test]
+    fn messages_list_the_texts_of_the_moment() {
+        let mut h = Harness::builder()
+            .with_size([400.0, 300.0])
+            .build_ui_state(|ui, d: &mut Document| messages_section(ui, d, 1003.5), doc());
+        h.run();
+        assert!(h.query_by_label("ball out").is_some());
+        assert!(h.query_by_label("ball touched").is_none());
+        let mut h = Harness::builder()
+            .with_size([400.0, 300.0])
+            .build_ui_state(|ui, d: &mut Document| messages_section(ui, d, 2000.0), doc());
+        h.run();
+        assert!(h.query_by_label("No text at this time.").is_some());
     }
 
     #[test]
