@@ -59,7 +59,7 @@ impl std::str::FromStr for SyntheticSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScreenshotRequest {
     pub path: PathBuf,
-    /// The moment: video seconds, or a match's clock (see [`TimeArg`]).
+    /// The moment: video seconds, or a match's clock (see [`crate::video::TimeArg`]).
     pub at: crate::video::TimeArg,
 }
 
