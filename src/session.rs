@@ -133,7 +133,7 @@ pub struct Session {
 
 /// The size and rate of pictures a source renders itself (a match from
 /// its game log; the session's `[picture]` table). Camera videos ignore it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PictureSettings {
     /// `[width, height]` in pixels; the source's default when absent.
@@ -143,6 +143,14 @@ pub struct PictureSettings {
     /// when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fps: Option<f64>,
+    /// What a rendered match's camera follows: `ball`, or a player (`l10`,
+    /// `y3`); the whole pitch when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow: Option<String>,
+    /// Magnification of a rendered match's pitch (1: all of it; 3 when
+    /// following something and absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zoom: Option<f64>,
 }
 
 impl PictureSettings {
@@ -157,6 +165,8 @@ impl PictureSettings {
             keep_yuv: false,
             size: self.size.map(|[w, h]| (w, h)),
             fps: self.fps,
+            follow: self.follow.clone(),
+            zoom: self.zoom,
         }
     }
 }
@@ -343,7 +353,7 @@ impl Session {
             draw: Some(self.draw),
             filter: self.filter.clone(),
             instant_threshold: self.instant_threshold,
-            picture: self.picture,
+            picture: self.picture.clone(),
             observer: self.observer.clone(),
             viewer: self.viewer.clone(),
         };

@@ -47,6 +47,14 @@ pub struct Args {
     /// ssl-vision model), instead of --calib.
     #[arg(long, value_name = "N", conflicts_with = "calib")]
     pub camera: Option<u32>,
+    /// A rendered match's camera follows this: `ball`, or a player (`l10`,
+    /// `r3`; `y2`, `b5` in SSL logs).
+    #[arg(long, value_name = "WHAT")]
+    pub follow: Option<String>,
+    /// Magnification of a rendered match's pitch (1 to 8; default 1, or 3
+    /// when following something).
+    #[arg(long, value_name = "Z")]
+    pub zoom: Option<f64>,
     /// Over a 2D match: the player whose sensing is drawn in detail (`l10`).
     #[arg(long, value_name = "PLAYER")]
     pub player: Option<String>,
@@ -84,6 +92,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         to: args.to,
         size: args.size,
         fps: args.fps,
+        follow: args.follow.clone(),
+        zoom: args.zoom,
         crf: args.crf,
         preset: args.preset.clone(),
         no_mask: args.no_mask,

@@ -51,6 +51,11 @@ pub struct ExportOptions {
     pub size: Option<[usize; 2]>,
     /// Pictures per second a source renders itself, instead of the session's.
     pub fps: Option<f64>,
+    /// What a rendered match's camera follows (`ball`, `l10`), instead of
+    /// the session's.
+    pub follow: Option<String>,
+    /// A rendered match's magnification, instead of the session's.
+    pub zoom: Option<f64>,
     /// x264 constant rate factor, 0–51 (lower is better).
     pub crf: u8,
     /// x264 preset (one of [`PRESETS`]).
@@ -77,6 +82,8 @@ impl Default for ExportOptions {
             to: None,
             size: None,
             fps: None,
+            follow: None,
+            zoom: None,
             crf: 20,
             preset: "veryfast".into(),
             no_mask: false,
@@ -152,6 +159,12 @@ impl ExportOptions {
         }
         if self.fps.is_some() {
             session.picture.fps = self.fps;
+        }
+        if self.follow.is_some() {
+            session.picture.follow = self.follow.clone();
+        }
+        if self.zoom.is_some() {
+            session.picture.zoom = self.zoom;
         }
     }
 }

@@ -297,7 +297,7 @@ impl Pipeline {
         let toggles = settings.toggles;
         let mut stats = FrameStats {
             log_time,
-            calibrated: settings.calibration.is_some(),
+            calibrated: settings.calibration.is_some() || frame.calibration.is_some(),
             ..FrameStats::default()
         };
         if (self.overlay.width(), self.overlay.height()) != (w, h) {
@@ -340,8 +340,11 @@ impl Pipeline {
         }
         stats.mask_time = t0.elapsed();
 
+        // A frame with a view of its own (a rendered match following the
+        // ball) is drawn through it.
+        let frame_calib = frame.calibration.as_deref();
         if toggles.overlay
-            && let Some(calib) = &settings.calibration
+            && let Some(calib) = frame_calib.or(settings.calibration.as_ref())
         {
             let t1 = Instant::now();
             let selected = self

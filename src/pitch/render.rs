@@ -133,8 +133,12 @@ impl Look {
 
 /// Renders snapshots of one match at one size.
 pub struct Renderer {
+    /// The whole pitch at the picture's size.
     view: View,
     calib: Calibration,
+    /// The whole pitch at the zoomed scale: the background's view (the
+    /// same as `view` without zoom).
+    big: View,
     look: Look,
     teams: [Team; 2],
     background: RgbImage,
@@ -167,9 +171,27 @@ fn prim(shape: Shape, style: Style) -> Primitive {
 impl Renderer {
     /// A renderer of `m`'s field and teams at `width`×`height` pixels.
     pub fn new(m: &Match, width: usize, height: usize) -> Result<Renderer, RenderError> {
+        Renderer::with_zoom(m, width, height, 1.0)
+    }
+
+    /// Like [`new`](Self::new), the pitch magnified `zoom` times (1 to 8,
+    /// and at most [`MAX_SIDE`] pixels of pitch each way): pictures then
+    /// show part of it, around the point [`render_at`](Self::render_at)
+    /// is given.
+    pub fn with_zoom(m: &Match, width: usize, height: usize, zoom: f64) -> Result<Renderer, RenderError> {
         if !(16..=MAX_SIDE).contains(&width) || !(16..=MAX_SIDE).contains(&height) {
             return Err(RenderError::BadSize { width, height });
         }
+        let zoom = if zoom.is_finite() {
+            zoom.clamp(1.0, 8.0)
+        } else {
+            1.0
+        };
+        let zoom = zoom.min(MAX_SIDE as f64 / width.max(height) as f64).max(1.0);
+        let (bw, bh) = (
+            (width as f64 * zoom).round() as usize,
+            (height as f64 * zoom).round() as usize,
+        );
         let f = &m.field;
         let bad = || RenderError::BadField {
             length: f.length,
@@ -178,19 +200,48 @@ impl Renderer {
         };
         let view = View::fit(f.bounds(), width, height).ok_or_else(bad)?;
         let calib = view.calibration().ok_or_else(bad)?;
+        let big = View::fit(f.bounds(), bw, bh).ok_or_else(bad)?;
         let look = Look::for_height(height);
         let mut r = Renderer {
             view,
             calib,
+            big,
             look,
             teams: m.teams.clone(),
-            background: RgbImage::zeros((height, width, 3)),
-            painter: Painter::new(width, height),
-            overlay: Overlay::new(width, height),
+            background: RgbImage::zeros((bh, bw, 3)),
+            painter: Painter::new(bw, bh),
+            overlay: Overlay::new(bw, bh),
             scratch: Vec::new(),
         };
         r.draw_background(f);
+        r.painter.resize(width, height);
+        r.overlay = Overlay::new(width, height);
         Ok(r)
+    }
+
+    /// Whether pictures show part of the pitch (zoomed in).
+    pub fn is_zoomed(&self) -> bool {
+        self.big.width != self.view.width || self.big.height != self.view.height
+    }
+
+    /// The view of a picture centred as near `center` as the pitch allows
+    /// (the whole pitch without zoom).
+    pub fn view_at(&self, center: Option<Vec2>) -> View {
+        let (w, h) = (self.view.width, self.view.height);
+        let (bw, bh) = (self.big.width, self.big.height);
+        let c = center.filter(|c| c.is_finite()).unwrap_or(self.big.center);
+        let p = self.big.to_pixel(c);
+        let ox = (p.x - (w as f64 - 1.0) / 2.0).round().clamp(0.0, (bw - w) as f64);
+        let oy = (p.y - (h as f64 - 1.0) / 2.0).round().clamp(0.0, (bh - h) as f64);
+        View {
+            width: w,
+            height: h,
+            scale: self.big.scale,
+            center: self.big.to_world(Vec2::new(
+                ox + (w as f64 - 1.0) / 2.0,
+                oy + (h as f64 - 1.0) / 2.0,
+            )),
+        }
     }
 
     /// The world ↔ pixel view.
@@ -209,17 +260,21 @@ impl Renderer {
     }
 
     fn draw_background(&mut self, f: &Field) {
-        let (h, w) = (self.view.height, self.view.width);
+        let big = self.big;
+        let Some(big_calib) = big.calibration() else {
+            return;
+        };
+        let (h, w) = (big.height, big.width);
         let (lo, hi) = (
-            self.view.to_pixel(Vec2::new(-f.length / 2.0 - f.margin, 0.0)).x,
-            self.view.to_pixel(Vec2::new(f.length / 2.0 + f.margin, 0.0)).x,
+            big.to_pixel(Vec2::new(-f.length / 2.0 - f.margin, 0.0)).x,
+            big.to_pixel(Vec2::new(f.length / 2.0 + f.margin, 0.0)).x,
         );
-        let top = self.view.to_pixel(Vec2::new(0.0, f.width / 2.0 + f.margin)).y;
-        let bottom = self.view.to_pixel(Vec2::new(0.0, -f.width / 2.0 - f.margin)).y;
+        let top = big.to_pixel(Vec2::new(0.0, f.width / 2.0 + f.margin)).y;
+        let bottom = big.to_pixel(Vec2::new(0.0, -f.width / 2.0 - f.margin)).y;
         // Stripes across the length, as mowed grass: 18 over the field.
         let stripe = f.length / 18.0;
         let s = self.look;
-        let view = self.view;
+        let view = big;
         for y in 0..h {
             for x in 0..w {
                 let (xf, yf) = (x as f64, y as f64);
@@ -295,32 +350,66 @@ impl Renderer {
         for p in &prims {
             // Marks of a field we made ourselves are finite; a reader's odd
             // value is simply not drawn.
-            let _ = self.painter.primitive(&mut self.overlay, &self.calib, p);
+            let _ = self.painter.primitive(&mut self.overlay, &big_calib, p);
         }
         let _ = self.overlay.composite(&mut self.background, None);
         self.overlay.clear();
     }
 
     /// Draws `snap` into `image` and its floor mask into `mask` (both
-    /// resized to the view when they differ).
+    /// resized to the view when they differ), the whole pitch.
     pub fn render(&mut self, snap: &Snapshot, image: &mut RgbImage, mask: &mut MaskImage) {
-        let (h, w) = (self.view.height, self.view.width);
+        let view = self.view_at(None);
+        self.render_view(snap, view, image, mask);
+    }
+
+    /// Like [`render`](Self::render), the picture centred as near
+    /// `center` as the pitch allows; returns its view.
+    pub fn render_at(
+        &mut self,
+        snap: &Snapshot,
+        center: Option<Vec2>,
+        image: &mut RgbImage,
+        mask: &mut MaskImage,
+    ) -> View {
+        let view = self.view_at(center);
+        self.render_view(snap, view, image, mask);
+        view
+    }
+
+    fn render_view(&mut self, snap: &Snapshot, view: View, image: &mut RgbImage, mask: &mut MaskImage) {
+        let (h, w) = (view.height, view.width);
         if image.dim() != (h, w, 3) {
             *image = RgbImage::zeros((h, w, 3));
         }
         if mask.dim() != (h, w) {
             *mask = MaskImage::zeros((h, w));
         }
-        image.assign(&self.background);
+        // The part of the (zoomed) background this view shows.
+        let origin = self.big.to_pixel(view.to_world(Vec2::ZERO));
+        let (ox, oy) = (
+            origin.x.round().max(0.0) as usize,
+            origin.y.round().max(0.0) as usize,
+        );
+        let (ox, oy) = (ox.min(self.big.width - w), oy.min(self.big.height - h));
+        image.assign(&self.background.slice(ndarray::s![oy..oy + h, ox..ox + w, ..]));
+        let calib = if view == self.view {
+            self.calib.clone()
+        } else {
+            match view.calibration() {
+                Some(c) => c,
+                None => return,
+            }
+        };
         mask.fill(FLOOR);
         self.overlay.clear();
         let mut prims = std::mem::take(&mut self.scratch);
         prims.clear();
         for b in &snap.bodies {
-            self.body_primitives(b, &mut prims);
+            self.body_primitives(&view, b, &mut prims);
         }
         if let Some((p, r)) = snap.ball {
-            let r = r.max(self.look.min_ball_px / self.view.scale);
+            let r = r.max(self.look.min_ball_px / view.scale);
             prims.push(prim(
                 Shape::Circle { center: p, radius: r },
                 Style {
@@ -332,10 +421,10 @@ impl Renderer {
             ));
         }
         for p in &prims {
-            let _ = self.painter.primitive(&mut self.overlay, &self.calib, p);
+            let _ = self.painter.primitive(&mut self.overlay, &calib, p);
         }
         for b in &snap.bodies {
-            self.number(b);
+            self.number(&view, b);
         }
         if !snap.caption.is_empty() {
             let size = (h as f64 / 32.0).max(10.0);
@@ -361,9 +450,9 @@ impl Renderer {
     }
 
     /// A body's number, centred on it, dark on light team colours.
-    fn number(&mut self, b: &Body) {
+    fn number(&mut self, view: &View, b: &Body) {
         let team = &self.teams[usize::from(b.team.min(1))];
-        let r = (b.radius * self.view.scale).max(self.look.min_body_px);
+        let r = (b.radius * view.scale).max(self.look.min_body_px);
         let text = b.number.to_string();
         let size = (r * 1.25).clamp(6.0, 200.0);
         let Some((w, _)) = self.painter.measure_text(&text, size) else {
@@ -373,16 +462,16 @@ impl Renderer {
         let light = 299 * c.r() as u32 + 587 * c.g() as u32 + 114 * c.b() as u32 > 150_000;
         let ink = if light { Rgba::BLACK } else { Rgba::WHITE };
         let ink = ink.with_alpha(if b.faded { 110 } else { 255 });
-        let p = self.view.to_pixel(b.position);
+        let p = view.to_pixel(b.position);
         // Digits stand about 0.72 of the size above the baseline.
         let anchor = Vec2::new(p.x - w / 2.0, p.y + size * 0.36);
         self.painter.text(&mut self.overlay, anchor, &text, size, ink);
     }
 
     /// The primitives that draw one body.
-    fn body_primitives(&self, b: &Body, out: &mut Vec<Primitive>) {
+    fn body_primitives(&self, view: &View, b: &Body, out: &mut Vec<Primitive>) {
         let team = &self.teams[usize::from(b.team.min(1))];
-        let r = b.radius.max(self.look.min_body_px / self.view.scale);
+        let r = b.radius.max(self.look.min_body_px / view.scale);
         let alpha = if b.faded { 110 } else { 255 };
         let outline = if b.goalie { Rgba::WHITE } else { Rgba::BLACK };
         out.push(prim(

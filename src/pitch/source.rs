@@ -22,7 +22,47 @@ use super::render::Renderer;
 /// The most pictures one rendered match may have (a day at 60 fps).
 pub const MAX_FRAMES: u64 = 24 * 3600 * 60;
 
-/// Size and rate of the pictures.
+/// What the camera of a rendered match looks at.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Follow {
+    /// The whole pitch (or its middle, zoomed in).
+    #[default]
+    Pitch,
+    /// The ball.
+    Ball,
+    /// One body: team index (0 the left or yellow team, 1 the other) and number.
+    Body { team: u8, number: u32 },
+}
+
+impl std::str::FromStr for Follow {
+    type Err = String;
+
+    /// `pitch`, `ball`, or a body as `l10`, `r3`, `y2`, `b5` (left, right,
+    /// yellow, blue; the first team is the left or yellow one).
+    fn from_str(s: &str) -> Result<Follow, String> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "pitch" | "field" | "" => return Ok(Follow::Pitch),
+            "ball" => return Ok(Follow::Ball),
+            _ => {}
+        }
+        let bad = || {
+            format!("'{s}' is not something to follow: give ball, pitch, or a player as l10, r3, y2 or b5")
+        };
+        let (team, rest) = match t.chars().next() {
+            Some('l' | 'y') => (0, &t[1..]),
+            Some('r' | 'b') => (1, &t[1..]),
+            _ => return Err(bad()),
+        };
+        let number = rest
+            .trim_start_matches(['/', ' ', '_', '-'])
+            .parse()
+            .map_err(|_| bad())?;
+        Ok(Follow::Body { team, number })
+    }
+}
+
+/// Size and rate of the pictures, and what they show.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenderOptions {
     pub width: usize,
@@ -30,6 +70,10 @@ pub struct RenderOptions {
     /// Pictures per second of video; `None`: one per snapshot for
     /// [`Pace::PerSnapshot`], 30 for [`Pace::Clock`].
     pub fps: Option<f64>,
+    /// What the camera follows.
+    pub follow: Follow,
+    /// Magnification of the pitch (1: all of it in view).
+    pub zoom: f64,
 }
 
 impl Default for RenderOptions {
@@ -38,7 +82,32 @@ impl Default for RenderOptions {
             width: 1280,
             height: 720,
             fps: None,
+            follow: Follow::Pitch,
+            zoom: 1.0,
         }
+    }
+}
+
+impl RenderOptions {
+    /// The options a frame source was opened with, over the defaults;
+    /// a `follow` that does not read is an error.
+    pub fn from_open(o: &crate::video::source::OpenOptions) -> Result<RenderOptions, String> {
+        let mut r = RenderOptions {
+            fps: o.fps,
+            zoom: o.zoom.unwrap_or(1.0),
+            ..RenderOptions::default()
+        };
+        if let Some((w, h)) = o.size {
+            (r.width, r.height) = (w, h);
+        }
+        if let Some(f) = &o.follow {
+            r.follow = f.parse()?;
+            if r.follow != Follow::Pitch && o.zoom.is_none() {
+                // Following something shows part of the pitch.
+                r.zoom = 3.0;
+            }
+        }
+        Ok(r)
     }
 }
 
@@ -69,6 +138,7 @@ pub struct MatchSource {
     fps: f64,
     frames: u64,
     next: u64,
+    follow: Follow,
 }
 
 impl std::fmt::Debug for MatchSource {
@@ -121,7 +191,7 @@ impl MatchSource {
             return Err(MatchError::TooLong { frames: n });
         }
         let frames = n as u64;
-        let renderer = Renderer::new(&m, options.width, options.height)?;
+        let renderer = Renderer::with_zoom(&m, options.width, options.height, options.zoom)?;
         let mut src = MatchSource {
             renderer,
             info: SourceInfo::new(
@@ -135,6 +205,7 @@ impl MatchSource {
             fps,
             frames,
             next: 0,
+            follow: options.follow,
             m,
         };
         let clocks = ClockTable::new((0..frames).map(|k| {
@@ -205,7 +276,20 @@ impl MatchSource {
             std::borrow::Cow::Borrowed(&s[i])
         };
         let mut mask = out.mask.take().unwrap_or_else(|| MaskImage::zeros((0, 0)));
-        self.renderer.render(&snap, &mut out.image, &mut mask);
+        let center = match self.follow {
+            Follow::Pitch => None,
+            Follow::Ball => snap.ball.map(|b| b.0),
+            Follow::Body { team, number } => snap
+                .bodies
+                .iter()
+                .find(|b| b.team == team && b.number == number)
+                .map(|b| b.position),
+        };
+        let view = self.renderer.render_at(&snap, center, &mut out.image, &mut mask);
+        // A picture showing part of the pitch has a view of its own.
+        out.calibration = (view != *self.renderer.view())
+            .then(|| view.calibration().map(Arc::new))
+            .flatten();
         out.index = k;
         out.time = t;
         out.yuv = None;
@@ -363,7 +447,42 @@ mod tests {
             width: 640,
             height: 480,
             fps,
+            ..RenderOptions::default()
         }
+    }
+
+    #[test]
+    fn a_camera_following_the_ball_keeps_it_in_the_middle() {
+        let m = game(&[0.0, 0.1, 0.2, 0.3], Pace::PerSnapshot { interval: 0.1 });
+        let o = RenderOptions {
+            follow: Follow::Ball,
+            zoom: 3.0,
+            ..opts(None)
+        };
+        let mut s = MatchSource::new(Arc::new(m), &o).unwrap();
+        let whole = s.info().calibration.clone().unwrap();
+        for k in 0..4 {
+            let f = s.next_frame().unwrap().unwrap();
+            // The ball of snapshot k is at (0, k): in the picture's middle,
+            // through the frame's own view.
+            let c = f.calibration.as_ref().expect("a view of its own");
+            let p = c.project(Vec2::new(0.0, k as f64)).unwrap();
+            assert!((p.x - 319.5).abs() <= 0.5 && (p.y - 239.5).abs() <= 0.5, "{p:?}");
+            // Zoomed in three times against the whole pitch.
+            let a = c.project(Vec2::new(1.0, 0.0)).unwrap() - c.project(Vec2::ZERO).unwrap();
+            let b = whole.project(Vec2::new(1.0, 0.0)).unwrap() - whole.project(Vec2::ZERO).unwrap();
+            assert!((a.x / b.x - 3.0).abs() < 0.01, "{} vs {}", a.x, b.x);
+            // The ball is drawn there, and is not floor.
+            let (y, x) = (p.y.round() as usize, p.x.round() as usize);
+            assert_eq!(f.mask.as_ref().unwrap()[[y, x]], 0);
+        }
+        assert_eq!("l10".parse::<Follow>(), Ok(Follow::Body { team: 0, number: 10 }));
+        assert_eq!("B5".parse::<Follow>(), Ok(Follow::Body { team: 1, number: 5 }));
+        assert_eq!("ball".parse::<Follow>(), Ok(Follow::Ball));
+        assert!("x9".parse::<Follow>().is_err());
+        // Without zoom or follow, frames have no view of their own.
+        let mut plain = MatchSource::new(Arc::new(game(&[0.0], Pace::Clock)), &opts(None)).unwrap();
+        assert!(plain.next_frame().unwrap().unwrap().calibration.is_none());
     }
 
     #[test]

@@ -43,13 +43,7 @@ fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, Sour
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let m = to_match(&game, name);
-    let mut ro = RenderOptions {
-        fps: options.fps,
-        ..RenderOptions::default()
-    };
-    if let Some((w, h)) = options.size {
-        (ro.width, ro.height) = (w, h);
-    }
+    let ro = RenderOptions::from_open(options).map_err(|e| other(e.into()))?;
     let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
     Ok(Box::new(src))
 }

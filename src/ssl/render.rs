@@ -37,13 +37,7 @@ fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, Sour
         source,
     };
     let m = read_match_file(path).map_err(|e| other(Box::new(e)))?;
-    let mut ro = RenderOptions {
-        fps: options.fps,
-        ..RenderOptions::default()
-    };
-    if let Some((w, h)) = options.size {
-        (ro.width, ro.height) = (w, h);
-    }
+    let ro = RenderOptions::from_open(options).map_err(|e| other(e.into()))?;
     let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
     Ok(Box::new(src))
 }

@@ -119,6 +119,9 @@ pub struct OpenRequest {
     pub observer: Option<String>,
     /// A calibration given whole (an SSL camera's, `--camera N`).
     pub calibration: Option<Box<Calibration>>,
+    /// What a rendered match's camera follows, and its magnification.
+    pub follow: Option<String>,
+    pub zoom: Option<f64>,
 }
 
 /// Whether `path` names a session file.
@@ -189,6 +192,12 @@ impl Document {
         }
         if let Some(c) = &req.calibration {
             session.calibration = Some(CalibrationSource::Inline((**c).clone()));
+        }
+        if req.follow.is_some() {
+            session.picture.follow = req.follow.clone();
+        }
+        if req.zoom.is_some() {
+            session.picture.zoom = req.zoom;
         }
         let saved = session_path.as_ref().map(|_| session.clone());
         let mut doc = Document {

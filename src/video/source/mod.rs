@@ -191,6 +191,10 @@ pub struct SourceFrame {
     /// The exact floor mask of this frame (255 = floor), when the source
     /// knows it.
     pub mask: Option<MaskImage>,
+    /// World → this picture, when it differs from frame to frame (a
+    /// rendered match whose camera follows the ball); drawings use it
+    /// instead of the session's.
+    pub calibration: Option<std::sync::Arc<Calibration>>,
 }
 
 impl PartialEq for SourceFrame {
@@ -202,6 +206,7 @@ impl PartialEq for SourceFrame {
             && self.image == other.image
             && self.clock == other.clock
             && self.mask == other.mask
+            && self.calibration == other.calibration
     }
 }
 
@@ -215,6 +220,7 @@ impl SourceFrame {
             yuv: None,
             clock: None,
             mask: None,
+            calibration: None,
         }
     }
 
@@ -263,6 +269,10 @@ pub struct OpenOptions {
     /// For sources that render their pictures: pictures per second;
     /// `None` for the source's default.
     pub fps: Option<f64>,
+    /// For a rendered match: what its camera follows (`ball`, `l10`, …).
+    pub follow: Option<String>,
+    /// For a rendered match: the pitch's magnification.
+    pub zoom: Option<f64>,
 }
 
 /// What an [`Opener`] sees of a file to decide whether it is its kind.

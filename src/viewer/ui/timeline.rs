@@ -87,7 +87,18 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             ui.monospace(format!("frame {}", f.index));
         }
         if let Some(m) = &time_map {
-            ui.monospace(format!("log {:.3} s", m.log_time_at(shown)));
+            let log = m.log_time_at(shown);
+            ui.monospace(format!("log {log:.3} s"));
+            // A simulator's clock is counted in cycles (and stoppage steps).
+            if let Some(step) = info.clock_step
+                && let Some((cycle, stopped)) = cycle_of(log - m.offset, step)
+            {
+                let text = match stopped {
+                    0 => format!("cycle {cycle}"),
+                    s => format!("cycle {cycle},{s}"),
+                };
+                ui.monospace(text);
+            }
         }
         if let Some(f) = frame {
             ui.monospace(format!("{} primitives drawn", f.primitives));
@@ -108,6 +119,19 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     ) {
         app.commands.push(Command::Seek(t));
     }
+}
+
+/// The cycle and stoppage step of a simulator's `clock` (see
+/// [`crate::sim2d::clock`]) with cycles of `step` seconds.
+pub fn cycle_of(clock: f64, step: f64) -> Option<(u64, u64)> {
+    if !(clock.is_finite() && clock >= 0.0 && step.is_finite() && step > 0.0) {
+        return None;
+    }
+    let cycle = (clock / step + 1e-6).floor();
+    let stopped = ((clock - cycle * step) / crate::sim2d::STOPPED_STEP)
+        .round()
+        .max(0.0);
+    Some((cycle as u64, stopped as u64))
 }
 
 /// Formats seconds as `m:ss.mmm`.
@@ -201,6 +225,16 @@ pub fn timeline(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simulator_clocks_read_as_cycles() {
+        let c = |cycle, stopped| crate::sim2d::clock(cycle, stopped, 0.1);
+        assert_eq!(cycle_of(c(1200, 0), 0.1), Some((1200, 0)));
+        assert_eq!(cycle_of(c(274, 37), 0.1), Some((274, 37)));
+        assert_eq!(cycle_of(c(0, 0), 0.1), Some((0, 0)));
+        assert_eq!(cycle_of(-1.0, 0.1), None);
+        assert_eq!(cycle_of(1.0, 0.0), None);
+    }
 
     #[test]
     fn clicking_the_timeline_seeks() {
