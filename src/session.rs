@@ -262,6 +262,16 @@ impl Session {
         s
     }
 
+    /// For a session made for a file (not read from one): the level its
+    /// logs suggest showing first (their header's hint; the largest of the
+    /// merged logs'), unless a level is set. The viewer and export both
+    /// call it, so they draw the same.
+    pub fn apply_log_hints(&mut self, log: &Log) {
+        if self.filter.max_level.is_none() {
+            self.filter.max_level = log.header.hints.default_max_level;
+        }
+    }
+
     /// Reads a session file; relative paths in it become relative to its folder.
     pub fn load(path: &Path) -> Result<Self, SessionError> {
         let text = crate::files::read_text_limited(path, crate::files::MAX_SMALL_TEXT).map_err(|source| {

@@ -105,8 +105,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     // Unknown entity names, a bad calibration or mask settings fail here,
     // before any frame is decoded.
-    let plan = ExportPlan::from_session(&session, session_file.as_deref(), &options)
-        .with_context(|| format!("exporting {}", session.video.display()))?;
+    let video = session.video.clone();
+    let plan = export_plan(session, session_file.as_deref(), &options)
+        .with_context(|| format!("exporting {}", video.display()))?;
     let cancel = super::cancel_on_ctrl_c("export");
     let report = match plan.run(&cancel, None) {
         Ok(r) => r,
@@ -125,6 +126,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.frames as f64 / report.elapsed.max(1e-9)
     );
     Ok(())
+}
+
+/// The export of `session`; one made for a file (not read from a session
+/// file) draws the levels its logs suggest, as the viewer opening it does.
+fn export_plan(
+    mut session: Session,
+    session_file: Option<&std::path::Path>,
+    options: &ExportOptions,
+) -> Result<ExportPlan, ExportError> {
+    if session_file.is_some() {
+        return ExportPlan::from_session(&session, session_file, options);
+    }
+    options.check()?;
+    let log = std::sync::Arc::new(session.load_logs()?);
+    session.apply_log_hints(&log);
+    let index = std::sync::Arc::new(crate::select::Index::new(&log));
+    ExportPlan::with_log(&session, None, log, index, options)
 }
 
 /// The session to export: the file given, or one made of `--video`,

@@ -156,6 +156,12 @@ impl Overlay {
         n
     }
 
+    /// Calls `f(y, x0, x1)` for the drawn parts of each row (rounded out to
+    /// 8-pixel chunks).
+    pub fn for_each_span(&self, f: impl FnMut(usize, usize, usize)) {
+        self.dirty.for_each_span(f);
+    }
+
     /// Calls `f(y, x0, x1)` for the drawn parts of each pair of rows `y`
     /// and `y + 1` (`y` even), rounded out to 8-pixel chunks: the 2×2
     /// blocks of a 4:2:0 picture that compositing may have changed.

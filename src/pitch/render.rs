@@ -436,14 +436,17 @@ impl Renderer {
                 Rgba::WHITE,
             );
         }
-        // Foreground where at least half covered.
+        // Foreground where at least half covered (only drawn rows are read).
         let ov = self.overlay.pixels();
         if let Some(m) = mask.as_slice_mut() {
-            for (mv, o) in m.iter_mut().zip(ov) {
-                if o[3] >= 128 {
-                    *mv = 0;
+            self.overlay.for_each_span(|y, x0, x1| {
+                let row = y * w;
+                for (mv, o) in m[row + x0..row + x1].iter_mut().zip(&ov[row + x0..row + x1]) {
+                    if o[3] >= 128 {
+                        *mv = 0;
+                    }
                 }
-            }
+            });
         }
         let _ = self.overlay.composite(image, None);
         self.scratch = prims;

@@ -155,6 +155,35 @@ pub enum LoadError {
 /// match's 22 MB.
 pub const MAX_GAME_LOG: u64 = 1 << 30;
 
+/// The game log read last, kept: a match opened as a picture and as its
+/// own log is read once. Keyed by path, length and modification time.
+type GameKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+static LAST_GAME: std::sync::Mutex<Option<(GameKey, std::sync::Arc<Game>)>> = std::sync::Mutex::new(None);
+
+/// Reads the game log at `path` (plain or gzip'ed), or gives the one read
+/// last when it is the same file unchanged.
+pub fn load_game_shared(path: &Path) -> Result<std::sync::Arc<Game>, LoadError> {
+    let key = std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| {
+        (
+            std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+            m.len(),
+            m.modified().ok(),
+        )
+    });
+    if let Some(k) = &key
+        && let Ok(guard) = LAST_GAME.lock()
+        && let Some((kk, g)) = guard.as_ref()
+        && kk == k
+    {
+        return Ok(std::sync::Arc::clone(g));
+    }
+    let game = std::sync::Arc::new(load_game(path)?);
+    if let (Some(k), Ok(mut guard)) = (key, LAST_GAME.lock()) {
+        *guard = Some((k, std::sync::Arc::clone(&game)));
+    }
+    Ok(game)
+}
+
 /// Reads the game log at `path` (plain or gzip'ed).
 pub fn load_game(path: &Path) -> Result<Game, LoadError> {
     use crate::sim3d::input::{ReadLimited, read_limited};
@@ -236,8 +265,17 @@ pub fn load_all(
     };
     let mut game = None;
     if let Some(i) = kinds.iter().position(|k| *k == Some(Kind::Game)) {
-        let bytes = read_bytes(&paths[i])?;
-        game = Some(super::read_game(&bytes).map_err(|e| bad(&paths[i], e.into()))?);
+        game = Some(load_game_shared(&paths[i]).map_err(|e| match e {
+            LoadError::Game { source, .. } => bad(&paths[i], source.into()),
+            LoadError::Io { source, .. } => crate::log::LogError::Io {
+                path: paths[i].clone(),
+                error: source,
+            },
+            LoadError::TooLarge { limit, .. } => crate::log::LogError::Io {
+                path: paths[i].clone(),
+                error: std::io::Error::other(format!("more than {limit} bytes once decompressed")),
+            },
+        })?);
     }
     let kinds3d: Vec<Option<crate::sim3d::logs::Kind>> = paths
         .iter()
@@ -265,7 +303,7 @@ pub fn load_all(
         monitor_at = Some(i);
     }
     let cx = Context {
-        game: game.as_ref(),
+        game: game.as_deref(),
         sensors,
     };
     let mut game_drawn = false;

@@ -38,7 +38,7 @@ fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, Sour
         kind: KIND,
         source,
     };
-    let game = super::logs::load_game(path).map_err(|e| other(Box::new(e)))?;
+    let game = super::logs::load_game_shared(path).map_err(|e| other(Box::new(e)))?;
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());

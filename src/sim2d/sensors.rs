@@ -5,8 +5,8 @@
 //!
 //! | level | entity (`<team>/<unum>/…`, also under `models/…`) | drawing |
 //! |---|---|---|
-//! | 1 | `view` | view cone (body + neck, view width) out to `unum_far_length`, and the `visible_distance` circle |
 //! | 1 | `kickable` | kickable area (player size + kickable margin of its type); the goalie's catchable reach |
+//! | 2 | `view` | view cone (body + neck, view width) out to `unum_far_length`, and the `visible_distance` circle |
 //! | 2 | `identify` | arcs in the cone at `unum_far_length`, `unum_too_far_length`, `team_far_length`, `team_too_far_length` (within the pitch's reach) |
 //! | 2 | `tackle` | the tackle area (`tackle_dist` ahead, `tackle_back_dist` behind, `tackle_width` across) |
 //! | 2 | `focus` | the focus point (v18+), a line from the player |
@@ -259,7 +259,7 @@ fn player_models(
         },
         px(team.with_alpha(0xa0), 1.0),
         e[0],
-        1,
+        2,
     ));
     out.push(prim(
         Shape::Circle {
@@ -268,7 +268,7 @@ fn player_models(
         },
         px(team.with_alpha(0xa0), 1.0),
         e[0],
-        1,
+        2,
     ));
     // Kickable area; the goalie's catchable reach.
     out.push(prim(

@@ -218,6 +218,10 @@ impl Document {
             let log =
                 crate::session::load_logs_observing(&doc.session.logs, doc.session.observer.as_deref())?;
             doc.set_logs(log, doc.session.logs.clone());
+            if doc.saved.is_none() {
+                let log = Arc::clone(&doc.log);
+                doc.session.apply_log_hints(&log);
+            }
             // A match's own record shares its pictures' clock: no offset.
             let own_clock = doc.session.logs.first() == Some(&doc.session.video);
             if doc.saved.is_none() && req.offset.is_none() && !own_clock {
