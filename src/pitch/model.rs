@@ -74,27 +74,8 @@ impl Field {
     ) -> Field {
         let (hl, hw) = (length / 2.0, width / 2.0);
         let p = Vec2::new;
-        let mut marks = vec![
-            Mark::Segment {
-                a: p(-hl, -hw),
-                b: p(hl, -hw),
-            },
-            Mark::Segment {
-                a: p(hl, -hw),
-                b: p(hl, hw),
-            },
-            Mark::Segment {
-                a: p(hl, hw),
-                b: p(-hl, hw),
-            },
-            Mark::Segment {
-                a: p(-hl, hw),
-                b: p(-hl, -hw),
-            },
-            Mark::Segment {
-                a: p(0.0, -hw),
-                b: p(0.0, hw),
-            },
+        let mut marks = Field::outline(length, width);
+        marks.extend([
             Mark::Arc {
                 center: Vec2::ZERO,
                 radius: 9.15 * scale,
@@ -105,7 +86,7 @@ impl Field {
                 center: Vec2::ZERO,
                 radius: 0.2 * scale,
             },
-        ];
+        ]);
         for s in [-1.0, 1.0] {
             for (d, w) in [penalty_area, goal_area].into_iter().flatten() {
                 let x0 = s * hl;
@@ -182,6 +163,21 @@ impl Field {
                 },
             ],
         }
+    }
+
+    /// The four boundary lines of a `length` × `width` field centred on the
+    /// origin, and the halfway line.
+    pub fn outline(length: f64, width: f64) -> Vec<Mark> {
+        let (hl, hw) = (length / 2.0, width / 2.0);
+        let p = Vec2::new;
+        let seg = |a, b| Mark::Segment { a, b };
+        vec![
+            seg(p(-hl, -hw), p(hl, -hw)),
+            seg(p(hl, -hw), p(hl, hw)),
+            seg(p(hl, hw), p(-hl, hw)),
+            seg(p(-hl, hw), p(-hl, -hw)),
+            seg(p(0.0, -hw), p(0.0, hw)),
+        ]
     }
 
     /// The world rectangle worth showing: the field and its margin, as

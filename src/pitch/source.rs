@@ -320,6 +320,29 @@ fn clock_rate(times: &[f64]) -> f64 {
     rate.clamp(10.0, 30.0)
 }
 
+/// Opens the match `read` makes of `path` as a frame source with
+/// `options`: the shared body of the league openers. Errors are of `kind`
+/// ("2D-league game log", …) and name the file.
+pub fn open_with<E: std::error::Error + Send + Sync + 'static>(
+    path: &std::path::Path,
+    options: &crate::video::source::OpenOptions,
+    kind: &'static str,
+    read: impl FnOnce(&std::path::Path, String) -> Result<Match, E>,
+) -> Result<Box<dyn FrameSource>, SourceError> {
+    let other = |source: crate::video::source::BoxError| SourceError::Other {
+        path: path.to_owned(),
+        kind,
+        source,
+    };
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let m = read(path, name).map_err(|e| other(Box::new(e)))?;
+    let ro = RenderOptions::from_open(options).map_err(|e| other(e.into()))?;
+    let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
+    Ok(Box::new(src))
+}
+
 /// The snapshot a fraction `f` of the way from `a` to `b`: bodies (by
 /// team and number) and the ball moved in a straight line, headings
 /// turned the short way; the rest is `a`'s.

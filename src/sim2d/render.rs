@@ -8,14 +8,13 @@
 //! agents' debug logs are drawn at.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use super::Side;
 use super::game::{Game, Player, state};
 use crate::geom::Vec2;
 use crate::log::Rgba;
-use crate::pitch::{Body, Card, Field, Match, MatchSource, Pace, RenderOptions, Snapshot, Team};
-use crate::video::source::{BoxError, FrameSource, OpenOptions, Opener, Sniff, SourceError};
+use crate::pitch::{Body, Card, Field, Match, Pace, Snapshot, Team};
+use crate::video::source::{FrameSource, OpenOptions, Opener, Sniff, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "2D-league game log";
@@ -33,19 +32,9 @@ pub const OPENER: Opener = Opener {
 };
 
 fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
-    let other = |source: BoxError| SourceError::Other {
-        path: path.to_owned(),
-        kind: KIND,
-        source,
-    };
-    let game = super::logs::load_game_shared(path).map_err(|e| other(Box::new(e)))?;
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let m = to_match(&game, name);
-    let ro = RenderOptions::from_open(options).map_err(|e| other(e.into()))?;
-    let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
-    Ok(Box::new(src))
+    crate::pitch::source::open_with(path, options, KIND, |path, name| {
+        super::logs::load_game_shared(path).map(|g| to_match(&g, name))
+    })
 }
 
 /// Game coordinates (y down) → world (y up).

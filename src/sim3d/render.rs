@@ -9,7 +9,6 @@
 //! ball came from even with no agent's log loaded.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use super::field::FieldGeometry;
 use super::monitor::{self, MonitorLog};
@@ -17,8 +16,8 @@ use crate::geom::Vec2;
 use crate::log::{
     DisplayHints, FrameTime, Header, Log, Primitive, Rgba, Shape, Style, ThicknessUnit, TimeUnit,
 };
-use crate::pitch::{Body, Card, Field, Goal, Mark, Match, MatchSource, Pace, RenderOptions, Snapshot, Team};
-use crate::video::source::{BoxError, FrameSource, OpenOptions, Opener, Sniff, SourceError};
+use crate::pitch::{Body, Card, Field, Goal, Mark, Match, Pace, Snapshot, Team};
+use crate::video::source::{FrameSource, OpenOptions, Opener, Sniff, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "3D monitor log";
@@ -42,19 +41,9 @@ pub const OPENER: Opener = Opener {
 };
 
 fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
-    let other = |source: BoxError| SourceError::Other {
-        path: path.to_owned(),
-        kind: KIND,
-        source,
-    };
-    let log = monitor::load(path).map_err(|e| other(Box::new(e)))?;
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let m = to_match(&log, name);
-    let ro = RenderOptions::from_open(options).map_err(|e| other(e.into()))?;
-    let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
-    Ok(Box::new(src))
+    crate::pitch::source::open_with(path, options, KIND, |path, name| {
+        monitor::load(path).map(|log| to_match(&log, name))
+    })
 }
 
 /// The match a monitor log shows.
@@ -123,34 +112,13 @@ pub fn to_match(log: &MonitorLog, name: String) -> Match {
 /// The pitch of a 3D-league geometry: lines, centre circle, goalie and
 /// penalty areas, penalty marks and goals.
 fn field_of(g: &FieldGeometry) -> Field {
-    let (hl, hw) = (g.length / 2.0, g.width / 2.0);
+    let hl = g.length / 2.0;
     let p = Vec2::new;
-    let mut marks = vec![
-        Mark::Segment {
-            a: p(-hl, -hw),
-            b: p(hl, -hw),
-        },
-        Mark::Segment {
-            a: p(hl, -hw),
-            b: p(hl, hw),
-        },
-        Mark::Segment {
-            a: p(hl, hw),
-            b: p(-hl, hw),
-        },
-        Mark::Segment {
-            a: p(-hl, hw),
-            b: p(-hl, -hw),
-        },
-        Mark::Segment {
-            a: p(0.0, -hw),
-            b: p(0.0, hw),
-        },
-        Mark::Spot {
-            center: Vec2::ZERO,
-            radius: g.line_width,
-        },
-    ];
+    let mut marks = Field::outline(g.length, g.width);
+    marks.push(Mark::Spot {
+        center: Vec2::ZERO,
+        radius: g.line_width,
+    });
     if g.center_circle_radius > 0.0 {
         marks.push(Mark::Arc {
             center: Vec2::ZERO,
@@ -251,6 +219,8 @@ pub fn ball_trail_log(log: &MonitorLog) -> Log {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pitch::{MatchSource, RenderOptions};
+    use std::sync::Arc;
 
     fn fixture() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sim3d")

@@ -9,15 +9,14 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 
 use super::file::RecordReader;
 use super::packets::{FieldGeometry, Team as SslTeam};
 use super::vislog::{BLUE, Converter, YELLOW};
 use crate::geom::Vec2;
 use crate::log::ReadError;
-use crate::pitch::{Body, Card, Field, Goal, Mark, Match, MatchSource, Pace, RenderOptions, Snapshot, Team};
-use crate::video::source::{BoxError, FrameSource, OpenOptions, Opener, Sniff, SourceError};
+use crate::pitch::{Body, Card, Field, Goal, Mark, Match, Pace, Snapshot, Team};
+use crate::video::source::{FrameSource, OpenOptions, Opener, Sniff, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "SSL game log";
@@ -31,15 +30,7 @@ pub const OPENER: Opener = Opener {
 };
 
 fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
-    let other = |source: BoxError| SourceError::Other {
-        path: path.to_owned(),
-        kind: KIND,
-        source,
-    };
-    let m = read_match_file(path).map_err(|e| other(Box::new(e)))?;
-    let ro = RenderOptions::from_open(options).map_err(|e| other(e.into()))?;
-    let src = MatchSource::new(Arc::new(m), &ro).map_err(|e| other(Box::new(e)))?;
-    Ok(Box::new(src))
+    crate::pitch::source::open_with(path, options, KIND, |path, _| read_match_file(path))
 }
 
 /// Reads the SSL game log at `path` (plain or gzip'ed) as a match.
@@ -141,37 +132,15 @@ fn field_of(g: &FieldGeometry) -> Field {
             sweep: a.a2 - a.a1,
         }))
         .collect();
-    let (hl, hw) = (g.length / 2.0, g.width / 2.0);
+    let hl = g.length / 2.0;
     if marks.is_empty() {
-        let p = Vec2::new;
-        marks = vec![
-            Mark::Segment {
-                a: p(-hl, -hw),
-                b: p(hl, -hw),
-            },
-            Mark::Segment {
-                a: p(hl, -hw),
-                b: p(hl, hw),
-            },
-            Mark::Segment {
-                a: p(hl, hw),
-                b: p(-hl, hw),
-            },
-            Mark::Segment {
-                a: p(-hl, hw),
-                b: p(-hl, -hw),
-            },
-            Mark::Segment {
-                a: p(0.0, -hw),
-                b: p(0.0, hw),
-            },
-            Mark::Arc {
-                center: Vec2::ZERO,
-                radius: g.center_circle_radius.unwrap_or(500.0),
-                start: 0.0,
-                sweep: std::f64::consts::TAU,
-            },
-        ];
+        marks = Field::outline(g.length, g.width);
+        marks.push(Mark::Arc {
+            center: Vec2::ZERO,
+            radius: g.center_circle_radius.unwrap_or(500.0),
+            start: 0.0,
+            sweep: std::f64::consts::TAU,
+        });
     }
     let line_width = g
         .lines
