@@ -43,21 +43,8 @@ pub struct Args {
     /// Picture size of a rendered match, `WIDTHxHEIGHT` (default 1280x720).
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<[usize; 2]>,
-    /// Calibrate with camera N of the SSL game log among the logs (its
-    /// ssl-vision model), instead of --calib.
-    #[arg(long, value_name = "N", conflicts_with = "calib")]
-    pub camera: Option<u32>,
-    /// A rendered match's camera follows this: `ball`, or a player (`l10`,
-    /// `r3`; `y2`, `b5` in SSL logs).
-    #[arg(long, value_name = "WHAT")]
-    pub follow: Option<String>,
-    /// Magnification of a rendered match's pitch (1 to 8; default 1, or 3
-    /// when following something).
-    #[arg(long, value_name = "Z")]
-    pub zoom: Option<f64>,
-    /// Over a 2D match: the player whose sensing is drawn in detail (`l10`).
-    #[arg(long, value_name = "PLAYER")]
-    pub player: Option<String>,
+    #[command(flatten)]
+    pub shown: super::MatchArgs,
     /// Pictures per second of a rendered match (default: one per record
     /// for the simulators, 30 for SSL logs).
     #[arg(long, value_name = "N")]
@@ -92,8 +79,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         to: args.to,
         size: args.size,
         fps: args.fps,
-        follow: args.follow.clone(),
-        zoom: args.zoom,
+        follow: args.shown.follow.clone(),
+        zoom: args.shown.zoom,
         crf: args.crf,
         preset: args.preset.clone(),
         no_mask: args.no_mask,
@@ -149,10 +136,10 @@ fn export_plan(
 /// `--log` and `--calib`; the other flags are applied by the plan.
 fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     let (mut s, file) = session_from(args)?;
-    if args.player.is_some() {
-        s.observer = args.player.clone();
+    if args.shown.player.is_some() {
+        s.observer = args.shown.player.clone();
     }
-    if let Some(n) = args.camera {
+    if let Some(n) = args.shown.camera {
         s.calibration = Some(CalibrationSource::Inline(super::calib::ssl_camera(&s.logs, n)?));
     }
     Ok((s, file))
@@ -183,7 +170,7 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         (None, Some(video)) => {
             anyhow::ensure!(!args.logs.is_empty(), "--log is needed with --video");
             anyhow::ensure!(
-                args.calib.is_some() || args.camera.is_some(),
+                args.calib.is_some() || args.shown.camera.is_some(),
                 "--calib (or --camera N with an SSL game log) is needed with --video"
             );
             let mut s = Session::new(video, "");

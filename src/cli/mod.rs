@@ -102,6 +102,28 @@ fn install_signal_handler() {
     }
 }
 
+/// What `view` and `export` show of a rendered match, and a camera's
+/// calibration from an SSL game log.
+#[derive(Debug, Default, clap::Args)]
+pub struct MatchArgs {
+    /// A rendered match's camera follows this: `ball`, or a player (`l10`,
+    /// `r3`; `y2`, `b5` in SSL logs).
+    #[arg(long, value_name = "WHAT")]
+    pub follow: Option<String>,
+    /// Magnification of a rendered match's pitch (1 to 8; default 1, or 3
+    /// when following something).
+    #[arg(long, value_name = "Z")]
+    pub zoom: Option<f64>,
+    /// Over a 2D match: the player whose sensing is drawn in detail
+    /// (`l10`, `r3`: what it could see each cycle, level 3).
+    #[arg(long, value_name = "PLAYER")]
+    pub player: Option<String>,
+    /// Calibrate with camera N of the SSL game log among the logs (its
+    /// ssl-vision model), instead of --calib.
+    #[arg(long, value_name = "N", conflicts_with = "calib")]
+    pub camera: Option<u32>,
+}
+
 /// A flag that Ctrl-C (or SIGTERM, SIGHUP) sets while it lives, for long
 /// work to stop cleanly between frames; a second signal ends the process
 /// at once. `what` names the work in debugging output only: the handler

@@ -12,22 +12,8 @@ pub struct Args {
     /// over a match, its agents' logs).
     #[arg(long, value_name = "LOG", visible_aliases = ["dlog", "perception", "roboviz"])]
     pub log: Vec<PathBuf>,
-    /// A rendered match's camera follows this: `ball`, or a player (`l10`,
-    /// `r3`; `y2`, `b5` in SSL logs).
-    #[arg(long, value_name = "WHAT")]
-    pub follow: Option<String>,
-    /// Magnification of a rendered match's pitch (1 to 8; default 1, or 3
-    /// when following something).
-    #[arg(long, value_name = "Z")]
-    pub zoom: Option<f64>,
-    /// Over a 2D match: the player whose sensing is drawn in detail
-    /// (`l10`, `r3`: what it could see this cycle, level 3).
-    #[arg(long, value_name = "PLAYER")]
-    pub player: Option<String>,
-    /// Calibrate with camera N of the SSL game log among the logs (its
-    /// ssl-vision model), instead of --calib.
-    #[arg(long, value_name = "N", conflicts_with = "calib")]
-    pub camera: Option<u32>,
+    #[command(flatten)]
+    pub shown: super::MatchArgs,
     /// A calibration file written by `underlay calib solve -o`.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
@@ -111,10 +97,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             logs: args.log.clone(),
             calib: args.calib,
             offset: args.offset,
-            observer: args.player,
-            follow: args.follow,
-            zoom: args.zoom,
-            calibration: match args.camera {
+            observer: args.shown.player,
+            follow: args.shown.follow,
+            zoom: args.shown.zoom,
+            calibration: match args.shown.camera {
                 Some(n) => Some(Box::new(super::calib::ssl_camera(&args.log, n)?)),
                 None => None,
             },
