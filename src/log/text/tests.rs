@@ -1,4 +1,3 @@
-
 use super::*;
 
 const FIGURE_3_7: &str = include_str!("../../../sample_logs/figure-3.7.txt");

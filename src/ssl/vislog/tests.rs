@@ -1,4 +1,3 @@
-
 use prost::Message as _;
 
 use super::*;
