@@ -24,6 +24,7 @@ pub mod sim2d;
 pub mod sim3d;
 pub mod simd;
 pub mod ssl;
+pub mod sync;
 pub mod video;
 pub mod viewer;
 

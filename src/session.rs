@@ -54,6 +54,8 @@ pub enum SessionError {
     },
     #[error("{path}: the time offset must be a finite number of seconds, not {offset}")]
     BadOffset { path: PathBuf, offset: f64 },
+    #[error("{path}: rate = {rate} is not a positive number of log seconds per video second")]
+    BadRate { path: PathBuf, rate: f64 },
     #[error(
         "{path}: instant_threshold = {seconds} is not a number of seconds ≥ 0 (inf for no limit); \
          leave it out to use the log's own"
@@ -109,8 +111,11 @@ pub struct Session {
     pub video: PathBuf,
     /// The visualization logs, merged when there are several.
     pub logs: Vec<PathBuf>,
-    /// Log time = video time (or the source's clock) + offset, in seconds.
+    /// Log time = rate × video time (or the source's clock) + offset, in seconds.
     pub offset: f64,
+    /// Log seconds per video second (1 unless the log's clock drifts
+    /// against the video's; `underlay sync` measures it).
+    pub rate: f64,
     /// World → image mapping; `None` until calibrated.
     pub calibration: Option<CalibrationSource>,
     /// How floor masks are made.
@@ -182,6 +187,8 @@ struct SessionFile {
     logs: Vec<PathBuf>,
     #[serde(default)]
     offset: f64,
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    rate: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     calibration: Option<CalibrationSource>,
     #[serde(default)]
@@ -198,6 +205,14 @@ struct SessionFile {
     observer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     viewer: Option<toml::Table>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 /// The picture toggles old sessions kept in `[viewer.toggles]`.
@@ -233,6 +248,7 @@ impl Session {
                 vec![log]
             },
             offset: 0.0,
+            rate: 1.0,
             calibration: None,
             mask: MaskSettings::default(),
             draw: DrawToggles::default(),
@@ -290,6 +306,12 @@ impl Session {
                 offset: f.offset,
             });
         }
+        if !(f.rate.is_finite() && f.rate > 0.0) {
+            return Err(SessionError::BadRate {
+                path: path.to_owned(),
+                rate: f.rate,
+            });
+        }
         if let Some(seconds) = f.instant_threshold
             && (seconds.is_nan() || seconds < 0.0)
         {
@@ -322,6 +344,7 @@ impl Session {
             video: base.join(&f.video),
             logs: f.log.into_iter().chain(f.logs).map(|l| base.join(l)).collect(),
             offset: f.offset,
+            rate: f.rate,
             calibration: f.calibration,
             mask: f.mask,
             draw,
@@ -358,6 +381,7 @@ impl Session {
             log,
             logs,
             offset: self.offset,
+            rate: self.rate,
             calibration,
             mask,
             draw: Some(self.draw),
@@ -399,9 +423,15 @@ impl Session {
             mask: self.mask.clone(),
             filter: self.filter.clone(),
             instant_threshold: InstantThreshold::from_setting(self.instant_threshold),
-            time: TimeMap::new(self.offset),
+            time: self.time_map(),
             calibration,
         }
+    }
+
+    /// Log time from video time: the offset and the rate (a source's clock
+    /// table is added by whoever opened the source).
+    pub fn time_map(&self) -> TimeMap {
+        TimeMap::new(self.offset).with_rate(self.rate)
     }
 
     /// The session's logs read and merged into one.
@@ -522,6 +552,29 @@ mod tests {
             Session::load(&p).unwrap().calibration,
             Some(CalibrationSource::File { .. })
         ));
+    }
+
+    /// A drifting log's rate is kept, used by the time map, and left out of
+    /// the file when it is 1; one that is not a positive number is refused.
+    #[test]
+    fn rate_round_trips_and_maps_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let mut s = Session::new(dir.path().join("a.mp4"), dir.path().join("a.ulog"));
+        s.save(&p).unwrap();
+        assert!(!std::fs::read_to_string(&p).unwrap().contains("rate"));
+        s.offset = 100.0;
+        s.rate = 1.001;
+        s.save(&p).unwrap();
+        let back = Session::load(&p).unwrap();
+        assert_eq!(back.rate, 1.001);
+        assert!((back.time_map().log_time(10.0, None) - 110.01).abs() < 1e-9);
+        assert!((back.draw_settings_with(None).time.video_time(110.01) - 10.0).abs() < 1e-9);
+        for bad in ["0.0", "-1.0", "nan"] {
+            std::fs::write(&p, format!("video = \"a.mp4\"\nlog = \"a.ulog\"\nrate = {bad}\n")).unwrap();
+            let e = Session::load(&p).unwrap_err().to_string();
+            assert!(e.contains("s.toml") && e.contains("rate"), "{e}");
+        }
     }
 
     /// Issue 15 ("Also"): `instant_threshold = nan` or `-1` is refused,

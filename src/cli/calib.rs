@@ -370,7 +370,7 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

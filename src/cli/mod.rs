@@ -11,6 +11,7 @@ pub mod export;
 pub mod log;
 pub mod mask;
 pub mod record_roboviz;
+pub mod sync;
 pub mod view;
 
 /// underlay draws a robot's reasoning onto the video of its run, as if
@@ -37,6 +38,8 @@ pub enum Command {
     /// Camera calibration from image ↔ world point correspondences.
     #[command(subcommand)]
     Calib(calib::Command),
+    /// Find the log ↔ video offset (and clock drift) from motion.
+    Sync(sync::Args),
     /// Inspect, print, query and convert visualization logs.
     #[command(subcommand)]
     Log(log::Command),
@@ -55,6 +58,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Export(a)) => export::run(a),
         Some(Command::Mask(a)) => mask::run(a),
         Some(Command::Calib(c)) => calib::run(c),
+        Some(Command::Sync(a)) => sync::run(a),
         Some(Command::Log(c)) => log::run(c),
         Some(Command::RecordRoboviz(a)) => record_roboviz::run(a),
     }

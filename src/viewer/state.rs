@@ -272,7 +272,7 @@ impl Document {
 
     /// Frame times ↔ log times as the session and the source say.
     pub fn time_map(&self) -> TimeMap {
-        TimeMap::new(self.session.offset).with_clocks(self.clocks.clone())
+        self.session.time_map().with_clocks(self.clocks.clone())
     }
 
     /// Whether the session differs from what was last saved.

@@ -22,4 +22,5 @@ mod matches;
 mod pipeline;
 mod sim3d;
 mod ssl;
+mod sync;
 mod viewer;
