@@ -11,6 +11,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod entities;
 pub mod export;
+pub mod find_offset;
 pub mod playback;
 pub mod player;
 pub mod state;

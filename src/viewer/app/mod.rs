@@ -240,6 +240,8 @@ pub struct ViewerApp {
     /// (for undo); `Some(None)` when it had none.
     pub calib_backup: Option<Option<crate::calib::Calibration>>,
     pub export: super::export::ExportDialog,
+    /// The time-sync panel's "Find offset".
+    pub finder: super::find_offset::Finder,
     pub commands: Vec<Command>,
     pub messages: Vec<Message>,
     pub perf: Perf,
@@ -269,6 +271,7 @@ impl ViewerApp {
             calib: CalibMode::default(),
             calib_backup: None,
             export: Default::default(),
+            finder: Default::default(),
             commands: Vec::new(),
             messages: Vec::new(),
             perf: Perf::default(),
@@ -459,6 +462,7 @@ impl ViewerApp {
         self.video_view = VideoView::default();
         self.entities = EntitiesUi::default();
         self.calib_backup = None;
+        self.finder = Default::default();
         self.doc = Some(doc);
         self.request_frame();
         Ok(())

@@ -8,6 +8,7 @@
 pub mod calib;
 pub mod entities;
 pub mod export;
+pub mod find_offset;
 pub mod side;
 pub mod timeline;
 pub mod video;

@@ -17,7 +17,10 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         egui::CollapsingHeader::new("Time sync")
             .default_open(true)
             .show(ui, |ui| match &mut app.doc {
-                Some(doc) => sync_section(ui, doc, frame_time, frame_dur),
+                Some(doc) => {
+                    sync_section(ui, doc, frame_time, frame_dur);
+                    super::find_offset::section(ui, doc, &mut app.finder);
+                }
                 None => {
                     ui.label("Nothing open.");
                 }
