@@ -19,6 +19,9 @@ use crate::log::{FrameTime, Log, Shape};
 /// objects (more is a drawing such as a tree of planner nodes).
 const MAX_GROUP: usize = 4;
 
+/// Most groups followed in one stream (those that travel most).
+const MAX_GROUPS: usize = 96;
+
 /// An object at a moment of the log.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Mover {
@@ -61,6 +64,9 @@ pub struct Movers {
 
 /// A group's key within a stream: entity, and the shape's kind and size.
 type GroupKey = (u32, u8, u64);
+
+/// A group's objects, frame by frame (index of the frame, objects).
+type GroupSamples = Vec<(usize, Vec<Mover>)>;
 
 impl Movers {
     /// Follows the moving circles and markers of `log`'s instantaneous
@@ -178,7 +184,7 @@ fn stream_movers(log: &Log, range: std::ops::Range<usize>, first_group: usize) -
     let gap = longest_gap(&frames);
     let jump = jump_limit(&frames);
     // Velocity of every shape towards its partner in the next frame.
-    let mut per_group: BTreeMap<GroupKey, Vec<(usize, Vec<Mover>)>> = BTreeMap::new();
+    let mut per_group: BTreeMap<GroupKey, GroupSamples> = BTreeMap::new();
     for (i, w) in frames.windows(2).enumerate() {
         let ((t0, g0), (t1, g1)) = (&w[0], &w[1]);
         let dt = t1 - t0;
@@ -212,16 +218,23 @@ fn stream_movers(log: &Log, range: std::ops::Range<usize>, first_group: usize) -
             movers: Vec::new(),
         })
         .collect();
+    let mut moving: Vec<(f64, GroupKey, GroupSamples)> = per_group
+        .into_iter()
+        .filter_map(|(key, list)| {
+            let travel: f64 = list
+                .iter()
+                .map(|(i, ms)| ms.iter().map(|m| m.velocity.length()).sum::<f64>() * samples[*i].span)
+                .sum();
+            let size = list[0].1[0].radius.max(extent / 100.0);
+            (travel > 2.0 * size).then_some((travel, key, list))
+        })
+        .collect();
+    // The groups that travel most, when there are very many.
+    moving.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    moving.truncate(MAX_GROUPS);
+    moving.sort_by_key(|m| m.1);
     let mut objects = Vec::new();
-    for (key, list) in per_group {
-        let travel: f64 = list
-            .iter()
-            .map(|(i, ms)| ms.iter().map(|m| m.velocity.length()).sum::<f64>() * samples[*i].span)
-            .sum();
-        let size = list[0].1[0].radius.max(extent / 100.0);
-        if travel <= 2.0 * size {
-            continue;
-        }
+    for (_, key, list) in moving {
         let group = first_group + objects.len();
         let count = list.iter().map(|(_, ms)| ms.len()).max().unwrap_or(0);
         objects.push(Group {
@@ -361,6 +374,54 @@ mod tests {
         let b = vec![(Vec2::new(11.0, 0.0), 1.0), (Vec2::new(1.0, 0.0), 1.0)];
         assert_eq!(pair_up(&a, &b, 5.0), vec![(0, 1), (1, 0)]);
         assert!(pair_up(&a, &b, 0.5).is_empty());
+    }
+
+    #[test]
+    fn very_many_groups_are_cut_to_those_that_travel_most() {
+        let mut log = Log::new();
+        for k in 0..50 {
+            let t = k as f64 * 0.1;
+            let prims: Vec<Primitive> = (0..300)
+                .map(|g| circle(&mut log, &format!("r{g}"), (g as f64 + 1.0) * 100.0 * t, 0.0, 1.0))
+                .collect();
+            log.push_frame(FrameTime::Instant(t), prims);
+        }
+        let m = Movers::from_log(&log);
+        assert_eq!(m.groups().len(), MAX_GROUPS);
+        assert!(m.groups().iter().any(|g| g.name == "r299"));
+        assert!(!m.groups().iter().any(|g| g.name == "r0"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any coordinates and times (not finite, huge, repeated) give
+        /// movers without a panic, and positions at any time are finite.
+        #[test]
+        fn any_log_is_followed_without_panic(
+            frames in proptest::collection::vec(
+                (proptest::num::f64::ANY, proptest::collection::vec(
+                    (0u8..4, proptest::num::f64::ANY, proptest::num::f64::ANY, 0.0f64..500.0), 0..6)),
+                0..40),
+            at in proptest::num::f64::ANY,
+        ) {
+            let mut log = Log::new();
+            for (t, shapes) in frames {
+                let prims: Vec<Primitive> = shapes
+                    .into_iter()
+                    .map(|(e, x, y, r)| circle(&mut log, &format!("e{e}"), x, y, r))
+                    .collect();
+                log.push_frame(FrameTime::Instant(t), prims);
+            }
+            let m = Movers::from_log(&log);
+            let mut out = Vec::new();
+            m.at(at, &mut out);
+            if let Some((lo, hi)) = m.time_range() {
+                m.at(0.5 * (lo + hi), &mut out);
+            }
+            for o in &out {
+                proptest::prop_assert!(o.radius.is_finite());
+            }
+        }
     }
 
     #[test]

@@ -30,6 +30,8 @@ const MIN_TIMINGS: usize = 30;
 const ROUNDS: usize = 5;
 /// Fewest timings of a group for it to take part.
 const MIN_GROUP_TIMINGS: usize = 20;
+/// Most groups whose displacements are fitted (the most timed).
+const MAX_FIT_GROUPS: usize = 64;
 /// Ridge on the groups' displacements (pixels² of weight).
 const RIDGE: f64 = 1.0;
 
@@ -170,17 +172,30 @@ struct Correction {
 /// timing; pairs more than three robust deviations off are left out
 /// (twice). The slope is held at 0 without `fit_slope`.
 fn correction(timings: &[Timing], groups: usize, fit_slope: bool) -> Option<Correction> {
-    // Groups timed too rarely are left out.
+    // Groups timed too rarely are left out, and only the most timed take
+    // part when there are very many; they are renumbered in order.
     let mut counts = vec![0usize; groups];
     for t in timings {
         if let Some(c) = counts.get_mut(t.group) {
             *c += 1;
         }
     }
+    let mut order: Vec<usize> = (0..groups).filter(|&g| counts[g] >= MIN_GROUP_TIMINGS).collect();
+    order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
+    order.truncate(MAX_FIT_GROUPS);
+    order.sort_unstable();
+    let mut column = vec![usize::MAX; groups];
+    for (i, &g) in order.iter().enumerate() {
+        column[g] = i;
+    }
+    let groups = order.len();
     let mut keep: Vec<Timing> = timings
         .iter()
-        .copied()
-        .filter(|t| counts.get(t.group).is_some_and(|&c| c >= MIN_GROUP_TIMINGS) && t.along.is_finite())
+        .filter(|t| column.get(t.group).is_some_and(|&c| c != usize::MAX) && t.along.is_finite())
+        .map(|t| Timing {
+            group: column[t.group],
+            ..*t
+        })
         .collect();
     let mut out = None;
     // Each group weighs by how consistent its timings are (its residuals'

@@ -248,3 +248,67 @@ fn a_log_with_nothing_moving_is_refused() {
     let e = find(&req, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
     assert!(matches!(e, SyncError::NothingMoves), "{e}");
 }
+
+#[test]
+fn a_wrong_calibration_is_no_confident_match() {
+    let motion = video(1, 6.0);
+    let lg = log(1, 500.0, 1.0, 6.0);
+    // The right camera turned half a turn about the picture's centre.
+    let h: Mat3 = [
+        [-SCALE, 0.0, W as f64 / 2.0],
+        [0.0, SCALE, H as f64 / 2.0],
+        [0.0, 0.0, 1.0],
+    ];
+    let cal = Calibration::from_homography(h).unwrap();
+    let req = Request {
+        video: std::path::Path::new("synthetic"),
+        log: &lg,
+        calibration: &cal,
+        guess: Some(500.0),
+        rate: 1.0,
+        search: Some(5.0),
+        from: None,
+        to: None,
+        drift: false,
+    };
+    let movers = Movers::from_log(&lg);
+    let r = find_in(
+        &req,
+        &movers,
+        &motion,
+        &AtomicBool::new(false),
+        &mut |_| {},
+        Instant::now(),
+    )
+    .unwrap();
+    assert!(!r.found.confident, "{:?}", (r.found.score, r.found.confidence));
+}
+
+#[test]
+fn cancelling_stops_the_search() {
+    let motion = video(1, 3.0);
+    let lg = log(1, 0.0, 1.0, 3.0);
+    let cal = camera();
+    let req = Request {
+        video: std::path::Path::new("synthetic"),
+        log: &lg,
+        calibration: &cal,
+        guess: Some(0.0),
+        rate: 1.0,
+        search: Some(5.0),
+        from: None,
+        to: None,
+        drift: false,
+    };
+    let movers = Movers::from_log(&lg);
+    let e = find_in(
+        &req,
+        &movers,
+        &motion,
+        &AtomicBool::new(true),
+        &mut |_| {},
+        Instant::now(),
+    )
+    .unwrap_err();
+    assert!(e.is_cancelled(), "{e}");
+}

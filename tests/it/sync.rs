@@ -88,6 +88,17 @@ fn sync_finds_the_demo_offset_and_drift_and_refuses_another_game() {
         assert!(!v["curve"].as_array().unwrap().is_empty());
     }
 
+    // Only part of the video.
+    let guess = format!("{}", truth + 3.0);
+    let (v, o) = sync_json(&[s, "--offset", &guess, "--from", "4", "--to", "16", "--no-drift"]);
+    assert_ok(&o);
+    assert!((v["offset_s"].as_f64().unwrap() - truth).abs() < FRAME, "{v}");
+    let span = v["video_s"].as_array().unwrap();
+    assert!(
+        span[0].as_f64().unwrap() >= 3.9 && span[1].as_f64().unwrap() <= 16.0,
+        "{v}"
+    );
+
     // The same log in the thesis-era text notation.
     let thesis = one.join("log.txt");
     assert_ok(&run([
