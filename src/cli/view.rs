@@ -36,6 +36,11 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub at: Option<crate::video::TimeArg>,
+    /// Size of the window (and of a screenshot), `WIDTHxHEIGHT` (default
+    /// the size it had last, 1280x800 the first time; screenshots
+    /// 1280x800).
+    #[arg(long, value_name = "WxH", value_parser = super::export::parse_size)]
+    pub size: Option<[usize; 2]>,
     /// Play generated frames instead of a video: `WIDTHxHEIGHT@FPS[:SECONDS]`
     /// (for trying the viewer and measuring it).
     #[arg(long, value_name = "SPEC", hide = true)]
@@ -110,6 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         screenshot,
         bench_play: args.bench_play,
         bench_export: args.bench_export,
+        size: args.size,
     };
     crate::viewer::run(opts).context("viewer")
 }

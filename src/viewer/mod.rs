@@ -12,6 +12,7 @@ pub mod calibrate;
 pub mod entities;
 pub mod export;
 pub mod find_offset;
+pub mod history;
 pub mod playback;
 pub mod player;
 pub mod state;
@@ -31,17 +32,22 @@ pub use app::{
 /// screenshot request, returns once the screenshot is written (or failed).
 pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
     let shot = opts.screenshot.is_some() || opts.bench_play.is_some() || opts.bench_export.is_some();
+    check_display()?;
+    let [w, h] = opts.size.unwrap_or([1280, 800]);
     let mut viewport = eframe::egui::ViewportBuilder::default()
         .with_title("underlay")
         .with_app_id("underlay")
-        .with_inner_size([1280.0, 800.0])
+        .with_inner_size([w as f32, h as f32])
+        .with_min_inner_size([640.0, 400.0])
+        .with_resizable(true)
         .with_drag_and_drop(true);
     if shot {
         viewport = viewport.with_resizable(false);
     }
     let native = eframe::NativeOptions {
         viewport,
-        persist_window: !shot,
+        // The size it had last is kept, unless one is asked for.
+        persist_window: !shot && opts.size.is_none(),
         ..Default::default()
     };
     let opts_screenshot = opts.screenshot.is_some();
@@ -77,6 +83,23 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         Ok(())
     }
 }
+
+/// Refuses to start without a display to open a window on, saying what
+/// to do instead (rather than the windowing library's own error).
+fn check_display() -> anyhow::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let set = |v: &str| std::env::var_os(v).is_some_and(|s| !s.is_empty());
+        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
+            anyhow::bail!("{NO_DISPLAY}");
+        }
+    }
+    Ok(())
+}
+
+/// What `view` says when there is no display.
+pub const NO_DISPLAY: &str =
+    "no display: set DISPLAY, or use `underlay export` / `--screenshot` under xvfb-run";
 
 /// Why a `--screenshot` run has no picture.
 #[derive(Debug, thiserror::Error)]

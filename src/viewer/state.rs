@@ -148,6 +148,9 @@ pub struct Document {
     pub session_path: Option<PathBuf>,
     /// The session as last saved or loaded, to tell unsaved changes.
     saved: Option<Session>,
+    /// The session as opened (for one made for a video and logs, which
+    /// has not been saved: its changes are the ones made since).
+    opened: Option<Session>,
     /// The session's logs, merged.
     pub log: Arc<Log>,
     /// The time index of `log`, shared with the drawing pipelines.
@@ -204,6 +207,7 @@ impl Document {
             session,
             session_path,
             saved,
+            opened: None,
             log: Arc::new(Log::new()),
             index: Arc::new(Index::new(&Log::new())),
             has_log: false,
@@ -235,6 +239,7 @@ impl Document {
             );
             doc.session.offset = o;
         }
+        doc.opened = Some(doc.session.clone());
         Ok(doc)
     }
 
@@ -277,7 +282,7 @@ impl Document {
 
     /// Whether the session differs from what was last saved.
     pub fn is_dirty(&self) -> bool {
-        self.saved.as_ref() != Some(&self.session)
+        self.saved.as_ref().or(self.opened.as_ref()) != Some(&self.session)
     }
 
     /// Writes the session to `path` and remembers it as the session's file.
@@ -349,6 +354,9 @@ mod tests {
         .unwrap();
         assert!(!doc.has_log);
         assert_eq!(doc.session.offset, 2.5);
+        assert!(!doc.is_dirty(), "nothing changed since it was opened");
+        let mut doc = doc;
+        doc.session.offset = 3.0;
         assert!(doc.is_dirty());
         assert!(Document::open(&OpenRequest::default()).is_err());
         let e = Document::open(&OpenRequest {

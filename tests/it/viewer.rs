@@ -170,6 +170,50 @@ fn screenshot_of_generated_frames_shows_the_frame_at_the_time() {
     assert!((rel - 0.25).abs() < 0.02, "disc centre at {rel} of the width");
 }
 
+/// `--size` sets the window, and so the screenshot's size.
+#[test]
+fn screenshot_takes_the_size_asked_for() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("shot.png");
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .args([
+            "view",
+            "--synthetic",
+            "320x180@30:4",
+            "--at",
+            "1",
+            "--size",
+            "1000x700",
+            "--screenshot",
+        ])
+        .arg(&png));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let img = underlay::image::load_rgb(&png).unwrap();
+    assert_eq!((img.dim().1, img.dim().0), (1000, 700));
+}
+
+/// With no display, `view` says what to do instead of the windowing
+/// library's error.
+#[test]
+fn view_without_a_display_says_what_to_do() {
+    let o = run(underlay()
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["view", "--synthetic", "320x180@30:4"]));
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("no display: set DISPLAY") && err.contains("xvfb-run"),
+        "{err}"
+    );
+    assert!(!err.contains(".cargo"), "{err}");
+}
+
 /// Issue 15, finding 6: `--at` after the end of the video is refused,
 /// not silently replaced by the last frame.
 #[test]

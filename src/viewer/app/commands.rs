@@ -13,6 +13,16 @@ impl ViewerApp {
                 }
             }
             Command::OpenPath(p) => self.open_path(p),
+            Command::Undo => {
+                if let Some(to) = self.snapshot().and_then(|s| self.history.undo(&s)) {
+                    self.apply_snapshot(to);
+                }
+            }
+            Command::Redo => {
+                if let Some(to) = self.snapshot().and_then(|s| self.history.redo(&s)) {
+                    self.apply_snapshot(to);
+                }
+            }
             Command::Save => match self.doc.as_ref().and_then(|d| d.session_path.clone()) {
                 Some(p) => self.save_to(p),
                 None => self.run_command(Command::SaveAs),
@@ -118,10 +128,13 @@ impl ViewerApp {
     }
 
     /// Applies the commands the panels recorded.
+    /// Applies the commands of this frame, then notes the edits made in
+    /// it for undo.
     pub fn run_commands(&mut self) {
         for cmd in std::mem::take(&mut self.commands) {
             self.run_command(cmd);
         }
+        self.observe_edits();
     }
 
     /// Opens the export dialog with defaults taken from what is shown.

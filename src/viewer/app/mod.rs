@@ -75,6 +75,8 @@ pub struct ViewerOptions {
     pub bench_play: Option<f64>,
     /// Export to this file and measure the window while it runs, then exit.
     pub bench_export: Option<PathBuf>,
+    /// The window's inner size (pixels).
+    pub size: Option<[usize; 2]>,
 }
 
 /// What the UI asks for; applied after the panels are laid out.
@@ -110,6 +112,10 @@ pub enum Command {
     BrowseExport,
     StartExport,
     CancelExport,
+    /// Undo the last edit of the session.
+    Undo,
+    /// Redo the last edit undone.
+    Redo,
 }
 
 /// Kinds of file the open dialogs ask for.
@@ -242,6 +248,12 @@ pub struct ViewerApp {
     pub export: super::export::ExportDialog,
     /// The time-sync panel's "Find offset".
     pub finder: super::find_offset::Finder,
+    /// Undo and redo of the session's edits.
+    pub history: super::history::History,
+    /// What waits for an answer about unsaved changes.
+    pub confirm: Option<Pending>,
+    /// The unsaved changes may be dropped by the next open or close.
+    discard_ok: bool,
     pub commands: Vec<Command>,
     pub messages: Vec<Message>,
     pub perf: Perf,
@@ -272,6 +284,9 @@ impl ViewerApp {
             calib_backup: None,
             export: Default::default(),
             finder: Default::default(),
+            history: Default::default(),
+            confirm: None,
+            discard_ok: false,
             commands: Vec::new(),
             messages: Vec::new(),
             perf: Perf::default(),
@@ -400,6 +415,10 @@ impl ViewerApp {
 
     /// Opens a session or a video (plus log) as the current document.
     pub fn open(&mut self, req: &OpenRequest) -> anyhow::Result<()> {
+        if self.doc.as_ref().is_some_and(Document::is_dirty) && !std::mem::take(&mut self.discard_ok) {
+            self.confirm = Some(Pending::Run(Command::Open(req.clone())));
+            return Ok(());
+        }
         let mut req = req.clone();
         if req.input.is_none() && self.synthetic.is_some() {
             req.input = Some(PathBuf::from("synthetic.mp4"));
@@ -407,6 +426,10 @@ impl ViewerApp {
         let doc = Document::open(&req)?;
         let source = self.make_source(&doc)?;
         self.set_document(doc, source)?;
+        self.history = self
+            .snapshot()
+            .map(super::history::History::new)
+            .unwrap_or_default();
         if let Some(p) = &req.input
             && self.synthetic.is_none()
         {
@@ -488,6 +511,7 @@ impl ViewerApp {
     /// Work done every frame, shown or not: frames in, clock forward,
     /// settings out.
     pub fn logic(&mut self, ctx: &egui::Context) {
+        self.hold_close(ctx);
         let now = Instant::now();
         let dt = self.last_tick.map_or(0.0, |t| (now - t).as_secs_f64());
         self.last_tick = Some(now);
@@ -643,6 +667,82 @@ impl ViewerApp {
         match (&self.frame, &self.player) {
             (Some(f), Some(p)) => f.generation == p.generation() && f.requested == Some(self.playback.time),
             _ => false,
+        }
+    }
+}
+
+/// What waits for an answer about unsaved changes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pending {
+    /// Closing the window.
+    Close,
+    /// A command that replaces the document.
+    Run(Command),
+}
+
+impl ViewerApp {
+    /// What undo would put back now.
+    pub fn snapshot(&self) -> Option<super::history::Snapshot> {
+        self.doc.as_ref().map(|d| super::history::Snapshot {
+            session: d.session.clone(),
+            points: self.calib.points.points.clone(),
+        })
+    }
+
+    /// Notes the state after a frame for undo (see [`super::history`]).
+    pub fn observe_edits(&mut self) {
+        let busy = self.ctx.input(|i| i.pointer.any_down());
+        if let Some(s) = self.snapshot() {
+            self.history.observe(&s, busy);
+        }
+    }
+
+    /// Puts back `to` (from undo or redo).
+    pub fn apply_snapshot(&mut self, to: super::history::Snapshot) {
+        let Some(doc) = &mut self.doc else { return };
+        let calibration_changed = doc.session.calibration != to.session.calibration;
+        doc.session = super::history::restore(&doc.session, &to.session);
+        if calibration_changed && let Err(e) = doc.reload_calibration() {
+            self.error(format!("{e:#}"));
+        }
+        let pts = &mut self.calib.points;
+        pts.points = to.points;
+        pts.revision += 1;
+        pts.selected = pts.selected.filter(|&i| i < pts.points.len());
+        self.request_frame();
+    }
+
+    /// A close of the window asked for: held while there are unsaved
+    /// changes, until the user says what to do with them.
+    fn hold_close(&mut self, ctx: &egui::Context) {
+        if ctx.input(|i| i.viewport().close_requested())
+            && !self.is_screenshot_run()
+            && self.doc.as_ref().is_some_and(Document::is_dirty)
+            && !self.discard_ok
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.confirm = Some(Pending::Close);
+        }
+    }
+
+    /// The answer to the unsaved-changes question: save first (`Some(true)`),
+    /// drop them (`Some(false)`) or do nothing (`None`).
+    pub fn answer(&mut self, ctx: &egui::Context, save: Option<bool>) {
+        let Some(pending) = self.confirm.take() else {
+            return;
+        };
+        let Some(save) = save else { return };
+        if save {
+            self.run_command(Command::Save);
+            if self.doc.as_ref().is_some_and(Document::is_dirty) {
+                // Not saved (cancelled or failed): keep the changes.
+                return;
+            }
+        }
+        self.discard_ok = true;
+        match pending {
+            Pending::Close => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+            Pending::Run(c) => self.run_command(c),
         }
     }
 }

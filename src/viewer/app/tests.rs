@@ -18,6 +18,7 @@ mod unit {
 
 mod app_tests {
     use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
 
     use super::*;
 
@@ -142,5 +143,79 @@ mod app_tests {
         h.key_press(egui::Key::Space);
         h.step();
         assert!(!app(&h).playback.playing);
+    }
+
+    fn app_mut<'a>(h: &'a mut Harness<'_, Option<ViewerApp>>) -> &'a mut ViewerApp {
+        h.state_mut().as_mut().unwrap()
+    }
+
+    fn offset(h: &Harness<'_, Option<ViewerApp>>) -> f64 {
+        app(h).doc.as_ref().unwrap().session.offset
+    }
+
+    #[test]
+    fn ctrl_z_undoes_and_ctrl_shift_z_redoes_session_edits() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        let start = offset(&h);
+        // Two edits, each seen settled by a frame.
+        app_mut(&mut h).doc.as_mut().unwrap().session.offset = start + 1.0;
+        h.step();
+        app_mut(&mut h).doc.as_mut().unwrap().session.draw.tint = true;
+        h.step();
+        assert!(app(&h).history.can_undo());
+        h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+        h.step();
+        let doc = app(&h).doc.as_ref().unwrap();
+        assert!(!doc.session.draw.tint && doc.session.offset == start + 1.0);
+        h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+        h.step();
+        assert_eq!(offset(&h), start);
+        assert!(!app(&h).history.can_undo());
+        h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z);
+        h.step();
+        assert_eq!(offset(&h), start + 1.0);
+        h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z);
+        h.step();
+        assert!(app(&h).doc.as_ref().unwrap().session.draw.tint);
+        // A calibration point is an edit too.
+        app_mut(&mut h).calib.points.add(crate::log::Vec2::new(5.0, 5.0));
+        h.step();
+        h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+        h.step();
+        assert!(app(&h).calib.points.points.is_empty());
+    }
+
+    #[test]
+    fn opening_another_video_with_unsaved_changes_asks_first() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        let other = OpenRequest {
+            input: Some("other.mp4".into()),
+            ..Default::default()
+        };
+        // Nothing changed: no question.
+        app_mut(&mut h).commands.push(Command::Open(other.clone()));
+        h.step();
+        assert!(app(&h).confirm.is_none());
+        until(&mut h, |a| a.frame.is_some());
+        app_mut(&mut h).doc.as_mut().unwrap().session.offset += 2.0;
+        h.step();
+        let changed = offset(&h);
+        app_mut(&mut h).commands.push(Command::Open(other.clone()));
+        h.step();
+        h.run();
+        assert!(app(&h).confirm.is_some());
+        h.get_by_label("Cancel").click();
+        h.run();
+        assert!(app(&h).confirm.is_none());
+        assert_eq!(offset(&h), changed, "kept");
+        app_mut(&mut h).commands.push(Command::Open(other));
+        h.step();
+        h.run();
+        h.get_by_label("Don't save").click();
+        h.run();
+        assert!(app(&h).confirm.is_none());
+        assert_ne!(offset(&h), changed, "opened anew");
     }
 }

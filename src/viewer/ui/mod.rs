@@ -53,6 +53,45 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
     }
     egui::CentralPanel::default().show(ui, |ui| video::panel(app, ui));
     export_window(app, ui.ctx());
+    unsaved_prompt(app, ui.ctx());
+}
+
+/// Asks what to do with unsaved changes before closing or opening another
+/// session.
+fn unsaved_prompt(app: &mut ViewerApp, ctx: &egui::Context) {
+    let Some(pending) = &app.confirm else { return };
+    let name = app
+        .doc
+        .as_ref()
+        .and_then(|d| d.session_path.as_ref())
+        .map_or_else(|| "the session".to_owned(), |p| p.display().to_string());
+    let doing = match pending {
+        super::app::Pending::Close => "closing",
+        super::app::Pending::Run(_) => "opening another",
+    };
+    let mut answer = None;
+    let mut asked = false;
+    egui::Modal::new(egui::Id::unique("unsaved")).show(ctx, |ui| {
+        ui.heading("Unsaved changes");
+        ui.label(format!("Save the changes to {name} before {doing}?"));
+        ui.horizontal(|ui| {
+            if ui.button("Save").clicked() {
+                answer = Some(Some(true));
+            }
+            if ui.button("Don't save").clicked() {
+                answer = Some(Some(false));
+            }
+            if ui.button("Cancel").clicked() {
+                answer = Some(None);
+            }
+        });
+        asked = true;
+    });
+    if let Some(a) = answer {
+        app.answer(ctx, a);
+    } else if !asked {
+        app.confirm = None;
+    }
 }
 
 /// The toggles that change the picture: saved in the session and
@@ -142,6 +181,26 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
             }
         });
+        ui.menu_button("Edit", |ui| {
+            if ui
+                .add_enabled(
+                    app.history.can_undo(),
+                    egui::Button::new("Undo").shortcut_text("Ctrl+Z"),
+                )
+                .clicked()
+            {
+                app.commands.push(Command::Undo);
+            }
+            if ui
+                .add_enabled(
+                    app.history.can_redo(),
+                    egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z"),
+                )
+                .clicked()
+            {
+                app.commands.push(Command::Redo);
+            }
+        });
         ui.menu_button("View", |ui| {
             let l = &mut app.persisted.layout;
             ui.checkbox(&mut l.entities, "Entities panel");
@@ -185,6 +244,7 @@ Shift+← →  1 s back / forward\n\
 N / Shift+N  next / previous event\n\
 L  loop on / off\n\
 Home / End  start / end\n\
+Ctrl+Z / Ctrl+Shift+Z  undo / redo\n\
 Ctrl+S  save session\n\
 Ctrl+O  open session";
 
@@ -238,6 +298,14 @@ fn keyboard(app: &mut ViewerApp, ctx: &egui::Context) {
         }
         if i.consume_key(Modifiers::NONE, Key::End) {
             c.push(Command::Seek(end));
+        }
+        if i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z)
+            || i.consume_key(Modifiers::COMMAND, Key::Y)
+        {
+            c.push(Command::Redo);
+        }
+        if i.consume_key(Modifiers::COMMAND, Key::Z) {
+            c.push(Command::Undo);
         }
         if i.consume_key(Modifiers::COMMAND, Key::S) {
             c.push(Command::Save);
