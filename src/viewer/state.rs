@@ -157,6 +157,8 @@ pub struct Document {
     pub index: Arc<Index>,
     /// Whether a log is open (an empty log otherwise).
     pub has_log: bool,
+    /// The log's first and last times.
+    pub log_range: Option<(f64, f64)>,
     /// The frame source's clocks, when its frames carry one (a rendered
     /// match): log times map to frames through them.
     pub clocks: Option<Arc<ClockTable>>,
@@ -211,6 +213,7 @@ impl Document {
             log: Arc::new(Log::new()),
             index: Arc::new(Index::new(&Log::new())),
             has_log: false,
+            log_range: None,
             clocks: None,
             tree: EntityTree::default(),
             events: Events::default(),
@@ -253,6 +256,7 @@ impl Document {
         self.tree = EntityTree::build(&log);
         self.events = Events::from_log(&log);
         self.index = Arc::new(Index::new(&log));
+        self.log_range = log.time_range();
         self.log = Arc::new(log);
         self.has_log = true;
         self.session.logs = paths;

@@ -64,25 +64,25 @@ pub fn panel(ui: &mut egui::Ui, state: &mut EntitiesUi, doc: &mut Document) {
         doc,
         counts: &state.counts,
     };
-    egui::ScrollArea::vertical()
-        .auto_shrink([false; 2])
-        .show(ui, |ui| {
-            if tree.nodes.is_empty() {
-                ui.label("This log has no entities.");
-            } else if state.search.trim().is_empty() {
-                for &r in &tree.roots {
-                    node_ui(ui, &ctx, tree, r, &mut vec![r], &mut actions);
-                }
-            } else {
-                let hits = tree.search(&state.search);
-                if hits.is_empty() {
-                    ui.label("No entity matches.");
-                }
-                for n in hits {
-                    row(ui, &ctx, tree, n, tree.name(n), &mut actions);
-                }
+    // Both ways, so that rows wider than the panel (long names, counts
+    // changing while playing) scroll instead of widening it.
+    egui::ScrollArea::both().auto_shrink([false; 2]).show(ui, |ui| {
+        if tree.nodes.is_empty() {
+            ui.label("This log has no entities.");
+        } else if state.search.trim().is_empty() {
+            for &r in &tree.roots {
+                node_ui(ui, &ctx, tree, r, &mut vec![r], &mut actions);
             }
-        });
+        } else {
+            let hits = tree.search(&state.search);
+            if hits.is_empty() {
+                ui.label("No entity matches.");
+            }
+            for n in hits {
+                row(ui, &ctx, tree, n, tree.name(n), &mut actions);
+            }
+        }
+    });
     let tree = &doc.tree;
     for a in actions {
         let spec = &mut doc.session.filter;

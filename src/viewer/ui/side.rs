@@ -11,46 +11,51 @@ use crate::viewer::sync::{self, NUDGES};
 use crate::viewer::ui::timeline::fmt_time;
 
 pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
-    egui::ScrollArea::both().auto_shrink([false; 2]).show(ui, |ui| {
-        let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
-        let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
-        egui::CollapsingHeader::new("Time sync")
-            .default_open(true)
-            .show(ui, |ui| match &mut app.doc {
-                Some(doc) => {
-                    sync_section(ui, doc, frame_time, frame_dur);
-                    super::find_offset::section(ui, doc, &mut app.finder);
-                }
-                None => {
-                    ui.label("Nothing open.");
-                }
-            });
-        egui::CollapsingHeader::new("Calibration")
-            .default_open(app.calib.active)
-            .show(ui, |ui| calibration(app, ui));
-        egui::CollapsingHeader::new("View")
-            .default_open(true)
-            .show(ui, |ui| {
-                if let Some(doc) = &mut app.doc {
-                    super::draw_toggles(ui, &mut doc.session.draw);
-                    mask_method(ui, &mut doc.session.mask);
-                }
-                if ui.button("Fit video to window").clicked() {
-                    app.video_view = Default::default();
-                }
-            });
-        egui::CollapsingHeader::new("Messages")
-            .default_open(false)
-            .show(ui, |ui| match &app.doc {
-                Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(f64::NAN)),
-                None => {
-                    ui.label("Nothing open.");
-                }
-            });
-        egui::CollapsingHeader::new("Statistics")
-            .default_open(false)
-            .show(ui, |ui| stats(app, ui));
-    });
+    // Vertically only: text wraps at the panel's width rather than being
+    // cut, and nothing widens the panel while playing.
+    egui::ScrollArea::vertical()
+        .auto_shrink([false; 2])
+        .show(ui, |ui| {
+            ui.set_max_width(ui.available_width());
+            let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
+            let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
+            egui::CollapsingHeader::new("Time sync")
+                .default_open(true)
+                .show(ui, |ui| match &mut app.doc {
+                    Some(doc) => {
+                        sync_section(ui, doc, frame_time, frame_dur);
+                        super::find_offset::section(ui, doc, &mut app.finder);
+                    }
+                    None => {
+                        ui.label("Nothing open.");
+                    }
+                });
+            egui::CollapsingHeader::new("Calibration")
+                .default_open(app.calib.active)
+                .show(ui, |ui| calibration(app, ui));
+            egui::CollapsingHeader::new("View")
+                .default_open(true)
+                .show(ui, |ui| {
+                    if let Some(doc) = &mut app.doc {
+                        super::draw_toggles(ui, &mut doc.session.draw);
+                        mask_method(ui, &mut doc.session.mask);
+                    }
+                    if ui.button("Fit video to window").clicked() {
+                        app.video_view = Default::default();
+                    }
+                });
+            egui::CollapsingHeader::new("Messages")
+                .default_open(false)
+                .show(ui, |ui| match &app.doc {
+                    Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(f64::NAN)),
+                    None => {
+                        ui.label("Nothing open.");
+                    }
+                });
+            egui::CollapsingHeader::new("Statistics")
+                .default_open(false)
+                .show(ui, |ui| stats(app, ui));
+        });
 }
 
 /// Most texts the message list shows.
@@ -102,7 +107,11 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
         }
     });
     let log_now = frame_clock + s.offset;
-    ui.label(format!("log time here: {log_now:.3} s"));
+    ui.label(format!(
+        "log time here: {}",
+        crate::viewer::ui::timeline::fmt_log_time(log_now, doc.log_range.map(|r| r.0))
+    ))
+    .on_hover_text(format!("{log_now:.6} s on the log's clock"));
     if doc.events.is_empty() {
         ui.weak("The log has no events (persistent frames).");
         return;

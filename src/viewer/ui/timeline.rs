@@ -88,7 +88,9 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         }
         if let Some(m) = &time_map {
             let log = m.log_time_at(shown);
-            ui.monospace(format!("log {log:.3} s"));
+            let start = app.doc.as_ref().and_then(|d| d.log_range).map(|r| r.0);
+            ui.monospace(format!("log {}", fmt_log_time(log, start)))
+                .on_hover_text(format!("log time {log:.6} s"));
             // A simulator's clock is counted in cycles (and stoppage steps).
             if let Some(step) = info.clock_step
                 && let Some((cycle, stopped)) = cycle_of(log - m.offset, step)
@@ -141,8 +143,41 @@ pub fn fmt_time(t: f64) -> String {
     }
     let sign = if t < 0.0 { "-" } else { "" };
     let t = t.abs();
+    if t >= 86_400.0 {
+        let days = (t / 86_400.0).floor();
+        return format!("{sign}{} d {}", days as u64, clock(t - days * 86_400.0));
+    }
+    if t >= 3600.0 {
+        return format!("{sign}{}", clock(t));
+    }
     let m = (t / 60.0).floor();
     format!("{sign}{}:{:06.3}", m as u64, t - m * 60.0)
+}
+
+/// `H:MM:SS.mmm` of `t` seconds (less than a day).
+fn clock(t: f64) -> String {
+    let h = (t / 3600.0).floor();
+    let m = ((t - h * 3600.0) / 60.0).floor();
+    format!("{}:{:02}:{:06.3}", h as u64, m as u64, t - h * 3600.0 - m * 60.0)
+}
+
+/// A log time as people read it: the time of day (UTC) for times since
+/// the Unix epoch, seconds otherwise; and the time from the log's
+/// `start` when known.
+pub fn fmt_log_time(t: f64, start: Option<f64>) -> String {
+    if !t.is_finite() {
+        return format!("{t}");
+    }
+    // After 1973: seconds since the epoch.
+    let at = if t >= 1e8 {
+        format!("{} UTC", clock(t.rem_euclid(86_400.0)))
+    } else {
+        format!("{t:.3} s")
+    };
+    match start {
+        Some(s) if s.is_finite() => format!("{at} (log +{})", fmt_time(t - s)),
+        _ => at,
+    }
 }
 
 /// The timeline bar over video times `[start, end]`; returns the time the
@@ -209,7 +244,11 @@ pub fn timeline(
     if let Some(p) = resp.hover_pos() {
         let t = t_of(p.x);
         let text = match time_map {
-            Some(m) => format!("video {} · log {:.3} s", fmt_time(t), m.log_time_at(t)),
+            Some(m) => format!(
+                "video {} · log {}",
+                fmt_time(t),
+                fmt_log_time(m.log_time_at(t), None)
+            ),
             None => format!("video {}", fmt_time(t)),
         };
         resp.clone().on_hover_text_at_pointer(text);
@@ -270,5 +309,18 @@ mod tests {
         assert_eq!(fmt_time(0.0), "0:00.000");
         assert_eq!(fmt_time(75.25), "1:15.250");
         assert_eq!(fmt_time(-1.5), "-0:01.500");
+        assert_eq!(fmt_time(3725.5), "1:02:05.500");
+        // Not "-16666666:52.000" for a difference of decades.
+        assert_eq!(fmt_time(-1_000_000_000.0), "-11574 d 1:46:40.000");
+    }
+
+    #[test]
+    fn log_times_read_as_time_of_day_and_from_the_start() {
+        assert_eq!(
+            fmt_log_time(1_721_207_653.867, Some(1_721_207_643.317)),
+            "9:14:13.867 UTC (log +0:10.550)"
+        );
+        assert_eq!(fmt_log_time(12.5, Some(2.0)), "12.500 s (log +0:10.500)");
+        assert_eq!(fmt_log_time(12.5, None), "12.500 s");
     }
 }
