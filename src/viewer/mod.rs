@@ -13,6 +13,7 @@ pub mod entities;
 pub mod export;
 pub mod find_offset;
 pub mod history;
+pub mod inspect;
 pub mod playback;
 pub mod player;
 pub mod state;

@@ -252,6 +252,9 @@ pub struct ViewerApp {
     pub history: super::history::History,
     /// What waits for an answer about unsaved changes.
     pub confirm: Option<Pending>,
+    /// The primitive clicked on (its position in the log), shown until
+    /// closed.
+    pub pinned: Option<usize>,
     /// The unsaved changes may be dropped by the next open or close.
     discard_ok: bool,
     pub commands: Vec<Command>,
@@ -286,6 +289,7 @@ impl ViewerApp {
             finder: Default::default(),
             history: Default::default(),
             confirm: None,
+            pinned: None,
             discard_ok: false,
             commands: Vec::new(),
             messages: Vec::new(),
@@ -486,6 +490,7 @@ impl ViewerApp {
         self.entities = EntitiesUi::default();
         self.calib_backup = None;
         self.finder = Default::default();
+        self.pinned = None;
         self.doc = Some(doc);
         self.request_frame();
         Ok(())

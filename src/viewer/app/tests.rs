@@ -218,4 +218,40 @@ mod app_tests {
         assert!(app(&h).confirm.is_none());
         assert_ne!(offset(&h), changed, "opened anew");
     }
+
+    #[test]
+    fn a_pinned_drawing_shows_what_it_is_until_closed() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        h.input_mut().dropped_files.push(Arc::new(Dropped(log)));
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        {
+            let a = app_mut(&mut h);
+            let doc = a.doc.as_mut().unwrap();
+            doc.calibration = Some(
+                crate::calib::Calibration::from_homography([
+                    [0.01, 0.0, 32.0],
+                    [0.0, -0.01, 18.0],
+                    [0.0, 0.0, 1.0],
+                ])
+                .unwrap(),
+            );
+            a.pinned = Some(0);
+        }
+        h.step();
+        h.run();
+        let doc = app(&h).doc.as_ref().unwrap();
+        let entity = doc.log.entities.name(doc.log.primitives[0].entity).to_owned();
+        assert!(h.query_by_label_contains("Pinned drawing").is_some());
+        let shown = h.get_by_label_contains("frame 0: ");
+        let text = format!("{shown:?}");
+        assert!(text.contains(&entity) && text.contains("level"), "{text}");
+        app_mut(&mut h).pinned = None;
+        h.step();
+        h.run();
+        assert!(h.query_by_label_contains("Pinned drawing").is_none());
+    }
 }

@@ -5,6 +5,7 @@
 use eframe::egui::{self, Color32, Pos2, Rect, Sense, Vec2, emath::RectTransform};
 
 use crate::viewer::app::{VideoView, ViewerApp};
+use crate::viewer::inspect;
 
 /// Zoom limits (1 = the frame fits the panel).
 const ZOOM_RANGE: (f32, f32) = (0.25, 32.0);
@@ -76,7 +77,9 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     if app.calib.active {
         let calib = app.doc.as_ref().and_then(|d| d.calibration.as_ref());
         if let Some(c) = calib {
-            crate::viewer::ui::calib::paint_check(&painter, &to_screen, &app.calib, c);
+            // The check lines stay on the picture.
+            let on_video = painter.with_clip_rect(to_screen.to().intersect(panel));
+            crate::viewer::ui::calib::paint_check(&on_video, &to_screen, &app.calib, c);
         }
         let flagged = app
             .calib
@@ -111,13 +114,20 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     if resp.double_clicked() && !app.calib.active {
         app.video_view = VideoView::default();
     }
+    inspect(app, ui, &resp, &painter, &to_screen);
     if let Some(p) = resp.hover_pos().filter(|_| !app.is_screenshot_run()) {
         let px = to_screen.inverse().transform_pos(p);
         let mut text = format!("pixel ({:.0}, {:.0})", px.x, px.y);
-        if let Some(c) = app.doc.as_ref().and_then(|d| d.calibration.as_ref())
-            && let Some(w) = c.unproject(crate::log::Vec2::new(px.x as f64, px.y as f64))
+        let at = crate::log::Vec2::new(px.x as f64, px.y as f64);
+        if let Some(doc) = &app.doc
+            && let Some(c) = &doc.calibration
+            && let Some(w) = c.unproject(at)
         {
-            text.push_str(&format!("  world ({:.0}, {:.0})", w.x, w.y));
+            let d = inspect::precision(c, at);
+            text.push_str(&format!(
+                "  world ({:.d$}, {:.d$}) {}",
+                w.x, w.y, doc.log.header.world_unit
+            ));
         }
         painter.text(
             panel.left_bottom() + Vec2::new(6.0, -6.0),
@@ -126,6 +136,88 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             egui::FontId::monospace(12.0),
             Color32::from_gray(220),
         );
+    }
+}
+
+/// Hovering a drawing tells what it is; clicking pins it (highlighted,
+/// its description in a window until closed).
+fn inspect(
+    app: &mut ViewerApp,
+    ui: &egui::Ui,
+    resp: &egui::Response,
+    painter: &egui::Painter,
+    to_screen: &RectTransform,
+) {
+    let Some(doc) = &app.doc else { return };
+    let Some(c) = doc.calibration.as_ref().or(doc.source_calibration.as_ref()) else {
+        return;
+    };
+    let highlight = |position: usize, color: Color32| {
+        let Some(p) = doc.log.primitives.get(position) else {
+            return;
+        };
+        let mut lines = Vec::new();
+        inspect::outline(&p.shape, c, &mut lines);
+        let screen = |v: &crate::log::Vec2| to_screen.transform_pos(Pos2::new(v.x as f32, v.y as f32));
+        for l in &lines {
+            match l.as_slice() {
+                [p] => {
+                    painter.circle_stroke(screen(p), 6.0, egui::Stroke::new(2.0, color));
+                }
+                pts => {
+                    painter.add(egui::Shape::line(
+                        pts.iter().map(screen).collect(),
+                        egui::Stroke::new(2.5, color),
+                    ));
+                }
+            }
+        }
+    };
+    if let Some(p) = app.pinned {
+        highlight(p, Color32::from_rgb(255, 200, 0));
+    }
+    let hovered = resp
+        .hover_pos()
+        .filter(|_| !app.calib.active && !app.is_screenshot_run() && !resp.dragged());
+    let mut hit = None;
+    if let (Some(pos), Some(t)) = (hovered, app.log_time()) {
+        let px = to_screen.inverse().transform_pos(pos);
+        let scale = to_screen.scale().x.max(1e-6) as f64;
+        let filter = doc.session.filter.compile(&doc.log).unwrap_or_else(|_| {
+            crate::select::Filter::all(&doc.log, doc.session.filter.max_level.unwrap_or(i32::MAX))
+        });
+        hit = inspect::hit_test(
+            &doc.log,
+            &doc.index,
+            &filter,
+            (t, doc.threshold()),
+            c,
+            crate::log::Vec2::new(px.x as f64, px.y as f64),
+            6.0 / scale,
+        );
+        if let Some(h) = &hit {
+            highlight(h.position, Color32::from_rgb(255, 255, 255));
+            let d = inspect::precision(c, crate::log::Vec2::new(px.x as f64, px.y as f64));
+            let text = inspect::describe(&doc.log, h.position, d);
+            resp.clone().on_hover_text_at_pointer(text);
+        }
+    }
+    if resp.clicked() && !app.calib.active {
+        app.pinned = hit.map(|h| h.position);
+    }
+    if let Some(p) = app.pinned {
+        let text = inspect::describe(&doc.log, p, 2);
+        let mut open = true;
+        egui::Window::new("Pinned drawing")
+            .open(&mut open)
+            .resizable(false)
+            .default_pos(resp.rect.right_top() + Vec2::new(-320.0, 10.0))
+            .show(ui.ctx(), |ui| {
+                ui.label(text);
+            });
+        if !open {
+            app.pinned = None;
+        }
     }
 }
 
