@@ -338,6 +338,7 @@ impl Session {
                 overlay: o.overlay,
                 floor_mask: o.mask,
                 tint: o.tint_mask,
+                ..DrawToggles::default()
             })
         });
         let mut s = Session {
@@ -667,6 +668,7 @@ mod tests {
                 overlay: true,
                 floor_mask: false,
                 tint: true,
+                ..DrawToggles::default()
             }
         );
         let viewer = s.viewer.clone().unwrap();

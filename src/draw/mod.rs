@@ -40,6 +40,36 @@ pub const TINT: Rgba = Rgba(0xff00_c0ff);
 /// Opacity of the drop shadow under text (for opaque text), out of 255.
 pub const TEXT_SHADOW_ALPHA: u8 = 150;
 
+/// Opacity of the outline around text and of the box behind it (for
+/// opaque text), out of 255.
+pub const TEXT_BACKDROP_ALPHA: u8 = 190;
+
+/// How text is set off from the picture behind it, so that small text
+/// stays readable on any floor (the session's `[draw] text`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextBackdrop {
+    /// A dark outline around every glyph.
+    #[default]
+    Outline,
+    /// A dark box behind the text.
+    Box,
+    /// A soft drop shadow only (how text was drawn before).
+    Shadow,
+}
+
+impl TextBackdrop {
+    pub const ALL: [TextBackdrop; 3] = [TextBackdrop::Outline, TextBackdrop::Box, TextBackdrop::Shadow];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TextBackdrop::Outline => "outline",
+            TextBackdrop::Box => "box",
+            TextBackdrop::Shadow => "shadow",
+        }
+    }
+}
+
 /// Opacity of the floor tint, out of 255.
 pub const TINT_ALPHA: u8 = 128;
 
@@ -344,6 +374,8 @@ fn div255(v: u32) -> u32 {
 /// text, and the scratch buffers that make it cheap per frame.
 #[derive(Debug)]
 pub struct Painter {
+    /// How text is set off from the picture.
+    pub backdrop: TextBackdrop,
     cov: Coverage,
     text: TextRenderer,
     rings: Vec<Vec<Vec2>>,
@@ -362,6 +394,7 @@ impl Painter {
     /// A painter for frames of `width × height` pixels.
     pub fn new(width: usize, height: usize) -> Self {
         Painter {
+            backdrop: TextBackdrop::default(),
             cov: Coverage::new(width, height),
             text: TextRenderer::new(),
             rings: Vec::new(),
@@ -408,8 +441,9 @@ impl Painter {
 
     /// Draws text with the first baseline starting at image point `anchor`;
     /// returns the number of glyphs drawn.
-    /// Text gets a soft dark drop shadow (offset by a sixteenth of its
-    /// size, at least a pixel) so it stays readable on bright floors.
+    /// Text is set off from the picture by [`Self::backdrop`]: a dark
+    /// outline a sixteenth of its size wide (at least a pixel), a dark box,
+    /// or a soft drop shadow offset by as much.
     pub fn text(
         &mut self,
         ov: &mut Overlay,
@@ -419,10 +453,46 @@ impl Painter {
         color: Rgba,
     ) -> usize {
         let d = (size / 16.0).max(1.0);
-        let shadow = Rgba::BLACK.with_alpha((color.a() as u32 * TEXT_SHADOW_ALPHA as u32 / 255) as u8);
-        self.text
-            .draw(&mut self.cov, (anchor.x + d, anchor.y + d), text, size);
-        ov.blend(&mut self.cov, shadow);
+        let dark = |alpha: u8| Rgba::BLACK.with_alpha((color.a() as u32 * alpha as u32 / 255) as u8);
+        match self.backdrop {
+            TextBackdrop::Shadow => {
+                self.text
+                    .draw(&mut self.cov, (anchor.x + d, anchor.y + d), text, size);
+                ov.blend(&mut self.cov, dark(TEXT_SHADOW_ALPHA));
+            }
+            TextBackdrop::Outline => {
+                // The union of the text moved each way: coverage keeps the
+                // most of overlapping glyphs, so the outline is blended once.
+                for (dx, dy) in [
+                    (-1.0, -1.0),
+                    (0.0, -1.0),
+                    (1.0, -1.0),
+                    (-1.0, 0.0),
+                    (1.0, 0.0),
+                    (-1.0, 1.0),
+                    (0.0, 1.0),
+                    (1.0, 1.0),
+                ] {
+                    self.text
+                        .draw(&mut self.cov, (anchor.x + dx * d, anchor.y + dy * d), text, size);
+                }
+                ov.blend(&mut self.cov, dark(TEXT_BACKDROP_ALPHA));
+            }
+            TextBackdrop::Box => {
+                if let Some((w, h)) = self.measure_text(text, size) {
+                    let pad = 2.0 * d;
+                    let top = anchor.y - 0.8 * size - pad;
+                    let (x0, x1, y1) = (anchor.x - pad, anchor.x + w + pad, top + h + 2.0 * pad);
+                    let rect = vec![
+                        Vec2::new(x0, top),
+                        Vec2::new(x1, top),
+                        Vec2::new(x1, y1),
+                        Vec2::new(x0, y1),
+                    ];
+                    self.fill(ov, &[rect], dark(TEXT_BACKDROP_ALPHA));
+                }
+            }
+        }
         let n = self.text.draw(&mut self.cov, (anchor.x, anchor.y), text, size);
         ov.blend(&mut self.cov, color);
         n

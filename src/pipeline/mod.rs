@@ -306,6 +306,7 @@ impl Pipeline {
         } else {
             self.overlay.clear();
         }
+        self.painter.backdrop = toggles.text;
 
         // The mask is computed from the untouched frame.
         let t0 = Instant::now();
@@ -535,6 +536,7 @@ mod tests {
             overlay: false,
             floor_mask: true,
             tint: true,
+            ..DrawToggles::default()
         };
         p.configure(&s).unwrap();
         let mut f = frame(0.0);

@@ -25,6 +25,8 @@ pub struct DrawToggles {
     pub floor_mask: bool,
     /// Tint the floor pixels (thesis Figure 3.5), to check the mask by eye.
     pub tint: bool,
+    /// How text is set off from the picture (outline, box or shadow).
+    pub text: crate::draw::TextBackdrop,
 }
 
 impl Default for DrawToggles {
@@ -33,6 +35,7 @@ impl Default for DrawToggles {
             overlay: true,
             floor_mask: true,
             tint: false,
+            text: crate::draw::TextBackdrop::default(),
         }
     }
 }
@@ -130,5 +133,8 @@ mod tests {
             }
         );
         assert!(toml::from_str::<Wrap>("[draw]\nfloor = false\n").is_err());
+        let w: Wrap = toml::from_str("[draw]\ntext = \"box\"\n").unwrap();
+        assert_eq!(w.draw.text, crate::draw::TextBackdrop::Box);
+        assert!(toml::from_str::<Wrap>("[draw]\ntext = \"halo\"\n").is_err());
     }
 }

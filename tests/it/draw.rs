@@ -199,6 +199,24 @@ fn golden_text() {
     check_golden("draw-text.png", &img);
 }
 
+/// The other ways of setting text off from the picture: a box behind it,
+/// and the drop shadow alone.
+#[test]
+fn golden_text_box_and_shadow() {
+    for (backdrop, name) in [
+        (underlay::draw::TextBackdrop::Box, "draw-text-box.png"),
+        (underlay::draw::TextBackdrop::Shadow, "draw-text-shadow.png"),
+    ] {
+        let img = picture(|p, ov| {
+            p.backdrop = backdrop;
+            p.text(ov, pt(6.0, 22.0), "pass 3→5", 14.0, WHITE);
+            p.text(ov, pt(6.0, 60.0), "θ = 0.42", 24.0, YELLOW);
+            p.text(ov, pt(6.0, 100.0), "two\nlines", 11.0, RED.with_alpha(160));
+        });
+        check_golden(name, &img);
+    }
+}
+
 /// Dots and crosses at several sizes and line widths.
 #[test]
 fn golden_markers() {
