@@ -14,6 +14,7 @@ pub mod export;
 pub mod find_offset;
 pub mod history;
 pub mod inspect;
+pub mod legend;
 pub mod playback;
 pub mod player;
 pub mod state;

@@ -100,16 +100,13 @@ pub fn draw_toggles(ui: &mut egui::Ui, t: &mut crate::pipeline::DrawToggles) {
     ui.checkbox(&mut t.overlay, "Overlay");
     ui.checkbox(&mut t.floor_mask, "Hide behind robots (mask)");
     ui.checkbox(&mut t.tint, "Show mask (tint the floor)");
-    ui.horizontal(|ui| {
-        egui::ComboBox::from_id_salt("text backdrop")
-            .selected_text(t.text.name())
-            .show_ui(ui, |ui| {
-                for b in crate::draw::TextBackdrop::ALL {
-                    ui.selectable_value(&mut t.text, b, b.name());
-                }
-            });
-        ui.label("behind text");
-    });
+    egui::ComboBox::from_label("behind text")
+        .selected_text(t.text.name())
+        .show_ui(ui, |ui| {
+            for b in crate::draw::TextBackdrop::ALL {
+                ui.selectable_value(&mut t.text, b, b.name());
+            }
+        });
 }
 
 fn export_window(app: &mut ViewerApp, ctx: &egui::Context) {

@@ -44,7 +44,15 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                         app.video_view = Default::default();
                     }
                 });
-            egui::CollapsingHeader::new("Messages")
+            egui::CollapsingHeader::new("Legend")
+            .default_open(false)
+            .show(ui, |ui| match (&app.doc, app.log_time()) {
+                (Some(doc), Some(t)) => legend_section(ui, doc, t),
+                _ => {
+                    ui.label("Nothing open.");
+                }
+            });
+        egui::CollapsingHeader::new("Messages")
                 .default_open(false)
                 .show(ui, |ui| match &app.doc {
                     Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(f64::NAN)),
@@ -56,6 +64,27 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 .default_open(false)
                 .show(ui, |ui| stats(app, ui));
         });
+}
+
+/// The entities drawn now, each with its colour.
+pub fn legend_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
+    let filter = doc.session.filter.compile(&doc.log).unwrap_or_else(|_| {
+        crate::select::Filter::all(&doc.log, doc.session.filter.max_level.unwrap_or(i32::MAX))
+    });
+    let entries = crate::viewer::legend::legend(&doc.log, &doc.index, &filter, log_time, doc.threshold());
+    if entries.is_empty() {
+        ui.weak("Nothing is drawn at this time.");
+        return;
+    }
+    for e in entries {
+        ui.horizontal(|ui| {
+            let (r, g, b) = (e.color.r(), e.color.g(), e.color.b());
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+            ui.painter().rect_filled(rect, 2.0, egui::Color32::from_rgb(r, g, b));
+            ui.label(&e.entity).on_hover_text(format!("{} primitives drawn", e.count));
+            ui.weak(e.count.to_string());
+        });
+    }
 }
 
 /// Most texts the message list shows.
