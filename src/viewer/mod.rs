@@ -11,6 +11,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod entities;
 pub mod export;
+pub mod field_view;
 pub mod find_offset;
 pub mod history;
 pub mod inspect;

@@ -30,6 +30,8 @@ pub struct Layout {
     pub entities: bool,
     pub side: bool,
     pub timeline: bool,
+    /// The top-down field view beside the video.
+    pub field: bool,
 }
 
 impl Default for Layout {
@@ -38,6 +40,7 @@ impl Default for Layout {
             entities: true,
             side: true,
             timeline: true,
+            field: false,
         }
     }
 }
@@ -159,6 +162,9 @@ pub struct Document {
     pub has_log: bool,
     /// The log's first and last times.
     pub log_range: Option<(f64, f64)>,
+    /// The box around the log's world (its declared bounds, else every
+    /// shape's points): what the field view shows.
+    pub world_extent: Option<(crate::log::Vec2, crate::log::Vec2)>,
     /// The frame source's clocks, when its frames carry one (a rendered
     /// match): log times map to frames through them.
     pub clocks: Option<Arc<ClockTable>>,
@@ -214,6 +220,7 @@ impl Document {
             index: Arc::new(Index::new(&Log::new())),
             has_log: false,
             log_range: None,
+            world_extent: None,
             clocks: None,
             tree: EntityTree::default(),
             events: Events::default(),
@@ -257,6 +264,7 @@ impl Document {
         self.events = Events::from_log(&log);
         self.index = Arc::new(Index::new(&log));
         self.log_range = log.time_range();
+        self.world_extent = crate::viewer::field_view::extent(&log);
         self.log = Arc::new(log);
         self.has_log = true;
         self.session.logs = paths;

@@ -254,4 +254,27 @@ mod app_tests {
         h.run();
         assert!(h.query_by_label_contains("Pinned drawing").is_none());
     }
+
+    #[test]
+    fn the_field_view_shows_the_log_from_above() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        app_mut(&mut h).persisted.layout.field = true;
+        h.step();
+        h.run();
+        assert!(h.query_by_label("Field").is_some());
+        assert!(
+            h.query_by_label_contains("nothing with a place").is_some(),
+            "no log yet"
+        );
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        h.input_mut().dropped_files.push(Arc::new(Dropped(log)));
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        h.step();
+        h.run();
+        assert!(app(&h).doc.as_ref().unwrap().world_extent.is_some());
+        assert!(h.query_by_label_contains("nothing with a place").is_none());
+    }
 }

@@ -8,6 +8,7 @@
 pub mod calib;
 pub mod entities;
 pub mod export;
+pub mod field;
 pub mod find_offset;
 pub mod side;
 pub mod timeline;
@@ -50,6 +51,12 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
             .default_size(300.0)
             .size_range(200.0..=520.0)
             .show(ui, |ui| side::panel(app, ui));
+    }
+    if app.persisted.layout.field {
+        egui::Panel::right("field")
+            .default_size(480.0)
+            .size_range(200.0..=900.0)
+            .show(ui, |ui| field::panel(app, ui));
     }
     egui::CentralPanel::default().show(ui, |ui| video::panel(app, ui));
     export_window(app, ui.ctx());
@@ -213,6 +220,7 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
             ui.checkbox(&mut l.entities, "Entities panel");
             ui.checkbox(&mut l.side, "Side panel");
             ui.checkbox(&mut l.timeline, "Timeline");
+            ui.checkbox(&mut l.field, "Field view (top-down)");
             ui.separator();
             if let Some(doc) = &mut app.doc {
                 draw_toggles(ui, &mut doc.session.draw);

@@ -45,14 +45,14 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                     }
                 });
             egui::CollapsingHeader::new("Legend")
-            .default_open(false)
-            .show(ui, |ui| match (&app.doc, app.log_time()) {
-                (Some(doc), Some(t)) => legend_section(ui, doc, t),
-                _ => {
-                    ui.label("Nothing open.");
-                }
-            });
-        egui::CollapsingHeader::new("Messages")
+                .default_open(false)
+                .show(ui, |ui| match (&app.doc, app.log_time()) {
+                    (Some(doc), Some(t)) => legend_section(ui, doc, t),
+                    _ => {
+                        ui.label("Nothing open.");
+                    }
+                });
+            egui::CollapsingHeader::new("Messages")
                 .default_open(false)
                 .show(ui, |ui| match &app.doc {
                     Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(f64::NAN)),
@@ -80,8 +80,10 @@ pub fn legend_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
         ui.horizontal(|ui| {
             let (r, g, b) = (e.color.r(), e.color.g(), e.color.b());
             let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
-            ui.painter().rect_filled(rect, 2.0, egui::Color32::from_rgb(r, g, b));
-            ui.label(&e.entity).on_hover_text(format!("{} primitives drawn", e.count));
+            ui.painter()
+                .rect_filled(rect, 2.0, egui::Color32::from_rgb(r, g, b));
+            ui.label(&e.entity)
+                .on_hover_text(format!("{} primitives drawn", e.count));
             ui.weak(e.count.to_string());
         });
     }
