@@ -43,6 +43,23 @@ pub enum Command {
     Solve(SolveArgs),
     /// Take a camera's calibration from an SSL game log (ssl-vision's model).
     FromSsl(FromSslArgs),
+    /// A calibration's error on other points (held-back labels): per-point
+    /// residuals and their RMS.
+    Check(CheckArgs),
+}
+
+/// Arguments of `underlay calib check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// CSV with header `u,v,x,y` (as for `solve`): the labelled points.
+    #[arg(value_name = "POINTS.csv")]
+    pub points: PathBuf,
+    /// The calibration to check.
+    #[arg(long, value_name = "CALIB.toml")]
+    pub calib: PathBuf,
+    /// Print the result as JSON (`rms_px`, `residuals`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `underlay calib from-ssl`.
@@ -120,7 +137,75 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Solve(a) => solve(a),
         Command::FromSsl(a) => from_ssl(a),
+        Command::Check(a) => check(a),
     }
+}
+
+/// One point of `calib check`.
+#[derive(Debug, Serialize)]
+struct Checked {
+    /// Line of the points file.
+    line: usize,
+    u: f64,
+    v: f64,
+    x: f64,
+    y: f64,
+    /// Where the calibration puts the world point (`None`: not in the picture).
+    predicted: Option<[f64; 2]>,
+    /// Pixels from the labelled point.
+    residual_px: Option<f64>,
+}
+
+fn check(a: CheckArgs) -> anyhow::Result<()> {
+    let pts = read_points(&a.points)?;
+    let cal = calib::Calibration::load(&a.calib)?;
+    let checked: Vec<Checked> = pts
+        .points
+        .iter()
+        .zip(&pts.lines)
+        .map(|(c, &line)| {
+            let p = cal.project(c.world);
+            Checked {
+                line,
+                u: c.image.x,
+                v: c.image.y,
+                x: c.world.x,
+                y: c.world.y,
+                predicted: p.map(|p| [p.x, p.y]),
+                residual_px: p.map(|p| (p - c.image).length()),
+            }
+        })
+        .collect();
+    let seen: Vec<f64> = checked.iter().filter_map(|c| c.residual_px).collect();
+    let rms = (!seen.is_empty()).then(|| (seen.iter().map(|r| r * r).sum::<f64>() / seen.len() as f64).sqrt());
+    let max = seen.iter().copied().fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+    let unseen = checked.len() - seen.len();
+    if a.json {
+        let j = serde_json::json!({
+            "points": checked.len(),
+            "rms_px": rms,
+            "max_px": max,
+            "not_in_picture": unseen,
+            "residuals": checked,
+        });
+        return emit(&(serde_json::to_string_pretty(&j)? + "\n"));
+    }
+    let mut out = String::new();
+    writeln!(out, "{} points of {} against {}", checked.len(), a.points.display(), a.calib.display())?;
+    for c in &checked {
+        match c.residual_px {
+            Some(r) => writeln!(out, "  line {:>4}: ({}, {}) → {r:8.2} px", c.line, c.x, c.y)?,
+            None => writeln!(out, "  line {:>4}: ({}, {}) → not in the picture", c.line, c.x, c.y)?,
+        }
+    }
+    match (rms, max) {
+        (Some(r), Some(m)) => writeln!(out, "RMS {r:.2} px, largest {m:.2} px")?,
+        _ => writeln!(out, "no point falls in the picture")?,
+    }
+    if unseen > 0 {
+        writeln!(out, "{unseen} points fall outside the picture (behind the camera or beyond the lens)")?;
+    }
+    emit(&out)
 }
 
 /// Camera `id` of the SSL game log `log` (read into `cams`), or an error

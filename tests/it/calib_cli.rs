@@ -272,3 +272,43 @@ fn real_lens_distortion_needs_the_radial_model() {
     let d = &radial["distortion"];
     assert!(d["k1"].as_f64().unwrap() < 0.0, "barrel distortion: {d}");
 }
+
+/// `calib check`: a calibration's residuals on other labelled points, as
+/// text and JSON; a point behind the camera is counted, not an error.
+#[test]
+fn check_reports_residuals_on_held_back_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let calib = dir.path().join("c.toml");
+    std::fs::write(&calib, "homography = [[2.0, 0.0, 10.0], [0.0, 2.0, 20.0], [0.0, 0.0, 1.0]]\n").unwrap();
+    let pts = [
+        Correspondence {
+            image: Vec2::new(10.0, 20.0),
+            world: Vec2::new(0.0, 0.0),
+        },
+        Correspondence {
+            image: Vec2::new(30.0, 20.0),
+            world: Vec2::new(10.0, 0.0),
+        },
+        Correspondence {
+            image: Vec2::new(10.0, 40.0),
+            world: Vec2::new(0.0, 10.0),
+        },
+        // Off by (3, 4): 5 px.
+        Correspondence {
+            image: Vec2::new(33.0, 44.0),
+            world: Vec2::new(10.0, 10.0),
+        },
+    ];
+    let csv = write_csv(dir.path(), &pts);
+    let o = underlay(&["calib", "check", csv.to_str().unwrap(), "--calib", calib.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!((v["rms_px"].as_f64().unwrap() - 2.5).abs() < 1e-9, "{v}");
+    assert!((v["max_px"].as_f64().unwrap() - 5.0).abs() < 1e-9);
+    assert_eq!(v["residuals"][3]["line"], 6);
+    let o = underlay(&["calib", "check", csv.to_str().unwrap(), "--calib", calib.to_str().unwrap()]);
+    assert!(stdout(&o).contains("RMS 2.50 px, largest 5.00 px"), "{}", stdout(&o));
+    // A missing calibration is named.
+    let o = underlay(&["calib", "check", csv.to_str().unwrap(), "--calib", "/nonexistent/c.toml"]);
+    assert!(!o.status.success() && stderr(&o).contains("/nonexistent/c.toml"), "{}", stderr(&o));
+}
