@@ -111,13 +111,6 @@ pub enum CalibError {
     /// The points leave some parameter undetermined.
     #[error("the points do not determine the mapping (rank-deficient): {0}")]
     RankDeficient(String),
-    /// The fit sees the floor from below (a left-handed world frame, or
-    /// swapped axes).
-    #[error(
-        "the solution mirrors the image: seen from above, the world axes appear left-handed \
-         (x and y swapped, or one axis flipped?); allow it only if the world frame really is left-handed"
-    )]
-    Mirrored,
     /// The fit puts some points behind the camera.
     #[error("the solution puts the floor behind the camera at {}", describe_points(.points))]
     BehindCamera { points: Vec<(usize, Vec2)> },

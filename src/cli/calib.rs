@@ -107,8 +107,9 @@ pub struct SolveArgs {
     /// Centre of distortion in pixels, e.g. 958.5,541 (default: the image centre).
     #[arg(long, value_name = "U,V", value_parser = parse_point)]
     pub principal_point: Option<Vec2>,
-    /// Accept a solution that mirrors the image (a left-handed world frame).
-    #[arg(long)]
+    /// Accepted for old scripts: left-handed world frames are accepted
+    /// anyway (with a note).
+    #[arg(long, hide = true)]
     pub allow_mirrored: bool,
 }
 
@@ -177,8 +178,12 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
         })
         .collect();
     let seen: Vec<f64> = checked.iter().filter_map(|c| c.residual_px).collect();
-    let rms = (!seen.is_empty()).then(|| (seen.iter().map(|r| r * r).sum::<f64>() / seen.len() as f64).sqrt());
-    let max = seen.iter().copied().fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+    let rms =
+        (!seen.is_empty()).then(|| (seen.iter().map(|r| r * r).sum::<f64>() / seen.len() as f64).sqrt());
+    let max = seen
+        .iter()
+        .copied()
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
     let unseen = checked.len() - seen.len();
     if a.json {
         let j = serde_json::json!({
@@ -191,11 +196,21 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
         return emit(&(serde_json::to_string_pretty(&j)? + "\n"));
     }
     let mut out = String::new();
-    writeln!(out, "{} points of {} against {}", checked.len(), a.points.display(), a.calib.display())?;
+    writeln!(
+        out,
+        "{} points of {} against {}",
+        checked.len(),
+        a.points.display(),
+        a.calib.display()
+    )?;
     for c in &checked {
         match c.residual_px {
             Some(r) => writeln!(out, "  line {:>4}: ({}, {}) → {r:8.2} px", c.line, c.x, c.y)?,
-            None => writeln!(out, "  line {:>4}: ({}, {}) → not in the picture", c.line, c.x, c.y)?,
+            None => writeln!(
+                out,
+                "  line {:>4}: ({}, {}) → not in the picture",
+                c.line, c.x, c.y
+            )?,
         }
     }
     match (rms, max) {
@@ -203,7 +218,10 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
         _ => writeln!(out, "no point falls in the picture")?,
     }
     if unseen > 0 {
-        writeln!(out, "{unseen} points fall outside the picture (behind the camera or beyond the lens)")?;
+        writeln!(
+            out,
+            "{unseen} points fall outside the picture (behind the camera or beyond the lens)"
+        )?;
     }
     emit(&out)
 }
@@ -415,7 +433,6 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
         ransac_threshold_px: a.ransac_threshold,
         principal_point: a.principal_point,
         image_size: a.image_size,
-        allow_mirrored: a.allow_mirrored,
     };
     let fit = calib::fit(&pts.points, &opts).map_err(|e| {
         // Name the lines of the points an error talks about.
@@ -453,6 +470,10 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
         emit(&text_report(&fit.report, &pts, a.output.as_deref()))
     }
 }
+
+/// The one-line note on a left-handed world frame.
+pub const LEFT_HANDED: &str = "the world frame is left-handed (seen from above, y is clockwise from x, as when y \
+                               points down the picture): accepted; draw logs in the same frame";
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
@@ -572,6 +593,9 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
                 fmt_opt(p.residual_px, 0)
             );
         }
+    }
+    if r.left_handed {
+        let _ = writeln!(s, "note: {LEFT_HANDED}");
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");

@@ -322,7 +322,13 @@ impl CalibMode {
                     outliers,
                     rms_px: f.report.rms_px,
                     loo_rms_px: f.report.loo_rms_px,
-                    warnings: f.report.warnings.clone(),
+                    warnings: f
+                        .report
+                        .left_handed
+                        .then(|| format!("note: {}", crate::cli::calib::LEFT_HANDED))
+                        .into_iter()
+                        .chain(f.report.warnings.iter().cloned())
+                        .collect(),
                 };
                 self.fit = Some(Ok(view));
                 Some(f.calibration)

@@ -230,18 +230,23 @@ fn a_valid_minimal_file_fits_exactly() {
     let c: Calibration = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let p = c.project(Vec2::new(1000.0, 1000.0)).unwrap();
     assert!((p - Vec2::new(480.0, 100.0)).length() < 1e-6, "{p:?}");
-    // The same points mirrored (y down) are refused, unless allowed.
+    // The same points mirrored (y down, a left-handed frame): accepted,
+    // with a one-line note (the old flag still runs).
     std::fs::write(
         &path,
         "u,v,x,y\n100,400,0,0\n500,400,1000,0\n480,100,1000,-1000\n120,100,0,-1000\n",
     )
     .unwrap();
     let o = underlay(&["calib", "solve", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        !o.status.success() && stderr(&o).contains("mirrors"),
+        stdout(&o).contains("note: the world frame is left-handed"),
         "{}",
-        stderr(&o)
+        stdout(&o)
     );
+    let o = underlay(&["calib", "solve", path.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["left_handed"], true, "{v}");
     let o = underlay(&["calib", "solve", path.to_str().unwrap(), "--allow-mirrored"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -279,7 +284,11 @@ fn real_lens_distortion_needs_the_radial_model() {
 fn check_reports_residuals_on_held_back_points() {
     let dir = tempfile::tempdir().unwrap();
     let calib = dir.path().join("c.toml");
-    std::fs::write(&calib, "homography = [[2.0, 0.0, 10.0], [0.0, 2.0, 20.0], [0.0, 0.0, 1.0]]\n").unwrap();
+    std::fs::write(
+        &calib,
+        "homography = [[2.0, 0.0, 10.0], [0.0, 2.0, 20.0], [0.0, 0.0, 1.0]]\n",
+    )
+    .unwrap();
     let pts = [
         Correspondence {
             image: Vec2::new(10.0, 20.0),
@@ -300,15 +309,42 @@ fn check_reports_residuals_on_held_back_points() {
         },
     ];
     let csv = write_csv(dir.path(), &pts);
-    let o = underlay(&["calib", "check", csv.to_str().unwrap(), "--calib", calib.to_str().unwrap(), "--json"]);
+    let o = underlay(&[
+        "calib",
+        "check",
+        csv.to_str().unwrap(),
+        "--calib",
+        calib.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!((v["rms_px"].as_f64().unwrap() - 2.5).abs() < 1e-9, "{v}");
     assert!((v["max_px"].as_f64().unwrap() - 5.0).abs() < 1e-9);
     assert_eq!(v["residuals"][3]["line"], 6);
-    let o = underlay(&["calib", "check", csv.to_str().unwrap(), "--calib", calib.to_str().unwrap()]);
-    assert!(stdout(&o).contains("RMS 2.50 px, largest 5.00 px"), "{}", stdout(&o));
+    let o = underlay(&[
+        "calib",
+        "check",
+        csv.to_str().unwrap(),
+        "--calib",
+        calib.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).contains("RMS 2.50 px, largest 5.00 px"),
+        "{}",
+        stdout(&o)
+    );
     // A missing calibration is named.
-    let o = underlay(&["calib", "check", csv.to_str().unwrap(), "--calib", "/nonexistent/c.toml"]);
-    assert!(!o.status.success() && stderr(&o).contains("/nonexistent/c.toml"), "{}", stderr(&o));
+    let o = underlay(&[
+        "calib",
+        "check",
+        csv.to_str().unwrap(),
+        "--calib",
+        "/nonexistent/c.toml",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("/nonexistent/c.toml"),
+        "{}",
+        stderr(&o)
+    );
 }

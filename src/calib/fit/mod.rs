@@ -27,10 +27,11 @@
 //!    over all points (`lsq`) or over the unflagged ones (`ransac`,
 //!    `lmeds`), in normalised coordinates (Hartley) for conditioning.
 //! 5. Checks on the solution: every used point in front of the camera, the
-//!    image not mirrored (seen from above, a right-handed world with z up
-//!    maps with negative orientation to pixels with v down), the
 //!    distortion one-to-one over the points, and the parameters determined
-//!    (no flat direction in the normal equations).
+//!    (no flat direction in the normal equations). A solution that mirrors
+//!    the image (seen from above, a right-handed world with z up maps with
+//!    negative orientation to pixels with v down) means a left-handed world
+//!    frame: accepted, and reported ([`CalibReport::left_handed`]).
 //! 6. Report: per-point residuals, RMS, and leave-one-out residuals (each
 //!    used point predicted by a refit without it; for more than 300 points
 //!    the linearised hat-matrix form of the same).
@@ -147,8 +148,6 @@ pub struct FitOptions {
     /// Image `[width, height]`: centre and scale of the distortion, and
     /// stored in the calibration for clipping.
     pub image_size: Option<[u32; 2]>,
-    /// Accept a solution that mirrors the image (a left-handed world problem).
-    pub allow_mirrored: bool,
 }
 
 impl Default for FitOptions {
@@ -159,7 +158,6 @@ impl Default for FitOptions {
             ransac_threshold_px: 3.0,
             principal_point: None,
             image_size: None,
-            allow_mirrored: false,
         }
     }
 }
@@ -262,9 +260,10 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
         });
     };
     problem.check_determined(&used_data, &params)?;
-    if !opts.allow_mirrored && problem.is_mirrored(&params) {
-        return Err(CalibError::Mirrored);
-    }
+    // A solution that mirrors the image is a left-handed world frame (y
+    // down the picture, as many football data sets have it): accepted,
+    // and said.
+    let left_handed = problem.is_mirrored(&params);
     let (h, distortion) = problem.to_pixel(&params);
     let mut calibration = Calibration::from_parts(h, distortion)?;
     if let Some([w, hh]) = opts.image_size {
@@ -326,6 +325,7 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
         homography: h,
         distortion,
         warnings,
+        left_handed,
     };
     Ok(Fit { calibration, report })
 }

@@ -37,6 +37,11 @@ pub struct PointNote {
 pub struct CalibReport {
     /// The model fitted.
     pub model: Model,
+    /// The world frame is left-handed: seen from above, y is clockwise
+    /// from x (y down the picture, as in many football data sets). Such
+    /// a frame is accepted; logs drawn must use the same frame.
+    #[serde(default)]
+    pub left_handed: bool,
     /// The method used.
     pub method: Method,
     /// Number of points given.

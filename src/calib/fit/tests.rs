@@ -225,17 +225,18 @@ fn err_or_ok(pts: &[Correspondence]) -> String {
 }
 
 #[test]
-fn mirrored_solution_is_refused_unless_allowed() {
+fn a_left_handed_world_frame_is_accepted_and_said() {
     let mut pts = square_points();
+    let right = fit(&pts, &opts(Model::Homography, Method::LeastSquares)).unwrap();
+    assert!(!right.report.left_handed);
     for p in &mut pts {
         p.world.y = -p.world.y;
     }
-    assert!(err_of(&pts, Model::Homography).contains("mirrors"));
-    let o = FitOptions {
-        allow_mirrored: true,
-        ..opts(Model::Homography, Method::LeastSquares)
-    };
-    assert!(fit(&pts, &o).unwrap().report.rms_px < 1e-6);
+    for model in [Model::Homography, Model::Radial] {
+        let f = fit(&pts, &opts(model, Method::LeastSquares)).unwrap();
+        assert!(f.report.left_handed, "{model}");
+        assert!(f.report.rms_px < 1e-3, "{model}: {}", f.report.rms_px);
+    }
 }
 
 #[test]
@@ -421,7 +422,6 @@ mod props {
             let o = FitOptions {
                 model: if radial { Model::Radial } else { Model::Homography },
                 method: [Method::LeastSquares, Method::Ransac, Method::Lmeds][method],
-                allow_mirrored: true,
                 ..FitOptions::default()
             };
             if let Ok(f) = fit(&pts, &o) {
