@@ -39,6 +39,40 @@ pub use lens::{Distortion, DistortionModel};
 use clip::HalfPlane;
 use lens::Lens;
 
+/// Two points with the same image or world coordinates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DuplicatePair {
+    pub first: usize,
+    pub second: usize,
+    /// `"image"` or `"world"`.
+    pub what: &'static str,
+    pub at: Vec2,
+}
+
+/// Every pair, as the error says them.
+fn describe_duplicates(pairs: &[DuplicatePair]) -> String {
+    let shown: Vec<String> = pairs
+        .iter()
+        .take(20)
+        .map(|p| {
+            format!(
+                "point {} and point {} have the same {} coordinates ({}, {})",
+                p.first,
+                p.second,
+                p.what,
+                crate::log::text::fmt_f64(p.at.x),
+                crate::log::text::fmt_f64(p.at.y)
+            )
+        })
+        .collect();
+    let more = pairs.len().saturating_sub(shown.len());
+    let mut s = shown.join("; ");
+    if more > 0 {
+        s.push_str(&format!("; and {more} more pairs"));
+    }
+    s
+}
+
 /// Errors building or fitting a calibration.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibError {
@@ -68,17 +102,10 @@ pub enum CalibError {
     },
     /// Two points with identical world (or image) coordinates.
     #[error(
-        "point {first} and point {second} have the same {what} coordinates ({}, {})",
-        crate::log::text::fmt_f64(*.a),
-        crate::log::text::fmt_f64(*.b)
+        "{}; one of each is probably mislabelled: fit with a robust method (lmeds or ransac) to have it found",
+        describe_duplicates(.pairs)
     )]
-    Duplicate {
-        first: usize,
-        second: usize,
-        what: &'static str,
-        a: f64,
-        b: f64,
-    },
+    Duplicates { pairs: Vec<DuplicatePair> },
     /// A coordinate too large for a calibration (its square would not fit
     /// a double, and no camera or floor is that large).
     #[error(

@@ -97,9 +97,10 @@ pub struct SolveArgs {
     /// Fitting method: least squares, or a robust one that leaves flagged points out.
     #[arg(long, value_enum, default_value_t = Method::Lsq)]
     pub method: Method,
-    /// RANSAC inlier threshold in pixels.
-    #[arg(long, value_name = "PX", default_value_t = 3.0)]
-    pub ransac_threshold: f64,
+    /// RANSAC inlier threshold in pixels (default: 3 px at 1280×720, in
+    /// proportion to the picture's diagonal).
+    #[arg(long, value_name = "PX")]
+    pub ransac_threshold: Option<f64>,
     /// Image size, e.g. 1920x1080: centre and scale of the distortion, and
     /// the clipping margin stored in the calibration.
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
@@ -410,11 +411,10 @@ struct JsonOut<'a> {
 }
 
 fn solve(a: SolveArgs) -> anyhow::Result<()> {
-    if !(a.ransac_threshold.is_finite() && a.ransac_threshold > 0.0) {
-        bail!(
-            "--ransac-threshold must be a positive number of pixels, not {}",
-            a.ransac_threshold
-        );
+    if let Some(t) = a.ransac_threshold
+        && !(t.is_finite() && t > 0.0)
+    {
+        bail!("--ransac-threshold must be a positive number of pixels, not {t}");
     }
     if let Some(out) = &a.output {
         crate::files::refuse_overwriting_inputs(out, [a.points.as_path()])?;
@@ -533,6 +533,19 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
         r.loo_rms_px.map_or("-".into(), |v| format!("{v:.3} px")),
         r.max_residual_px
     );
+    if r.used < r.points {
+        let _ = writeln!(
+            s,
+            "kept {} of {} points{}; rms on all {}: {:.3} px",
+            r.used,
+            r.points,
+            r.ransac_threshold_px
+                .map(|t| format!(" (RANSAC threshold {t:.1} px)"))
+                .unwrap_or_default(),
+            r.points,
+            r.rms_all_px
+        );
+    }
     let _ = writeln!(
         s,
         "\n{:>5} {:>5} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",

@@ -6,8 +6,8 @@
 use super::model::{Params, Problem, Sample};
 use super::start::dlt;
 use super::{Correspondence, Model};
-use crate::calib::CalibError;
 use crate::calib::linalg::symmetric_eigen;
+use crate::calib::{CalibError, DuplicatePair};
 use crate::geom::Mat3;
 use crate::geom::mat3::det;
 use crate::log::Vec2;
@@ -24,8 +24,15 @@ pub const MIN_EXTENT: f64 = 1e-9;
 /// (singular values 10⁻⁶ apart).
 const RANK_EPS: f64 = 1e-12;
 
-/// Count, finiteness, duplicates and collinearity.
-pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<(), CalibError> {
+/// Count, finiteness, duplicates and collinearity. Points that share
+/// image or world coordinates are all reported at once; with
+/// `duplicates_allowed` (a robust fit, which finds the mislabelled one of
+/// each pair) they are no error.
+pub(super) fn check_points(
+    points: &[Correspondence],
+    model: Model,
+    duplicates_allowed: bool,
+) -> Result<(), CalibError> {
     if points.len() < model.min_points() {
         return Err(CalibError::TooFewPoints {
             model,
@@ -63,6 +70,7 @@ pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<()
             }
         }
     }
+    let mut pairs = Vec::new();
     for (what, get) in [
         (
             "world",
@@ -80,17 +88,21 @@ pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<()
             let (ka, kb) = (key(a), key(b));
             ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.cmp(&b))
         });
-        for w in order.windows(2) {
-            if key(w[0]) == key(w[1]) {
-                let p = get(&points[w[0]]);
-                return Err(CalibError::Duplicate {
-                    first: w[0].min(w[1]),
-                    second: w[0].max(w[1]),
+        // Each point after the first of a run of equal ones pairs with
+        // that first.
+        let mut i = 0;
+        while i < order.len() {
+            let mut j = i + 1;
+            while j < order.len() && key(order[j]) == key(order[i]) {
+                pairs.push(DuplicatePair {
+                    first: order[i],
+                    second: order[j],
                     what,
-                    a: p.x,
-                    b: p.y,
+                    at: get(&points[order[i]]),
                 });
+                j += 1;
             }
+            i = j;
         }
         // Spread: the smaller principal axis of the points must not vanish.
         // Measured on deviations scaled to at most 1, so that neither
@@ -122,6 +134,10 @@ pub(super) fn check_points(points: &[Correspondence], model: Model) -> Result<()
         if small.is_nan() || small <= 1e-12 * tr {
             return Err(CalibError::Collinear { what });
         }
+    }
+    if !pairs.is_empty() && !duplicates_allowed {
+        pairs.sort_by_key(|p| (p.first, p.second));
+        return Err(CalibError::Duplicates { pairs });
     }
     Ok(())
 }

@@ -140,8 +140,9 @@ pub struct FitOptions {
     pub model: Model,
     /// Least squares, or a robust method that leaves flagged points out.
     pub method: Method,
-    /// RANSAC inlier threshold in pixels.
-    pub ransac_threshold_px: f64,
+    /// RANSAC inlier threshold in pixels; `None` scales it with the
+    /// picture ([`default_ransac_threshold`]).
+    pub ransac_threshold_px: Option<f64>,
     /// Centre of distortion; defaults to the image centre, else the centre
     /// of the image points' bounding box.
     pub principal_point: Option<Vec2>,
@@ -155,7 +156,7 @@ impl Default for FitOptions {
         FitOptions {
             model: Model::Homography,
             method: Method::LeastSquares,
-            ransac_threshold_px: 3.0,
+            ransac_threshold_px: None,
             principal_point: None,
             image_size: None,
         }
@@ -171,10 +172,44 @@ pub struct Fit {
     pub report: CalibReport,
 }
 
+/// RANSAC's default inlier threshold: 3 px on a 1280×720 picture, in
+/// proportion to the diagonal of larger ones (7.2 px at 3072×1728). Without
+/// the image size, the image points' extent stands for the picture.
+pub fn default_ransac_threshold(points: &[Correspondence], image_size: Option<[u32; 2]>) -> f64 {
+    const BASE_DIAG: f64 = 1468.6;
+    let diag = match image_size {
+        Some([w, h]) => f64::from(w).hypot(f64::from(h)),
+        None => {
+            let (mut lo, mut hi) = (
+                Vec2::new(f64::INFINITY, f64::INFINITY),
+                Vec2::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            );
+            for c in points.iter().filter(|c| c.image.is_finite()) {
+                lo = Vec2::new(lo.x.min(c.image.x), lo.y.min(c.image.y));
+                hi = Vec2::new(hi.x.max(c.image.x), hi.y.max(c.image.y));
+            }
+            if lo.x <= hi.x {
+                (hi - lo).length()
+            } else {
+                BASE_DIAG
+            }
+        }
+    };
+    (3.0 * diag / BASE_DIAG).clamp(1.0, 50.0)
+}
+
 /// Fits a calibration to `points` (see the module docs for the steps).
 pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibError> {
     let model = opts.model;
-    check_points(points, model)?;
+    let opts = &FitOptions {
+        ransac_threshold_px: Some(
+            opts.ransac_threshold_px
+                .unwrap_or_else(|| default_ransac_threshold(points, opts.image_size)),
+        ),
+        ..opts.clone()
+    };
+    let ransac_threshold_px = opts.ransac_threshold_px.unwrap_or(3.0);
+    check_points(points, model, opts.method != Method::LeastSquares)?;
     let problem = Problem::new(points, opts);
     let data: Vec<Sample> = points
         .iter()
@@ -194,7 +229,7 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
     }
 
     // The least-squares start, and the robust pass.
-    let ls_start = opencv_homography(points, Method::LeastSquares, opts.ransac_threshold_px)
+    let ls_start = opencv_homography(points, Method::LeastSquares, ransac_threshold_px)
         .and_then(|h| problem.params_of_pixel_h(&h))
         .or_else(|| dlt(&problem, &data).1);
     // Least median of squares needs the clean points to be a majority well
@@ -233,7 +268,7 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
     let mut starts: Vec<Params> = Vec::new();
     if opts.method == Method::LeastSquares {
         starts.extend(ls_start);
-    } else if let Some(h) = opencv_homography(points, opts.method, opts.ransac_threshold_px) {
+    } else if let Some(h) = opencv_homography(points, opts.method, ransac_threshold_px) {
         starts.extend(problem.params_of_pixel_h(&h));
     }
     starts.extend(robust.as_ref().map(|r| r.params));
@@ -284,6 +319,8 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
     }
     let used_res: Vec<f64> = used_idx.iter().filter_map(|&i| residuals[i]).collect();
     let rms_px = rms(&used_res);
+    let all_res: Vec<f64> = residuals.iter().flatten().copied().collect();
+    let rms_all_px = rms(&all_res);
     let max_residual_px = used_res.iter().copied().fold(0.0, f64::max);
 
     let loo = leave_one_out(&problem, &data, &used_idx, &params, model, &mut warnings);
@@ -314,6 +351,8 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
         points: points.len(),
         used: used_idx.len(),
         rms_px,
+        rms_all_px,
+        ransac_threshold_px: (opts.method == Method::Ransac).then_some(ransac_threshold_px),
         loo_rms_px,
         max_residual_px,
         residuals_px: residuals,

@@ -42,6 +42,13 @@ pub struct CalibReport {
     /// a frame is accepted; logs drawn must use the same frame.
     #[serde(default)]
     pub left_handed: bool,
+    /// RMS over every point, those left out included: a robust fit on a
+    /// few points cannot look better than it is.
+    #[serde(default)]
+    pub rms_all_px: f64,
+    /// RANSAC's inlier threshold used (pixels), for `ransac`.
+    #[serde(default)]
+    pub ransac_threshold_px: Option<f64>,
     /// The method used.
     pub method: Method,
     /// Number of points given.

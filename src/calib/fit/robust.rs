@@ -68,7 +68,7 @@ pub(super) fn robust_pass(
     ls_start: Option<&Params>,
 ) -> Robust {
     let ransac = opts.method == Method::Ransac;
-    let thr = opts.ransac_threshold_px;
+    let thr = opts.ransac_threshold_px.unwrap_or(3.0);
     let score = |res: &[f64]| {
         if ransac {
             res.iter().map(|r| r.min(thr).powi(2)).sum::<f64>()

@@ -149,6 +149,50 @@ fn err_of(points: &[Correspondence], model: Model) -> String {
         .to_string()
 }
 
+/// RANSAC's threshold grows with the picture, and a robust fit reports
+/// its RMS on every point too.
+#[test]
+fn ransac_threshold_scales_and_rms_on_all_points_is_reported() {
+    use super::default_ransac_threshold;
+    assert!((default_ransac_threshold(&[], Some([1280, 720])) - 3.0).abs() < 0.01);
+    let big = default_ransac_threshold(&[], Some([3072, 1728]));
+    assert!((big - 7.2).abs() < 0.05, "{big}");
+    let mut pts = square_points();
+    pts[5].image = pts[5].image + Vec2::new(40.0, -30.0);
+    let f = fit(&pts, &opts(Model::Homography, Method::Ransac)).unwrap();
+    let r = &f.report;
+    assert!(r.used < r.points, "{} of {}", r.used, r.points);
+    assert!(
+        r.rms_all_px > r.rms_px + 1.0,
+        "all {} vs kept {}",
+        r.rms_all_px,
+        r.rms_px
+    );
+    assert!(r.ransac_threshold_px.is_some());
+}
+
+/// A mislabelled point that repeats another's world coordinates: a
+/// robust fit goes on and flags it.
+#[test]
+fn robust_fits_flag_a_duplicate_that_does_not_fit() {
+    let mut pts = square_points();
+    assert!(pts.len() >= 12, "{}", pts.len());
+    pts[9].world = pts[2].world;
+    for method in [Method::Lmeds, Method::Ransac] {
+        let f = fit(&pts, &opts(Model::Homography, method)).unwrap();
+        assert!(
+            f.report.outliers.contains(&9),
+            "{method}: {:?}",
+            f.report.outliers
+        );
+        assert!(
+            !f.report.outliers.contains(&2),
+            "{method}: {:?}",
+            f.report.outliers
+        );
+    }
+}
+
 #[test]
 fn degenerate_inputs_are_clear_errors() {
     let pts = square_points();
@@ -161,6 +205,20 @@ fn degenerate_inputs_are_clear_errors() {
     let mut dup = pts.clone();
     dup[4].image = dup[11].image;
     assert!(err_of(&dup, Model::Homography).contains("image"));
+    // Every pair at once.
+    let mut dup = pts.clone();
+    dup[9].world = dup[2].world;
+    dup[12].world = dup[3].world;
+    dup[7].image = dup[1].image;
+    let e = err_of(&dup, Model::Homography);
+    for pair in [
+        "point 2 and point 9",
+        "point 3 and point 12",
+        "point 1 and point 7",
+    ] {
+        assert!(e.contains(pair), "{pair}: {e}");
+    }
+    assert!(e.contains("lmeds"), "{e}");
     let mut nan = pts.clone();
     nan[5].image.x = f64::NAN;
     assert!(err_of(&nan, Model::Homography).contains("point 5"));
