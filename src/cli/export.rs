@@ -58,6 +58,10 @@ pub struct Args {
     /// Draw over everything (no floor mask).
     #[arg(long)]
     pub no_mask: bool,
+    /// Export even though the session has no calibration (then nothing of
+    /// the log can be drawn).
+    #[arg(long)]
+    pub no_calibration: bool,
     /// x264 constant rate factor (0–51, lower is better).
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u8).range(0..=51))]
     pub crf: u8,
@@ -89,6 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         entities: args.entities.clone(),
         workers: args.workers.map(usize::from),
         progress_bar: std::io::stderr().is_terminal(),
+        no_calibration: args.no_calibration,
     };
     // Unknown entity names, a bad calibration or mask settings fail here,
     // before any frame is decoded.
@@ -170,8 +175,8 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         (None, Some(video)) => {
             anyhow::ensure!(!args.logs.is_empty(), "--log is needed with --video");
             anyhow::ensure!(
-                args.calib.is_some() || args.shown.camera.is_some(),
-                "--calib (or --camera N with an SSL game log) is needed with --video"
+                args.calib.is_some() || args.shown.camera.is_some() || args.no_calibration,
+                "--calib (or --camera N with an SSL game log) is needed with --video (or --no-calibration)"
             );
             let mut s = Session::new(video, "");
             s.logs = args.logs.clone();

@@ -63,6 +63,11 @@ pub type SimpleProcessor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), Box
 pub enum ExportError {
     #[error(transparent)]
     Video(#[from] VideoError),
+    #[error(
+        "{input}: no calibration, so nothing of the log can be placed on the picture; calibrate (`underlay calib \
+         solve`, or the viewer's calibration mode) or export the video as it is with --no-calibration"
+    )]
+    NoCalibration { input: PathBuf },
     #[error(transparent)]
     Source(#[from] SourceError),
     #[error(transparent)]

@@ -72,6 +72,9 @@ pub struct ExportOptions {
     pub workers: Option<usize>,
     /// Show a progress bar on stderr (only drawn on a terminal).
     pub progress_bar: bool,
+    /// Export even with no calibration (nothing of the log can be placed
+    /// on the picture then; without it, that is an error).
+    pub no_calibration: bool,
 }
 
 impl Default for ExportOptions {
@@ -92,6 +95,7 @@ impl Default for ExportOptions {
             entities: Vec::new(),
             workers: None,
             progress_bar: false,
+            no_calibration: false,
         }
     }
 }
@@ -228,6 +232,11 @@ impl ExportPlan {
         if settings.calibration.is_none() {
             // A rendered match draws its logs through its own view.
             settings.calibration = info.calibration.clone();
+        }
+        if settings.calibration.is_none() && !options.no_calibration {
+            return Err(ExportError::NoCalibration {
+                input: session.video.clone(),
+            });
         }
         let video_time = |t: Option<TimeArg>| -> Result<Option<f64>, ExportError> {
             t.map(|t| t.video_time(info.clocks.as_deref(), info.start, info.clock_step))

@@ -853,3 +853,24 @@ fn binary_rejects_a_mask_image_of_the_wrong_size_before_encoding() {
     assert!(err.contains("mask") && err.contains("small.png"), "{err}");
     assert!(!dir.path().join("out.mp4").exists());
 }
+
+/// Issue 17: a session with no calibration is not exported silently
+/// without its drawings; `--no-calibration` says that is meant.
+#[test]
+fn export_without_a_calibration_is_refused_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    scene(d, 3);
+    std::fs::write(d.join("bare.toml"), "video = \"run.mp4\"\nlog = \"run.txt\"\n").unwrap();
+    let o = underlay(d, &["export", "bare.toml", "-o", "out.mp4"]);
+    assert!(!o.status.success());
+    let err = crate::util::stderr(&o);
+    assert!(
+        err.contains("no calibration") && err.contains("--no-calibration"),
+        "{err}"
+    );
+    assert!(!d.join("out.mp4").exists());
+    let o = underlay(d, &["export", "bare.toml", "-o", "out.mp4", "--no-calibration"]);
+    assert!(o.status.success(), "{}", crate::util::stderr(&o));
+    assert!(d.join("out.mp4").exists());
+}
