@@ -32,6 +32,7 @@ pub(crate) mod linalg;
 pub mod presets;
 #[cfg(any(test, feature = "test-util"))]
 pub mod synthetic;
+pub mod unit;
 
 pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
 pub use lens::{Distortion, DistortionModel};
@@ -198,6 +199,8 @@ pub struct Calibration {
     image_size: Option<[u32; 2]>,
     /// The mappable region as world half-planes (derived).
     clip: Vec<HalfPlane>,
+    /// What it was fitted in and from (see [`unit`]).
+    origin: unit::Origin,
 }
 
 // Every export worker maps through the same calibration.
@@ -219,12 +222,23 @@ pub struct CalibrationFile {
     /// Lens distortion applied after the homography.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distortion: Option<Distortion>,
+    /// The unit of the world coordinates (`mm`, `cm`, `m`), when known: a
+    /// log in another known unit is converted, with a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_unit: Option<String>,
+    /// The points it was fitted from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<unit::FittedPoint>,
 }
 
 impl TryFrom<CalibrationFile> for Calibration {
     type Error = CalibError;
     fn try_from(f: CalibrationFile) -> Result<Self, CalibError> {
-        let c = Calibration::from_parts(f.homography, f.distortion)?;
+        let mut c = Calibration::from_parts(f.homography, f.distortion)?;
+        c.origin = unit::Origin {
+            world_unit: f.world_unit,
+            points: f.points,
+        };
         Ok(match f.image_size {
             Some([w, h]) => c.with_image_size(w, h),
             None => c,
@@ -238,6 +252,8 @@ impl From<Calibration> for CalibrationFile {
             homography: c.h,
             image_size: c.image_size,
             distortion: c.lens.map(|l| *l.distortion()),
+            world_unit: c.origin.world_unit,
+            points: c.origin.points,
         }
     }
 }
@@ -281,6 +297,8 @@ impl Calibration {
             homography: self.h,
             image_size: self.image_size,
             distortion: self.lens.as_ref().map(|l| *l.distortion()),
+            world_unit: self.origin.world_unit.clone(),
+            points: self.origin.points.clone(),
         };
         // Serialising plain numbers and tables cannot fail.
         let text = toml::to_string(&rest).unwrap_or_default();
@@ -314,6 +332,7 @@ impl Calibration {
             lens,
             image_size: None,
             clip: Vec::new(),
+            origin: unit::Origin::default(),
         };
         c.clip = c.clip_planes();
         Ok(c)

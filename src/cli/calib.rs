@@ -108,6 +108,10 @@ pub struct SolveArgs {
     /// Centre of distortion in pixels, e.g. 958.5,541 (default: the image centre).
     #[arg(long, value_name = "U,V", value_parser = parse_point)]
     pub principal_point: Option<Vec2>,
+    /// Unit of the points' world coordinates (`mm`, `cm`, `m`), recorded in
+    /// the calibration file: a log in another of these units is converted.
+    #[arg(long, value_name = "UNIT")]
+    pub unit: Option<String>,
     /// Accepted for old scripts: left-handed world frames are accepted
     /// anyway (with a note).
     #[arg(long, hide = true)]
@@ -419,6 +423,11 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.output {
         crate::files::refuse_overwriting_inputs(out, [a.points.as_path()])?;
     }
+    if let Some(u) = &a.unit
+        && calib::unit::metres_per(u).is_none()
+    {
+        bail!("--unit {u}: give mm, cm or m");
+    }
     let pts = read_points(&a.points)?;
     let opts = FitOptions {
         model: match a.model {
@@ -452,8 +461,22 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
                 .map(|l| format!(", leave-one-out RMS {l:.3} px"))
                 .unwrap_or_default()
         );
-        fit.calibration
-            .save(out, &header)
+        let fitted = pts
+            .points
+            .iter()
+            .map(|c| calib::unit::FittedPoint {
+                u: c.image.x,
+                v: c.image.y,
+                x: c.world.x,
+                y: c.world.y,
+                name: None,
+            })
+            .collect();
+        let mut c = fit.calibration.clone().with_fitted_points(fitted);
+        if let Some(u) = &a.unit {
+            c = c.with_world_unit(u.clone());
+        }
+        c.save(out, &header)
             .context("cannot write the calibration file")?;
     }
     if a.json {

@@ -193,6 +193,9 @@ pub struct ExportPlan {
     pub workers: usize,
     /// Frames the export should write, for progress.
     pub expected_frames: Option<u64>,
+    /// What was decided on the way that the report warns about (a
+    /// calibration converted to the log's unit).
+    pub notes: Vec<String>,
     log: Arc<Log>,
     index: Arc<Index>,
 }
@@ -238,6 +241,12 @@ impl ExportPlan {
                 input: session.video.clone(),
             });
         }
+        let mut notes = Vec::new();
+        if let Some(c) = &settings.calibration {
+            let (c, check) = c.for_unit(&log.header.world_unit);
+            notes.extend(check.warning());
+            settings.calibration = Some(c);
+        }
         let video_time = |t: Option<TimeArg>| -> Result<Option<f64>, ExportError> {
             t.map(|t| t.video_time(info.clocks.as_deref(), info.start, info.clock_step))
                 .transpose()
@@ -270,6 +279,7 @@ impl ExportPlan {
             settings,
             workers: options.workers.unwrap_or_else(default_workers).clamp(1, 64),
             expected_frames: expected,
+            notes,
             log,
             index,
         })
@@ -314,6 +324,7 @@ impl ExportPlan {
             self.index.instant_count(),
             &self.settings.time,
         ));
+        report.warnings.extend(self.notes.iter().cloned());
         Ok(report)
     }
 }

@@ -316,8 +316,18 @@ impl CalibMode {
                     .iter()
                     .filter_map(|&k| pairs.get(k).map(|p| p.0))
                     .collect();
+                let fitted = pairs
+                    .iter()
+                    .map(|&(i, image, world)| crate::calib::unit::FittedPoint {
+                        u: image.x,
+                        v: image.y,
+                        x: world.x,
+                        y: world.y,
+                        name: self.points.points.get(i).and_then(|p| p.name.clone()),
+                    })
+                    .collect();
                 let view = FitView {
-                    calibration: f.calibration.clone(),
+                    calibration: f.calibration.clone().with_fitted_points(fitted),
                     residuals,
                     outliers,
                     rms_px: f.report.rms_px,

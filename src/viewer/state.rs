@@ -162,6 +162,8 @@ pub struct Document {
     pub has_log: bool,
     /// The log's first and last times.
     pub log_range: Option<(f64, f64)>,
+    /// What converting the calibration to the log's unit said.
+    pub unit_note: Option<String>,
     /// The box around the log's world (its declared bounds, else every
     /// shape's points): what the field view shows.
     pub world_extent: Option<(crate::log::Vec2, crate::log::Vec2)>,
@@ -220,6 +222,7 @@ impl Document {
             index: Arc::new(Index::new(&Log::new())),
             has_log: false,
             log_range: None,
+            unit_note: None,
             world_extent: None,
             clocks: None,
             tree: EntityTree::default(),
@@ -268,12 +271,26 @@ impl Document {
         self.log = Arc::new(log);
         self.has_log = true;
         self.session.logs = paths;
+        self.convert_calibration();
     }
 
     /// Resolves the session's calibration source.
     pub fn reload_calibration(&mut self) -> anyhow::Result<()> {
         self.calibration = self.session.load_calibration()?;
+        self.convert_calibration();
         Ok(())
+    }
+
+    /// Converts the calibration to the log's world unit when they differ
+    /// and both are known (see [`crate::calib::unit`]); says so in
+    /// [`Self::unit_note`].
+    fn convert_calibration(&mut self) {
+        self.unit_note = None;
+        if let (Some(c), true) = (&self.calibration, self.has_log) {
+            let (c, check) = c.for_unit(&self.log.header.world_unit);
+            self.unit_note = check.warning();
+            self.calibration = Some(c);
+        }
     }
 
     /// Uses `c` as the session's calibration, stored inline.

@@ -874,3 +874,27 @@ fn export_without_a_calibration_is_refused_unless_asked() {
     assert!(o.status.success(), "{}", crate::util::stderr(&o));
     assert!(d.join("out.mp4").exists());
 }
+
+/// Issue 17: a calibration fitted in metres over a log in millimetres is
+/// converted (and the export says so) instead of drawing nothing.
+#[test]
+fn a_calibration_in_another_unit_is_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    scene(d, 3);
+    std::fs::write(
+        d.join("calib.toml"),
+        "homography = [[1000.0, 0.0, 0.0], [0.0, 1000.0, 0.0], [0.0, 0.0, 1.0]]\nworld_unit = \"m\"\n",
+    )
+    .unwrap();
+    let o = underlay(d, &["export", "session.toml", "-o", "out.mp4", "--no-mask"]);
+    assert!(o.status.success(), "{}", crate::util::stderr(&o));
+    let err = crate::util::stderr(&o);
+    assert!(err.contains("calibration is in m and the log in mm"), "{err}");
+    let frames = decode_all(&d.join("out.mp4"));
+    assert!(
+        is_magenta(&px(&frames[0], 10, 120)),
+        "{:?}",
+        px(&frames[0], 10, 120)
+    );
+}

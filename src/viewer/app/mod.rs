@@ -491,6 +491,9 @@ impl ViewerApp {
         self.calib_backup = None;
         self.finder = Default::default();
         self.pinned = None;
+        if let Some(n) = &doc.unit_note {
+            self.status(format!("note: {n}"));
+        }
         self.doc = Some(doc);
         self.request_frame();
         Ok(())
@@ -585,7 +588,9 @@ impl ViewerApp {
                 if self.calib_backup.is_none() {
                     self.calib_backup = Some(doc.calibration.clone());
                 }
-                doc.set_calibration(Some(c));
+                // Fitted to points typed in the log's unit.
+                let unit = doc.log.header.world_unit.clone();
+                doc.set_calibration(Some(c.with_world_unit(unit)));
             }
         }
         // Settings.
