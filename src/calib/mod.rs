@@ -199,8 +199,9 @@ pub struct Calibration {
     image_size: Option<[u32; 2]>,
     /// The mappable region as world half-planes (derived).
     clip: Vec<HalfPlane>,
-    /// What it was fitted in and from (see [`unit`]).
-    origin: unit::Origin,
+    /// What it was fitted in and from (see [`unit`]); boxed, as it is
+    /// rarely more than empty.
+    origin: Box<unit::Origin>,
 }
 
 // Every export worker maps through the same calibration.
@@ -235,10 +236,10 @@ impl TryFrom<CalibrationFile> for Calibration {
     type Error = CalibError;
     fn try_from(f: CalibrationFile) -> Result<Self, CalibError> {
         let mut c = Calibration::from_parts(f.homography, f.distortion)?;
-        c.origin = unit::Origin {
+        c.origin = Box::new(unit::Origin {
             world_unit: f.world_unit,
             points: f.points,
-        };
+        });
         Ok(match f.image_size {
             Some([w, h]) => c.with_image_size(w, h),
             None => c,
@@ -332,7 +333,7 @@ impl Calibration {
             lens,
             image_size: None,
             clip: Vec::new(),
-            origin: unit::Origin::default(),
+            origin: Box::default(),
         };
         c.clip = c.clip_planes();
         Ok(c)

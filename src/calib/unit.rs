@@ -131,7 +131,7 @@ impl Calibration {
         if let Some([w, hh]) = self.image_size() {
             c = c.with_image_size(w, hh);
         }
-        c.origin = Origin {
+        c.origin = Box::new(Origin {
             world_unit: Some(unit.to_owned()),
             points: self
                 .origin
@@ -143,7 +143,7 @@ impl Calibration {
                     ..p.clone()
                 })
                 .collect(),
-        };
+        });
         Ok((
             c,
             UnitCheck::Converted {
