@@ -198,19 +198,17 @@ impl BitMask {
 
     /// Writes the pixels of `part` (in this mask's coordinates) into `out`
     /// as 255 (set) / 0, at `part` moved by `(dx, dy)`; `line` is scratch.
-    /// `out` must hold the moved rectangle.
+    /// `out` must be in standard layout and hold the moved rectangle.
     pub fn write_part(&self, part: Rect, out: &mut MaskImage, (dx, dy): (usize, usize), line: &mut Vec<u8>) {
-        line.resize(self.width, 0);
+        let out_w = out.dim().1;
+        let Some(bytes) = out.as_slice_mut() else {
+            return; // the caller's mask is always contiguous
+        };
+        line.resize(part.x1, 0);
         for y in part.y0..part.y1 {
             unpack_row(self.row(y), line);
-            let mut dst = out.row_mut(y + dy);
-            for (d, &v) in dst
-                .slice_mut(ndarray::s![part.x0 + dx..part.x1 + dx])
-                .iter_mut()
-                .zip(&line[part.x0..part.x1])
-            {
-                *d = v;
-            }
+            let at = (y + dy) * out_w + dx;
+            bytes[at + part.x0..at + part.x1].copy_from_slice(&line[part.x0..part.x1]);
         }
     }
 

@@ -31,8 +31,8 @@ pub struct Regions {
     runs: Vec<Run>,
     parent: Vec<u32>,
     extent: Vec<Extent>,
-    /// Per root: a short region touching a cut side.
-    undecided: Vec<bool>,
+    /// Per root: the cut sides a short region touches (bits 0–3).
+    touches: Vec<u8>,
 }
 
 impl Regions {
@@ -56,10 +56,11 @@ impl Regions {
     /// marks (left, top, right, bottom). A region of `m` is then part of a
     /// region of the larger mask, whole unless it touches a cut side; a
     /// long one stays either way, a short one touching a cut may belong to
-    /// a longer one. Returns `false`, leaving `m` as it is, when such an
-    /// undecided region reaches into `needed`: the result there would not
-    /// be the larger mask's. Otherwise filters as `remove_mid_sized` does,
-    /// exactly as the larger mask would be inside `needed`.
+    /// a longer one. When such an undecided region reaches into `needed`
+    /// the result there would not be the larger mask's: returns the cut
+    /// sides undecided regions touch, leaving `m` as it is. Otherwise
+    /// filters as `remove_mid_sized` does, exactly as the larger mask
+    /// would be inside `needed`.
     pub fn remove_mid_sized_within(
         &mut self,
         m: &mut BitMask,
@@ -68,29 +69,41 @@ impl Regions {
         known: Rect,
         cuts: [bool; 4],
         needed: Rect,
-    ) -> bool {
+    ) -> Result<(), [bool; 4]> {
         self.label(m);
         let n = self.runs.len();
-        self.undecided.clear();
-        self.undecided.resize(n, false);
+        self.touches.clear();
+        self.touches.resize(n, 0);
         for i in 0..n {
-            let root = find(&mut self.parent, i as u32) as usize;
+            let root = self.parent[i] as usize;
+            if root != i {
+                continue;
+            }
             let e = self.extent[root];
-            let touches = (cuts[0] && e.x0 as usize <= known.x0)
-                || (cuts[1] && e.y0 as usize <= known.y0)
-                || (cuts[2] && e.x1 as usize >= known.x1)
-                || (cuts[3] && e.y1 as usize >= known.y1);
-            self.undecided[root] = touches && extent_size(e) < keep_from;
-        }
-        for (i, r) in self.runs.iter().enumerate() {
-            let (y, x0, x1) = (r.y as usize, r.x0 as usize, r.x1 as usize);
-            let inside = (needed.y0..needed.y1).contains(&y) && x0 < needed.x1 && needed.x0 < x1;
-            if inside && self.undecided[self.parent[i] as usize] {
-                return false;
+            let sides = [
+                e.x0 as usize <= known.x0,
+                e.y0 as usize <= known.y0,
+                e.x1 as usize >= known.x1,
+                e.y1 as usize >= known.y1,
+            ];
+            if extent_size(e) < keep_from {
+                for (k, (&side, &cut)) in sides.iter().zip(&cuts).enumerate() {
+                    self.touches[root] |= u8::from(side && cut) << k;
+                }
             }
         }
+        let mut undecided = 0u8;
+        for (i, r) in self.runs.iter().enumerate() {
+            let (y, x0, x1) = (r.y as usize, r.x0 as usize, r.x1 as usize);
+            if (needed.y0..needed.y1).contains(&y) && x0 < needed.x1 && needed.x0 < x1 {
+                undecided |= self.touches[self.parent[i] as usize];
+            }
+        }
+        if undecided != 0 {
+            return Err(std::array::from_fn(|k| undecided & (1 << k) != 0));
+        }
         self.remove(m, keep_below, keep_from);
-        true
+        Ok(())
     }
 
     /// Labels the regions of `m`: runs, their union–find roots (fully

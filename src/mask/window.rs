@@ -15,6 +15,9 @@
 /// Rows per band when gathering spans into cores.
 const BAND: usize = 32;
 
+/// What masking one row of a window costs beyond its pixels, in pixels.
+const ROW_COST: usize = 64;
+
 /// A rectangle of pixels, `x0..x1` × `y0..y1`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rect {
@@ -62,6 +65,17 @@ impl Rect {
         )
     }
 
+    /// Grown by `m[0]`, `m[1]`, `m[2]`, `m[3]` pixels on the left, top,
+    /// right and bottom, clipped to a `width`×`height` picture.
+    pub fn grow_sides(&self, m: [usize; 4], width: usize, height: usize) -> Rect {
+        Rect::new(
+            self.x0.saturating_sub(m[0]),
+            self.y0.saturating_sub(m[1]),
+            (self.x1 + m[2]).min(width),
+            (self.y1 + m[3]).min(height),
+        )
+    }
+
     /// The smallest rectangle holding both.
     pub fn union(&self, o: &Rect) -> Rect {
         Rect::new(
@@ -85,12 +99,20 @@ impl Rect {
     }
 }
 
+/// What masking the window around `core` (grown by `margin`, clipped to
+/// a `width`×`height` picture) costs, in pixels: its pixels, and per row
+/// a fixed cost worth about `ROW_COST` pixels.
+pub fn cost(core: &Rect, margin: usize, width: usize, height: usize) -> usize {
+    let g = core.grow(margin, width, height);
+    g.height() * (g.width() + ROW_COST)
+}
+
 /// Gathers the spans `(y, x0, x1)` (pixels `x0..x1` of row `y`, rows in
 /// any order) of a `width`×`height` picture into rectangles that cover
 /// every span, for windows grown by `margin`: spans of a band of rows
 /// closer than `2·margin` share a rectangle, and rectangles of successive
-/// bands merge when the window around both is no larger than their two
-/// windows. Writes them into `out` (cleared first).
+/// bands merge when the window around both costs no more than their two
+/// windows (pixels, plus a fixed cost per row). Writes them into `out` (cleared first).
 pub fn plan_cores(
     spans: impl FnOnce(&mut dyn FnMut(usize, usize, usize)),
     width: usize,
@@ -111,7 +133,7 @@ pub fn plan_cores(
             per_band[y / BAND].push(Rect::new(x0, y, x1.min(width), y + 1));
         }
     });
-    let window = |r: &Rect| r.grow(margin, width, height).area();
+    let window = |r: &Rect| cost(r, margin, width, height);
     // Rectangles of the band above, still open to growing downwards.
     let mut open: Vec<usize> = Vec::new();
     for mut band in per_band {
@@ -123,7 +145,7 @@ pub fn plan_cores(
         let mut joined: Vec<Rect> = Vec::with_capacity(band.len());
         for r in band {
             match joined.last_mut() {
-                Some(last) if r.x0 <= last.x1 + 2 * margin => *last = last.union(&r),
+                Some(last) if r.x0 <= last.x1 + 2 * margin + ROW_COST => *last = last.union(&r),
                 _ => joined.push(r),
             }
         }
@@ -147,6 +169,37 @@ pub fn plan_cores(
         next_open.sort_unstable();
         next_open.dedup();
         open = next_open;
+    }
+    merge_overlapping(out, &window);
+}
+
+/// Merges rectangles whose windows overlap while one window around both
+/// is no larger than their two (each pass over all pairs, until none
+/// merge; only for a few dozen rectangles, where it matters most).
+fn merge_overlapping(cores: &mut Vec<Rect>, window: &dyn Fn(&Rect) -> usize) {
+    const MAX: usize = 96;
+    if cores.len() > MAX {
+        return;
+    }
+    let mut merged = true;
+    while merged {
+        merged = false;
+        let mut i = 0;
+        while i < cores.len() {
+            let mut j = i + 1;
+            while j < cores.len() {
+                let (a, b) = (cores[i], cores[j]);
+                let u = a.union(&b);
+                if window(&u) <= window(&a) + window(&b) {
+                    cores[i] = u;
+                    cores.swap_remove(j);
+                    merged = true;
+                } else {
+                    j += 1;
+                }
+            }
+            i += 1;
+        }
     }
 }
 
@@ -207,7 +260,7 @@ mod tests {
 
     use crate::image::{MaskImage, RgbImage};
     use crate::mask::synth::{SynthOptions, generate};
-    use crate::mask::{AdaptiveMasker, AdaptiveSettings, MaskStep, Masker};
+    use crate::mask::{AdaptiveMasker, AdaptiveSettings, Masker};
 
     /// A frame of random pixels from a few colours (carpet, white, dark,
     /// red), in blobs of `grain` pixels: many small regions of every kind.
@@ -261,7 +314,9 @@ mod tests {
         let step = whole.advance(frame, 0.0).unwrap();
         let mut want = MaskImage::zeros((0, 0));
         whole.compute_step(frame, 0.0, &step, &mut want).unwrap();
-        let mut parts = AdaptiveMasker::new(s.clone()).unwrap();
+        let mut parts = AdaptiveMasker::new(s.clone())
+            .unwrap()
+            .with_window_share(f64::INFINITY);
         let mut got = MaskImage::from_elem((3, 3), 7);
         parts.compute_step_in(frame, 0.0, &step, cores, &mut got).unwrap();
         prop_assert_eq!(got.dim(), want.dim());
