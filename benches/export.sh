@@ -39,6 +39,7 @@
 #   INPUTS   "sparse drone demo" (default), or some of them
 # Input pictures come from testdata/pitch-drone-topdown.mp4 (a real pitch
 # seen from above) when /work/shared is there, else from ffmpeg's testsrc2.
+# BIN=PATH measures that underlay binary instead of building this tree.
 # Needs ffmpeg; the Python pipeline needs python3 with opencv and numpy
 # (pip install opencv-python-headless numpy) and the reference mask.
 set -euo pipefail
@@ -47,9 +48,11 @@ SECS=${1:-10}
 RUNS=${2:-3}
 MASK=${3:-adaptive}
 INPUTS=${4:-sparse drone demo}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/underlay/target}"
-cargo build --release --quiet
-BIN="$CARGO_TARGET_DIR/release/underlay"
+if [ -z "${BIN:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/underlay/target}"
+  cargo build --release --quiet
+  BIN="$CARGO_TARGET_DIR/release/underlay"
+fi
 SRC="${SRC:-/work/shared/testdata/pitch-drone-topdown.mp4}"
 REFERENCE_DIR="${REFERENCE_DIR:-/work/shared/reference}"
 export REFERENCE_DIR
