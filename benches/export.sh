@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Whole-process export benchmark (docs/PERFORMANCE.md, "Export").
 #
-# For two kinds of input, each at 1280×720 and 1920×1080 (H.264):
+# For three kinds of input, each at 1280×720 and 1920×1080 (H.264):
+#   sparse   the drone video below with a sparse, thesis-era-style log
+#            (benches/thesis_pipeline.py sparse): 22 team circles and a
+#            ball per frame, the field outline as one persistent frame
+#            (28 primitives shown): drawings cover a few percent of the
+#            picture
 #   drone    a real pitch filmed from above (testdata/pitch-drone-topdown.mp4,
 #            scaled; ffmpeg's testsrc2 without ../shared) with an AAC track,
 #            and a generated scene of ~100 moving circles and lines per frame
@@ -23,15 +28,18 @@
 #            the floor: decoding the input plus x264 on the annotated
 #            pictures (reencode minus decoding them), what any pipeline
 #            drawing these pictures spends with its own work free
-# and prints frames per second (median and best of RUNS) and the ratios.
+# and prints frames per second (median and best of RUNS), the ratios, and
+# per frame the floor's CPU and underlay's own CPU (underlay's minus the
+# floor's, per run: masking, drawing, conversions, its threads).
 #
 # usage: benches/export.sh [SECONDS] [RUNS] [MASK] [INPUTS]
 #   SECONDS  length of the test inputs (default 10)
 #   RUNS     runs of each command (default 3)
 #   MASK     session mask method (default adaptive)
-#   INPUTS   "drone demo" (default), or one of them
+#   INPUTS   "sparse drone demo" (default), or some of them
 # Input pictures come from testdata/pitch-drone-topdown.mp4 (a real pitch
 # seen from above) when /work/shared is there, else from ffmpeg's testsrc2.
+# BIN=PATH measures that underlay binary instead of building this tree.
 # Needs ffmpeg; the Python pipeline needs python3 with opencv and numpy
 # (pip install opencv-python-headless numpy) and the reference mask.
 set -euo pipefail
@@ -39,10 +47,12 @@ cd "$(dirname "$0")/.."
 SECS=${1:-10}
 RUNS=${2:-3}
 MASK=${3:-adaptive}
-INPUTS=${4:-drone demo}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/underlay/target}"
-cargo build --release --quiet
-BIN="$CARGO_TARGET_DIR/release/underlay"
+INPUTS=${4:-sparse drone demo}
+if [ -z "${BIN:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/underlay/target}"
+  cargo build --release --quiet
+  BIN="$CARGO_TARGET_DIR/release/underlay"
+fi
 SRC="${SRC:-/work/shared/testdata/pitch-drone-topdown.mp4}"
 REFERENCE_DIR="${REFERENCE_DIR:-/work/shared/reference}"
 export REFERENCE_DIR
@@ -92,18 +102,24 @@ for size in 1280x720 1920x1080; do
     ffmpeg -hide_banner -loglevel error -y "${picture[@]}" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
       -t "$SECS" -map 0:v -map 1:a -vf "scale=$w:$h" -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p \
       -c:a aac -b:a 128k "$in"
-    read -r _ _ fps frames < <(python3 benches/thesis_pipeline.py gen "$in" "$WORK")
+    if [ "$kind" = sparse ]; then
+      read -r _ _ fps frames < <(python3 benches/thesis_pipeline.py sparse "$in" "$WORK")
+      log=sparse.txt
+    else
+      read -r _ _ fps frames < <(python3 benches/thesis_pipeline.py gen "$in" "$WORK")
+      log=scene.txt
+      python=$have_python
+    fi
     session="$WORK/session.toml"
     cat >"$session" <<EOF
 video = "in-$size.mp4"
-log = "scene.txt"
+log = "$log"
 offset = 0.0
 calibration = { file = "calib.toml" }
 
 [mask]
 method = "$MASK"
 EOF
-    python=$have_python
   fi
   : >"$WORK/ffmpeg.t"
   : >"$WORK/underlay.t"
@@ -147,12 +163,18 @@ EOF
   # The floor, per run: decoding the input plus x264 on the annotated
   # pictures (re-encoding them minus decoding them alone), which any
   # pipeline drawing these pictures spends with its own work free.
-  paste "$WORK/decode_in.t" "$WORK/decode_ann.t" "$WORK/ffmpeg.t" "$WORK/reencode.t" \
-    | awk '{floor = $2 + $8 - $4; printf "%.4f %.4f\n", ($8 - $4) / ($6 - $2), $6 / floor}' >"$WORK/floor.t"
+  paste "$WORK/decode_in.t" "$WORK/decode_ann.t" "$WORK/ffmpeg.t" "$WORK/reencode.t" "$WORK/underlay.t" \
+    | awk -v n="$frames" '{floor = $2 + $8 - $4
+        printf "%.4f %.4f %.4f %.4f\n", ($8 - $4) / ($6 - $2), $6 / floor, 1000 * floor / n, 1000 * ($10 - floor) / n}' \
+      >"$WORK/floor.t"
   read -r x264_ratio _ < <(stats 1 <"$WORK/floor.t")
   read -r floor_ratio _ < <(stats 2 <"$WORK/floor.t")
+  read -r floor_ms _ < <(stats 3 <"$WORK/floor.t")
+  read -r own_ms _ < <(stats 4 <"$WORK/floor.t")
   printf "floor (medians of per-run ratios): x264 on annotated / plain pictures %.2f×; ffmpeg CPU / floor CPU %.2f×\n" \
     "$x264_ratio" "$floor_ratio"
+  printf "CPU per frame (medians of runs): floor (decoding + x264 on the annotated pictures) %.2f ms; underlay's own %.2f ms\n" \
+    "$floor_ms" "$own_ms"
   if [ -s "$WORK/python.t" ]; then
     printf "underlay vs python: throughput %.2f× (median), %.2f× (best)\n" \
       "$(echo "$python_wall / $underlay_wall" | bc -l)" "$(echo "$python_best / $underlay_best" | bc -l)"

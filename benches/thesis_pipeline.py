@@ -4,6 +4,12 @@
   thesis_pipeline.py gen VIDEO OUTDIR      write a log (text notation, about
                                            100 primitives per video frame),
                                            a calibration and sessions for VIDEO
+  thesis_pipeline.py sparse VIDEO OUTDIR   write a sparse log (text notation,
+                                           thesis-era style: 22 team circles
+                                           and a ball per video frame, the
+                                           field outline once as a persistent
+                                           frame: 28 primitives shown) and the
+                                           same calibration; needs ffprobe only
   thesis_pipeline.py run VIDEO OUT.mp4     annotate VIDEO the way the thesis's
                                            tools did: OpenCV decode, the
                                            reference mask (one morphology
@@ -61,8 +67,76 @@ def primitives(t):
     return out
 
 
+def sparse_primitives(t):
+    """The thesis-era-style shapes at log time t: team circles and a ball."""
+    out = []
+    for i in range(22):
+        a = 0.3 * t + i * 2 * math.pi / 22
+        rr = 0.9 * FIELD_Y * (0.2 + 0.8 * ((i * 7) % 11) / 11)
+        team = "blue" if i < 11 else "yellow"
+        out.append(("circle", (rr * math.cos(a) * 1.3, rr * math.sin(a)), 90.0, team,
+                    f"robots/{team}/{i % 11}", 0))
+    bx, by = 0.7 * FIELD_X * math.cos(0.7 * t), 0.7 * FIELD_Y * math.sin(1.1 * t)
+    out.append(("circle", (bx, by), 43.0, "orange", "ball", 0))
+    return out
+
+
+# The field outline (a persistent frame): boundary, halfway line, centre
+# circle and both defense areas of a 12 x 9 m SSL field.
+SPARSE_FIELD = [
+    "{ { rectangle; (0, 0); (12000, 9000) }; white; {field; 0} }",
+    "{ { line; (0, -4500); (0, 4500) }; white; {field; 0} }",
+    "{ { circle; (0, 0); 500 }; white; {field; 0} }",
+    "{ { rectangle; (-5400, 0); (1200, 2400) }; white; {field; 0} }",
+    "{ { rectangle; (5400, 0); (1200, 2400) }; white; {field; 0} }",
+]
+
+
 def fmt(v):
     return f"{v:.1f}"
+
+
+def write_frames(f, n, fps, shapes):
+    """Frames 0..n of the log, one per video frame, in text notation."""
+    for k in range(n + 1):
+        t = k / fps
+        f.write(f"{{ {t:.6f}; {{\n")
+        for p in shapes(t):
+            if p[0] == "circle":
+                g = f"{{ circle; ({fmt(p[1][0])}, {fmt(p[1][1])}); {fmt(p[2])} }}"
+            else:
+                g = f"{{ line; ({fmt(p[1][0])}, {fmt(p[1][1])}); ({fmt(p[2][0])}, {fmt(p[2][1])}) }}"
+            rest = p[3:]
+            f.write(f"  {{ {g}; {rest[0]}; {{{rest[1]}; {rest[2]}}} }}\n")
+        f.write("} }\n")
+
+
+def write_calib(outdir, w, h):
+    H = homography(w, h)
+    rows = ", ".join("[" + ", ".join(repr(v) for v in r) + "]" for r in H)
+    with open(os.path.join(outdir, "calib.toml"), "w") as f:
+        f.write(f"homography = [{rows}]\n")
+
+
+def sparse(video, outdir):
+    import subprocess
+    probe = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v", "-count_packets",
+         "-show_entries", "stream=width,height,r_frame_rate,nb_read_packets", "-of", "default=nw=1", video],
+        check=True, capture_output=True, text=True).stdout
+    info = dict(line.split("=", 1) for line in probe.split())
+    w, h, n = int(info["width"]), int(info["height"]), int(info["nb_read_packets"])
+    num, den = info["r_frame_rate"].split("/")
+    fps = float(num) / float(den)
+    with open(os.path.join(outdir, "sparse.txt"), "w") as f:
+        f.write("{\n{ {-inf; inf}; {\n")
+        for line in SPARSE_FIELD:
+            f.write(f"  {line}\n")
+        f.write("} }\n")
+        write_frames(f, n, fps, sparse_primitives)
+        f.write("}\n")
+    write_calib(outdir, w, h)
+    print(f"{w} {h} {fps} {n}")
 
 
 def gen(video, outdir):
@@ -74,23 +148,9 @@ def gen(video, outdir):
     cap.release()
     with open(os.path.join(outdir, "scene.txt"), "w") as f:
         f.write("{\n")
-        for k in range(n + 1):
-            t = k / fps
-            f.write(f"{{ {t:.6f}; {{\n")
-            for p in primitives(t):
-                if p[0] == "circle":
-                    g = f"{{ circle; ({fmt(p[1][0])}, {fmt(p[1][1])}); {fmt(p[2])} }}"
-                    rest = p[3:]
-                else:
-                    g = f"{{ line; ({fmt(p[1][0])}, {fmt(p[1][1])}); ({fmt(p[2][0])}, {fmt(p[2][1])}) }}"
-                    rest = p[3:]
-                f.write(f"  {{ {g}; {rest[0]}; {{{rest[1]}; {rest[2]}}} }}\n")
-            f.write("} }\n")
+        write_frames(f, n, fps, primitives)
         f.write("}\n")
-    H = homography(w, h)
-    rows = ", ".join("[" + ", ".join(repr(v) for v in r) + "]" for r in H)
-    with open(os.path.join(outdir, "calib.toml"), "w") as f:
-        f.write(f"homography = [{rows}]\n")
+    write_calib(outdir, w, h)
     print(f"{w} {h} {fps} {n}")
 
 
@@ -133,6 +193,8 @@ def run(video, out_path, ref_dir):
 if __name__ == "__main__":
     if sys.argv[1] == "gen":
         gen(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "sparse":
+        sparse(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3], os.environ.get("REFERENCE_DIR", "/work/shared/reference"))
     else:

@@ -268,8 +268,8 @@ impl Overlay {
     }
 }
 
-/// The mask's pixels as a row-major slice, checked against the frame size.
-fn mask_slice(m: &MaskImage, w: usize, h: usize) -> Result<&[u8], DrawError> {
+/// Checks that a mask fits a `w`×`h` frame.
+pub(crate) fn check_mask_size(m: &MaskImage, w: usize, h: usize) -> Result<(), DrawError> {
     let (mh, mw) = m.dim();
     if (mw, mh) != (w, h) {
         return Err(DrawError::MaskSize {
@@ -279,6 +279,12 @@ fn mask_slice(m: &MaskImage, w: usize, h: usize) -> Result<&[u8], DrawError> {
             frame_h: h,
         });
     }
+    Ok(())
+}
+
+/// The mask's pixels as a row-major slice, checked against the frame size.
+fn mask_slice(m: &MaskImage, w: usize, h: usize) -> Result<&[u8], DrawError> {
+    check_mask_size(m, w, h)?;
     m.as_slice().ok_or(DrawError::Layout)
 }
 

@@ -5,6 +5,7 @@
 //! Bit `k` of word `i` in a row is pixel `x = 64·i + k`. Bits past the
 //! width ("tails") are always 0.
 
+use super::window::Rect;
 use crate::image::{FLOOR, MaskImage};
 
 /// A binary image, bit-packed by rows.
@@ -166,6 +167,48 @@ impl BitMask {
         }
         for row in self.words.chunks_exact_mut(self.wpr) {
             row[self.wpr - 1] &= t;
+        }
+    }
+
+    /// Clears every pixel outside `keep` (`x0..x1` × `y0..y1`).
+    pub fn keep_only(&mut self, keep: Rect) {
+        let (x0, x1) = (
+            keep.x0.min(self.width),
+            keep.x1.min(self.width).max(keep.x0.min(self.width)),
+        );
+        for y in 0..self.height {
+            let row = &mut self.words[y * self.wpr..(y + 1) * self.wpr];
+            if !(keep.y0..keep.y1).contains(&y) || x0 == x1 {
+                row.fill(0);
+                continue;
+            }
+            for (i, w) in row.iter_mut().enumerate() {
+                let (lo, hi) = (64 * i, 64 * i + 64);
+                let from = x0.clamp(lo, hi) - lo;
+                let to = x1.clamp(lo, hi) - lo;
+                let bits = if to - from == 64 {
+                    !0
+                } else {
+                    ((1u64 << (to - from)) - 1) << from
+                };
+                *w &= bits;
+            }
+        }
+    }
+
+    /// Writes the pixels of `part` (in this mask's coordinates) into `out`
+    /// as 255 (set) / 0, at `part` moved by `(dx, dy)`; `line` is scratch.
+    /// `out` must be in standard layout and hold the moved rectangle.
+    pub fn write_part(&self, part: Rect, out: &mut MaskImage, (dx, dy): (usize, usize), line: &mut Vec<u8>) {
+        let out_w = out.dim().1;
+        let Some(bytes) = out.as_slice_mut() else {
+            return; // the caller's mask is always contiguous
+        };
+        line.resize(part.x1, 0);
+        for y in part.y0..part.y1 {
+            unpack_row(self.row(y), line);
+            let at = (y + dy) * out_w + dx;
+            bytes[at + part.x0..at + part.x1].copy_from_slice(&line[part.x0..part.x1]);
         }
     }
 

@@ -37,6 +37,7 @@ pub mod regions;
 #[cfg(any(test, feature = "test-util"))]
 pub mod synth;
 pub mod thesis;
+pub mod window;
 
 pub use adaptive::{AdaptiveMasker, AdaptiveSettings};
 pub use external::{StaticMasker, VideoMasker};
@@ -151,6 +152,32 @@ pub trait Masker: Send {
     ) -> Result<(), MaskError> {
         let _ = step;
         self.compute(frame, time, out)
+    }
+
+    /// How far around a pixel this masker must look to decide it, for
+    /// planning the windows of [`compute_step_in`](Self::compute_step_in)
+    /// on a frame `height` pixels high; `None` when it computes whole
+    /// masks only.
+    fn window_margin(&self, height: usize) -> Option<usize> {
+        let _ = height;
+        None
+    }
+
+    /// Like [`compute_step`](Self::compute_step), but `out` need only be
+    /// right inside the rectangles `cores` (where a drawing will be
+    /// composited): there it equals the whole mask; elsewhere it may hold
+    /// anything. `out` is made the frame's size if it is not. Maskers that
+    /// cannot compute parts compute the whole mask.
+    fn compute_step_in(
+        &mut self,
+        frame: &RgbImage,
+        time: f64,
+        step: &MaskStep,
+        cores: &[window::Rect],
+        out: &mut MaskImage,
+    ) -> Result<(), MaskError> {
+        let _ = cores;
+        self.compute_step(frame, time, step, out)
     }
 
     /// Forgets state carried between frames (called after a seek).

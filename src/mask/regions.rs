@@ -6,6 +6,7 @@
 //! is proportional to the number of runs, not pixels.
 
 use super::bits::BitMask;
+use super::window::Rect;
 
 /// A horizontal run of set pixels `x0..x1` in row `y`.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +31,8 @@ pub struct Regions {
     runs: Vec<Run>,
     parent: Vec<u32>,
     extent: Vec<Extent>,
+    /// Per root: the cut sides a short region touches (bits 0–3).
+    touches: Vec<u8>,
 }
 
 impl Regions {
@@ -43,6 +46,69 @@ impl Regions {
     /// `keep_from` pixels: small specks (≤ `keep_below`) and long shapes
     /// (≥ `keep_from` in some direction) stay.
     pub fn remove_mid_sized(&mut self, m: &mut BitMask, keep_below: usize, keep_from: usize) {
+        self.label(m);
+        self.remove(m, keep_below, keep_from);
+    }
+
+    /// [`remove_mid_sized`](Self::remove_mid_sized) on a part of a larger
+    /// mask: `m` is known only inside `known` (its bits outside are 0),
+    /// and the larger mask goes on past the sides of `known` that `cuts`
+    /// marks (left, top, right, bottom). A region of `m` is then part of a
+    /// region of the larger mask, whole unless it touches a cut side; a
+    /// long one stays either way, a short one touching a cut may belong to
+    /// a longer one. When such an undecided region reaches into `needed`
+    /// the result there would not be the larger mask's: returns the cut
+    /// sides undecided regions touch, leaving `m` as it is. Otherwise
+    /// filters as `remove_mid_sized` does, exactly as the larger mask
+    /// would be inside `needed`.
+    pub fn remove_mid_sized_within(
+        &mut self,
+        m: &mut BitMask,
+        keep_below: usize,
+        keep_from: usize,
+        known: Rect,
+        cuts: [bool; 4],
+        needed: Rect,
+    ) -> Result<(), [bool; 4]> {
+        self.label(m);
+        let n = self.runs.len();
+        self.touches.clear();
+        self.touches.resize(n, 0);
+        for i in 0..n {
+            let root = self.parent[i] as usize;
+            if root != i {
+                continue;
+            }
+            let e = self.extent[root];
+            let sides = [
+                e.x0 as usize <= known.x0,
+                e.y0 as usize <= known.y0,
+                e.x1 as usize >= known.x1,
+                e.y1 as usize >= known.y1,
+            ];
+            if extent_size(e) < keep_from {
+                for (k, (&side, &cut)) in sides.iter().zip(&cuts).enumerate() {
+                    self.touches[root] |= u8::from(side && cut) << k;
+                }
+            }
+        }
+        let mut undecided = 0u8;
+        for (i, r) in self.runs.iter().enumerate() {
+            let (y, x0, x1) = (r.y as usize, r.x0 as usize, r.x1 as usize);
+            if (needed.y0..needed.y1).contains(&y) && x0 < needed.x1 && needed.x0 < x1 {
+                undecided |= self.touches[self.parent[i] as usize];
+            }
+        }
+        if undecided != 0 {
+            return Err(std::array::from_fn(|k| undecided & (1 << k) != 0));
+        }
+        self.remove(m, keep_below, keep_from);
+        Ok(())
+    }
+
+    /// Labels the regions of `m`: runs, their union–find roots (fully
+    /// compressed: `parent[i]` is the root) and each root's bounding box.
+    fn label(&mut self, m: &BitMask) {
         self.find_runs(m);
         self.link_runs();
         let n = self.runs.len();
@@ -66,11 +132,16 @@ impl Regions {
             }
         }
         for i in 0..n {
-            let root = find(&mut self.parent, i as u32) as usize;
-            let e = self.extent[root];
-            let size = ((e.x1 - e.x0) as usize).max((e.y1 - e.y0) as usize);
+            self.parent[i] = find(&mut self.parent, i as u32);
+        }
+    }
+
+    /// Clears the runs of labelled regions of mid size (see
+    /// [`remove_mid_sized`](Self::remove_mid_sized)).
+    fn remove(&mut self, m: &mut BitMask, keep_below: usize, keep_from: usize) {
+        for (r, &root) in self.runs.iter().zip(&self.parent) {
+            let size = extent_size(self.extent[root as usize]);
             if size > keep_below && size < keep_from {
-                let r = self.runs[i];
                 clear_run(m.row_mut(r.y as usize), r.x0 as usize, r.x1 as usize);
             }
         }
@@ -127,6 +198,11 @@ impl Regions {
             prev_end = i;
         }
     }
+}
+
+/// The longer side of a bounding box.
+fn extent_size(e: Extent) -> usize {
+    ((e.x1 - e.x0) as usize).max((e.y1 - e.y0) as usize)
 }
 
 fn find(parent: &mut [u32], mut i: u32) -> u32 {

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
 use crate::image::{FLOOR, MaskImage};
 use crate::log::{Log, LogError};
+use crate::mask::window::{Rect, plan_cores};
 use crate::mask::{MaskError, MaskStep, Masker, NoMask};
 use crate::select::{EntityTree, Filter, Index, SelectError};
 use crate::session::{Session, SessionError};
@@ -105,6 +106,8 @@ pub struct Pipeline {
     mask: MaskImage,
     /// `mask` holds no computed mask, only floor everywhere.
     mask_is_default: bool,
+    /// Where the last frame's overlay was drawn, as rectangles.
+    cores: Vec<Rect>,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -153,6 +156,7 @@ impl Pipeline {
             painter: Painter::new(0, 0),
             mask: MaskImage::zeros((0, 0)),
             mask_is_default: false,
+            cores: Vec::new(),
         }
     }
 
@@ -250,11 +254,7 @@ impl Pipeline {
         let mask = self
             .masker
             .advance(&frame.image, frame.time)
-            .map_err(|source| PipelineError::Mask {
-                time: frame.time,
-                masker: self.masker.name().to_owned(),
-                source,
-            })?;
+            .map_err(|source| self.mask_error(frame.time, source))?;
         Ok(FramePlan { mask })
     }
 
@@ -308,33 +308,30 @@ impl Pipeline {
         }
         self.painter.backdrop = toggles.text;
 
-        // The mask is computed from the untouched frame.
+        // The mask is computed from the untouched frame: the whole mask
+        // when the tint shows it, else, for a masker that can, only around
+        // what is drawn (after drawing, which leaves the frame as it is).
         let t0 = Instant::now();
+        let mut only_drawn = None;
         if toggles.floor_mask || toggles.tint {
             match (&frame.mask, settings.mask.takes_source_masks()) {
                 (Some(m), true) => self.mask.clone_from(m),
                 (None, true) if settings.mask.needs_source_masks() => {
                     return Err(PipelineError::NoSourceMask { time });
                 }
-                _ => self
-                    .masker
-                    .compute_step(image, time, &plan.mask, &mut self.mask)
-                    .map_err(|source| PipelineError::Mask {
-                        time,
-                        masker: self.masker.name().to_owned(),
-                        source,
-                    })?,
+                _ => {
+                    only_drawn = self.masker.window_margin(h).filter(|_| !toggles.tint);
+                    if only_drawn.is_some() && self.mask.dim() != (h, w) {
+                        self.mask = MaskImage::zeros((h, w));
+                    } else if only_drawn.is_none() {
+                        self.masker
+                            .compute_step(image, time, &plan.mask, &mut self.mask)
+                            .map_err(|source| self.mask_error(time, source))?;
+                    }
+                }
             }
             self.mask_is_default = false;
-            let (mh, mw) = self.mask.dim();
-            if (mw, mh) != (w, h) {
-                return Err(draw_err(DrawError::MaskSize {
-                    mask_w: mw,
-                    mask_h: mh,
-                    frame_w: w,
-                    frame_h: h,
-                }));
-            }
+            draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
         } else if !self.mask_is_default || self.mask.dim() != (h, w) {
             self.mask = MaskImage::from_elem((h, w), FLOOR);
             self.mask_is_default = true;
@@ -367,6 +364,19 @@ impl Pipeline {
             stats.draw_time = t2.elapsed();
         }
 
+        if let Some(margin) = only_drawn {
+            let t = Instant::now();
+            if !self.overlay.is_empty() {
+                let overlay = &self.overlay;
+                plan_cores(|f| overlay.for_each_span(f), w, h, margin, &mut self.cores);
+                self.masker
+                    .compute_step_in(image, time, &plan.mask, &self.cores, &mut self.mask)
+                    .map_err(|source| self.mask_error(time, source))?;
+                draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
+            }
+            stats.mask_time += t.elapsed();
+        }
+
         let t3 = Instant::now();
         if toggles.tint {
             draw::tint_floor(image, &self.mask).map_err(draw_err)?;
@@ -379,8 +389,18 @@ impl Pipeline {
         Ok(stats)
     }
 
+    fn mask_error(&self, time: f64, source: MaskError) -> PipelineError {
+        PipelineError::Mask {
+            time,
+            masker: self.masker.name().to_owned(),
+            source,
+        }
+    }
+
     /// The floor mask of the last processed frame (all floor when masking
-    /// is off).
+    /// is off). With the floor mask on and the tint off, a masker that
+    /// can ([`Masker::window_margin`]) computes it only where the overlay
+    /// was drawn; elsewhere it holds anything.
     pub fn last_mask(&self) -> &MaskImage {
         &self.mask
     }
@@ -653,6 +673,73 @@ mod tests {
             // Backwards through the workers, so neither sees every frame.
             workers[(i / 2) % 2].process_planned(&mut got, &plan).unwrap();
             assert_eq!(got.image, want.image, "frame {i}");
+        }
+    }
+
+    /// The adaptive masker computing whole masks only.
+    struct WholeMasks(crate::mask::AdaptiveMasker);
+    impl Masker for WholeMasks {
+        fn name(&self) -> &str {
+            "whole"
+        }
+        fn compute(&mut self, frame: &RgbImage, t: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+            self.0.compute(frame, t, out)
+        }
+        fn advance(&mut self, frame: &RgbImage, t: f64) -> Result<MaskStep, MaskError> {
+            self.0.advance(frame, t)
+        }
+        fn compute_step(
+            &mut self,
+            frame: &RgbImage,
+            t: f64,
+            step: &MaskStep,
+            out: &mut MaskImage,
+        ) -> Result<(), MaskError> {
+            self.0.compute_step(frame, t, step, out)
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        #[test]
+        fn masking_where_drawn_equals_masking_whole_frames(
+            seed in 0u64..500,
+            shapes in proptest::collection::vec((0f64..240.0, 0f64..160.0, 1f64..30.0, proptest::bool::ANY), 0..25),
+        ) {
+            use crate::mask::synth::{SynthOptions, generate};
+            let mut log = Log::new();
+            let e = log.entities.intern("things");
+            let prims: Vec<_> = shapes
+                .iter()
+                .map(|&(x, y, r, circle)| Primitive {
+                    shape: if circle {
+                        Shape::Circle { center: Vec2::new(x, y), radius: r }
+                    } else {
+                        Shape::Line { start: Vec2::new(x, y), end: Vec2::new(x + 4.0 * r, y - r) }
+                    },
+                    style: Style::color(Rgba::from_rgb(0xff00ff)),
+                    entity: e,
+                    level: 0,
+                })
+                .collect();
+            log.push_frame(FrameTime::Instant(10.0), prims);
+            let s = DrawSettings { mask: MaskSettings::default(), ..settings() };
+            let log = Arc::new(log);
+            // Windows however large, so that they are used on small frames.
+            let parts = crate::mask::AdaptiveMasker::new(Default::default())
+                .unwrap()
+                .with_window_share(f64::INFINITY);
+            let mut windows = Pipeline::new(Arc::clone(&log), &s).unwrap().with_masker(Box::new(parts));
+            let whole = crate::mask::AdaptiveMasker::new(Default::default()).unwrap();
+            let mut wholes = Pipeline::new(log, &s).unwrap().with_masker(Box::new(WholeMasks(whole)));
+            for i in 0..3u64 {
+                let synth = generate(&SynthOptions { width: 240, height: 160, seed: seed + i, ..Default::default() });
+                let f = SourceFrame::new(i, i as f64 * 0.02, synth.frame);
+                let (mut a, mut b) = (f.clone(), f);
+                windows.process(&mut a).unwrap();
+                wholes.process(&mut b).unwrap();
+                proptest::prop_assert!(a.image == b.image, "frame {}", i);
+            }
         }
     }
 

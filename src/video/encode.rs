@@ -17,7 +17,7 @@ use super::audio::AudioCopy;
 use super::convert::{Colorimetry, Planes, Scaler};
 use super::decode::rational_fps;
 use super::planes::Yuv420;
-use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420, same_matrix};
+use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420, rgb_to_yuv420_rect, same_matrix};
 use super::{SourceFrame, VideoError, init, ratio};
 use crate::image::{MaskImage, RgbImage};
 
@@ -530,35 +530,14 @@ impl Encoder {
                 d.data[row * d.stride..][..pw].copy_from_slice(&src[row * stride..][..pw]);
             }
         }
-        let [py, pu, pv] = dst;
-        let (cw, sy, su, sv) = (w / 2, py.stride, pu.stride, pv.stride);
+        let [mut py, mut pu, mut pv] = dst;
         for &[x0, y0, x1, y1] in yuv.changed() {
             let (x0, y0) = (x0 & !1, y0 & !1);
             let (x1, y1) = ((x1 + 1).min(w) & !1, (y1 + 1).min(h) & !1);
-            if x0 >= x1 || y0 >= y1 || x0 / 2 >= cw {
+            if x0 >= x1 || y0 >= y1 {
                 continue;
             }
-            rgb_to_yuv420(
-                Plane {
-                    data: &rgb[(y0 * w + x0) * 3..],
-                    stride: 3 * w,
-                },
-                x1 - x0,
-                y1 - y0,
-                PlaneMut {
-                    data: &mut py.data[y0 * sy + x0..],
-                    stride: sy,
-                },
-                PlaneMut {
-                    data: &mut pu.data[y0 / 2 * su + x0 / 2..],
-                    stride: su,
-                },
-                PlaneMut {
-                    data: &mut pv.data[y0 / 2 * sv + x0 / 2..],
-                    stride: sv,
-                },
-                &self.coeffs,
-            );
+            rgb_to_yuv420_rect(rgb, w, [x0, y0, x1, y1], &mut py, &mut pu, &mut pv, &self.coeffs);
         }
         Ok(())
     }

@@ -184,6 +184,95 @@ fn rgb_to_yuv420_with(
     }
 }
 
+/// Converts the rectangle `x0..x1` × `y0..y1` (all even) of a packed RGB24
+/// picture `width` pixels wide (rows of `3·width` bytes) into the same
+/// rectangle of the Y, U and V planes of the whole picture, as
+/// [`rgb_to_yuv420`] on the rectangle alone would. Whole 32-pixel pieces of
+/// its rows go through the vector kernel in place; a narrower rest (most
+/// of a thin drawing's blocks), which the kernel would leave to scalar
+/// code, is converted through a 32-pixel window of the picture into
+/// scratch rows and only its own pixels are copied: each 2×2 block
+/// converts on its own, so the result is the same.
+#[allow(clippy::too_many_arguments)]
+pub fn rgb_to_yuv420_rect(
+    rgb: &[u8],
+    width: usize,
+    [x0, y0, x1, y1]: [usize; 4],
+    y: &mut PlaneMut<'_>,
+    u: &mut PlaneMut<'_>,
+    v: &mut PlaneMut<'_>,
+    c: &Coeffs,
+) {
+    const N: usize = 32;
+    let (sy, su, sv) = (y.stride, u.stride, v.stride);
+    let part = |x0: usize, x1: usize, y: &mut PlaneMut<'_>, u: &mut PlaneMut<'_>, v: &mut PlaneMut<'_>| {
+        rgb_to_yuv420(
+            Plane {
+                data: &rgb[(y0 * width + x0) * 3..],
+                stride: 3 * width,
+            },
+            x1 - x0,
+            y1 - y0,
+            PlaneMut {
+                data: &mut y.data[y0 * sy + x0..],
+                stride: sy,
+            },
+            PlaneMut {
+                data: &mut u.data[y0 / 2 * su + x0 / 2..],
+                stride: su,
+            },
+            PlaneMut {
+                data: &mut v.data[y0 / 2 * sv + x0 / 2..],
+                stride: sv,
+            },
+            c,
+        )
+    };
+    let rest = x0 + (x1 - x0) / N * N;
+    if rest > x0 {
+        part(x0, rest, y, u, v);
+    }
+    if rest == x1 {
+        return;
+    }
+    if width < N || Avx2::detect().is_none() {
+        part(rest, x1, y, u, v);
+        return;
+    }
+    // The window `a..a + N` holds the rest and lies in the picture.
+    let a = rest.min(width - N);
+    let (lo, hi) = (rest - a, x1 - a);
+    let (mut wy, mut wu, mut wv) = ([0u8; 2 * N], [0u8; N / 2], [0u8; N / 2]);
+    for row in (y0..y1).step_by(2) {
+        rgb_to_yuv420(
+            Plane {
+                data: &rgb[(row * width + a) * 3..],
+                stride: 3 * width,
+            },
+            N,
+            2,
+            PlaneMut {
+                data: &mut wy,
+                stride: N,
+            },
+            PlaneMut {
+                data: &mut wu,
+                stride: N,
+            },
+            PlaneMut {
+                data: &mut wv,
+                stride: N,
+            },
+            c,
+        );
+        y.data[row * sy + rest..row * sy + x1].copy_from_slice(&wy[lo..hi]);
+        y.data[(row + 1) * sy + rest..(row + 1) * sy + x1].copy_from_slice(&wy[N + lo..N + hi]);
+        let (ca, cb) = (row / 2 * su + rest / 2, row / 2 * sv + rest / 2);
+        u.data[ca..ca + (hi - lo) / 2].copy_from_slice(&wu[lo / 2..hi / 2]);
+        v.data[cb..cb + (hi - lo) / 2].copy_from_slice(&wv[lo / 2..hi / 2]);
+    }
+}
+
 fn luma_row(src: &[u8], dst: &mut [u8], c: &Coeffs) {
     let [kr, kg, kb] = c.y;
     for (d, p) in dst.iter_mut().zip(src.chunks_exact(3)) {
@@ -669,6 +758,87 @@ mod tests {
             }
             for (a, b) in uv.iter().zip(&u2).chain(vv.iter().zip(&v2)) {
                 assert!(a.abs_diff(*b) <= 1, "C {a} → {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn rectangles_convert_as_on_their_own() {
+        let (w, h) = (100, 8);
+        let rgb: Vec<u8> = (0..3 * w * h).map(|i| (i * 37 % 251) as u8).collect();
+        let c = Coeffs::for_space(1);
+        let rects = [
+            [0, 0, 2, 2],
+            [10, 2, 24, 6],
+            [70, 0, 100, 8],
+            [4, 4, 80, 6],
+            [98, 6, 100, 8],
+            [0, 0, 100, 8],
+        ];
+        for rect in rects {
+            let [x0, y0, x1, y1] = rect;
+            let (mut y, mut u, mut v) = (vec![7u8; w * h], vec![7u8; w * h / 4], vec![7u8; w * h / 4]);
+            rgb_to_yuv420_rect(
+                &rgb,
+                w,
+                rect,
+                &mut PlaneMut {
+                    data: &mut y,
+                    stride: w,
+                },
+                &mut PlaneMut {
+                    data: &mut u,
+                    stride: w / 2,
+                },
+                &mut PlaneMut {
+                    data: &mut v,
+                    stride: w / 2,
+                },
+                &c,
+            );
+            // The rectangle alone, scalar.
+            let alone: Vec<u8> = (y0..y1)
+                .flat_map(|r| rgb[(r * w + x0) * 3..(r * w + x1) * 3].to_vec())
+                .collect();
+            let (rw, rh) = (x1 - x0, y1 - y0);
+            let (mut ya, mut ua, mut va) = (vec![0; rw * rh], vec![0; rw * rh / 4], vec![0; rw * rh / 4]);
+            rgb_to_yuv420_with(
+                pl(&alone, 3 * rw),
+                rw,
+                rh,
+                PlaneMut {
+                    data: &mut ya,
+                    stride: rw,
+                },
+                PlaneMut {
+                    data: &mut ua,
+                    stride: rw / 2,
+                },
+                PlaneMut {
+                    data: &mut va,
+                    stride: rw / 2,
+                },
+                &c,
+                None,
+            );
+            for r in 0..h {
+                for x in 0..w {
+                    let inside = (y0..y1).contains(&r) && (x0..x1).contains(&x);
+                    let want = if inside { ya[(r - y0) * rw + x - x0] } else { 7 };
+                    assert_eq!(y[r * w + x], want, "Y ({x}, {r}) of {rect:?}");
+                }
+            }
+            for r in 0..h / 2 {
+                for x in 0..w / 2 {
+                    let inside = (y0 / 2..y1 / 2).contains(&r) && (x0 / 2..x1 / 2).contains(&x);
+                    let at = || (r - y0 / 2) * (rw / 2) + x - x0 / 2;
+                    let (wu, wv) = if inside { (ua[at()], va[at()]) } else { (7, 7) };
+                    assert_eq!(
+                        (u[r * w / 2 + x], v[r * w / 2 + x]),
+                        (wu, wv),
+                        "UV ({x}, {r}) of {rect:?}"
+                    );
+                }
             }
         }
     }
