@@ -100,8 +100,12 @@ pub struct Pipeline {
     applied: Option<DrawSettings>,
     masker: Box<dyn Masker>,
     filter: Filter,
+    /// Entities drawn above the mask, by id (empty: none).
+    above: Vec<bool>,
     threshold: f64,
     overlay: Overlay,
+    /// What is drawn above the mask.
+    above_overlay: Overlay,
     painter: Painter,
     mask: MaskImage,
     /// `mask` holds no computed mask, only floor everywhere.
@@ -147,6 +151,8 @@ impl Pipeline {
     pub fn unconfigured(log: Arc<Log>, index: Arc<Index>) -> Pipeline {
         Pipeline {
             filter: Filter::all(&log, i32::MAX),
+            above: Vec::new(),
+            above_overlay: Overlay::new(0, 0),
             threshold: index.default_threshold(),
             log,
             index,
@@ -176,6 +182,11 @@ impl Pipeline {
         let old = old.as_ref();
         let mut problem = None;
         if old.is_none_or(|o| o.filter != settings.filter) {
+            self.above = if settings.filter.above_mask.is_empty() {
+                Vec::new()
+            } else {
+                crate::select::above_mask(&self.log, &settings.filter.above_mask)
+            };
             match settings.filter.compile(&self.log) {
                 Ok(f) => self.filter = f,
                 Err(e) => {
@@ -271,9 +282,12 @@ impl Pipeline {
             let tint = self.applied.as_ref().is_some_and(|s| s.toggles.tint);
             if tint {
                 yuv.mark_changed([0, 0, w, h]);
-            } else if !self.overlay.is_empty() {
-                self.overlay
-                    .for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
+            } else {
+                for layer in [&self.overlay, &self.above_overlay] {
+                    if !layer.is_empty() {
+                        layer.for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
+                    }
+                }
             }
         }
         Ok(stats)
@@ -305,6 +319,12 @@ impl Pipeline {
             self.painter.resize(w, h);
         } else {
             self.overlay.clear();
+        }
+        let above_any = self.above.iter().any(|&a| a);
+        if above_any && (self.above_overlay.width(), self.above_overlay.height()) != (w, h) {
+            self.above_overlay = Overlay::new(w, h);
+        } else {
+            self.above_overlay.clear();
         }
         self.painter.backdrop = toggles.text;
 
@@ -353,7 +373,12 @@ impl Pipeline {
             let t2 = Instant::now();
             stats.select_time = t2 - t1;
             for p in &selected {
-                match self.painter.primitive(&mut self.overlay, calib, p) {
+                let layer = if self.above.get(p.entity.index()).copied().unwrap_or(false) {
+                    &mut self.above_overlay
+                } else {
+                    &mut self.overlay
+                };
+                match self.painter.primitive(layer, calib, p) {
                     Ok(()) => stats.drawn += 1,
                     Err(why) => {
                         stats.skipped += 1;
@@ -384,6 +409,9 @@ impl Pipeline {
         if !self.overlay.is_empty() {
             let mask = toggles.floor_mask.then_some(&self.mask);
             self.overlay.composite(image, mask).map_err(draw_err)?;
+        }
+        if !self.above_overlay.is_empty() {
+            self.above_overlay.composite(image, None).map_err(draw_err)?;
         }
         stats.composite_time = t3.elapsed();
         Ok(stats)
@@ -537,6 +565,26 @@ mod tests {
         assert_eq!(s.log_time, 11.0);
         assert_eq!(f.image[[20, 60, 0]], 255);
         assert_eq!(p.overlay().pixel(20, 20), [0; 4]);
+    }
+
+    /// An entity drawn above the mask shows where the mask hides the
+    /// rest.
+    #[test]
+    fn entities_above_the_mask_are_not_hidden() {
+        let mut p = left_half_pipeline();
+        let mut s = settings();
+        s.filter.above_mask.insert("ball".into());
+        p.configure(&s).unwrap();
+        // The circle at x = 20 is on the masked half, and shows.
+        let mut f = frame(0.0);
+        p.process(&mut f).unwrap();
+        assert_eq!(f.image[[20, 20, 0]], 255);
+        // Marked for the encoder too.
+        s.filter.above_mask.clear();
+        p.configure(&s).unwrap();
+        let mut f = frame(0.0);
+        p.process(&mut f).unwrap();
+        assert!(f.image.iter().all(|&v| v == 0), "hidden again");
     }
 
     #[test]

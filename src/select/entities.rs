@@ -674,6 +674,7 @@ mod tests {
                     exclude: exclude.into_iter().map(name).collect(),
                     hidden: hidden.into_iter().map(name).collect(),
                     levels: levels.into_iter().map(|(i, l)| (name(i), l)).collect(),
+                    above_mask: Default::default(),
                 };
                 (e, spec)
             })

@@ -129,6 +129,28 @@ pub struct FilterSpec {
     /// Per-entity maximum levels, overriding `max_level` for the entity and
     /// its descendants.
     pub levels: BTreeMap<String, i32>,
+    /// These entities and their descendants are drawn above the floor
+    /// mask, over whatever stands on the floor (labels that must stay
+    /// readable over the robots they belong to).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub above_mask: BTreeSet<String>,
+}
+
+/// Which entities of `log` are drawn above the mask (see
+/// [`FilterSpec::above_mask`]), by entity id: those named, their declared
+/// descendants and those below them in the `/` hierarchy.
+pub fn above_mask(log: &crate::log::Log, names: &BTreeSet<String>) -> Vec<bool> {
+    let listed: Vec<_> = names.iter().filter_map(|n| log.entities.get(n)).collect();
+    log.entities
+        .ids()
+        .map(|id| {
+            let name = log.entities.name(id);
+            names
+                .iter()
+                .any(|n| name == n || name.strip_prefix(n.as_str()).is_some_and(|r| r.starts_with('/')))
+                || listed.iter().any(|&l| log.entities.is_ancestor_or_self(l, id))
+        })
+        .collect()
 }
 
 /// A [`FilterSpec`] compiled for one log: the maximum level shown for each
@@ -230,6 +252,23 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
 mod tests {
     use super::*;
     use crate::log::{Shape, Style, Vec2};
+
+    #[test]
+    fn above_the_mask_takes_descendants_by_name_and_by_edge() {
+        let mut log = Log::new();
+        let a = log.entities.intern("labels");
+        let b = log.entities.intern("labels/robot3");
+        let c = log.entities.intern("robots");
+        let d = log.entities.intern("tags");
+        log.entities.add_parent(d, a);
+        let names: BTreeSet<String> = ["labels".to_owned()].into();
+        let v = above_mask(&log, &names);
+        assert!(
+            v[a.index()] && v[b.index()] && v[d.index()] && !v[c.index()],
+            "{v:?}"
+        );
+        assert!(above_mask(&log, &BTreeSet::new()).iter().all(|&x| !x));
+    }
 
     fn prim(log: &mut Log, entity: &str, level: i32) -> Primitive {
         Primitive {

@@ -14,6 +14,8 @@ enum Action {
     Solo(usize),
     ShowAll,
     SetLevel(String, Option<i32>),
+    /// Draw the entity (and its subtree) above the mask, or not.
+    Above(String, bool),
 }
 
 /// Draws the panel for `doc`; `state.counts` must be current.
@@ -91,6 +93,12 @@ pub fn panel(ui: &mut egui::Ui, state: &mut EntitiesUi, doc: &mut Document) {
             Action::Solo(n) => tree.solo(&doc.log, spec, n),
             Action::ShowAll => spec.hidden.clear(),
             Action::SetLevel(name, l) => crate::viewer::entities::set_entity_level(spec, &name, l),
+            Action::Above(name, true) => {
+                spec.above_mask.insert(name);
+            }
+            Action::Above(name, false) => {
+                spec.above_mask.remove(&name);
+            }
         }
     }
 }
@@ -190,6 +198,11 @@ fn row(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, label: &str, a
             ui.weak(format!("≤{l}"))
                 .on_hover_text("level limit of this subtree");
         }
+        let above = spec.above_mask.contains(tree.name(n));
+        if above {
+            ui.weak("▲")
+                .on_hover_text("drawn above the mask, over what stands on the floor");
+        }
         resp.context_menu(|ui| {
             ui.label(tree.name(n));
             let mut limited = level.is_some();
@@ -209,6 +222,14 @@ fn row(ui: &mut egui::Ui, ctx: &Row, tree: &EntityTree, n: usize, label: &str, a
             }
             if ui.button("Solo").clicked() {
                 actions.push(Action::Solo(n));
+            }
+            let mut on = above;
+            if ui
+                .checkbox(&mut on, "Draw above the mask")
+                .on_hover_text("over the robots: for labels that must stay readable")
+                .changed()
+            {
+                actions.push(Action::Above(tree.name(n).to_owned(), on));
             }
         });
     });
