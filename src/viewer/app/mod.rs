@@ -255,6 +255,8 @@ pub struct ViewerApp {
     /// The primitive clicked on (its position in the log), shown until
     /// closed.
     pub pinned: Option<usize>,
+    /// The primitive under the pointer in the last frame.
+    pub hovered: Option<usize>,
     /// The unsaved changes may be dropped by the next open or close.
     discard_ok: bool,
     pub commands: Vec<Command>,
@@ -290,6 +292,7 @@ impl ViewerApp {
             history: Default::default(),
             confirm: None,
             pinned: None,
+            hovered: None,
             discard_ok: false,
             commands: Vec::new(),
             messages: Vec::new(),

@@ -277,4 +277,52 @@ mod app_tests {
         assert!(app(&h).doc.as_ref().unwrap().world_extent.is_some());
         assert!(h.query_by_label_contains("nothing with a place").is_none());
     }
+
+    #[test]
+    fn hovering_a_drawing_tells_what_it_is_and_a_click_pins_it() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        // A filled rectangle over the whole 64×36 picture.
+        let log = std::env::temp_dir().join(format!("underlay-hover-{}.txt", std::process::id()));
+        std::fs::write(
+            &log,
+            "{ { {-inf; inf}; { { { rectangle; (32, 18); (64, 36); 0 }; red; {zone; 1}; fill red } } } }\n",
+        )
+        .unwrap();
+        h.input_mut().dropped_files.push(Arc::new(Dropped(log.clone())));
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        let _ = std::fs::remove_file(&log);
+        app_mut(&mut h).doc.as_mut().unwrap().calibration = Some(
+            crate::calib::Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+                .unwrap(),
+        );
+        // The middle of the video panel, between the side panels.
+        h.hover_at(egui::pos2(480.0, 330.0));
+        h.step();
+        h.step();
+        assert_eq!(app(&h).hovered, Some(0));
+        h.run();
+        assert!(
+            h.query_all_by_label_contains("frame 0: persistent")
+                .next()
+                .is_some()
+        );
+        h.event(egui::Event::PointerButton {
+            pos: egui::pos2(480.0, 330.0),
+            button: egui::PointerButton::Primary,
+            pressed: true,
+            modifiers: Default::default(),
+        });
+        h.event(egui::Event::PointerButton {
+            pos: egui::pos2(480.0, 330.0),
+            button: egui::PointerButton::Primary,
+            pressed: false,
+            modifiers: Default::default(),
+        });
+        h.step();
+        h.step();
+        assert_eq!(app(&h).pinned, Some(0));
+    }
 }

@@ -202,6 +202,7 @@ fn inspect(
             resp.clone().on_hover_text_at_pointer(text);
         }
     }
+    app.hovered = hit.as_ref().map(|h| h.position);
     if resp.clicked() && !app.calib.active {
         app.pinned = hit.map(|h| h.position);
     }
