@@ -7,8 +7,9 @@
 //!
 //! 1. **Statistics** on a grid subsample (about [`AdaptiveSettings::samples`]
 //!    pixels): a hue histogram weighted by chroma (grey pixels have no
-//!    reliable hue), smoothed over neighbouring bins. Its peak is the floor
-//!    hue; the hue window grows while the histogram stays above
+//!    reliable hue), smoothed over neighbouring bins. Its peak in the lower
+//!    [`AdaptiveSettings::hue_rows`] of the picture is the floor hue (an
+//!    elevated camera's sky is more colourful than grass); the hue window grows while the histogram stays above
 //!    `hue_spread` of the peak, plus `hue_margin`. Among samples in the
 //!    window, low quantiles of S, V and chroma give the floor's lower bounds
 //!    (lighting can be uneven, so the bounds come from the darkest,
@@ -102,6 +103,11 @@ pub struct AdaptiveSettings {
     pub smoothing: f64,
     /// Smallest fraction of samples that must look like floor for a mask to be made.
     pub min_floor: f32,
+    /// The floor's hue is taken from this lower fraction of the picture's
+    /// rows: a camera above the side of a field sees sky, stands and trees
+    /// at the top, and the sky is more colourful than grass (1 = the whole
+    /// picture).
+    pub hue_rows: f32,
 }
 
 impl Default for AdaptiveSettings {
@@ -126,6 +132,7 @@ impl Default for AdaptiveSettings {
             max_speck: 6.0,
             smoothing: 0.5,
             min_floor: 0.02,
+            hue_rows: 0.6,
         }
     }
 }
@@ -178,6 +185,9 @@ impl AdaptiveSettings {
         if !(self.smoothing.is_finite() && (0.0..=3600.0).contains(&self.smoothing)) {
             return bad("smoothing (0 to 3600 s)", self.smoothing.to_string());
         }
+        if !(self.hue_rows.is_finite() && self.hue_rows > 0.0 && self.hue_rows <= 1.0) {
+            return bad("hue_rows (above 0, up to 1)", self.hue_rows.to_string());
+        }
         if !unit(self.min_floor) {
             return bad("min_floor (0 to 1)", self.min_floor.to_string());
         }
@@ -190,6 +200,9 @@ impl AdaptiveSettings {
 pub struct FloorModel {
     /// Chroma-weighted hue histogram, normalised to sum 1.
     pub hue_histogram: [f32; 180],
+    /// The same of the lower `hue_rows` of the picture only: its peak is
+    /// the floor's hue (the window then grows on the whole histogram).
+    pub peak_histogram: [f32; 180],
     /// Lower bound of floor saturation.
     pub sat_min: f32,
     /// Lower bound of floor value (brightness).
@@ -604,6 +617,9 @@ impl AdaptiveMasker {
                 for (a, &b) in m.hue_histogram.iter_mut().zip(&measured.hue_histogram) {
                     mix(a, b);
                 }
+                for (a, &b) in m.peak_histogram.iter_mut().zip(&measured.peak_histogram) {
+                    mix(a, b);
+                }
                 mix(&mut m.sat_min, measured.sat_min);
                 mix(&mut m.val_min, measured.val_min);
                 mix(&mut m.chroma_min, measured.chroma_min);
@@ -763,11 +779,17 @@ fn smooth_histogram(hist: &[f32; 180]) -> [f32; 180] {
 }
 
 /// The hue window `(first hue, span)` around the peak of a histogram.
-fn hue_window(hist: &[f32; 180], s: &AdaptiveSettings) -> (u8, u8) {
+fn hue_window(hist: &[f32; 180], peak_hist: &[f32; 180], s: &AdaptiveSettings) -> (u8, u8) {
     let smooth = smooth_histogram(hist);
+    // No colour in the lower part: the whole picture's peak.
+    let at_peak = if peak_hist.iter().any(|&v| v > 0.0) {
+        smooth_histogram(peak_hist)
+    } else {
+        smooth
+    };
     let mut peak = 0;
     for i in 0..180 {
-        if smooth[i] > smooth[peak] {
+        if at_peak[i] > at_peak[peak] {
             peak = i;
         }
     }
@@ -817,8 +839,11 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorM
     for v in [&mut sm.bin, &mut sm.chroma, &mut sm.value, &mut sm.sat] {
         v.resize(n, 0);
     }
-    // Chroma-weighted hue histogram; integer sums are exact at any sample count.
+    // Chroma-weighted hue histograms of the whole picture and of its lower
+    // `hue_rows`; integer sums are exact at any sample count.
     let mut weights = [0u64; 180];
+    let mut lower = [0u64; 180];
+    let hue_from = ((1.0 - f64::from(s.hue_rows.clamp(0.0, 1.0))) * h as f64) as usize;
     for (k, y) in (step / 2..h).step_by(step).enumerate() {
         let row = rows.row(y);
         for (dst, x) in sm.rgb.chunks_exact_mut(3).zip((step / 2..w).step_by(step)) {
@@ -835,17 +860,24 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorM
         for (&b, &c) in sm.bin[at.clone()].iter().zip(&sm.chroma[at]) {
             if c >= s.min_chroma {
                 weights[b as usize] += u64::from(c);
+                if y >= hue_from {
+                    lower[b as usize] += u64::from(c);
+                }
             }
         }
     }
-    let total: u64 = weights.iter().sum();
-    let mut hist = [0f32; 180];
-    if total > 0 {
-        for (h, &w) in hist.iter_mut().zip(&weights) {
-            *h = (w as f64 / total as f64) as f32;
+    let normalised = |w: &[u64; 180]| {
+        let total: u64 = w.iter().sum();
+        let mut hist = [0f32; 180];
+        if total > 0 {
+            for (h, &w) in hist.iter_mut().zip(w) {
+                *h = (w as f64 / total as f64) as f32;
+            }
         }
-    }
-    let (lo, span) = hue_window(&hist, s);
+        hist
+    };
+    let (hist, peak_hist) = (normalised(&weights), normalised(&lower));
+    let (lo, span) = hue_window(&hist, &peak_hist, s);
     let (mut sat, mut val, mut chroma) = ([0u32; 256], [0u32; 256], [0u32; 256]);
     let mut count = 0u32;
     for i in 0..n {
@@ -860,6 +892,7 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorM
     let floor_fraction = if n == 0 { 0.0 } else { count as f32 / n as f32 };
     FloorModel {
         hue_histogram: hist,
+        peak_histogram: peak_hist,
         sat_min: s.sat_factor * quantile(&sat, count, 0.05),
         val_min: s.val_factor * quantile(&val, count, 0.02),
         chroma_min: s.chroma_factor * quantile(&chroma, count, 0.02),
@@ -887,7 +920,7 @@ fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
     if m.floor_fraction < s.min_floor || m.hue_histogram.iter().all(|&v| v == 0.0) {
         return None;
     }
-    let (hue_lo, hue_span) = hue_window(&m.hue_histogram, s);
+    let (hue_lo, hue_span) = hue_window(&m.hue_histogram, &m.peak_histogram, s);
     let chroma = m.chroma_min.max(s.min_chroma as f32);
     Some(Thresholds {
         hue_lo,
@@ -962,7 +995,7 @@ mod tests {
         hist[179] = 0.4;
         hist[0] = 0.3;
         let s = AdaptiveSettings::default();
-        let (lo, span) = hue_window(&hist, &s);
+        let (lo, span) = hue_window(&hist, &hist, &s);
         assert!(in_window(179, lo, span) && in_window(0, lo, span) && in_window(2, lo, span));
         assert!(!in_window(90, lo, span));
     }
@@ -975,6 +1008,55 @@ mod tests {
         m.compute(&frame, 0.0, &mut out).unwrap();
         assert!(out.iter().all(|&v| v == 255));
         assert_eq!(m.thresholds(), None);
+    }
+
+    /// Issue 17: a camera above the side of a pitch sees sky at the top,
+    /// more colourful than the grass below it. The floor's hue comes from
+    /// the lower part of the picture, so the grass is floor and the sky is
+    /// not; over the whole picture (the old way) the sky won.
+    #[test]
+    fn an_elevated_camera_seeing_sky_finds_the_grass() {
+        let (w, h) = (320, 180);
+        let horizon = 60;
+        let frame = RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| {
+            let n = ((x * 7 + y * 13) % 9) as u8;
+            let px: [u8; 3] = if y < horizon {
+                [110, 165, 225] // sky: chroma 115
+            } else if (x / 40) % 4 == 0 && x % 40 < 3 {
+                [230, 230, 230] // a painted line
+            } else {
+                [60, 105, 55] // grass: chroma 50
+            };
+            px[c].saturating_add(n)
+        });
+        let share = |out: &MaskImage, rows: std::ops::Range<usize>| {
+            let n = rows.len() * w;
+            out.slice(ndarray::s![rows, ..])
+                .iter()
+                .filter(|&&v| v == FLOOR)
+                .count() as f64
+                / n as f64
+        };
+        let mut m = masker();
+        let mut out = MaskImage::zeros((0, 0));
+        m.compute(&frame, 0.0, &mut out).unwrap();
+        assert!(
+            share(&out, horizon..h) >= 0.95,
+            "grass {}",
+            share(&out, horizon..h)
+        );
+        assert!(share(&out, 0..horizon) <= 0.02, "sky {}", share(&out, 0..horizon));
+        let mut whole = AdaptiveMasker::new(AdaptiveSettings {
+            hue_rows: 1.0,
+            ..Default::default()
+        })
+        .unwrap();
+        whole.compute(&frame, 0.0, &mut out).unwrap();
+        assert!(
+            share(&out, 0..horizon) > 0.5,
+            "the old way took the sky: {}",
+            share(&out, 0..horizon)
+        );
     }
 
     #[test]
