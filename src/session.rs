@@ -131,6 +131,9 @@ pub struct Session {
     pub picture: PictureSettings,
     /// The 2D player whose sensing is drawn in detail (`l10`, `r3`).
     pub observer: Option<String>,
+    /// The field preset (`ssl-a`, `ssl-b`, `football`) seen through the
+    /// calibration: only its region can be floor.
+    pub field: Option<String>,
     /// How the viewer shows the session (panels, calibration points):
     /// written and read by the viewer only; drawing does not depend on it.
     pub viewer: Option<toml::Table>,
@@ -204,6 +207,8 @@ struct SessionFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     observer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     viewer: Option<toml::Table>,
 }
 
@@ -256,6 +261,7 @@ impl Session {
             instant_threshold: None,
             picture: PictureSettings::default(),
             observer: None,
+            field: None,
             viewer: None,
         }
     }
@@ -353,6 +359,7 @@ impl Session {
             instant_threshold: f.instant_threshold,
             picture: f.picture,
             observer: f.observer,
+            field: f.field,
             viewer,
         };
         if let Some(CalibrationSource::File { file }) = &mut s.calibration {
@@ -390,6 +397,7 @@ impl Session {
             instant_threshold: self.instant_threshold,
             picture: self.picture.clone(),
             observer: self.observer.clone(),
+            field: self.field.clone(),
             viewer: self.viewer.clone(),
         };
         let text = toml::to_string_pretty(&f).map_err(|source| SessionError::Serialize {
@@ -426,6 +434,7 @@ impl Session {
             instant_threshold: InstantThreshold::from_setting(self.instant_threshold),
             time: self.time_map(),
             calibration,
+            field: self.field.clone(),
         }
     }
 

@@ -35,6 +35,14 @@ pub struct Args {
     /// Time N runs on the (first) frame and print the median per frame.
     #[arg(long, value_name = "N")]
     pub bench: Option<u32>,
+    /// The camera's calibration: with --field, nothing outside the field's
+    /// picture region is floor, and only it is measured.
+    #[arg(long, value_name = "CALIB.toml", requires = "field")]
+    pub calib: Option<PathBuf>,
+    /// The field preset (ssl-a, ssl-b, football) whose region, seen through
+    /// --calib, can be floor.
+    #[arg(long, value_name = "PRESET", requires = "calib")]
+    pub field: Option<String>,
 }
 
 impl Method {
@@ -63,6 +71,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     crate::files::refuse_overwriting_inputs(&args.output, [args.input.as_path()])?;
     let mut masker = args.method.settings().build()?;
+    if let (Some(c), Some(f)) = (&args.calib, &args.field) {
+        let calibration = crate::calib::Calibration::load(c)?;
+        let Some(preset) = crate::calib::presets::preset(f) else {
+            let ids: Vec<&str> = crate::calib::presets::all().iter().map(|p| p.id).collect();
+            bail!("--field {f}: no such field preset; there are {}", ids.join(", "));
+        };
+        masker = Box::new(crate::mask::field::FieldMasker::new(masker, calibration, preset));
+    }
     let mut source = open(&args.input, &OpenOptions::default())?;
     let picture_out = source.info().frame_count == Some(1) && is_image_path(&args.output);
     if picture_out || args.bench.is_some() {

@@ -31,6 +31,7 @@ use crate::image::{FLOOR, ImageError, MaskImage, RgbImage};
 pub mod adaptive;
 pub mod bits;
 pub mod external;
+pub mod field;
 pub mod hsv;
 pub mod morph;
 pub mod regions;

@@ -114,6 +114,24 @@ pub struct Pipeline {
     cores: Vec<Rect>,
 }
 
+/// `masker` cut to the settings' field, when they name one and have a
+/// calibration.
+fn with_field(masker: Box<dyn Masker>, settings: &DrawSettings) -> Result<Box<dyn Masker>, MaskError> {
+    let (Some(f), Some(c)) = (&settings.field, &settings.calibration) else {
+        return Ok(masker);
+    };
+    let preset = crate::calib::presets::preset(f).ok_or_else(|| {
+        MaskError::BadSettings(format!(
+            "field = \"{f}\" is not a field preset (ssl-a, ssl-b, football)"
+        ))
+    })?;
+    Ok(Box::new(crate::mask::field::FieldMasker::new(
+        masker,
+        c.clone(),
+        preset,
+    )))
+}
+
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pipeline")
@@ -199,8 +217,12 @@ impl Pipeline {
                 }
             }
         }
-        if old.is_none_or(|o| o.mask != settings.mask) {
-            match settings.mask.build() {
+        if old.is_none_or(|o| {
+            o.mask != settings.mask
+                || o.field != settings.field
+                || (settings.field.is_some() && o.calibration != settings.calibration)
+        }) {
+            match settings.mask.build().and_then(|m| with_field(m, settings)) {
                 Ok(m) => self.masker = m,
                 Err(e) => {
                     problem.get_or_insert(PipelineError::MaskSettings(e));
@@ -565,6 +587,29 @@ mod tests {
         assert_eq!(s.log_time, 11.0);
         assert_eq!(f.image[[20, 60, 0]], 255);
         assert_eq!(p.overlay().pixel(20, 20), [0; 4]);
+    }
+
+    /// A session's field cuts the mask to its region; an unknown one is
+    /// an error that names it.
+    #[test]
+    fn a_field_preset_is_checked_and_used() {
+        let mut p = left_half_pipeline();
+        let mut s = settings();
+        s.field = Some("moon".into());
+        let e = crate::error::chain(&p.configure(&s).unwrap_err());
+        assert!(e.contains("moon"), "{e}");
+        s.field = Some("football".into());
+        s.mask = MaskSettings::default();
+        // A camera that sees the pitch (105 × 68 m in mm) as a speck far
+        // beyond this small picture: nothing in the picture is floor.
+        s.calibration = Some(
+            Calibration::from_homography([[1e-4, 0.0, 1000.0], [0.0, 1e-4, 1000.0], [0.0, 0.0, 1.0]])
+                .unwrap(),
+        );
+        let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
+        let mut f = frame(0.0);
+        p.process(&mut f).unwrap();
+        assert!(p.last_mask().iter().all(|&v| v != FLOOR));
     }
 
     /// An entity drawn above the mask shows where the mask hides the

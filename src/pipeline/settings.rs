@@ -95,6 +95,9 @@ pub struct DrawSettings {
     pub time: TimeMap,
     /// World → image; `None` draws nothing.
     pub calibration: Option<Calibration>,
+    /// The field preset whose picture region (through the calibration) is
+    /// the only place the floor can be ([`crate::mask::field`]).
+    pub field: Option<String>,
 }
 
 #[cfg(test)]

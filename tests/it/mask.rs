@@ -613,3 +613,48 @@ fn mask_video_is_a_masker() {
     let e = underlay::error::chain(&e);
     assert!(e.contains("nope.mkv"), "{e}");
 }
+
+/// Issue 17: `mask --calib --field` — an elevated camera sees grass-green
+/// trees above the pitch; with the field's region only the pitch is floor.
+#[test]
+fn mask_with_a_field_keeps_the_floor_on_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = underlay::image::RgbImage::from_shape_fn((180, 320, 3), |(y, x, c)| {
+        let n = ((x * 7 + y * 13) % 9) as u8;
+        let px: [u8; 3] = if y < 40 {
+            [110, 165, 225]
+        } else if y < 75 {
+            [50, 100, 45]
+        } else {
+            [60, 105, 55]
+        };
+        px[c].saturating_add(n)
+    });
+    let png = dir.path().join("stand.png");
+    save_rgb(&png, &img).unwrap();
+    // The football pitch (105 × 68 m, in mm) seen between rows 100 and 165.
+    let calib = dir.path().join("c.toml");
+    std::fs::write(
+        &calib,
+        "homography = [[0.0025, 0.0, 160.0], [0.0, -0.0008, 130.0], [0.0, 0.0, 1.0]]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("m.png");
+    let run = |extra: &[&str]| {
+        let mut c = underlay();
+        c.args(["mask", png.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args(extra);
+        c.output().unwrap()
+    };
+    let o = run(&["--calib", calib.to_str().unwrap(), "--field", "football"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = load_mask(&out).unwrap();
+    let share = |rows: std::ops::Range<usize>| {
+        let v = m.slice(ndarray::s![rows, ..]);
+        v.iter().filter(|&&p| p == 255).count() as f64 / v.len() as f64
+    };
+    assert!(share(40..75) <= 0.02, "trees {}", share(40..75));
+    assert!(share(110..150) >= 0.95, "pitch {}", share(110..150));
+    let o = run(&["--calib", calib.to_str().unwrap(), "--field", "moon"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such field preset"));
+}
