@@ -36,6 +36,10 @@ pub struct Args {
     /// Varies the game, the textures and the noise.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The camera that films it: `top` (above the side line) or `stand`
+    /// (low at the side, seeing the hall's walls, stands and sky).
+    #[arg(long, value_enum, default_value_t = demo::DemoCamera::Top)]
+    pub camera: demo::DemoCamera,
 }
 
 impl Default for Args {
@@ -50,6 +54,7 @@ impl Default for Args {
             fps: spec.fps,
             duration: spec.duration,
             seed: spec.seed,
+            camera: spec.camera,
         }
     }
 }
@@ -61,9 +66,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         fps: args.fps,
         duration: args.duration,
         seed: args.seed,
+        camera: args.camera,
     };
     spec.validate()?;
-    let dir = args.out.clone().unwrap_or_else(demo::default_dir);
+    let dir = args.out.clone().unwrap_or_else(|| match args.camera {
+        demo::DemoCamera::Top => demo::default_dir(),
+        demo::DemoCamera::Stand => demo::default_dir().with_extension("stand"),
+    });
     let files = if !args.force && demo::is_current(&dir, &spec) {
         eprintln!("underlay: using the demo already in {}", dir.display());
         DemoFiles::in_dir(&dir)

@@ -63,6 +63,18 @@ pub struct DemoSpec {
     pub duration: f64,
     /// Varies the game, the textures and the noise.
     pub seed: u64,
+    /// Which camera films it.
+    pub camera: DemoCamera,
+}
+
+/// The camera that films a demo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoCamera {
+    /// Above the side line, tilted down: the carpet fills the picture.
+    #[default]
+    Top,
+    /// Low at the side: the near carpet, the hall's walls, stands and sky.
+    Stand,
 }
 
 impl Default for DemoSpec {
@@ -73,6 +85,7 @@ impl Default for DemoSpec {
             fps: 30.0,
             duration: 20.0,
             seed: 1,
+            camera: DemoCamera::Top,
         }
     }
 }
@@ -112,7 +125,11 @@ impl DemoSpec {
             "# An underlay demo folder (written last: its presence means the files are complete).\n\
              version = {VERSION}\nwidth = {}\nheight = {}\nfps = {:?}\nduration = {:?}\nseed = {}\n",
             self.width, self.height, self.fps, self.duration, self.seed
-        )
+        ) + if self.camera == DemoCamera::Stand {
+            "camera = \"stand\"\n"
+        } else {
+            ""
+        }
     }
 }
 
@@ -285,7 +302,10 @@ fn generate_into(
     let run = sim::simulate(spec.seed, spec.duration + VIDEO_LEAD);
     vislog::write_log(&run, &dir.join(LOG_FILE), LOG_EPOCH)?;
 
-    let cam = render::Camera::demo(spec.width, spec.height)?;
+    let cam = match spec.camera {
+        DemoCamera::Top => render::Camera::demo(spec.width, spec.height)?,
+        DemoCamera::Stand => render::Camera::stand(spec.width, spec.height)?,
+    };
     let calib = cam.calibration()?;
     // The SSL game log the game would have produced, with this camera.
     ssl::write_ssl_log(&run, &cam, &dir.join(ssl::SSL_FILE), LOG_EPOCH)?;
@@ -410,6 +430,7 @@ mod tests {
             fps: 5.0,
             duration: 1.0,
             seed: 3,
+            camera: DemoCamera::Top,
         }
     }
 

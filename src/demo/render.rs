@@ -49,6 +49,9 @@ pub struct Camera {
     pub eye: V3,
     pub width: u32,
     pub height: u32,
+    /// It sees past the hall's floor: walls and sky are rendered (the
+    /// demo's camera above the field sees only floor).
+    pub sees_hall: bool,
 }
 
 impl Camera {
@@ -68,6 +71,7 @@ impl Camera {
             eye,
             width,
             height,
+            sees_hall: false,
         };
         // The carpet's outline and the goals' back corners must be in view.
         let (hl, hw) = (FIELD_LENGTH / 2.0 + BOUNDARY, FIELD_WIDTH / 2.0 + BOUNDARY);
@@ -110,6 +114,30 @@ impl Camera {
             cam.k[1][1] = f;
         }
         Ok(cam)
+    }
+
+    /// A low camera at the side of the hall, 1.6 m up and 9.5 m from the
+    /// field's middle, looking at it: it sees the near carpet, the hall's
+    /// walls (advertising boards, green stands) and the sky above them.
+    pub fn stand(width: u32, height: u32) -> Result<Camera, CalibError> {
+        let eye = [0.0, -9500.0, 1600.0];
+        let (r, t) = look_at(eye, [0.0, 300.0, 0.0])?;
+        let (w, h) = (f64::from(width), f64::from(height));
+        let f = 0.9 * w;
+        Ok(Camera {
+            k: [
+                [f, 0.0, (w - 1.0) / 2.0],
+                [0.0, f, (h - 1.0) / 2.0],
+                [0.0, 0.0, 1.0],
+            ],
+            dist: DISTORTION,
+            r,
+            t,
+            eye,
+            width,
+            height,
+            sees_hall: true,
+        })
     }
 
     /// The image point of world point `p`, or `None` behind the camera.
@@ -158,6 +186,49 @@ impl Camera {
         Ok(Calibration::from_camera(&self.k, &self.dist, &self.r, self.t)?
             .with_image_size(self.width, self.height))
     }
+}
+
+/// The hall around the field (mm): its walls stand at x = ±HALL[0] and
+/// y = ±HALL[1], `WALL_HEIGHT` high; the sky is above.
+const HALL: [f64; 2] = [8000.0, 6500.0];
+const WALL_HEIGHT: f64 = 2600.0;
+/// Height of the advertising boards along the bottom of the walls.
+const BOARD_HEIGHT: f64 = 900.0;
+
+/// What a ray from `eye` that leaves the hall's floor sees: a wall (boards
+/// below, green stands above) or the sky.
+fn beyond(eye: V3, d: V3, seed: u64) -> [f64; 3] {
+    let mut t_wall = f64::INFINITY;
+    for (axis, half) in [(0, HALL[0]), (1, HALL[1])] {
+        for side in [-1.0, 1.0] {
+            let wall = side * half;
+            if d[axis] * side > 1e-12 {
+                t_wall = t_wall.min((wall - eye[axis]) / d[axis]);
+            }
+        }
+    }
+    let p = add(eye, scale(d, t_wall));
+    if t_wall.is_finite() && p[2] <= WALL_HEIGHT && p[2] >= 0.0 {
+        let along = if p[0].abs() >= HALL[0] - 1.0 { p[1] } else { p[0] };
+        if p[2] <= BOARD_HEIGHT {
+            // Boards of changing colours, 2.5 m each.
+            const BOARDS: [[f64; 3]; 5] = [
+                [200.0, 40.0, 40.0],
+                [30.0, 70.0, 190.0],
+                [230.0, 200.0, 40.0],
+                [235.0, 235.0, 235.0],
+                [20.0, 150.0, 60.0],
+            ];
+            let k = ((along / 2500.0).floor() as i64).rem_euclid(BOARDS.len() as i64) as usize;
+            return BOARDS[k];
+        }
+        // Stands: green seats and trees behind them, in patches.
+        let n = value_noise(along / 400.0, p[2] / 400.0, seed ^ 0x57a4d);
+        return [40.0 + 40.0 * n, 95.0 + 50.0 * n, 45.0 + 30.0 * n];
+    }
+    // Sky: lighter towards the horizon.
+    let up = d[2].clamp(0.0, 1.0);
+    mix([170.0, 200.0, 235.0], [80.0, 135.0, 215.0], (up * 4.0).min(1.0))
 }
 
 /// Sunlight-like key light direction (towards the light).
@@ -293,6 +364,17 @@ impl Renderer {
                 } else {
                     f64::INFINITY
                 };
+                // Beyond the hall's floor: its walls and the sky (only a
+                // camera low enough to see past the floor's edge sees them).
+                let past_hall = |t: f64| {
+                    let p = add(eye, scale(d, t));
+                    p[0].abs() > HALL[0] || p[1].abs() > HALL[1]
+                };
+                let t_floor = if self.cam.sees_hall && (!t_floor.is_finite() || past_hall(t_floor)) {
+                    f64::INFINITY
+                } else {
+                    t_floor
+                };
                 let vig = self.vignette(u, v);
                 let rgb = match best {
                     Some((t, n)) if t < t_floor => {
@@ -329,6 +411,7 @@ impl Renderer {
                         };
                         base.map(|c| c * Self::light(p[0], p[1]) * vig)
                     }
+                    _ if self.cam.sees_hall => beyond(eye, d, self.seed).map(|c| c * vig),
                     _ => [30.0 * vig, 30.0 * vig, 34.0 * vig],
                 };
                 for (dst, c) in self.background[i * 3..i * 3 + 3].iter_mut().zip(rgb) {

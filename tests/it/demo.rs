@@ -226,3 +226,68 @@ fn robots_on_foreground(
     }
     checked
 }
+
+/// Issue 17: the demo filmed from a low camera at the side sees the hall's
+/// walls, green stands and the sky; its true masks mark only the carpet.
+/// With the calibration and the field, the mask keeps the pitch and calls
+/// almost nothing beyond it floor.
+#[test]
+fn the_stand_camera_demo_and_a_mask_bounded_by_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("stand");
+    let o = underlay(&[
+        "demo",
+        "--out",
+        dir.to_str().unwrap(),
+        "--no-view",
+        "--camera",
+        "stand",
+        "--width",
+        "480",
+        "--height",
+        "270",
+        "--fps",
+        "10",
+        "--duration",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let session = Session::load(&dir.join("session.toml")).unwrap();
+    let Some(CalibrationSource::Inline(cal)) = &session.calibration else {
+        panic!("the demo session holds its calibration");
+    };
+    let calib = dir.join("calib.toml");
+    cal.save(&calib, "").unwrap();
+    let out = dir.join("mask.mkv");
+    let o = underlay(&[
+        "mask",
+        dir.join("video.mp4").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--calib",
+        calib.to_str().unwrap(),
+        "--field",
+        "ssl-b",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let truth = read_masks(&dir.join("truth/masks.mkv"));
+    let got = read_masks(&out);
+    assert_eq!(truth.len(), got.len());
+    let (mut floor, mut kept, mut other, mut wrong) = (0usize, 0usize, 0usize, 0usize);
+    for (t, m) in truth.iter().zip(&got) {
+        for (&a, &b) in t.iter().zip(m) {
+            if a > 127 {
+                floor += 1;
+                kept += usize::from(b > 127);
+            } else {
+                other += 1;
+                wrong += usize::from(b > 127);
+            }
+        }
+    }
+    // The picture is mostly not floor: walls, stands, sky, the hall's floor.
+    assert!(other > floor, "{other} vs {floor}");
+    let (kept, wrong) = (kept as f64 / floor as f64, wrong as f64 / other as f64);
+    assert!(kept >= 0.95, "pitch floor kept {kept}");
+    assert!(wrong <= 0.02, "beyond the pitch called floor {wrong}");
+}
