@@ -20,7 +20,7 @@
 use crate::geom::Vec2;
 
 use super::movers::Mover;
-use super::score::Scorer;
+use super::score::{Scorer, Seen, seen};
 
 /// Objects moving less than this (pixels per frame) are not timed.
 const MIN_MOVE_PX: f64 = 0.5;
@@ -116,25 +116,18 @@ fn timings(scorer: &Scorer<'_>, offset: f64, rate: f64, buf: &mut Vec<Mover>) ->
         let t = 0.5 * (f.time + f.before);
         scorer.movers.at(rate * t + offset, buf);
         for m in buf.iter() {
-            let half_path = m.velocity * (0.5 * rate * dt);
-            let (Some(a), Some(b), Some(c)) = (
-                cal.project(m.at - half_path),
-                cal.project(m.at + half_path),
-                cal.project(m.at),
-            ) else {
+            let Some(Seen {
+                centre: c,
+                path,
+                radius,
+            }) = seen(cal, m, rate, dt)
+            else {
                 continue;
             };
-            let path = b - a;
             let moved = path.length();
             if moved.is_nan() || moved < MIN_MOVE_PX {
                 continue;
             }
-            let radius = if m.radius > 0.0 {
-                cal.project(m.at + Vec2::new(m.radius, 0.0))
-                    .map_or(0.0, |e| (e - c).length())
-            } else {
-                0.0
-            };
             let half = radius.max(motion.cell as f64) + 0.5 * moved + motion.cell as f64;
             let Some((centroid, _)) = motion.centroid(f, [c.x, c.y], half) else {
                 continue;

@@ -70,6 +70,38 @@ impl Corr {
     }
 }
 
+/// A log object in the picture over one frame's interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seen {
+    /// Where it is in the middle of the interval (pixels).
+    pub centre: Vec2,
+    /// Its path over the interval in the picture (pixels).
+    pub path: Vec2,
+    /// Its radius in the picture (pixels; 0 for markers).
+    pub radius: f64,
+}
+
+/// Mover `m` through `calibration` over `dt` video seconds at `rate`
+/// (log seconds per video second); `None` when it is not in the picture.
+pub fn seen(calibration: &Calibration, m: &Mover, rate: f64, dt: f64) -> Option<Seen> {
+    let half_path = m.velocity * (0.5 * rate * dt);
+    let a = calibration.project(m.at - half_path)?;
+    let b = calibration.project(m.at + half_path)?;
+    let c = calibration.project(m.at)?;
+    let radius = if m.radius > 0.0 {
+        calibration
+            .project(m.at + Vec2::new(m.radius, 0.0))
+            .map_or(0.0, |e| (e - c).length())
+    } else {
+        0.0
+    };
+    Some(Seen {
+        centre: c,
+        path: b - a,
+        radius,
+    })
+}
+
 impl Scorer<'_> {
     /// The agreement (−1 to 1) under log time = `rate` × video time +
     /// `offset`, from every `stride`-th kept frame, boxes widened by `blur`
@@ -102,22 +134,15 @@ impl Scorer<'_> {
             let log_t = rate * 0.5 * (f.time + f.before) + offset;
             self.movers.at(log_t, buf);
             for m in buf.iter() {
-                let half_path = m.velocity * (0.5 * rate * dt);
-                let (Some(a), Some(b), Some(c)) = (
-                    self.calibration.project(m.at - half_path),
-                    self.calibration.project(m.at + half_path),
-                    self.calibration.project(m.at),
-                ) else {
+                let Some(Seen {
+                    centre: c,
+                    path,
+                    radius,
+                }) = seen(self.calibration, m, rate, dt)
+                else {
                     continue;
                 };
-                let moved = (b - a).length();
-                let radius = if m.radius > 0.0 {
-                    self.calibration
-                        .project(m.at + Vec2::new(m.radius, 0.0))
-                        .map_or(0.0, |e| (e - c).length())
-                } else {
-                    0.0
-                };
+                let moved = path.length();
                 let spread = if blur > 0.0 && dt > 0.0 {
                     moved / dt * blur * 0.5
                 } else {

@@ -132,19 +132,24 @@ fn log(seed: u64, offset: f64, rate: f64, seconds: f64) -> Log {
     log
 }
 
-fn find_offset(motion: &Motion, log: &Log, guess: f64, search: f64, drift: bool) -> Report {
-    let cal = camera();
-    let req = Request {
+/// A request for the synthetic video, starting at `guess` ± `search`.
+fn request<'a>(log: &'a Log, cal: &'a Calibration, guess: f64, search: f64, drift: bool) -> Request<'a> {
+    Request {
         video: std::path::Path::new("synthetic"),
         log,
-        calibration: &cal,
+        calibration: cal,
         guess: Some(guess),
         rate: 1.0,
         search: Some(search),
         from: None,
         to: None,
         drift,
-    };
+    }
+}
+
+fn find_offset(motion: &Motion, log: &Log, guess: f64, search: f64, drift: bool) -> Report {
+    let cal = camera();
+    let req = request(log, &cal, guess, search, drift);
     let movers = Movers::from_log(log);
     find_in(
         &req,
@@ -260,17 +265,7 @@ fn a_wrong_calibration_is_no_confident_match() {
         [0.0, 0.0, 1.0],
     ];
     let cal = Calibration::from_homography(h).unwrap();
-    let req = Request {
-        video: std::path::Path::new("synthetic"),
-        log: &lg,
-        calibration: &cal,
-        guess: Some(500.0),
-        rate: 1.0,
-        search: Some(5.0),
-        from: None,
-        to: None,
-        drift: false,
-    };
+    let req = request(&lg, &cal, 500.0, 5.0, false);
     let movers = Movers::from_log(&lg);
     let r = find_in(
         &req,
@@ -289,17 +284,7 @@ fn cancelling_stops_the_search() {
     let motion = video(1, 3.0);
     let lg = log(1, 0.0, 1.0, 3.0);
     let cal = camera();
-    let req = Request {
-        video: std::path::Path::new("synthetic"),
-        log: &lg,
-        calibration: &cal,
-        guess: Some(0.0),
-        rate: 1.0,
-        search: Some(5.0),
-        from: None,
-        to: None,
-        drift: false,
-    };
+    let req = request(&lg, &cal, 0.0, 5.0, false);
     let movers = Movers::from_log(&lg);
     let e = find_in(
         &req,
