@@ -21,7 +21,7 @@ use crate::image::{FLOOR, MaskImage};
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
 use crate::mask::{MaskError, MaskStep, Masker, NoMask};
-use crate::select::{EntityTree, Filter, Index, SelectError};
+use crate::select::{Filter, Index, SelectError};
 use crate::session::{Session, SessionError};
 use crate::video::SourceFrame;
 
@@ -205,17 +205,9 @@ impl Pipeline {
             } else {
                 crate::select::above_mask(&self.log, &settings.filter.above_mask)
             };
-            match settings.filter.compile(&self.log) {
-                Ok(f) => self.filter = f,
-                Err(e) => {
-                    self.filter = EntityTree::from_log(&self.log)
-                        .map(|t| settings.filter.compile_lenient(&t))
-                        .unwrap_or_else(|_| {
-                            Filter::all(&self.log, settings.filter.max_level.unwrap_or(i32::MAX))
-                        });
-                    problem = Some(PipelineError::Filter(e));
-                }
-            }
+            let (filter, error) = settings.filter.compile_or_lenient(&self.log);
+            self.filter = filter;
+            problem = error.map(PipelineError::Filter);
         }
         if old.is_none_or(|o| {
             o.mask != settings.mask

@@ -284,6 +284,22 @@ impl FilterSpec {
         self.compile_with(&EntityTree::from_log(log)?)
     }
 
+    /// What the drawing uses when [`FilterSpec::compile`] fails: the
+    /// names the log knows applied ([`FilterSpec::compile_lenient`]), or
+    /// every entity up to `max_level` when the graph itself cannot be
+    /// built; with the error, when there was one.
+    pub fn compile_or_lenient(&self, log: &Log) -> (Filter, Option<SelectError>) {
+        match self.compile(log) {
+            Ok(f) => (f, None),
+            Err(e) => {
+                let f = EntityTree::from_log(log)
+                    .map(|t| self.compile_lenient(&t))
+                    .unwrap_or_else(|_| Filter::all(log, self.max_level.unwrap_or(i32::MAX)));
+                (f, Some(e))
+            }
+        }
+    }
+
     /// Compiles this spec against an entity graph (see [`FilterSpec`] for
     /// the meaning of each field). Fails naming every unknown name.
     pub fn compile_with(&self, tree: &EntityTree) -> Result<Filter, SelectError> {

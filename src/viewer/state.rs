@@ -162,6 +162,9 @@ pub struct Document {
     pub has_log: bool,
     /// The log's first and last times.
     pub log_range: Option<(f64, f64)>,
+    /// The session's filter compiled for the log, with the spec it was
+    /// compiled from (see [`Self::filter`]).
+    filter_cache: std::cell::RefCell<Option<(crate::select::FilterSpec, Arc<crate::select::Filter>)>>,
     /// What converting the calibration to the log's unit said.
     pub unit_note: Option<String>,
     /// The box around the log's world (its declared bounds, else every
@@ -222,6 +225,7 @@ impl Document {
             index: Arc::new(Index::new(&Log::new())),
             has_log: false,
             log_range: None,
+            filter_cache: Default::default(),
             unit_note: None,
             world_extent: None,
             clocks: None,
@@ -267,6 +271,7 @@ impl Document {
         self.events = Events::from_log(&log);
         self.index = Arc::new(Index::new(&log));
         self.log_range = log.time_range();
+        self.filter_cache.take();
         self.world_extent = crate::viewer::field_view::extent(&log);
         self.log = Arc::new(log);
         self.has_log = true;
@@ -310,6 +315,21 @@ impl Document {
     }
 
     /// Whether the session differs from what was last saved.
+    /// The session's filter compiled for the log, as the drawing compiles
+    /// it; compiled again only when the filter changed (the panels that
+    /// select ask every frame).
+    pub fn filter(&self) -> Arc<crate::select::Filter> {
+        let mut cache = self.filter_cache.borrow_mut();
+        if let Some((spec, f)) = cache.as_ref()
+            && *spec == self.session.filter
+        {
+            return Arc::clone(f);
+        }
+        let f = Arc::new(self.session.filter.compile_or_lenient(&self.log).0);
+        *cache = Some((self.session.filter.clone(), Arc::clone(&f)));
+        f
+    }
+
     pub fn is_dirty(&self) -> bool {
         self.saved.as_ref().or(self.opened.as_ref()) != Some(&self.session)
     }
@@ -371,6 +391,29 @@ mod tests {
         assert_eq!(p.recent.len(), MAX_RECENT);
         assert_eq!(p.recent[0], Path::new("/x/5.toml"));
         assert_eq!(p.recent.iter().filter(|r| r.ends_with("5.toml")).count(), 1);
+    }
+
+    /// The compiled filter is kept until the session's filter or the log
+    /// changes; unknown names fall back as the drawing does.
+    #[test]
+    fn the_filter_is_compiled_once_per_change() {
+        let mut doc = Document::open(&OpenRequest {
+            input: Some("run.mp4".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut log = Log::new();
+        log.entities.intern("ball");
+        doc.set_log(log.clone(), "a.ulog".into());
+        let a = doc.filter();
+        assert!(Arc::ptr_eq(&a, &doc.filter()));
+        doc.session.filter.max_level = Some(1);
+        let b = doc.filter();
+        assert!(!Arc::ptr_eq(&a, &b));
+        doc.set_log(log, "a.ulog".into());
+        assert!(!Arc::ptr_eq(&b, &doc.filter()), "a new log compiles again");
+        doc.session.filter.only = vec!["nobody".into()];
+        let _ = doc.filter();
     }
 
     #[test]

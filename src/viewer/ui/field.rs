@@ -50,9 +50,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             }
         }
     }
-    let filter = doc.session.filter.compile(&doc.log).unwrap_or_else(|_| {
-        crate::select::Filter::all(&doc.log, doc.session.filter.max_level.unwrap_or(i32::MAX))
-    });
+    let filter = doc.filter();
     for p in doc.index.select(&doc.log, t, doc.threshold(), &filter).iter() {
         let color = color32(p.style.color);
         match &p.shape {

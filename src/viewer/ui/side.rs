@@ -68,9 +68,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
 
 /// The entities drawn now, each with its colour.
 pub fn legend_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
-    let filter = doc.session.filter.compile(&doc.log).unwrap_or_else(|_| {
-        crate::select::Filter::all(&doc.log, doc.session.filter.max_level.unwrap_or(i32::MAX))
-    });
+    let filter = doc.filter();
     let entries = crate::viewer::legend::legend(&doc.log, &doc.index, &filter, log_time, doc.threshold());
     if entries.is_empty() {
         ui.weak("Nothing is drawn at this time.");

@@ -183,9 +183,7 @@ fn inspect(
     if let (Some(pos), Some(t)) = (hovered, app.log_time()) {
         let px = to_screen.inverse().transform_pos(pos);
         let scale = to_screen.scale().x.max(1e-6) as f64;
-        let filter = doc.session.filter.compile(&doc.log).unwrap_or_else(|_| {
-            crate::select::Filter::all(&doc.log, doc.session.filter.max_level.unwrap_or(i32::MAX))
-        });
+        let filter = doc.filter();
         hit = inspect::hit_test(
             &doc.log,
             &doc.index,
