@@ -62,7 +62,12 @@ impl FieldMasker {
         if self.region.dim() != (h, w) {
             self.region = Self::region(&self.calibration, &self.preset, w, h);
         }
-        self.inside = frame.as_standard_layout().into_owned();
+        // The buffer of the frame before is reused.
+        if frame.is_standard_layout() {
+            self.inside.clone_from(frame);
+        } else {
+            self.inside = frame.as_standard_layout().into_owned();
+        }
         if let Some(data) = self.inside.as_slice_mut() {
             for (px, &r) in data.chunks_exact_mut(3).zip(self.region.iter()) {
                 if r != FLOOR {
