@@ -14,7 +14,8 @@
 //!
 //! Submodules: [`fit`](mod@fit) estimates a calibration from point correspondences
 //! and reports residuals and outliers; [`presets`] holds named field points
-//! and field lines; [`camera`] builds a calibration from a known camera.
+//! and field lines; [`camera`] builds a calibration from a known camera;
+//! [`refine`](mod@refine) snaps a rough calibration to the painted lines in a picture.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,7 @@ pub mod fit;
 mod lens;
 pub(crate) mod linalg;
 pub mod presets;
+pub mod refine;
 #[cfg(any(test, feature = "test-util"))]
 pub mod synthetic;
 pub mod unit;
@@ -145,6 +147,10 @@ pub enum CalibError {
     /// No starting point could be refined.
     #[error("the fit did not converge: {0}")]
     NoConvergence(String),
+    /// Too few painted lines were found in the picture to refine a
+    /// calibration on ([`refine`](mod@refine)).
+    #[error("too few field lines were found in the picture: {0}")]
+    LinesNotFound(String),
     /// A calibration file could not be read or written.
     #[error("{path}: cannot read or write the calibration")]
     Io {

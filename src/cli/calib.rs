@@ -4,7 +4,7 @@
 //! other columns such as a point name are ignored; blank lines and lines
 //! starting with `#` are skipped), fits a model, prints the report (text,
 //! or JSON with `--json`) and with `-o` writes the calibration file that
-//! sessions embed or reference.
+//! sessions embed or reference. `calib refine` lives in `calib_refine`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -46,6 +46,9 @@ pub enum Command {
     /// A calibration's error on other points (held-back labels): per-point
     /// residuals and their RMS.
     Check(CheckArgs),
+    /// Snap a rough calibration to the painted field lines of a picture
+    /// (radial distortion included) and report each line's fit.
+    Refine(super::calib_refine::RefineArgs),
 }
 
 /// Arguments of `underlay calib check`.
@@ -144,6 +147,7 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
         Command::Solve(a) => solve(a),
         Command::FromSsl(a) => from_ssl(a),
         Command::Check(a) => check(a),
+        Command::Refine(a) => super::calib_refine::run(a),
     }
 }
 

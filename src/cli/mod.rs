@@ -6,6 +6,7 @@
 use clap::{Parser, Subcommand};
 
 pub mod calib;
+pub mod calib_refine;
 pub mod demo;
 pub mod export;
 pub mod log;

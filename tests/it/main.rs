@@ -12,6 +12,7 @@ mod util;
 
 mod bad_input;
 mod calib_cli;
+mod calib_refine;
 mod demo;
 mod draw;
 mod export;

@@ -39,9 +39,12 @@
 //! One file per job: `checks` (steps 1 and 5), `model` (the parameters,
 //! the normalised coordinates they live in, prediction and
 //! Levenberg–Marquardt), `start` (step 2 and the DLT), `robust` (step 3),
-//! `report` (step 6 and the warnings); [`fit`] runs the steps.
+//! `report` (step 6 and the warnings); [`fit`] runs the steps. `lines`
+//! fits the same models to pixels found on painted lines (distances across
+//! the lines), for [`crate::calib::refine`].
 
 mod checks;
+pub mod lines;
 mod model;
 mod report;
 mod robust;

@@ -1,0 +1,527 @@
+//! Snapping a rough calibration to the painted lines of a picture: from a
+//! calibration good to a few tens of pixels (four clicked points, each off
+//! by up to 15 px), the field preset's lines are looked for across their
+//! projected images ([`detect`]), and the model, radial distortion
+//! included, is fitted to the distances across the lines of what was found
+//! ([`crate::calib::fit::lines`]).
+//!
+//! Rounds: find the lines near where the current calibration puts them,
+//! pair each pixel found with the nearest point of its line (through the
+//! current calibration), weigh the pairs (Tukey's biweight on the distance
+//! across, scaled by its median), fit, and narrow the search to what the
+//! fit's residuals say is left. The first rounds fit a homography (a rough
+//! start makes distortion terms wander); the rest fit the model asked for.
+//! It stops when a round moves the field by less than 0.05 px.
+
+mod detect;
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+use crate::calib::fit::Model;
+use crate::calib::fit::lines::{LineSample, fit_to_lines};
+use crate::calib::presets::{FieldLine, FieldPreset};
+use crate::calib::{CalibError, Calibration};
+use crate::geom::vec2::distance_to_segment;
+use crate::image::RgbImage;
+use crate::log::Vec2;
+
+pub use detect::Luma;
+use detect::{Search, find, nearest_on, sample_lines};
+
+/// Options of [`refine`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefineOptions {
+    /// The model fitted in the last rounds.
+    pub model: Model,
+    /// Half the length searched across each line in the first round, in
+    /// pixels; `None`: 15 px plus 1.5 % of the picture's diagonal.
+    pub search_px: Option<f64>,
+    /// Least brightness of a line over both its sides (luma levels).
+    pub min_contrast: f32,
+    /// Most rounds.
+    pub max_rounds: usize,
+}
+
+impl Default for RefineOptions {
+    fn default() -> Self {
+        RefineOptions {
+            model: Model::Radial,
+            search_px: None,
+            min_contrast: 10.0,
+            max_rounds: 20,
+        }
+    }
+}
+
+/// What was found on one line of the preset.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LineReport {
+    /// The line, e.g. `segment (-4500, -3000) to (4500, -3000)`.
+    pub line: String,
+    /// Points looked for on it.
+    pub sampled: usize,
+    /// Points found and used in the last fit.
+    pub found: usize,
+    /// RMS distance across the line of those, pixels.
+    pub rms_px: Option<f64>,
+}
+
+/// How the refinement went.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RefineReport {
+    /// The model of the result.
+    pub model: Model,
+    /// Rounds run.
+    pub rounds: usize,
+    /// Points found on the lines in the last round.
+    pub points: usize,
+    /// Of those, the ones the last fit used (weight above 0).
+    pub used: usize,
+    /// RMS distance across the lines of the used points, pixels.
+    pub rms_px: f64,
+    /// Share of the points looked for on the lines in view (under the
+    /// result) that the last fit used: near 1 when the result explains
+    /// the picture's lines; low when it snapped to wrong lines or lines
+    /// are hidden.
+    pub coverage: f64,
+    /// Largest move of a field point (on a grid over the field) from the
+    /// rough calibration to the refined one, pixels.
+    pub moved_px: f64,
+    /// Per preset line.
+    pub lines: Vec<LineReport>,
+    /// Things to know (lines not found, few points).
+    pub warnings: Vec<String>,
+}
+
+/// A refined calibration and how it was found.
+#[derive(Clone, Debug)]
+pub struct Refined {
+    pub calibration: Calibration,
+    pub report: RefineReport,
+}
+
+/// How a line is named in reports.
+pub fn describe(line: &FieldLine) -> String {
+    let f = crate::log::text::fmt_f64;
+    match *line {
+        FieldLine::Segment { a, b } => {
+            format!("segment ({}, {}) to ({}, {})", f(a.x), f(a.y), f(b.x), f(b.y))
+        }
+        FieldLine::Arc {
+            center,
+            radius,
+            start,
+            end,
+        } => {
+            if (end - start - std::f64::consts::TAU).abs() < 1e-9 {
+                format!(
+                    "circle about ({}, {}), radius {}",
+                    f(center.x),
+                    f(center.y),
+                    f(radius)
+                )
+            } else {
+                format!(
+                    "arc about ({}, {}), radius {}, {:.0}° to {:.0}°",
+                    f(center.x),
+                    f(center.y),
+                    f(radius),
+                    start.to_degrees(),
+                    end.to_degrees()
+                )
+            }
+        }
+    }
+}
+
+/// Spacing of the points looked for along the lines, pixels.
+const SPACING_PX: f64 = 6.0;
+/// Most points looked for on one line.
+const MAX_PER_LINE: usize = 400;
+/// Most rounds fitting a homography before the model asked for.
+const MAX_SETTLING: usize = 6;
+/// Ridges fainter than this fraction of the median found are dropped.
+const FAINT: f64 = 0.3;
+/// Points of a line beyond this many count as this many together, so long
+/// lines do not outvote the others.
+const LINE_SHARE: f64 = 40.0;
+/// Fewest lines with points for a fit.
+const MIN_LINES: usize = 3;
+
+/// Refines `rough` on `img` against the lines of `preset`.
+pub fn refine(
+    img: &RgbImage,
+    rough: &Calibration,
+    preset: &FieldPreset,
+    opts: &RefineOptions,
+) -> Result<Refined, CalibError> {
+    let luma = Luma::of(img);
+    refine_luma(&luma, rough, preset, opts)
+}
+
+/// [`refine`] on a picture's luma (kept by callers that refine again).
+pub fn refine_luma(
+    luma: &Luma,
+    rough: &Calibration,
+    preset: &FieldPreset,
+    opts: &RefineOptions,
+) -> Result<Refined, CalibError> {
+    let [w, h] = luma.size();
+    if w < 16 || h < 16 {
+        return Err(CalibError::LinesNotFound(format!(
+            "the picture is {w}×{h}, too small to look for lines in"
+        )));
+    }
+    let size = [w as u32, h as u32];
+    let diag = (w as f64).hypot(h as f64);
+    let half = opts
+        .search_px
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .unwrap_or(15.0 + 0.015 * diag)
+        .clamp(2.0, 0.25 * diag);
+    let rough = rough.clone().with_image_size(size[0], size[1]);
+    let grid = field_grid(preset);
+    // A search that ends with much of the lines in view unexplained may
+    // have locked onto the wrong lines: searched again, wider or narrower,
+    // it may not; the best-explained result is kept.
+    let mut best: Option<(Calibration, RefineReport)> = None;
+    for (i, &scale) in SEARCH_SCALES.iter().enumerate() {
+        let a = match attempt(
+            luma,
+            &rough,
+            preset,
+            opts,
+            (half * scale).clamp(2.0, 0.25 * diag),
+            &grid,
+        ) {
+            Ok(a) => a,
+            // The first search's failure is the one to report.
+            Err(e) if i == 0 => return Err(e),
+            Err(_) => continue,
+        };
+        let report = report(preset, &rough, &a.calib, &grid, &a, luma);
+        let done = report.coverage >= GOOD_COVERAGE;
+        if best.as_ref().is_none_or(|b| report.coverage > b.1.coverage) {
+            best = Some((a.calib, report));
+        }
+        if done {
+            break;
+        }
+    }
+    let Some((calibration, mut report)) = best else {
+        return Err(CalibError::LinesNotFound("no search ran".into()));
+    };
+    if report.coverage < GOOD_COVERAGE {
+        report.warnings.insert(
+            0,
+            format!(
+                "only {:.0} % of the lines in view were found where the result puts them: it may have snapped to the \
+                 wrong lines; check it, or start from more carefully clicked points",
+                100.0 * report.coverage
+            ),
+        );
+    }
+    Ok(Refined { calibration, report })
+}
+
+/// One search from a start, and its last round's fit.
+struct Attempt {
+    calib: Calibration,
+    samples: Vec<LineSample>,
+    line_of: Vec<usize>,
+    residuals: Vec<Option<f64>>,
+    model: Model,
+    rounds: usize,
+}
+
+fn attempt(
+    luma: &Luma,
+    start: &Calibration,
+    preset: &FieldPreset,
+    opts: &RefineOptions,
+    mut half: f64,
+    grid: &[Vec2],
+) -> Result<Attempt, CalibError> {
+    let [w, h] = luma.size();
+    let size = [w as u32, h as u32];
+    let mut calib = start.clone();
+    // The last round's samples, their lines and their residuals.
+    type Round = (Vec<LineSample>, Vec<usize>, Vec<Option<f64>>);
+    let mut last: Option<Round> = None;
+    let mut rounds = 0;
+    // A homography first, until it settles; then the model asked for.
+    let mut model = Model::Homography;
+    let mut settling = 0;
+    for round in 0..opts.max_rounds.max(1) {
+        rounds = round + 1;
+        let points = sample_lines(&preset.lines, &calib, SPACING_PX, MAX_PER_LINE);
+        let search = Search {
+            half_px: half,
+            line_width: preset.line_width,
+            min_contrast: opts.min_contrast,
+        };
+        let mut found = find(luma, &calib, &points, &search);
+        // A ridge nearer another line's image than its own belongs to the
+        // other line (or to both, at a crossing): left out.
+        let images = project_lines(&preset.lines, &calib);
+        found.retain(|f| nearest_line(&images, f.image) == Some(f.line));
+        // Ridges much fainter than the lines are something else.
+        let mut contrasts: Vec<f64> = found.iter().map(|f| f64::from(f.contrast)).collect();
+        let gate = (FAINT * median(&mut contrasts)) as f32;
+        found.retain(|f| f.contrast >= gate);
+        let (mut samples, line_of): (Vec<LineSample>, Vec<usize>) = found
+            .iter()
+            .filter_map(|f| {
+                let w = calib.unproject(f.image)?;
+                let (world, tangent) = nearest_on(&preset.lines[f.line], w)?;
+                Some((
+                    LineSample {
+                        image: f.image,
+                        world,
+                        tangent,
+                        weight: 1.0,
+                    },
+                    f.line,
+                ))
+            })
+            .unzip();
+        let lines_with_points = count_lines(&found, preset.lines.len());
+        if lines_with_points < MIN_LINES {
+            return Err(CalibError::LinesNotFound(format!(
+                "points were found on {lines_with_points} of the preset's {} lines (searching {half:.0} px across \
+                 each); at least {MIN_LINES} are needed: check the preset and that the rough calibration puts the \
+                 lines near the painted ones",
+                preset.lines.len()
+            )));
+        }
+        weigh(&calib, &mut samples, &line_of, preset.lines.len());
+        let (next, residuals) = fit_to_lines(&samples, &calib, model, size)?;
+        let moved = max_move(&calib, &next, &in_view(grid, &calib, size));
+        calib = next;
+        let spread = robust_sigma(&samples, &residuals);
+        last = Some((samples, line_of, residuals));
+        half = (half * 0.5).max(4.0 * spread + 3.0).min(half);
+        if model != opts.model {
+            settling += 1;
+            if moved < 0.5 || settling >= MAX_SETTLING {
+                model = opts.model;
+            }
+        } else if moved < 0.05 {
+            break;
+        }
+    }
+    let Some((samples, line_of, residuals)) = last else {
+        return Err(CalibError::LinesNotFound("no round ran".into()));
+    };
+    Ok(Attempt {
+        calib,
+        samples,
+        line_of,
+        residuals,
+        model,
+        rounds,
+    })
+}
+
+/// The first search's width, and the scales of it tried in turn while the
+/// result explains too little of the lines in view.
+const SEARCH_SCALES: [f64; 4] = [1.0, 2.0, 0.5, 3.0];
+/// Share of the lines in view a result must explain to be trusted.
+const GOOD_COVERAGE: f64 = 0.45;
+
+/// Lines with at least one point found.
+fn count_lines(found: &[detect::Found], lines: usize) -> usize {
+    let mut seen = vec![false; lines];
+    for f in found {
+        if let Some(s) = seen.get_mut(f.line) {
+            *s = true;
+        }
+    }
+    seen.iter().filter(|&&s| s).count()
+}
+
+/// Signed distances across the lines under `calib`.
+fn across(calib: &Calibration, s: &LineSample) -> Option<f64> {
+    let a = calib.project(s.world)?;
+    let b = calib.project(s.world + s.tangent)?;
+    let d = b - a;
+    let len = d.length();
+    (len > 0.0).then(|| (s.image - a).dot(Vec2::new(-d.y / len, d.x / len)))
+}
+
+/// Tukey's biweight on the distances across, scaled by 4.685 robust σ
+/// (at least 1 px), times a share that gives a line with many points the
+/// weight of [`LINE_SHARE`] points.
+fn weigh(calib: &Calibration, samples: &mut [LineSample], line_of: &[usize], lines: usize) {
+    let r: Vec<Option<f64>> = samples.iter().map(|s| across(calib, s)).collect();
+    let mut abs: Vec<f64> = r.iter().flatten().map(|v| v.abs()).collect();
+    let c = 4.685 * (1.4826 * median(&mut abs)).max(1.0 / 4.685);
+    let mut per_line = vec![0usize; lines];
+    for &l in line_of {
+        per_line[l] += 1;
+    }
+    for ((s, r), &l) in samples.iter_mut().zip(&r).zip(line_of) {
+        let share = (LINE_SHARE / per_line[l] as f64).min(1.0).sqrt();
+        s.weight = match r {
+            Some(r) if r.abs() < c => {
+                let u = r / c;
+                share * (1.0 - u * u) * (1.0 - u * u)
+            }
+            _ => 0.0,
+        };
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mid = v.len() / 2;
+    v.select_nth_unstable_by(mid, f64::total_cmp);
+    v[mid]
+}
+
+/// Robust σ of the residuals of the used samples.
+fn robust_sigma(samples: &[LineSample], residuals: &[Option<f64>]) -> f64 {
+    let mut abs: Vec<f64> = samples
+        .iter()
+        .zip(residuals)
+        .filter(|(s, _)| s.weight > 0.0)
+        .filter_map(|(_, r)| r.map(f64::abs))
+        .collect();
+    1.4826 * median(&mut abs)
+}
+
+/// Points over the field (its playing area and a margin), to measure how
+/// far a calibration moves it.
+fn field_grid(preset: &FieldPreset) -> Vec<Vec2> {
+    let (hx, hy) = (0.55 * preset.size.x, 0.55 * preset.size.y);
+    let mut g = Vec::new();
+    for i in 0..=10 {
+        for j in 0..=10 {
+            g.push(Vec2::new(
+                -hx + 2.0 * hx * f64::from(i) / 10.0,
+                -hy + 2.0 * hy * f64::from(j) / 10.0,
+            ));
+        }
+    }
+    g
+}
+
+/// Each line's image polylines under `calib`.
+fn project_lines(lines: &[FieldLine], calib: &Calibration) -> Vec<Vec<Vec<Vec2>>> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut out = Vec::new();
+            l.project(calib, 0.5, &mut out);
+            out
+        })
+        .collect()
+}
+
+/// The line whose image passes nearest to `p` (`None`: no line has an
+/// image).
+fn nearest_line(images: &[Vec<Vec<Vec2>>], p: Vec2) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, polys) in images.iter().enumerate() {
+        for poly in polys {
+            for w in poly.windows(2) {
+                let d = distance_to_segment(p, w[0], w[1]);
+                if best.is_none_or(|b| d < b.1) {
+                    best = Some((i, d));
+                }
+            }
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// The grid points `calib` maps into the picture.
+fn in_view(grid: &[Vec2], calib: &Calibration, size: [u32; 2]) -> Vec<Vec2> {
+    grid.iter()
+        .copied()
+        .filter(|&p| {
+            calib.project(p).is_some_and(|q| {
+                q.x >= 0.0 && q.y >= 0.0 && q.x <= f64::from(size[0]) && q.y <= f64::from(size[1])
+            })
+        })
+        .collect()
+}
+
+/// Largest move of a grid point between two calibrations, pixels (points
+/// either cannot map are left out).
+fn max_move(a: &Calibration, b: &Calibration, grid: &[Vec2]) -> f64 {
+    grid.iter()
+        .filter_map(|&p| Some((a.project(p)? - b.project(p)?).length()))
+        .filter(|d| d.is_finite())
+        .fold(0.0, f64::max)
+}
+
+fn report(
+    preset: &FieldPreset,
+    rough: &Calibration,
+    calib: &Calibration,
+    grid: &[Vec2],
+    fitted: &Attempt,
+    luma: &Luma,
+) -> RefineReport {
+    let [w, h] = luma.size();
+    let in_view = |p: Vec2| p.x >= 0.0 && p.y >= 0.0 && p.x <= (w - 1) as f64 && p.y <= (h - 1) as f64;
+    let points = sample_lines(&preset.lines, calib, SPACING_PX, MAX_PER_LINE);
+    let mut lines: Vec<LineReport> = preset
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LineReport {
+            line: describe(l),
+            sampled: points
+                .iter()
+                .filter(|p| p.line == i && calib.project(p.world).is_some_and(in_view))
+                .count(),
+            found: 0,
+            rms_px: None,
+        })
+        .collect();
+    let mut sums = vec![0.0; lines.len()];
+    let (mut all, mut used) = (0.0, 0usize);
+    for ((s, r), &i) in fitted.samples.iter().zip(&fitted.residuals).zip(&fitted.line_of) {
+        let (Some(r), true) = (r, s.weight > 0.0) else {
+            continue;
+        };
+        if let Some(l) = lines.get_mut(i) {
+            l.found += 1;
+            sums[i] += r * r;
+        }
+        all += r * r;
+        used += 1;
+    }
+    let mut warnings = Vec::new();
+    for (l, s) in lines.iter_mut().zip(&sums) {
+        if l.found > 0 {
+            l.rms_px = Some((s / l.found as f64).sqrt());
+        } else if l.sampled > 0 {
+            warnings.push(format!("{} is in view but was not found", l.line));
+        }
+    }
+    RefineReport {
+        model: fitted.model,
+        rounds: fitted.rounds,
+        points: fitted.samples.len(),
+        used,
+        rms_px: if used > 0 { (all / used as f64).sqrt() } else { 0.0 },
+        coverage: {
+            let sampled: usize = lines.iter().map(|l| l.sampled).sum();
+            if sampled > 0 {
+                (used as f64 / sampled as f64).min(1.0)
+            } else {
+                0.0
+            }
+        },
+        moved_px: max_move(rough, calib, grid),
+        lines,
+        warnings,
+    }
+}

@@ -1,0 +1,217 @@
+//! `underlay calib refine`: snaps a rough calibration to the painted lines
+//! of a picture (or of a video's frame), and reports how well each line
+//! fits ([`crate::calib::refine`]).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use crate::calib::refine::{RefineOptions, RefineReport, refine};
+use crate::calib::{self, Calibration, FitOptions, presets};
+use crate::video::source::{OpenOptions, open};
+
+use super::calib::{Model, emit, read_points};
+
+/// Arguments of `underlay calib refine`.
+#[derive(Debug, clap::Args)]
+pub struct RefineArgs {
+    /// A picture of the field, or a video (its frame at --at).
+    #[arg(value_name = "IMAGE")]
+    pub image: PathBuf,
+    /// The rough calibration to start from (in the preset's world frame,
+    /// e.g. fitted to four clicked preset points).
+    #[arg(
+        long,
+        value_name = "ROUGH.toml",
+        required_unless_present = "points",
+        conflicts_with = "points"
+    )]
+    pub calib: Option<PathBuf>,
+    /// Start from a homography fitted to these points (`u,v,x,y`, as for
+    /// `calib solve`; four clicked preset points are enough) instead of --calib.
+    #[arg(long, value_name = "POINTS.csv")]
+    pub points: Option<PathBuf>,
+    /// The field whose painted lines are in the picture (ssl-a, ssl-b, football).
+    #[arg(long, value_name = "PRESET")]
+    pub preset: String,
+    /// The model of the result.
+    #[arg(long, value_enum, default_value_t = Model::Radial)]
+    pub model: Model,
+    /// Write the refined calibration to this file (TOML).
+    #[arg(short, long, value_name = "OUT.toml")]
+    pub output: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The video's frame at this time, in seconds (a picture has one frame).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub at: f64,
+    /// Half the width searched across each line at first, in pixels
+    /// (default: 15 px plus 1.5 % of the picture's diagonal).
+    #[arg(long, value_name = "PX")]
+    pub search: Option<f64>,
+    /// Least brightness of a painted line over the floor beside it (luma
+    /// levels, 0 to 255).
+    #[arg(long, value_name = "LEVELS", default_value_t = 10.0)]
+    pub min_contrast: f32,
+}
+
+/// The JSON output.
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    image: String,
+    preset: &'a str,
+    #[serde(flatten)]
+    report: &'a RefineReport,
+    seconds: f64,
+    output: Option<String>,
+}
+
+pub fn run(a: RefineArgs) -> anyhow::Result<()> {
+    if !(a.at.is_finite() && a.at >= 0.0) {
+        bail!("--at must be a time in seconds from 0, not {}", a.at);
+    }
+    if let Some(s) = a.search
+        && !(s.is_finite() && s > 0.0)
+    {
+        bail!("--search must be a positive number of pixels, not {s}");
+    }
+    if !(a.min_contrast.is_finite() && (0.0..=255.0).contains(&a.min_contrast)) {
+        bail!("--min-contrast must be from 0 to 255, not {}", a.min_contrast);
+    }
+    let Some(preset) = presets::preset(&a.preset) else {
+        bail!(
+            "--preset {}: no such field preset; there are {}",
+            a.preset,
+            presets::PRESET_IDS.join(", ")
+        );
+    };
+    if let Some(out) = &a.output {
+        let inputs: Vec<&Path> = [Some(a.image.as_path()), a.calib.as_deref(), a.points.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        crate::files::refuse_overwriting_inputs(out, inputs)?;
+    }
+    let (rough, from) = rough_calibration(&a)?;
+    // The preset is in its unit; a calibration in another known unit is
+    // converted for the search and back for the result.
+    let own_unit = rough.world_unit().map(str::to_owned);
+    let (rough_mm, check) = rough.for_unit(preset.unit);
+    if let calib::unit::UnitCheck::Unknown { calibration, .. } = &check {
+        bail!(
+            "{from}: its world unit `{calibration}` cannot be converted to the preset's {}",
+            preset.unit
+        );
+    }
+
+    let mut source = open(&a.image, &OpenOptions::default())?;
+    let frame = source
+        .frame_at(a.at)
+        .with_context(|| format!("{}: reading the frame at {} s", a.image.display(), a.at))?
+        .with_context(|| format!("{}: no picture in this file", a.image.display()))?;
+    let opts = RefineOptions {
+        model: match a.model {
+            Model::Homography => calib::Model::Homography,
+            Model::Radial => calib::Model::Radial,
+        },
+        search_px: a.search,
+        min_contrast: a.min_contrast,
+        ..RefineOptions::default()
+    };
+    let t0 = Instant::now();
+    let refined = refine(&frame.image, &rough_mm, &preset, &opts)
+        .with_context(|| format!("cannot refine {from} on {}", a.image.display()))?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut result = refined.calibration.with_world_unit(preset.unit);
+    if let Some(u) = &own_unit {
+        let (c, _) = result.for_unit(u);
+        result = c.with_world_unit(u.clone());
+    }
+    if let Some(out) = &a.output {
+        let r = &refined.report;
+        let header = format!(
+            "# underlay calibration: {} model refined to the {} lines in {} (from {})\n# {} points on the lines, \
+             RMS {:.3} px across them\n",
+            r.model,
+            preset.id,
+            a.image.display(),
+            from,
+            r.used,
+            r.rms_px
+        );
+        result
+            .save(out, &header)
+            .context("cannot write the calibration file")?;
+    }
+    if a.json {
+        let j = JsonOut {
+            image: a.image.display().to_string(),
+            preset: preset.id,
+            report: &refined.report,
+            seconds,
+            output: a.output.as_ref().map(|p| p.display().to_string()),
+        };
+        let mut text = serde_json::to_string_pretty(&j).context("cannot format the report")?;
+        text.push('\n');
+        emit(&text)
+    } else {
+        emit(&text_report(&refined.report, &from, seconds, a.output.as_deref()))
+    }
+}
+
+/// The start: the calibration file, or a homography fitted to the points.
+fn rough_calibration(a: &RefineArgs) -> anyhow::Result<(Calibration, String)> {
+    if let Some(p) = &a.points {
+        let pts = read_points(p)?;
+        let fit = calib::fit(&pts.points, &FitOptions::default())
+            .with_context(|| format!("cannot fit a starting homography to {}", p.display()))?;
+        return Ok((fit.calibration, p.display().to_string()));
+    }
+    let Some(c) = &a.calib else {
+        bail!("give --calib ROUGH.toml or --points POINTS.csv");
+    };
+    Ok((Calibration::load(c)?, c.display().to_string()))
+}
+
+fn text_report(r: &RefineReport, from: &str, seconds: f64, output: Option<&Path>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} model refined from {from} in {} rounds ({:.2} s)",
+        r.model, r.rounds, seconds
+    );
+    let _ = writeln!(
+        s,
+        "{} points on the lines used ({} found); RMS across the lines {:.3} px; {:.0} % of the lines in view explained",
+        r.used,
+        r.points,
+        r.rms_px,
+        100.0 * r.coverage
+    );
+    let _ = writeln!(
+        s,
+        "the field moved by up to {:.1} px from the rough calibration",
+        r.moved_px
+    );
+    let _ = writeln!(s, "\n  found/in view   RMS px  line");
+    for l in &r.lines {
+        let rms = l.rms_px.map_or("-".to_string(), |v| format!("{v:.3}"));
+        let _ = writeln!(s, "  {:>5}/{:<7} {:>8}  {}", l.found, l.sampled, rms, l.line);
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    match output {
+        Some(p) => {
+            let _ = writeln!(s, "wrote {}", p.display());
+        }
+        None => {
+            let _ = writeln!(s, "(use -o OUT.toml to save it)");
+        }
+    }
+    s
+}

@@ -1,0 +1,229 @@
+//! `underlay calib refine` run as a real binary on a demo frame whose true
+//! calibration is known: from four clicks each 12 px off, the refined
+//! calibration predicts held-back points to a fraction of a pixel
+//! (checked with `calib check`), in another unit too; errors name what is
+//! wrong and write nothing.
+
+use std::path::{Path, PathBuf};
+
+use underlay::calib::Calibration;
+use underlay::calib::presets::ssl_division_b;
+use underlay::demo::render::{Camera, Renderer};
+use underlay::image::{MaskImage, RgbImage, save_rgb};
+use underlay::log::Vec2;
+
+use crate::util::{assert_ok, run, stderr, stdout, tmp};
+
+/// A 960×540 frame of the demo game and its true calibration.
+fn frame(dir: &Path) -> (PathBuf, Calibration) {
+    let cam = Camera::demo(960, 540).unwrap();
+    let truth = cam.calibration().unwrap();
+    let run = underlay::demo::sim::simulate(1, 2.1);
+    let (mut img, mut mask) = (RgbImage::zeros((0, 0, 3)), MaskImage::zeros((0, 0)));
+    Renderer::new(cam, 1).render(&run.at(2.0), 0, &mut img, &mut mask);
+    let path = dir.join("frame.png");
+    save_rgb(&path, &img).unwrap();
+    (path, truth)
+}
+
+/// `u,v,x,y,name` lines of the named preset points as `truth` sees them,
+/// each moved `off` px in its own direction; world coordinates × `scale`.
+fn points(truth: &Calibration, names: &[&str], off: f64, scale: f64) -> String {
+    let preset = ssl_division_b();
+    let mut s = String::from("u,v,x,y,name\n");
+    for (i, n) in names.iter().enumerate() {
+        let w = preset.point(n).unwrap();
+        let a = 1.3 + 2.1 * i as f64;
+        let p = truth.project(w).unwrap() + Vec2::new(a.cos(), a.sin()) * off;
+        s.push_str(&format!("{},{},{},{},{n}\n", p.x, p.y, w.x * scale, w.y * scale));
+    }
+    s
+}
+
+const CORNERS: [&str; 4] = ["corner +x+y", "corner -x+y", "corner -x-y", "corner +x-y"];
+const HELD_BACK: [&str; 8] = [
+    "centre",
+    "goal post +x+y",
+    "goal post -x-y",
+    "defence +x+y front",
+    "defence -x-y front",
+    "halfway +y",
+    "halfway -y",
+    "goal centre -x",
+];
+
+fn check_rms(dir: &Path, truth: &Calibration, calib: &Path, scale: f64) -> f64 {
+    let held = dir.join("held.csv");
+    std::fs::write(&held, points(truth, &HELD_BACK, 0.0, scale)).unwrap();
+    let o = run([
+        "calib",
+        "check",
+        held.to_str().unwrap(),
+        "--calib",
+        calib.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    v["rms_px"].as_f64().unwrap()
+}
+
+#[test]
+fn refines_four_rough_clicks_to_the_lines() {
+    let dir = tmp();
+    let d = dir.path();
+    let (img, truth) = frame(d);
+    let clicks = d.join("clicks.csv");
+    std::fs::write(&clicks, points(&truth, &CORNERS, 12.0, 1.0)).unwrap();
+    // The clicks alone: a homography off by pixels.
+    let rough = d.join("rough.toml");
+    assert_ok(&run([
+        "calib",
+        "solve",
+        clicks.to_str().unwrap(),
+        "-o",
+        rough.to_str().unwrap(),
+    ]));
+    let before = check_rms(d, &truth, &rough, 1.0);
+    assert!(before > 4.0, "{before}");
+
+    // From the calibration file, as text.
+    let out = d.join("refined.toml");
+    let o = run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--calib",
+        rough.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let text = stdout(&o);
+    assert!(text.contains("radial model refined from"), "{text}");
+    assert!(text.contains("circle about (0, 0), radius 500"), "{text}");
+    assert!(text.contains(&format!("wrote {}", out.display())), "{text}");
+    let after = check_rms(d, &truth, &out, 1.0);
+    assert!(
+        after < 0.5,
+        "held-back points: {before} px before, {after} px after\n{text}"
+    );
+    let saved = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        saved.contains("[distortion]") && saved.contains("world_unit = \"mm\""),
+        "{saved}"
+    );
+
+    // From the clicks directly, as JSON, with a homography.
+    let o = run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--model",
+        "homography",
+        "--json",
+    ]);
+    assert_ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["model"], "homography");
+    assert!(v["rms_px"].as_f64().unwrap() < 2.0, "{v}");
+    assert!(v["coverage"].as_f64().unwrap() > 0.7, "{v}");
+    assert_eq!(v["lines"].as_array().unwrap().len(), ssl_division_b().lines.len());
+    assert!(v["output"].is_null());
+}
+
+#[test]
+fn a_calibration_in_metres_stays_in_metres() {
+    let dir = tmp();
+    let d = dir.path();
+    let (img, truth) = frame(d);
+    let clicks = d.join("clicks_m.csv");
+    std::fs::write(&clicks, points(&truth, &CORNERS, 10.0, 0.001)).unwrap();
+    let rough = d.join("rough_m.toml");
+    assert_ok(&run([
+        "calib",
+        "solve",
+        clicks.to_str().unwrap(),
+        "--unit",
+        "m",
+        "-o",
+        rough.to_str().unwrap(),
+    ]));
+    let out = d.join("refined_m.toml");
+    let o = run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--calib",
+        rough.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let saved = std::fs::read_to_string(&out).unwrap();
+    assert!(saved.contains("world_unit = \"m\""), "{saved}");
+    let after = check_rms(d, &truth, &out, 0.001);
+    assert!(after < 0.5, "{after}");
+}
+
+#[test]
+fn errors_name_the_problem_and_write_nothing() {
+    let dir = tmp();
+    let d = dir.path();
+    let (img, truth) = frame(d);
+    let clicks = d.join("clicks.csv");
+    std::fs::write(&clicks, points(&truth, &CORNERS, 5.0, 1.0)).unwrap();
+    let out = d.join("out.toml");
+    let img_s = img.to_str().unwrap();
+    let clicks_s = clicks.to_str().unwrap();
+    let out_s = out.to_str().unwrap();
+    let cases: [(Vec<&str>, &str); 6] = [
+        (vec!["--preset", "rugby"], "no such field preset"),
+        (vec!["--preset", "ssl-b", "--at=-1"], "--at"),
+        (vec!["--preset", "ssl-b", "--search", "0"], "--search"),
+        (
+            vec!["--preset", "ssl-b", "--min-contrast", "300"],
+            "--min-contrast",
+        ),
+        // A grey picture has no lines.
+        (vec!["--preset", "ssl-b", "GREY"], "too few field lines"),
+        // A picture that is not one.
+        (vec!["--preset", "ssl-b", "BAD"], "bad.png"),
+    ];
+    let grey = d.join("grey.png");
+    save_rgb(&grey, &RgbImage::from_elem((540, 960, 3), 90)).unwrap();
+    let bad = d.join("bad.png");
+    std::fs::write(&bad, b"not a picture").unwrap();
+    for (extra, expect) in cases {
+        let mut args = vec!["calib", "refine"];
+        let image = match extra.last() {
+            Some(&"GREY") => grey.to_str().unwrap(),
+            Some(&"BAD") => bad.to_str().unwrap(),
+            _ => img_s,
+        };
+        args.push(image);
+        args.extend(["--points", clicks_s, "-o", out_s]);
+        args.extend(extra.iter().filter(|a| !["GREY", "BAD"].contains(a)));
+        let o = run(&args);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(expect), "{args:?}: {}", stderr(&o));
+        assert!(!out.exists(), "{args:?} wrote a file");
+    }
+    // Neither --calib nor --points.
+    let o = run(["calib", "refine", img_s, "--preset", "ssl-b"]);
+    assert!(!o.status.success());
+    // The output may not overwrite an input.
+    let o = run([
+        "calib", "refine", img_s, "--points", clicks_s, "--preset", "ssl-b", "-o", clicks_s,
+    ]);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&clicks).unwrap().starts_with("u,v,x,y"));
+}
