@@ -1,7 +1,7 @@
 //! Snapping a rough calibration to the painted lines of a picture: from a
 //! calibration good to a few tens of pixels (four clicked points, each off
 //! by up to 15 px), the field preset's lines are looked for across their
-//! projected images ([`detect`]), and the model, radial distortion
+//! projected images (`detect`), and the model, radial distortion
 //! included, is fitted to the distances across the lines of what was found
 //! ([`crate::calib::fit::lines`]).
 //!
