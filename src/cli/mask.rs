@@ -43,6 +43,11 @@ pub struct Args {
     /// --calib, can be floor.
     #[arg(long, value_name = "PRESET", requires = "calib")]
     pub field: Option<String>,
+    /// The floor's hue (OpenCV units of 2°, 0–179), as the viewer's "this
+    /// is floor" picks it: the adaptive mask's hue window is centred here
+    /// instead of on the picture's most common colour.
+    #[arg(long, value_name = "HUE", value_parser = clap::value_parser!(u8).range(0..180))]
+    pub floor_hue: Option<u8>,
 }
 
 impl Method {
@@ -51,6 +56,21 @@ impl Method {
         match self {
             Method::Thesis => MaskSettings::Thesis,
             Method::Adaptive => MaskSettings::Adaptive(AdaptiveSettings::default()),
+        }
+    }
+}
+
+impl Args {
+    /// The mask settings these arguments ask for: the method's defaults
+    /// and the floor hue, which only the adaptive method takes.
+    pub fn settings(&self) -> anyhow::Result<MaskSettings> {
+        match (self.method.settings(), self.floor_hue) {
+            (m, None) => Ok(m),
+            (MaskSettings::Adaptive(s), Some(h)) => Ok(MaskSettings::Adaptive(AdaptiveSettings {
+                floor_hue: Some(h),
+                ..s
+            })),
+            (m, Some(_)) => bail!("--floor-hue is for the adaptive method, not {}", m.method_name()),
         }
     }
 }
@@ -70,7 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("--bench needs at least 1 run");
     }
     crate::files::refuse_overwriting_inputs(&args.output, [args.input.as_path()])?;
-    let mut masker = args.method.settings().build()?;
+    let mut masker = args.settings()?.build()?;
     if let (Some(c), Some(f)) = (&args.calib, &args.field) {
         let calibration = crate::calib::Calibration::load(c)?;
         let Some(preset) = crate::calib::presets::preset(f) else {
@@ -210,4 +230,37 @@ pub fn bench(
     } else {
         (times[mid - 1] + times[mid]) / 2.0
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<crate::cli::Cli, clap::Error> {
+        crate::cli::Cli::try_parse_from(["underlay", "mask", "in.png", "-o", "out.png"].iter().chain(args))
+    }
+
+    fn settings(args: &[&str]) -> anyhow::Result<MaskSettings> {
+        match parse(args)?.command {
+            Some(crate::cli::Command::Mask(a)) => a.settings(),
+            other => bail!("not a mask command: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_floor_hue_seeds_the_adaptive_mask() {
+        let MaskSettings::Adaptive(s) = settings(&["--floor-hue", "27"]).unwrap() else {
+            panic!("not adaptive");
+        };
+        assert_eq!(s.floor_hue, Some(27));
+        assert_eq!(
+            settings(&[]).unwrap(),
+            MaskSettings::Adaptive(AdaptiveSettings::default())
+        );
+        assert!(parse(&["--floor-hue", "180"]).is_err());
+        let e = settings(&["--method", "thesis", "--floor-hue", "27"]).unwrap_err();
+        assert!(e.to_string().contains("adaptive method"), "{e}");
+    }
 }

@@ -9,8 +9,10 @@
 //!    pixels): a hue histogram weighted by chroma (grey pixels have no
 //!    reliable hue), smoothed over neighbouring bins. Its peak in the lower
 //!    [`AdaptiveSettings::hue_rows`] of the picture is the floor hue (an
-//!    elevated camera's sky is more colourful than grass); the hue window grows while the histogram stays above
-//!    `hue_spread` of the peak, plus `hue_margin`. Among samples in the
+//!    elevated camera's sky is more colourful than grass), unless the user
+//!    picked it ([`AdaptiveSettings::floor_hue`]); the hue window grows
+//!    around it while the histogram stays above `hue_spread` of its value
+//!    there, plus `hue_margin` ([`super::hue_window`]). Among samples in the
 //!    window, low quantiles of S, V and chroma give the floor's lower bounds
 //!    (lighting can be uneven, so the bounds come from the darkest,
 //!    dullest floor pixels, scaled down by the `*_factor`s).
@@ -46,6 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bits::{BitMask, pack_row};
 use super::hsv::{bin_chroma_value_sat_row, hue_fraction, hue_in_window, sat_at_least};
+use super::hue_window::{hue_window, in_window};
 use super::morph::Morphology;
 use super::regions::Regions;
 use super::window::{self, Rect};
@@ -108,6 +111,12 @@ pub struct AdaptiveSettings {
     /// at the top, and the sky is more colourful than grass (1 = the whole
     /// picture).
     pub hue_rows: f32,
+    /// The floor's hue (OpenCV units of 2°, 0–179), when the user picked
+    /// it ("this is floor"): the hue window is centred here instead of on
+    /// the histogram's peak, and still grows on the histogram around it
+    /// ([`super::hue_window`]). `hue_rows` is then not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor_hue: Option<u8>,
 }
 
 impl Default for AdaptiveSettings {
@@ -133,6 +142,7 @@ impl Default for AdaptiveSettings {
             smoothing: 0.5,
             min_floor: 0.02,
             hue_rows: 0.6,
+            floor_hue: None,
         }
     }
 }
@@ -187,6 +197,11 @@ impl AdaptiveSettings {
         }
         if !(self.hue_rows.is_finite() && self.hue_rows > 0.0 && self.hue_rows <= 1.0) {
             return bad("hue_rows (above 0, up to 1)", self.hue_rows.to_string());
+        }
+        if let Some(h) = self.floor_hue
+            && h >= 180
+        {
+            return bad("floor_hue (0 to 179)", h.to_string());
         }
         if !unit(self.min_floor) {
             return bad("min_floor (0 to 1)", self.min_floor.to_string());
@@ -769,51 +784,6 @@ struct Zones {
     core: Rect,
 }
 
-/// Circular box filter of half-width 2 over the hue histogram.
-fn smooth_histogram(hist: &[f32; 180]) -> [f32; 180] {
-    let mut out = [0f32; 180];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = (0..5).map(|k| hist[(i + 180 + k - 2) % 180]).sum::<f32>() / 5.0;
-    }
-    out
-}
-
-/// The hue window `(first hue, span)` around the peak of a histogram.
-fn hue_window(hist: &[f32; 180], peak_hist: &[f32; 180], s: &AdaptiveSettings) -> (u8, u8) {
-    let smooth = smooth_histogram(hist);
-    // No colour in the lower part: the whole picture's peak.
-    let at_peak = if peak_hist.iter().any(|&v| v > 0.0) {
-        smooth_histogram(peak_hist)
-    } else {
-        smooth
-    };
-    let mut peak = 0;
-    for i in 0..180 {
-        if at_peak[i] > at_peak[peak] {
-            peak = i;
-        }
-    }
-    let limit = s.hue_spread * smooth[peak];
-    let max = s.max_hue_half_width as usize;
-    let (mut below, mut above) = (0usize, 0usize);
-    while below < max && smooth[(peak + 180 - below - 1) % 180] > limit {
-        below += 1;
-    }
-    while above < max && smooth[(peak + above + 1) % 180] > limit {
-        above += 1;
-    }
-    let margin = s.hue_margin as usize;
-    let lo = (peak + 180 * 2 - below - margin) % 180;
-    let span = (below + above + 2 * margin).min(179);
-    (lo as u8, span as u8)
-}
-
-#[inline]
-fn in_window(h: u8, lo: u8, span: u8) -> bool {
-    let d = if h >= lo { h - lo } else { h + (180 - lo) };
-    d <= span
-}
-
 /// Per-sample statistics of a frame's grid subsample, kept between frames
 /// so measuring allocates nothing.
 #[derive(Debug, Clone, Default)]
@@ -989,18 +959,6 @@ mod tests {
     }
 
     #[test]
-    fn hue_window_wraps_around_red() {
-        let mut hist = [0f32; 180];
-        hist[178] = 0.3;
-        hist[179] = 0.4;
-        hist[0] = 0.3;
-        let s = AdaptiveSettings::default();
-        let (lo, span) = hue_window(&hist, &hist, &s);
-        assert!(in_window(179, lo, span) && in_window(0, lo, span) && in_window(2, lo, span));
-        assert!(!in_window(90, lo, span));
-    }
-
-    #[test]
     fn grey_frame_gives_all_floor() {
         let frame = RgbImage::from_elem((20, 30, 3), 128);
         let mut m = masker();
@@ -1010,15 +968,11 @@ mod tests {
         assert_eq!(m.thresholds(), None);
     }
 
-    /// Issue 17: a camera above the side of a pitch sees sky at the top,
-    /// more colourful than the grass below it. The floor's hue comes from
-    /// the lower part of the picture, so the grass is floor and the sky is
-    /// not; over the whole picture (the old way) the sky won.
-    #[test]
-    fn an_elevated_camera_seeing_sky_finds_the_grass() {
-        let (w, h) = (320, 180);
-        let horizon = 60;
-        let frame = RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| {
+    /// A camera above the side of a pitch: sky (chroma 115) in the top
+    /// `horizon` rows, grass (chroma 50) with painted lines below, and a
+    /// little noise.
+    fn sky_over_grass(w: usize, h: usize, horizon: usize) -> RgbImage {
+        RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| {
             let n = ((x * 7 + y * 13) % 9) as u8;
             let px: [u8; 3] = if y < horizon {
                 [110, 165, 225] // sky: chroma 115
@@ -1028,15 +982,28 @@ mod tests {
                 [60, 105, 55] // grass: chroma 50
             };
             px[c].saturating_add(n)
-        });
-        let share = |out: &MaskImage, rows: std::ops::Range<usize>| {
-            let n = rows.len() * w;
-            out.slice(ndarray::s![rows, ..])
-                .iter()
-                .filter(|&&v| v == FLOOR)
-                .count() as f64
-                / n as f64
-        };
+        })
+    }
+
+    /// The share of floor in `rows` of a `w`-wide mask.
+    fn floor_share(out: &MaskImage, w: usize, rows: std::ops::Range<usize>) -> f64 {
+        let n = rows.len() * w;
+        out.slice(ndarray::s![rows, ..])
+            .iter()
+            .filter(|&&v| v == FLOOR)
+            .count() as f64
+            / n as f64
+    }
+
+    /// Issue 17: a camera above the side of a pitch sees sky at the top,
+    /// more colourful than the grass below it. The floor's hue comes from
+    /// the lower part of the picture, so the grass is floor and the sky is
+    /// not; over the whole picture (the old way) the sky won.
+    #[test]
+    fn an_elevated_camera_seeing_sky_finds_the_grass() {
+        let (w, h, horizon) = (320, 180, 60);
+        let frame = sky_over_grass(w, h, horizon);
+        let share = |out: &MaskImage, rows| floor_share(out, w, rows);
         let mut m = masker();
         let mut out = MaskImage::zeros((0, 0));
         m.compute(&frame, 0.0, &mut out).unwrap();
@@ -1056,6 +1023,82 @@ mod tests {
             share(&out, 0..horizon) > 0.5,
             "the old way took the sky: {}",
             share(&out, 0..horizon)
+        );
+    }
+
+    /// Issue 17, "this is floor": a big sky above a small strip of grass,
+    /// the peak taken over the whole picture (`hue_rows` = 1), is the
+    /// sky's; with the grass's hue seeded, the grass is floor and the sky
+    /// is not.
+    #[test]
+    fn a_seeded_floor_hue_beats_the_histogram_peak() {
+        let (w, h, horizon) = (320, 180, 120);
+        let frame = sky_over_grass(w, h, horizon);
+        let share = |out: &MaskImage, rows| floor_share(out, w, rows);
+        let (p, c, _) = hue_fraction(60, 105, 55);
+        let grass = super::super::hsv::hue_bin(p, c);
+        let unseeded = AdaptiveSettings {
+            hue_rows: 1.0,
+            ..Default::default()
+        };
+        let mut out = MaskImage::zeros((0, 0));
+        AdaptiveMasker::new(unseeded.clone())
+            .unwrap()
+            .compute(&frame, 0.0, &mut out)
+            .unwrap();
+        assert!(share(&out, 0..horizon) > 0.5, "the peak is the sky's");
+        let mut seeded = AdaptiveMasker::new(AdaptiveSettings {
+            floor_hue: Some(grass),
+            ..unseeded
+        })
+        .unwrap();
+        seeded.compute(&frame, 0.0, &mut out).unwrap();
+        let (grass_floor, sky_floor) = (share(&out, horizon..h), share(&out, 0..horizon));
+        assert!(grass_floor >= 0.95, "grass {grass_floor}");
+        assert!(sky_floor <= 0.02, "sky {sky_floor}");
+        let t = seeded.thresholds().unwrap();
+        assert!(in_window(grass, t.hue_lo, t.hue_span));
+    }
+
+    #[test]
+    fn a_floor_hue_past_179_is_rejected() {
+        let s = AdaptiveSettings {
+            floor_hue: Some(180),
+            ..Default::default()
+        };
+        let e = AdaptiveMasker::new(s).unwrap_err().to_string();
+        assert!(e.contains("floor_hue"), "{e}");
+        assert!(
+            AdaptiveMasker::new(AdaptiveSettings {
+                floor_hue: Some(179),
+                ..Default::default()
+            })
+            .is_ok()
+        );
+    }
+
+    /// Sessions written before `floor_hue` existed load with none and are
+    /// written back without the key; a seeded hue round-trips.
+    #[test]
+    fn floor_hue_is_optional_in_session_files() {
+        let old = "method = \"adaptive\"\nfill_radius = 7.5\nhue_rows = 0.5\n";
+        let m: super::super::MaskSettings = toml::from_str(old).unwrap();
+        let super::super::MaskSettings::Adaptive(s) = &m else {
+            panic!("{m:?}");
+        };
+        assert_eq!((s.floor_hue, s.fill_radius, s.hue_rows), (None, 7.5, 0.5));
+        let written = toml::to_string(&m).unwrap();
+        assert!(!written.contains("floor_hue"), "{written}");
+        assert_eq!(toml::from_str::<super::super::MaskSettings>(&written).unwrap(), m);
+        let seeded = super::super::MaskSettings::Adaptive(AdaptiveSettings {
+            floor_hue: Some(27),
+            ..s.clone()
+        });
+        let written = toml::to_string(&seeded).unwrap();
+        assert!(written.contains("floor_hue = 27"), "{written}");
+        assert_eq!(
+            toml::from_str::<super::super::MaskSettings>(&written).unwrap(),
+            seeded
         );
     }
 

@@ -19,7 +19,8 @@
 //! The building blocks are public for benchmarks and other maskers:
 //! [`hsv`] (exact OpenCV HSV), [`bits`] (bit-packed masks) and [`morph`]
 //! (morphology with the 3×3 cross whose cost does not grow with the
-//! number of iterations).
+//! number of iterations); [`seed`] picks the floor's hue from a patch of
+//! pixels ("this is floor") for the adaptive mask's [`hue_window`].
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -33,8 +34,10 @@ pub mod bits;
 pub mod external;
 pub mod field;
 pub mod hsv;
+pub mod hue_window;
 pub mod morph;
 pub mod regions;
+pub mod seed;
 #[cfg(any(test, feature = "test-util"))]
 pub mod synth;
 pub mod thesis;

@@ -16,6 +16,7 @@ pub mod find_offset;
 pub mod history;
 pub mod inspect;
 pub mod legend;
+pub mod mask_tuning;
 pub mod playback;
 pub mod player;
 pub mod state;

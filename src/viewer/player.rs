@@ -2,7 +2,7 @@
 //! the UI thread never waits for a decoder or for the overlay pipeline.
 //!
 //! The UI sends small requests ("show the frame at t", "step one frame",
-//! "new settings") and picks up the newest finished frame from a one-slot
+//! "new settings", "the pixels around this point") and picks up the newest finished frame from a one-slot
 //! outbox; requests that pile up are coalesced, so a busy worker skips to
 //! the latest wish instead of queueing stale work. The worker keeps a small
 //! ring of decoded frames (stepping back, or changing the filter, redraws
@@ -146,7 +146,24 @@ enum Request {
     Display([usize; 2]),
     Step(i64),
     Settings(u64, Box<DrawSettings>),
+    Patch {
+        time: f64,
+        x: usize,
+        y: usize,
+        radius: usize,
+    },
     Shutdown,
+}
+
+/// Pixels of a frame around a point, as decoded (before anything is
+/// drawn on them): see [`Player::request_patch`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Patch {
+    /// Time of the frame they come from.
+    pub time: f64,
+    /// The pixels (rows × columns × RGB), clipped to the frame; empty when
+    /// the frame is no longer in memory or the point is outside it.
+    pub pixels: RgbImage,
 }
 
 #[derive(Default)]
@@ -157,6 +174,7 @@ struct Outbox {
     upcoming: Option<(u64, Shown)>,
     errors: Vec<PlayerError>,
     timings: Vec<FrameTiming>,
+    patch: Option<Patch>,
 }
 
 /// Handle to the worker thread; dropping it stops the worker.
@@ -268,6 +286,18 @@ impl Player {
     /// one shown.
     pub fn step(&self, n: i64) {
         let _ = self.tx.send(Request::Step(n));
+    }
+
+    /// Asks for the pixels within `radius` of `(x, y)` (a square) of the
+    /// frame with time `time` as decoded, without the drawing: the answer
+    /// comes in [`take_patch`](Self::take_patch).
+    pub fn request_patch(&self, time: f64, x: usize, y: usize, radius: usize) {
+        let _ = self.tx.send(Request::Patch { time, x, y, radius });
+    }
+
+    /// The patch asked for last, once it is ready.
+    pub fn take_patch(&self) -> Option<Patch> {
+        lock(&self.outbox).patch.take()
     }
 
     /// Tells the worker how many pixels the frame covers on screen, so it
@@ -402,6 +432,17 @@ impl Worker {
         }
     }
 
+    /// Cuts the patch asked for out of the frame in the ring, as decoded.
+    fn patch(&mut self, time: f64, x: usize, y: usize, radius: usize) {
+        let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
+        let pixels = match frame {
+            Some(f) => crop(&f.image, x, y, radius),
+            None => RgbImage::zeros((0, 0, 3)),
+        };
+        lock(&self.outbox).patch = Some(Patch { time, pixels });
+        (self.wake)();
+    }
+
     fn run(&mut self, rx: Receiver<Request>) {
         loop {
             // Wait for work only when there is nothing left to do.
@@ -439,6 +480,7 @@ impl Worker {
                         self.playing = false;
                     }
                     Request::Settings(g, s) => self.configure(g, &s),
+                    Request::Patch { time, x, y, radius } => self.patch(time, x, y, radius),
                     Request::Display(d) => {
                         self.display = Some(d);
                         if self
@@ -670,6 +712,18 @@ impl Worker {
     }
 }
 
+/// The pixels of `img` within `radius` of `(x, y)` (a square, clipped to
+/// the image; empty when the point is outside).
+fn crop(img: &RgbImage, x: usize, y: usize, radius: usize) -> RgbImage {
+    let (h, w, _) = img.dim();
+    if x >= w || y >= h {
+        return RgbImage::zeros((0, 0, 3));
+    }
+    let (x0, y0) = (x.saturating_sub(radius), y.saturating_sub(radius));
+    let (x1, y1) = ((x + radius + 1).min(w), (y + radius + 1).min(h));
+    img.slice(ndarray::s![y0..y1, x0..x1, ..]).to_owned()
+}
+
 /// An RGB frame as an egui image (opaque).
 pub fn to_color_image(img: &RgbImage) -> ColorImage {
     to_color_image_reduced(img, 1)
@@ -898,6 +952,46 @@ mod tests {
         let s = wait_for(&p, |s| s.generation == g);
         assert_eq!(s.index, 10);
         assert_eq!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+    }
+
+    fn wait_for_patch(p: &Player) -> Patch {
+        let until = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < until {
+            if let Some(patch) = p.take_patch() {
+                return patch;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("no patch arrived");
+    }
+
+    /// A patch comes from the frame as decoded, not as drawn: the marker
+    /// painted on pixel (0, 0) is not in it.
+    #[test]
+    fn patches_are_cut_from_the_decoded_frame() {
+        let mut p = player();
+        p.configure(DrawSettings {
+            time: crate::video::TimeMap::new(1.0),
+            ..DrawSettings::default()
+        });
+        p.show(1.0, false);
+        let shown = wait_for(&p, |s| s.requested == Some(1.0) && s.generation == 1);
+        assert_eq!(shown.image.pixels[0], Color32::from_rgb(255, 0, 0));
+        let want = SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image;
+        p.request_patch(shown.time, 0, 0, 2);
+        let patch = wait_for_patch(&p);
+        assert_eq!(patch.time, shown.time);
+        assert_eq!(patch.pixels, want.slice(ndarray::s![0..3, 0..3, ..]).to_owned());
+        assert_ne!(patch.pixels[[0, 0, 1]], 0, "not the marker");
+        // Clipped at the far corner; nothing outside the frame or for a
+        // frame not in memory.
+        p.request_patch(shown.time, 31, 17, 4);
+        let corner = wait_for_patch(&p);
+        assert_eq!(corner.pixels.dim(), (5, 5, 3));
+        assert_eq!(crop(&want, 32, 0, 4).dim(), (0, 0, 3));
+        p.request_patch(77.7, 5, 5, 4);
+        let gone = wait_for_patch(&p);
+        assert!(gone.pixels.is_empty());
     }
 
     #[test]

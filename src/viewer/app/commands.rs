@@ -127,14 +127,15 @@ impl ViewerApp {
         }
     }
 
-    /// Applies the commands the panels recorded.
-    /// Applies the commands of this frame, then notes the edits made in
-    /// it for undo.
+    /// Applies the commands of this frame, notes the edits made in it for
+    /// undo and sends the settings they changed to the player at once (a
+    /// paused frame is drawn again without waiting for another event).
     pub fn run_commands(&mut self) {
         for cmd in std::mem::take(&mut self.commands) {
             self.run_command(cmd);
         }
         self.observe_edits();
+        self.send_settings();
     }
 
     /// Opens the export dialog with defaults taken from what is shown.

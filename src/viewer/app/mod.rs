@@ -248,6 +248,8 @@ pub struct ViewerApp {
     pub export: super::export::ExportDialog,
     /// The time-sync panel's "Find offset".
     pub finder: super::find_offset::Finder,
+    /// The mask section's preview and floor colour pick.
+    pub mask_tuning: super::mask_tuning::MaskTuning,
     /// Undo and redo of the session's edits.
     pub history: super::history::History,
     /// What waits for an answer about unsaved changes.
@@ -289,6 +291,7 @@ impl ViewerApp {
             calib_backup: None,
             export: Default::default(),
             finder: Default::default(),
+            mask_tuning: Default::default(),
             history: Default::default(),
             confirm: None,
             pinned: None,
@@ -479,7 +482,8 @@ impl ViewerApp {
         let v = view.unwrap_or_default();
         self.calib
             .restore(&v.calib_points, v.calib_model, v.calib_preset.as_deref());
-        let settings = doc.draw_settings();
+        self.mask_tuning.forget_pick();
+        let settings = self.mask_tuning.shown(doc.draw_settings());
         let processor = (self.processor)(&doc);
         let ctx = self.ctx.clone();
         let player = Player::spawn(source, processor, settings.clone(), move || ctx.request_repaint())?;
@@ -552,6 +556,7 @@ impl ViewerApp {
         for (shown, step) in incoming {
             self.install_frame(ctx, shown, step);
         }
+        self.receive_patch();
         for e in errors {
             self.error(crate::error::chain(&e));
             // A screenshot run cannot get its frame once decoding failed:
@@ -596,14 +601,7 @@ impl ViewerApp {
                 doc.set_calibration(Some(c.with_world_unit(unit)));
             }
         }
-        // Settings.
-        if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
-            let s = doc.draw_settings();
-            if self.sent_settings.as_ref() != Some(&s) {
-                p.configure(s.clone());
-                self.sent_settings = Some(s);
-            }
-        }
+        self.send_settings();
         self.messages
             .retain(|m| m.at.elapsed() < Duration::from_secs(if m.error { 20 } else { 6 }));
         // A running export.
@@ -622,6 +620,49 @@ impl ViewerApp {
         self.screenshot_logic(ctx);
         self.bench_logic(ctx);
         self.export_bench_logic(ctx);
+    }
+
+    /// Sends the settings to draw with to the player when they changed
+    /// (the session's, with the mask section's preview): it draws the
+    /// frame on screen again with them, paused or not.
+    pub fn send_settings(&mut self) {
+        if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
+            let s = self.mask_tuning.shown(doc.draw_settings());
+            if self.sent_settings.as_ref() != Some(&s) {
+                p.configure(s.clone());
+                self.sent_settings = Some(s);
+            }
+        }
+    }
+
+    /// Asks the player for the pixels around image point `at` of the frame
+    /// on screen, for the floor colour pick ("this is floor").
+    pub fn pick_floor_at(&mut self, at: egui::Pos2) {
+        let (Some(p), Some(f)) = (&self.player, &self.frame) else {
+            return;
+        };
+        self.mask_tuning.picking = false;
+        if !(at.x >= 0.0 && at.y >= 0.0 && (at.x as usize) < f.size[0] && (at.y as usize) < f.size[1]) {
+            self.mask_tuning.note = Some(Err(crate::mask::seed::SeedError::Empty));
+            return;
+        }
+        let radius = crate::mask::seed::PATCH_RADIUS;
+        p.request_patch(f.time, at.x as usize, at.y as usize, radius);
+        self.mask_tuning.waiting = Some(f.time);
+    }
+
+    /// The pixels of a floor colour pick: the session's floor hue seeded
+    /// from them, or a message saying why not.
+    fn receive_patch(&mut self) {
+        let Some(patch) = self.player.as_ref().and_then(Player::take_patch) else {
+            return;
+        };
+        let Some(doc) = &mut self.doc else { return };
+        match self.mask_tuning.receive(&patch, &mut doc.session.mask) {
+            Some(Ok(h)) => self.status(format!("floor colour picked: hue {h} ({}°)", 2 * u32::from(h))),
+            Some(Err(e)) => self.error(format!("this is floor: {e}")),
+            None => {}
+        }
     }
 
     /// Puts a finished frame on screen (`step`: it answers a frame step,

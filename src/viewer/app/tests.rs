@@ -132,6 +132,73 @@ mod app_tests {
         h.run();
     }
 
+    /// Issue 17, mask tuning: opening the mask section previews the tint
+    /// (the session's tint untouched); "This is floor…" and a click on the
+    /// video's green floor seed the floor hue into the session, the paused
+    /// frame is drawn again with it, and undo takes it back.
+    #[test]
+    fn a_click_on_the_floor_seeds_its_colour_and_undo_takes_it_back() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        assert!(!app(&h).sent_settings.as_ref().unwrap().toggles.tint);
+        h.get_by_label("Mask").click();
+        h.run_steps(10);
+        let a = app(&h);
+        assert!(a.mask_tuning.section_open);
+        assert!(a.sent_settings.as_ref().unwrap().toggles.tint, "the preview");
+        assert!(!a.doc.as_ref().unwrap().session.draw.tint, "not in the session");
+        // Every new control can be named.
+        h.run_ok();
+        h.get_by_label("This is floor…").click();
+        h.run_steps(10);
+        assert!(app(&h).mask_tuning.picking);
+        let generation = app(&h).player.as_ref().unwrap().generation();
+        // The middle of the video panel: the generated frames' green floor.
+        h.event(egui::Event::PointerMoved(egui::pos2(480.0, 330.0)));
+        for pressed in [true, false] {
+            h.event(egui::Event::PointerButton {
+                pos: egui::pos2(480.0, 330.0),
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: Default::default(),
+            });
+        }
+        until(&mut h, |a| {
+            matches!(
+                &a.doc.as_ref().unwrap().session.mask,
+                crate::mask::MaskSettings::Adaptive(_)
+            )
+        });
+        let a = app(&h);
+        let crate::mask::MaskSettings::Adaptive(s) = &a.doc.as_ref().unwrap().session.mask else {
+            unreachable!()
+        };
+        let hue = s.floor_hue.unwrap();
+        assert!((55..=70).contains(&hue), "green: {hue}");
+        assert_eq!(a.pinned, None, "the click pinned nothing");
+        assert!(!a.mask_tuning.picking && a.mask_tuning.waiting.is_none());
+        // The paused frame is drawn again with the seeded mask.
+        until(&mut h, |a| {
+            let g = a.player.as_ref().unwrap().generation();
+            g > generation && a.frame.as_ref().is_some_and(|f| f.generation == g) && a.frame_is_current()
+        });
+        h.run_steps(10);
+        assert!(
+            h.query_by_label(&format!("hue {hue} ({}°)", 2 * u32::from(hue)))
+                .is_some()
+        );
+        h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+        h.step();
+        assert_eq!(
+            app(&h).doc.as_ref().unwrap().session.mask,
+            crate::mask::MaskSettings::Auto
+        );
+        // Closing the section ends the preview.
+        h.get_by_label("Mask").click();
+        h.run_steps(10);
+        assert!(!app(&h).sent_settings.as_ref().unwrap().toggles.tint);
+    }
+
     #[test]
     fn space_plays_and_pauses() {
         let mut h = harness();

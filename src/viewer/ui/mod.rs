@@ -10,6 +10,7 @@ pub mod entities;
 pub mod export;
 pub mod field;
 pub mod find_offset;
+pub mod mask;
 pub mod side;
 pub mod timeline;
 pub mod video;
@@ -22,6 +23,8 @@ use super::app::{Command, OpenKind, ViewerApp};
 pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
     keyboard(app, ui.ctx());
     dropped_files(app, ui.ctx());
+    // Set again by the side panel when it shows the mask section open.
+    app.mask_tuning.section_open = false;
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, ui));
     egui::Panel::bottom("status").show(ui, |ui| status_bar(app, ui));
     if app.persisted.layout.timeline {

@@ -1,10 +1,10 @@
 //! The right panel: time sync (offset, nudges, aligning an event with the
-//! current frame), view toggles, mask method and frame statistics.
+//! current frame), view toggles, the mask ([`super::mask`]), legend,
+//! messages and frame statistics.
 
 use eframe::egui;
 
 use crate::calib::Model;
-use crate::mask::MaskSettings;
 use crate::viewer::app::{Command, ViewerApp};
 use crate::viewer::state::Document;
 use crate::viewer::sync::{self, NUDGES};
@@ -38,12 +38,20 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 .show(ui, |ui| {
                     if let Some(doc) = &mut app.doc {
                         super::draw_toggles(ui, &mut doc.session.draw);
-                        mask_method(ui, &mut doc.session.mask);
                     }
                     if ui.button("Fit video to window").clicked() {
                         app.video_view = Default::default();
                     }
                 });
+            let mask = egui::CollapsingHeader::new("Mask")
+                .default_open(false)
+                .show(ui, |ui| match &mut app.doc {
+                    Some(doc) => super::mask::section(ui, &mut doc.session.mask, &mut app.mask_tuning),
+                    None => {
+                        ui.label("Nothing open.");
+                    }
+                });
+            app.mask_tuning.section_open = mask.body_returned.is_some() && app.doc.is_some();
             egui::CollapsingHeader::new("Legend")
                 .default_open(false)
                 .show(ui, |ui| match (&app.doc, app.log_time()) {
@@ -270,33 +278,6 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
     }
 }
 
-/// The floor mask method, saved in the session (and used by export).
-fn mask_method(ui: &mut egui::Ui, mask: &mut MaskSettings) {
-    let current = mask.method_name();
-    let mut chosen = current;
-    egui::ComboBox::from_label("mask method")
-        .selected_text(current)
-        .show_ui(ui, |ui| {
-            for m in ["auto", "adaptive", "thesis", "source", "none"] {
-                ui.selectable_value(&mut chosen, m, m);
-            }
-            if let MaskSettings::Image { file } = mask {
-                ui.label(format!("image: {}", file.display()));
-            }
-        })
-        .response
-        .on_hover_text("how the floor is told from what stands on it; saved in the session");
-    if chosen != current {
-        *mask = match chosen {
-            "auto" => MaskSettings::Auto,
-            "thesis" => MaskSettings::Thesis,
-            "source" => MaskSettings::Source,
-            "none" => MaskSettings::None,
-            _ => MaskSettings::Adaptive(Default::default()),
-        };
-    }
-}
-
 fn stats(app: &ViewerApp, ui: &mut egui::Ui) {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if let Some(i) = app.info() {
@@ -393,19 +374,6 @@ mod tests {
             .build_ui_state(|ui, d: &mut Document| messages_section(ui, d, 2000.0), doc());
         h.run();
         assert!(h.query_by_label("No text at this time.").is_some());
-    }
-
-    #[test]
-    fn mask_method_is_chosen_into_the_session() {
-        let mut h = Harness::builder().with_size([400.0, 300.0]).build_ui_state(
-            |ui, m: &mut MaskSettings| mask_method(ui, m),
-            MaskSettings::default(),
-        );
-        h.get_by_label("mask method").click();
-        h.run();
-        h.get_by_label("thesis").click();
-        h.run();
-        assert_eq!(*h.state(), MaskSettings::Thesis);
     }
 
     #[test]

@@ -73,7 +73,17 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
         Color32::WHITE,
     );
-    let calib_used = crate::viewer::ui::calib::interact(ui, &resp, &to_screen, &mut app.calib);
+    // "This is floor": the click picks the floor's colour, nothing else.
+    let picking = app.mask_tuning.picking;
+    if picking {
+        ui.ctx().set_cursor_icon(egui::CursorIcon::Crosshair);
+        if resp.clicked()
+            && let Some(p) = resp.interact_pointer_pos()
+        {
+            app.pick_floor_at(to_screen.inverse().transform_pos(p));
+        }
+    }
+    let calib_used = !picking && crate::viewer::ui::calib::interact(ui, &resp, &to_screen, &mut app.calib);
     if app.calib.active {
         let calib = app.doc.as_ref().and_then(|d| d.calibration.as_ref());
         if let Some(c) = calib {
@@ -148,6 +158,8 @@ fn inspect(
     painter: &egui::Painter,
     to_screen: &RectTransform,
 ) {
+    // A click that picked the floor's colour pins nothing.
+    let picking = app.mask_tuning.picking || app.mask_tuning.waiting.is_some();
     let Some(doc) = &app.doc else { return };
     let Some(c) = doc.calibration.as_ref().or(doc.source_calibration.as_ref()) else {
         return;
@@ -201,7 +213,7 @@ fn inspect(
         }
     }
     app.hovered = hit.as_ref().map(|h| h.position);
-    if resp.clicked() && !app.calib.active {
+    if resp.clicked() && !app.calib.active && !picking {
         app.pinned = hit.map(|h| h.position);
     }
     if let Some(p) = app.pinned {
