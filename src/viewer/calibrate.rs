@@ -8,7 +8,9 @@ use std::path::Path;
 use anyhow::Context as _;
 
 use crate::calib::presets::{self, FieldPreset};
+use crate::calib::refine::{RefineOptions, RefineReport, refine};
 use crate::calib::{Calibration, Correspondence, FitOptions, Method, Model, fit};
+use crate::image::RgbImage;
 use crate::log::Vec2;
 
 /// One correspondence being edited.
@@ -205,6 +207,10 @@ pub struct CalibMode {
     pub fit: Option<Result<FitView, FitError>>,
     /// (points revision, model, robust) the fit was made for.
     fitted: Option<(u64, Model, bool)>,
+    /// The last "snap to lines": its report, or why it failed.
+    pub snap: Option<Result<RefineReport, String>>,
+    /// Time of the frame a snap waits for.
+    pub snap_waiting: Option<f64>,
 }
 
 impl Default for CalibMode {
@@ -219,6 +225,8 @@ impl Default for CalibMode {
             show_lines: true,
             fit: None,
             fitted: None,
+            snap: None,
+            snap_waiting: None,
         }
     }
 }
@@ -355,6 +363,37 @@ impl CalibMode {
         self.fit.as_ref().and_then(|f| f.as_ref().ok())
     }
 
+    /// Snaps `calib` (in the log's `unit`) to the lines of the chosen
+    /// preset in `image` (a frame as decoded), fitting the chosen model:
+    /// the refined calibration, in the log's unit, and how it went.
+    pub fn snap_to_lines(
+        &self,
+        image: &RgbImage,
+        calib: &Calibration,
+        unit: &str,
+    ) -> Result<(Calibration, RefineReport), String> {
+        let preset = self
+            .field()
+            .ok_or_else(|| "choose the field whose lines are painted in the picture".to_string())?;
+        if image.is_empty() {
+            return Err("the frame is no longer in memory; try again".into());
+        }
+        let (start, check) = calib.clone().with_world_unit(unit).for_unit(preset.unit);
+        if let crate::calib::unit::UnitCheck::Unknown { .. } = check {
+            return Err(format!(
+                "the log's world unit `{unit}` cannot be converted to the field's {}",
+                preset.unit
+            ));
+        }
+        let opts = RefineOptions {
+            model: self.model,
+            ..RefineOptions::default()
+        };
+        let r = refine(image, &start, &preset, &opts).map_err(|e| crate::error::chain(&e))?;
+        let (back, _) = r.calibration.with_world_unit(preset.unit).for_unit(unit);
+        Ok((back.with_world_unit(unit), r.report))
+    }
+
     /// The chosen field preset.
     pub fn field(&self) -> Option<FieldPreset> {
         self.preset.and_then(presets::preset)
@@ -364,6 +403,55 @@ impl CalibMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Snapping on a demo frame from four clicks 10 px off, with the log in
+    /// metres: the result is in metres and matches the true camera.
+    #[test]
+    fn snap_to_lines_refines_in_the_logs_unit() {
+        use crate::demo::render::{Camera, Renderer};
+        let cam = Camera::demo(960, 540).unwrap();
+        let truth = cam.calibration().unwrap();
+        let run = crate::demo::sim::simulate(1, 2.1);
+        let (mut img, mut mask) = (RgbImage::zeros((0, 0, 3)), crate::image::MaskImage::zeros((0, 0)));
+        Renderer::new(cam, 1).render(&run.at(2.0), 0, &mut img, &mut mask);
+        let preset = presets::ssl_division_b();
+        let clicks: Vec<Correspondence> = ["corner +x+y", "corner -x+y", "corner -x-y", "corner +x-y"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let w = preset.point(n).unwrap();
+                let a = i as f64 * 1.7;
+                Correspondence {
+                    image: truth.project(w).unwrap() + Vec2::new(a.cos(), a.sin()) * 10.0,
+                    world: w * 0.001,
+                }
+            })
+            .collect();
+        let rough = fit(&clicks, &FitOptions::default()).unwrap().calibration;
+        let mut m = CalibMode {
+            model: Model::Radial,
+            ..CalibMode::default()
+        };
+        assert!(
+            m.snap_to_lines(&img, &rough, "m")
+                .unwrap_err()
+                .contains("choose the field")
+        );
+        m.preset = Some("ssl-b");
+        assert!(m.snap_to_lines(&RgbImage::zeros((0, 0, 3)), &rough, "m").is_err());
+        let (c, report) = m.snap_to_lines(&img, &rough, "m").unwrap();
+        assert_eq!(c.world_unit(), Some("m"));
+        assert!(report.rms_px < 1.0, "{report:?}");
+        for p in &preset.points {
+            let d = (c.project(p.pos * 0.001).unwrap() - truth.project(p.pos).unwrap()).length();
+            assert!(d < 0.5, "{}: {d} px", p.name);
+        }
+        assert!(
+            m.snap_to_lines(&img, &rough, "furlong")
+                .unwrap_err()
+                .contains("cannot be converted")
+        );
+    }
 
     #[test]
     fn edit_points_and_keep_selection_right() {

@@ -152,6 +152,7 @@ enum Request {
         y: usize,
         radius: usize,
     },
+    Frame(f64),
     Shutdown,
 }
 
@@ -175,6 +176,8 @@ struct Outbox {
     errors: Vec<PlayerError>,
     timings: Vec<FrameTiming>,
     patch: Option<Patch>,
+    /// A whole frame as decoded ([`Player::request_frame`]).
+    frame: Option<Patch>,
 }
 
 /// Handle to the worker thread; dropping it stops the worker.
@@ -293,6 +296,19 @@ impl Player {
     /// comes in [`take_patch`](Self::take_patch).
     pub fn request_patch(&self, time: f64, x: usize, y: usize, radius: usize) {
         let _ = self.tx.send(Request::Patch { time, x, y, radius });
+    }
+
+    /// Asks for the whole frame with time `time` as decoded, without the
+    /// drawing (snapping a calibration to its lines): the answer comes in
+    /// [`take_decoded`](Self::take_decoded).
+    pub fn request_frame(&self, time: f64) {
+        let _ = self.tx.send(Request::Frame(time));
+    }
+
+    /// The frame asked for last, once it is ready (empty pixels when it is
+    /// no longer in memory).
+    pub fn take_decoded(&self) -> Option<Patch> {
+        lock(&self.outbox).frame.take()
     }
 
     /// The patch asked for last, once it is ready.
@@ -432,6 +448,14 @@ impl Worker {
         }
     }
 
+    /// Copies the frame asked for out of the ring, as decoded.
+    fn whole_frame(&mut self, time: f64) {
+        let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
+        let pixels = frame.map_or_else(|| RgbImage::zeros((0, 0, 3)), |f| f.image.clone());
+        lock(&self.outbox).frame = Some(Patch { time, pixels });
+        (self.wake)();
+    }
+
     /// Cuts the patch asked for out of the frame in the ring, as decoded.
     fn patch(&mut self, time: f64, x: usize, y: usize, radius: usize) {
         let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
@@ -481,6 +505,7 @@ impl Worker {
                     }
                     Request::Settings(g, s) => self.configure(g, &s),
                     Request::Patch { time, x, y, radius } => self.patch(time, x, y, radius),
+                    Request::Frame(time) => self.whole_frame(time),
                     Request::Display(d) => {
                         self.display = Some(d);
                         if self
@@ -992,6 +1017,40 @@ mod tests {
         p.request_patch(77.7, 5, 5, 4);
         let gone = wait_for_patch(&p);
         assert!(gone.pixels.is_empty());
+    }
+
+    /// A whole frame as decoded, apart from patches; nothing for a frame
+    /// not in memory.
+    #[test]
+    fn whole_frames_come_as_decoded() {
+        let mut p = player();
+        p.configure(DrawSettings {
+            time: crate::video::TimeMap::new(1.0),
+            ..DrawSettings::default()
+        });
+        p.show(1.0, false);
+        let shown = wait_for(&p, |s| s.requested == Some(1.0) && s.generation == 1);
+        p.request_frame(shown.time);
+        let until = Instant::now() + Duration::from_secs(20);
+        let mut got = None;
+        while got.is_none() && Instant::now() < until {
+            got = p.take_decoded();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let frame = got.expect("the frame arrives");
+        assert_eq!(
+            frame.pixels,
+            SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image
+        );
+        assert!(p.take_patch().is_none(), "a frame is not a patch");
+        p.request_frame(77.7);
+        let until = Instant::now() + Duration::from_secs(20);
+        let mut gone = None;
+        while gone.is_none() && Instant::now() < until {
+            gone = p.take_decoded();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(gone.expect("an answer").pixels.is_empty());
     }
 
     #[test]

@@ -118,7 +118,13 @@ pub fn nearest_on(line: &FieldLine, p: Vec2) -> Option<(Vec2, Vec2)> {
             end,
         } => {
             let v = p - center;
-            if radius.is_nan() || radius <= 0.0 || v.length() == 0.0 || end.is_nan() || start.is_nan() || end <= start {
+            if radius.is_nan()
+                || radius <= 0.0
+                || v.length() == 0.0
+                || end.is_nan()
+                || start.is_nan()
+                || end <= start
+            {
                 return None;
             }
             let rel = (v.y.atan2(v.x) - start).rem_euclid(TAU);
@@ -284,7 +290,12 @@ fn find_one(
     let span = ((0.5 * width + 1.0) / STEP).round() as usize;
     let (mut m0, mut m1) = (0.0f64, 0.0f64);
     let lo = k - span.min(k);
-    for (j, &v) in profile.iter().enumerate().take((k + span).min(count - 1) + 1).skip(lo) {
+    for (j, &v) in profile
+        .iter()
+        .enumerate()
+        .take((k + span).min(count - 1) + 1)
+        .skip(lo)
+    {
         let e = f64::from((v - base).max(0.0));
         m0 += e;
         m1 += e * (j as f64 - k as f64);

@@ -98,6 +98,7 @@ impl ViewerApp {
                     doc.set_calibration(before);
                 }
             }
+            Command::SnapToLines => self.snap_to_lines(),
             Command::ShowExport => self.show_export(),
             Command::BrowseExport => {
                 let d = rfd::FileDialog::new().add_filter("video", &["mp4", "mkv", "mov"]);

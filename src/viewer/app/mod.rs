@@ -106,6 +106,9 @@ pub enum Command {
     LoadCalibPoints,
     /// Put back the calibration the session had before calibration mode.
     RevertCalibration,
+    /// Snap the calibration to the chosen field's lines in the frame on
+    /// screen.
+    SnapToLines,
     /// Open the export dialog.
     ShowExport,
     /// Choose the export's output file with a dialog.
@@ -557,6 +560,7 @@ impl ViewerApp {
             self.install_frame(ctx, shown, step);
         }
         self.receive_patch();
+        self.receive_snap_frame();
         for e in errors {
             self.error(crate::error::chain(&e));
             // A screenshot run cannot get its frame once decoding failed:
@@ -649,6 +653,54 @@ impl ViewerApp {
         let radius = crate::mask::seed::PATCH_RADIUS;
         p.request_patch(f.time, at.x as usize, at.y as usize, radius);
         self.mask_tuning.waiting = Some(f.time);
+    }
+
+    /// Asks the player for the frame on screen, as decoded, to snap the
+    /// calibration to its lines.
+    pub fn snap_to_lines(&mut self) {
+        let (Some(p), Some(f)) = (&self.player, &self.frame) else {
+            self.calib.snap = Some(Err("no frame is on screen".into()));
+            return;
+        };
+        p.request_frame(f.time);
+        self.calib.snap_waiting = Some(f.time);
+        self.calib.snap = None;
+    }
+
+    /// The frame a snap waited for: the calibration refined on it goes into
+    /// the session (undoable, and revertible like a fit).
+    fn receive_snap_frame(&mut self) {
+        let Some(frame) = self.player.as_ref().and_then(Player::take_decoded) else {
+            return;
+        };
+        if self.calib.snap_waiting.take().is_none() {
+            return;
+        }
+        let Some(doc) = &mut self.doc else { return };
+        let Some(current) = doc.calibration.clone() else {
+            self.calib.snap = Some(Err(
+                "the session has no calibration to start from: click four field points first".into(),
+            ));
+            return;
+        };
+        let unit = doc.log.header.world_unit.clone();
+        match self.calib.snap_to_lines(&frame.pixels, &current, &unit) {
+            Ok((c, report)) => {
+                if self.calib_backup.is_none() {
+                    self.calib_backup = Some(doc.calibration.clone());
+                }
+                doc.set_calibration(Some(c));
+                self.status(format!(
+                    "snapped to the lines: {} points, RMS {:.2} px across them",
+                    report.used, report.rms_px
+                ));
+                self.calib.snap = Some(Ok(report));
+            }
+            Err(e) => {
+                self.error(format!("snap to lines: {e}"));
+                self.calib.snap = Some(Err(e));
+            }
+        }
     }
 
     /// The pixels of a floor colour pick: the session's floor hue seeded

@@ -18,7 +18,7 @@ mod unit {
 
 mod app_tests {
     use egui_kittest::Harness;
-    use egui_kittest::kittest::Queryable;
+    use egui_kittest::kittest::{NodeT, Queryable};
 
     use super::*;
 
@@ -320,6 +320,57 @@ mod app_tests {
         h.step();
         h.run();
         assert!(h.query_by_label_contains("Pinned drawing").is_none());
+    }
+
+    /// "Snap to lines" asks the player for the decoded frame, refines on
+    /// it and says how it went; a frame without field lines is an error
+    /// shown in the panel, and the calibration stays.
+    #[test]
+    fn snap_to_lines_runs_on_the_decoded_frame_and_says_what_failed() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+        h.input_mut().dropped_files.push(Arc::new(Dropped(log)));
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        let calib = crate::calib::Calibration::from_homography([
+            [0.005, 0.0, 32.0],
+            [0.0, -0.005, 18.0],
+            [0.0, 0.0, 1.0],
+        ])
+        .unwrap();
+        {
+            let a = app_mut(&mut h);
+            a.doc.as_mut().unwrap().calibration = Some(calib.clone());
+        }
+        h.step();
+        h.run();
+        if h.query_by_label("Snap to lines").is_none() {
+            h.get_by_label("Calibration").click();
+            h.run();
+        }
+        // No field chosen: the button cannot be pressed.
+        assert!(h.get_by_label("Snap to lines").accesskit_node().is_disabled());
+        app_mut(&mut h).calib.preset = Some("ssl-b");
+        h.step();
+        h.run();
+        h.get_by_label("Snap to lines").click();
+        until(&mut h, |a| a.calib.snap.is_some());
+        let a = app(&h);
+        let err = a.calib.snap.as_ref().unwrap().as_ref().unwrap_err();
+        assert!(err.contains("too few field lines"), "{err}");
+        assert_eq!(
+            a.doc.as_ref().unwrap().calibration.as_ref().unwrap().homography(),
+            calib.homography()
+        );
+        h.run();
+        assert!(
+            h.query_all_by_label_contains("snap to lines: too few field lines")
+                .count()
+                >= 2,
+            "in the panel and the status bar"
+        );
     }
 
     #[test]

@@ -205,6 +205,40 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
             });
         ui.checkbox(&mut mode.show_lines, "draw its lines");
     });
+    let can_snap = mode.preset.is_some() && app.doc.as_ref().is_some_and(|d| d.calibration.is_some());
+    ui.horizontal(|ui| {
+        let waiting = mode.snap_waiting.is_some();
+        if ui
+            .add_enabled(can_snap && !waiting, egui::Button::new("Snap to lines"))
+            .on_hover_text(
+                "find the field's painted lines near where the calibration puts them in this frame, and fit the \
+                 model to them (from four points clicked to within about 15 px)",
+            )
+            .on_disabled_hover_text("choose the field, and click four of its points first")
+            .clicked()
+        {
+            app.commands.push(Command::SnapToLines);
+        }
+        if waiting {
+            ui.spinner();
+        }
+    });
+    match &mode.snap {
+        Some(Ok(r)) => {
+            let lines = r.lines.iter().filter(|l| l.found > 0).count();
+            ui.label(format!(
+                "snapped: {} points on {lines} lines, RMS {:.2} px across them; moved up to {:.1} px",
+                r.used, r.rms_px, r.moved_px
+            ));
+            for w in &r.warnings {
+                ui.colored_label(ui.visuals().warn_fg_color, w);
+            }
+        }
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("snap to lines: {e}"));
+        }
+        None => {}
+    }
     match &mode.fit {
         Some(Ok(v)) => {
             let loo = v.loo_rms_px.map_or("–".to_owned(), |l| format!("{l:.2} px"));
