@@ -131,9 +131,11 @@ pub struct Session {
     pub picture: PictureSettings,
     /// The 2D player whose sensing is drawn in detail (`l10`, `r3`).
     pub observer: Option<String>,
-    /// The field preset (`ssl-a`, `ssl-b`, `football`) seen through the
-    /// calibration: only its region can be floor.
-    pub field: Option<String>,
+    /// The field seen through the calibration — a preset (`ssl-a`,
+    /// `ssl-b`, `football`) or `{ polygon = [[x, y], …] }` in world units:
+    /// only its region can be floor. Without it, the hull of the points
+    /// the calibration was fitted from serves, when it records them.
+    pub field: Option<crate::mask::field::FieldSpec>,
     /// How the viewer shows the session (panels, calibration points):
     /// written and read by the viewer only; drawing does not depend on it.
     pub viewer: Option<toml::Table>,
@@ -207,7 +209,7 @@ struct SessionFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     observer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    field: Option<String>,
+    field: Option<crate::mask::field::FieldSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     viewer: Option<toml::Table>,
 }
@@ -512,6 +514,35 @@ mod tests {
         assert!(text.contains("video = \"run.mp4\""), "{text}");
         let back = Session::load(&p).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// `field` is a preset's id or a polygon; both come back as written.
+    #[test]
+    fn a_field_preset_or_polygon_round_trips() {
+        use crate::mask::field::FieldSpec;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        for (text, want) in [
+            ("field = \"ssl-b\"", FieldSpec::from("ssl-b")),
+            (
+                "field = { polygon = [[0, 0], [10, 0], [10.5, 8]] }",
+                FieldSpec::Polygon {
+                    polygon: vec![[0.0, 0.0], [10.0, 0.0], [10.5, 8.0]],
+                },
+            ),
+        ] {
+            std::fs::write(&p, format!("video = \"v.mp4\"\nlog = \"l.ulog\"\n{text}\n")).unwrap();
+            let s = Session::load(&p).unwrap();
+            assert_eq!(s.field.as_ref(), Some(&want));
+            s.save(&p).unwrap();
+            assert_eq!(Session::load(&p).unwrap().field, Some(want));
+        }
+        std::fs::write(
+            &p,
+            "video = \"v.mp4\"\nlog = \"l.ulog\"\nfield = { corners = 4 }\n",
+        )
+        .unwrap();
+        assert!(Session::load(&p).is_err());
     }
 
     #[test]

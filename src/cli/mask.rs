@@ -35,9 +35,10 @@ pub struct Args {
     /// Time N runs on the (first) frame and print the median per frame.
     #[arg(long, value_name = "N")]
     pub bench: Option<u32>,
-    /// The camera's calibration: with --field, nothing outside the field's
-    /// picture region is floor, and only it is measured.
-    #[arg(long, value_name = "CALIB.toml", requires = "field")]
+    /// The camera's calibration: nothing outside the field's picture region
+    /// (--field, else the hull of the points the calibration was fitted
+    /// from, grown) is floor, and only it is measured.
+    #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
     /// The field preset (ssl-a, ssl-b, football) whose region, seen through
     /// --calib, can be floor.
@@ -91,13 +92,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     crate::files::refuse_overwriting_inputs(&args.output, [args.input.as_path()])?;
     let mut masker = args.settings()?.build()?;
-    if let (Some(c), Some(f)) = (&args.calib, &args.field) {
+    if let Some(c) = &args.calib {
+        use crate::mask::field::{FieldRegion, FieldSpec};
         let calibration = crate::calib::Calibration::load(c)?;
-        let Some(preset) = crate::calib::presets::preset(f) else {
-            let ids: Vec<&str> = crate::calib::presets::all().iter().map(|p| p.id).collect();
-            bail!("--field {f}: no such field preset; there are {}", ids.join(", "));
+        let region = match &args.field {
+            Some(f) => {
+                if crate::calib::presets::preset(f).is_none() {
+                    let ids = crate::calib::presets::PRESET_IDS.join(", ");
+                    bail!("--field {f}: no such field preset; there are {ids}");
+                }
+                FieldSpec::from(f.as_str()).region(calibration.world_unit())?
+            }
+            None => FieldRegion::of_calibration_points(&calibration).with_context(|| {
+                format!(
+                    "{}: the calibration does not record the points it was fitted from; give --field PRESET",
+                    c.display()
+                )
+            })?,
         };
-        masker = Box::new(crate::mask::field::FieldMasker::new(masker, calibration, preset));
+        masker = Box::new(crate::mask::field::FieldMasker::new(masker, calibration, region));
+    } else {
+        masker = Box::new(crate::mask::ground::GroundMasker::new(masker));
     }
     let mut source = open(&args.input, &OpenOptions::default())?;
     let picture_out = source.info().frame_count == Some(1) && is_image_path(&args.output);

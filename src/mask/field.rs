@@ -1,14 +1,18 @@
 //! A floor mask that knows where the field is: with a calibration and a
-//! field preset, only the field's picture region (grown by a margin) can
-//! be floor, and only it is measured. Beyond it — stands, trees, fences,
+//! field — a preset, a polygon on the floor in world units, or, when
+//! neither is given, the hull of the points the calibration was fitted
+//! from — only the field's picture region (grown by a margin) can be
+//! floor, and only it is measured. Beyond it — stands, trees, fences,
 //! anything past the horizon — nothing is floor, whatever its colour.
 //!
 //! It wraps any other method: pixels outside the region are made grey for
 //! that method (grey has no hue, so they weigh nothing in its statistics),
 //! and its mask is cut to the region.
 
+use serde::{Deserialize, Serialize};
+
 use crate::calib::Calibration;
-use crate::calib::presets::FieldPreset;
+use crate::calib::presets::{self, FieldPreset};
 use crate::geom::Vec2;
 use crate::image::{FLOOR, MaskImage, RgbImage};
 
@@ -18,11 +22,198 @@ use super::{MaskError, MaskStep, Masker};
 /// the field's larger side (run-off areas, boundary lines).
 const MARGIN: f64 = 0.08;
 
+/// How far beyond the hull of a calibration's points the floor may reach,
+/// as a fraction of the hull's larger side: the points are rarely on the
+/// field's edge, and the hull is only a guess at the field (a session's
+/// `field` says it exactly).
+const HULL_MARGIN: f64 = 0.5;
+
+/// Most corners of a field polygon.
+pub const MAX_POLYGON: usize = 10_000;
+
+/// Where the floor is, as a session says it (`field = "ssl-b"`, or
+/// `field = { polygon = [[x, y], …] }` in world units).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FieldSpec {
+    /// A field preset's id (`ssl-a`, `ssl-b`, `football`).
+    Preset(String),
+    /// A polygon on the floor, in the log's world units.
+    Polygon { polygon: Vec<[f64; 2]> },
+}
+
+impl From<&str> for FieldSpec {
+    fn from(id: &str) -> Self {
+        FieldSpec::Preset(id.to_owned())
+    }
+}
+
+impl std::fmt::Display for FieldSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldSpec::Preset(id) => f.write_str(id),
+            FieldSpec::Polygon { polygon } => write!(f, "a polygon of {} corners", polygon.len()),
+        }
+    }
+}
+
+impl FieldSpec {
+    /// The field's outline, grown by the margin, for a calibration whose
+    /// world unit is `unit` (a preset, in mm, is converted to a known
+    /// unit).
+    pub fn region(&self, unit: Option<&str>) -> Result<FieldRegion, MaskError> {
+        match self {
+            FieldSpec::Preset(id) => {
+                let preset = presets::preset(id).ok_or_else(|| {
+                    MaskError::BadSettings(format!(
+                        "field = \"{id}\" is not a field preset ({})",
+                        presets::PRESET_IDS.join(", ")
+                    ))
+                })?;
+                let scale = unit
+                    .and_then(crate::calib::unit::metres_per)
+                    .zip(crate::calib::unit::metres_per(preset.unit))
+                    .map_or(1.0, |(to, from)| from / to);
+                let mut r = FieldRegion::of_preset(&preset);
+                for p in &mut r.outline {
+                    *p = *p * scale;
+                }
+                Ok(r)
+            }
+            FieldSpec::Polygon { polygon } => {
+                if polygon.len() < 3 || polygon.len() > MAX_POLYGON {
+                    return Err(MaskError::BadSettings(format!(
+                        "a field polygon needs 3 to {MAX_POLYGON} corners, not {}",
+                        polygon.len()
+                    )));
+                }
+                if let Some(i) = polygon
+                    .iter()
+                    .position(|p| !(p[0].is_finite() && p[1].is_finite()))
+                {
+                    return Err(MaskError::BadSettings(format!(
+                        "corner {i} of the field polygon is not finite"
+                    )));
+                }
+                let pts: Vec<Vec2> = polygon.iter().map(|p| Vec2::new(p[0], p[1])).collect();
+                let area = polygon_area(&pts);
+                if area.abs() <= 0.0 || !area.is_finite() {
+                    return Err(MaskError::BadSettings("the field polygon has no area".into()));
+                }
+                Ok(FieldRegion {
+                    outline: grown(&pts, MARGIN),
+                })
+            }
+        }
+    }
+}
+
+/// A field's outline on the floor, grown by its margin, in world units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldRegion {
+    pub outline: Vec<Vec2>,
+}
+
+impl FieldRegion {
+    /// A preset's playing area grown by 8 % of its larger side.
+    pub fn of_preset(preset: &FieldPreset) -> FieldRegion {
+        let half = preset.size * 0.5;
+        let m = MARGIN * preset.size.x.max(preset.size.y);
+        let (x, y) = (half.x + m, half.y + m);
+        FieldRegion {
+            outline: vec![
+                Vec2::new(-x, -y),
+                Vec2::new(x, -y),
+                Vec2::new(x, y),
+                Vec2::new(-x, y),
+            ],
+        }
+    }
+
+    /// The hull of the points `calibration` was fitted from (see
+    /// [`hull_of`](Self::hull_of)); `None` when it records none spanning an
+    /// area.
+    pub fn of_calibration_points(calibration: &Calibration) -> Option<FieldRegion> {
+        let pts: Vec<Vec2> = calibration
+            .fitted_points()
+            .iter()
+            .map(|p| Vec2::new(p.x, p.y))
+            .collect();
+        Self::hull_of(&pts)
+    }
+
+    /// The convex hull of `points` (a calibration's points) grown by
+    /// half its larger side; `None` when they span no area.
+    pub fn hull_of(points: &[Vec2]) -> Option<FieldRegion> {
+        let hull = convex_hull(points.iter().copied().filter(|p| p.is_finite()).collect());
+        (hull.len() >= 3 && polygon_area(&hull).abs() > 0.0).then(|| FieldRegion {
+            outline: grown(&hull, HULL_MARGIN),
+        })
+    }
+}
+
+/// Signed area (counter-clockwise positive).
+fn polygon_area(p: &[Vec2]) -> f64 {
+    let n = p.len();
+    (0..n).map(|i| p[i].cross(p[(i + 1) % n])).sum::<f64>() / 2.0
+}
+
+/// Each corner moved away from the centroid by `fraction` of the
+/// polygon's larger extent (an outward offset for convex shapes).
+fn grown(p: &[Vec2], fraction: f64) -> Vec<Vec2> {
+    let n = p.len().max(1) as f64;
+    let c = p.iter().fold(Vec2::ZERO, |a, &q| a + q) * (1.0 / n);
+    let (lo, hi) = p.iter().fold(
+        (
+            Vec2::new(f64::INFINITY, f64::INFINITY),
+            Vec2::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
+        ),
+        |(lo, hi), q| {
+            (
+                Vec2::new(lo.x.min(q.x), lo.y.min(q.y)),
+                Vec2::new(hi.x.max(q.x), hi.y.max(q.y)),
+            )
+        },
+    );
+    let m = fraction * (hi.x - lo.x).max(hi.y - lo.y);
+    p.iter()
+        .map(|&q| q + crate::geom::vec2::unit(q - c) * m)
+        .collect()
+}
+
+/// Andrew's monotone chain, counter-clockwise, without collinear points.
+fn convex_hull(mut pts: Vec<Vec2>) -> Vec<Vec2> {
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    pts.dedup();
+    if pts.len() < 3 {
+        return pts;
+    }
+    let turn = |o: Vec2, a: Vec2, b: Vec2| (a - o).cross(b - o);
+    let mut lower: Vec<Vec2> = Vec::new();
+    for &p in &pts {
+        while lower.len() >= 2 && turn(lower[lower.len() - 2], lower[lower.len() - 1], p) <= 0.0 {
+            lower.pop();
+        }
+        lower.push(p);
+    }
+    let mut upper: Vec<Vec2> = Vec::new();
+    for &p in pts.iter().rev() {
+        while upper.len() >= 2 && turn(upper[upper.len() - 2], upper[upper.len() - 1], p) <= 0.0 {
+            upper.pop();
+        }
+        upper.push(p);
+    }
+    lower.pop();
+    upper.pop();
+    lower.extend(upper);
+    lower
+}
+
 /// A method cut to a field's region (see the module docs).
 pub struct FieldMasker {
     inner: Box<dyn Masker>,
     calibration: Calibration,
-    preset: FieldPreset,
+    field: FieldRegion,
     /// The region for the last picture size (255 inside).
     region: MaskImage,
     /// The picture with everything outside the region grey.
@@ -30,29 +221,20 @@ pub struct FieldMasker {
 }
 
 impl FieldMasker {
-    pub fn new(inner: Box<dyn Masker>, calibration: Calibration, preset: FieldPreset) -> Self {
+    pub fn new(inner: Box<dyn Masker>, calibration: Calibration, field: FieldRegion) -> Self {
         FieldMasker {
             inner,
             calibration,
-            preset,
+            field,
             region: MaskImage::zeros((0, 0)),
             inside: RgbImage::zeros((0, 0, 3)),
         }
     }
 
     /// The field's region in a `width × height` picture.
-    pub fn region(calibration: &Calibration, preset: &FieldPreset, width: usize, height: usize) -> MaskImage {
-        let half = preset.size * 0.5;
-        let m = MARGIN * preset.size.x.max(preset.size.y);
-        let (x, y) = (half.x + m, half.y + m);
-        let corners = [
-            Vec2::new(-x, -y),
-            Vec2::new(x, -y),
-            Vec2::new(x, y),
-            Vec2::new(-x, y),
-        ];
+    pub fn region(calibration: &Calibration, field: &FieldRegion, width: usize, height: usize) -> MaskImage {
         let mut rings = Vec::new();
-        calibration.project_polyline(&corners, true, 0.5, &mut rings);
+        calibration.project_polyline(&field.outline, true, 0.5, &mut rings);
         fill(&rings, width, height)
     }
 
@@ -60,7 +242,7 @@ impl FieldMasker {
     fn prepare(&mut self, frame: &RgbImage) -> &RgbImage {
         let (h, w, _) = frame.dim();
         if self.region.dim() != (h, w) {
-            self.region = Self::region(&self.calibration, &self.preset, w, h);
+            self.region = Self::region(&self.calibration, &self.field, w, h);
         }
         // The buffer of the frame before is reused.
         if frame.is_standard_layout() {
@@ -183,7 +365,7 @@ mod tests {
     fn nothing_beyond_the_field_is_floor() {
         let (img, cal, preset) = scene();
         let inner = Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap());
-        let mut m = FieldMasker::new(inner, cal, preset);
+        let mut m = FieldMasker::new(inner, cal, FieldRegion::of_preset(&preset));
         let mut out = MaskImage::zeros((0, 0));
         m.compute(&img, 0.0, &mut out).unwrap();
         let share = |out: &MaskImage, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>| {
@@ -211,7 +393,7 @@ mod tests {
     #[test]
     fn the_region_is_the_projected_field_grown() {
         let (_, cal, preset) = scene();
-        let r = FieldMasker::region(&cal, &preset, 320, 180);
+        let r = FieldMasker::region(&cal, &FieldRegion::of_preset(&preset), 320, 180);
         // Half-width 50 + 8 → 58 units → 145 px either side of x = 160.
         assert_eq!(r[(130, 160)], FLOOR);
         assert_eq!(r[(130, 20)], FLOOR);
@@ -219,5 +401,60 @@ mod tests {
         // Half-height 30 + 8 → 38 units → 28.5 px above and below y = 130.
         assert_eq!(r[(105, 160)], FLOOR);
         assert_eq!(r[(95, 160)], 0);
+    }
+
+    #[test]
+    fn a_polygon_or_the_hull_of_points_serves_as_the_field() {
+        let (img, cal, _) = scene();
+        let share = |out: &MaskImage, rows: std::ops::Range<usize>| {
+            let v = out.slice(ndarray::s![rows, 40..280]);
+            v.iter().filter(|&&p| p == FLOOR).count() as f64 / v.len() as f64
+        };
+        // A polygon in world units, as a session writes it.
+        let spec: FieldSpec = toml::from_str::<toml::Table>(
+            "field = { polygon = [[-50, -30], [50, -30], [50, 30], [-50, 30]] }",
+        )
+        .unwrap()["field"]
+            .clone()
+            .try_into()
+            .unwrap();
+        let region = spec.region(None).unwrap();
+        let inner = Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap());
+        let mut m = FieldMasker::new(inner, cal.clone(), region);
+        let mut out = MaskImage::zeros((0, 0));
+        m.compute(&img, 0.0, &mut out).unwrap();
+        assert!(share(&out, 40..75) <= 0.02 && share(&out, 115..145) >= 0.95);
+        // The hull of a calibration's points on the pitch, grown.
+        let pts = [
+            Vec2::new(-40.0, -20.0),
+            Vec2::new(40.0, -20.0),
+            Vec2::new(0.0, 25.0),
+            Vec2::new(0.0, 0.0),
+        ];
+        let hull = FieldRegion::hull_of(&pts).unwrap();
+        assert_eq!(hull.outline.len(), 3, "the inner point is not a corner");
+        let inner = Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap());
+        let mut m = FieldMasker::new(inner, cal, hull);
+        m.compute(&img, 0.0, &mut out).unwrap();
+        assert!(share(&out, 40..75) <= 0.02, "{}", share(&out, 40..75));
+        assert!(out[(130, 160)] == FLOOR);
+        // Points on one line span nothing.
+        assert!(FieldRegion::hull_of(&[Vec2::ZERO, Vec2::new(1.0, 1.0), Vec2::new(2.0, 2.0)]).is_none());
+    }
+
+    #[test]
+    fn field_specs_are_checked_and_presets_follow_the_unit() {
+        assert!(FieldSpec::from("moon").region(None).is_err());
+        for bad in [
+            vec![[0.0, 0.0], [1.0, 0.0]],
+            vec![[0.0, 0.0], [1.0, 0.0], [f64::NAN, 1.0]],
+            vec![[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]],
+        ] {
+            assert!(FieldSpec::Polygon { polygon: bad }.region(None).is_err());
+        }
+        let mm = FieldSpec::from("ssl-b").region(Some("mm")).unwrap();
+        let m = FieldSpec::from("ssl-b").region(Some("m")).unwrap();
+        assert!((mm.outline[1].x / m.outline[1].x - 1000.0).abs() < 1e-9);
+        assert_eq!(FieldSpec::from("ssl-b").region(None).unwrap(), mm);
     }
 }

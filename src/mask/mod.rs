@@ -33,6 +33,7 @@ pub mod adaptive;
 pub mod bits;
 pub mod external;
 pub mod field;
+pub mod ground;
 pub mod hsv;
 pub mod hue_window;
 pub mod morph;

@@ -114,21 +114,27 @@ pub struct Pipeline {
     cores: Vec<Rect>,
 }
 
-/// `masker` cut to the settings' field, when they name one and have a
-/// calibration.
+/// `masker` cut to the settings' field seen through their calibration: the
+/// field they name, else the hull of the points the calibration was
+/// fitted from (when it records three or more spanning an area); without
+/// a calibration, its large floor regions high in the picture dropped
+/// ([`crate::mask::ground`]).
 fn with_field(masker: Box<dyn Masker>, settings: &DrawSettings) -> Result<Box<dyn Masker>, MaskError> {
-    let (Some(f), Some(c)) = (&settings.field, &settings.calibration) else {
-        return Ok(masker);
+    let Some(c) = &settings.calibration else {
+        // Nothing says where the field is: the floor lies low in the picture.
+        return Ok(Box::new(crate::mask::ground::GroundMasker::new(masker)));
     };
-    let preset = crate::calib::presets::preset(f).ok_or_else(|| {
-        MaskError::BadSettings(format!(
-            "field = \"{f}\" is not a field preset (ssl-a, ssl-b, football)"
-        ))
-    })?;
+    let region = match &settings.field {
+        Some(f) => f.region(c.world_unit())?,
+        None => match crate::mask::field::FieldRegion::of_calibration_points(c) {
+            Some(r) => r,
+            None => return Ok(masker),
+        },
+    };
     Ok(Box::new(crate::mask::field::FieldMasker::new(
         masker,
         c.clone(),
-        preset,
+        region,
     )))
 }
 
@@ -210,9 +216,7 @@ impl Pipeline {
             problem = error.map(PipelineError::Filter);
         }
         if old.is_none_or(|o| {
-            o.mask != settings.mask
-                || o.field != settings.field
-                || (settings.field.is_some() && o.calibration != settings.calibration)
+            o.mask != settings.mask || o.field != settings.field || o.calibration != settings.calibration
         }) {
             match settings.mask.build().and_then(|m| with_field(m, settings)) {
                 Ok(m) => self.masker = m,

@@ -95,9 +95,10 @@ pub struct DrawSettings {
     pub time: TimeMap,
     /// World → image; `None` draws nothing.
     pub calibration: Option<Calibration>,
-    /// The field preset whose picture region (through the calibration) is
-    /// the only place the floor can be ([`crate::mask::field`]).
-    pub field: Option<String>,
+    /// The field (a preset or a polygon) whose picture region, through the
+    /// calibration, is the only place the floor can be; without it, the
+    /// hull of the calibration's points serves ([`crate::mask::field`]).
+    pub field: Option<crate::mask::field::FieldSpec>,
 }
 
 #[cfg(test)]

@@ -979,15 +979,20 @@ mod tests {
         assert_eq!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
     }
 
-    fn wait_for_patch(p: &Player) -> Patch {
+    /// What `take` hands out first, waiting up to 20 s.
+    fn wait_for_answer(p: &Player, take: impl Fn(&Player) -> Option<Patch>) -> Patch {
         let until = Instant::now() + Duration::from_secs(20);
         while Instant::now() < until {
-            if let Some(patch) = p.take_patch() {
+            if let Some(patch) = take(p) {
                 return patch;
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        panic!("no patch arrived");
+        panic!("no answer arrived");
+    }
+
+    fn wait_for_patch(p: &Player) -> Patch {
+        wait_for_answer(p, Player::take_patch)
     }
 
     /// A patch comes from the frame as decoded, not as drawn: the marker
@@ -1031,26 +1036,14 @@ mod tests {
         p.show(1.0, false);
         let shown = wait_for(&p, |s| s.requested == Some(1.0) && s.generation == 1);
         p.request_frame(shown.time);
-        let until = Instant::now() + Duration::from_secs(20);
-        let mut got = None;
-        while got.is_none() && Instant::now() < until {
-            got = p.take_decoded();
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let frame = got.expect("the frame arrives");
+        let frame = wait_for_answer(&p, Player::take_decoded);
         assert_eq!(
             frame.pixels,
             SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image
         );
         assert!(p.take_patch().is_none(), "a frame is not a patch");
         p.request_frame(77.7);
-        let until = Instant::now() + Duration::from_secs(20);
-        let mut gone = None;
-        while gone.is_none() && Instant::now() < until {
-            gone = p.take_decoded();
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        assert!(gone.expect("an answer").pixels.is_empty());
+        assert!(wait_for_answer(&p, Player::take_decoded).pixels.is_empty());
     }
 
     #[test]

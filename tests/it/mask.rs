@@ -614,12 +614,10 @@ fn mask_video_is_a_masker() {
     assert!(e.contains("nope.mkv"), "{e}");
 }
 
-/// Issue 17: `mask --calib --field` — an elevated camera sees grass-green
-/// trees above the pitch; with the field's region only the pitch is floor.
-#[test]
-fn mask_with_a_field_keeps_the_floor_on_the_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = underlay::image::RgbImage::from_shape_fn((180, 320, 3), |(y, x, c)| {
+/// A 320×180 picture from an elevated camera: sky, grass-green trees,
+/// and the pitch below row 75.
+fn elevated_view() -> underlay::image::RgbImage {
+    underlay::image::RgbImage::from_shape_fn((180, 320, 3), |(y, x, c)| {
         let n = ((x * 7 + y * 13) % 9) as u8;
         let px: [u8; 3] = if y < 40 {
             [110, 165, 225]
@@ -629,7 +627,15 @@ fn mask_with_a_field_keeps_the_floor_on_the_field() {
             [60, 105, 55]
         };
         px[c].saturating_add(n)
-    });
+    })
+}
+
+/// Issue 17: `mask --calib --field` — an elevated camera sees grass-green
+/// trees above the pitch; with the field's region only the pitch is floor.
+#[test]
+fn mask_with_a_field_keeps_the_floor_on_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = elevated_view();
     let png = dir.path().join("stand.png");
     save_rgb(&png, &img).unwrap();
     // The football pitch (105 × 68 m, in mm) seen between rows 100 and 165.
@@ -657,4 +663,85 @@ fn mask_with_a_field_keeps_the_floor_on_the_field() {
     assert!(share(110..150) >= 0.95, "pitch {}", share(110..150));
     let o = run(&["--calib", calib.to_str().unwrap(), "--field", "moon"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("no such field preset"));
+}
+
+/// Issue 17: `mask --calib` without `--field` cuts to the hull of the
+/// points the calibration was fitted from (grown); a calibration that
+/// records none needs `--field`.
+#[test]
+fn mask_calib_without_field_uses_the_hull_of_its_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = elevated_view();
+    let png = dir.path().join("in.png");
+    underlay::image::save_rgb(&png, &img).unwrap();
+    // Points on the pitch: world (0, 0) at pixel (160, 130), 2.5 px per
+    // unit across, 0.75 down the picture.
+    let csv = dir.path().join("pts.csv");
+    let mut text = String::from("u,v,x,y\n");
+    for (x, y) in [
+        (-40.0, -20.0),
+        (40.0, -20.0),
+        (40.0, 20.0),
+        (-40.0, 20.0),
+        (0.0, 0.0),
+    ] {
+        text.push_str(&format!("{},{},{x},{y}\n", 160.0 + 2.5 * x, 130.0 - 0.75 * y));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let calib = dir.path().join("c.toml");
+    let o = underlay()
+        .args([
+            "calib",
+            "solve",
+            csv.to_str().unwrap(),
+            "-o",
+            calib.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.path().join("m.png");
+    let o = underlay()
+        .args([
+            "mask",
+            png.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--calib",
+            calib.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = load_mask(&out).unwrap();
+    let share = |rows: std::ops::Range<usize>| {
+        let v = m.slice(ndarray::s![rows, 60..260]);
+        v.iter().filter(|&&p| p == 255).count() as f64 / v.len() as f64
+    };
+    assert!(share(40..75) <= 0.02, "trees {}", share(40..75));
+    assert!(share(115..145) >= 0.95, "pitch {}", share(115..145));
+    // A calibration without its points.
+    let bare = dir.path().join("bare.toml");
+    std::fs::write(
+        &bare,
+        "homography = [[2.5, 0.0, 160.0], [0.0, -0.75, 130.0], [0.0, 0.0, 1.0]]\n",
+    )
+    .unwrap();
+    let o = underlay()
+        .args([
+            "mask",
+            png.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--calib",
+            bare.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("give --field"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -11,9 +11,8 @@
 //! ([`crate::calib::refine`]) re-pairs and calls again until nothing moves
 //! (iterative closest point, point-to-line form).
 
-use super::model::{P, Params, Problem};
+use super::model::{P, Params, Problem, levenberg_marquardt};
 use super::{Correspondence, FitOptions, Model};
-use crate::calib::linalg::cholesky_solve;
 use crate::calib::{CalibError, Calibration, Distortion, DistortionModel};
 use crate::log::Vec2;
 
@@ -171,76 +170,49 @@ fn cost(problem: &Problem, rows: &[Row], th: &Params) -> Option<f64> {
     c.is_finite().then_some(c)
 }
 
-/// Levenberg–Marquardt on the distances across the lines.
-fn lm(problem: &Problem, rows: &[Row], start: &Params, np: usize, max_iter: usize) -> Option<(Params, f64)> {
-    let mut th = *start;
-    for v in &mut th[np..] {
-        *v = 0.0;
-    }
-    let mut c = cost(problem, rows, &th)?;
-    let mut lambda = 1e-3;
+/// JᵀJ and Jᵀr of the weighted distances across the lines, and the prior.
+fn normal_equations(problem: &Problem, rows: &[Row], th: &Params, np: usize) -> Option<(Vec<f64>, Vec<f64>)> {
+    let mut a = vec![0.0; np * np];
+    let mut g = vec![0.0; np];
     let mut jac = [[0.0; P]; 2];
-    for _ in 0..max_iter {
-        let mut a = vec![0.0; np * np];
-        let mut g = vec![0.0; np];
-        for r in rows {
-            let p = problem.predict(&th, r.pn, Some(&mut jac))?;
-            let e = r.weight * (p - r.target).dot(r.normal);
-            let mut row = [0.0; P];
-            for (k, v) in row.iter_mut().enumerate().take(np) {
-                *v = r.weight * (r.normal.x * jac[0][k] + r.normal.y * jac[1][k]);
-            }
-            for x in 0..np {
-                g[x] += row[x] * e;
-                for y in x..np {
-                    a[x * np + y] += row[x] * row[y];
-                }
-            }
-        }
-        if np >= 10 {
-            for i in [8, 9] {
-                a[i * np + i] += RADIAL_PRIOR * RADIAL_PRIOR;
-                g[i] += RADIAL_PRIOR * RADIAL_PRIOR * th[i];
-            }
+    for r in rows {
+        let p = problem.predict(th, r.pn, Some(&mut jac))?;
+        let e = r.weight * (p - r.target).dot(r.normal);
+        let mut row = [0.0; P];
+        for (k, v) in row.iter_mut().enumerate().take(np) {
+            *v = r.weight * (r.normal.x * jac[0][k] + r.normal.y * jac[1][k]);
         }
         for x in 0..np {
-            for y in 0..x {
-                a[x * np + y] = a[y * np + x];
+            g[x] += row[x] * e;
+            for y in x..np {
+                a[x * np + y] += row[x] * row[y];
             }
-        }
-        let max_diag = (0..np).map(|i| a[i * np + i]).fold(0.0, f64::max);
-        let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
-        let mut improved = false;
-        while lambda < 1e16 {
-            let mut m = a.clone();
-            for i in 0..np {
-                m[i * np + i] += lambda * a[i * np + i].max(1e-12 * max_diag);
-            }
-            let Some(delta) = cholesky_solve(&m, &neg_g, np) else {
-                lambda *= 10.0;
-                continue;
-            };
-            let mut cand = th;
-            for i in 0..np {
-                cand[i] += delta[i];
-            }
-            match cost(problem, rows, &cand) {
-                Some(nc) if nc < c => {
-                    let rel = (c - nc) / c.max(1e-300);
-                    th = cand;
-                    c = nc;
-                    lambda = (lambda * 0.1).max(1e-12);
-                    improved = rel > 1e-12;
-                    break;
-                }
-                _ => lambda *= 10.0,
-            }
-        }
-        if !improved {
-            break;
         }
     }
-    Some((th, c))
+    if np >= 10 {
+        for i in [8, 9] {
+            a[i * np + i] += RADIAL_PRIOR * RADIAL_PRIOR;
+            g[i] += RADIAL_PRIOR * RADIAL_PRIOR * th[i];
+        }
+    }
+    for x in 0..np {
+        for y in 0..x {
+            a[x * np + y] = a[y * np + x];
+        }
+    }
+    Some((a, g))
+}
+
+/// Levenberg–Marquardt on the distances across the lines.
+fn lm(problem: &Problem, rows: &[Row], start: &Params, np: usize, max_iter: usize) -> Option<(Params, f64)> {
+    levenberg_marquardt(
+        np,
+        start,
+        max_iter,
+        0.0,
+        |th| cost(problem, rows, th),
+        |th| normal_equations(problem, rows, th, np),
+    )
 }
 
 #[cfg(test)]

@@ -256,53 +256,14 @@ impl Problem {
     /// Levenberg–Marquardt from `start`; `None` when the start puts a
     /// point behind the camera or nothing is finite.
     pub(super) fn lm(&self, data: &[Sample], start: &Params, max_iter: usize) -> Option<(Params, f64)> {
-        let np = self.np();
-        let mut th = *start;
-        for v in &mut th[np..] {
-            *v = 0.0;
-        }
-        let mut cost = self.cost(data, &th)?;
-        let mut lambda = 1e-3;
-        for _ in 0..max_iter {
-            if cost <= 1e-24 * data.len() as f64 {
-                break;
-            }
-            let (a, g) = self.normal_equations(data, &th)?;
-            let max_diag = (0..np).map(|i| a[i * np + i]).fold(0.0, f64::max);
-            let mut improved = false;
-            while lambda < 1e16 {
-                let mut m = a.clone();
-                for i in 0..np {
-                    m[i * np + i] += lambda * a[i * np + i].max(1e-12 * max_diag);
-                }
-                let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
-                let Some(delta) = cholesky_solve(&m, &neg_g, np) else {
-                    lambda *= 10.0;
-                    continue;
-                };
-                let mut cand = th;
-                for i in 0..np {
-                    cand[i] += delta[i];
-                }
-                match self.cost(data, &cand) {
-                    Some(c) if c < cost => {
-                        let rel = (cost - c) / cost;
-                        let step: f64 = delta.iter().map(|d| d * d).sum::<f64>().sqrt();
-                        let size: f64 = th[..np].iter().map(|v| v * v).sum::<f64>().sqrt();
-                        th = cand;
-                        cost = c;
-                        lambda = (lambda * 0.1).max(1e-12);
-                        improved = rel > 1e-15 && step > 1e-15 * (1.0 + size);
-                        break;
-                    }
-                    _ => lambda *= 10.0,
-                }
-            }
-            if !improved {
-                break;
-            }
-        }
-        Some((th, cost))
+        levenberg_marquardt(
+            self.np(),
+            start,
+            max_iter,
+            1e-24 * data.len() as f64,
+            |th| self.cost(data, th),
+            |th| self.normal_equations(data, th),
+        )
     }
 
     /// Pixel homography → parameters (`None` when h33 vanishes there).
@@ -337,4 +298,64 @@ impl Problem {
             .then(|| Distortion::radial(self.center_of(th), self.radius, th[8], th[9]));
         (h, d)
     }
+}
+
+/// Levenberg–Marquardt over the first `np` parameters from `start` (the
+/// rest held at 0): `cost` is the objective (`None`: not allowed there),
+/// `normal` gives JᵀJ (row-major `np × np`) and Jᵀr; stops below
+/// `min_cost` or when a step no longer improves.
+pub(super) fn levenberg_marquardt(
+    np: usize,
+    start: &Params,
+    max_iter: usize,
+    min_cost: f64,
+    cost: impl Fn(&Params) -> Option<f64>,
+    normal: impl Fn(&Params) -> Option<(Vec<f64>, Vec<f64>)>,
+) -> Option<(Params, f64)> {
+    let mut th = *start;
+    for v in &mut th[np..] {
+        *v = 0.0;
+    }
+    let mut c = cost(&th)?;
+    let mut lambda = 1e-3;
+    for _ in 0..max_iter {
+        if c <= min_cost {
+            break;
+        }
+        let (a, g) = normal(&th)?;
+        let max_diag = (0..np).map(|i| a[i * np + i]).fold(0.0, f64::max);
+        let mut improved = false;
+        while lambda < 1e16 {
+            let mut m = a.clone();
+            for i in 0..np {
+                m[i * np + i] += lambda * a[i * np + i].max(1e-12 * max_diag);
+            }
+            let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
+            let Some(delta) = cholesky_solve(&m, &neg_g, np) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let mut cand = th;
+            for i in 0..np {
+                cand[i] += delta[i];
+            }
+            match cost(&cand) {
+                Some(nc) if nc < c => {
+                    let rel = (c - nc) / c;
+                    let step: f64 = delta.iter().map(|d| d * d).sum::<f64>().sqrt();
+                    let size: f64 = th[..np].iter().map(|v| v * v).sum::<f64>().sqrt();
+                    th = cand;
+                    c = nc;
+                    lambda = (lambda * 0.1).max(1e-12);
+                    improved = rel > 1e-15 && step > 1e-15 * (1.0 + size);
+                    break;
+                }
+                _ => lambda *= 10.0,
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    Some((th, c))
 }

@@ -1,11 +1,14 @@
 //! The right panel's mask section: the method, the adaptive mask's
 //! parameters (written into the session, see [`crate::viewer::mask_tuning`]),
-//! the preview tint, and "this is floor" with the seeded colour.
+//! the preview tint, "this is floor" with the seeded colour, and where the
+//! floor can be (the session's `field`).
 
 use std::ops::RangeInclusive;
 
 use eframe::egui::{self, Color32, SliderClamping};
 
+use crate::calib::presets;
+use crate::mask::field::FieldSpec;
 use crate::mask::{AdaptiveSettings, MaskSettings};
 use crate::viewer::mask_tuning::{self, MaskTuning};
 
@@ -40,6 +43,37 @@ pub fn section(ui: &mut egui::Ui, mask: &mut MaskSettings, tuning: &mut MaskTuni
     });
     if s != before {
         mask_tuning::store(mask, s);
+    }
+}
+
+/// Where the floor can be, through the calibration (session `field`): a
+/// field preset, or the hull of the calibration's points; a polygon set in
+/// the session file is shown and can be replaced.
+pub fn field_region(ui: &mut egui::Ui, field: &mut Option<FieldSpec>) {
+    let shown = match field {
+        None => "the calibration's points".to_owned(),
+        Some(FieldSpec::Preset(id)) => presets::preset(id).map_or_else(|| id.clone(), |p| p.title.to_owned()),
+        Some(f @ FieldSpec::Polygon { .. }) => f.to_string(),
+    };
+    let mut chosen = field.clone();
+    egui::ComboBox::from_label("floor only within")
+        .selected_text(shown)
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut chosen, None, "the calibration's points")
+                .on_hover_text(
+                    "the hull of the points the calibration was fitted from, grown by half its size",
+                );
+            for p in presets::all() {
+                ui.selectable_value(&mut chosen, Some(FieldSpec::from(p.id)), p.title);
+            }
+        })
+        .response
+        .on_hover_text(
+            "with a calibration, nothing outside this field's picture region is floor (stands, trees, sky), \
+             and only it is measured; saved in the session as `field`",
+        );
+    if chosen != *field {
+        *field = chosen;
     }
 }
 
@@ -271,6 +305,27 @@ mod tests {
 
     fn slider<'t>(h: &'t Harness<'_, State>, label: &'t str) -> egui_kittest::Node<'t> {
         h.get_by_role_and_label(egui::accesskit::Role::Slider, label)
+    }
+
+    #[test]
+    fn the_field_region_is_chosen_into_the_session() {
+        let mut h = Harness::builder()
+            .with_size([420.0, 300.0])
+            .build_ui_state(|ui, f: &mut Option<FieldSpec>| field_region(ui, f), None);
+        h.run();
+        let shown = |h: &Harness<'_, Option<FieldSpec>>| format!("{:?}", h.get_by_label("floor only within"));
+        assert!(shown(&h).contains("the calibration's points"), "{}", shown(&h));
+        h.get_by_label("floor only within").click();
+        h.run();
+        h.get_by_label(presets::ssl_division_b().title).click();
+        h.run();
+        assert_eq!(h.state(), &Some(FieldSpec::from("ssl-b")));
+        // A polygon from the session file is shown as one.
+        *h.state_mut() = Some(FieldSpec::Polygon {
+            polygon: vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]],
+        });
+        h.run();
+        assert!(shown(&h).contains("a polygon of 3 corners"), "{}", shown(&h));
     }
 
     #[test]

@@ -46,7 +46,10 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             let mask = egui::CollapsingHeader::new("Mask")
                 .default_open(false)
                 .show(ui, |ui| match &mut app.doc {
-                    Some(doc) => super::mask::section(ui, &mut doc.session.mask, &mut app.mask_tuning),
+                    Some(doc) => {
+                        super::mask::section(ui, &mut doc.session.mask, &mut app.mask_tuning);
+                        super::mask::field_region(ui, &mut doc.session.field);
+                    }
                     None => {
                         ui.label("Nothing open.");
                     }

@@ -1,0 +1,218 @@
+//! Where the floor lies when nothing says where the field is (no
+//! calibration): a camera above the side of a field sees the floor in the
+//! lower part of the picture and stands, trees, walls and sky above it —
+//! some of them the floor's colour. So a floor region that lies wholly in
+//! the upper half of the picture and is large is taken for one of those,
+//! not floor. Small floor regions up there (floor between robots near a
+//! top-down camera's edge) and every region reaching the lower half stay.
+//!
+//! It wraps any other method and works on its whole mask.
+
+use crate::image::{FLOOR, MaskImage, RgbImage};
+
+use super::{MaskError, MaskStep, Masker};
+
+/// A floor region wholly above this fraction of the picture's height…
+const UPPER: f64 = 0.5;
+/// …and larger than this fraction of the picture is not floor.
+const LARGE: f64 = 0.01;
+
+/// A method whose large floor regions high in the picture are dropped
+/// (see the module docs).
+pub struct GroundMasker {
+    inner: Box<dyn Masker>,
+    regions: Labels,
+}
+
+impl GroundMasker {
+    pub fn new(inner: Box<dyn Masker>) -> Self {
+        GroundMasker {
+            inner,
+            regions: Labels::default(),
+        }
+    }
+}
+
+impl Masker for GroundMasker {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+        self.inner.compute(frame, time, out)?;
+        self.regions.drop_high(out);
+        Ok(())
+    }
+
+    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+        self.inner.advance(frame, time)
+    }
+
+    fn compute_step(
+        &mut self,
+        frame: &RgbImage,
+        time: f64,
+        step: &MaskStep,
+        out: &mut MaskImage,
+    ) -> Result<(), MaskError> {
+        self.inner.compute_step(frame, time, step, out)?;
+        self.regions.drop_high(out);
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
+
+/// A run of floor `x0..x1` in row `y`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    y: usize,
+    x0: usize,
+    x1: usize,
+}
+
+/// 8-connected floor regions from runs, with a union–find (buffers kept).
+#[derive(Default)]
+struct Labels {
+    runs: Vec<Run>,
+    parent: Vec<usize>,
+    area: Vec<usize>,
+    lowest: Vec<usize>,
+}
+
+impl Labels {
+    fn find(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+
+    /// Clears the large floor regions wholly in the upper part of `m`.
+    fn drop_high(&mut self, m: &mut MaskImage) {
+        let (h, w) = m.dim();
+        if h == 0 || w == 0 {
+            return;
+        }
+        self.runs.clear();
+        let mut row_start = Vec::with_capacity(h + 1);
+        for y in 0..h {
+            row_start.push(self.runs.len());
+            let mut x = 0;
+            while x < w {
+                if m[(y, x)] == FLOOR {
+                    let x0 = x;
+                    while x < w && m[(y, x)] == FLOOR {
+                        x += 1;
+                    }
+                    self.runs.push(Run { y, x0, x1: x });
+                } else {
+                    x += 1;
+                }
+            }
+        }
+        row_start.push(self.runs.len());
+        let n = self.runs.len();
+        self.parent.clear();
+        self.parent.extend(0..n);
+        // Join each run with the runs of the row above it touches
+        // (diagonals included).
+        for y in 1..h {
+            let (mut a, a_end) = (row_start[y - 1], row_start[y]);
+            for b in row_start[y]..row_start[y + 1] {
+                let rb = self.runs[b];
+                while a < a_end && self.runs[a].x1 < rb.x0 {
+                    a += 1;
+                }
+                let mut k = a;
+                while k < a_end && self.runs[k].x0 <= rb.x1 {
+                    let (ra, rr) = (self.find(k), self.find(b));
+                    if ra != rr {
+                        self.parent[ra.max(rr)] = ra.min(rr);
+                    }
+                    k += 1;
+                }
+            }
+        }
+        self.area.clear();
+        self.area.resize(n, 0);
+        self.lowest.clear();
+        self.lowest.resize(n, 0);
+        for i in 0..n {
+            let r = self.find(i);
+            let run = self.runs[i];
+            self.area[r] += run.x1 - run.x0;
+            self.lowest[r] = self.lowest[r].max(run.y);
+        }
+        let upper = (UPPER * h as f64) as usize;
+        let large = (LARGE * (w * h) as f64) as usize;
+        for i in 0..n {
+            let r = self.find(i);
+            if self.lowest[r] < upper && self.area[r] > large {
+                let run = self.runs[i];
+                for x in run.x0..run.x1 {
+                    m[(run.y, x)] = 0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mask that is floor in `rects` (rows, columns).
+    fn mask(h: usize, w: usize, rects: &[(std::ops::Range<usize>, std::ops::Range<usize>)]) -> MaskImage {
+        let mut m = MaskImage::zeros((h, w));
+        for (rows, cols) in rects {
+            m.slice_mut(ndarray::s![rows.clone(), cols.clone()]).fill(FLOOR);
+        }
+        m
+    }
+
+    #[test]
+    fn large_regions_high_up_go_and_the_rest_stays() {
+        // Stands (large, high), a speck high up, the pitch (low), and a
+        // region reaching from high to low.
+        let mut m = mask(
+            100,
+            200,
+            &[
+                (5..30, 0..200),
+                (0..3, 190..196),
+                (60..90, 20..180),
+                (35..70, 0..8),
+            ],
+        );
+        Labels::default().drop_high(&mut m);
+        let floor = |r: std::ops::Range<usize>, c: std::ops::Range<usize>| {
+            m.slice(ndarray::s![r, c]).iter().filter(|&&v| v == FLOOR).count()
+        };
+        assert_eq!(floor(5..30, 10..200), 0, "the stands go");
+        assert_eq!(floor(0..3, 190..196), 3 * 6, "the speck stays");
+        assert_eq!(floor(60..90, 20..180), 30 * 160, "the pitch stays");
+        // A strip from the upper half into the lower one stays.
+        assert_eq!(floor(35..70, 0..8), 35 * 8);
+    }
+
+    #[test]
+    fn diagonal_neighbours_join_and_empty_masks_pass() {
+        // A staircase from the top to the bottom: one region.
+        let mut m = MaskImage::zeros((60, 60));
+        for i in 0..60 {
+            m[(i, i)] = FLOOR;
+        }
+        let before = m.clone();
+        Labels::default().drop_high(&mut m);
+        assert_eq!(m, before);
+        let mut e = MaskImage::zeros((0, 0));
+        Labels::default().drop_high(&mut e);
+        let mut full = MaskImage::from_elem((40, 40), FLOOR);
+        Labels::default().drop_high(&mut full);
+        assert!(full.iter().all(|&v| v == FLOOR));
+    }
+}
