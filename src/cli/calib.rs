@@ -331,6 +331,9 @@ pub struct PointsFile {
     pub points: Vec<Correspondence>,
     /// 1-based line number of each point.
     pub lines: Vec<usize>,
+    /// Each point's `name` column, when the file has one and it is not
+    /// empty (a field preset's point name, as the viewer writes it).
+    pub names: Vec<Option<String>>,
 }
 
 /// Reads a `u,v,x,y` CSV file; errors name the file and line.
@@ -367,9 +370,11 @@ pub fn parse_points(text: &str) -> anyhow::Result<PointsFile> {
             shown(header)
         );
     };
+    let iname = find("name");
     let mut out = PointsFile {
         points: Vec::new(),
         lines: Vec::new(),
+        names: Vec::new(),
     };
     for (line, l) in lines {
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
@@ -401,6 +406,12 @@ pub fn parse_points(text: &str) -> anyhow::Result<PointsFile> {
             world: Vec2::new(num(ix)?, num(iy)?),
         });
         out.lines.push(line);
+        out.names.push(
+            iname
+                .map(|i| fields[i])
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned),
+        );
     }
     Ok(out)
 }

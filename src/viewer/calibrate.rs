@@ -106,45 +106,34 @@ impl CalibPoints {
             .collect()
     }
 
-    /// Writes the complete pairs as `u,v,x,y` CSV.
+    /// Writes the complete pairs as `u,v,x,y,name` CSV (the format of
+    /// `underlay calib solve`, which ignores the name).
     pub fn to_csv(&self) -> String {
-        let mut s = String::from("u,v,x,y\n");
-        for (_, img, w) in self.pairs() {
-            s.push_str(&format!("{},{},{},{}\n", img.x, img.y, w.x, w.y));
+        let mut s = String::from("u,v,x,y,name\n");
+        for (i, img, w) in self.pairs() {
+            // A name with a comma would shift the columns: it is left out.
+            let name = self.points[i]
+                .name
+                .as_deref()
+                .filter(|n| !n.contains(','))
+                .unwrap_or("");
+            s.push_str(&format!("{},{},{},{},{name}\n", img.x, img.y, w.x, w.y));
         }
         s
     }
 
-    /// Reads `u,v,x,y` CSV (header line required); errors name the line.
+    /// Reads `u,v,x,y` CSV (the format of `underlay calib solve`: other
+    /// columns ignored but `name`, comments and blank lines skipped);
+    /// errors name the file and line.
     pub fn from_csv(text: &str, path: &Path) -> anyhow::Result<Self> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let (_, header) = lines
-            .next()
-            .with_context(|| format!("{}: empty file", path.display()))?;
-        let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
-        anyhow::ensure!(
-            cols == ["u", "v", "x", "y"],
-            "{}:1: expected the header u,v,x,y, found {header:?}",
-            path.display()
-        );
+        let file = crate::cli::calib::parse_points(text)
+            .with_context(|| format!("in points file {}", path.display()))?;
         let mut out = CalibPoints::default();
-        for (i, line) in lines {
-            let vals: Vec<f64> = line
-                .split(',')
-                .map(|v| v.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .with_context(|| format!("{}:{}: not four numbers: {line:?}", path.display(), i + 1))?;
-            anyhow::ensure!(
-                vals.len() == 4 && vals.iter().all(|v| v.is_finite()),
-                "{}:{}: expected four finite numbers u,v,x,y, found {line:?}",
-                path.display(),
-                i + 1
-            );
-            anyhow::ensure!(out.points.len() < 100_000, "{}: too many points", path.display());
+        for (c, name) in file.points.iter().zip(file.names) {
             out.points.push(CalibPoint {
-                image: Vec2::new(vals[0], vals[1]),
-                world: Some(Vec2::new(vals[2], vals[3])),
-                name: None,
+                image: c.image,
+                world: Some(c.world),
+                name,
             });
         }
         out.revision = 1;
@@ -211,6 +200,9 @@ pub struct CalibMode {
     pub snap: Option<Result<RefineReport, String>>,
     /// Time of the frame a snap waits for.
     pub snap_waiting: Option<f64>,
+    /// Open the panel's calibration section at the next frame (points
+    /// were just loaded).
+    pub open_section: bool,
 }
 
 impl Default for CalibMode {
@@ -227,6 +219,7 @@ impl Default for CalibMode {
             fitted: None,
             snap: None,
             snap_waiting: None,
+            open_section: false,
         }
     }
 }
@@ -394,6 +387,29 @@ impl CalibMode {
         Ok((back.with_world_unit(unit), r.report))
     }
 
+    /// The field preset all the named points belong to (name and place),
+    /// if any does; `None` without named points.
+    pub fn preset_of_names(&self) -> Option<&'static str> {
+        let named: Vec<(&str, Vec2)> = self
+            .points
+            .points
+            .iter()
+            .filter_map(|p| Some((p.name.as_deref()?, p.world?)))
+            .collect();
+        if named.is_empty() {
+            return None;
+        }
+        presets::all().into_iter().map(|f| (f.id, f)).find_map(|(id, f)| {
+            named
+                .iter()
+                .all(|(n, w)| {
+                    f.point(n)
+                        .is_some_and(|p| (p - *w).length() <= 1e-6 * (1.0 + p.length()))
+                })
+                .then_some(id)
+        })
+    }
+
     /// The chosen field preset.
     pub fn field(&self) -> Option<FieldPreset> {
         self.preset.and_then(presets::preset)
@@ -403,6 +419,20 @@ impl CalibMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_preset_is_recognised_from_named_points() {
+        let mut m = CalibMode::default();
+        assert_eq!(m.preset_of_names(), None);
+        let i = m.points.add(Vec2::new(1.0, 2.0));
+        m.points
+            .set_world(i, Some(Vec2::new(4500.0, 3000.0)), Some("corner +x+y".into()));
+        assert_eq!(m.preset_of_names(), Some("ssl-b"), "ssl-a's corner is elsewhere");
+        let j = m.points.add(Vec2::new(3.0, 4.0));
+        m.points
+            .set_world(j, Some(Vec2::new(1.0, 1.0)), Some("centre".into()));
+        assert_eq!(m.preset_of_names(), None, "the centre is not at (1, 1)");
+    }
 
     /// Snapping on a demo frame from four clicks 10 px off, with the log in
     /// metres: the result is in metres and matches the true camera.
@@ -546,13 +576,29 @@ mod tests {
             c.set_world(k, Some(Vec2::new(w.0, w.1)), None);
         }
         c.add(Vec2::new(1.0, 1.0)); // incomplete: not written
+        c.points[1].name = Some("corner +x+y".into());
         let p = Path::new("pts.csv");
         let back = CalibPoints::from_csv(&c.to_csv(), p).unwrap();
         assert_eq!(back.pairs(), c.pairs()[..3].to_vec());
+        assert_eq!(back.points[1].name.as_deref(), Some("corner +x+y"));
+        assert_eq!(back.points[0].name, None);
+        // What `calib solve` reads, the viewer reads: comments, other
+        // columns, a name column anywhere.
+        let solve = "# clicked\nname,u,v,x,y,note\ncentre,1,2,3,4,ok\n,5,6,7,8,\n";
+        let pts = CalibPoints::from_csv(solve, p).unwrap();
+        assert_eq!(pts.points.len(), 2);
+        assert_eq!(pts.points[0].name.as_deref(), Some("centre"));
+        assert_eq!(pts.points[1].world, Some(Vec2::new(7.0, 8.0)));
         let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,4\n1,2,x,4\n", p).unwrap_err();
-        assert!(format!("{e:#}").contains("pts.csv:3"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("pts.csv") && format!("{e:#}").contains("line 3"),
+            "{e:#}"
+        );
         let e = CalibPoints::from_csv("a,b\n", p).unwrap_err();
-        assert!(format!("{e:#}").contains("pts.csv:1"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("pts.csv") && format!("{e:#}").contains("line 1"),
+            "{e:#}"
+        );
         let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,inf\n", p).unwrap_err();
         assert!(format!("{e:#}").contains("finite"), "{e:#}");
         assert!(CalibPoints::from_csv("", p).is_err());

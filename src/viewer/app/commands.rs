@@ -197,6 +197,10 @@ impl ViewerApp {
         self.calib.points = pts;
         self.calib.points.revision = rev;
         self.calib.active = true;
+        self.calib.open_section = true;
+        if self.calib.preset.is_none() {
+            self.calib.preset = self.calib.preset_of_names();
+        }
         Ok(())
     }
 

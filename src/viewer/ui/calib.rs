@@ -130,57 +130,69 @@ pub fn points_table(
     let mut edits = Vec::new();
     let mut picks = Vec::new();
     let grid = egui::Grid::new("calib_points").striped(true).num_columns(7);
-    grid.show(ui, |ui| {
-        ui.strong("#");
-        ui.strong("u, v (px)");
-        ui.strong("x");
-        ui.strong("y");
-        ui.strong("residual");
-        ui.strong(if preset.is_some() { "field point" } else { "" });
-        ui.end_row();
-        for (i, p) in mode.points.points.iter().enumerate() {
-            let selected = mode.points.selected == Some(i);
-            if ui.selectable_label(selected, format!("{}", i + 1)).clicked() {
-                mode.points.selected = Some(i);
-            }
-            ui.monospace(format!("{:.1}, {:.1}", p.image.x, p.image.y));
-            let mut w = p.world.unwrap_or(Vec2::ZERO);
-            let rx = ui.add(egui::DragValue::new(&mut w.x).speed(1.0));
-            rx.widget_info(|| WidgetInfo::labeled(Role::SpinButton, true, format!("x of point {}", i + 1)));
-            let ry = ui.add(egui::DragValue::new(&mut w.y).speed(1.0));
-            ry.widget_info(|| WidgetInfo::labeled(Role::SpinButton, true, format!("y of point {}", i + 1)));
-            if rx.changed() || ry.changed() {
-                edits.push((i, w));
-            }
-            match residuals.get(i).copied().flatten() {
-                Some(r) if flagged.contains(&i) => {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("{r:.2} px outlier"))
-                        .on_hover_text("flagged: far out of line with the other points");
+    // Wider than the panel with a field's column: it scrolls sideways
+    // rather than widening the panel (which would push the rest out of view).
+    egui::ScrollArea::horizontal()
+        .id_salt("calib_points_scroll")
+        .show(ui, |ui| {
+            grid.show(ui, |ui| {
+                ui.strong("#");
+                ui.strong("u, v (px)");
+                ui.strong("x");
+                ui.strong("y");
+                ui.strong("residual");
+                ui.strong(if preset.is_some() { "field point" } else { "" });
+                ui.end_row();
+                for (i, p) in mode.points.points.iter().enumerate() {
+                    let selected = mode.points.selected == Some(i);
+                    if ui.selectable_label(selected, format!("{}", i + 1)).clicked() {
+                        mode.points.selected = Some(i);
+                    }
+                    ui.monospace(format!("{:.1}, {:.1}", p.image.x, p.image.y));
+                    let mut w = p.world.unwrap_or(Vec2::ZERO);
+                    let rx = ui.add(egui::DragValue::new(&mut w.x).speed(1.0));
+                    rx.widget_info(|| {
+                        WidgetInfo::labeled(Role::SpinButton, true, format!("x of point {}", i + 1))
+                    });
+                    let ry = ui.add(egui::DragValue::new(&mut w.y).speed(1.0));
+                    ry.widget_info(|| {
+                        WidgetInfo::labeled(Role::SpinButton, true, format!("y of point {}", i + 1))
+                    });
+                    if rx.changed() || ry.changed() {
+                        edits.push((i, w));
+                    }
+                    match residuals.get(i).copied().flatten() {
+                        Some(r) if flagged.contains(&i) => {
+                            ui.colored_label(ui.visuals().error_fg_color, format!("{r:.2} px outlier"))
+                                .on_hover_text("flagged: far out of line with the other points");
+                        }
+                        Some(r) => {
+                            ui.monospace(format!("{r:.2} px"));
+                        }
+                        None if p.world.is_none() => {
+                            ui.weak("type x, y");
+                        }
+                        None => {
+                            ui.weak("–");
+                        }
+                    }
+                    match preset {
+                        Some(f) => field_point_combo(ui, i, p.name.as_deref(), f, &mut picks),
+                        None => {
+                            ui.label("");
+                        }
+                    }
+                    let del = ui.small_button("×");
+                    del.widget_info(|| {
+                        WidgetInfo::labeled(Role::Button, true, format!("delete point {}", i + 1))
+                    });
+                    if del.clicked() {
+                        remove = Some(i);
+                    }
+                    ui.end_row();
                 }
-                Some(r) => {
-                    ui.monospace(format!("{r:.2} px"));
-                }
-                None if p.world.is_none() => {
-                    ui.weak("type x, y");
-                }
-                None => {
-                    ui.weak("–");
-                }
-            }
-            match preset {
-                Some(f) => field_point_combo(ui, i, p.name.as_deref(), f, &mut picks),
-                None => {
-                    ui.label("");
-                }
-            }
-            let del = ui.small_button("×");
-            del.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("delete point {}", i + 1)));
-            if del.clicked() {
-                remove = Some(i);
-            }
-            ui.end_row();
-        }
-    });
+            })
+        });
     for (i, w) in edits {
         mode.points.set_world(i, Some(w), None);
     }
@@ -202,7 +214,7 @@ fn field_point_combo(
 ) {
     let resp = egui::ComboBox::from_id_salt(("field point", i))
         .selected_text(current.unwrap_or("pick…"))
-        .width(150.0)
+        .width(120.0)
         .show_ui(ui, |ui| {
             for np in &field.points {
                 if ui

@@ -32,6 +32,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 });
             egui::CollapsingHeader::new("Calibration")
                 .default_open(app.calib.active)
+                .open(std::mem::take(&mut app.calib.open_section).then_some(true))
                 .show(ui, |ui| calibration(app, ui));
             egui::CollapsingHeader::new("View")
                 .default_open(true)
