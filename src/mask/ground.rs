@@ -94,24 +94,32 @@ impl Labels {
     /// Clears the large floor regions wholly in the upper part of `m`.
     fn drop_high(&mut self, m: &mut MaskImage) {
         let (h, w) = m.dim();
-        if h == 0 || w == 0 {
+        let upper = (UPPER * h as f64) as usize;
+        if upper == 0 || w == 0 {
             return;
         }
+        // Only the rows above `upper` are labelled, and the first row
+        // below them: a region of the upper rows touching a run of that
+        // row reaches the lower part and stays; the others lie wholly in
+        // the upper part, and their labels there are whole.
+        let rows = (upper + 1).min(h);
         self.runs.clear();
-        let mut row_start = Vec::with_capacity(h + 1);
-        for y in 0..h {
+        let mut row_start = Vec::with_capacity(rows + 1);
+        for (y, row) in m.rows().into_iter().take(rows).enumerate() {
             row_start.push(self.runs.len());
-            let mut x = 0;
-            while x < w {
-                if m[(y, x)] == FLOOR {
-                    let x0 = x;
-                    while x < w && m[(y, x)] == FLOOR {
-                        x += 1;
+            let mut start = None;
+            for (x, &v) in row.iter().enumerate() {
+                match (v == FLOOR, start) {
+                    (true, None) => start = Some(x),
+                    (false, Some(x0)) => {
+                        self.runs.push(Run { y, x0, x1: x });
+                        start = None;
                     }
-                    self.runs.push(Run { y, x0, x1: x });
-                } else {
-                    x += 1;
+                    _ => {}
                 }
+            }
+            if let Some(x0) = start {
+                self.runs.push(Run { y, x0, x1: w });
             }
         }
         row_start.push(self.runs.len());
@@ -120,7 +128,7 @@ impl Labels {
         self.parent.extend(0..n);
         // Join each run with the runs of the row above it touches
         // (diagonals included).
-        for y in 1..h {
+        for y in 1..rows {
             let (mut a, a_end) = (row_start[y - 1], row_start[y]);
             for b in row_start[y]..row_start[y + 1] {
                 let rb = self.runs[b];
@@ -147,15 +155,12 @@ impl Labels {
             self.area[r] += run.x1 - run.x0;
             self.lowest[r] = self.lowest[r].max(run.y);
         }
-        let upper = (UPPER * h as f64) as usize;
         let large = (LARGE * (w * h) as f64) as usize;
-        for i in 0..n {
+        for i in 0..row_start[upper.min(rows)] {
             let r = self.find(i);
             if self.lowest[r] < upper && self.area[r] > large {
                 let run = self.runs[i];
-                for x in run.x0..run.x1 {
-                    m[(run.y, x)] = 0;
-                }
+                m.slice_mut(ndarray::s![run.y, run.x0..run.x1]).fill(0);
             }
         }
     }
@@ -214,5 +219,58 @@ mod tests {
         let mut full = MaskImage::from_elem((40, 40), FLOOR);
         Labels::default().drop_high(&mut full);
         assert!(full.iter().all(|&v| v == FLOOR));
+    }
+
+    /// The rule by flood fill over the whole picture.
+    fn reference(m: &MaskImage) -> MaskImage {
+        let (h, w) = m.dim();
+        let mut out = m.clone();
+        let mut seen = vec![false; h * w];
+        for y0 in 0..h {
+            for x0 in 0..w {
+                if m[(y0, x0)] != FLOOR || seen[y0 * w + x0] {
+                    continue;
+                }
+                let mut stack = vec![(y0, x0)];
+                let mut region = Vec::new();
+                seen[y0 * w + x0] = true;
+                while let Some((y, x)) = stack.pop() {
+                    region.push((y, x));
+                    for dy in -1i64..=1 {
+                        for dx in -1i64..=1 {
+                            let (ny, nx) = (y as i64 + dy, x as i64 + dx);
+                            if ny < 0 || nx < 0 || ny >= h as i64 || nx >= w as i64 {
+                                continue;
+                            }
+                            let (ny, nx) = (ny as usize, nx as usize);
+                            if m[(ny, nx)] == FLOOR && !seen[ny * w + nx] {
+                                seen[ny * w + nx] = true;
+                                stack.push((ny, nx));
+                            }
+                        }
+                    }
+                }
+                let lowest = region.iter().map(|p| p.0).max().unwrap_or(0);
+                let upper = (UPPER * h as f64) as usize;
+                if lowest < upper && region.len() > (LARGE * (w * h) as f64) as usize {
+                    for (y, x) in region {
+                        out[(y, x)] = 0;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn equals_a_flood_fill(h in 1usize..40, w in 1usize..40, seed in 0u64..10_000, density in 0.2f64..0.8) {
+            use rand::{Rng, SeedableRng};
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let m = MaskImage::from_shape_fn((h, w), |_| if rng.random::<f64>() < density { FLOOR } else { 0 });
+            let mut got = m.clone();
+            Labels::default().drop_high(&mut got);
+            proptest::prop_assert_eq!(got, reference(&m));
+        }
     }
 }
