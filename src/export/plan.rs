@@ -247,6 +247,7 @@ impl ExportPlan {
             notes.extend(check.warning());
             settings.calibration = Some(c);
         }
+        notes.extend(hull_note(&settings));
         let video_time = |t: Option<TimeArg>| -> Result<Option<f64>, ExportError> {
             t.map(|t| t.video_time(info.clocks.as_deref(), info.start, info.clock_step))
                 .transpose()
@@ -329,9 +330,55 @@ impl ExportPlan {
     }
 }
 
+/// The note an export makes when the floor is cut to the hull of the
+/// calibration's points (no `field` given): drawings beyond it are hidden.
+fn hull_note(settings: &DrawSettings) -> Option<String> {
+    let c = settings.calibration.as_ref()?;
+    (settings.field.is_none()
+        && settings.toggles.floor_mask
+        && crate::mask::field::FieldRegion::of_calibration_points(c).is_some())
+    .then(|| {
+        format!(
+            "the floor is taken to lie within the hull of the {} points the calibration was fitted from, grown by \
+             half its size: drawings beyond it are hidden; set `field` in the session to name the field",
+            c.fitted_points().len()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_floor_cut_to_the_calibration_points_is_said() {
+        use crate::calib::unit::FittedPoint;
+        let mut s = Session::new("v.mp4", "l.ulog");
+        let c =
+            crate::calib::Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+                .unwrap();
+        s.calibration = Some(crate::session::CalibrationSource::Inline(c.clone()));
+        assert_eq!(hull_note(&s.draw_settings().unwrap()), None, "no points: no cut");
+        let pts = [(0.0, 0.0), (10.0, 0.0), (0.0, 10.0)]
+            .map(|(x, y)| FittedPoint {
+                u: x,
+                v: y,
+                x,
+                y,
+                name: None,
+            })
+            .to_vec();
+        s.calibration = Some(crate::session::CalibrationSource::Inline(
+            c.with_fitted_points(pts),
+        ));
+        let note = hull_note(&s.draw_settings().unwrap()).unwrap();
+        assert!(note.contains("3 points") && note.contains("`field`"), "{note}");
+        s.field = Some("ssl-b".into());
+        assert_eq!(hull_note(&s.draw_settings().unwrap()), None, "the field is named");
+        s.field = None;
+        s.draw.floor_mask = false;
+        assert_eq!(hull_note(&s.draw_settings().unwrap()), None, "no mask");
+    }
 
     #[test]
     fn options_are_checked() {
