@@ -236,6 +236,11 @@ pub struct CalibrationFile {
     /// The points it was fitted from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<unit::FittedPoint>,
+    /// Where the field is (a preset's id, or a polygon in world units):
+    /// only its picture region can be floor, unless a session says
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<presets::FieldSpec>,
 }
 
 impl TryFrom<CalibrationFile> for Calibration {
@@ -245,6 +250,7 @@ impl TryFrom<CalibrationFile> for Calibration {
         c.origin = Box::new(unit::Origin {
             world_unit: f.world_unit,
             points: f.points,
+            field: f.field,
         });
         Ok(match f.image_size {
             Some([w, h]) => c.with_image_size(w, h),
@@ -261,6 +267,7 @@ impl From<Calibration> for CalibrationFile {
             distortion: c.lens.map(|l| *l.distortion()),
             world_unit: c.origin.world_unit,
             points: c.origin.points,
+            field: c.origin.field,
         }
     }
 }
@@ -306,6 +313,7 @@ impl Calibration {
             distortion: self.lens.as_ref().map(|l| *l.distortion()),
             world_unit: self.origin.world_unit.clone(),
             points: self.origin.points.clone(),
+            field: self.origin.field.clone(),
         };
         // Serialising plain numbers and tables cannot fail.
         let text = toml::to_string(&rest).unwrap_or_default();

@@ -25,6 +25,8 @@ pub struct FittedPoint {
 pub struct Origin {
     pub world_unit: Option<String>,
     pub points: Vec<FittedPoint>,
+    /// Where the field is ([`super::presets::FieldSpec`]), when known.
+    pub field: Option<super::presets::FieldSpec>,
 }
 
 /// Metres per unit of the units underlay converts between.
@@ -78,6 +80,17 @@ impl Calibration {
     /// The same calibration recording its world unit.
     pub fn with_world_unit(mut self, unit: impl Into<String>) -> Self {
         self.origin.world_unit = Some(unit.into());
+        self
+    }
+
+    /// Where the field is, when the calibration says it.
+    pub fn field(&self) -> Option<&super::presets::FieldSpec> {
+        self.origin.field.as_ref()
+    }
+
+    /// The same calibration saying where the field is.
+    pub fn with_field(mut self, field: super::presets::FieldSpec) -> Self {
+        self.origin.field = Some(field);
         self
     }
 
@@ -143,6 +156,13 @@ impl Calibration {
                     ..p.clone()
                 })
                 .collect(),
+            // A preset knows its unit; a polygon is in the calibration's.
+            field: self.origin.field.clone().map(|fs| match fs {
+                super::presets::FieldSpec::Polygon { polygon } => super::presets::FieldSpec::Polygon {
+                    polygon: polygon.iter().map(|p| [p[0] / f, p[1] / f]).collect(),
+                },
+                preset => preset,
+            }),
         });
         Ok((
             c,
@@ -206,5 +226,29 @@ mod tests {
         let back: Calibration = toml::from_str(&c.to_toml()).unwrap();
         assert_eq!(back, c);
         assert!(c.to_toml().contains("world_unit = \"m\""), "{}", c.to_toml());
+    }
+
+    /// A calibration file can say where the field is: a preset as it is, a
+    /// polygon (in the calibration's unit) converted with it.
+    #[test]
+    fn the_field_is_saved_read_back_and_converted() {
+        use crate::calib::presets::FieldSpec;
+        let preset = metric().with_field(FieldSpec::from("football"));
+        let text = preset.to_toml();
+        assert!(text.contains("field = \"football\""), "{text}");
+        let back: Calibration = toml::from_str(&text).unwrap();
+        assert_eq!(back.field(), Some(&FieldSpec::from("football")));
+        assert_eq!(back.for_unit("mm").0.field(), Some(&FieldSpec::from("football")));
+        let poly = metric().with_field(FieldSpec::Polygon {
+            polygon: vec![[0.0, 0.0], [2.0, 0.0], [2.0, 1.5]],
+        });
+        let back: Calibration = toml::from_str(&poly.to_toml()).unwrap();
+        assert_eq!(back, poly);
+        assert_eq!(
+            back.for_unit("mm").0.field(),
+            Some(&FieldSpec::Polygon {
+                polygon: vec![[0.0, 0.0], [2000.0, 0.0], [2000.0, 1500.0]],
+            })
+        );
     }
 }

@@ -126,7 +126,11 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
     let refined = refine(&frame.image, &rough_mm, &preset, &opts)
         .with_context(|| format!("cannot refine {from} on {}", a.image.display()))?;
     let seconds = t0.elapsed().as_secs_f64();
-    let mut result = refined.calibration.with_world_unit(preset.unit);
+    // The field whose lines it was snapped to is where the floor is.
+    let mut result = refined
+        .calibration
+        .with_world_unit(preset.unit)
+        .with_field(presets::FieldSpec::from(preset.id));
     if let Some(u) = &own_unit {
         let (c, _) = result.for_unit(u);
         result = c.with_world_unit(u.clone());

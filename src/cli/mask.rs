@@ -36,8 +36,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub bench: Option<u32>,
     /// The camera's calibration: nothing outside the field's picture region
-    /// (--field, else the hull of the points the calibration was fitted
-    /// from, grown) is floor, and only it is measured.
+    /// (--field, else the calibration's own `field`, else the hull of the
+    /// points it was fitted from, grown) is floor, and only it is measured.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
     /// The field preset (ssl-a, ssl-b, football) whose region, seen through
@@ -95,17 +95,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(c) = &args.calib {
         use crate::mask::field::{FieldRegion, FieldSpec};
         let calibration = crate::calib::Calibration::load(c)?;
-        let region = match &args.field {
-            Some(f) => {
-                if crate::calib::presets::preset(f).is_none() {
-                    let ids = crate::calib::presets::PRESET_IDS.join(", ");
-                    bail!("--field {f}: no such field preset; there are {ids}");
-                }
-                FieldSpec::from(f.as_str()).region(calibration.world_unit())?
-            }
+        if let Some(f) = &args.field
+            && crate::calib::presets::preset(f).is_none()
+        {
+            let ids = crate::calib::presets::PRESET_IDS.join(", ");
+            bail!("--field {f}: no such field preset; there are {ids}");
+        }
+        let field = args
+            .field
+            .as_deref()
+            .map(FieldSpec::from)
+            .or_else(|| calibration.field().cloned());
+        let region = match field {
+            Some(f) => f
+                .region(calibration.world_unit())
+                .with_context(|| format!("{}: its field", c.display()))?,
             None => FieldRegion::of_calibration_points(&calibration).with_context(|| {
                 format!(
-                    "{}: the calibration does not record the points it was fitted from; give --field PRESET",
+                    "{}: the calibration names no field and does not record the points it was fitted from; give \
+                     --field PRESET",
                     c.display()
                 )
             })?,

@@ -335,6 +335,7 @@ impl ExportPlan {
 fn hull_note(settings: &DrawSettings) -> Option<String> {
     let c = settings.calibration.as_ref()?;
     (settings.field.is_none()
+        && c.field().is_none()
         && settings.toggles.floor_mask
         && crate::mask::field::FieldRegion::of_calibration_points(c).is_some())
     .then(|| {

@@ -9,8 +9,6 @@
 //! that method (grey has no hue, so they weigh nothing in its statistics),
 //! and its mask is cut to the region.
 
-use serde::{Deserialize, Serialize};
-
 use crate::calib::Calibration;
 use crate::calib::presets::{self, FieldPreset};
 use crate::geom::Vec2;
@@ -31,31 +29,7 @@ const HULL_MARGIN: f64 = 0.5;
 /// Most corners of a field polygon.
 pub const MAX_POLYGON: usize = 10_000;
 
-/// Where the floor is, as a session says it (`field = "ssl-b"`, or
-/// `field = { polygon = [[x, y], …] }` in world units).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum FieldSpec {
-    /// A field preset's id (`ssl-a`, `ssl-b`, `football`).
-    Preset(String),
-    /// A polygon on the floor, in the log's world units.
-    Polygon { polygon: Vec<[f64; 2]> },
-}
-
-impl From<&str> for FieldSpec {
-    fn from(id: &str) -> Self {
-        FieldSpec::Preset(id.to_owned())
-    }
-}
-
-impl std::fmt::Display for FieldSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FieldSpec::Preset(id) => f.write_str(id),
-            FieldSpec::Polygon { polygon } => write!(f, "a polygon of {} corners", polygon.len()),
-        }
-    }
-}
+pub use crate::calib::presets::FieldSpec;
 
 impl FieldSpec {
     /// The field's outline, grown by the margin, for a calibration whose

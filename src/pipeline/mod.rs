@@ -115,7 +115,8 @@ pub struct Pipeline {
 }
 
 /// `masker` cut to the settings' field seen through their calibration: the
-/// field they name, else the hull of the points the calibration was
+/// field they name, else the one the calibration names, else the hull of
+/// the points the calibration was
 /// fitted from (when it records three or more spanning an area); without
 /// a calibration, its large floor regions high in the picture dropped
 /// ([`crate::mask::ground`]).
@@ -124,7 +125,7 @@ fn with_field(masker: Box<dyn Masker>, settings: &DrawSettings) -> Result<Box<dy
         // Nothing says where the field is: the floor lies low in the picture.
         return Ok(Box::new(crate::mask::ground::GroundMasker::new(masker)));
     };
-    let region = match &settings.field {
+    let region = match settings.field.as_ref().or(c.field()) {
         Some(f) => f.region(c.world_unit())?,
         None => match crate::mask::field::FieldRegion::of_calibration_points(c) {
             Some(r) => r,
@@ -603,6 +604,20 @@ mod tests {
                 .unwrap(),
         );
         let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
+        let mut f = frame(0.0);
+        p.process(&mut f).unwrap();
+        assert!(p.last_mask().iter().all(|&v| v != FLOOR));
+        // The same field named by the calibration file instead.
+        let named = s.calibration.clone().map(|c| c.with_field("football".into()));
+        s.field = None;
+        s.calibration = None;
+        let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
+        let mut f = frame(0.0);
+        p.process(&mut f).unwrap();
+        let floor_without = p.last_mask().iter().filter(|&&v| v == FLOOR).count();
+        assert!(floor_without > 0, "without a field the picture has floor");
+        s.calibration = named;
+        p.configure(&s).unwrap();
         let mut f = frame(0.0);
         p.process(&mut f).unwrap();
         assert!(p.last_mask().iter().all(|&v| v != FLOOR));

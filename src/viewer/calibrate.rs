@@ -383,7 +383,11 @@ impl CalibMode {
             ..RefineOptions::default()
         };
         let r = refine(image, &start, &preset, &opts).map_err(|e| crate::error::chain(&e))?;
-        let (back, _) = r.calibration.with_world_unit(preset.unit).for_unit(unit);
+        let (back, _) = r
+            .calibration
+            .with_world_unit(preset.unit)
+            .with_field(presets::FieldSpec::from(preset.id))
+            .for_unit(unit);
         Ok((back.with_world_unit(unit), r.report))
     }
 

@@ -112,9 +112,21 @@ fn refines_four_rough_clicks_to_the_lines() {
     );
     let saved = std::fs::read_to_string(&out).unwrap();
     assert!(
-        saved.contains("[distortion]") && saved.contains("world_unit = \"mm\""),
+        saved.contains("[distortion]")
+            && saved.contains("world_unit = \"mm\"")
+            && saved.contains("field = \"ssl-b\""),
         "{saved}"
     );
+    // The field it names cuts the mask: `mask --calib` needs no --field.
+    let mask = d.join("mask.png");
+    assert_ok(&run([
+        "mask",
+        img.to_str().unwrap(),
+        "-o",
+        mask.to_str().unwrap(),
+        "--calib",
+        out.to_str().unwrap(),
+    ]));
 
     // From the clicks directly, as JSON, with a homography.
     let o = run([
