@@ -47,11 +47,12 @@ pub fn section(ui: &mut egui::Ui, mask: &mut MaskSettings, tuning: &mut MaskTuni
 }
 
 /// Where the floor can be, through the calibration (session `field`): a
-/// field preset, or the hull of the calibration's points; a polygon set in
-/// the session file is shown and can be replaced.
+/// field preset, or what the calibration says (its own field, else the
+/// hull of its points); a polygon set in the session file is shown and
+/// can be replaced.
 pub fn field_region(ui: &mut egui::Ui, field: &mut Option<FieldSpec>) {
     let shown = match field {
-        None => "the calibration's points".to_owned(),
+        None => "the calibration's field or points".to_owned(),
         Some(FieldSpec::Preset(id)) => presets::preset(id).map_or_else(|| id.clone(), |p| p.title.to_owned()),
         Some(f @ FieldSpec::Polygon { .. }) => f.to_string(),
     };
@@ -59,9 +60,10 @@ pub fn field_region(ui: &mut egui::Ui, field: &mut Option<FieldSpec>) {
     egui::ComboBox::from_label("floor only within")
         .selected_text(shown)
         .show_ui(ui, |ui| {
-            ui.selectable_value(&mut chosen, None, "the calibration's points")
+            ui.selectable_value(&mut chosen, None, "the calibration's field or points")
                 .on_hover_text(
-                    "the hull of the points the calibration was fitted from, grown by half its size",
+                    "the field the calibration names (a snapped calibration names its preset), else the hull of \
+                     the points it was fitted from, grown by half its size",
                 );
             for p in presets::all() {
                 ui.selectable_value(&mut chosen, Some(FieldSpec::from(p.id)), p.title);
@@ -314,7 +316,11 @@ mod tests {
             .build_ui_state(|ui, f: &mut Option<FieldSpec>| field_region(ui, f), None);
         h.run();
         let shown = |h: &Harness<'_, Option<FieldSpec>>| format!("{:?}", h.get_by_label("floor only within"));
-        assert!(shown(&h).contains("the calibration's points"), "{}", shown(&h));
+        assert!(
+            shown(&h).contains("the calibration's field or points"),
+            "{}",
+            shown(&h)
+        );
         h.get_by_label("floor only within").click();
         h.run();
         h.get_by_label(presets::ssl_division_b().title).click();
