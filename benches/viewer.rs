@@ -4,11 +4,15 @@
 //! seek to a random time.
 //!
 //! `cargo bench --bench viewer`
+//!
+//! With `UNDERLAY_VIEWER_SESSION=DIR` set, it writes that video (1080p,
+//! 10 s), the log and a session using them into DIR instead, for timing
+//! the real window: `xvfb-run underlay view DIR/session.toml --bench-play 10`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use underlay::calib::Calibration;
 use underlay::image::RgbImage;
 use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
@@ -134,13 +138,7 @@ fn player(c: &mut Criterion) {
     let log = Arc::new(log());
     // The floor (12 × 7 m, origin at the centre) fills the frame.
     let (w, h, seconds) = size();
-    let k = w as f64 / 12_800.0;
-    let calib = Calibration::from_homography([
-        [k, 0.0, w as f64 / 2.0],
-        [0.0, -k, h as f64 / 2.0],
-        [0.0, 0.0, 1.0],
-    ])
-    .unwrap();
+    let calib = floor_calibration(w, h);
     let settings = DrawSettings {
         calibration: Some(calib),
         mask: underlay::mask::MaskSettings::Adaptive(Default::default()),
@@ -185,5 +183,39 @@ fn player(c: &mut Criterion) {
     g.finish();
 }
 
+/// The calibration that spreads the 12 × 7 m floor over a `w`×`h` frame.
+fn floor_calibration(w: usize, h: usize) -> Calibration {
+    let k = w as f64 / 12_800.0;
+    Calibration::from_homography([
+        [k, 0.0, w as f64 / 2.0],
+        [0.0, -k, h as f64 / 2.0],
+        [0.0, 0.0, 1.0],
+    ])
+    .unwrap()
+}
+
+/// Writes the video, the log and a session into `dir` (see the module docs).
+fn write_session(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = video(dir);
+    let (w, h, _) = size();
+    underlay::log::save(&log(), &dir.join("log.ulog")).unwrap();
+    let mut s = underlay::session::Session::new(path, dir.join("log.ulog"));
+    s.calibration = Some(underlay::session::CalibrationSource::Inline(floor_calibration(
+        w, h,
+    )));
+    s.mask = underlay::mask::MaskSettings::Adaptive(Default::default());
+    s.save(&dir.join("session.toml")).unwrap();
+    println!("wrote {}", dir.join("session.toml").display());
+}
+
 criterion_group!(benches, convert, player);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(dir) = std::env::var_os("UNDERLAY_VIEWER_SESSION") {
+        write_session(std::path::Path::new(&dir));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
