@@ -68,6 +68,21 @@ fn check_rms(dir: &Path, truth: &Calibration, calib: &Path, scale: f64) -> f64 {
     v["rms_px"].as_f64().unwrap()
 }
 
+/// `calib solve CLICKS -o CLICKS.toml` with `extra` arguments.
+fn solve(clicks: &Path, extra: &[&str]) -> PathBuf {
+    let out = clicks.with_extension("toml");
+    let mut args = vec![
+        "calib",
+        "solve",
+        clicks.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    assert_ok(&run(&args));
+    out
+}
+
 #[test]
 fn refines_four_rough_clicks_to_the_lines() {
     let dir = tmp();
@@ -76,14 +91,7 @@ fn refines_four_rough_clicks_to_the_lines() {
     let clicks = d.join("clicks.csv");
     std::fs::write(&clicks, points(&truth, &CORNERS, 12.0, 1.0)).unwrap();
     // The clicks alone: a homography off by pixels.
-    let rough = d.join("rough.toml");
-    assert_ok(&run([
-        "calib",
-        "solve",
-        clicks.to_str().unwrap(),
-        "-o",
-        rough.to_str().unwrap(),
-    ]));
+    let rough = solve(&clicks, &[]);
     let before = check_rms(d, &truth, &rough, 1.0);
     assert!(before > 4.0, "{before}");
 
@@ -157,16 +165,7 @@ fn a_calibration_in_metres_stays_in_metres() {
     let (img, truth) = frame(d);
     let clicks = d.join("clicks_m.csv");
     std::fs::write(&clicks, points(&truth, &CORNERS, 10.0, 0.001)).unwrap();
-    let rough = d.join("rough_m.toml");
-    assert_ok(&run([
-        "calib",
-        "solve",
-        clicks.to_str().unwrap(),
-        "--unit",
-        "m",
-        "-o",
-        rough.to_str().unwrap(),
-    ]));
+    let rough = solve(&clicks, &["--unit", "m"]);
     let out = d.join("refined_m.toml");
     let o = run([
         "calib",

@@ -701,17 +701,20 @@ fn mask_calib_without_field_uses_the_hull_of_its_points() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = dir.path().join("m.png");
-    let o = underlay()
-        .args([
-            "mask",
-            png.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--calib",
-            calib.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let mask_with = |calib: &Path| {
+        underlay()
+            .args([
+                "mask",
+                png.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--calib",
+                calib.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap()
+    };
+    let o = mask_with(&calib);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let m = load_mask(&out).unwrap();
     let share = |rows: std::ops::Range<usize>| {
@@ -727,17 +730,7 @@ fn mask_calib_without_field_uses_the_hull_of_its_points() {
         "homography = [[2.5, 0.0, 160.0], [0.0, -0.75, 130.0], [0.0, 0.0, 1.0]]\n",
     )
     .unwrap();
-    let o = underlay()
-        .args([
-            "mask",
-            png.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--calib",
-            bare.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = mask_with(&bare);
     assert!(!o.status.success());
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("give --field"),
