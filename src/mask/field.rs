@@ -431,4 +431,27 @@ mod tests {
         assert!((mm.outline[1].x / m.outline[1].x - 1000.0).abs() < 1e-9);
         assert_eq!(FieldSpec::from("ssl-b").region(None).unwrap(), mm);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any field a file can hold — any corners, any name — is a region
+        /// or an error, and any region fills a picture without a panic.
+        #[test]
+        fn any_field_is_a_region_or_an_error(
+            corners in proptest::collection::vec(proptest::array::uniform2(proptest::num::f64::ANY), 0..12),
+            id in "\\PC{0,12}",
+            k in 1e-6f64..1e3,
+        ) {
+            let cal = Calibration::from_homography([[k, 0.0, 20.0], [0.0, -k, 15.0], [0.0, 0.0, 1.0]]).unwrap();
+            for spec in [FieldSpec::Polygon { polygon: corners.clone() }, FieldSpec::Preset(id.clone())] {
+                if let Ok(r) = spec.region(Some("mm")) {
+                    let m = FieldMasker::region(&cal, &r, 40, 30);
+                    proptest::prop_assert_eq!(m.dim(), (30, 40));
+                }
+            }
+            if let Some(r) = FieldRegion::hull_of(&corners.iter().map(|c| Vec2::new(c[0], c[1])).collect::<Vec<_>>()) {
+                let _ = FieldMasker::region(&cal, &r, 40, 30);
+            }
+        }
+    }
 }
