@@ -126,7 +126,8 @@ impl DemoSpec {
              version = {VERSION}\nwidth = {}\nheight = {}\nfps = {:?}\nduration = {:?}\nseed = {}\n",
             self.width, self.height, self.fps, self.duration, self.seed
         ) + if self.camera == DemoCamera::Stand {
-            "camera = \"stand\"\n"
+            // Its session names the field (since stop 27).
+            "camera = \"stand\"\nfield = \"ssl-b\"\n"
         } else {
             ""
         }
@@ -314,6 +315,12 @@ fn generate_into(
     let mut session = Session::new(dir.join(VIDEO_FILE), dir.join(LOG_FILE));
     session.offset = LOG_EPOCH + VIDEO_LEAD;
     session.calibration = Some(CalibrationSource::Inline(calib));
+    // A camera that sees past the field: the session says where it is, so
+    // the mask calls nothing beyond it floor (the top camera sees only
+    // the carpet and needs nothing).
+    if spec.camera == DemoCamera::Stand {
+        session.field = Some("ssl-b".into());
+    }
     session.save(&dir.join(SESSION_FILE))?;
 
     let renderer = render::Renderer::new(cam, spec.seed);
