@@ -77,6 +77,8 @@ struct Run {
 #[derive(Default)]
 struct Labels {
     runs: Vec<Run>,
+    /// Index of each row's first run, and the end.
+    row_start: Vec<usize>,
     parent: Vec<usize>,
     area: Vec<usize>,
     lowest: Vec<usize>,
@@ -104,7 +106,8 @@ impl Labels {
         // the upper part, and their labels there are whole.
         let rows = (upper + 1).min(h);
         self.runs.clear();
-        let mut row_start = Vec::with_capacity(rows + 1);
+        let mut row_start = std::mem::take(&mut self.row_start);
+        row_start.clear();
         for (y, row) in m.rows().into_iter().take(rows).enumerate() {
             row_start.push(self.runs.len());
             let mut start = None;
@@ -163,6 +166,7 @@ impl Labels {
                 m.slice_mut(ndarray::s![run.y, run.x0..run.x1]).fill(0);
             }
         }
+        self.row_start = row_start;
     }
 }
 

@@ -995,10 +995,9 @@ mod tests {
         wait_for_answer(p, Player::take_patch)
     }
 
-    /// A patch comes from the frame as decoded, not as drawn: the marker
-    /// painted on pixel (0, 0) is not in it.
-    #[test]
-    fn patches_are_cut_from_the_decoded_frame() {
+    /// A player whose drawing marks pixel (0, 0) red, showing the frame at
+    /// 1 s (frame 10 of the synthetic source).
+    fn marked_frame_shown() -> (Player, Shown) {
         let mut p = player();
         p.configure(DrawSettings {
             time: crate::video::TimeMap::new(1.0),
@@ -1006,6 +1005,14 @@ mod tests {
         });
         p.show(1.0, false);
         let shown = wait_for(&p, |s| s.requested == Some(1.0) && s.generation == 1);
+        (p, shown)
+    }
+
+    /// A patch comes from the frame as decoded, not as drawn: the marker
+    /// painted on pixel (0, 0) is not in it.
+    #[test]
+    fn patches_are_cut_from_the_decoded_frame() {
+        let (p, shown) = marked_frame_shown();
         assert_eq!(shown.image.pixels[0], Color32::from_rgb(255, 0, 0));
         let want = SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image;
         p.request_patch(shown.time, 0, 0, 2);
@@ -1028,13 +1035,7 @@ mod tests {
     /// not in memory.
     #[test]
     fn whole_frames_come_as_decoded() {
-        let mut p = player();
-        p.configure(DrawSettings {
-            time: crate::video::TimeMap::new(1.0),
-            ..DrawSettings::default()
-        });
-        p.show(1.0, false);
-        let shown = wait_for(&p, |s| s.requested == Some(1.0) && s.generation == 1);
+        let (p, shown) = marked_frame_shown();
         p.request_frame(shown.time);
         let frame = wait_for_answer(&p, Player::take_decoded);
         assert_eq!(

@@ -68,6 +68,21 @@ fn check_rms(dir: &Path, truth: &Calibration, calib: &Path, scale: f64) -> f64 {
     v["rms_px"].as_f64().unwrap()
 }
 
+/// `calib refine IMG --calib ROUGH --preset ssl-b -o OUT`.
+fn refine_to(img: &Path, rough: &Path, out: &Path) -> std::process::Output {
+    run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--calib",
+        rough.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+}
+
 /// `calib solve CLICKS -o CLICKS.toml` with `extra` arguments.
 fn solve(clicks: &Path, extra: &[&str]) -> PathBuf {
     let out = clicks.with_extension("toml");
@@ -97,17 +112,7 @@ fn refines_four_rough_clicks_to_the_lines() {
 
     // From the calibration file, as text.
     let out = d.join("refined.toml");
-    let o = run([
-        "calib",
-        "refine",
-        img.to_str().unwrap(),
-        "--calib",
-        rough.to_str().unwrap(),
-        "--preset",
-        "ssl-b",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = refine_to(&img, &rough, &out);
     assert_ok(&o);
     let text = stdout(&o);
     assert!(text.contains("radial model refined from"), "{text}");
@@ -167,17 +172,7 @@ fn a_calibration_in_metres_stays_in_metres() {
     std::fs::write(&clicks, points(&truth, &CORNERS, 10.0, 0.001)).unwrap();
     let rough = solve(&clicks, &["--unit", "m"]);
     let out = d.join("refined_m.toml");
-    let o = run([
-        "calib",
-        "refine",
-        img.to_str().unwrap(),
-        "--calib",
-        rough.to_str().unwrap(),
-        "--preset",
-        "ssl-b",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = refine_to(&img, &rough, &out);
     assert_ok(&o);
     let saved = std::fs::read_to_string(&out).unwrap();
     assert!(saved.contains("world_unit = \"m\""), "{saved}");

@@ -78,7 +78,7 @@ pub struct LinePoint {
 }
 
 /// The world point of `line` at parameter `t` (0–1) and its direction.
-fn point_at(line: &FieldLine, t: f64) -> (Vec2, Vec2) {
+pub(super) fn point_at(line: &FieldLine, t: f64) -> (Vec2, Vec2) {
     match *line {
         FieldLine::Segment { a, b } => {
             let d = b - a;

@@ -208,26 +208,14 @@ proptest::proptest! {
     }
 }
 
-/// Distance from `p` to a field line (world units).
+/// Distance from `p` to a field line (world units): to its nearest point,
+/// or to an end when that is nearest.
 fn distance_to_line(line: &FieldLine, p: Vec2) -> f64 {
-    match *line {
-        FieldLine::Segment { a, b } => crate::geom::vec2::distance_to_segment(p, a, b),
-        FieldLine::Arc {
-            center,
-            radius,
-            start,
-            end,
-        } => {
-            let v = p - center;
-            let rel = (v.y.atan2(v.x) - start).rem_euclid(std::f64::consts::TAU);
-            if rel <= end - start {
-                (v.length() - radius).abs()
-            } else {
-                let at = |a: f64| center + Vec2::new(a.cos(), a.sin()) * radius;
-                (p - at(start)).length().min((p - at(end)).length())
-            }
-        }
-    }
+    let ends = [0.0, 1.0].map(|t| (p - detect::point_at(line, t).0).length());
+    detect::nearest_on(line, p)
+        .map_or(f64::INFINITY, |(q, _)| (p - q).length())
+        .min(ends[0])
+        .min(ends[1])
 }
 
 /// A football pitch seen from the stand with a barrel lens: mown stripes

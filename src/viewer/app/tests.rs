@@ -286,8 +286,9 @@ mod app_tests {
         assert_ne!(offset(&h), changed, "opened anew");
     }
 
-    #[test]
-    fn a_pinned_drawing_shows_what_it_is_until_closed() {
+    /// The harness with the sample SSL log dropped on it, opened over the
+    /// generated frames.
+    fn harness_with_sample_log() -> Harness<'static, Option<ViewerApp>> {
         let mut h = harness();
         until(&mut h, |a| a.frame.is_some());
         let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
@@ -295,6 +296,12 @@ mod app_tests {
         until(&mut h, |a| {
             a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
         });
+        h
+    }
+
+    #[test]
+    fn a_pinned_drawing_shows_what_it_is_until_closed() {
+        let mut h = harness_with_sample_log();
         {
             let a = app_mut(&mut h);
             let doc = a.doc.as_mut().unwrap();
@@ -327,13 +334,7 @@ mod app_tests {
     /// shown in the panel, and the calibration stays.
     #[test]
     fn snap_to_lines_runs_on_the_decoded_frame_and_says_what_failed() {
-        let mut h = harness();
-        until(&mut h, |a| a.frame.is_some());
-        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
-        h.input_mut().dropped_files.push(Arc::new(Dropped(log)));
-        until(&mut h, |a| {
-            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
-        });
+        let mut h = harness_with_sample_log();
         let calib = crate::calib::Calibration::from_homography([
             [0.005, 0.0, 32.0],
             [0.0, -0.005, 18.0],
