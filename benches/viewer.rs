@@ -1,7 +1,7 @@
 //! Viewer benchmarks at 1080p: converting frames for the screen, and the
 //! background player (decode ahead → shared pipeline with the floor mask
-//! and 500 primitives → texture image) per frame while playing and per
-//! seek to a random time.
+//! computed beside 500 primitives, as the viewer does → texture image) per
+//! frame while playing and per seek to a random time.
 //!
 //! `cargo bench --bench viewer`
 //!
@@ -154,7 +154,9 @@ fn player(c: &mut Criterion) {
             ))
             .unwrap(),
         );
-        let proc = Pipeline::new(Arc::clone(&log), &settings).unwrap();
+        let proc = Pipeline::new(Arc::clone(&log), &settings)
+            .unwrap()
+            .with_parallel_mask(true);
         Player::spawn(src, Box::new(proc), settings.clone(), || {}).unwrap()
     };
     let p = open();

@@ -49,6 +49,10 @@ pub struct Args {
     /// print per-frame timings and exit.
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub bench_play: Option<f64>,
+    /// With `--bench-play`: repaint the window continuously, as while the
+    /// mouse moves over it, instead of only when a frame is due.
+    #[arg(long, hide = true, requires = "bench_play")]
+    pub bench_repaint: bool,
     /// Measure: export the session to this file from the window and report
     /// the window's frame intervals meanwhile, then exit.
     #[arg(long, value_name = "OUT.mp4", hide = true)]
@@ -114,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         calib_points: args.calib_points,
         screenshot,
         bench_play: args.bench_play,
+        bench_repaint: args.bench_repaint,
         bench_export: args.bench_export,
         size: args.size,
     };

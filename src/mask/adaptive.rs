@@ -358,6 +358,18 @@ impl AdaptiveMasker {
         }
     }
 
+    /// Whether windows around `cores` (with their first, small margins)
+    /// would cost more than [`Self::with_window_share`] of masking the whole
+    /// `w`×`h` picture.
+    fn windows_cost_more(&self, cores: &[Rect], radii: &Radii, w: usize, h: usize) -> bool {
+        let windows: usize = cores
+            .iter()
+            .map(|c| window::cost(c, radii.margin(false), w, h))
+            .sum();
+        let whole = window::cost(&Rect::whole(w, h), 0, w, h);
+        windows as f64 > self.window_share * whole as f64
+    }
+
     /// How many cores were decided by windows with small margins, with
     /// margins as far as the steps reach, and by the whole picture, since
     /// this masker was made.
@@ -441,12 +453,7 @@ impl AdaptiveMasker {
             return Ok(());
         };
         let radii = Radii::new(&self.settings, h);
-        let windows: usize = cores
-            .iter()
-            .map(|c| window::cost(c, radii.margin(false), w, h))
-            .sum();
-        let whole = window::cost(&Rect::whole(w, h), 0, w, h);
-        if windows as f64 > self.window_share * whole as f64 {
+        if self.windows_cost_more(cores, &radii, w, h) {
             // Windows about as large as the picture: mask it whole.
             self.whole(&rows, t, &radii, out);
             return Ok(());
@@ -688,6 +695,11 @@ impl Masker for AdaptiveMasker {
     ) -> Result<(), MaskError> {
         let t = self.thresholds_of(frame, time, step)?;
         self.compute_cores(frame, time, t, cores, out)
+    }
+
+    fn masks_whole_for(&self, cores: &[Rect], width: usize, height: usize) -> bool {
+        let radii = Radii::new(&self.settings, height);
+        self.windows_cost_more(cores, &radii, width, height)
     }
 
     fn reset(&mut self) {

@@ -185,6 +185,15 @@ pub trait Masker: Send {
         self.compute_step(frame, time, step, out)
     }
 
+    /// Whether [`compute_step_in`](Self::compute_step_in) with these
+    /// `cores`, on a `width`×`height` frame, masks the whole picture
+    /// anyway (windows that far would cost more). Maskers without windows
+    /// always do.
+    fn masks_whole_for(&self, cores: &[window::Rect], width: usize, height: usize) -> bool {
+        let _ = (cores, width, height);
+        true
+    }
+
     /// Forgets state carried between frames (called after a seek).
     fn reset(&mut self) {}
 

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
-use crate::image::{FLOOR, MaskImage};
+use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
 use crate::mask::{MaskError, MaskStep, Masker, NoMask};
@@ -92,6 +92,84 @@ pub struct FramePlan {
     pub mask: MaskStep,
 }
 
+/// What the overlay is drawn with: a painter and its layers.
+#[derive(Debug)]
+struct Band {
+    painter: Painter,
+    overlay: Overlay,
+    /// What is drawn above the mask.
+    above_overlay: Overlay,
+}
+
+impl Band {
+    fn new() -> Band {
+        Band {
+            painter: Painter::new(0, 0),
+            overlay: Overlay::new(0, 0),
+            above_overlay: Overlay::new(0, 0),
+        }
+    }
+
+    /// Makes the layers ready for a `w`×`h` frame with nothing drawn.
+    fn ready(&mut self, w: usize, h: usize, above_any: bool, backdrop: draw::TextBackdrop) {
+        if (self.overlay.width(), self.overlay.height()) != (w, h) {
+            self.overlay = Overlay::new(w, h);
+            self.painter.resize(w, h);
+        } else {
+            self.overlay.clear();
+        }
+        if above_any && (self.above_overlay.width(), self.above_overlay.height()) != (w, h) {
+            self.above_overlay = Overlay::new(w, h);
+        } else {
+            self.above_overlay.clear();
+        }
+        self.painter.backdrop = backdrop;
+    }
+
+    /// Selects the primitives for `log_time` and draws them through
+    /// `calib`, each onto its layer.
+    fn draw(
+        &mut self,
+        what: &What<'_>,
+        calib: &crate::calib::Calibration,
+        log_time: f64,
+        stats: &mut FrameStats,
+    ) {
+        let t1 = Instant::now();
+        let selected = what.index.select(what.log, log_time, what.threshold, what.filter);
+        stats.primitives = selected.len();
+        stats.instant = !selected.instant_frames().is_empty();
+        let t2 = Instant::now();
+        stats.select_time = t2 - t1;
+        for p in &selected {
+            let layer = if what.above.get(p.entity.index()).copied().unwrap_or(false) {
+                &mut self.above_overlay
+            } else {
+                &mut self.overlay
+            };
+            match self.painter.primitive(layer, calib, p) {
+                Ok(()) => stats.drawn += 1,
+                Err(why) => {
+                    stats.skipped += 1;
+                    stats.skip_reason.get_or_insert(why);
+                }
+            }
+        }
+        stats.draw_time = t2.elapsed();
+    }
+}
+
+/// What is drawn: the pipeline's log and selection, borrowed apart from
+/// its layers, masker and mask, so that the mask can be computed on
+/// another thread meanwhile.
+struct What<'a> {
+    index: &'a Index,
+    log: &'a Log,
+    filter: &'a Filter,
+    threshold: f64,
+    above: &'a [bool],
+}
+
 /// Turns a frame into the annotated frame.
 pub struct Pipeline {
     log: Arc<Log>,
@@ -103,15 +181,17 @@ pub struct Pipeline {
     /// Entities drawn above the mask, by id (empty: none).
     above: Vec<bool>,
     threshold: f64,
-    overlay: Overlay,
-    /// What is drawn above the mask.
-    above_overlay: Overlay,
-    painter: Painter,
+    band: Band,
     mask: MaskImage,
     /// `mask` holds no computed mask, only floor everywhere.
     mask_is_default: bool,
     /// Where the last frame's overlay was drawn, as rectangles.
     cores: Vec<Rect>,
+    /// Mask beside the drawing, on another thread ([`Pipeline::with_parallel_mask`]).
+    parallel_mask: bool,
+    /// The masker masked (or would have masked) the last frame whole: its
+    /// windows around the drawings would have cost more.
+    whole_last: bool,
 }
 
 /// `masker` cut to the settings' field seen through their calibration: the
@@ -177,17 +257,17 @@ impl Pipeline {
         Pipeline {
             filter: Filter::all(&log, i32::MAX),
             above: Vec::new(),
-            above_overlay: Overlay::new(0, 0),
+            band: Band::new(),
             threshold: index.default_threshold(),
             log,
             index,
             applied: None,
             masker: Box::new(NoMask),
-            overlay: Overlay::new(0, 0),
-            painter: Painter::new(0, 0),
             mask: MaskImage::zeros((0, 0)),
             mask_is_default: false,
             cores: Vec::new(),
+            parallel_mask: false,
+            whole_last: false,
         }
     }
 
@@ -239,11 +319,24 @@ impl Pipeline {
         self
     }
 
+    /// Computes the floor mask on a second thread while the overlay is
+    /// drawn, whenever the whole mask is needed (the tint, a masker without
+    /// windows) or was the cheaper choice on the last frame (drawings all
+    /// over the picture). Every pixel comes out the same; a frame takes
+    /// about the longer of drawing and masking instead of their sum. For
+    /// the viewer, which processes one frame at a time; export already
+    /// keeps every core busy with a pipeline per worker.
+    pub fn with_parallel_mask(mut self, on: bool) -> Self {
+        self.parallel_mask = on;
+        self
+    }
+
     /// A second pipeline with the same log, index and settings but its own
     /// buffers and mask state: for processing frames on another thread
     /// without loading or indexing the log again.
     pub fn fork(&self) -> Result<Pipeline, PipelineError> {
         let mut p = Self::unconfigured(Arc::clone(&self.log), Arc::clone(&self.index));
+        p.parallel_mask = self.parallel_mask;
         if let Some(s) = &self.applied {
             p.configure(s)?;
         }
@@ -302,7 +395,7 @@ impl Pipeline {
             if tint {
                 yuv.mark_changed([0, 0, w, h]);
             } else {
-                for layer in [&self.overlay, &self.above_overlay] {
+                for layer in [&self.band.overlay, &self.band.above_overlay] {
                     if !layer.is_empty() {
                         layer.for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
                     }
@@ -333,25 +426,19 @@ impl Pipeline {
             calibrated: settings.calibration.is_some() || frame.calibration.is_some(),
             ..FrameStats::default()
         };
-        if (self.overlay.width(), self.overlay.height()) != (w, h) {
-            self.overlay = Overlay::new(w, h);
-            self.painter.resize(w, h);
-        } else {
-            self.overlay.clear();
-        }
         let above_any = self.above.iter().any(|&a| a);
-        if above_any && (self.above_overlay.width(), self.above_overlay.height()) != (w, h) {
-            self.above_overlay = Overlay::new(w, h);
-        } else {
-            self.above_overlay.clear();
-        }
-        self.painter.backdrop = toggles.text;
+        self.band.ready(w, h, above_any, toggles.text);
 
         // The mask is computed from the untouched frame: the whole mask
         // when the tint shows it, else, for a masker that can, only around
         // what is drawn (after drawing, which leaves the frame as it is).
+        // In parallel mode a whole mask is computed beside the drawing.
         let t0 = Instant::now();
         let mut only_drawn = None;
+        // The masker's window margin, when it has windows, for telling
+        // whether they pay on this frame.
+        let mut margin_of_windows = None;
+        let mut beside = false;
         if toggles.floor_mask || toggles.tint {
             match (&frame.mask, settings.mask.takes_source_masks()) {
                 (Some(m), true) => self.mask.clone_from(m),
@@ -359,10 +446,17 @@ impl Pipeline {
                     return Err(PipelineError::NoSourceMask { time });
                 }
                 _ => {
-                    only_drawn = self.masker.window_margin(h).filter(|_| !toggles.tint);
-                    if only_drawn.is_some() && self.mask.dim() != (h, w) {
-                        self.mask = MaskImage::zeros((h, w));
-                    } else if only_drawn.is_none() {
+                    let margin = self.masker.window_margin(h).filter(|_| !toggles.tint);
+                    margin_of_windows = margin;
+                    let whole = margin.is_none() || self.whole_last;
+                    if self.parallel_mask && whole && toggles.overlay {
+                        beside = true;
+                    } else if margin.is_some() {
+                        only_drawn = margin;
+                        if self.mask.dim() != (h, w) {
+                            self.mask = MaskImage::zeros((h, w));
+                        }
+                    } else {
                         self.masker
                             .compute_step(image, time, &plan.mask, &mut self.mask)
                             .map_err(|source| self.mask_error(time, source))?;
@@ -370,7 +464,9 @@ impl Pipeline {
                 }
             }
             self.mask_is_default = false;
-            draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
+            if !beside {
+                draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
+            }
         } else if !self.mask_is_default || self.mask.dim() != (h, w) {
             self.mask = MaskImage::from_elem((h, w), FLOOR);
             self.mask_is_default = true;
@@ -379,44 +475,52 @@ impl Pipeline {
 
         // A frame with a view of its own (a rendered match following the
         // ball) is drawn through it.
-        let frame_calib = frame.calibration.as_deref();
-        if toggles.overlay
-            && let Some(calib) = frame_calib.or(settings.calibration.as_ref())
-        {
-            let t1 = Instant::now();
-            let selected = self
-                .index
-                .select(&self.log, log_time, self.threshold, &self.filter);
-            stats.primitives = selected.len();
-            stats.instant = !selected.instant_frames().is_empty();
-            let t2 = Instant::now();
-            stats.select_time = t2 - t1;
-            for p in &selected {
-                let layer = if self.above.get(p.entity.index()).copied().unwrap_or(false) {
-                    &mut self.above_overlay
-                } else {
-                    &mut self.overlay
-                };
-                match self.painter.primitive(layer, calib, p) {
-                    Ok(()) => stats.drawn += 1,
-                    Err(why) => {
-                        stats.skipped += 1;
-                        stats.skip_reason.get_or_insert(why);
-                    }
+        let calib = frame.calibration.as_deref().or(settings.calibration.as_ref());
+        let what = What {
+            index: &self.index,
+            log: &self.log,
+            filter: &self.filter,
+            threshold: self.threshold,
+            above: &self.above,
+        };
+        let draw_in = toggles.overlay.then_some(calib).flatten();
+        if beside {
+            let (masker, mask, step) = (&mut self.masker, &mut self.mask, &plan.mask);
+            let image: &RgbImage = image;
+            let band = &mut self.band;
+            let (masked, took) = std::thread::scope(|s| {
+                let job = s.spawn(move || {
+                    let t = Instant::now();
+                    let r = masker.compute_step(image, time, step, mask);
+                    (r, t.elapsed())
+                });
+                if let Some(calib) = draw_in {
+                    band.draw(&what, calib, log_time, &mut stats);
                 }
-            }
-            stats.draw_time = t2.elapsed();
+                job.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            masked.map_err(|source| self.mask_error(time, source))?;
+            draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
+            stats.mask_time += took;
+        } else if let Some(calib) = draw_in {
+            self.band.draw(&what, calib, log_time, &mut stats);
         }
 
-        if let Some(margin) = only_drawn {
+        if let Some(margin) = margin_of_windows {
             let t = Instant::now();
-            if !self.overlay.is_empty() {
-                let overlay = &self.overlay;
+            if self.band.overlay.is_empty() {
+                self.whole_last = false;
+            } else {
+                let overlay = &self.band.overlay;
                 plan_cores(|f| overlay.for_each_span(f), w, h, margin, &mut self.cores);
-                self.masker
-                    .compute_step_in(image, time, &plan.mask, &self.cores, &mut self.mask)
-                    .map_err(|source| self.mask_error(time, source))?;
-                draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
+                self.whole_last = self.masker.masks_whole_for(&self.cores, w, h);
+                if only_drawn.is_some() {
+                    self.masker
+                        .compute_step_in(image, time, &plan.mask, &self.cores, &mut self.mask)
+                        .map_err(|source| self.mask_error(time, source))?;
+                    draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
+                }
             }
             stats.mask_time += t.elapsed();
         }
@@ -425,12 +529,13 @@ impl Pipeline {
         if toggles.tint {
             draw::tint_floor(image, &self.mask).map_err(draw_err)?;
         }
-        if !self.overlay.is_empty() {
+        let band = &self.band;
+        if !band.overlay.is_empty() {
             let mask = toggles.floor_mask.then_some(&self.mask);
-            self.overlay.composite(image, mask).map_err(draw_err)?;
+            band.overlay.composite(image, mask).map_err(draw_err)?;
         }
-        if !self.above_overlay.is_empty() {
-            self.above_overlay.composite(image, None).map_err(draw_err)?;
+        if !band.above_overlay.is_empty() {
+            band.above_overlay.composite(image, None).map_err(draw_err)?;
         }
         stats.composite_time = t3.elapsed();
         Ok(stats)
@@ -454,7 +559,7 @@ impl Pipeline {
 
     /// The overlay of the last processed frame (premultiplied RGBA).
     pub fn overlay(&self) -> &Overlay {
-        &self.overlay
+        &self.band.overlay
     }
 
     /// The log drawn.
@@ -800,6 +905,112 @@ mod tests {
             out: &mut MaskImage,
         ) -> Result<(), MaskError> {
             self.0.compute_step(frame, t, step, out)
+        }
+    }
+
+    /// A whole mask computed beside the drawing (the viewer's parallel
+    /// mode) gives the same frames as masking in turn, bit for bit, as the
+    /// pipeline switches between whole masks (drawings all over) and
+    /// windows (one small drawing) from frame to frame: with fills, text,
+    /// thick lines, an entity drawn above the mask, and the tint on and off.
+    #[test]
+    fn masking_beside_the_drawing_equals_masking_in_turn() {
+        use crate::mask::synth::{SynthOptions, generate};
+        let mut log = Log::new();
+        let e = log.entities.intern("things");
+        let labels = log.entities.intern("labels");
+        let prim = |shape, style| Primitive {
+            shape,
+            style,
+            entity: e,
+            level: 0,
+        };
+        let magenta = Style::color(Rgba::from_rgb(0xff00ff));
+        let circle = |x: f64, y: f64, r: f64| {
+            prim(
+                Shape::Circle {
+                    center: Vec2::new(x, y),
+                    radius: r,
+                },
+                magenta,
+            )
+        };
+        for k in 0..8 {
+            let prims: Vec<_> = if k % 2 == 0 {
+                vec![circle(60.0 + 10.0 * k as f64, 80.0, 6.0)]
+            } else {
+                let mut v: Vec<_> = (0..40)
+                    .map(|i| circle((i % 8) as f64 * 30.0 + 15.0, (i / 8) as f64 * 32.0 + 16.0, 12.0))
+                    .collect();
+                v.push(prim(
+                    Shape::Rectangle {
+                        center: Vec2::new(100.0 + k as f64, 79.3),
+                        size: Vec2::new(70.0, 33.0),
+                        orientation: 0.3,
+                    },
+                    Style {
+                        fill: Some(Rgba(0x20c0_ff80)),
+                        ..Style::color(Rgba::from_rgb(0xffff00))
+                    },
+                ));
+                v.push(prim(
+                    Shape::Line {
+                        start: Vec2::new(5.0, 150.0),
+                        end: Vec2::new(230.0, 3.0 + k as f64),
+                    },
+                    Style {
+                        thickness: 7.0,
+                        ..Style::color(Rgba(0xff8000c0))
+                    },
+                ));
+                v.push(Primitive {
+                    entity: labels,
+                    ..prim(
+                        Shape::Text {
+                            anchor: Vec2::new(20.0, 86.0),
+                            text: "split".into(),
+                            size: 14.0,
+                        },
+                        Style::color(Rgba::from_rgb(0xffffff)),
+                    )
+                });
+                v
+            };
+            log.push_frame(FrameTime::Instant(10.0 + 0.5 * k as f64), prims);
+        }
+        let log = Arc::new(log);
+        for tint in [false, true] {
+            let mut s = DrawSettings {
+                mask: MaskSettings::default(),
+                ..settings()
+            };
+            s.toggles.tint = tint;
+            s.filter.above_mask = ["labels".to_string()].into();
+            let mut one = Pipeline::new(Arc::clone(&log), &s).unwrap();
+            let mut beside = Pipeline::new(Arc::clone(&log), &s)
+                .unwrap()
+                .with_parallel_mask(true);
+            let mut whole_seen = [false; 2];
+            for k in 0..8u64 {
+                let synth = generate(&SynthOptions {
+                    width: 240,
+                    height: 160,
+                    seed: 7 + k,
+                    ..Default::default()
+                });
+                let f = SourceFrame::new(k, 0.5 * k as f64, synth.frame);
+                let (mut a, mut b) = (f.clone(), f);
+                let sa = one.process(&mut a).unwrap();
+                let sb = beside.process(&mut b).unwrap();
+                assert_eq!((sa.drawn, sa.skipped), (sb.drawn, sb.skipped), "frame {k}");
+                assert!(sb.drawn > 0, "frame {k} draws");
+                assert!(a.image == b.image, "frame {k}, tint {tint}");
+                assert_eq!(one.whole_last, beside.whole_last, "frame {k}");
+                whole_seen[usize::from(beside.whole_last)] = true;
+            }
+            if !tint {
+                assert_eq!(whole_seen, [true, true], "both windows and whole masks were used");
+            }
         }
     }
 

@@ -1,6 +1,9 @@
 //! Measuring the viewer in its real window (`underlay view … --bench-play
 //! SECONDS`, a hidden option): plays from the start for that long, then
-//! seeks to random times, and prints per-frame timings.
+//! seeks to random times, and prints per-frame timings. The window
+//! repaints when the app asks (a frame due or ready), or continuously with
+//! `--bench-repaint` (as while the mouse moves over it; under Xvfb every
+//! repaint is rendered on the CPU, so this is the worst case).
 //!
 //! What is measured: how many of the source's frames reached the screen
 //! while playing at 1×, the interval between UI frames, the worker's time
@@ -32,10 +35,13 @@ pub struct BenchJob {
     pub seek_target: Option<f64>,
     pub rng: rand::rngs::StdRng,
     pub done: bool,
+    /// Repaint the window continuously (as while the mouse moves over it)
+    /// rather than only when the app asks (a frame due, a frame ready).
+    pub continuous: bool,
 }
 
 impl BenchJob {
-    pub fn new(play_secs: f64) -> Self {
+    pub fn new(play_secs: f64, continuous: bool) -> Self {
         BenchJob {
             play: Duration::from_secs_f64(play_secs.clamp(0.1, 3600.0)),
             started: None,
@@ -46,6 +52,7 @@ impl BenchJob {
             seek_target: None,
             rng: rand::rngs::StdRng::seed_from_u64(7),
             done: false,
+            continuous,
         }
     }
 
@@ -82,7 +89,7 @@ mod tests {
         let mut v: Vec<f64> = (1..=100).rev().map(f64::from).collect();
         assert_eq!(spread(&mut v), Some((51.0, 96.0, 100.0)));
         assert_eq!(spread(&mut []), None);
-        let mut b = BenchJob::new(1.0);
+        let mut b = BenchJob::new(1.0, false);
         let t = b.random_time(2.0, 3.0);
         assert!((2.0..=3.0).contains(&t));
         assert_eq!(b.random_time(5.0, 1.0), 5.0);

@@ -62,7 +62,13 @@ impl ViewerApp {
         if b.done || self.player.is_none() {
             return;
         }
-        ctx.request_repaint();
+        if b.continuous {
+            ctx.request_repaint();
+        } else {
+            // The app repaints when a frame is due or ready; this only
+            // keeps the run going should nothing else wake it.
+            ctx.request_repaint_after(Duration::from_millis(100));
+        }
         let Some(started) = b.started else {
             // Start once the first frame is on screen.
             if current {
@@ -74,14 +80,19 @@ impl ViewerApp {
             }
             return;
         };
-        if self.playback.playing {
-            if let Some(f) = &self.frame {
-                b.shown.insert(f.time.to_bits());
+        if b.played_samples.is_none() {
+            if self.playback.playing {
+                if let Some(f) = &self.frame {
+                    b.shown.insert(f.time.to_bits());
+                }
+                if started.elapsed() < b.play && self.playback.time < self.playback.end() {
+                    return;
+                }
+                self.playback.playing = false;
             }
-            if started.elapsed() < b.play && self.playback.time < self.playback.end() {
-                return;
-            }
-            self.playback.playing = false;
+            // Playing ended: asked for, or the video ran out first (then the
+            // player stopped by itself). Either way the samples so far are
+            // the frames played, and the seeks' samples come after them.
             b.play = started.elapsed();
             b.played_samples = Some((
                 self.perf.worker.len(),

@@ -73,6 +73,8 @@ pub struct ViewerOptions {
     pub screenshot: Option<ScreenshotRequest>,
     /// Play this many seconds, seek at random, print timings and exit.
     pub bench_play: Option<f64>,
+    /// While benchmarking, repaint continuously rather than when due.
+    pub bench_repaint: bool,
     /// Export to this file and measure the window while it runs, then exit.
     pub bench_export: Option<PathBuf>,
     /// The window's inner size (pixels).
@@ -224,12 +226,10 @@ fn push_capped<T>(v: &mut Vec<T>, x: T) {
 pub type ProcessorFactory = fn(&Document) -> Box<dyn FrameProcessor>;
 
 /// The shared pipeline, drawing the document's log (the player configures
-/// it, and reports what cannot be applied).
+/// it, and reports what cannot be applied). It masks beside the drawing
+/// on a second thread: the viewer works one frame at a time.
 fn pipeline_processor(doc: &Document) -> Box<dyn FrameProcessor> {
-    Box::new(Pipeline::unconfigured(
-        Arc::clone(&doc.log),
-        Arc::clone(&doc.index),
-    ))
+    Box::new(Pipeline::unconfigured(Arc::clone(&doc.log), Arc::clone(&doc.index)).with_parallel_mask(true))
 }
 
 /// The viewer application.
@@ -355,7 +355,7 @@ impl ViewerApp {
             });
         }
         if let Some(secs) = opts.bench_play {
-            self.bench = Some(BenchJob::new(secs));
+            self.bench = Some(BenchJob::new(secs, opts.bench_repaint));
         }
         if let Some(req) = &opts.screenshot {
             let info = self.player.as_ref().map(|p| p.info().clone());

@@ -24,17 +24,19 @@ mod app_tests {
 
     /// The whole app on generated frames (64×36 at 10 fps, 10 s).
     fn harness() -> Harness<'static, Option<ViewerApp>> {
+        harness_with(ViewerOptions {
+            synthetic: Some("64x36@10:10".parse().unwrap()),
+            ..Default::default()
+        })
+    }
+
+    /// The whole app started with `opts`.
+    fn harness_with(opts: ViewerOptions) -> Harness<'static, Option<ViewerApp>> {
         Harness::builder().with_size([1000.0, 700.0]).build_ui_state(
-            |ui, app: &mut Option<ViewerApp>| {
+            move |ui, app: &mut Option<ViewerApp>| {
                 let app = app.get_or_insert_with(|| {
                     let mut a = ViewerApp::new(ui.ctx().clone(), Persisted::default());
-                    a.start(
-                        &ViewerOptions {
-                            synthetic: Some("64x36@10:10".parse().unwrap()),
-                            ..Default::default()
-                        },
-                        Arc::new(Mutex::new(None)),
-                    );
+                    a.start(&opts, Arc::new(Mutex::new(None)));
                     a
                 });
                 app.logic(ui.ctx());
@@ -210,6 +212,31 @@ mod app_tests {
         h.key_press(egui::Key::Space);
         h.step();
         assert!(!app(&h).playback.playing);
+    }
+
+    /// `--bench-play` longer than the video: the player stops at the end
+    /// by itself, and the per-frame figures still count only the frames
+    /// played, not the random seeks after them (they once did, which put
+    /// the seeks' decoding from a keyframe into the "played" p95).
+    #[test]
+    fn bench_play_past_the_end_counts_only_the_frames_played() {
+        let mut h = harness_with(ViewerOptions {
+            synthetic: Some("64x36@10:1".parse().unwrap()),
+            bench_play: Some(30.0),
+            ..Default::default()
+        });
+        until(&mut h, |a| a.bench.as_ref().is_some_and(|b| b.done));
+        let a = app(&h);
+        let b = a.bench.as_ref().unwrap();
+        let (n_worker, _, _) = b.played_samples.expect("playing ended");
+        assert!(n_worker <= 11, "{n_worker} worker samples for 10 frames played");
+        assert!(
+            a.perf.worker.len() > n_worker,
+            "the seeks' samples come after the played ones"
+        );
+        assert!(b.play.as_secs_f64() < 10.0, "played for {:?}", b.play);
+        let report = a.bench_report();
+        assert!(report.contains("frames on screen: "), "{report}");
     }
 
     fn app_mut<'a>(h: &'a mut Harness<'_, Option<ViewerApp>>) -> &'a mut ViewerApp {
