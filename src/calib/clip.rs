@@ -16,7 +16,7 @@
 //! and the quarter points), under a depth limit and a per-call point budget
 //! so pathological shapes cannot produce millions of points.
 
-use crate::geom::vec2::distance_to_segment;
+use crate::geom::vec2::farther_from_segment;
 use crate::log::Vec2;
 
 /// A world half-plane `a·x + b·y + c ≥ 0`, scaled so that `(a, b)` is a unit
@@ -193,7 +193,7 @@ pub(crate) fn sample_curve(
                     (Some(pa), Some(pb)) => [0.25, 0.5, 0.75].iter().any(|&t| match f(a + (b - a) * t) {
                         // The three samples can miss the peak of the error a
                         // little: keep a margin.
-                        Some(q) => distance_to_segment(q, pa, pb) > TOL_MARGIN * tol,
+                        Some(q) => farther_from_segment(q, pa, pb, TOL_MARGIN * tol),
                         None => true,
                     }),
                     // Locate the end of the valid part.

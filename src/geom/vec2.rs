@@ -104,6 +104,20 @@ pub fn clamp_len(v: Vec2, max: f64) -> Vec2 {
 /// Distance from `p` to the segment `a–b` (to `a` when the segment is a
 /// point).
 pub fn distance_to_segment(p: Vec2, a: Vec2, b: Vec2) -> f64 {
+    (p - nearest_on_segment(p, a, b)).length()
+}
+
+/// Whether `p` lies farther than `d` from segment `a → b`: the same answer
+/// as comparing [`distance_to_segment`] (up to the last bit) without its
+/// `hypot`, for hot loops (a square too large for `f64` is infinite, so
+/// still farther).
+pub fn farther_from_segment(p: Vec2, a: Vec2, b: Vec2, d: f64) -> bool {
+    let q = p - nearest_on_segment(p, a, b);
+    q.dot(q) > d * d
+}
+
+/// The point of segment `a → b` nearest to `p`.
+fn nearest_on_segment(p: Vec2, a: Vec2, b: Vec2) -> Vec2 {
     let ab = b - a;
     let len2 = ab.dot(ab);
     let t = if len2 > 0.0 {
@@ -111,7 +125,7 @@ pub fn distance_to_segment(p: Vec2, a: Vec2, b: Vec2) -> f64 {
     } else {
         0.0
     };
-    (p - a.lerp(b, t)).length()
+    a.lerp(b, t)
 }
 
 #[cfg(test)]
@@ -119,6 +133,31 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::f64::consts::{FRAC_PI_2, PI};
+
+    proptest! {
+        /// The test without `hypot` answers as the distance does, away
+        /// from the last bit.
+        #[test]
+        fn farther_from_segment_agrees_with_the_distance(
+            p in (-1e4..1e4f64, -1e4..1e4f64),
+            a in (-1e4..1e4f64, -1e4..1e4f64),
+            b in (-1e4..1e4f64, -1e4..1e4f64),
+            d in 0.0..2e4f64,
+        ) {
+            let (p, a, b) = (Vec2::new(p.0, p.1), Vec2::new(a.0, a.1), Vec2::new(b.0, b.1));
+            let dist = distance_to_segment(p, a, b);
+            prop_assume!((dist - d).abs() > 1e-9 * (1.0 + d));
+            prop_assert_eq!(farther_from_segment(p, a, b, d), dist > d);
+        }
+    }
+
+    #[test]
+    fn farther_from_segment_handles_huge_and_nan() {
+        let (a, b) = (Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0));
+        assert!(farther_from_segment(Vec2::new(1e300, 1e300), a, b, 1.0));
+        assert!(!farther_from_segment(Vec2::new(f64::NAN, 0.0), a, b, 1.0));
+        assert!(!farther_from_segment(Vec2::new(0.5, 0.5), a, b, f64::INFINITY));
+    }
 
     #[test]
     fn angles_and_unit_vectors() {
