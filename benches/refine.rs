@@ -61,20 +61,8 @@ fn in_view(p: Vec2, size: [u32; 2]) -> bool {
 
 /// RMS and largest error against the truth over the field in view.
 fn error(calib: &Calibration, truth: &Calibration, size: [u32; 2]) -> (f64, f64) {
-    let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0);
-    for i in -9..=9 {
-        for j in -6..=6 {
-            let w = Vec2::new(f64::from(i) * 500.0, f64::from(j) * 500.0);
-            let Some(t) = truth.project(w).filter(|&t| in_view(t, size)) else {
-                continue;
-            };
-            let d = calib.project(w).map_or(f64::INFINITY, |p| (p - t).length());
-            sum += d * d;
-            worst = worst.max(d);
-            n += 1;
-        }
-    }
-    ((sum / f64::from(n)).sqrt(), worst)
+    let world = underlay::calib::synthetic::grid(Vec2::new(9000.0, 6000.0), 19, 13);
+    underlay::calib::synthetic::error_in_view(calib, truth, &world, size)
 }
 
 fn labels(truth: &Calibration, size: [u32; 2], rng: &mut StdRng) -> Calibration {

@@ -197,6 +197,27 @@ pub fn rms_mapping_error(a: &Calibration, b: &Calibration, world: &[Vec2]) -> f6
     (d.iter().map(|x| x * x).sum::<f64>() / d.len() as f64).sqrt()
 }
 
+/// RMS and largest distance in pixels from `calib` to the `truth` over
+/// the `world` points whose true image lies in a picture of `size`
+/// (pixels); a point `calib` cannot map counts as infinitely far.
+pub fn error_in_view(calib: &Calibration, truth: &Calibration, world: &[Vec2], size: [u32; 2]) -> (f64, f64) {
+    let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0u32);
+    let (w, h) = (f64::from(size[0]), f64::from(size[1]));
+    for &p in world {
+        let Some(t) = truth
+            .project(p)
+            .filter(|t| t.x >= 0.0 && t.y >= 0.0 && t.x <= w && t.y <= h)
+        else {
+            continue;
+        };
+        let d = calib.project(p).map_or(f64::INFINITY, |q| (q - t).length());
+        sum += d * d;
+        worst = worst.max(d);
+        n += 1;
+    }
+    ((sum / f64::from(n)).sqrt(), worst)
+}
+
 /// A `nx × ny` grid of world points covering `size` (centred on the origin).
 pub fn grid(size: Vec2, nx: usize, ny: usize) -> Vec<Vec2> {
     let mut v = Vec::with_capacity(nx * ny);

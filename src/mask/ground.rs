@@ -229,37 +229,12 @@ mod tests {
     fn reference(m: &MaskImage) -> MaskImage {
         let (h, w) = m.dim();
         let mut out = m.clone();
-        let mut seen = vec![false; h * w];
-        for y0 in 0..h {
-            for x0 in 0..w {
-                if m[(y0, x0)] != FLOOR || seen[y0 * w + x0] {
-                    continue;
-                }
-                let mut stack = vec![(y0, x0)];
-                let mut region = Vec::new();
-                seen[y0 * w + x0] = true;
-                while let Some((y, x)) = stack.pop() {
-                    region.push((y, x));
-                    for dy in -1i64..=1 {
-                        for dx in -1i64..=1 {
-                            let (ny, nx) = (y as i64 + dy, x as i64 + dx);
-                            if ny < 0 || nx < 0 || ny >= h as i64 || nx >= w as i64 {
-                                continue;
-                            }
-                            let (ny, nx) = (ny as usize, nx as usize);
-                            if m[(ny, nx)] == FLOOR && !seen[ny * w + nx] {
-                                seen[ny * w + nx] = true;
-                                stack.push((ny, nx));
-                            }
-                        }
-                    }
-                }
-                let lowest = region.iter().map(|p| p.0).max().unwrap_or(0);
-                let upper = (UPPER * h as f64) as usize;
-                if lowest < upper && region.len() > (LARGE * (w * h) as f64) as usize {
-                    for (y, x) in region {
-                        out[(y, x)] = 0;
-                    }
+        for region in crate::mask::regions::components_by_flood_fill(w, h, |x, y| m[(y, x)] == FLOOR) {
+            let lowest = region.iter().map(|p| p.1).max().unwrap_or(0);
+            let upper = (UPPER * h as f64) as usize;
+            if lowest < upper && region.len() > (LARGE * (w * h) as f64) as usize {
+                for (x, y) in region {
+                    out[(y, x)] = 0;
                 }
             }
         }

@@ -251,6 +251,47 @@ fn clear_run(row: &mut [u64], x0: usize, x1: usize) {
     }
 }
 
+/// The 8-connected regions of the set pixels of a `w`×`h` picture, as
+/// `(x, y)` lists, by a plain flood fill: the reference the labelling is
+/// tested against.
+#[cfg(test)]
+pub(crate) fn components_by_flood_fill(
+    w: usize,
+    h: usize,
+    set: impl Fn(usize, usize) -> bool,
+) -> Vec<Vec<(usize, usize)>> {
+    let mut seen = vec![false; w * h];
+    let mut regions = Vec::new();
+    for sy in 0..h {
+        for sx in 0..w {
+            if !set(sx, sy) || seen[sy * w + sx] {
+                continue;
+            }
+            let mut stack = vec![(sx, sy)];
+            let mut pixels = Vec::new();
+            seen[sy * w + sx] = true;
+            while let Some((x, y)) = stack.pop() {
+                pixels.push((x, y));
+                for dy in -1i64..=1 {
+                    for dx in -1i64..=1 {
+                        let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                        if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
+                            continue;
+                        }
+                        let (nx, ny) = (nx as usize, ny as usize);
+                        if set(nx, ny) && !seen[ny * w + nx] {
+                            seen[ny * w + nx] = true;
+                            stack.push((nx, ny));
+                        }
+                    }
+                }
+            }
+            regions.push(pixels);
+        }
+    }
+    regions
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,42 +299,16 @@ mod tests {
 
     /// Reference: flood fill with 8-connectivity.
     fn reference(m: &BitMask, keep_below: usize, keep_from: usize) -> BitMask {
-        let (w, h) = (m.width(), m.height());
-        let mut seen = vec![false; w * h];
         let mut out = m.clone();
-        for sy in 0..h {
-            for sx in 0..w {
-                if !m.get(sx, sy) || seen[sy * w + sx] {
-                    continue;
-                }
-                let mut stack = vec![(sx, sy)];
-                let mut pixels = Vec::new();
-                seen[sy * w + sx] = true;
-                while let Some((x, y)) = stack.pop() {
-                    pixels.push((x, y));
-                    for dy in -1i64..=1 {
-                        for dx in -1i64..=1 {
-                            let (nx, ny) = (x as i64 + dx, y as i64 + dy);
-                            if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
-                                continue;
-                            }
-                            let (nx, ny) = (nx as usize, ny as usize);
-                            if m.get(nx, ny) && !seen[ny * w + nx] {
-                                seen[ny * w + nx] = true;
-                                stack.push((nx, ny));
-                            }
-                        }
-                    }
-                }
-                let xs = pixels.iter().map(|p| p.0);
-                let ys = pixels.iter().map(|p| p.1);
-                let ew = xs.clone().max().unwrap() - xs.min().unwrap() + 1;
-                let eh = ys.clone().max().unwrap() - ys.min().unwrap() + 1;
-                let size = ew.max(eh);
-                if size > keep_below && size < keep_from {
-                    for (x, y) in pixels {
-                        out.set(x, y, false);
-                    }
+        for pixels in super::components_by_flood_fill(m.width(), m.height(), |x, y| m.get(x, y)) {
+            let xs = pixels.iter().map(|p| p.0);
+            let ys = pixels.iter().map(|p| p.1);
+            let ew = xs.clone().max().unwrap() - xs.min().unwrap() + 1;
+            let eh = ys.clone().max().unwrap() - ys.min().unwrap() + 1;
+            let size = ew.max(eh);
+            if size > keep_below && size < keep_from {
+                for (x, y) in pixels {
+                    out.set(x, y, false);
                 }
             }
         }

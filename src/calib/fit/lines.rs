@@ -11,7 +11,7 @@
 //! ([`crate::calib::refine`]) re-pairs and calls again until nothing moves
 //! (iterative closest point, point-to-line form).
 
-use super::model::{P, Params, Problem, levenberg_marquardt};
+use super::model::{P, Params, Problem, levenberg_marquardt, mirror_upper};
 use super::{Correspondence, FitOptions, Model};
 use crate::calib::{CalibError, Calibration, Distortion, DistortionModel};
 use crate::log::Vec2;
@@ -195,11 +195,7 @@ fn normal_equations(problem: &Problem, rows: &[Row], th: &Params, np: usize) -> 
             g[i] += RADIAL_PRIOR * RADIAL_PRIOR * th[i];
         }
     }
-    for x in 0..np {
-        for y in 0..x {
-            a[x * np + y] = a[y * np + x];
-        }
-    }
+    mirror_upper(&mut a, np);
     Some((a, g))
 }
 

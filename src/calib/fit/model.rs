@@ -245,11 +245,7 @@ impl Problem {
                 g[i] += CENTER_PRIOR * CENTER_PRIOR * th[i];
             }
         }
-        for x in 0..np {
-            for y in 0..x {
-                a[x * np + y] = a[y * np + x];
-            }
-        }
+        mirror_upper(&mut a, np);
         Some((a, g))
     }
 
@@ -297,6 +293,16 @@ impl Problem {
         let d = (self.model == Model::Radial)
             .then(|| Distortion::radial(self.center_of(th), self.radius, th[8], th[9]));
         (h, d)
+    }
+}
+
+/// Fills the lower triangle of the `np`×`np` row-major matrix `a` from
+/// its upper one (normal equations are built on the upper triangle only).
+pub(super) fn mirror_upper(a: &mut [f64], np: usize) {
+    for x in 0..np {
+        for y in 0..x {
+            a[x * np + y] = a[y * np + x];
+        }
     }
 }
 

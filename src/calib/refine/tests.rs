@@ -41,21 +41,8 @@ fn clicked(truth: &Calibration, names: [&str; 4], off_px: f64, rng: &mut StdRng)
 
 /// RMS and largest pixel error against the truth over the field's points.
 fn error(calib: &Calibration, truth: &Calibration, size: [usize; 2]) -> (f64, f64) {
-    let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0);
-    for i in -9..=9 {
-        for j in -6..=6 {
-            let w = Vec2::new(f64::from(i) * 500.0, f64::from(j) * 500.0);
-            let Some(t) = truth.project(w) else { continue };
-            if t.x < 0.0 || t.y < 0.0 || t.x > size[0] as f64 || t.y > size[1] as f64 {
-                continue;
-            }
-            let d = calib.project(w).map_or(f64::INFINITY, |p| (p - t).length());
-            sum += d * d;
-            worst = worst.max(d);
-            n += 1;
-        }
-    }
-    ((sum / f64::from(n)).sqrt(), worst)
+    let world = crate::calib::synthetic::grid(Vec2::new(9000.0, 6000.0), 19, 13);
+    crate::calib::synthetic::error_in_view(calib, truth, &world, size.map(|v| v as u32))
 }
 
 const CORNERS: [&str; 4] = ["corner +x+y", "corner -x+y", "corner -x-y", "corner +x-y"];
