@@ -259,6 +259,14 @@ impl Overlay {
         let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
         let cpu = Avx2::detect();
         self.dirty.for_each_span(|y, x0, x1| {
+            // Shapes go on from row to row: the span two rows down is
+            // likely where this one is.
+            let ahead = (y + AHEAD) * w + x0;
+            crate::simd::prefetch(&self.px, ahead);
+            crate::simd::prefetch(f, 3 * ahead);
+            if let Some(m) = mask {
+                crate::simd::prefetch(m, ahead);
+            }
             let src = &self.px[y * w + x0..y * w + x1];
             let dst = &mut f[(y * w + x0) * 3..(y * w + x1) * 3];
             let m = mask.map(|m| &m[y * w + x0..y * w + x1]);
@@ -267,6 +275,10 @@ impl Overlay {
         Ok(())
     }
 }
+
+/// How many rows ahead [`Overlay::composite`] asks for the pixels of the
+/// span below the one it composites.
+const AHEAD: usize = 2;
 
 /// Checks that a mask fits a `w`×`h` frame.
 pub(crate) fn check_mask_size(m: &MaskImage, w: usize, h: usize) -> Result<(), DrawError> {

@@ -532,6 +532,15 @@ impl Encoder {
         }
         let [mut py, mut pu, mut pv] = dst;
         for &[x0, y0, x1, y1] in yuv.changed() {
+            // Changed parts are thin spans row after row: ask for the
+            // next row pair's lines early.
+            let below = y1 * w + x0;
+            crate::simd::prefetch(rgb, 3 * below);
+            crate::simd::prefetch(rgb, 3 * (below + w));
+            crate::simd::prefetch(py.data, y1 * py.stride + x0);
+            crate::simd::prefetch(py.data, (y1 + 1) * py.stride + x0);
+            crate::simd::prefetch(pu.data, y1 / 2 * pu.stride + x0 / 2);
+            crate::simd::prefetch(pv.data, y1 / 2 * pv.stride + x0 / 2);
             let (x0, y0) = (x0 & !1, y0 & !1);
             let (x1, y1) = ((x1 + 1).min(w) & !1, (y1 + 1).min(h) & !1);
             if x0 >= x1 || y0 >= y1 {
