@@ -764,10 +764,8 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
         return ColorImage::new([w, h], vec![Color32::BLACK; w * h]);
     };
     if k == 1 {
-        let pixels = src
-            .chunks_exact(3)
-            .map(|p| Color32::from_rgb(p[0], p[1], p[2]))
-            .collect();
+        let mut pixels = zeroed_pixels(w * h);
+        rgb_to_opaque(src, &mut pixels);
         return ColorImage::new([w, h], pixels);
     }
     let (ow, oh) = (w / k, h / k);
@@ -818,10 +816,124 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
     ColorImage::new([ow, oh], pixels)
 }
 
+/// `n` transparent pixels, from zeroed memory: fresh pages come zeroed,
+/// so the 8 MB of a 1080p picture are not written twice.
+fn zeroed_pixels(n: usize) -> Vec<Color32> {
+    let mut words = std::mem::ManuallyDrop::new(vec![0u32; n]);
+    let (ptr, len, cap) = (words.as_mut_ptr(), words.len(), words.capacity());
+    // SAFETY: `Color32` is `#[repr(C)]` over `[u8; 4]` with `align(4)`:
+    // the size and alignment of `u32`, so the allocation's layout is the
+    // same, and all-zero bytes are a valid (transparent) `Color32`.
+    unsafe { Vec::from_raw_parts(ptr.cast::<Color32>(), len, cap) }
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Color32>() == std::mem::size_of::<u32>()
+        && std::mem::align_of::<Color32>() == std::mem::align_of::<u32>()
+);
+
+/// Packed RGB pixels as opaque `Color32`s, as many as both hold.
+///
+/// A 1080p frame is 6 MB in and 8 MB out, and in the window the copy
+/// competes with software rendering for memory bandwidth. With AVX2 the
+/// output is written with streaming stores, which skip reading the
+/// destination's cache lines before writing them: the picture goes to the
+/// UI thread, not back through this one.
+fn rgb_to_opaque(src: &[u8], dst: &mut [Color32]) {
+    let n = dst.len().min(src.len() / 3);
+    let (src, dst) = (&src[..3 * n], &mut dst[..n]);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2() {
+        // SAFETY: AVX2 is available; `dst` holds `n` pixels and `src` `3n`
+        // bytes, the lengths the kernel is given.
+        done = unsafe { rgb_to_opaque_avx2(src, dst) };
+    }
+    for (d, p) in dst[done..].iter_mut().zip(src[3 * done..].chunks_exact(3)) {
+        *d = Color32::from_rgb(p[0], p[1], p[2]);
+    }
+}
+
+/// The vector part of [`rgb_to_opaque`]: converts a prefix of the pixels
+/// and returns how many (the rest is left to scalar code).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rgb_to_opaque_avx2(src: &[u8], dst: &mut [Color32]) -> usize {
+    use std::arch::x86_64::*;
+    let n = dst.len().min(src.len() / 3);
+    // Scalar pixels until the output is 32-byte aligned, as streaming
+    // stores need (`Color32` is four bytes, aligned to four).
+    let misaligned = (dst.as_ptr() as usize) % 32 / 4;
+    let mut i = if misaligned == 0 {
+        0
+    } else {
+        (8 - misaligned).min(n)
+    };
+    for (d, p) in dst[..i].iter_mut().zip(src.chunks_exact(3)) {
+        *d = Color32::from_rgb(p[0], p[1], p[2]);
+    }
+    // Each 16-byte lane takes four pixels (12 bytes) of a 16-byte load and
+    // spreads them to RGBA; the alpha bytes come from the OR.
+    let spread = _mm256_setr_epi8(
+        0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, //
+        0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
+    );
+    let opaque = _mm256_set1_epi32(0xff00_0000_u32 as i32);
+    // Eight pixels a step; the second load reads 16 bytes from pixel 4, so
+    // 28 source bytes must be there.
+    while i + 8 <= n && 3 * i + 28 <= src.len() {
+        // SAFETY: `3i + 28 ≤ src.len()` bounds both loads, `i + 8 ≤ n`
+        // the store, whose address is 32-byte aligned (the scalar head
+        // made it so, and each step adds 32 bytes).
+        unsafe {
+            let p = src.as_ptr().add(3 * i);
+            let lo = _mm_loadu_si128(p as *const __m128i);
+            let hi = _mm_loadu_si128(p.add(12) as *const __m128i);
+            let both = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+            let rgba = _mm256_or_si256(_mm256_shuffle_epi8(both, spread), opaque);
+            _mm256_stream_si256(dst.as_mut_ptr().add(i) as *mut __m256i, rgba);
+        }
+        i += 8;
+    }
+    // Streaming stores are weakly ordered: finish them before the picture
+    // is handed to another thread.
+    _mm_sfence();
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::video::source::SyntheticSource;
+
+    #[test]
+    fn opaque_conversion_matches_pixel_by_pixel() {
+        // Every length up to a few vectors, every alignment of the output.
+        let src: Vec<u8> = (0..3 * 200).map(|i| (i * 37 % 251) as u8).collect();
+        for n in 0..80 {
+            for offset in 0..8 {
+                let mut out = vec![Color32::TRANSPARENT; n + offset];
+                rgb_to_opaque(&src[..3 * n], &mut out[offset..]);
+                for (i, c) in out[offset..].iter().enumerate() {
+                    let p = &src[3 * i..3 * i + 3];
+                    assert_eq!(
+                        *c,
+                        Color32::from_rgb(p[0], p[1], p[2]),
+                        "n {n} offset {offset} pixel {i}"
+                    );
+                }
+                assert!(out[..offset].iter().all(|&c| c == Color32::TRANSPARENT));
+            }
+        }
+        // A short source converts only what it holds.
+        let mut out = vec![Color32::TRANSPARENT; 10];
+        rgb_to_opaque(&src[..3 * 4 + 2], &mut out);
+        assert_eq!(out[3], Color32::from_rgb(src[9], src[10], src[11]));
+        assert_eq!(out[4], Color32::TRANSPARENT);
+    }
 
     fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
         let until = Instant::now() + Duration::from_secs(20);
