@@ -19,7 +19,8 @@ use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
 
 use underlay::pipeline::{DrawSettings, Pipeline};
 use underlay::video::source::{DecoderSource, FrameSource, OpenOptions, ReadAhead, SyntheticSource};
-use underlay::viewer::player::{Player, to_color_image_reduced};
+use underlay::viewer::player::Player;
+use underlay::viewer::screen::to_color_image_reduced;
 
 const FPS: f64 = 30.0;
 

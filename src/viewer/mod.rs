@@ -19,6 +19,7 @@ pub mod legend;
 pub mod mask_tuning;
 pub mod playback;
 pub mod player;
+pub mod screen;
 pub mod state;
 pub mod sync;
 pub mod ui;

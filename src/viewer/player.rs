@@ -14,7 +14,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use eframe::egui::{Color32, ColorImage};
+use eframe::egui::ColorImage;
+
+use super::screen::to_color_image_reduced;
 
 use crate::image::RgbImage;
 use crate::pipeline::{DrawSettings, Pipeline, PipelineError};
@@ -749,191 +751,11 @@ fn crop(img: &RgbImage, x: usize, y: usize, radius: usize) -> RgbImage {
     img.slice(ndarray::s![y0..y1, x0..x1, ..]).to_owned()
 }
 
-/// An RGB frame as an egui image (opaque).
-pub fn to_color_image(img: &RgbImage) -> ColorImage {
-    to_color_image_reduced(img, 1)
-}
-
-/// An RGB frame as an egui image, each `k`×`k` block averaged into one
-/// pixel (the right and bottom edges that do not fill a block are dropped).
-pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
-    let (h, w, _) = img.dim();
-    let k = k.clamp(1, w.max(1).min(h.max(1)));
-    let std = img.as_standard_layout();
-    let Some(src) = std.as_slice() else {
-        return ColorImage::new([w, h], vec![Color32::BLACK; w * h]);
-    };
-    if k == 1 {
-        let mut pixels = zeroed_pixels(w * h);
-        rgb_to_opaque(src, &mut pixels);
-        return ColorImage::new([w, h], pixels);
-    }
-    let (ow, oh) = (w / k, h / k);
-    let mut pixels = Vec::with_capacity(ow * oh);
-    let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
-    let row_bytes = w * 3;
-    if k == 2 {
-        // The common case (1080p shown at about half size), unrolled.
-        for oy in 0..oh {
-            let a = &src[2 * oy * row_bytes..][..ow * 6];
-            let b = &src[(2 * oy + 1) * row_bytes..][..ow * 6];
-            pixels.extend(a.chunks_exact(6).zip(b.chunks_exact(6)).map(|(p, q)| {
-                let avg = |i: usize| {
-                    ((p[i] as u16 + p[i + 3] as u16 + q[i] as u16 + q[i + 3] as u16 + 2) >> 2) as u8
-                };
-                Color32::from_rgb(avg(0), avg(1), avg(2))
-            }));
-        }
-        return ColorImage::new([ow, oh], pixels);
-    }
-    let mut sums = vec![0u32; ow * 3];
-    for oy in 0..oh {
-        sums.fill(0);
-        for dy in 0..k {
-            let start = (oy * k + dy) * row_bytes;
-            let row = &src[start..start + ow * k * 3];
-            // Sum k neighbouring pixels of this row into each output pixel.
-            for (sum, block) in sums.chunks_exact_mut(3).zip(row.chunks_exact(3 * k)) {
-                let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
-                for p in block.chunks_exact(3) {
-                    r += p[0] as u32;
-                    g += p[1] as u32;
-                    b += p[2] as u32;
-                }
-                sum[0] += r;
-                sum[1] += g;
-                sum[2] += b;
-            }
-        }
-        // Division by n as a multiplication (sums stay below 2¹², so the
-        // product fits in 32 bits).
-        let avg = |v: u32| ((v * m + (1 << 15)) >> 16).min(255) as u8;
-        pixels.extend(
-            sums.chunks_exact(3)
-                .map(|s| Color32::from_rgb(avg(s[0]), avg(s[1]), avg(s[2]))),
-        );
-    }
-    ColorImage::new([ow, oh], pixels)
-}
-
-/// `n` transparent pixels, from zeroed memory: fresh pages come zeroed,
-/// so the 8 MB of a 1080p picture are not written twice.
-fn zeroed_pixels(n: usize) -> Vec<Color32> {
-    let mut words = std::mem::ManuallyDrop::new(vec![0u32; n]);
-    let (ptr, len, cap) = (words.as_mut_ptr(), words.len(), words.capacity());
-    // SAFETY: `Color32` is `#[repr(C)]` over `[u8; 4]` with `align(4)`:
-    // the size and alignment of `u32`, so the allocation's layout is the
-    // same, and all-zero bytes are a valid (transparent) `Color32`.
-    unsafe { Vec::from_raw_parts(ptr.cast::<Color32>(), len, cap) }
-}
-
-const _: () = assert!(
-    std::mem::size_of::<Color32>() == std::mem::size_of::<u32>()
-        && std::mem::align_of::<Color32>() == std::mem::align_of::<u32>()
-);
-
-/// Packed RGB pixels as opaque `Color32`s, as many as both hold.
-///
-/// A 1080p frame is 6 MB in and 8 MB out, and in the window the copy
-/// competes with software rendering for memory bandwidth. With AVX2 the
-/// output is written with streaming stores, which skip reading the
-/// destination's cache lines before writing them: the picture goes to the
-/// UI thread, not back through this one.
-fn rgb_to_opaque(src: &[u8], dst: &mut [Color32]) {
-    let n = dst.len().min(src.len() / 3);
-    let (src, dst) = (&src[..3 * n], &mut dst[..n]);
-    let mut done = 0;
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::has_avx2() {
-        // SAFETY: AVX2 is available; `dst` holds `n` pixels and `src` `3n`
-        // bytes, the lengths the kernel is given.
-        done = unsafe { rgb_to_opaque_avx2(src, dst) };
-    }
-    for (d, p) in dst[done..].iter_mut().zip(src[3 * done..].chunks_exact(3)) {
-        *d = Color32::from_rgb(p[0], p[1], p[2]);
-    }
-}
-
-/// The vector part of [`rgb_to_opaque`]: converts a prefix of the pixels
-/// and returns how many (the rest is left to scalar code).
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rgb_to_opaque_avx2(src: &[u8], dst: &mut [Color32]) -> usize {
-    use std::arch::x86_64::*;
-    let n = dst.len().min(src.len() / 3);
-    // Scalar pixels until the output is 32-byte aligned, as streaming
-    // stores need (`Color32` is four bytes, aligned to four).
-    let misaligned = (dst.as_ptr() as usize) % 32 / 4;
-    let mut i = if misaligned == 0 {
-        0
-    } else {
-        (8 - misaligned).min(n)
-    };
-    for (d, p) in dst[..i].iter_mut().zip(src.chunks_exact(3)) {
-        *d = Color32::from_rgb(p[0], p[1], p[2]);
-    }
-    // Each 16-byte lane takes four pixels (12 bytes) of a 16-byte load and
-    // spreads them to RGBA; the alpha bytes come from the OR.
-    let spread = _mm256_setr_epi8(
-        0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, //
-        0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
-    );
-    let opaque = _mm256_set1_epi32(0xff00_0000_u32 as i32);
-    // Eight pixels a step; the second load reads 16 bytes from pixel 4, so
-    // 28 source bytes must be there.
-    while i + 8 <= n && 3 * i + 28 <= src.len() {
-        // SAFETY: `3i + 28 ≤ src.len()` bounds both loads, `i + 8 ≤ n`
-        // the store, whose address is 32-byte aligned (the scalar head
-        // made it so, and each step adds 32 bytes).
-        unsafe {
-            let p = src.as_ptr().add(3 * i);
-            let lo = _mm_loadu_si128(p as *const __m128i);
-            let hi = _mm_loadu_si128(p.add(12) as *const __m128i);
-            let both = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
-            let rgba = _mm256_or_si256(_mm256_shuffle_epi8(both, spread), opaque);
-            _mm256_stream_si256(dst.as_mut_ptr().add(i) as *mut __m256i, rgba);
-        }
-        i += 8;
-    }
-    // Streaming stores are weakly ordered: finish them before the picture
-    // is handed to another thread.
-    _mm_sfence();
-    i
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::video::source::SyntheticSource;
-
-    #[test]
-    fn opaque_conversion_matches_pixel_by_pixel() {
-        // Every length up to a few vectors, every alignment of the output.
-        let src: Vec<u8> = (0..3 * 200).map(|i| (i * 37 % 251) as u8).collect();
-        for n in 0..80 {
-            for offset in 0..8 {
-                let mut out = vec![Color32::TRANSPARENT; n + offset];
-                rgb_to_opaque(&src[..3 * n], &mut out[offset..]);
-                for (i, c) in out[offset..].iter().enumerate() {
-                    let p = &src[3 * i..3 * i + 3];
-                    assert_eq!(
-                        *c,
-                        Color32::from_rgb(p[0], p[1], p[2]),
-                        "n {n} offset {offset} pixel {i}"
-                    );
-                }
-                assert!(out[..offset].iter().all(|&c| c == Color32::TRANSPARENT));
-            }
-        }
-        // A short source converts only what it holds.
-        let mut out = vec![Color32::TRANSPARENT; 10];
-        rgb_to_opaque(&src[..3 * 4 + 2], &mut out);
-        assert_eq!(out[3], Color32::from_rgb(src[9], src[10], src[11]));
-        assert_eq!(out[4], Color32::TRANSPARENT);
-    }
+    use eframe::egui::Color32;
 
     fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
         let until = Instant::now() + Duration::from_secs(20);
@@ -1172,23 +994,6 @@ mod tests {
     }
 
     #[test]
-    fn reduced_images_average_blocks() {
-        let mut img = RgbImage::zeros((5, 7, 3));
-        img[[0, 0, 0]] = 100;
-        img[[1, 1, 0]] = 100;
-        img[[0, 2, 1]] = 40;
-        let c = to_color_image_reduced(&img, 2);
-        assert_eq!(c.size, [3, 2]);
-        assert_eq!(c.pixels[0], Color32::from_rgb(50, 0, 0));
-        assert_eq!(c.pixels[1], Color32::from_rgb(0, 10, 0));
-        assert_eq!(to_color_image_reduced(&img, 1), to_color_image(&img));
-        let c3 = to_color_image_reduced(&img, 3);
-        assert_eq!(c3.size, [2, 1]);
-        assert_eq!(c3.pixels[0], Color32::from_rgb(22, 4, 0));
-        assert_eq!(to_color_image_reduced(&img, 100).size, [1, 1]);
-    }
-
-    #[test]
     fn display_size_reduces_the_picture() {
         let p = player(); // 32×18 frames
         p.set_display_size([16, 9]);
@@ -1199,16 +1004,5 @@ mod tests {
         p.set_display_size([100, 100]);
         let s = wait_for(&p, |s| s.reduction == 1);
         assert_eq!(s.image.size, [32, 18]);
-    }
-
-    #[test]
-    fn to_color_image_keeps_channels() {
-        let mut img = RgbImage::zeros((2, 3, 3));
-        img[[1, 2, 0]] = 10;
-        img[[1, 2, 1]] = 20;
-        img[[1, 2, 2]] = 30;
-        let c = to_color_image(&img);
-        assert_eq!(c.size, [3, 2]);
-        assert_eq!(c.pixels[5], Color32::from_rgb(10, 20, 30));
     }
 }
