@@ -1,7 +1,8 @@
 //! Decoded frames as pictures for the screen: RGB to egui's opaque
 //! `Color32`, at full size (an AVX2 kernel writing past the cache) or
-//! reduced by whole factors, each block averaged. The player converts
-//! every frame it draws, so this is on its path to the screen.
+//! reduced by whole factors, each block averaged (halving has an AVX2
+//! kernel too). The player converts every frame it draws, so this is on
+//! its path to the screen.
 
 use eframe::egui::{Color32, ColorImage};
 
@@ -31,16 +32,10 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
     let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
     let row_bytes = w * 3;
     if k == 2 {
-        // The common case (1080p shown at about half size), unrolled.
-        for oy in 0..oh {
-            let a = &src[2 * oy * row_bytes..][..ow * 6];
-            let b = &src[(2 * oy + 1) * row_bytes..][..ow * 6];
-            pixels.extend(a.chunks_exact(6).zip(b.chunks_exact(6)).map(|(p, q)| {
-                let avg = |i: usize| {
-                    ((p[i] as u16 + p[i + 3] as u16 + q[i] as u16 + q[i + 3] as u16 + 2) >> 2) as u8
-                };
-                Color32::from_rgb(avg(0), avg(1), avg(2))
-            }));
+        // The common case (1080p shown at about half size).
+        let mut pixels = zeroed_pixels(ow * oh);
+        for (oy, out) in pixels.chunks_exact_mut(ow).enumerate() {
+            halve_rows(src, 2 * oy * row_bytes, (2 * oy + 1) * row_bytes, out);
         }
         return ColorImage::new([ow, oh], pixels);
     }
@@ -72,6 +67,88 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
         );
     }
     ColorImage::new([ow, oh], pixels)
+}
+
+/// One row of the half-size picture: each pixel of `out` the rounded mean
+/// of a 2×2 block of the rows starting at bytes `a` and `b` of `src`.
+fn halve_rows(src: &[u8], a: usize, b: usize, out: &mut [Color32]) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2() {
+        // SAFETY: AVX2 is available; the kernel checks its reads against
+        // `src` and writes within `out`.
+        done = unsafe { halve_rows_avx2(src, a, b, out) };
+    }
+    halve_rows_scalar(src, a, b, out, done);
+}
+
+/// [`halve_rows`] from output pixel `from` on, one pixel at a time.
+fn halve_rows_scalar(src: &[u8], a: usize, b: usize, out: &mut [Color32], from: usize) {
+    let n = out.len();
+    let (Some(ra), Some(rb)) = (src.get(a + 6 * from..a + 6 * n), src.get(b + 6 * from..b + 6 * n)) else {
+        return;
+    };
+    for ((d, p), q) in out[from..]
+        .iter_mut()
+        .zip(ra.chunks_exact(6))
+        .zip(rb.chunks_exact(6))
+    {
+        let avg = |i: usize| ((p[i] as u16 + p[i + 3] as u16 + q[i] as u16 + q[i + 3] as u16 + 2) >> 2) as u8;
+        *d = Color32::from_rgb(avg(0), avg(1), avg(2));
+    }
+}
+
+/// The vector part of [`halve_rows`]: four output pixels a step, from 12
+/// bytes of each row per 16-byte lane; returns how many pixels it made.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn halve_rows_avx2(src: &[u8], a: usize, b: usize, out: &mut [Color32]) -> usize {
+    use std::arch::x86_64::*;
+    // Within a lane: the two pixels of each block's row side by side, per
+    // channel (r r g g b b of the first output pixel, then the second).
+    let pair = _mm256_setr_epi8(
+        0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11, -1, -1, -1, -1, //
+        0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11, -1, -1, -1, -1,
+    );
+    let ones = _mm256_set1_epi8(1);
+    let two = _mm256_set1_epi16(2);
+    // The six channel bytes of each lane (after packing) to two RGBA pixels.
+    let spread = _mm256_setr_epi8(
+        0, 1, 2, -1, 3, 4, 5, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+        0, 1, 2, -1, 3, 4, 5, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    );
+    let opaque = _mm256_set1_epi32(0xff00_0000_u32 as i32);
+    let n = out.len();
+    let mut i = 0;
+    // Each step reads 28 bytes of each row from pixel pair `i`.
+    while i + 4 <= n && a.max(b) + 6 * i + 28 <= src.len() {
+        // SAFETY: the loop's condition bounds the loads (16 bytes at
+        // offsets 0 and 12 from `6i`, in both rows) and the stores (pixels
+        // `i` to `i + 3`).
+        unsafe {
+            let load = |row: usize| {
+                let p = src.as_ptr().add(row + 6 * i);
+                let lo = _mm_loadu_si128(p as *const __m128i);
+                let hi = _mm_loadu_si128(p.add(12) as *const __m128i);
+                let both = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                // Sums of each row's two pixels, per channel, in 16 bits.
+                _mm256_maddubs_epi16(_mm256_shuffle_epi8(both, pair), ones)
+            };
+            let sum = _mm256_add_epi16(_mm256_add_epi16(load(a), load(b)), two);
+            let mean = _mm256_srli_epi16::<2>(sum);
+            let bytes = _mm256_packus_epi16(mean, mean);
+            let rgba = _mm256_or_si256(_mm256_shuffle_epi8(bytes, spread), opaque);
+            // The first 8 bytes of each lane are two pixels.
+            let d = out.as_mut_ptr().add(i) as *mut u8;
+            _mm_storel_epi64(d as *mut __m128i, _mm256_castsi256_si128(rgba));
+            _mm_storel_epi64(d.add(8) as *mut __m128i, _mm256_extracti128_si256::<1>(rgba));
+        }
+        i += 4;
+    }
+    i
 }
 
 /// `n` transparent pixels, from zeroed memory: fresh pages come zeroed,
@@ -192,6 +269,38 @@ mod tests {
         assert_eq!(c3.size, [2, 1]);
         assert_eq!(c3.pixels[0], Color32::from_rgb(22, 4, 0));
         assert_eq!(to_color_image_reduced(&img, 100).size, [1, 1]);
+    }
+
+    #[test]
+    fn halving_matches_the_scalar_mean() {
+        // Rows of every width up to a few vectors, from an image whose
+        // last row ends right after them (the kernel must stop in time).
+        for ow in 1..40 {
+            let w = 2 * ow + 1;
+            let img =
+                RgbImage::from_shape_fn((4, w, 3), |(y, x, c)| ((x * 53 + y * 101 + c * 29) % 256) as u8);
+            let fast = to_color_image_reduced(&img, 2);
+            assert_eq!(fast.size, [ow, 2]);
+            let src = img.as_slice().unwrap();
+            for oy in 0..2 {
+                let mut slow = vec![Color32::TRANSPARENT; ow];
+                halve_rows_scalar(src, 2 * oy * 3 * w, (2 * oy + 1) * 3 * w, &mut slow, 0);
+                assert_eq!(
+                    &fast.pixels[oy * ow..(oy + 1) * ow],
+                    &slow[..],
+                    "width {ow} row {oy}"
+                );
+            }
+        }
+        // Extremes: all 255 stays 255, the rounding of 1 + 1 + 1 + 0.
+        let mut img = RgbImage::from_elem((2, 16, 3), 255);
+        img[[0, 0, 0]] = 1;
+        img[[0, 1, 0]] = 1;
+        img[[1, 0, 0]] = 1;
+        img[[1, 1, 0]] = 0;
+        let c = to_color_image_reduced(&img, 2);
+        assert_eq!(c.pixels[0], Color32::from_rgb(1, 255, 255));
+        assert!(c.pixels[1..].iter().all(|&p| p == Color32::WHITE));
     }
 
     #[test]
