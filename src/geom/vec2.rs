@@ -144,7 +144,7 @@ mod tests {
             b in (-1e4..1e4f64, -1e4..1e4f64),
             d in 0.0..2e4f64,
         ) {
-            let (p, a, b) = (Vec2::new(p.0, p.1), Vec2::new(a.0, a.1), Vec2::new(b.0, b.1));
+            let (p, a, b) = (Vec2::from(p), Vec2::from(a), Vec2::from(b));
             let dist = distance_to_segment(p, a, b);
             prop_assume!((dist - d).abs() > 1e-9 * (1.0 + d));
             prop_assert_eq!(farther_from_segment(p, a, b, d), dist > d);

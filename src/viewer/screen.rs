@@ -28,8 +28,6 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
         return ColorImage::new([w, h], pixels);
     }
     let (ow, oh) = (w / k, h / k);
-    let mut pixels = Vec::with_capacity(ow * oh);
-    let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
     let row_bytes = w * 3;
     if k == 2 {
         // The common case (1080p shown at about half size).
@@ -39,6 +37,8 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
         }
         return ColorImage::new([ow, oh], pixels);
     }
+    let mut pixels = Vec::with_capacity(ow * oh);
+    let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
     let mut sums = vec![0u32; ow * 3];
     for oy in 0..oh {
         sums.fill(0);
