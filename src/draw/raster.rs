@@ -19,7 +19,7 @@
 //! never make a loop run long or an index go out of range.
 
 use crate::log::Vec2;
-use crate::simd::{Avx2, multiversion};
+use crate::simd::Avx2;
 
 /// Columns per chunk in [`ChunkDirty`].
 pub(crate) const CHUNK: usize = 8;
@@ -245,41 +245,18 @@ impl Coverage {
         if y_hi < 0.0 {
             return;
         }
-        let y_hi = y_hi as usize;
-        let width = self.width;
-        let cpu = Avx2::detect();
-        for y in y_lo..=y_hi {
-            let yc = y as f64;
-            // The part of the centre line within `reach` of this row bounds
-            // the pixels worth testing.
-            let (xl, xr) = if d.y.abs() < 1e-9 {
-                (a.x.min(b.x), a.x.max(b.x))
-            } else {
-                let ta = (yc - reach - a.y) / d.y;
-                let tb = (yc + reach - a.y) / d.y;
-                let (lo, hi) = (ta.min(tb).max(0.0), ta.max(tb).min(1.0));
-                if lo > hi {
-                    continue;
-                }
-                let (xa, xb) = (a.x + d.x * lo, a.x + d.x * hi);
-                (xa.min(xb), xa.max(xb))
-            };
-            let x_lo = (xl - reach).ceil().max(0.0);
-            let x_hi = (xr + reach).floor().min(w - 1.0);
-            if x_hi < x_lo {
-                continue;
-            }
-            let (x_lo, x_hi) = (x_lo as usize, x_hi as usize);
-            // f32 from here: coordinates are relative to the clipped start,
-            // so within a few thousand pixels.
-            let py = (yc - a.y) as f32;
-            let (dx, dy, inv) = (d.x as f32, d.y as f32, inv_len2 as f32);
-            let (r0, dr) = (ra as f32, (rb - ra) as f32);
-            let px0 = (x_lo as f64 - a.x) as f32;
-            let row = &mut self.cov[y * width + x_lo..=y * width + x_hi];
-            capsule_row(cpu, row, px0, py, dx, dy, inv, r0, dr);
-            self.dirty.add(y, x_lo, x_hi + 1);
-        }
+        let rows = CapsuleRows {
+            a,
+            b,
+            d,
+            reach,
+            inv_len2,
+            ra,
+            rb,
+            y_lo,
+            y_hi: y_hi as usize,
+        };
+        capsule_rows(Avx2::detect(), &mut self.cov, &mut self.dirty, self.width, rows);
     }
 
     /// Adds the area inside `contours` (non-zero rule; contours are closed
@@ -388,6 +365,174 @@ impl Coverage {
     }
 }
 
+/// A clipped segment's capsule, row by row (see [`Coverage::segment`]).
+#[derive(Clone, Copy)]
+struct CapsuleRows {
+    /// Start, end and direction (`b - a`) of the centre line.
+    a: Vec2,
+    b: Vec2,
+    d: Vec2,
+    /// How far from the centre line coverage reaches.
+    reach: f64,
+    /// `1 / |d|²` (0 for a point).
+    inv_len2: f64,
+    /// Half widths at the two ends.
+    ra: f64,
+    rb: f64,
+    /// The rows it may cover, in the picture.
+    y_lo: usize,
+    y_hi: usize,
+}
+
+/// The arguments of a row kernel: the row, then `px0, py, dx, dy, inv,
+/// r0, dr` (see [`capsule_row_generic`]).
+type RowArgs = (f32, f32, f32, f32, f32, f32, f32);
+
+/// Maxes the capsule's coverage into `cov` (`width` pixels a row) with
+/// `kernel` for each row, and marks what it touched in `dirty`.
+#[inline(always)]
+fn capsule_rows_with(
+    cov: &mut [u8],
+    dirty: &mut ChunkDirty,
+    width: usize,
+    c: CapsuleRows,
+    mut kernel: impl FnMut(&mut [u8], RowArgs),
+) {
+    let CapsuleRows {
+        a,
+        b,
+        d,
+        reach,
+        inv_len2,
+        ra,
+        rb,
+        y_lo,
+        y_hi,
+    } = c;
+    let w = width as f64;
+    for y in y_lo..=y_hi {
+        let yc = y as f64;
+        // The part of the centre line within `reach` of this row bounds
+        // the pixels worth testing.
+        let (xl, xr) = if d.y.abs() < 1e-9 {
+            (a.x.min(b.x), a.x.max(b.x))
+        } else {
+            let ta = (yc - reach - a.y) / d.y;
+            let tb = (yc + reach - a.y) / d.y;
+            let (lo, hi) = (ta.min(tb).max(0.0), ta.max(tb).min(1.0));
+            if lo > hi {
+                continue;
+            }
+            let (xa, xb) = (a.x + d.x * lo, a.x + d.x * hi);
+            (xa.min(xb), xa.max(xb))
+        };
+        let x_lo = (xl - reach).ceil().max(0.0);
+        let x_hi = (xr + reach).floor().min(w - 1.0);
+        if x_hi < x_lo {
+            continue;
+        }
+        let (x_lo, x_hi) = (x_lo as usize, x_hi as usize);
+        // f32 from here: coordinates are relative to the clipped start,
+        // so within a few thousand pixels.
+        let py = (yc - a.y) as f32;
+        let (dx, dy, inv) = (d.x as f32, d.y as f32, inv_len2 as f32);
+        let (r0, dr) = (ra as f32, (rb - ra) as f32);
+        let px0 = (x_lo as f64 - a.x) as f32;
+        let row = &mut cov[y * width + x_lo..=y * width + x_hi];
+        kernel(row, (px0, py, dx, dy, inv, r0, dr));
+        dirty.add(y, x_lo, x_hi + 1);
+    }
+}
+
+/// Maxes the capsule's coverage into `cov` and marks what it touched in
+/// `dirty`: with AVX2, the whole loop is built for it (rounding to whole
+/// pixels in registers) and each row is eight pixels a step
+/// ([`capsule_row_avx2`]); the results are the same either way.
+fn capsule_rows(cpu: Option<Avx2>, cov: &mut [u8], dirty: &mut ChunkDirty, width: usize, c: CapsuleRows) {
+    #[cfg(target_arch = "x86_64")]
+    if cpu.is_some() {
+        // SAFETY: an `Avx2` exists only when the CPU supports AVX2.
+        unsafe { capsule_rows_avx2(cov, dirty, width, c) };
+        return;
+    }
+    let _ = cpu;
+    capsule_rows_with(cov, dirty, width, c, |row, (px0, py, dx, dy, inv, r0, dr)| {
+        capsule_row_generic(row, px0, py, dx, dy, inv, r0, dr)
+    });
+}
+
+/// [`capsule_rows`] built for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn capsule_rows_avx2(cov: &mut [u8], dirty: &mut ChunkDirty, width: usize, c: CapsuleRows) {
+    capsule_rows_with(cov, dirty, width, c, |row, (px0, py, dx, dy, inv, r0, dr)| {
+        // SAFETY: this runs only inside `capsule_rows_avx2`, which is only
+        // called when the CPU supports AVX2.
+        unsafe { capsule_row_avx2(row, px0, py, dx, dy, inv, r0, dr) }
+    });
+}
+
+/// [`capsule_row_generic`] eight pixels a step, with the same operations
+/// in the same order (no fused multiply-adds), so the same bytes: each
+/// step's coverage is packed to bytes with saturation (what `as u8` does)
+/// and maxed into the row; a last step shorter than eight is maxed in
+/// byte by byte.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn capsule_row_avx2(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32) {
+    use std::arch::x86_64::*;
+    let lanes = _mm256_setr_ps(0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0);
+    let (zero, half, one) = (_mm256_setzero_ps(), _mm256_set1_ps(0.5), _mm256_set1_ps(1.0));
+    let (two, full) = (_mm256_set1_ps(2.0), _mm256_set1_ps(255.0));
+    let (vpx0, vpy) = (_mm256_set1_ps(px0), _mm256_set1_ps(py));
+    let (vdx, vdy, vinv) = (_mm256_set1_ps(dx), _mm256_set1_ps(dy), _mm256_set1_ps(inv));
+    let (vr0, vdr) = (_mm256_set1_ps(r0), _mm256_set1_ps(dr));
+    let pydy = _mm256_mul_ps(vpy, vdy);
+    let n = row.len();
+    let mut i = 0;
+    while i < n {
+        // `px0 + i as f32` per pixel (whole numbers below 2²⁴ are exact).
+        let px = _mm256_add_ps(vpx0, _mm256_add_ps(_mm256_set1_ps(i as f32), lanes));
+        let t = _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(px, vdx), pydy), vinv);
+        let t = _mm256_min_ps(_mm256_max_ps(t, zero), one);
+        let qx = _mm256_sub_ps(px, _mm256_mul_ps(vdx, t));
+        let qy = _mm256_sub_ps(vpy, _mm256_mul_ps(vdy, t));
+        let dist = _mm256_sqrt_ps(_mm256_add_ps(_mm256_mul_ps(qx, qx), _mm256_mul_ps(qy, qy)));
+        let r = _mm256_add_ps(vr0, _mm256_mul_ps(vdr, t));
+        let fade = _mm256_min_ps(_mm256_mul_ps(two, r), one);
+        let edge = _mm256_sub_ps(_mm256_add_ps(_mm256_max_ps(r, half), half), dist);
+        let c = _mm256_mul_ps(fade, _mm256_min_ps(_mm256_max_ps(edge, zero), one));
+        let v = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(c, full), half));
+        // Eight 32-bit values to eight bytes, saturating, in order.
+        let w16 = _mm256_packus_epi32(v, v);
+        let w8 = _mm256_packus_epi16(w16, w16);
+        let bytes = _mm_unpacklo_epi32(_mm256_castsi256_si128(w8), _mm256_extracti128_si256::<1>(w8));
+        if i + 8 <= n {
+            // SAFETY: bytes `i..i + 8` are in `row`.
+            unsafe {
+                let p = row.as_mut_ptr().add(i) as *mut __m128i;
+                let old = _mm_loadl_epi64(p);
+                _mm_storel_epi64(p, _mm_max_epu8(old, bytes));
+            }
+        } else {
+            let mut tail = [0u8; 8];
+            // SAFETY: `tail` is eight bytes.
+            unsafe { _mm_storel_epi64(tail.as_mut_ptr() as *mut __m128i, bytes) };
+            for (d, &v) in row[i..].iter_mut().zip(&tail) {
+                *d = (*d).max(v);
+            }
+        }
+        i += 8;
+    }
+}
+
 /// Coverage of one row of pixels by a capsule, maxed into `row`: pixel
 /// `i` is at `(px0 + i, py)` relative to the segment start, the segment is
 /// `(dx, dy)` with `inv = 1 / |d|²`, the half width `r0 + dr · t`.
@@ -405,13 +550,6 @@ fn capsule_row_generic(row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv:
         let c = fade * (r.max(0.5) + 0.5 - dist).clamp(0.0, 1.0);
         *v = (*v).max((c * 255.0 + 0.5) as u8);
     }
-}
-
-multiversion! {
-    /// [`capsule_row_generic`], with its AVX2 build when the CPU has it
-    /// (same results: no fused operations).
-    #[allow(clippy::too_many_arguments)]
-    fn capsule_row(cpu: Option<Avx2>, row: &mut [u8], px0: f32, py: f32, dx: f32, dy: f32, inv: f32, r0: f32, dr: f32) = capsule_row_generic;
 }
 
 /// The part of segment `a → b` inside the box (Liang–Barsky), as clipped
@@ -586,6 +724,53 @@ fn accumulate_line(acc: &mut [f32], stride: usize, rows: usize, p: Vec2, q: Vec2
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The AVX2 row kernel gives the scalar kernel's bytes: every length
+    /// up to five steps, over rows already holding coverage, for segments
+    /// of every direction, length (a point included) and half width
+    /// (thinner than a pixel included), the row near or far from them.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_avx2_row_kernel_matches_the_scalar_one() {
+        let Some(_) = Avx2::detect() else {
+            return;
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut differ = 0;
+        for case in 0..3000 {
+            let n = case % 41;
+            let (dx, dy) = if case % 7 == 0 {
+                (0.0, 0.0)
+            } else {
+                (60.0 * rnd() - 30.0, 60.0 * rnd() - 30.0)
+            };
+            let len2 = dx * dx + dy * dy;
+            let inv = if len2 > 1e-12 { 1.0 / len2 } else { 0.0 };
+            let (r0, r1) = (4.0 * rnd(), if case % 3 == 0 { 0.3 * rnd() } else { 4.0 * rnd() });
+            let (px0, py) = (40.0 * rnd() - 30.0, 12.0 * rnd() - 6.0);
+            let start: Vec<u8> = (0..n)
+                .map(|_| if rnd() < 0.5 { 0 } else { (rnd() * 255.0) as u8 })
+                .collect();
+            let mut slow = start.clone();
+            capsule_row_generic(&mut slow, px0, py, dx, dy, inv, r0, r1 - r0);
+            let mut fast = start.clone();
+            // SAFETY: AVX2 was detected above.
+            unsafe { capsule_row_avx2(&mut fast, px0, py, dx, dy, inv, r0, r1 - r0) };
+            assert_eq!(
+                fast, slow,
+                "case {case}: n {n} d ({dx}, {dy}) r {r0}..{r1} at ({px0}, {py})"
+            );
+            differ += usize::from(slow != start);
+        }
+        // The cases draw something, not only leave rows as they were.
+        assert!(differ > 1000, "only {differ} cases drew");
+    }
 
     fn total(c: &Coverage) -> f64 {
         c.cov.iter().map(|&v| v as f64 / 255.0).sum()

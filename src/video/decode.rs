@@ -235,6 +235,7 @@ impl Decoder {
         out.index = index;
         out.clock = None;
         out.mask = None;
+        out.calibration = None;
         self.done_with(raw, time, index);
         Ok(true)
     }

@@ -29,6 +29,10 @@ pub struct ProcessStats {
     pub primitives: usize,
     /// Time spent computing the floor mask (part of the processing time).
     pub mask_time: Duration,
+    /// Time selecting, projecting and rasterizing primitives.
+    pub draw_time: Duration,
+    /// Time tinting and compositing onto the frame.
+    pub composite_time: Duration,
 }
 
 /// Turns a decoded frame into the picture shown: the shared
@@ -55,6 +59,8 @@ impl FrameProcessor for Pipeline {
         Ok(ProcessStats {
             primitives: st.primitives,
             mask_time: st.mask_time,
+            draw_time: st.select_time + st.draw_time,
+            composite_time: st.composite_time,
         })
     }
 
@@ -102,8 +108,12 @@ pub struct FrameTiming {
     pub decode: Duration,
     /// The overlay pipeline.
     pub process: Duration,
-    /// Of which the floor mask.
+    /// Of which the floor mask (beside the drawing when masked in parallel).
     pub mask: Duration,
+    /// Of which selecting and drawing the primitives.
+    pub draw: Duration,
+    /// Of which compositing onto the frame.
+    pub composite: Duration,
     /// Conversion into a texture image.
     pub convert: Duration,
 }
@@ -403,6 +413,8 @@ struct Worker {
     /// Epoch of the latest show request (see [`Player::discard_upcoming`]).
     epoch: u64,
     playing: bool,
+    /// The copy of a ring frame that is drawn onto, kept for its buffers.
+    scratch: SourceFrame,
 }
 
 impl Worker {
@@ -430,6 +442,7 @@ impl Worker {
             seq: 0,
             epoch: 0,
             playing: false,
+            scratch: SourceFrame::empty(),
         }
     }
 
@@ -635,10 +648,9 @@ impl Worker {
             );
             return;
         }
-        let Some(frame) = self.ring.get(pos).cloned() else {
+        let Some(mut shown) = self.draw_copy(pos) else {
             return;
         };
-        let mut shown = self.draw(frame);
         shown.timing.decode = decode;
         shown.requested = self.requested;
         shown.seq = self.seq;
@@ -668,11 +680,10 @@ impl Worker {
             self.playing = false;
             return;
         };
-        let Some(frame) = self.ring.get(p + 1).cloned() else {
+        let Some(mut shown) = self.draw_copy(p + 1) else {
             self.playing = false;
             return;
         };
-        let mut shown = self.draw(frame);
         shown.timing.decode = decode;
         let mut ob = lock(&self.outbox);
         if ob.timings.len() < 10_000 {
@@ -683,10 +694,24 @@ impl Worker {
         self.ahead = Some(shown);
     }
 
-    fn draw(&mut self, mut frame: SourceFrame) -> Shown {
+    /// Draws a copy of the ring's frame at `pos` (the ring keeps the
+    /// decoded picture for redrawing), copied into the scratch frame's
+    /// buffers; `None` when the ring has no such frame.
+    fn draw_copy(&mut self, pos: usize) -> Option<Shown> {
+        let mut frame = std::mem::replace(&mut self.scratch, SourceFrame::empty());
+        let shown = self
+            .ring
+            .get(pos)
+            .map(|f| frame.clone_from(f))
+            .map(|()| self.draw(&mut frame));
+        self.scratch = frame;
+        shown
+    }
+
+    fn draw(&mut self, frame: &mut SourceFrame) -> Shown {
         let (index, time) = (frame.index, frame.time);
         let t1 = Instant::now();
-        let stats = match self.processor.process(&mut frame) {
+        let stats = match self.processor.process(frame) {
             Ok(s) => s,
             Err(source) => {
                 self.report(PlayerError::Frame { index, source });
@@ -712,6 +737,8 @@ impl Worker {
                 decode: Duration::ZERO,
                 process: t2 - t1,
                 mask: stats.mask_time,
+                draw: stats.draw_time,
+                composite: stats.composite_time,
                 convert: t3 - t2,
             },
             is_last,

@@ -4,6 +4,8 @@
 //! kernel too). The player converts every frame it draws, so this is on
 //! its path to the screen.
 
+use std::mem::MaybeUninit;
+
 use eframe::egui::{Color32, ColorImage};
 
 use crate::image::RgbImage;
@@ -23,18 +25,30 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
         return ColorImage::new([w, h], vec![Color32::BLACK; w * h]);
     };
     if k == 1 {
-        let mut pixels = zeroed_pixels(w * h);
-        rgb_to_opaque(src, &mut pixels);
+        // SAFETY: `rgb_to_opaque` returns how many pixels it wrote, from
+        // the first.
+        let pixels = unsafe { filled(w * h, |out| rgb_to_opaque(src, out)) };
         return ColorImage::new([w, h], pixels);
     }
     let (ow, oh) = (w / k, h / k);
     let row_bytes = w * 3;
     if k == 2 {
         // The common case (1080p shown at about half size).
-        let mut pixels = zeroed_pixels(ow * oh);
-        for (oy, out) in pixels.chunks_exact_mut(ow).enumerate() {
-            halve_rows(src, 2 * oy * row_bytes, (2 * oy + 1) * row_bytes, out);
-        }
+        // SAFETY: each row's prefix of `halve_rows`'s count is written, and
+        // the count stops at the first row it does not fill.
+        let pixels = unsafe {
+            filled(ow * oh, |out| {
+                let mut made = 0;
+                for (oy, row) in out.chunks_exact_mut(ow).enumerate() {
+                    let n = halve_rows(src, 2 * oy * row_bytes, (2 * oy + 1) * row_bytes, row);
+                    made += n;
+                    if n < ow {
+                        break;
+                    }
+                }
+                made
+            })
+        };
         return ColorImage::new([ow, oh], pixels);
     }
     let mut pixels = Vec::with_capacity(ow * oh);
@@ -71,7 +85,9 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
 
 /// One row of the half-size picture: each pixel of `out` the rounded mean
 /// of a 2×2 block of the rows starting at bytes `a` and `b` of `src`.
-fn halve_rows(src: &[u8], a: usize, b: usize, out: &mut [Color32]) {
+/// Returns how many pixels it wrote, from the first: all of them, unless
+/// `src` ends before the rows do.
+fn halve_rows(src: &[u8], a: usize, b: usize, out: &mut [MaybeUninit<Color32>]) -> usize {
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if crate::simd::has_avx2() {
@@ -79,14 +95,16 @@ fn halve_rows(src: &[u8], a: usize, b: usize, out: &mut [Color32]) {
         // `src` and writes within `out`.
         done = unsafe { halve_rows_avx2(src, a, b, out) };
     }
-    halve_rows_scalar(src, a, b, out, done);
+    halve_rows_scalar(src, a, b, out, done)
 }
 
-/// [`halve_rows`] from output pixel `from` on, one pixel at a time.
-fn halve_rows_scalar(src: &[u8], a: usize, b: usize, out: &mut [Color32], from: usize) {
+/// [`halve_rows`] from output pixel `from` on, one pixel at a time;
+/// returns how many pixels of `out` are written then (`from` if `src`
+/// ends before the rows do).
+fn halve_rows_scalar(src: &[u8], a: usize, b: usize, out: &mut [MaybeUninit<Color32>], from: usize) -> usize {
     let n = out.len();
     let (Some(ra), Some(rb)) = (src.get(a + 6 * from..a + 6 * n), src.get(b + 6 * from..b + 6 * n)) else {
-        return;
+        return from;
     };
     for ((d, p), q) in out[from..]
         .iter_mut()
@@ -94,8 +112,9 @@ fn halve_rows_scalar(src: &[u8], a: usize, b: usize, out: &mut [Color32], from: 
         .zip(rb.chunks_exact(6))
     {
         let avg = |i: usize| ((p[i] as u16 + p[i + 3] as u16 + q[i] as u16 + q[i + 3] as u16 + 2) >> 2) as u8;
-        *d = Color32::from_rgb(avg(0), avg(1), avg(2));
+        d.write(Color32::from_rgb(avg(0), avg(1), avg(2)));
     }
+    n
 }
 
 /// The vector part of [`halve_rows`]: four output pixels a step, from 12
@@ -105,7 +124,7 @@ fn halve_rows_scalar(src: &[u8], a: usize, b: usize, out: &mut [Color32], from: 
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn halve_rows_avx2(src: &[u8], a: usize, b: usize, out: &mut [Color32]) -> usize {
+unsafe fn halve_rows_avx2(src: &[u8], a: usize, b: usize, out: &mut [MaybeUninit<Color32>]) -> usize {
     use std::arch::x86_64::*;
     // Within a lane: the two pixels of each block's row side by side, per
     // channel (r r g g b b of the first output pixel, then the second).
@@ -151,15 +170,22 @@ unsafe fn halve_rows_avx2(src: &[u8], a: usize, b: usize, out: &mut [Color32]) -
     i
 }
 
-/// `n` transparent pixels, from zeroed memory: fresh pages come zeroed,
-/// so the 8 MB of a 1080p picture are not written twice.
-fn zeroed_pixels(n: usize) -> Vec<Color32> {
-    let mut words = std::mem::ManuallyDrop::new(vec![0u32; n]);
-    let (ptr, len, cap) = (words.as_mut_ptr(), words.len(), words.capacity());
-    // SAFETY: `Color32` is `#[repr(C)]` over `[u8; 4]` with `align(4)`:
-    // the size and alignment of `u32`, so the allocation's layout is the
-    // same, and all-zero bytes are a valid (transparent) `Color32`.
-    unsafe { Vec::from_raw_parts(ptr.cast::<Color32>(), len, cap) }
+/// `n` pixels written by `fill` straight into a new vector's memory,
+/// which is neither zeroed nor filled first: a 1080p picture is 8 MB, and
+/// writing it twice costs as much as converting it. `fill` writes a prefix
+/// of the slice it is given and returns its length; pixels past it (none,
+/// for a frame of the size it claims) are black.
+///
+/// # Safety
+/// `fill` must have initialized every pixel of the prefix it returns.
+unsafe fn filled(n: usize, fill: impl FnOnce(&mut [MaybeUninit<Color32>]) -> usize) -> Vec<Color32> {
+    let mut pixels = Vec::with_capacity(n);
+    let made = fill(&mut pixels.spare_capacity_mut()[..n]).min(n);
+    // SAFETY: the caller's `fill` initialized the first `made` pixels, and
+    // `made ≤ n ≤ capacity`.
+    unsafe { pixels.set_len(made) };
+    pixels.resize(n, Color32::BLACK);
+    pixels
 }
 
 const _: () = assert!(
@@ -174,7 +200,9 @@ const _: () = assert!(
 /// output is written with streaming stores, which skip reading the
 /// destination's cache lines before writing them: the picture goes to the
 /// UI thread, not back through this one.
-fn rgb_to_opaque(src: &[u8], dst: &mut [Color32]) {
+///
+/// Returns how many pixels it wrote, from the first.
+fn rgb_to_opaque(src: &[u8], dst: &mut [MaybeUninit<Color32>]) -> usize {
     let n = dst.len().min(src.len() / 3);
     let (src, dst) = (&src[..3 * n], &mut dst[..n]);
     let mut done = 0;
@@ -185,8 +213,9 @@ fn rgb_to_opaque(src: &[u8], dst: &mut [Color32]) {
         done = unsafe { rgb_to_opaque_avx2(src, dst) };
     }
     for (d, p) in dst[done..].iter_mut().zip(src[3 * done..].chunks_exact(3)) {
-        *d = Color32::from_rgb(p[0], p[1], p[2]);
+        d.write(Color32::from_rgb(p[0], p[1], p[2]));
     }
+    n
 }
 
 /// The vector part of [`rgb_to_opaque`]: converts a prefix of the pixels
@@ -196,7 +225,7 @@ fn rgb_to_opaque(src: &[u8], dst: &mut [Color32]) {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn rgb_to_opaque_avx2(src: &[u8], dst: &mut [Color32]) -> usize {
+unsafe fn rgb_to_opaque_avx2(src: &[u8], dst: &mut [MaybeUninit<Color32>]) -> usize {
     use std::arch::x86_64::*;
     let n = dst.len().min(src.len() / 3);
     // Scalar pixels until the output is 32-byte aligned, as streaming
@@ -208,7 +237,7 @@ unsafe fn rgb_to_opaque_avx2(src: &[u8], dst: &mut [Color32]) -> usize {
         (8 - misaligned).min(n)
     };
     for (d, p) in dst[..i].iter_mut().zip(src.chunks_exact(3)) {
-        *d = Color32::from_rgb(p[0], p[1], p[2]);
+        d.write(Color32::from_rgb(p[0], p[1], p[2]));
     }
     // Each 16-byte lane takes four pixels (12 bytes) of a 16-byte load and
     // spreads them to RGBA; the alpha bytes come from the OR.
@@ -283,8 +312,10 @@ mod tests {
             assert_eq!(fast.size, [ow, 2]);
             let src = img.as_slice().unwrap();
             for oy in 0..2 {
-                let mut slow = vec![Color32::TRANSPARENT; ow];
-                halve_rows_scalar(src, 2 * oy * 3 * w, (2 * oy + 1) * 3 * w, &mut slow, 0);
+                let mut slow = vec![MaybeUninit::new(Color32::TRANSPARENT); ow];
+                let made = halve_rows_scalar(src, 2 * oy * 3 * w, (2 * oy + 1) * 3 * w, &mut slow, 0);
+                assert_eq!(made, ow);
+                let slow = init(&slow);
                 assert_eq!(
                     &fast.pixels[oy * ow..(oy + 1) * ow],
                     &slow[..],
@@ -309,8 +340,9 @@ mod tests {
         let src: Vec<u8> = (0..3 * 200).map(|i| (i * 37 % 251) as u8).collect();
         for n in 0..80 {
             for offset in 0..8 {
-                let mut out = vec![Color32::TRANSPARENT; n + offset];
-                rgb_to_opaque(&src[..3 * n], &mut out[offset..]);
+                let mut out = vec![MaybeUninit::new(Color32::TRANSPARENT); n + offset];
+                assert_eq!(rgb_to_opaque(&src[..3 * n], &mut out[offset..]), n);
+                let out = init(&out);
                 for (i, c) in out[offset..].iter().enumerate() {
                     let p = &src[3 * i..3 * i + 3];
                     assert_eq!(
@@ -323,9 +355,33 @@ mod tests {
             }
         }
         // A short source converts only what it holds.
-        let mut out = vec![Color32::TRANSPARENT; 10];
-        rgb_to_opaque(&src[..3 * 4 + 2], &mut out);
+        let mut out = vec![MaybeUninit::new(Color32::TRANSPARENT); 10];
+        assert_eq!(rgb_to_opaque(&src[..3 * 4 + 2], &mut out), 4);
+        let out = init(&out);
         assert_eq!(out[3], Color32::from_rgb(src[9], src[10], src[11]));
         assert_eq!(out[4], Color32::TRANSPARENT);
+    }
+
+    /// Pixels that the tests initialized before handing them out.
+    fn init(v: &[MaybeUninit<Color32>]) -> Vec<Color32> {
+        // SAFETY: every test vector is made with `MaybeUninit::new`.
+        v.iter().map(|p| unsafe { p.assume_init() }).collect()
+    }
+
+    #[test]
+    fn pictures_cut_short_are_black_past_their_pixels() {
+        // A frame whose buffer holds fewer pixels than its size claims
+        // cannot be made here (ndarray checks), so `filled` is tested
+        // alone: what `fill` does not write is black, not garbage.
+        let v = unsafe {
+            filled(6, |out| {
+                out[0].write(Color32::WHITE);
+                out[1].write(Color32::RED);
+                2
+            })
+        };
+        assert_eq!(v[..2], [Color32::WHITE, Color32::RED]);
+        assert!(v[2..].iter().all(|&p| p == Color32::BLACK));
+        assert_eq!(v.len(), 6);
     }
 }

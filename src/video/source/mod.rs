@@ -168,7 +168,7 @@ impl SourceInfo {
 }
 
 /// One frame.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SourceFrame {
     /// Position in presentation order from the start (after a seek into a
     /// part of a video not yet decoded sequentially, estimated from the
@@ -195,6 +195,32 @@ pub struct SourceFrame {
     /// rendered match whose camera follows the ball); drawings use it
     /// instead of the session's.
     pub calibration: Option<std::sync::Arc<Calibration>>,
+}
+
+impl Clone for SourceFrame {
+    fn clone(&self) -> Self {
+        SourceFrame {
+            index: self.index,
+            time: self.time,
+            image: self.image.clone(),
+            yuv: self.yuv.clone(),
+            clock: self.clock,
+            mask: self.mask.clone(),
+            calibration: self.calibration.clone(),
+        }
+    }
+
+    /// Copies `source` into this frame's buffers where their sizes match
+    /// (a player drawing every frame onto a copy reuses one picture).
+    fn clone_from(&mut self, source: &Self) {
+        self.index = source.index;
+        self.time = source.time;
+        self.image.clone_from(&source.image);
+        self.yuv.clone_from(&source.yuv);
+        self.clock = source.clock;
+        self.mask.clone_from(&source.mask);
+        self.calibration.clone_from(&source.calibration);
+    }
 }
 
 impl PartialEq for SourceFrame {
@@ -254,6 +280,15 @@ pub trait FrameSource: Send {
             }
             None => Ok(false),
         }
+    }
+
+    /// Takes back a frame the caller is done with, so that a source which
+    /// allocates a new frame for each [`Self::next_frame`] can fill this
+    /// one's buffers instead (a 1080p picture is 6 MB, and a new one is
+    /// written twice: zeroed, then decoded into). Sources that cannot use
+    /// it drop it.
+    fn recycle(&mut self, frame: SourceFrame) {
+        drop(frame);
     }
 }
 

@@ -1,12 +1,18 @@
 //! Decoding ahead: a source wrapped so that its frames are read on their
 //! own thread, a few frames ahead of the reader. While a player draws one
 //! frame the next is being decoded, which uses a second core during
-//! playback. Seeking discards what was read ahead.
+//! playback. Seeking discards what was read ahead. Frames the reader is
+//! done with ([`FrameSource::recycle`]) go back to the thread, which
+//! decodes into their buffers rather than new ones.
 
 use super::{FrameSource, SourceError, SourceFrame, SourceInfo};
 
 /// Decoded frames read ahead of time.
 const READ_AHEAD: usize = 3;
+
+/// Frames handed back for reuse that the thread keeps at most (more are
+/// dropped).
+const SPARE: usize = 2;
 
 enum AheadCmd {
     Seek(u64, f64),
@@ -19,6 +25,7 @@ pub struct ReadAhead {
     info: SourceInfo,
     cmd: Option<crossbeam_channel::Sender<AheadCmd>>,
     frames: crossbeam_channel::Receiver<AheadMsg>,
+    spare: crossbeam_channel::Sender<SourceFrame>,
     epoch: u64,
     handle: Option<std::thread::JoinHandle<()>>,
 }
@@ -29,6 +36,7 @@ impl ReadAhead {
         let info = source.info().clone();
         let (cmd_tx, cmd_rx) = crossbeam_channel::unbounded::<AheadCmd>();
         let (tx, rx) = crossbeam_channel::bounded::<AheadMsg>(READ_AHEAD);
+        let (spare_tx, spare_rx) = crossbeam_channel::bounded::<SourceFrame>(SPARE);
         let handle = std::thread::Builder::new()
             .name("underlay-decode".into())
             .spawn(move || {
@@ -39,7 +47,12 @@ impl ReadAhead {
                 loop {
                     if pending.is_none() {
                         // After the end, keep saying so (like the source would).
-                        let r = if more { source.next_frame() } else { Ok(None) };
+                        let r = if more {
+                            let mut f = spare_rx.try_recv().unwrap_or_else(|_| SourceFrame::empty());
+                            source.read_into(&mut f).map(|got| got.then_some(f))
+                        } else {
+                            Ok(None)
+                        };
                         more = matches!(r, Ok(Some(_)));
                         pending = Some((epoch, r));
                     }
@@ -70,6 +83,7 @@ impl ReadAhead {
             info,
             cmd: Some(cmd_tx),
             frames: rx,
+            spare: spare_tx,
             epoch: 0,
             handle: Some(handle),
         })
@@ -105,6 +119,11 @@ impl FrameSource for ReadAhead {
             let _ = c.send(AheadCmd::Seek(self.epoch, t));
         }
         self.receive()
+    }
+
+    fn recycle(&mut self, frame: SourceFrame) {
+        // Never waits: with enough spares kept, this one is dropped.
+        let _ = self.spare.try_send(frame);
     }
 }
 

@@ -129,7 +129,9 @@ impl FrameRing {
         }
         self.ring.push_back(f);
         while self.ring.len() > self.cap {
-            self.ring.pop_front();
+            if let Some(old) = self.ring.pop_front() {
+                self.source.recycle(old);
+            }
             self.at_start = false;
         }
     }

@@ -146,6 +146,8 @@ impl ViewerApp {
         let mut decode = pick(&|t| t.decode);
         let mut process = pick(&|t| t.process);
         let mut mask = pick(&|t| t.mask);
+        let mut draw = pick(&|t| t.draw);
+        let mut composite = pick(&|t| t.composite);
         let mut convert = pick(&|t| t.convert);
         let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
         format!(
@@ -157,6 +159,8 @@ impl ViewerApp {
              \x20 decode wait: {}\n\
              \x20 pipeline: {}\n\
              \x20   of which mask: {}\n\
+             \x20   of which drawing: {}\n\
+             \x20   of which compositing: {}\n\
              \x20 texture conversion: {}\n\
              seek to a random time (request → on screen, {} seeks): {}",
             b.shown.len(),
@@ -167,6 +171,8 @@ impl ViewerApp {
             fmt_ms(crate::viewer::bench::spread(&mut decode)),
             fmt_ms(crate::viewer::bench::spread(&mut process)),
             fmt_ms(crate::viewer::bench::spread(&mut mask)),
+            fmt_ms(crate::viewer::bench::spread(&mut draw)),
+            fmt_ms(crate::viewer::bench::spread(&mut composite)),
             fmt_ms(crate::viewer::bench::spread(&mut convert)),
             seeks.len(),
             fmt_ms(crate::viewer::bench::spread(&mut seeks)),
