@@ -47,6 +47,15 @@ fn convert(c: &mut Criterion) {
         });
     }
     g.finish();
+    // A 4K video in a window: shown at a half, a third or a quarter.
+    let img = SyntheticSource::new(3840, 2160, FPS, 1).unwrap().render(0).image;
+    let mut g = c.benchmark_group("to_color_image 3840x2160");
+    for k in [2, 3, 4] {
+        g.bench_function(format!("reduction {k}"), |b| {
+            b.iter(|| to_color_image_reduced(&img, k))
+        });
+    }
+    g.finish();
 }
 
 /// An H.264 video of the synthetic floor (green field, white lines,

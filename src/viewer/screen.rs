@@ -1,14 +1,17 @@
 //! Decoded frames as pictures for the screen: RGB to egui's opaque
 //! `Color32`, at full size (an AVX2 kernel writing past the cache) or
 //! reduced by whole factors, each block averaged (halving has an AVX2
-//! kernel too). The player converts every frame it draws, so this is on
-//! its path to the screen.
+//! kernel too; larger factors, for 4K video in a window, sum each block's
+//! rows down the columns in vectors first). The pictures are written once,
+//! into memory neither zeroed nor filled before. The player converts every
+//! frame it draws, so this is on its path to the screen.
 
 use std::mem::MaybeUninit;
 
 use eframe::egui::{Color32, ColorImage};
 
 use crate::image::RgbImage;
+use crate::simd::multiversion;
 
 /// An RGB frame as an egui image (opaque).
 pub fn to_color_image(img: &RgbImage) -> ColorImage {
@@ -53,34 +56,41 @@ pub fn to_color_image_reduced(img: &RgbImage, k: usize) -> ColorImage {
     }
     let mut pixels = Vec::with_capacity(ow * oh);
     let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
-    let mut sums = vec![0u32; ow * 3];
+    // Each block's k rows are first summed down the columns (a plain loop
+    // over bytes, which the compiler vectorizes), then k neighbouring
+    // columns across: the per-pixel work is done once per block row, not
+    // once per picture row.
+    let used = ow * k * 3;
+    let mut columns = vec![0u32; used];
     for oy in 0..oh {
-        sums.fill(0);
+        columns.fill(0);
         for dy in 0..k {
             let start = (oy * k + dy) * row_bytes;
-            let row = &src[start..start + ow * k * 3];
-            // Sum k neighbouring pixels of this row into each output pixel.
-            for (sum, block) in sums.chunks_exact_mut(3).zip(row.chunks_exact(3 * k)) {
-                let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
-                for p in block.chunks_exact(3) {
-                    r += p[0] as u32;
-                    g += p[1] as u32;
-                    b += p[2] as u32;
-                }
-                sum[0] += r;
-                sum[1] += g;
-                sum[2] += b;
-            }
+            add_bytes(&mut columns, &src[start..start + used]);
         }
-        // Division by n as a multiplication (sums stay below 2¹², so the
-        // product fits in 32 bits).
+        // Division by k² as a multiplication (a sum is at most k²·255, so
+        // the product stays near 255·2¹⁶).
         let avg = |v: u32| ((v * m + (1 << 15)) >> 16).min(255) as u8;
-        pixels.extend(
-            sums.chunks_exact(3)
-                .map(|s| Color32::from_rgb(avg(s[0]), avg(s[1]), avg(s[2]))),
-        );
+        pixels.extend(columns.chunks_exact(3 * k).map(|block| {
+            let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
+            for p in block.chunks_exact(3) {
+                r += p[0];
+                g += p[1];
+                b += p[2];
+            }
+            Color32::from_rgb(avg(r), avg(g), avg(b))
+        }));
     }
     ColorImage::new([ow, oh], pixels)
+}
+
+multiversion! {
+    /// Adds each byte of `row` to its column's sum.
+    fn add_bytes(sums: &mut [u32], row: &[u8]) {
+        for (s, &v) in sums.iter_mut().zip(row) {
+            *s += v as u32;
+        }
+    }
 }
 
 /// One row of the half-size picture: each pixel of `out` the rounded mean
@@ -298,6 +308,41 @@ mod tests {
         assert_eq!(c3.size, [2, 1]);
         assert_eq!(c3.pixels[0], Color32::from_rgb(22, 4, 0));
         assert_eq!(to_color_image_reduced(&img, 100).size, [1, 1]);
+    }
+
+    #[test]
+    fn larger_reductions_are_the_rounded_block_means() {
+        // Sizes that leave partial blocks at the right and bottom edges.
+        for (k, h, w) in [(3, 10, 17), (4, 9, 23), (4, 16, 16), (5, 11, 26), (3, 3, 3)] {
+            let img =
+                RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| ((x * 89 + y * 53 + c * 101) % 256) as u8);
+            let got = to_color_image_reduced(&img, k);
+            let (ow, oh) = (w / k, h / k);
+            assert_eq!(got.size, [ow, oh]);
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    // The block's sum, divided by k² as the conversion does:
+                    // a multiplication by 2¹⁶ / k², rounded (within one
+                    // level of the exact mean).
+                    let m = ((1u32 << 16) as f64 / (k * k) as f64).round() as u32;
+                    let mean = |c: usize| {
+                        let sum: u32 = (0..k)
+                            .flat_map(|dy| (0..k).map(move |dx| (dy, dx)))
+                            .map(|(dy, dx)| img[[oy * k + dy, ox * k + dx, c]] as u32)
+                            .sum();
+                        let exact = sum as f64 / (k * k) as f64;
+                        let v = ((sum * m + (1 << 15)) >> 16).min(255) as u8;
+                        assert!(
+                            (v as f64 - exact).abs() <= 1.0,
+                            "k {k}: {v} for a mean of {exact}"
+                        );
+                        v
+                    };
+                    let want = Color32::from_rgb(mean(0), mean(1), mean(2));
+                    assert_eq!(got.pixels[oy * ow + ox], want, "k {k} pixel ({ox}, {oy})");
+                }
+            }
+        }
     }
 
     #[test]
