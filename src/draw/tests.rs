@@ -470,3 +470,43 @@ fn blending_rows_in_vectors_matches_pixel_by_pixel() {
         assert_eq!(fast, slow, "case {case}: {n} pixels, colour {color:?}");
     }
 }
+
+/// The vector compositing gives the scalar code's bytes, through a mask
+/// and without one, for every length up to a few steps, over random
+/// overlay pixels (premultiplied or not), frames and masks.
+#[test]
+fn compositing_rows_in_vectors_matches_pixel_by_pixel() {
+    let mut seed = 0x853c_49e6_748f_ea9bu64;
+    let mut byte = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 56) as u8
+    };
+    let cpu = Avx2::detect();
+    for case in 0..3000 {
+        let n = case % 43;
+        let src: Vec<[u8; 4]> = (0..n)
+            .map(|i| match i % 5 {
+                0 => [0; 4],
+                1 => [byte(), byte(), byte(), 255],
+                _ => [byte(), byte(), byte(), byte()],
+            })
+            .collect();
+        let dst: Vec<u8> = (0..3 * n).map(|_| byte()).collect();
+        let mask: Vec<u8> = (0..n)
+            .map(|i| match i % 4 {
+                0 => 0,
+                1 => 255,
+                _ => byte(),
+            })
+            .collect();
+        for m in [None, Some(&mask[..])] {
+            let mut slow = dst.clone();
+            composite_row_generic(&src, &mut slow, m);
+            let mut fast = dst.clone();
+            composite_row(cpu, &src, &mut fast, m);
+            assert_eq!(fast, slow, "case {case}: {n} pixels, mask {}", m.is_some());
+        }
+    }
+}
