@@ -343,6 +343,18 @@ fn blend_row_simd(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) {
     blend_row_generic(&mut dst[done..n], &coverage[done..n], color);
 }
 
+/// [`div255`] on sixteen 16-bit lanes (exact for products of two bytes
+/// and their sums up to 255², which stay below 2¹⁶ with the rounding),
+/// for the AVX2 kernels below.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn div255_x16(v: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let v = _mm256_add_epi16(v, _mm256_set1_epi16(128));
+    _mm256_srli_epi16::<8>(_mm256_add_epi16(v, _mm256_srli_epi16::<8>(v)))
+}
+
 /// The vector part of [`blend_row_simd`]: blends whole steps of eight
 /// pixels and returns how many pixels it blended.
 ///
@@ -354,13 +366,6 @@ unsafe fn blend_row_avx2(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) -> u
     use std::arch::x86_64::*;
     let n = dst.len().min(coverage.len());
     let a = _mm_set1_epi16(color.a() as i16);
-    let c128 = _mm256_set1_epi16(128);
-    // `div255` on 16-bit lanes (its sums stay below 2¹⁶ for products of
-    // two bytes).
-    let div = |v: __m256i| {
-        let v = _mm256_add_epi16(v, c128);
-        _mm256_srli_epi16::<8>(_mm256_add_epi16(v, _mm256_srli_epi16::<8>(v)))
-    };
     // The colour per channel (R, G, B, 255), for two pixels a lane.
     let (r, g, b) = (color.r() as i16, color.g() as i16, color.b() as i16);
     let s = _mm256_setr_epi16(r, g, b, 255, r, g, b, 255, r, g, b, 255, r, g, b, 255);
@@ -384,14 +389,14 @@ unsafe fn blend_row_avx2(dst: &mut [[u8; 4]], coverage: &[u8], color: Rgba) -> u
             let cov = _mm_loadl_epi64(coverage.as_ptr().add(i) as *const __m128i);
             // `sa = div255(c · a)` for the eight pixels, 16 bits each.
             let ca = _mm_mullo_epi16(_mm_cvtepu8_epi16(cov), a);
-            let sa8 = div(_mm256_castsi128_si256(ca));
+            let sa8 = div255_x16(_mm256_castsi128_si256(ca));
             let sa = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sa8));
             let (sa_lo, sa_hi) = (_mm256_shuffle_epi8(sa, lo_of), _mm256_shuffle_epi8(sa, hi_of));
             let p = dst.as_mut_ptr().add(i) as *mut __m256i;
             let d = _mm256_loadu_si256(p);
             let blend = |d16: __m256i, sa: __m256i| {
                 let inv = _mm256_sub_epi16(full, sa);
-                div(_mm256_add_epi16(
+                div255_x16(_mm256_add_epi16(
                     _mm256_mullo_epi16(s, sa),
                     _mm256_mullo_epi16(d16, inv),
                 ))
@@ -462,12 +467,7 @@ unsafe fn composite_row_avx2(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]
         .len()
         .min(dst.len() / 3)
         .min(mask.map_or(usize::MAX, <[u8]>::len));
-    let c128 = _mm256_set1_epi16(128);
     let full = _mm256_set1_epi16(255);
-    let div = |v: __m256i| {
-        let v = _mm256_add_epi16(v, c128);
-        _mm256_srli_epi16::<8>(_mm256_add_epi16(v, _mm256_srli_epi16::<8>(v)))
-    };
     // Four RGB pixels of a 16-byte load to RGBA order: from byte 0 for the
     // low lane, from byte 4 for the high one (loaded 8 bytes later).
     let spread = _mm256_setr_epi8(
@@ -517,10 +517,10 @@ unsafe fn composite_row_avx2(src: &[[u8; 4]], dst: &mut [u8], mask: Option<&[u8]
             };
             let mix = |hi: bool| {
                 let m16 = half(m, hi);
-                let a = div(_mm256_mullo_epi16(half(a8, hi), m16));
+                let a = div255_x16(_mm256_mullo_epi16(half(a8, hi), m16));
                 let inv = _mm256_sub_epi16(full, a);
-                let pc = div(_mm256_mullo_epi16(half(pmin, hi), m16));
-                div(_mm256_add_epi16(
+                let pc = div255_x16(_mm256_mullo_epi16(half(pmin, hi), m16));
+                div255_x16(_mm256_add_epi16(
                     _mm256_mullo_epi16(pc, full),
                     _mm256_mullo_epi16(half(d, hi), inv),
                 ))

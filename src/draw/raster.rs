@@ -248,7 +248,6 @@ impl Coverage {
         let rows = CapsuleRows {
             a,
             b,
-            d,
             reach,
             inv_len2,
             ra,
@@ -368,10 +367,9 @@ impl Coverage {
 /// A clipped segment's capsule, row by row (see [`Coverage::segment`]).
 #[derive(Clone, Copy)]
 struct CapsuleRows {
-    /// Start, end and direction (`b - a`) of the centre line.
+    /// Start and end of the centre line.
     a: Vec2,
     b: Vec2,
-    d: Vec2,
     /// How far from the centre line coverage reaches.
     reach: f64,
     /// `1 / |d|²` (0 for a point).
@@ -401,7 +399,6 @@ fn capsule_rows_with(
     let CapsuleRows {
         a,
         b,
-        d,
         reach,
         inv_len2,
         ra,
@@ -410,6 +407,7 @@ fn capsule_rows_with(
         y_hi,
     } = c;
     let w = width as f64;
+    let d = b - a;
     for y in y_lo..=y_hi {
         let yc = y as f64;
         // The part of the centre line within `reach` of this row bounds

@@ -437,18 +437,22 @@ mod props {
     }
 }
 
+/// Deterministic pseudo-random bytes (xorshift) from `seed`.
+fn random_bytes(mut seed: u64) -> impl FnMut() -> u8 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 56) as u8
+    }
+}
+
 /// The vector blend gives the scalar blend's bytes, for every length up
 /// to a few steps, over random premultiplied pixels, every coverage and
 /// colours from transparent to opaque.
 #[test]
 fn blending_rows_in_vectors_matches_pixel_by_pixel() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut byte = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 56) as u8
-    };
+    let mut byte = random_bytes(0x2545_f491_4f6c_dd1du64);
     for case in 0..2000 {
         let n = case % 37;
         let color = match case % 5 {
@@ -476,13 +480,7 @@ fn blending_rows_in_vectors_matches_pixel_by_pixel() {
 /// overlay pixels (premultiplied or not), frames and masks.
 #[test]
 fn compositing_rows_in_vectors_matches_pixel_by_pixel() {
-    let mut seed = 0x853c_49e6_748f_ea9bu64;
-    let mut byte = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 56) as u8
-    };
+    let mut byte = random_bytes(0x853c_49e6_748f_ea9bu64);
     let cpu = Avx2::detect();
     for case in 0..3000 {
         let n = case % 43;

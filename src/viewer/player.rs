@@ -698,14 +698,12 @@ impl Worker {
     /// decoded picture for redrawing), copied into the scratch frame's
     /// buffers; `None` when the ring has no such frame.
     fn draw_copy(&mut self, pos: usize) -> Option<Shown> {
+        let src = self.ring.get(pos)?;
         let mut frame = std::mem::replace(&mut self.scratch, SourceFrame::empty());
-        let shown = self
-            .ring
-            .get(pos)
-            .map(|f| frame.clone_from(f))
-            .map(|()| self.draw(&mut frame));
+        frame.clone_from(src);
+        let shown = self.draw(&mut frame);
         self.scratch = frame;
-        shown
+        Some(shown)
     }
 
     fn draw(&mut self, frame: &mut SourceFrame) -> Shown {
