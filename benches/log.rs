@@ -163,7 +163,7 @@ fn reading(c: &mut Criterion) {
         b.iter_with_large_drop(|| log::native::read(black_box(&bytes[..])).expect("valid"))
     });
     g.bench_function("native fast path (file)", |b| {
-        b.iter_with_large_drop(|| log::load(black_box(&path)).expect("valid"))
+        b.iter_with_large_drop(|| underlay::formats::load_log(black_box(&path)).expect("valid"))
     });
     g.bench_function("prost reference", |b| {
         b.iter_with_large_drop(|| log::reference::decode(black_box(&bytes)).expect("valid"))
@@ -212,7 +212,7 @@ fn memory_report() {
     std::fs::write(&path, &bytes).expect("temp file");
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
-    let log = log::load(&path).expect("valid");
+    let log = underlay::formats::load_log(&path).expect("valid");
     let peak = PEAK.load(Ordering::Relaxed) - before;
     let kept = LIVE.load(Ordering::Relaxed) - before;
     let mb = |n: usize| n as f64 / 1e6;

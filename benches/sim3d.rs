@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use underlay::sim3d::sexp::Parser;
+use underlay::sexp::Parser;
 use underlay::sim3d::{input, monitor, perception, place};
 
 fn data(shared: &str, fixture: &str) -> PathBuf {

@@ -77,7 +77,7 @@ fn bench(c: &mut Criterion) {
     std::fs::write(&plain_path, &plain).expect("write");
     std::fs::write(&gz_path, &gz).expect("write");
 
-    let log = underlay::log::load(&gz_path).expect("load");
+    let log = underlay::formats::load_log(&gz_path).expect("load");
     eprintln!(
         "bench ssl: 10-minute match: {} bytes plain, {} gzip'ed; {} frames, {} primitives ({} MB of primitives)",
         plain.len(),
@@ -92,10 +92,10 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     g.throughput(Throughput::Bytes(plain.len() as u64));
     g.bench_function("load plain file", |b| {
-        b.iter(|| black_box(underlay::log::load(&plain_path).expect("load")))
+        b.iter(|| black_box(underlay::formats::load_log(&plain_path).expect("load")))
     });
     g.bench_function("load gzip file", |b| {
-        b.iter(|| black_box(underlay::log::load(&gz_path).expect("load")))
+        b.iter(|| black_box(underlay::formats::load_log(&gz_path).expect("load")))
     });
     g.bench_function("records only (no decoding)", |b| {
         b.iter(|| {

@@ -5,6 +5,7 @@
 //! onto video frames where the floor mask allows; `docs/ARCHITECTURE.md`
 //! has the module table.
 
+pub mod bounded;
 pub mod calib;
 pub mod cli;
 pub mod demo;
@@ -12,19 +13,25 @@ pub mod draw;
 pub mod error;
 pub mod export;
 pub mod files;
+pub mod formats;
 pub mod geom;
 pub mod image;
+pub mod input;
 pub mod log;
 pub mod mask;
 pub mod pipeline;
 pub mod pitch;
 pub mod select;
 pub mod session;
+pub mod sexp;
 pub mod sim2d;
 pub mod sim3d;
 pub mod simd;
 pub mod ssl;
 pub mod sync;
+#[cfg(test)]
+mod testing;
+pub mod thesis;
 pub mod video;
 pub mod viewer;
 

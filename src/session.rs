@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::calib::{CalibError, Calibration};
 use crate::log::{Log, LogError};
 use crate::mask::MaskSettings;
-use crate::pipeline::{DrawSettings, DrawToggles, InstantThreshold};
+use crate::pipeline::{DrawSettings, DrawToggles, InstantThreshold, Pipeline, PipelineError};
 use crate::select::FilterSpec;
 use crate::video::TimeMap;
 
@@ -69,6 +69,8 @@ pub enum SessionError {
     Calibration(#[from] CalibError),
     #[error(transparent)]
     Log(#[from] LogError),
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
 }
 
 /// Where the calibration comes from.
@@ -274,10 +276,7 @@ impl Session {
     /// (A file that cannot be read is left for opening the source to report.)
     pub fn for_input(input: &Path, logs: &[PathBuf]) -> Self {
         let mut s = Session::new(input, "");
-        let own = crate::video::source::opener_of(input)
-            .ok()
-            .flatten()
-            .is_some_and(|o| o.also_log);
+        let own = crate::formats::is_own_log(input);
         if own {
             s.logs.push(input.to_owned());
         }
@@ -446,6 +445,13 @@ impl Session {
         TimeMap::new(self.offset).with_rate(self.rate)
     }
 
+    /// The pipeline the session describes: its logs (merged), calibration
+    /// (inline or from a file), mask, filter, toggles, offset and threshold.
+    pub fn pipeline(&self) -> Result<Pipeline, SessionError> {
+        let log = std::sync::Arc::new(self.load_logs()?);
+        Ok(Pipeline::new(log, &self.draw_settings()?)?)
+    }
+
     /// The session's logs read and merged into one.
     pub fn load_logs(&self) -> Result<Log, SessionError> {
         if self.logs.is_empty() {
@@ -468,8 +474,9 @@ impl Session {
     }
 }
 
-/// Reads `paths` and merges the logs into one (a 2D match's agents'
-/// files placed through its game log, [`crate::sim2d::logs::load_all`]).
+/// Reads `paths` and merges the logs into one (each file read beside the
+/// one its format needs, [`crate::formats::load_logs`]: a 2D agent's log
+/// placed through its match's game log).
 pub fn load_logs(paths: &[PathBuf]) -> Result<Log, LogError> {
     load_logs_observing(paths, None)
 }
@@ -477,11 +484,10 @@ pub fn load_logs(paths: &[PathBuf]) -> Result<Log, LogError> {
 /// Like [`load_logs`], drawing what `observer` (a 2D player, `l10`) could
 /// see in detail.
 pub fn load_logs_observing(paths: &[PathBuf], observer: Option<&str>) -> Result<Log, LogError> {
-    let sensors = crate::sim2d::sensors::SensorOptions {
-        observer: observer.and_then(crate::sim2d::sensors::parse_player),
+    let options = crate::input::ReadOptions {
+        observer: observer.map(str::to_owned),
     };
-    let logs = crate::sim2d::logs::load_all(paths, sensors)?;
-    Ok(crate::log::merge(logs))
+    crate::formats::load_merged(paths, &options)
 }
 
 /// `p` relative to `base` when `p` lies under it, else `p` unchanged.
@@ -498,6 +504,7 @@ pub use crate::files::write_atomic;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::tests::{dot_log, frame, identity};
 
     #[test]
     fn save_then_load_round_trips_with_relative_paths() {
@@ -720,5 +727,50 @@ mod tests {
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.contains("[draw]") && !text.contains("toggles"), "{text}");
         assert_eq!(Session::load(&p).unwrap(), s);
+    }
+
+    #[test]
+    fn pipeline_reads_log_and_calibration_files_and_names_bad_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join("run.ulog");
+        crate::log::save(&dot_log(), &log_path).unwrap();
+        let calib_path = dir.path().join("c.toml");
+        identity().save(&calib_path, "").unwrap();
+        let mut session = Session::new(dir.path().join("run.mp4"), &log_path);
+        session.offset = 10.0;
+        session.mask = MaskSettings::None;
+        session.calibration = Some(CalibrationSource::File {
+            file: calib_path.clone(),
+        });
+        let mut p = session.pipeline().unwrap();
+        let mut f = frame(0.0);
+        let s = p.process(&mut f).unwrap();
+        assert_eq!((s.primitives, s.drawn), (1, 1));
+        assert_eq!(f.image[[20, 20, 0]], 255);
+        // The threshold comes from the log's index; a session may override it.
+        assert_eq!(p.threshold(), p.index().default_threshold());
+        session.instant_threshold = Some(0.25);
+        assert_eq!(session.pipeline().unwrap().threshold(), 0.25);
+        // +inf is a threshold (any distance), NaN the log's default.
+        session.instant_threshold = Some(f64::INFINITY);
+        assert_eq!(
+            session.pipeline().unwrap().threshold(),
+            f64::INFINITY
+        );
+        session.instant_threshold = Some(f64::NAN);
+        let p = session.pipeline().unwrap();
+        assert_eq!(p.threshold(), p.index().default_threshold());
+        // An entity the log does not know is an error naming it.
+        session.filter.only = vec!["nobody".into()];
+        let e = crate::error::chain(&session.pipeline().unwrap_err());
+        assert!(e.contains("nobody"), "{e}");
+        session.filter.only.clear();
+        // A bad calibration file and a missing log are named in the error.
+        std::fs::write(&calib_path, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
+        let e = crate::error::chain(&session.pipeline().unwrap_err());
+        assert!(e.contains("c.toml"), "{e}");
+        session.logs = vec![dir.path().join("missing.ulog")];
+        let e = crate::error::chain(&session.pipeline().unwrap_err());
+        assert!(e.contains("missing.ulog"), "{e}");
     }
 }

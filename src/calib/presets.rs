@@ -23,7 +23,6 @@
 
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
-use serde::{Deserialize, Serialize};
 
 use crate::calib::Calibration;
 use crate::log::Vec2;
@@ -95,33 +94,7 @@ impl FieldPreset {
     }
 }
 
-/// Where the floor is, as a session or a calibration file says it
-/// (`field = "ssl-b"`, or `field = { polygon = [[x, y], …] }` in world
-/// units); its region in the picture is
-/// [`crate::mask::field`]'s `FieldSpec::region`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum FieldSpec {
-    /// A field preset's id (`ssl-a`, `ssl-b`, `football`).
-    Preset(String),
-    /// A polygon on the floor, in the log's world units.
-    Polygon { polygon: Vec<[f64; 2]> },
-}
-
-impl From<&str> for FieldSpec {
-    fn from(id: &str) -> Self {
-        FieldSpec::Preset(id.to_owned())
-    }
-}
-
-impl std::fmt::Display for FieldSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FieldSpec::Preset(id) => f.write_str(id),
-            FieldSpec::Polygon { polygon } => write!(f, "a polygon of {} corners", polygon.len()),
-        }
-    }
-}
+pub use super::unit::FieldSpec;
 
 /// Identifiers of all presets, for [`preset`].
 pub const PRESET_IDS: [&str; 3] = ["ssl-a", "ssl-b", "football"];

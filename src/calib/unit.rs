@@ -1,11 +1,39 @@
 //! What a calibration was fitted in and from: the world unit (so that a
 //! log in another unit is converted rather than drawn a thousand times
-//! too small) and the labelled points (with their preset names), kept in
-//! the calibration file.
+//! too small), the labelled points (with their preset names) and the
+//! field they lie on ([`FieldSpec`]), kept in the calibration file.
 
 use serde::{Deserialize, Serialize};
 
 use super::{CalibError, Calibration};
+
+/// Where the floor is, as a session or a calibration file says it
+/// (`field = "ssl-b"`, or `field = { polygon = [[x, y], …] }` in world
+/// units); its region in the picture is
+/// [`crate::mask::field`]'s `FieldSpec::region`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FieldSpec {
+    /// A field preset's id (`ssl-a`, `ssl-b`, `football`).
+    Preset(String),
+    /// A polygon on the floor, in the log's world units.
+    Polygon { polygon: Vec<[f64; 2]> },
+}
+
+impl From<&str> for FieldSpec {
+    fn from(id: &str) -> Self {
+        FieldSpec::Preset(id.to_owned())
+    }
+}
+
+impl std::fmt::Display for FieldSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldSpec::Preset(id) => f.write_str(id),
+            FieldSpec::Polygon { polygon } => write!(f, "a polygon of {} corners", polygon.len()),
+        }
+    }
+}
 
 /// A point a calibration was fitted from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,8 +53,8 @@ pub struct FittedPoint {
 pub struct Origin {
     pub world_unit: Option<String>,
     pub points: Vec<FittedPoint>,
-    /// Where the field is ([`super::presets::FieldSpec`]), when known.
-    pub field: Option<super::presets::FieldSpec>,
+    /// Where the field is ([`FieldSpec`]), when known.
+    pub field: Option<FieldSpec>,
 }
 
 /// Metres per unit of the units underlay converts between.
@@ -84,12 +112,12 @@ impl Calibration {
     }
 
     /// Where the field is, when the calibration says it.
-    pub fn field(&self) -> Option<&super::presets::FieldSpec> {
+    pub fn field(&self) -> Option<&FieldSpec> {
         self.origin.field.as_ref()
     }
 
     /// The same calibration saying where the field is.
-    pub fn with_field(mut self, field: super::presets::FieldSpec) -> Self {
+    pub fn with_field(mut self, field: FieldSpec) -> Self {
         self.origin.field = Some(field);
         self
     }
@@ -158,7 +186,7 @@ impl Calibration {
                 .collect(),
             // A preset knows its unit; a polygon is in the calibration's.
             field: self.origin.field.clone().map(|fs| match fs {
-                super::presets::FieldSpec::Polygon { polygon } => super::presets::FieldSpec::Polygon {
+                FieldSpec::Polygon { polygon } => FieldSpec::Polygon {
                     polygon: polygon.iter().map(|p| [p[0] / f, p[1] / f]).collect(),
                 },
                 preset => preset,

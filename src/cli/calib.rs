@@ -12,18 +12,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::calib::fit::MAX_FIT_POINTS;
-use crate::calib::{self, CalibReport, Correspondence, FitOptions};
+use super::common::{Model, emit};
+use crate::calib::points::{LEFT_HANDED, PointsFile, read_points};
+use crate::calib::{self, CalibReport, FitOptions};
 use crate::log::Vec2;
-
-/// Calibration models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Model {
-    /// A plain homography (≥ 4 points).
-    Homography,
-    /// Homography plus radial lens distortion (≥ 6 points).
-    Radial,
-}
 
 /// How points that do not fit are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -265,20 +257,27 @@ fn pick_camera(
     Ok((id, *model))
 }
 
-/// The calibration of camera `id` of the SSL game log among `logs` (for
-/// `view` and `export` with `--camera N` over a camera video).
-pub(crate) fn ssl_camera(logs: &[std::path::PathBuf], id: u32) -> anyhow::Result<crate::calib::Calibration> {
-    use crate::ssl::camera;
-    // The first log that reads as an SSL game log (others fail at its header).
-    let Some((log, cams)) = logs
-        .iter()
-        .find_map(|l| camera::cameras_in(l).ok().map(|c| (l, c)))
-    else {
+/// The calibration of camera `id` of the log among `logs` that carries
+/// camera calibrations (an SSL game log's cameras), for `view`, `export`
+/// and `sync` with `--camera N` over a camera video.
+pub(crate) fn log_camera(logs: &[std::path::PathBuf], id: u32) -> anyhow::Result<crate::calib::Calibration> {
+    let Some((log, cams)) = crate::formats::cameras_among(logs)? else {
         bail!("--camera {id} needs an SSL game log among the logs (--log GAME.log)");
     };
-    let (id, model) = pick_camera(log, &cams, Some(id))?;
-    camera::calibration(&model)
-        .with_context(|| format!("camera {id} of {} cannot be used as a calibration", log.display()))
+    let name = log.display();
+    let list = || {
+        let ids: Vec<String> = cams.iter().map(|c| c.id.to_string()).collect();
+        ids.join(", ")
+    };
+    if cams.is_empty() {
+        bail!("{name}: no vision geometry packet carries a camera calibration");
+    }
+    let Some(cam) = cams.iter().find(|c| c.id == id) else {
+        bail!("{name} has no calibration of camera {id}; it has cameras {}", list());
+    };
+    cam.calibration
+        .clone()
+        .map_err(|e| anyhow::anyhow!("camera {id} of {name} cannot be used as a calibration: {e}"))
 }
 
 fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
@@ -320,100 +319,6 @@ fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
         }
         None => emit(&format!("{header}{}", c.to_toml())),
     }
-}
-
-/// Points files larger than this are refused.
-pub const MAX_CSV_BYTES: u64 = 64 << 20;
-
-/// Correspondences read from a CSV file, with the line of each.
-#[derive(Debug)]
-pub struct PointsFile {
-    pub points: Vec<Correspondence>,
-    /// 1-based line number of each point.
-    pub lines: Vec<usize>,
-    /// Each point's `name` column, when the file has one and it is not
-    /// empty (a field preset's point name, as the viewer writes it).
-    pub names: Vec<Option<String>>,
-}
-
-/// Reads a `u,v,x,y` CSV file; errors name the file and line.
-pub fn read_points(path: &Path) -> anyhow::Result<PointsFile> {
-    let name = path.display();
-    // Bounded whatever the file claims: `/dev/zero` has no end.
-    let text = crate::files::read_text_limited(path, MAX_CSV_BYTES)
-        .map_err(|e| anyhow::anyhow!("{name}: cannot read the points file: {e}"))?;
-    parse_points(&text).with_context(|| format!("in points file {name}"))
-}
-
-/// A field or line as quoted in an error: whole when short, else its start
-/// and end (a 10 MB field is not echoed).
-fn shown(s: &str) -> String {
-    crate::log::summary::shorten(s, 80)
-}
-
-/// Parses the CSV text (see [`read_points`]).
-pub fn parse_points(text: &str) -> anyhow::Result<PointsFile> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
-    let Some((header_line, header)) = lines.next() else {
-        bail!("empty: expected a header line `u,v,x,y`");
-    };
-    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
-    let find = |want: &str| cols.iter().position(|c| c == want);
-    let (Some(iu), Some(iv), Some(ix), Some(iy)) = (find("u"), find("v"), find("x"), find("y")) else {
-        bail!(
-            "line {header_line}: the header must name the columns u,v,x,y, not `{}`",
-            shown(header)
-        );
-    };
-    let iname = find("name");
-    let mut out = PointsFile {
-        points: Vec::new(),
-        lines: Vec::new(),
-        names: Vec::new(),
-    };
-    for (line, l) in lines {
-        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-        if fields.len() != cols.len() {
-            bail!(
-                "line {line}: expected {} comma-separated fields like the header, found {}: `{}`",
-                cols.len(),
-                fields.len(),
-                shown(l)
-            );
-        }
-        let num = |i: usize| -> anyhow::Result<f64> {
-            let f = fields[i];
-            match f.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                Ok(_) => bail!(
-                    "line {line}, column {}: `{}` is not a finite number",
-                    cols[i],
-                    shown(f)
-                ),
-                Err(_) => bail!("line {line}, column {}: `{}` is not a number", cols[i], shown(f)),
-            }
-        };
-        if out.points.len() >= MAX_FIT_POINTS {
-            bail!("line {line}: more than {MAX_FIT_POINTS} points");
-        }
-        out.points.push(Correspondence {
-            image: Vec2::new(num(iu)?, num(iv)?),
-            world: Vec2::new(num(ix)?, num(iy)?),
-        });
-        out.lines.push(line);
-        out.names.push(
-            iname
-                .map(|i| fields[i])
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned),
-        );
-    }
-    Ok(out)
 }
 
 /// The JSON output: the report and where its points came from.
@@ -509,19 +414,6 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The one-line note on a left-handed world frame.
-pub const LEFT_HANDED: &str = "the world frame is left-handed (seen from above, y is clockwise from x, as when y \
-                               points down the picture): accepted; draw logs in the same frame";
-
-/// Writes to stdout; a reader that went away (`| head`) is not an error.
-pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("cannot write to stdout"),
-        _ => Ok(()),
-    }
-}
 
 /// Adds "(line N)" after each "point N" of an error message.
 fn annotate_lines(e: anyhow::Error, lines: &[usize]) -> anyhow::Error {
@@ -660,75 +552,6 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Issue 15, finding 6: a 10 MB field or a 300-digit number is quoted
-    /// by its ends, not echoed whole.
-    #[test]
-    fn long_fields_are_not_echoed_whole() {
-        let field = "9".repeat(10 << 20);
-        let e = format!(
-            "{:#}",
-            parse_points(&format!("u,v,x,y\n1,2,3,x{field}\n")).unwrap_err()
-        );
-        assert!(
-            e.len() < 300 && e.contains("line 2, column y") && e.contains("bytes)"),
-            "{}",
-            &e[..300.min(e.len())]
-        );
-        let big = "1".repeat(300);
-        let e = format!(
-            "{:#}",
-            parse_points(&format!("u,v,x,y\n1,2,{big}\n")).unwrap_err()
-        );
-        assert!(e.len() < 300, "{e}");
-        let e = format!(
-            "{:#}",
-            crate::calib::fit(
-                &parse_points(&format!(
-                    "u,v,x,y\n0,0,{big},0\n1,0,1,0\n1,1,1,1\n0,1,0,1\n5,5,{big},0\n"
-                ))
-                .unwrap()
-                .points,
-                &FitOptions::default()
-            )
-            .unwrap_err()
-        );
-        assert!(e.len() < 200, "{e}");
-    }
-
-    #[test]
-    fn csv_with_names_comments_and_crlf() {
-        let p = parse_points(
-            "\u{feff}# clicked\r\nname, u, v, x, y\r\n\r\ncorner, 1, 2, 3, 4\r\ncentre,5,6,7,8\r\n",
-        )
-        .unwrap();
-        assert_eq!(p.points.len(), 2);
-        assert_eq!(p.lines, vec![4, 5]);
-        assert_eq!(p.points[1].image, Vec2::new(5.0, 6.0));
-        assert_eq!(p.points[0].world, Vec2::new(3.0, 4.0));
-    }
-
-    #[test]
-    fn csv_errors_name_the_line() {
-        let e = parse_points("u,v,x,y\n1,2,3,4\n1,2,3\n").unwrap_err().to_string();
-        assert!(e.contains("line 3"), "{e}");
-        let e = parse_points("u,v,x,y\n1,2,abc,4\n").unwrap_err().to_string();
-        assert!(e.contains("line 2, column x") && e.contains("abc"), "{e}");
-        let e = parse_points("u,v,x,y\n1,2,nan,4\n").unwrap_err().to_string();
-        assert!(e.contains("finite"), "{e}");
-        let e = parse_points("a,b,c\n1,2,3\n").unwrap_err().to_string();
-        assert!(e.contains("line 1") && e.contains("u,v,x,y"), "{e}");
-        assert!(parse_points("").is_err());
-        assert!(parse_points("# only a comment\n").is_err());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn csv_parser_never_panics(text in "\\PC{0,300}", lines in proptest::collection::vec("[-0-9.,eEnaifu vxy#\\t]{0,40}", 0..12)) {
-            let _ = parse_points(&text);
-            let _ = parse_points(&format!("u,v,x,y\n{}", lines.join("\n")));
-        }
-    }
 
     #[test]
     fn argument_parsers() {

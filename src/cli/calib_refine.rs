@@ -11,9 +11,11 @@ use serde::Serialize;
 
 use crate::calib::refine::{RefineOptions, RefineReport, refine};
 use crate::calib::{self, Calibration, FitOptions, presets};
-use crate::video::source::{OpenOptions, open};
+use crate::formats::open_source as open;
+use crate::video::source::OpenOptions;
 
-use super::calib::{Model, emit, read_points};
+use super::common::{Model, emit};
+use crate::calib::points::read_points;
 
 /// Arguments of `underlay calib refine`.
 #[derive(Debug, clap::Args)]

@@ -114,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn make(dir: &std::path::Path, spec: &DemoSpec) -> anyhow::Result<DemoFiles> {
-    let cancel = super::cancel_on_ctrl_c("demo");
+    let cancel = super::common::cancel_on_ctrl_c("demo");
     eprintln!(
         "underlay: generating the demo ({}×{}, {} s at {} fps) in {}",
         spec.width,
@@ -123,7 +123,7 @@ fn make(dir: &std::path::Path, spec: &DemoSpec) -> anyhow::Result<DemoFiles> {
         spec.fps,
         dir.display()
     );
-    let bar = super::frame_bar(Some(spec.frames()), "rendering");
+    let bar = super::common::frame_bar(Some(spec.frames()), "rendering");
     let started = Instant::now();
     let progress = |done: u64, _total: u64| bar.set_position(done);
     let result = demo::generate(dir, spec, &progress, &cancel);

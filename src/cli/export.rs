@@ -41,10 +41,10 @@ pub struct Args {
     #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub to: Option<TimeArg>,
     /// Picture size of a rendered match, `WIDTHxHEIGHT` (default 1280x720).
-    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    #[arg(long, value_name = "WxH", value_parser = super::common::parse_size)]
     pub size: Option<[usize; 2]>,
     #[command(flatten)]
-    pub shown: super::MatchArgs,
+    pub shown: super::common::MatchArgs,
     /// Pictures per second of a rendered match (default: one per record
     /// for the simulators, 30 for SSL logs).
     #[arg(long, value_name = "N")]
@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let video = session.video.clone();
     let plan = export_plan(session, session_file.as_deref(), &options)
         .with_context(|| format!("exporting {}", video.display()))?;
-    let cancel = super::cancel_on_ctrl_c("export");
+    let cancel = super::common::cancel_on_ctrl_c("export");
     let report = match plan.run(&cancel, None) {
         Ok(r) => r,
         Err(ExportError::Interrupted(i)) => return Err(i.into()),
@@ -145,7 +145,7 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         s.observer = args.shown.player.clone();
     }
     if let Some(n) = args.shown.camera {
-        s.calibration = Some(CalibrationSource::Inline(super::calib::ssl_camera(&s.logs, n)?));
+        s.calibration = Some(CalibrationSource::Inline(super::calib::log_camera(&s.logs, n)?));
     }
     Ok((s, file))
 }
@@ -187,16 +187,3 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     }
 }
 
-/// `WIDTHxHEIGHT` → `[width, height]`.
-pub fn parse_size(s: &str) -> Result<[usize; 2], String> {
-    let bad = || format!("'{s}' is not a size: give WIDTHxHEIGHT, e.g. 1280x720");
-    let (w, h) = s.split_once(['x', 'X', '×']).ok_or_else(bad)?;
-    let (w, h): (usize, usize) = (
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    );
-    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
-        return Err(format!("{w}×{h}: each side must be 16 to 8192 pixels"));
-    }
-    Ok([w, h])
-}

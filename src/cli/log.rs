@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::log::summary::{Summary, entity_tree};
-use crate::log::{self, Format, Log, TimeUnit, text};
+use crate::input::Format;
+use crate::log::{self, Log, TimeUnit, text};
 use crate::select::{Filter, FilterSpec, Index};
 
 /// The `log` subcommands.
@@ -110,8 +111,8 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
     }
 }
 
-fn load(path: &Path) -> anyhow::Result<(Log, Format)> {
-    log::load_with_format(path).context("cannot load the log")
+fn load(path: &Path) -> anyhow::Result<(Log, &'static Format)> {
+    crate::formats::load_log_with_format(path).context("cannot load the log")
 }
 
 fn print_warnings(path: &Path, log: &Log) {
@@ -142,14 +143,14 @@ fn info(path: &Path) -> anyhow::Result<()> {
 }
 
 /// The text `log info` prints.
-pub fn info_report(path: &Path, log: &Log, format: Format, size: Option<u64>) -> String {
+pub fn info_report(path: &Path, log: &Log, format: &Format, size: Option<u64>) -> String {
     let s = Summary::of(log);
     let h = &log.header;
     let mut r = String::new();
     let _ = writeln!(r, "file:        {}", path.display());
     match size {
-        Some(size) => writeln!(r, "format:      {}, {} bytes", format.name(), group(size)),
-        None => writeln!(r, "format:      {}, read as a stream", format.name()),
+        Some(size) => writeln!(r, "format:      {}, {} bytes", format.name, group(size)),
+        None => writeln!(r, "format:      {}, read as a stream", format.name),
     }
     .ok();
     if !h.name.is_empty() {
@@ -411,7 +412,7 @@ fn convert(input: &Path, output: &Path) -> anyhow::Result<()> {
     println!(
         "{} ({}) → {} ({out_name}): {} frames, {} primitives, {} entities",
         input.display(),
-        format.name(),
+        format.name,
         output.display(),
         log.frames.len(),
         log.primitives.len(),

@@ -6,9 +6,11 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::image::{MaskImage, save_mask};
+use crate::image::MaskImage;
+use crate::video::still::save_mask;
 use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
-use crate::video::source::{FrameSource, OpenOptions, open};
+use crate::formats::open_source as open;
+use crate::video::source::{FrameSource, OpenOptions};
 use crate::video::{Encoder, EncoderSettings, SourceFrame};
 
 /// Masking methods selectable on the command line.
@@ -181,8 +183,8 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
         .map_err(named)
         .with_context(|| format!("creating {}", args.output.display()))?;
 
-    let cancel = super::cancel_on_ctrl_c("masking");
-    let bar = super::frame_bar(info.frame_count, "masking");
+    let cancel = super::common::cancel_on_ctrl_c("masking");
+    let bar = super::common::frame_bar(info.frame_count, "masking");
     let started = Instant::now();
     let mut frames = 0u64;
     let result = (|| -> anyhow::Result<()> {

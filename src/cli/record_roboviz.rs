@@ -40,7 +40,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let recorder = Recorder::bind(SocketAddr::new(a.bind, a.port), a.monitor.as_deref())?;
-    let stop = super::cancel_on_ctrl_c("recording");
+    let stop = super::common::cancel_on_ctrl_c("recording");
     eprintln!(
         "underlay: recording RoboViz drawings sent to {} into {}{} (Ctrl-C stops)",
         recorder.local_addr(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
-use super::calib::emit;
+use super::common::emit;
 use crate::session::{CalibrationSource, Session};
 use crate::sync::{Drift, Report, Request};
 
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         to: args.to,
         drift: !args.no_drift,
     };
-    let cancel = super::cancel_on_ctrl_c("sync");
+    let cancel = super::common::cancel_on_ctrl_c("sync");
     let bar = progress_bar();
     let result = crate::sync::find(&req, &cancel, &mut |f| {
         if let Some(b) = &bar {
@@ -153,7 +153,7 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, bool)> {
         (s, false)
     };
     if let Some(n) = args.camera {
-        s.0.calibration = Some(CalibrationSource::Inline(super::calib::ssl_camera(&s.0.logs, n)?));
+        s.0.calibration = Some(CalibrationSource::Inline(super::calib::log_camera(&s.0.logs, n)?));
     }
     Ok(s)
 }

@@ -13,7 +13,7 @@ pub struct Args {
     #[arg(long, value_name = "LOG", visible_aliases = ["dlog", "perception", "roboviz"])]
     pub log: Vec<PathBuf>,
     #[command(flatten)]
-    pub shown: super::MatchArgs,
+    pub shown: super::common::MatchArgs,
     /// A calibration file written by `underlay calib solve -o`.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
@@ -39,7 +39,7 @@ pub struct Args {
     /// Size of the window (and of a screenshot), `WIDTHxHEIGHT` (default
     /// the size it had last, 1280x800 the first time; screenshots
     /// 1280x800).
-    #[arg(long, value_name = "WxH", value_parser = super::export::parse_size)]
+    #[arg(long, value_name = "WxH", value_parser = super::common::parse_size)]
     pub size: Option<[usize; 2]>,
     /// Play generated frames instead of a video: `WIDTHxHEIGHT@FPS[:SECONDS]`
     /// (for trying the viewer and measuring it).
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             follow: args.shown.follow,
             zoom: args.shown.zoom,
             calibration: match args.shown.camera {
-                Some(n) => Some(Box::new(super::calib::ssl_camera(&args.log, n)?)),
+                Some(n) => Some(Box::new(super::calib::log_camera(&args.log, n)?)),
                 None => None,
             },
         },

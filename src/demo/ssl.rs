@@ -374,7 +374,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(SSL_FILE);
         write_ssl_log(&run, &cam, &path, 1_700_000_000.0).unwrap();
-        let log = crate::log::load(&path).unwrap();
+        let log = crate::formats::load_log(&path).unwrap();
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
         let (lo, hi) = log.time_range().unwrap();
         assert!(

@@ -689,7 +689,7 @@ impl Planner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{self, FrameTime, Shape};
+    use crate::log::{FrameTime, Shape};
     use crate::select::{Filter, Index};
 
     const T0: f64 = 1_719_835_200.25;
@@ -702,7 +702,7 @@ mod tests {
         let stats = write_log(&run, &path, T0).unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size < 10 << 20, "{size} bytes");
-        let log = log::load(&path).unwrap();
+        let log = crate::formats::load_log(&path).unwrap();
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
         assert_eq!(log.header.name, LOG_NAME);
         assert_eq!(log.header.world_unit, "mm");

@@ -139,7 +139,7 @@ pub struct Progress {
 /// What to export at the level of frames: input, output, range, encoder.
 #[derive(Clone, Debug)]
 pub struct ExportJob {
-    /// The frame source to annotate (opened with [`crate::video::source::open`]).
+    /// The frame source to annotate (opened with [`crate::formats::open_source`]).
     pub input: PathBuf,
     /// How the source is opened (a rendered match's size and rate); the
     /// decoded YUV planes are always kept.
@@ -265,7 +265,7 @@ pub fn run_planned<P: Send>(
         keep_yuv: true,
         ..job.open.clone()
     };
-    let mut source = crate::video::source::open(&job.input, &open)?;
+    let mut source = crate::formats::open_source(&job.input, &open)?;
     let info = source.info().clone();
     if info.duration > 0.0 && from >= info.start + info.duration {
         return Err(ExportError::EmptyRange {

@@ -20,7 +20,7 @@ use crate::log::Log;
 use crate::pipeline::{DrawSettings, FramePlan, Pipeline};
 use crate::select::Index;
 use crate::session::Session;
-use crate::video::source::open;
+use crate::formats::open_source as open;
 use crate::video::{SourceFrame, TimeArg};
 
 /// x264 presets, fastest first.

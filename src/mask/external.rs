@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{MaskError, Masker};
-use crate::image::{FLOOR, MaskImage, RgbImage, load_mask};
+use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::video::still::load_mask;
 use crate::video::{Decoder, VideoError};
 
 /// One mask image for every frame.
@@ -263,7 +264,7 @@ impl Masker for VideoMasker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::save_mask;
+    use crate::video::still::save_mask;
 
     #[test]
     fn static_mask_is_returned_and_size_mismatch_is_an_error() {

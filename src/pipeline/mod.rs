@@ -22,7 +22,6 @@ use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
 use crate::mask::{MaskError, MaskStep, Masker, NoMask};
 use crate::select::{Filter, Index, SelectError};
-use crate::session::{Session, SessionError};
 use crate::video::SourceFrame;
 
 pub use settings::{DrawSettings, DrawToggles, InstantThreshold};
@@ -51,8 +50,6 @@ pub enum PipelineError {
     MaskSettings(#[source] MaskError),
     #[error(transparent)]
     Log(#[from] LogError),
-    #[error(transparent)]
-    Session(#[from] SessionError),
     #[error("entity filter")]
     Filter(#[from] SelectError),
 }
@@ -269,13 +266,6 @@ impl Pipeline {
             parallel_mask: false,
             whole_last: false,
         }
-    }
-
-    /// The pipeline a session describes: its logs (merged), calibration
-    /// (inline or from a file), mask, filter, toggles, offset and threshold.
-    pub fn from_session(session: &Session) -> Result<Pipeline, PipelineError> {
-        let log = Arc::new(session.load_logs()?);
-        Self::new(log, &session.draw_settings()?)
     }
 
     /// Draws from now on with `settings`, rebuilding only what changed
@@ -606,21 +596,20 @@ impl Pipeline {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::calib::Calibration;
     use crate::image::RgbImage;
     use crate::log::{FrameTime, Primitive, Rgba, Shape, Style, Vec2};
     use crate::mask::MaskSettings;
     use crate::select::FilterSpec;
-    use crate::session::CalibrationSource;
     use crate::video::TimeMap;
 
-    fn identity() -> Calibration {
+    pub(crate) fn identity() -> Calibration {
         Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap()
     }
 
-    fn dot_log() -> Log {
+    pub(crate) fn dot_log() -> Log {
         let mut log = Log::new();
         let e = log.entities.intern("ball");
         let circle = |x: f64| Primitive {
@@ -651,7 +640,7 @@ mod tests {
         }
     }
 
-    fn frame(t: f64) -> SourceFrame {
+    pub(crate) fn frame(t: f64) -> SourceFrame {
         SourceFrame::new(0, t, RgbImage::zeros((40, 80, 3)))
     }
 
@@ -1077,50 +1066,5 @@ mod tests {
             Pipeline::new(Arc::new(dot_log()), &s).is_err(),
             "export refuses it"
         );
-    }
-
-    #[test]
-    fn from_session_reads_log_and_calibration_files_and_names_bad_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let log_path = dir.path().join("run.ulog");
-        crate::log::save(&dot_log(), &log_path).unwrap();
-        let calib_path = dir.path().join("c.toml");
-        identity().save(&calib_path, "").unwrap();
-        let mut session = Session::new(dir.path().join("run.mp4"), &log_path);
-        session.offset = 10.0;
-        session.mask = MaskSettings::None;
-        session.calibration = Some(CalibrationSource::File {
-            file: calib_path.clone(),
-        });
-        let mut p = Pipeline::from_session(&session).unwrap();
-        let mut f = frame(0.0);
-        let s = p.process(&mut f).unwrap();
-        assert_eq!((s.primitives, s.drawn), (1, 1));
-        assert_eq!(f.image[[20, 20, 0]], 255);
-        // The threshold comes from the log's index; a session may override it.
-        assert_eq!(p.threshold(), p.index().default_threshold());
-        session.instant_threshold = Some(0.25);
-        assert_eq!(Pipeline::from_session(&session).unwrap().threshold(), 0.25);
-        // +inf is a threshold (any distance), NaN the log's default.
-        session.instant_threshold = Some(f64::INFINITY);
-        assert_eq!(
-            Pipeline::from_session(&session).unwrap().threshold(),
-            f64::INFINITY
-        );
-        session.instant_threshold = Some(f64::NAN);
-        let p = Pipeline::from_session(&session).unwrap();
-        assert_eq!(p.threshold(), p.index().default_threshold());
-        // An entity the log does not know is an error naming it.
-        session.filter.only = vec!["nobody".into()];
-        let e = crate::error::chain(&Pipeline::from_session(&session).unwrap_err());
-        assert!(e.contains("nobody"), "{e}");
-        session.filter.only.clear();
-        // A bad calibration file and a missing log are named in the error.
-        std::fs::write(&calib_path, "homography = [[1.0, 0.0], [0.0, 1.0, 0.0]]\n").unwrap();
-        let e = crate::error::chain(&Pipeline::from_session(&session).unwrap_err());
-        assert!(e.contains("c.toml"), "{e}");
-        session.logs = vec![dir.path().join("missing.ulog")];
-        let e = crate::error::chain(&Pipeline::from_session(&session).unwrap_err());
-        assert!(e.contains("missing.ulog"), "{e}");
     }
 }

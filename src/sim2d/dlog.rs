@@ -50,7 +50,7 @@ use crate::log::{
     ThicknessUnit, TimeUnit, Vec2,
 };
 use crate::sim3d::lines;
-use crate::sim3d::sexp::parse_f64;
+use crate::sexp::parse_f64;
 
 use super::{GameTime, Side, TimeMapper, Warnings, clock, parse_game_time, parse_i64};
 

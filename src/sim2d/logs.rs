@@ -1,19 +1,113 @@
-//! 2D-league files wherever underlay reads a log (`log info|dump|select|convert`,
-//! sessions, the viewer): a game log becomes its sensor models
-//! ([`super::sensors`]), an agent's debug log its drawings and messages
-//! ([`super::dlog`]), a world model (`.dcl`) what the agent believed
-//! ([`super::dcl`]). Read beside a game log (a session's logs, `--log`
-//! over a match), an agent's files take their side and the simulator
-//! step from it, and world models their errors against it; read alone,
-//! a left-side agent and a 100 ms step are assumed, with a warning.
+//! 2D-league files as the format table reads them (their lines: [`GAME`],
+//! [`DEBUG_LOG`], [`WORLD_MODEL`]): a game log becomes its sensor models
+//! ([`super::sensors`]) and a rendered match, an agent's debug log its
+//! drawings and messages ([`super::dlog`]), a world model (`.dcl`) what
+//! the agent believed ([`super::dcl`]). Read beside a game log (a
+//! session's logs, `--log` over a match), an agent's files take their
+//! side and the simulator step from it, and world models their errors
+//! against it; read alone, a left-side agent and a 100 ms step are
+//! assumed, with a warning.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::dlog::{DebugLogOptions, agent_from_file_name};
 use super::game::{Game, GameError};
-use super::sensors::{SensorOptions, sensor_log};
+use super::sensors::{SensorOptions, parse_player, sensor_log};
 use super::{Side, dcl, dlog};
-use crate::log::{LoadWarning, Log};
+use crate::input::{Companion, Format, Head, LogReader, Provides, ReadContext, ReadOptions};
+use crate::log::{LoadWarning, Log, LogError, ReadError};
+
+/// The format table's line for 2D game logs: the server's sensor models
+/// as a log, the match rendered, and the game read beside its agents'
+/// files.
+pub const GAME: Format = Format {
+    log: Some(LogReader::Whole {
+        read: |bytes, cx| {
+            let game = super::read_game(bytes).map_err(|e| ReadError::other(Error::from(e)))?;
+            Ok(game_log(&game, &sensor_options(cx.options)))
+        },
+        max: MAX_GAME_LOG,
+    }),
+    source: Some(super::render::open),
+    provides: Some(Provides {
+        parse: |path, _| {
+            let game: Arc<Companion> = load_game_shared(path).map_err(|e| match e {
+                LoadError::Game { source, .. } => LogError::Read {
+                    path: path.to_owned(),
+                    error: ReadError::other(Error::from(source)),
+                },
+                LoadError::Io { source, .. } => LogError::io(path, source),
+                LoadError::TooLarge { limit, .. } => LogError::io(
+                    path,
+                    std::io::Error::other(format!("more than {limit} bytes once decompressed")),
+                ),
+            })?;
+            Ok(game)
+        },
+        log: |game, options| match game.downcast_ref::<Game>() {
+            Some(g) => game_log(g, &sensor_options(options)),
+            None => Log::new(),
+        },
+    }),
+    ..Format::new(
+        "rcg",
+        "2D game log (the server's sensor models)",
+        "a 2D-league game log (\"ULG\" header, or rcssserver's JSON)",
+        "*.rcg, *.rcg.gz",
+        |h: &Head<'_>| super::game::sniff(h.bytes),
+    )
+};
+
+/// The format table's line for 2D agents' debug logs (librcsc `Logger`).
+pub const DEBUG_LOG: Format = Format {
+    log: Some(LogReader::Whole {
+        read: |bytes, cx| read_agent(Kind::DebugLog, bytes, cx),
+        max: MAX_GAME_LOG,
+    }),
+    beside: Some("rcg"),
+    ..Format::new(
+        "rcl",
+        "2D agent debug log",
+        "a librcsc debug log (lines `CYCLE,STOPPED LEVEL TYPE …`)",
+        "TEAM-UNUM.log[.gz]",
+        |h: &Head<'_>| dlog::sniff(h.bytes),
+    )
+};
+
+/// The format table's line for 2D agents' world models (librcsc debug
+/// client, `.dcl`).
+pub const WORLD_MODEL: Format = Format {
+    log: Some(LogReader::Whole {
+        read: |bytes, cx| read_agent(Kind::WorldModel, bytes, cx),
+        max: MAX_GAME_LOG,
+    }),
+    beside: Some("rcg"),
+    ..Format::new(
+        "dcl",
+        "2D agent world model (what it believed)",
+        "a librcsc debug-client log (`%% step` lines)",
+        "TEAM-UNUM.dcl[.gz]",
+        |h: &Head<'_>| dcl::sniff(h.bytes),
+    )
+};
+
+/// The sensor options a session's read options ask for.
+fn sensor_options(options: &ReadOptions) -> SensorOptions {
+    SensorOptions {
+        observer: options.observer.as_deref().and_then(parse_player),
+    }
+}
+
+/// An agent's debug log or world model, beside its match's game log when
+/// the format table read one.
+fn read_agent(kind: Kind, bytes: &[u8], cx: &ReadContext<'_>) -> Result<Log, ReadError> {
+    let cx2 = Context {
+        game: cx.beside.and_then(|c| c.downcast_ref::<Game>()),
+        sensors: sensor_options(cx.options),
+    };
+    read(kind, bytes, cx.path, &cx2).map_err(ReadError::other)
+}
 
 /// Which 2D-league file a log was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,19 +115,6 @@ pub enum Kind {
     Game,
     DebugLog,
     WorldModel,
-}
-
-/// Recognises a 2D-league file from its first bytes (decompressed).
-pub fn sniff(prefix: &[u8]) -> Option<Kind> {
-    if super::game::sniff(prefix) {
-        Some(Kind::Game)
-    } else if dcl::sniff(prefix) {
-        Some(Kind::WorldModel)
-    } else if dlog::sniff(prefix) {
-        Some(Kind::DebugLog)
-    } else {
-        None
-    }
 }
 
 /// Why a 2D-league file could not be read as a log.
@@ -186,7 +267,7 @@ pub fn load_game_shared(path: &Path) -> Result<std::sync::Arc<Game>, LoadError> 
 
 /// Reads the game log at `path` (plain or gzip'ed).
 pub fn load_game(path: &Path) -> Result<Game, LoadError> {
-    use crate::sim3d::input::{ReadLimited, read_limited};
+    use crate::bounded::{ReadLimited, read_limited};
     let io = |source| LoadError::Io {
         path: path.to_owned(),
         source,
@@ -204,202 +285,4 @@ pub fn load_game(path: &Path) -> Result<Game, LoadError> {
         path: path.to_owned(),
         source,
     })
-}
-
-/// The first bytes of the file at `path` (decompressed when gzip'ed);
-/// `None` for a file that cannot be read (its reader then says why).
-fn head_of(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read as _;
-    let mut raw = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(4096)
-        .read_to_end(&mut raw)
-        .ok()?;
-    if !crate::sim3d::input::is_gzip(&raw) {
-        return Some(raw);
-    }
-    let mut head = Vec::new();
-    let file = std::fs::File::open(path).ok()?;
-    // A damaged stream: what came out before the damage.
-    let _ = flate2::read::MultiGzDecoder::new(file)
-        .take(4096)
-        .read_to_end(&mut head);
-    Some(head)
-}
-
-/// The 2D-league kind of the file at `path`, from its first bytes.
-pub fn kind_of_file(path: &Path) -> Option<Kind> {
-    sniff(&head_of(path)?)
-}
-
-/// The whole (decompressed) file, bounded.
-fn read_bytes(path: &Path) -> Result<Vec<u8>, crate::log::LogError> {
-    use crate::sim3d::input::{ReadLimited, read_limited};
-    let io = |e| crate::log::LogError::Io {
-        path: path.to_owned(),
-        error: e,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    read_limited(file, MAX_GAME_LOG).map_err(|e| match e {
-        ReadLimited::Io(e) | ReadLimited::Gzip { error: e, .. } => io(e),
-        ReadLimited::TooLarge => io(std::io::Error::other(format!(
-            "more than {MAX_GAME_LOG} bytes once decompressed"
-        ))),
-    })
-}
-
-/// Reads `paths` as logs, in order: the 2D-league files among them with
-/// the context of the match's game log when one is there (sides, step,
-/// errors against the truth; the game log itself parsed once), the 3D
-/// agents' files with the match's monitor log when one is there (their
-/// errors against it), the rest with [`crate::log::load`].
-pub fn load_all(
-    paths: &[std::path::PathBuf],
-    sensors: SensorOptions,
-) -> Result<Vec<Log>, crate::log::LogError> {
-    let kinds: Vec<Option<Kind>> = paths.iter().map(|p| kind_of_file(p)).collect();
-    let bad = |path: &Path, e: Error| crate::log::LogError::Read {
-        path: path.to_owned(),
-        error: crate::log::ReadError::Sim2d(e),
-    };
-    let mut game = None;
-    if let Some(i) = kinds.iter().position(|k| *k == Some(Kind::Game)) {
-        game = Some(load_game_shared(&paths[i]).map_err(|e| match e {
-            LoadError::Game { source, .. } => bad(&paths[i], source.into()),
-            LoadError::Io { source, .. } => crate::log::LogError::Io {
-                path: paths[i].clone(),
-                error: source,
-            },
-            LoadError::TooLarge { limit, .. } => crate::log::LogError::Io {
-                path: paths[i].clone(),
-                error: std::io::Error::other(format!("more than {limit} bytes once decompressed")),
-            },
-        })?);
-    }
-    let kinds3d: Vec<Option<crate::sim3d::logs::Kind>> = paths
-        .iter()
-        .zip(&kinds)
-        .map(|(p, k)| if k.is_some() { None } else { kind3d_of_file(p) })
-        .collect();
-    let mut monitor = None;
-    let mut monitor_at = None;
-    if let Some(i) = kinds3d
-        .iter()
-        .position(|k| *k == Some(crate::sim3d::logs::Kind::Monitor))
-        && kinds3d.iter().any(|k| {
-            matches!(
-                k,
-                Some(crate::sim3d::logs::Kind::Perception | crate::sim3d::logs::Kind::RoboViz)
-            )
-        })
-    {
-        let bytes = read_bytes(&paths[i])?;
-        let bad3 = |e: crate::sim3d::logs::Error| crate::log::LogError::Read {
-            path: paths[i].clone(),
-            error: crate::log::ReadError::Sim3d(e),
-        };
-        monitor = Some(crate::sim3d::monitor::parse(&bytes).map_err(|e| bad3(e.into()))?);
-        monitor_at = Some(i);
-    }
-    let cx = Context {
-        game: game.as_deref(),
-        sensors,
-    };
-    let mut game_drawn = false;
-    paths
-        .iter()
-        .zip(kinds)
-        .zip(kinds3d)
-        .enumerate()
-        .map(|(i, ((path, kind), kind3d))| match (kind, cx.game) {
-            (Some(Kind::Game), Some(g)) if !game_drawn => {
-                game_drawn = true;
-                Ok(game_log(g, &sensors))
-            }
-            (Some(k @ (Kind::DebugLog | Kind::WorldModel)), Some(_)) => {
-                let bytes = read_bytes(path)?;
-                read(k, &bytes, Some(path), &cx).map_err(|e| bad(path, e))
-            }
-            (Some(Kind::Game), _) => {
-                let bytes = read_bytes(path)?;
-                read(Kind::Game, &bytes, Some(path), &cx).map_err(|e| bad(path, e))
-            }
-            _ => match (&monitor, kind3d) {
-                (Some(m), Some(crate::sim3d::logs::Kind::Monitor)) if monitor_at == Some(i) => {
-                    let mut log = crate::sim3d::render::ball_trail_log(m);
-                    log.warnings.extend(m.warnings.iter().map(|w| LoadWarning {
-                        offset: None,
-                        frame: None,
-                        message: w.to_string(),
-                    }));
-                    Ok(log)
-                }
-                (
-                    Some(m),
-                    Some(k @ (crate::sim3d::logs::Kind::Perception | crate::sim3d::logs::Kind::RoboViz)),
-                ) => {
-                    let bytes = read_bytes(path)?;
-                    crate::sim3d::logs::read_with(k, &bytes, Some(path), Some(m)).map_err(|e| {
-                        crate::log::LogError::Read {
-                            path: path.clone(),
-                            error: crate::log::ReadError::Sim3d(e),
-                        }
-                    })
-                }
-                _ => crate::log::load(path),
-            },
-        })
-        .collect()
-}
-
-/// The 3D-league kind of the file at `path`, from its first bytes.
-fn kind3d_of_file(path: &Path) -> Option<crate::sim3d::logs::Kind> {
-    crate::sim3d::logs::sniff(&head_of(path)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn data(dir: &str, name: &str) -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(dir)
-            .join(name)
-    }
-
-    /// Primitives of entities whose name ends with `suffix`.
-    fn count(log: &Log, suffix: &str) -> usize {
-        log.primitives
-            .iter()
-            .filter(|p| log.entities.name(p.entity).ends_with(suffix))
-            .count()
-    }
-
-    #[test]
-    fn an_agent_read_beside_its_match_is_placed_by_it() {
-        // 3D: beside the monitor log, what the agent saw gets its errors
-        // against where things really were.
-        let agent = data("sim3d", "agent_Alpha_1.log.gz");
-        let monitor = data("sim3d", "monitor.rsmp.log.gz");
-        let alone = load_all(std::slice::from_ref(&agent), SensorOptions::default()).unwrap();
-        let both = load_all(&[monitor, agent], SensorOptions::default()).unwrap();
-        assert_eq!(both.len(), 2);
-        assert!(count(&both[0], "ball/trail") > 0);
-        assert!(
-            count(&both[1], "/errors") > count(&alone[0], "/errors"),
-            "{} vs {}",
-            count(&both[1], "/errors"),
-            count(&alone[0], "/errors")
-        );
-        // 2D: beside the game log, a right-side agent is not guessed left.
-        let game = data("sim2d", "match4.rcg.gz");
-        let q9 = data("sim2d", "HELIOS_Q-9.log.gz");
-        let alone = load_all(std::slice::from_ref(&q9), SensorOptions::default()).unwrap();
-        assert!(alone[0].warnings.iter().any(|w| w.message.contains("left team")));
-        let both = load_all(&[game, q9], SensorOptions::default()).unwrap();
-        assert!(!both[1].warnings.iter().any(|w| w.message.contains("left team")));
-        assert!(count(&both[0], "/view") > 0);
-    }
 }

@@ -14,7 +14,7 @@ use super::game::{Game, Player, state};
 use crate::geom::Vec2;
 use crate::log::Rgba;
 use crate::pitch::{Body, Card, Field, Match, Pace, Snapshot, Team};
-use crate::video::source::{FrameSource, OpenOptions, Opener, Sniff, SourceError};
+use crate::video::source::{FrameSource, OpenOptions, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "2D-league game log";
@@ -23,15 +23,8 @@ const KIND: &str = "2D-league game log";
 pub const LEFT: Rgba = Rgba::from_rgb(0xffd700);
 pub const RIGHT: Rgba = Rgba::from_rgb(0x1e90ff);
 
-/// Opens 2D game logs as rendered matches.
-pub const OPENER: Opener = Opener {
-    name: KIND,
-    sniff: |s: &Sniff<'_>| super::game::sniff(s.head),
-    open,
-    also_log: true,
-};
-
-fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+/// Opens a 2D game log as a rendered match.
+pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
     crate::pitch::source::open_with(path, options, KIND, |path, name| {
         super::logs::load_game_shared(path).map(|g| to_match(&g, name))
     })

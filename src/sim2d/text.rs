@@ -17,12 +17,12 @@
 //!   a warning naming it.
 //!
 //! Show lines go through the shared zero-copy S-expression parser
-//! ([`crate::sim3d::sexp`]), one reused node array for the whole file;
+//! ([`crate::sexp`]), one reused node array for the whole file;
 //! numbers are read straight from the bytes. A line that does not parse is
 //! skipped with a warning.
 
 use crate::sim3d::lines;
-use crate::sim3d::sexp::{Parser, Sexp};
+use crate::sexp::{Parser, Sexp};
 
 use super::Side;
 use super::game::{Ball, Builder, PlayMode, Player, PlayerType, Stamina, ViewQuality};

@@ -14,7 +14,7 @@
 //! SimSpark names four corner flags (`F1L`, `F2L`, `F1R`, `F2R`, `1` the
 //! upper side, y > 0) and four goal post tops (`G1L` …).
 
-use super::sexp::Sexp;
+use crate::sexp::Sexp;
 
 /// The pitch's measures, in metres.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -216,7 +216,7 @@ impl FieldGeometry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim3d::sexp::Parser;
+    use crate::sexp::Parser;
 
     /// The marker table of the test data's README (rcssservermj's default pitch).
     const README: &[(&str, [f64; 3])] = &[

@@ -1,13 +1,119 @@
-//! 3D-league files read as visualization logs, wherever underlay reads a
-//! log (`log info|dump|select|convert`, the viewer): an agent's perception
-//! log becomes what it saw, placed in the world ([`place`]);
-//! a RoboViz recording becomes its drawings ([`rvd`]).
+//! 3D-league files as the format table reads them (their lines:
+//! [`PERCEPTION`], [`ROBOVIZ`], [`MONITOR`]): an agent's perception log
+//! becomes what it saw, placed in the world ([`place`]); a RoboViz
+//! recording becomes its drawings ([`rvd`]); a monitor log the ball's
+//! trail and a rendered match. Read beside the match's monitor log, what
+//! an agent saw is drawn with its error against where things were.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::log::{LoadWarning, Log};
+use crate::input::{Companion, Format, Head, LogReader, Provides, ReadContext};
+use crate::log::{LoadWarning, Log, LogError, ReadError};
 
+use super::input::MAX_INPUT;
+use super::monitor::MonitorLog;
 use super::{ParseError, perception, place, rvd};
+
+/// The format table's line for RoboViz recordings (`.rvd`).
+pub const ROBOVIZ: Format = Format {
+    log: Some(LogReader::Whole {
+        read: |bytes, cx| read_beside(Kind::RoboViz, bytes, cx),
+        max: MAX_INPUT,
+    }),
+    beside: Some("rsmp"),
+    ..Format::new(
+        "rvd",
+        "RoboViz drawing recording",
+        "a RoboViz recording (its header line)",
+        "*.rvd[.gz]",
+        |h: &Head<'_>| rvd::sniff(h.bytes),
+    )
+};
+
+/// The format table's line for 3D agents' perception logs.
+pub const PERCEPTION: Format = Format {
+    log: Some(LogReader::Whole {
+        read: |bytes, cx| read_beside(Kind::Perception, bytes, cx),
+        max: MAX_INPUT,
+    }),
+    beside: Some("rsmp"),
+    ..Format::new(
+        "perception3d",
+        "3D agent perception log (what it saw, placed)",
+        "a 3D-league perception log (a first line of perceptors)",
+        "agent_TEAM_UNUM.log[.gz]",
+        |h: &Head<'_>| perception::sniff(h.bytes),
+    )
+};
+
+/// The format table's line for 3D monitor logs: the ball's trail as a
+/// log, the match rendered, and the truth its agents' files are drawn
+/// against.
+pub const MONITOR: Format = Format {
+    log: Some(LogReader::Whole {
+        read: |bytes, cx| read_beside(Kind::Monitor, bytes, cx),
+        max: MAX_INPUT,
+    }),
+    source: Some(super::render::open),
+    provides: Some(Provides {
+        parse: |path, _| {
+            let bytes = super::input::read_file(path).map_err(|e| match e {
+                super::LoadError::Io { error, .. } => LogError::io(path, error),
+                super::LoadError::Gzip { offset, error, .. } => LogError::io(
+                    path,
+                    std::io::Error::other(format!(
+                        "gzip data corrupt after {offset} decompressed bytes: {error}"
+                    )),
+                ),
+                super::LoadError::TooLarge { limit, .. } => LogError::io(
+                    path,
+                    std::io::Error::other(format!("larger than {limit} bytes once decompressed")),
+                ),
+                super::LoadError::Parse { error, .. } => LogError::Read {
+                    path: path.to_owned(),
+                    error: ReadError::other(Error::from(error)),
+                },
+            })?;
+            let monitor: Arc<Companion> = Arc::new(super::monitor::parse(&bytes).map_err(|e| {
+                LogError::Read {
+                    path: path.to_owned(),
+                    error: ReadError::other(Error::from(e)),
+                }
+            })?);
+            Ok(monitor)
+        },
+        log: |monitor, _| match monitor.downcast_ref::<MonitorLog>() {
+            Some(m) => monitor_log(m),
+            None => Log::new(),
+        },
+    }),
+    ..Format::new(
+        "rsmp",
+        "3D monitor log (the ball's trail)",
+        "a 3D monitor log (\"((RSMP\", or SimSpark's \"(RSG\"/\"(RDS\")",
+        "*.rsmp.log[.gz], *.rcs",
+        |h: &Head<'_>| super::monitor::sniff(h.bytes).is_some(),
+    )
+};
+
+/// A perception log or recording, beside the match's monitor log when the
+/// format table read one.
+fn read_beside(kind: Kind, bytes: &[u8], cx: &ReadContext<'_>) -> Result<Log, ReadError> {
+    let monitor = cx.beside.and_then(|c| c.downcast_ref::<MonitorLog>());
+    read_with(kind, bytes, cx.path, monitor).map_err(ReadError::other)
+}
+
+/// A monitor log's own log: its ball's trail, with its reader's warnings.
+fn monitor_log(m: &MonitorLog) -> Log {
+    let mut log = super::render::ball_trail_log(m);
+    log.warnings.extend(m.warnings.iter().map(|w| LoadWarning {
+        offset: None,
+        frame: None,
+        message: w.to_string(),
+    }));
+    log
+}
 
 /// Which 3D-league file a log was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,20 +121,6 @@ pub enum Kind {
     Perception,
     RoboViz,
     Monitor,
-}
-
-/// Recognises a 3D-league file from its first bytes (up to 4 KiB, after
-/// decompression).
-pub fn sniff(prefix: &[u8]) -> Option<Kind> {
-    if rvd::sniff(prefix) {
-        Some(Kind::RoboViz)
-    } else if perception::sniff(prefix) {
-        Some(Kind::Perception)
-    } else if super::monitor::sniff(prefix).is_some() {
-        Some(Kind::Monitor)
-    } else {
-        None
-    }
 }
 
 /// Why a 3D-league file could not be read as a log.

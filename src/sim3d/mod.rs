@@ -36,7 +36,6 @@ pub mod render;
 pub mod roboviz;
 pub mod rvd;
 pub mod scene;
-pub mod sexp;
 
 pub use field::FieldGeometry;
 pub use monitor::MonitorLog;
@@ -140,15 +139,6 @@ pub(crate) fn lines(buf: &[u8]) -> impl Iterator<Item = (usize, u64, &[u8])> {
     })
 }
 
-/// Cases per fuzzing property: 2000 by default, more with
-/// `UNDERLAY_FUZZ_CASES=N cargo test --release --lib sim3d`.
-#[cfg(test)]
-pub(crate) fn fuzz_cases() -> u32 {
-    std::env::var("UNDERLAY_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000)
-}
 
 #[cfg(test)]
 mod tests {

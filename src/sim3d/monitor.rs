@@ -24,7 +24,7 @@ use std::path::Path;
 
 use super::field::FieldGeometry;
 use super::scene::{Affine, Label, SceneGraph, TeamRef, translation};
-use super::sexp::{Parser, Sexp};
+use crate::sexp::{Parser, Sexp};
 use super::{LoadError, ParseError, Warning, Warnings, input, lines};
 
 /// Which grammar a monitor log is written in.
@@ -605,7 +605,7 @@ pub(crate) mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: crate::sim3d::fuzz_cases(),
+            cases: crate::testing::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
-use super::sexp::{Parser, Sexp, parse_f64};
+use crate::sexp::{Parser, Sexp, parse_f64};
 use super::{LoadError, ParseError, Warning, Warnings, input, lines};
 
 /// A detection in the camera's polar coordinates.
@@ -635,7 +635,7 @@ pub(crate) mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: crate::sim3d::fuzz_cases(),
+            cases: crate::testing::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::files::TempFile;
 
 use super::rvd::{self, Record};
-use super::sexp::Parser;
+use crate::sexp::Parser;
 
 /// The largest monitor message accepted (a full scene graph is ~100 KB).
 const MAX_MONITOR_MESSAGE: u32 = 64 << 20;

@@ -17,7 +17,7 @@ use crate::log::{
     DisplayHints, FrameTime, Header, Log, Primitive, Rgba, Shape, Style, ThicknessUnit, TimeUnit,
 };
 use crate::pitch::{Body, Card, Field, Goal, Mark, Match, Pace, Snapshot, Team};
-use crate::video::source::{FrameSource, OpenOptions, Opener, Sniff, SourceError};
+use crate::video::source::{FrameSource, OpenOptions, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "3D monitor log";
@@ -32,15 +32,8 @@ pub const TRAIL_SECONDS: f64 = 1.0;
 const LEFT: Rgba = Rgba::from_rgb(0x3070ff);
 const RIGHT: Rgba = Rgba::from_rgb(0xff4040);
 
-/// Opens 3D monitor logs as rendered matches.
-pub const OPENER: Opener = Opener {
-    name: KIND,
-    sniff: |s: &Sniff<'_>| monitor::sniff(s.head).is_some(),
-    open,
-    also_log: true,
-};
-
-fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+/// Opens a 3D monitor log as a rendered match.
+pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
     crate::pitch::source::open_with(path, options, KIND, |path, name| {
         monitor::load(path).map(|log| to_match(&log, name))
     })

@@ -21,7 +21,7 @@
 //! right. Shapes go into their set's back buffer; a swap publishes the
 //! back buffers of every set whose name starts with its prefix.
 
-use super::sexp::parse_f64;
+use crate::sexp::parse_f64;
 
 /// A colour with alpha.
 pub type Rgba8 = [u8; 4];
@@ -514,7 +514,7 @@ pub(crate) mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: crate::sim3d::fuzz_cases(),
+            cases: crate::testing::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 

@@ -751,7 +751,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: crate::sim3d::fuzz_cases(),
+            cases: crate::testing::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 
@@ -783,7 +783,7 @@ mod tests {
                     proptest::prop_assert!(!f.time.start().is_nan());
                 }
                 for p in &log.primitives {
-                    proptest::prop_assert!(crate::log::drawable(p));
+                    proptest::prop_assert!(crate::log::validate::drawable(p));
                 }
             }
         }

@@ -19,7 +19,7 @@
 //!   `matNum<n>` is robot `n` of that side; the pose is the transforms
 //!   above the mesh.
 
-use super::sexp::Sexp;
+use crate::sexp::Sexp;
 
 /// A rigid transform as the upper 3 × 4 of a column-major 4 × 4 matrix:
 /// the images of the x, y and z axes, then the translation.
@@ -298,7 +298,7 @@ fn slt(item: Sexp<'_>) -> Result<Affine, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim3d::sexp::Parser;
+    use crate::sexp::Parser;
 
     fn shift(x: f64, y: f64, z: f64) -> String {
         format!("(SLT 1 0 0 0 0 1 0 0 0 0 1 0 {x} {y} {z} 1)")

@@ -96,6 +96,11 @@ impl MessageType {
     }
 }
 
+/// An SSL game log of a version this build cannot read.
+#[derive(Debug, thiserror::Error)]
+#[error("SSL_LOG_FILE version {0} is not supported (this build reads version 1)")]
+pub struct UnsupportedVersion(pub i32);
+
 /// Whether `prefix` starts like an SSL game log.
 pub fn looks_like_ssl(prefix: &[u8]) -> bool {
     prefix.starts_with(MAGIC)
@@ -175,7 +180,7 @@ impl<R: Read> RecordReader<R> {
         }
         let version = i32::from_be_bytes([header[12], header[13], header[14], header[15]]);
         if version != VERSION {
-            return Err(ReadError::UnsupportedSslVersion(version));
+            return Err(ReadError::other(UnsupportedVersion(version)));
         }
         Ok(RecordReader {
             r,

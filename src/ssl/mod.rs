@@ -14,11 +14,12 @@
 //! - [`render`]: the log as a video of its own (its robots and ball on its
 //!   field, rendered top-down by [`crate::pitch`]).
 //!
-//! [`crate::log::load`] reads these logs like any other (plain or
-//! gzip'ed, sniffed from the content).
+//! The format table reads these logs like any other (plain or gzip'ed,
+//! recognised from the content): [`FORMAT`] is their line in it.
 
 use std::io::Read;
 
+use crate::input::{Camera, Format, Head, LogReader};
 use crate::log::{Log, ReadError};
 
 pub mod camera;
@@ -37,6 +38,31 @@ mod wire {
     include!(concat!(env!("OUT_DIR"), "/underlay.ssl.rs"));
 }
 
+/// The format table's line for SSL game logs: a log (the league's
+/// packets drawn), a rendered match, and the cameras' calibrations.
+pub const FORMAT: Format = Format {
+    log: Some(LogReader::Stream(|r, cx| read_log(r, cx.decompressed))),
+    source: Some(render::open),
+    cameras: Some(|path| {
+        let cams = camera::cameras_in(path)?;
+        Ok(cams
+            .latest
+            .iter()
+            .map(|(&id, model)| Camera {
+                id,
+                calibration: camera::calibration(model).map_err(|e| crate::error::chain(&e)),
+            })
+            .collect())
+    }),
+    ..Format::new(
+        "ssl",
+        "SSL game log",
+        "an SSL game log (\"SSL_LOG_FILE\")",
+        "*.log, *.log.gz",
+        |h: &Head<'_>| file::looks_like_ssl(h.start()),
+    )
+};
+
 /// Reads an SSL game log from a stream that starts with its header (a
 /// gzip'ed file must be decompressed first; `decompressed` says so, for
 /// the byte offsets in messages).
@@ -50,7 +76,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::file::{HEADER_LEN, MessageType, RecordReader};
-    use crate::log::{self, Format, FrameTime, Log, Shape, Vec2};
+    use crate::log::{FrameTime, Log, Shape, Vec2};
 
     fn fixture(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -108,8 +134,8 @@ mod tests {
 
     #[test]
     fn the_ball_out_fixture_reads_like_the_match_went() {
-        let (log, format) = log::load_with_format(&fixture("ball-out-35s.log.gz")).unwrap();
-        assert_eq!(format, Format::Ssl);
+        let (log, format) = crate::formats::load_log_with_format(&fixture("ball-out-35s.log.gz")).unwrap();
+        assert_eq!(format.id, "ssl");
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
         let (lo, hi) = log.time_range().unwrap();
         assert!((hi - lo - 7.0).abs() < 0.05, "{}", hi - lo);
@@ -177,14 +203,14 @@ mod tests {
     #[test]
     fn gzip_and_plain_read_the_same() {
         let bytes = plain_bytes("ball-out-35s.log.gz");
-        let (plain, _) = log::read(&bytes[..]).unwrap();
-        let gz = log::load(&fixture("ball-out-35s.log.gz")).unwrap();
+        let (plain, _) = crate::formats::read_log(&bytes[..]).unwrap();
+        let gz = crate::formats::load_log(&fixture("ball-out-35s.log.gz")).unwrap();
         assert_eq!(plain, gz);
     }
 
     #[test]
     fn the_push_fixture_has_the_card() {
-        let log = log::load(&fixture("push-card-64s.log")).unwrap();
+        let log = crate::formats::load_log(&fixture("push-card-64s.log")).unwrap();
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
         let push = frames_of(&log, "referee/events/bot_pushed_bot");
         assert_eq!(push.len(), 1);
@@ -226,9 +252,9 @@ mod tests {
     #[test]
     fn torn_tails_keep_every_complete_record() {
         let bytes = plain_bytes("push-card-64s.log");
-        let full = log::read(&bytes[..]).unwrap().0;
+        let full = crate::formats::read_log(&bytes[..]).unwrap().0;
         for cut in [17, 100, bytes.len() / 3, bytes.len() - 1] {
-            let (log, _) = log::read(&bytes[..cut]).unwrap();
+            let (log, _) = crate::formats::read_log(&bytes[..cut]).unwrap();
             assert_eq!(log.warnings.len(), 1, "cut {cut}: {:?}", log.warnings);
             let w = &log.warnings[0];
             assert!(w.message.contains("truncated at byte"), "{w}");
@@ -237,7 +263,7 @@ mod tests {
         }
         // A gzip stream cut short: the same, said of the compressed data.
         let gz = std::fs::read(fixture("ball-out-35s.log.gz")).unwrap();
-        let (log, _) = log::read(&gz[..gz.len() / 2]).unwrap();
+        let (log, _) = crate::formats::read_log(&gz[..gz.len() / 2]).unwrap();
         assert_eq!(log.warnings.len(), 1, "{:?}", log.warnings);
         assert!(
             log.warnings[0].message.contains("decompressed data"),
@@ -266,16 +292,9 @@ mod tests {
         bytes[..end].to_vec()
     }
 
-    fn fuzz_cases() -> u32 {
-        std::env::var("UNDERLAY_FUZZ_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(2000)
-    }
-
     fn check_drawable(log: &Log) -> Result<(), proptest::test_runner::TestCaseError> {
         for p in &log.primitives {
-            proptest::prop_assert!(log::drawable(p), "{p:?}");
+            proptest::prop_assert!(crate::log::validate::drawable(p), "{p:?}");
         }
         for f in &log.frames {
             proptest::prop_assert!(f.primitives.end <= log.primitives.len());
@@ -286,7 +305,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: fuzz_cases(),
+            cases: crate::testing::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 
@@ -295,7 +314,7 @@ mod tests {
         fn random_records_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
             let mut b = b"SSL_LOG_FILE\0\0\0\x01".to_vec();
             b.extend_from_slice(&bytes);
-            if let Ok((log, _)) = log::read(&b[..]) {
+            if let Ok((log, _)) = crate::formats::read_log(&b[..]) {
                 check_drawable(&log)?;
             }
         }
@@ -331,7 +350,7 @@ mod tests {
                 }
             }
             b.truncate(cut.index(b.len() + 1).max(b.len() / 2));
-            if let Ok((log, _)) = log::read(&b[..]) {
+            if let Ok((log, _)) = crate::formats::read_log(&b[..]) {
                 check_drawable(&log)?;
             }
         }

@@ -16,20 +16,13 @@ use super::vislog::{BLUE, Converter, YELLOW};
 use crate::geom::Vec2;
 use crate::log::ReadError;
 use crate::pitch::{Body, Card, Field, Goal, Mark, Match, Pace, Snapshot, Team};
-use crate::video::source::{FrameSource, OpenOptions, Opener, Sniff, SourceError};
+use crate::video::source::{FrameSource, OpenOptions, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "SSL game log";
 
-/// Opens SSL game logs as rendered matches.
-pub const OPENER: Opener = Opener {
-    name: KIND,
-    sniff: |s: &Sniff<'_>| super::file::looks_like_ssl(s.head),
-    open,
-    also_log: true,
-};
-
-fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+/// Opens an SSL game log as a rendered match.
+pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
     crate::pitch::source::open_with(path, options, KIND, |path, _| read_match_file(path))
 }
 

@@ -126,7 +126,7 @@ impl CalibPoints {
     /// columns ignored but `name`, comments and blank lines skipped);
     /// errors name the file and line.
     pub fn from_csv(text: &str, path: &Path) -> anyhow::Result<Self> {
-        let file = crate::cli::calib::parse_points(text)
+        let file = crate::calib::points::parse_points(text)
             .with_context(|| format!("in points file {}", path.display()))?;
         let mut out = CalibPoints::default();
         for (c, name) in file.points.iter().zip(file.names) {
@@ -336,7 +336,7 @@ impl CalibMode {
                     warnings: f
                         .report
                         .left_handed
-                        .then(|| format!("note: {}", crate::cli::calib::LEFT_HANDED))
+                        .then(|| format!("note: {}", crate::calib::points::LEFT_HANDED))
                         .into_iter()
                         .chain(f.report.warnings.iter().cloned())
                         .collect(),

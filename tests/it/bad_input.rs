@@ -57,8 +57,8 @@ fn logs_read_through_a_pipe_keep_every_frame() {
         // Converting from the pipe writes the whole log.
         let o = run_with_stdin(dir.path(), &["log", "convert", "/dev/stdin", "out.txt"], &bytes);
         assert_ok(&o);
-        let from_pipe = underlay::log::load(&dir.path().join("out.txt")).unwrap();
-        let from_file = underlay::log::load(&sample(name)).unwrap();
+        let from_pipe = underlay::formats::load_log(&dir.path().join("out.txt")).unwrap();
+        let from_file = underlay::formats::load_log(&sample(name)).unwrap();
         assert_eq!(from_pipe.frames.len(), from_file.frames.len(), "{name}");
         assert_eq!(from_pipe.primitives, from_file.primitives, "{name}");
     }
@@ -131,7 +131,7 @@ fn no_command_writes_over_its_own_input() {
     .unwrap();
     std::fs::copy(sample("ssl.ulog"), d.join("a.ulog")).unwrap();
     let picture = underlay::image::RgbImage::from_elem((16, 32, 3), 90);
-    underlay::image::save_rgb(&d.join("f.png"), &picture).unwrap();
+    underlay::video::still::save_rgb(&d.join("f.png"), &picture).unwrap();
     std::fs::hard_link(d.join("a.ulog"), d.join("hard.ulog")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(d.join("p.csv"), d.join("link.csv")).unwrap();
@@ -315,7 +315,7 @@ fn dense_and_deep_entity_graphs_load_with_cycles_refused() {
         2,
         "{out}"
     );
-    let l = underlay::log::load(&log).unwrap();
+    let l = underlay::formats::load_log(&log).unwrap();
     let d299 = l.entities.get("d299").unwrap();
     assert_eq!(l.entities.parents(d299).len(), 299);
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use underlay::calib::Calibration;
 use underlay::calib::presets::ssl_division_b;
 use underlay::demo::render::{Camera, Renderer};
-use underlay::image::{MaskImage, RgbImage, save_rgb};
+use underlay::image::{MaskImage, RgbImage};
+use underlay::video::still::save_rgb;
 use underlay::log::Vec2;
 
 use crate::util::{assert_ok, run, stderr, stdout, tmp};

@@ -109,7 +109,7 @@ fn demo_writes_a_consistent_run_that_exports() {
     let cams = underlay::ssl::camera::cameras_in(&game).unwrap();
     let model = cams.latest.get(&0).expect("camera 0 in the SSL log");
     let ssl_calib = underlay::ssl::camera::calibration(model).unwrap();
-    let ssl_log = underlay::log::load(&game).unwrap();
+    let ssl_log = underlay::formats::load_log(&game).unwrap();
     assert!(ssl_log.warnings.is_empty(), "{:?}", ssl_log.warnings);
     let checked = robots_on_foreground(&ssl_log, &ssl_calib, session.offset, &masks);
     assert!(

@@ -839,7 +839,7 @@ fn binary_hides_the_overlay_behind_robots_with_the_floor_mask() {
 fn binary_rejects_a_mask_image_of_the_wrong_size_before_encoding() {
     let dir = tmp();
     scene(dir.path(), 3);
-    underlay::image::save_mask(
+    underlay::video::still::save_mask(
         &dir.path().join("small.png"),
         &underlay::image::MaskImage::zeros((10, 12)),
     )

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use underlay::log::thesis::{self, ThesisShape};
+use underlay::thesis::{self, ThesisShape};
 use underlay::log::{
     self, FrameTime, Header, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit, Vec2, Writer,
 };
@@ -390,7 +390,7 @@ fn select_prints_one_primitive_per_line() {
 #[test]
 fn convert_round_trips_through_every_format() {
     let dir = tempfile::tempdir().unwrap();
-    let original = log::load(&sample("ssl.ulog")).unwrap();
+    let original = underlay::formats::load_log(&sample("ssl.ulog")).unwrap();
     let txt = dir.path().join("ssl.txt");
     let bin = dir.path().join("back.ulog");
     let zst = dir.path().join("back.ulog.zst");
@@ -398,9 +398,9 @@ fn convert_round_trips_through_every_format() {
     assert!(out.contains("→") && out.contains("text notation"), "{out}");
     ok(&[&"log", &"convert", &txt, &bin]);
     ok(&[&"log", &"convert", &bin, &zst]);
-    assert_eq!(log::load(&txt).unwrap(), original);
-    assert_eq!(log::load(&bin).unwrap(), original);
-    assert_eq!(log::load(&zst).unwrap(), original);
+    assert_eq!(underlay::formats::load_log(&txt).unwrap(), original);
+    assert_eq!(underlay::formats::load_log(&bin).unwrap(), original);
+    assert_eq!(underlay::formats::load_log(&zst).unwrap(), original);
     assert!(std::fs::read(&bin).unwrap() == log::native::to_bytes(&original));
     assert!(std::fs::metadata(&zst).unwrap().len() < std::fs::metadata(&bin).unwrap().len());
     // No temporary files are left behind.
@@ -415,7 +415,7 @@ fn convert_round_trips_through_every_format() {
 fn dump_prints_text_that_parses_and_filters_by_time() {
     let ssl = sample("ssl.ulog");
     let full = ok(&[&"log", &"dump", &ssl]);
-    assert_eq!(log::text::parse(&full).unwrap(), log::load(&ssl).unwrap());
+    assert_eq!(log::text::parse(&full).unwrap(), underlay::formats::load_log(&ssl).unwrap());
     let from = format!("{}", T0 + 1.0);
     let to = format!("{}", T0 + 1.2);
     let part = ok(&[&"log", &"dump", &ssl, &"--from", &from, &"--to", &to]);
@@ -446,12 +446,12 @@ fn subcommand_help_is_complete() {
 fn truncated_log_loads_complete_frames_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(sample("ssl.ulog")).unwrap();
-    let full = log::load(&sample("ssl.ulog")).unwrap();
+    let full = underlay::formats::load_log(&sample("ssl.ulog")).unwrap();
     let cut = dir.path().join("cut.ulog");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let out = ok(&[&"log", &"info", &cut]);
     assert!(out.contains("warnings:    1"), "{out}");
-    let torn = log::load(&cut).unwrap();
+    let torn = underlay::formats::load_log(&cut).unwrap();
     assert!(!torn.frames.is_empty());
     assert_eq!(torn.frames[..], full.frames[..torn.frames.len()]);
     let w = &torn.warnings[0];
@@ -603,7 +603,7 @@ fn unknown_entity_references_are_warnings() {
         "{out}"
     );
     assert!(out.contains("unknown/7"), "{out}");
-    let log = log::load(&p).unwrap();
+    let log = underlay::formats::load_log(&p).unwrap();
     assert_eq!(
         log.primitives[0].shape,
         Shape::Line {
@@ -625,7 +625,7 @@ proptest::proptest! {
         log::save(&original, &bin).unwrap();
         ok(&[&"log", &"convert", &bin, &txt]);
         ok(&[&"log", &"convert", &txt, &back]);
-        proptest::prop_assert_eq!(log::load(&back).unwrap(), original);
+        proptest::prop_assert_eq!(underlay::formats::load_log(&back).unwrap(), original);
     }
 }
 
@@ -636,7 +636,7 @@ fn sample_log_reads_the_same_in_every_format() {
     for name in ["s.ulog", "s.ulog.zst", "s.txt"] {
         let path = dir.path().join(name);
         log::save(&original, &path).unwrap();
-        assert_eq!(log::load(&path).unwrap(), original, "{name}");
+        assert_eq!(underlay::formats::load_log(&path).unwrap(), original, "{name}");
         let info = ok(&[&"log", &"info", &path]);
         assert!(info.contains("robots/blue"), "{name}: {info}");
     }

@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use underlay::image::{MaskImage, load_mask, save_mask, save_rgb};
+use underlay::image::MaskImage;
+use underlay::video::still::{load_mask, save_mask, save_rgb};
 use underlay::mask::synth::{SynthFrame, SynthOptions, generate, iou};
 use underlay::mask::{AdaptiveMasker, AdaptiveSettings, MaskSettings, Masker, ThesisMasker};
 
@@ -162,7 +163,7 @@ fn thesis_mask_agrees_with_the_reference_script() {
         // FFmpeg's differ in the last bit here and there, so the photo goes
         // in as the lossless PNG of what underlay decodes.
         let png = dir.path().join("ssl-photo.png");
-        save_rgb(&png, &underlay::image::load_rgb(&ssl).unwrap()).unwrap();
+        save_rgb(&png, &underlay::video::still::load_rgb(&ssl).unwrap()).unwrap();
         inputs.push(png);
     }
     for input in inputs {
@@ -346,7 +347,7 @@ fn real_media_when_available() {
     let Some(ssl) = crate::util::shared_media("ssl-field-overhead-2008.jpg") else {
         return;
     };
-    let frame = underlay::image::load_rgb(&ssl).unwrap();
+    let frame = underlay::video::still::load_rgb(&ssl).unwrap();
     let fraction = |m: &MaskImage| m.iter().filter(|&&v| v != 0).count() as f64 / m.len() as f64;
     let mut out = MaskImage::zeros((0, 0));
     AdaptiveMasker::new(AdaptiveSettings::default())
@@ -673,7 +674,7 @@ fn mask_calib_without_field_uses_the_hull_of_its_points() {
     let dir = tempfile::tempdir().unwrap();
     let img = elevated_view();
     let png = dir.path().join("in.png");
-    underlay::image::save_rgb(&png, &img).unwrap();
+    underlay::video::still::save_rgb(&png, &img).unwrap();
     // Points on the pitch: world (0, 0) at pixel (160, 130), 2.5 px per
     // unit across, 0.75 down the picture.
     let csv = dir.path().join("pts.csv");

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use underlay::video::Decoder;
-use underlay::video::source::{OpenOptions, open};
+use underlay::formats::open_source as open;
+use underlay::video::source::OpenOptions;
 
 use crate::util::{assert_ok, run, stderr, tmp};
 

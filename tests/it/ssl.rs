@@ -97,8 +97,8 @@ fn a_game_log_converts_to_native_and_back_to_the_same_drawing() {
     ]);
     assert_ok(&o);
     assert!(stdout(&o).contains("(SSL game log) →"), "{}", stdout(&o));
-    let a = underlay::log::load(&fixture("push-card-64s.log")).unwrap();
-    let b = underlay::log::load(&native).unwrap();
+    let a = underlay::formats::load_log(&fixture("push-card-64s.log")).unwrap();
+    let b = underlay::formats::load_log(&native).unwrap();
     assert_eq!(a.frames, b.frames);
     assert_eq!(a.primitives.len(), b.primitives.len());
     let dump = run([
@@ -230,7 +230,7 @@ fn calib_from_ssl_writes_the_cameras_calibration() {
     assert!(stdout(&o).contains("homography = ["), "{}", stdout(&o));
     // The same camera calibrates an export over a camera video directly.
     let video = dir.path().join("cam.png");
-    underlay::image::save_rgb(&video, &underlay::image::RgbImage::from_elem((580, 780, 3), 90)).unwrap();
+    underlay::video::still::save_rgb(&video, &underlay::image::RgbImage::from_elem((580, 780, 3), 90)).unwrap();
     let annotated = dir.path().join("a.mp4");
     let export = |camera: &str| {
         run([
@@ -263,7 +263,7 @@ fn the_whole_match_reads_with_every_event() {
     let Some(path) = shared_media("ssl/match-grsim-87s.log.gz") else {
         return;
     };
-    let log = underlay::log::load(&path).unwrap();
+    let log = underlay::formats::load_log(&path).unwrap();
     assert!(log.warnings.is_empty(), "{:?}", log.warnings);
     let (lo, hi) = log.time_range().unwrap();
     assert!((hi - lo - 87.1).abs() < 0.05, "{}", hi - lo);

@@ -44,7 +44,7 @@ fn sync_json(args: &[&str]) -> (serde_json::Value, std::process::Output) {
 /// The log at `from` with its clock running `rate` times as fast from
 /// log time `anchor` on, written to `to`.
 fn drifted(from: &Path, to: &Path, anchor: f64, rate: f64) {
-    let mut log = underlay::log::load(from).unwrap();
+    let mut log = underlay::formats::load_log(from).unwrap();
     let map = |t: f64| {
         if t.is_finite() {
             anchor + (t - anchor) * rate
@@ -157,7 +157,7 @@ fn sync_finds_the_demo_offset_and_drift_and_refuses_another_game() {
     let written = Session::load(&out).unwrap();
     assert!((written.offset - truth).abs() < FRAME);
     assert_eq!(written.video, one.join("video.mp4"));
-    let img = underlay::image::load_rgb(&plot).unwrap();
+    let img = underlay::video::still::load_rgb(&plot).unwrap();
     assert_eq!(img.dim(), (500, 1200, 3));
 
     // The log of another game: no answer, no session written.

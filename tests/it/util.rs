@@ -6,7 +6,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use underlay::image::{RgbImage, load_rgb, save_rgb};
+use underlay::image::RgbImage;
+use underlay::video::still::{load_rgb, save_rgb};
 
 /// The `underlay` binary built for these tests.
 pub fn underlay_cmd() -> Command {

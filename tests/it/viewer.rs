@@ -190,7 +190,7 @@ fn screenshot_of_generated_frames_shows_the_frame_at_the_time() {
         ])
         .arg(&png));
     assert!(o.status.success(), "{}", stderr(&o));
-    let img = underlay::image::load_rgb(&png).unwrap();
+    let img = underlay::video::still::load_rgb(&png).unwrap();
     let (h, w, _) = img.dim();
     assert!(w >= 800 && h >= 600, "the whole window: {w}×{h}");
     // The video area: pixels of the white field lines.
@@ -225,7 +225,7 @@ fn screenshot_takes_the_size_asked_for() {
         ])
         .arg(&png));
     assert!(o.status.success(), "{}", stderr(&o));
-    let img = underlay::image::load_rgb(&png).unwrap();
+    let img = underlay::video::still::load_rgb(&png).unwrap();
     assert_eq!((img.dim().1, img.dim().0), (1000, 700));
 }
 
@@ -369,7 +369,7 @@ fn screenshot_shows_the_overlay_at_its_place_and_time() {
             .args(["--synthetic", "320x180@10:3", "--at", at, "--screenshot"])
             .arg(png));
         assert!(o.status.success(), "{}", stderr(&o));
-        underlay::image::load_rgb(png).unwrap()
+        underlay::video::still::load_rgb(png).unwrap()
     };
     let img = shot("1.0", &dir.path().join("a.png"));
     let video = floor_box(&img).expect("the generated floor is on screen");
@@ -482,7 +482,7 @@ fn screenshot_of_a_real_video_session_shows_the_overlay() {
             .args(["--at", at, "--screenshot"])
             .arg(png));
         assert!(o.status.success(), "{}", stderr(&o));
-        underlay::image::load_rgb(png).unwrap()
+        underlay::video::still::load_rgb(png).unwrap()
     };
     let img = shot("1.0", &dir.path().join("a.png"));
     let video = bbox(&img, FLOOR, 10, None).expect("the video is on screen");
@@ -526,7 +526,7 @@ fn screenshot_keeps_the_overlay_behind_what_stands_on_the_floor() {
         .args(["--synthetic", "320x180@10:3", "--at", "1.0", "--screenshot"])
         .arg(&png));
     assert!(o.status.success(), "{}", stderr(&o));
-    let img = underlay::image::load_rgb(&png).unwrap();
+    let img = underlay::video::still::load_rgb(&png).unwrap();
     let video = floor_box(&img).expect("the generated floor is on screen");
     let at = |u: f64, v: f64| on_screen(video, (320.0, 180.0), u, v);
     // At 1 s the dark disc of the generated frames (radius 14 px) is
@@ -618,7 +618,7 @@ fn a_2d_match_shows_at_a_cycle() {
         .args(["--at", "100c", "--screenshot"])
         .arg(&png));
     assert!(o.status.success(), "{}", stderr(&o));
-    let img = underlay::image::load_rgb(&png).unwrap();
+    let img = underlay::video::still::load_rgb(&png).unwrap();
     // The rendered pitch's grass and both teams' colours are on screen.
     let grass = bbox(&img, [52, 128, 56], 6, None).expect("the pitch on screen");
     assert!(grass.2 - grass.0 > 300, "{grass:?}");

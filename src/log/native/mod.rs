@@ -90,7 +90,10 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
         });
     }
     if p[8] != FORMAT_VERSION {
-        return Err(ReadError::UnsupportedVersion(p[8]));
+        return Err(ReadError::UnsupportedVersion {
+            found: p[8],
+            supported: FORMAT_VERSION,
+        });
     }
     let mut dec = Decoder::new(p[8]);
     match p[9] {

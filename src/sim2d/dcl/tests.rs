@@ -205,7 +205,7 @@ fn shared_world_models_match_their_games() {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: crate::sim3d::fuzz_cases(),
+        cases: crate::testing::fuzz_cases(),
         ..proptest::prelude::ProptestConfig::default()
     })]
 

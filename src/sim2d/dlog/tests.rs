@@ -352,7 +352,7 @@ fn shared_debug_logs_read_whole() {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: crate::sim3d::fuzz_cases(),
+        cases: crate::testing::fuzz_cases(),
         ..proptest::prelude::ProptestConfig::default()
     })]
 

@@ -310,7 +310,7 @@ fn shared_game_logs_have_their_cycles() {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: crate::sim3d::fuzz_cases(),
+        cases: crate::testing::fuzz_cases(),
         ..proptest::prelude::ProptestConfig::default()
     })]
 

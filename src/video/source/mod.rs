@@ -2,7 +2,9 @@
 //! presentation order, with seeking — a video file decoded with FFmpeg, a
 //! still image, generated frames, and the sources other modules add (a
 //! simulated match rendered from its game log). The viewer and export
-//! only consume [`FrameSource`]s; neither knows where frames come from.
+//! only consume [`FrameSource`]s; neither knows where frames come from:
+//! the format table ([`crate::formats::open_source`]) opens a file as
+//! the source its format says.
 //!
 //! A [`SourceFrame`] carries its presentation `time` (seconds from the
 //! source's start) and, for sources that know more than a camera does,
@@ -18,17 +20,10 @@
 //! player that seeks, steps back and redraws.
 //!
 //! # Adding a source
-//! [`open`] is the one registration point. It reads the first bytes of the
-//! file (decompressed when the file is gzip), asks each [`Opener`] of
-//! [`OPENERS`] in turn whether it recognises them, and opens the file with
-//! the first that does; a file no opener claims goes to FFmpeg
-//! ([`DecoderSource`]). A new kind of source is one file in this folder
-//! (or in its own module) with a type implementing [`FrameSource`] and an
-//! `Opener { name, sniff, open }`, plus one line in [`OPENERS`]. `sniff`
-//! must be cheap and certain (a magic number, a header line): it sees at
-//! most [`SNIFF_BYTES`] bytes and must not claim files another opener or
-//! FFmpeg reads. Errors of the new source's own kind go into
-//! [`SourceError::Other`] with the file's path.
+//! A new kind of source is a type implementing [`FrameSource`], opened by
+//! an [`OpenFn`] that its format's line in the format table names
+//! ([`crate::input::Format::source`]). Errors of the new source's own
+//! kind go into [`SourceError::Other`] with the file's path.
 
 mod decoder;
 mod read_ahead;
@@ -36,14 +31,13 @@ mod ring;
 mod still;
 mod synthetic;
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use decoder::DecoderSource;
 pub use read_ahead::ReadAhead;
 pub use ring::FrameRing;
-pub use still::StillSource;
+pub use still::{StillSource, is_still};
 pub use synthetic::SyntheticSource;
 
 use super::{ClockTable, VideoError, Yuv420};
@@ -310,204 +304,15 @@ pub struct OpenOptions {
     pub zoom: Option<f64>,
 }
 
-/// What an [`Opener`] sees of a file to decide whether it is its kind.
-#[derive(Clone, Debug)]
-pub struct Sniff<'a> {
-    /// The file.
-    pub path: &'a Path,
-    /// Its first bytes (at most [`SNIFF_BYTES`]), decompressed when the file is gzip.
-    pub head: &'a [u8],
-    /// The file is gzip-compressed.
-    pub gzip: bool,
-}
-
-/// Bytes of a file's start that openers see.
-pub const SNIFF_BYTES: usize = 4096;
-
 /// Opens a file as one kind of source.
 pub type OpenFn = fn(&Path, &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError>;
 
-/// One kind of source that [`open`] knows.
-#[derive(Clone, Copy, Debug)]
-pub struct Opener {
-    /// What the kind is called, for messages ("still image", …).
-    pub name: &'static str,
-    /// Whether the file is of this kind (cheap and certain).
-    pub sniff: fn(&Sniff<'_>) -> bool,
-    /// Opens the file as this kind.
-    pub open: OpenFn,
-    /// The file is a log too ([`crate::log::load`] reads it): a match's
-    /// record is both the picture and drawings over it, so opening one
-    /// alone shows both.
-    pub also_log: bool,
+/// Opens a still picture (a one-frame source).
+pub fn open_still(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+    Ok(Box::new(StillSource::open(path, options)?))
 }
 
-/// The kinds of source [`open`] tries, in order, before FFmpeg.
-pub const OPENERS: &[Opener] = &[
-    still::OPENER,
-    crate::ssl::render::OPENER,
-    crate::sim3d::render::OPENER,
-    crate::sim2d::render::OPENER,
-];
-
-/// Opens `path` as a frame source: the first of [`OPENERS`] that
-/// recognises the file's content, else a video decoded with FFmpeg.
-pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
-    if let Some(o) = opener_of(path)? {
-        return (o.open)(path, options);
-    }
+/// Opens anything FFmpeg decodes (a video, or a picture it reads).
+pub fn open_video(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
     Ok(Box::new(DecoderSource::open(path, options)?))
-}
-
-/// The opener that claims `path` (`None`: FFmpeg's, a video or picture
-/// file it decodes).
-pub fn opener_of(path: &Path) -> Result<Option<&'static Opener>, SourceError> {
-    let (head, gzip) = read_head(path)?;
-    let sniff = Sniff {
-        path,
-        head: &head,
-        gzip,
-    };
-    Ok(OPENERS.iter().find(|o| (o.sniff)(&sniff)))
-}
-
-/// The first [`SNIFF_BYTES`] of `path` (decompressed when gzip) and
-/// whether it is gzip. A damaged gzip stream gives what decompressed.
-fn read_head(path: &Path) -> Result<(Vec<u8>, bool), SourceError> {
-    let io = |source| SourceError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut raw = Vec::with_capacity(SNIFF_BYTES);
-    file.take(SNIFF_BYTES as u64).read_to_end(&mut raw).map_err(io)?;
-    if !raw.starts_with(&[0x1f, 0x8b]) {
-        return Ok((raw, false));
-    }
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    let mut gz = flate2::read::MultiGzDecoder::new(file).take(SNIFF_BYTES as u64);
-    // A damaged stream: keep what came out before the damage.
-    let mut buf = [0u8; 512];
-    loop {
-        match gz.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    Ok((head, true))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn heads_are_read_and_gzip_is_undone() {
-        use std::io::Write as _;
-        let dir = tempfile::tempdir().unwrap();
-        let plain = dir.path().join("a.txt");
-        std::fs::write(&plain, vec![b'x'; 10_000]).unwrap();
-        let (head, gz) = read_head(&plain).unwrap();
-        assert_eq!((head.len(), gz), (SNIFF_BYTES, false));
-        let zipped = dir.path().join("a.gz");
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(b"ULG5\nrest of the header").unwrap();
-        std::fs::write(&zipped, e.finish().unwrap()).unwrap();
-        let (head, gz) = read_head(&zipped).unwrap();
-        assert!(gz && head.starts_with(b"ULG5\n"), "{head:?}");
-        // A torn gzip file gives what could be read, not an error.
-        let bytes = std::fs::read(&zipped).unwrap();
-        std::fs::write(&zipped, &bytes[..bytes.len() / 2]).unwrap();
-        assert!(read_head(&zipped).unwrap().1);
-        let e = read_head(&dir.path().join("missing")).unwrap_err().to_string();
-        assert!(e.contains("missing"), "{e}");
-    }
-
-    #[test]
-    fn open_picks_the_still_opener_and_falls_back_to_ffmpeg() {
-        let dir = tempfile::tempdir().unwrap();
-        let png = dir.path().join("p.png");
-        crate::image::save_rgb(&png, &RgbImage::from_elem((6, 8, 3), 50)).unwrap();
-        let mut s = open(&png, &OpenOptions::default()).unwrap();
-        assert_eq!(
-            (s.info().width, s.info().height, s.info().frame_count),
-            (8, 6, Some(1))
-        );
-        assert!(s.next_frame().unwrap().is_some());
-        let junk = dir.path().join("junk.mp4");
-        std::fs::write(&junk, b"not a video at all").unwrap();
-        let e = open(&junk, &OpenOptions::default()).err().unwrap();
-        assert!(matches!(e, SourceError::Video(_)), "{e}");
-        assert!(e.to_string().contains("junk.mp4"), "{e}");
-    }
-
-    /// Cases per fuzz test: `UNDERLAY_FUZZ_CASES=N` (default 2000).
-    fn fuzz_cases() -> u32 {
-        std::env::var("UNDERLAY_FUZZ_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(2000)
-    }
-
-    /// Opens `bytes` as a file and reads a few frames: an error or frames,
-    /// never a panic.
-    fn open_bytes(dir: &Path, bytes: &[u8]) {
-        let p = dir.join("fuzz.bin");
-        std::fs::write(&p, bytes).unwrap();
-        if let Ok(mut s) = open(&p, &OpenOptions::default()) {
-            for _ in 0..3 {
-                if !matches!(s.next_frame(), Ok(Some(_))) {
-                    break;
-                }
-            }
-            let _ = s.frame_at(0.5);
-        }
-    }
-
-    fn small_png() -> Vec<u8> {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("s.png");
-        let img = RgbImage::from_shape_fn((5, 7, 3), |(y, x, c)| (y * 40 + x * 9 + c) as u8);
-        crate::image::save_rgb(&p, &img).unwrap();
-        std::fs::read(p).unwrap()
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: fuzz_cases(),
-            ..proptest::prelude::ProptestConfig::default()
-        })]
-
-        /// Random bytes, gzip-looking or not, never panic.
-        #[test]
-        fn random_bytes_never_panic(
-            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
-            gzip_magic in proptest::prelude::any::<bool>(),
-        ) {
-            let dir = tempfile::tempdir().unwrap();
-            let mut bytes = bytes;
-            if gzip_magic {
-                bytes.splice(0..0, [0x1f, 0x8b, 8, 0]);
-            }
-            open_bytes(dir.path(), &bytes);
-        }
-
-        /// A valid picture with bytes changed, cut or its magic kept never panics.
-        #[test]
-        fn mutated_pictures_never_panic(
-            edits in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>()), 0..8),
-            cut in proptest::prelude::any::<usize>(),
-        ) {
-            let dir = tempfile::tempdir().unwrap();
-            let mut bytes = small_png();
-            for (at, v) in edits {
-                let n = bytes.len();
-                bytes[at % n] = v;
-            }
-            let keep = 8 + cut % (bytes.len() - 7);
-            bytes.truncate(keep);
-            open_bytes(dir.path(), &bytes);
-        }
-    }
 }

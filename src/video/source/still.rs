@@ -4,23 +4,12 @@
 
 use std::path::Path;
 
-use super::{FrameSource, OpenOptions, Opener, Sniff, SourceError, SourceFrame, SourceInfo};
+use super::{FrameSource, OpenOptions, SourceError, SourceFrame, SourceInfo};
 use crate::image::RgbImage;
 
-/// The opener [`super::open`] asks first: still images by magic number.
-pub(super) const OPENER: Opener = Opener {
-    name: "still image",
-    sniff: is_still,
-    open: |path, options| Ok(Box::new(StillSource::open(path, options)?)),
-    also_log: false,
-};
-
-/// Whether `s` starts like a picture file.
-fn is_still(s: &Sniff<'_>) -> bool {
-    let h = s.head;
-    if s.gzip {
-        return false;
-    }
+/// Whether a file's first bytes `h` start a picture file (by magic
+/// number; a gzip'ed file is none).
+pub fn is_still(h: &[u8]) -> bool {
     let bmp = h.len() >= 18
         && h.starts_with(b"BM")
         && matches!(
@@ -49,7 +38,7 @@ pub struct StillSource {
 impl StillSource {
     /// Reads the picture at `path` (upright, EXIF orientation applied).
     pub fn open(path: &Path, _options: &OpenOptions) -> Result<Self, SourceError> {
-        let image = crate::image::load_rgb(path)?;
+        let image = crate::video::still::load_rgb(path)?;
         Ok(Self::from_image(path.display().to_string(), image))
     }
 
@@ -105,13 +94,7 @@ mod tests {
 
     #[test]
     fn pictures_are_recognised_by_their_first_bytes() {
-        let yes = |head: &[u8]| {
-            is_still(&Sniff {
-                path: Path::new("x"),
-                head,
-                gzip: false,
-            })
-        };
+        let yes = is_still;
         assert!(yes(b"\x89PNG\r\n\x1a\n...."));
         assert!(yes(&[0xff, 0xd8, 0xff, 0xe0]));
         assert!(yes(b"P6\n640 480\n255\n"));

@@ -190,7 +190,7 @@ impl ViewerApp {
     /// Reads calibration points from a `u,v,x,y` CSV and turns calibration
     /// mode on.
     pub fn load_calib_points(&mut self, p: &std::path::Path) -> anyhow::Result<()> {
-        let text = crate::files::read_text_limited(p, crate::cli::calib::MAX_CSV_BYTES)
+        let text = crate::files::read_text_limited(p, crate::calib::points::MAX_CSV_BYTES)
             .map_err(|e| anyhow::anyhow!("{}: cannot read the points file: {e}", p.display()))?;
         let pts = crate::viewer::calibrate::CalibPoints::from_csv(&text, p)?;
         let rev = self.calib.points.revision + 1;

@@ -466,7 +466,7 @@ impl ViewerApp {
                 // (concealed errors after a seek, …) would only clutter
                 // the terminal.
                 crate::video::set_ffmpeg_quiet(true);
-                crate::video::source::open(&doc.session.video, &doc.session.picture.open_options())?
+                crate::formats::open_source(&doc.session.video, &doc.session.picture.open_options())?
             }
         };
         Ok(Box::new(ReadAhead::new(inner)?))

@@ -75,5 +75,5 @@ pub(super) fn save_color_image(
         rgb[[y, x, 1]] = c.g();
         rgb[[y, x, 2]] = c.b();
     }
-    crate::image::save_rgb(path, &rgb).map_err(crate::viewer::ShotError::Write)
+    crate::video::still::save_rgb(path, &rgb).map_err(crate::viewer::ShotError::Write)
 }

@@ -1,6 +1,7 @@
 //! Thesis-era binary logs: a stream of `[u32 little-endian length]
 //! [DrawingFrame]` records (`proto/thesis.proto`), as the thesis author's
-//! autoref wrote them. Read natively everywhere a log is accepted.
+//! autoref wrote them. Read everywhere a log is accepted (its line in the
+//! format table is [`FORMAT`]).
 //!
 //! Conversion into the model:
 //! - colours `0xRRGGBB` become opaque [`Rgba`];
@@ -18,10 +19,28 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 
 use prost::Message;
 
-use super::proto::thesis as pb;
-use super::{
+use crate::input::{Format, Head, LogReader};
+use crate::log::{
     FrameTime, Log, MAX_RECORD_LEN, Place, Primitive, ReadError, Rgba, Shape, Style, Vec2, Warnings,
     close_frame,
+};
+
+/// The thesis-era format as prost types (`proto/thesis.proto`).
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod pb {
+    include!(concat!(env!("OUT_DIR"), "/underlay.thesis.rs"));
+}
+
+/// The format table's line for thesis-era logs.
+pub const FORMAT: Format = Format {
+    log: Some(LogReader::Stream(|r, cx| read_with_len(r, cx.len))),
+    ..Format::new(
+        "thesis",
+        "thesis-era binary",
+        "a plausible thesis-era record",
+        "*.log, *.bin",
+        |h: &Head<'_>| looks_like_thesis(h.start()),
+    )
 };
 
 /// Entity given to shapes that carry no filter.
@@ -466,8 +485,8 @@ mod tests {
         let base = usize::from(log_with("")[0]);
         let bytes = log_with(&"e".repeat(usize::from(b'{') - base));
         assert_eq!(bytes[0], b'{');
-        let (log, format) = crate::log::read(&bytes[..]).unwrap();
-        assert_eq!(format, crate::log::Format::Thesis);
+        let (log, format) = crate::formats::read_log(&bytes[..]).unwrap();
+        assert_eq!(format.id, "thesis");
         assert_eq!(log.frames.len(), 2);
     }
 

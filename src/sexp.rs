@@ -1,6 +1,6 @@
-//! The S-expressions every 3D-league message is written in: a fast,
-//! zero-copy tokenizer and parser shared by the monitor, perception and
-//! scene-graph readers.
+//! The S-expressions the RoboCup simulators write (every 3D-league message,
+//! the 2D league's text game logs and debug-client world models): a fast,
+//! zero-copy tokenizer and parser shared by their readers.
 //!
 //! One message (a line of a log, a framed network message) is parsed into
 //! a flat array of nodes in pre-order, each a byte range of the input:
@@ -578,7 +578,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: crate::sim3d::fuzz_cases(),
+            cases: crate::testing::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 

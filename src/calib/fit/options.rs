@@ -1,0 +1,106 @@
+//! What a fit is made from and with: the image ↔ world points, the model
+//! fitted and how points that do not fit are treated.
+
+use serde::{Deserialize, Serialize};
+
+use crate::geom::{PixelPoint, WorldPoint};
+use crate::log::Vec2;
+
+/// A calibration model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Model {
+    /// A plain homography (8 parameters, ≥ 4 points).
+    Homography,
+    /// Homography plus radial distortion k1, k2 (10 parameters, ≥ 6 points).
+    Radial,
+}
+
+impl Model {
+    /// Fewest points the model can be fitted to.
+    pub fn min_points(self) -> usize {
+        match self {
+            Model::Homography => 4,
+            Model::Radial => 6,
+        }
+    }
+
+    pub(super) fn n_params(self) -> usize {
+        match self {
+            Model::Homography => 8,
+            Model::Radial => 10,
+        }
+    }
+}
+
+impl std::fmt::Display for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Model::Homography => "homography",
+            Model::Radial => "radial",
+        })
+    }
+}
+
+/// How the final fit treats flagged points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Method {
+    /// Least squares over every point (flagged points are reported, and used).
+    #[serde(rename = "lsq")]
+    LeastSquares,
+    /// RANSAC: points beyond the threshold are flagged and left out.
+    #[serde(rename = "ransac")]
+    Ransac,
+    /// Least median of squares: flagged points are left out.
+    #[serde(rename = "lmeds")]
+    Lmeds,
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Method::LeastSquares => "lsq",
+            Method::Ransac => "ransac",
+            Method::Lmeds => "lmeds",
+        })
+    }
+}
+
+/// One image ↔ world correspondence.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Correspondence {
+    /// Image pixel (u, v).
+    pub image: PixelPoint,
+    /// World point (x, y) on the floor.
+    pub world: WorldPoint,
+}
+
+/// Options of [`super::fit`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitOptions {
+    /// The model to fit.
+    pub model: Model,
+    /// Least squares, or a robust method that leaves flagged points out.
+    pub method: Method,
+    /// RANSAC inlier threshold in pixels; `None` scales it with the
+    /// picture ([`super::default_ransac_threshold`]).
+    pub ransac_threshold_px: Option<f64>,
+    /// Centre of distortion; defaults to the image centre, else the centre
+    /// of the image points' bounding box.
+    pub principal_point: Option<Vec2>,
+    /// Image `[width, height]`: centre and scale of the distortion, and
+    /// stored in the calibration for clipping.
+    pub image_size: Option<[u32; 2]>,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            model: Model::Homography,
+            method: Method::LeastSquares,
+            ransac_threshold_px: None,
+            principal_point: None,
+            image_size: None,
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! What several subcommands share: the one handler of terminating signals
+//! and the flag long work stops on, the progress bar over frames, writing
+//! to standard output, and the arguments `view` and `export` (or `calib`
+//! and `calib refine`) both take.
+
+use anyhow::Context as _;
+
+/// The flag a terminating signal sets for work that stops cleanly between
+/// frames (see [`cancel_on_ctrl_c`]).
+static CANCEL: std::sync::LazyLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Whether the running command watches [`CANCEL`].
+static COOPERATIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Installs the process's one handler of SIGINT, SIGTERM and SIGHUP. Work
+/// that watches [`cancel_on_ctrl_c`]'s flag is asked to stop (its
+/// temporary files are dropped as it unwinds); anything else, or a second
+/// signal, removes every registered temporary file and folder
+/// ([`crate::files::remove_temporaries`]) and exits with status 130. Either
+/// way the previous output stays as it was.
+pub(super) fn install_signal_handler() {
+    use std::sync::atomic::Ordering;
+    let handler = || {
+        if COOPERATIVE.load(Ordering::SeqCst) && !CANCEL.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        crate::files::remove_temporaries();
+        eprintln!("underlay: interrupted");
+        std::process::exit(130);
+    };
+    if let Err(e) = ctrlc::set_handler(handler) {
+        eprintln!("underlay: warning: a signal will not stop underlay cleanly ({e})");
+    }
+}
+
+/// What `view` and `export` show of a rendered match, and a camera's
+/// calibration from an SSL game log.
+#[derive(Debug, Default, clap::Args)]
+pub struct MatchArgs {
+    /// A rendered match's camera follows this: `ball`, or a player (`l10`,
+    /// `r3`; `y2`, `b5` in SSL logs).
+    #[arg(long, value_name = "WHAT")]
+    pub follow: Option<String>,
+    /// Magnification of a rendered match's pitch (1 to 8; default 1, or 3
+    /// when following something).
+    #[arg(long, value_name = "Z")]
+    pub zoom: Option<f64>,
+    /// Over a 2D match: the player whose sensing is drawn in detail
+    /// (`l10`, `r3`: what it could see each cycle, level 3).
+    #[arg(long, value_name = "PLAYER")]
+    pub player: Option<String>,
+    /// Calibrate with camera N of the SSL game log among the logs (its
+    /// ssl-vision model), instead of --calib.
+    #[arg(long, value_name = "N", conflicts_with = "calib")]
+    pub camera: Option<u32>,
+}
+
+/// A flag that Ctrl-C (or SIGTERM, SIGHUP) sets while it lives, for long
+/// work to stop cleanly between frames; a second signal ends the process
+/// at once. `what` names the work in debugging output only: the handler
+/// itself is installed once, by [`super::run`].
+pub(crate) fn cancel_on_ctrl_c(what: &str) -> Cancel {
+    use std::sync::atomic::Ordering;
+    CANCEL.store(false, Ordering::SeqCst);
+    COOPERATIVE.store(true, Ordering::SeqCst);
+    Cancel {
+        flag: CANCEL.clone(),
+        what: what.to_owned(),
+    }
+}
+
+/// The flag of [`cancel_on_ctrl_c`]; once dropped, a signal ends the
+/// process again (removing temporaries) instead of setting it.
+#[derive(Debug)]
+pub(crate) struct Cancel {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    #[allow(dead_code, reason = "shown by Debug")]
+    what: String,
+}
+
+impl std::ops::Deref for Cancel {
+    type Target = std::sync::atomic::AtomicBool;
+    fn deref(&self) -> &Self::Target {
+        &self.flag
+    }
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        COOPERATIVE.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A progress bar over `len` frames (a spinner when unknown) on standard
+/// error when it is a terminal, with FFmpeg's own messages quieted
+/// meanwhile; hidden otherwise. `verb` says what is done to the frames.
+pub(crate) fn frame_bar(len: Option<u64>, verb: &str) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::io::IsTerminal as _;
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{verb} [{{bar:40}}] {{pos}}/{{len}} frames, {{per_sec}}, eta {{eta}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    crate::video::set_ffmpeg_quiet(true);
+    bar
+}
+
+/// Calibration models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Model {
+    /// A plain homography (≥ 4 points).
+    Homography,
+    /// Homography plus radial lens distortion (≥ 6 points).
+    Radial,
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("cannot write to stdout"),
+        _ => Ok(()),
+    }
+}
+
+/// `WIDTHxHEIGHT` → `[width, height]`.
+pub fn parse_size(s: &str) -> Result<[usize; 2], String> {
+    let bad = || format!("'{s}' is not a size: give WIDTHxHEIGHT, e.g. 1280x720");
+    let (w, h) = s.split_once(['x', 'X', '×']).ok_or_else(bad)?;
+    let (w, h): (usize, usize) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        return Err(format!("{w}×{h}: each side must be 16 to 8192 pixels"));
+    }
+    Ok([w, h])
+}
