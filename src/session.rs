@@ -753,10 +753,7 @@ mod tests {
         assert_eq!(session.pipeline().unwrap().threshold(), 0.25);
         // +inf is a threshold (any distance), NaN the log's default.
         session.instant_threshold = Some(f64::INFINITY);
-        assert_eq!(
-            session.pipeline().unwrap().threshold(),
-            f64::INFINITY
-        );
+        assert_eq!(session.pipeline().unwrap().threshold(), f64::INFINITY);
         session.instant_threshold = Some(f64::NAN);
         let p = session.pipeline().unwrap();
         assert_eq!(p.threshold(), p.index().default_threshold());

@@ -1,6 +1,7 @@
 //! The S-expressions the RoboCup simulators write (every 3D-league message,
 //! the 2D league's text game logs and debug-client world models): a fast,
-//! zero-copy tokenizer and parser shared by their readers.
+//! zero-copy tokenizer and parser shared by their readers, and the
+//! numbered lines of such a file ([`lines`]).
 //!
 //! One message (a line of a log, a framed network message) is parsed into
 //! a flat array of nodes in pre-order, each a byte range of the input:
@@ -460,9 +461,40 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     std::str::from_utf8(s).ok()?.parse::<f64>().ok()
 }
 
+/// Lines of a buffer with their 1-based numbers and byte offsets, without
+/// the line break (`\n` or `\r\n`).
+pub fn lines(buf: &[u8]) -> impl Iterator<Item = (usize, u64, &[u8])> {
+    let mut offset = 0usize;
+    buf.split(|&b| b == b'\n').enumerate().filter_map(move |(i, l)| {
+        let at = offset;
+        offset += l.len() + 1;
+        if at >= buf.len() && l.is_empty() {
+            return None;
+        }
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        Some((i + 1, at as u64, l))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_number_and_place_each_line() {
+        let got: Vec<_> = lines(b"a\r\nbb\n\nc").collect();
+        assert_eq!(
+            got,
+            [
+                (1, 0, &b"a"[..]),
+                (2, 3, &b"bb"[..]),
+                (3, 6, &b""[..]),
+                (4, 7, &b"c"[..])
+            ]
+        );
+        assert_eq!(lines(b"a\n").count(), 1);
+        assert_eq!(lines(b"").count(), 0);
+    }
 
     fn render(s: Sexp<'_>) -> String {
         match s.atom() {

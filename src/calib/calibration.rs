@@ -1,6 +1,9 @@
 //! The [`Calibration`] itself: world ↔ image mapping of the floor plane
 //! (a homography, then lens distortion), projection of points and shapes
 //! with clipping and adaptive sampling, and its file format.
+//!
+//! What a calibration was fitted in and from, and its methods about that,
+//! are [`super::unit`]'s: the two files name each other.
 
 use serde::{Deserialize, Serialize};
 

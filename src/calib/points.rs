@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::fit::MAX_FIT_POINTS;
 use super::Correspondence;
+use super::fit::MAX_FIT_POINTS;
 use crate::geom::Vec2;
 
 /// A points file that could not be read.
@@ -111,7 +111,11 @@ pub fn parse_points(text: &str) -> Result<PointsFile, SyntaxError> {
                     cols[i],
                     shown(f)
                 )),
-                Err(_) => Err(syntax!("line {line}, column {}: `{}` is not a number", cols[i], shown(f))),
+                Err(_) => Err(syntax!(
+                    "line {line}, column {}: `{}` is not a number",
+                    cols[i],
+                    shown(f)
+                )),
             }
         };
         if out.points.len() >= MAX_FIT_POINTS {
@@ -210,5 +214,4 @@ mod tests {
             let _ = parse_points(&format!("u,v,x,y\n{}", lines.join("\n")));
         }
     }
-
 }

@@ -23,7 +23,6 @@
 
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
-
 use crate::calib::Calibration;
 use crate::log::Vec2;
 

@@ -2,6 +2,10 @@
 //! log in another unit is converted rather than drawn a thousand times
 //! too small), the labelled points (with their preset names) and the
 //! field they lie on ([`FieldSpec`]), kept in the calibration file.
+//!
+//! The calibration keeps these ([`super::Calibration`] in `calibration.rs`)
+//! and this file adds the calibration's methods about them, so the two
+//! files name each other.
 
 use serde::{Deserialize, Serialize};
 

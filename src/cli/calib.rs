@@ -273,7 +273,10 @@ pub(crate) fn log_camera(logs: &[std::path::PathBuf], id: u32) -> anyhow::Result
         bail!("{name}: no vision geometry packet carries a camera calibration");
     }
     let Some(cam) = cams.iter().find(|c| c.id == id) else {
-        bail!("{name} has no calibration of camera {id}; it has cameras {}", list());
+        bail!(
+            "{name} has no calibration of camera {id}; it has cameras {}",
+            list()
+        );
     };
     cam.calibration
         .clone()
@@ -413,7 +416,6 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
         emit(&text_report(&fit.report, &pts, a.output.as_deref()))
     }
 }
-
 
 /// Adds "(line N)" after each "point N" of an error message.
 fn annotate_lines(e: anyhow::Error, lines: &[usize]) -> anyhow::Error {

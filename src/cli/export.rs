@@ -186,4 +186,3 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         (None, None) => anyhow::bail!("give a session file, or --video with --log and --calib"),
     }
 }
-

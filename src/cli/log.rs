@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::log::summary::{Summary, entity_tree};
 use crate::input::Format;
+use crate::log::summary::{Summary, entity_tree};
 use crate::log::{self, Log, TimeUnit, text};
 use crate::select::{Filter, FilterSpec, Index};
 

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::image::MaskImage;
-use crate::video::still::save_mask;
-use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
 use crate::formats::open_source as open;
+use crate::image::MaskImage;
+use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
 use crate::video::source::{FrameSource, OpenOptions};
+use crate::video::still::save_mask;
 use crate::video::{Encoder, EncoderSettings, SourceFrame};
 
 /// Masking methods selectable on the command line.

@@ -8,6 +8,9 @@
 //! ground truth (camera, per-frame floor masks, trajectories) for tests and
 //! benchmarks. Files are made in a scratch folder inside the output folder
 //! and moved into place only when all of them are complete.
+//!
+//! `ssl.rs` fails with this module's [`DemoError`], and `generate` calls
+//! it: the two files name each other.
 
 pub mod render;
 pub mod sim;

@@ -15,6 +15,9 @@
 //!   findings as game events while they stand: the ball leaving the field
 //!   (over the touch or goal line, by the team that touched it last) and a
 //!   robot too close to the ball during the stop.
+//!
+//! It fails with the demo's own error ([`super::DemoError`]) and the demo
+//! (`mod.rs`) calls it, so the two files name each other.
 
 use std::path::Path;
 

@@ -13,6 +13,10 @@
 //! ([`Preparer`]); the rest runs on workers in parallel across frames, and
 //! the encoder puts frames back in order. So the output is the same
 //! whatever the number of workers.
+//!
+//! Jobs are made from an [`ExportPlan`] (`plan.rs`), which runs through
+//! these stages and reports [`ExportError`]: the two files name each
+//! other.
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;

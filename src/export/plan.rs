@@ -9,6 +9,10 @@
 //! frame order ([`crate::pipeline::Pipeline::prepare`]), the output does
 //! not depend on the worker count: a session exports to the same frames
 //! from the viewer and from the command line.
+//!
+//! A plan runs through the export's stages and reports the export's
+//! errors (`mod.rs`), whose jobs are made from plans: the two files name
+//! each other.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,11 +20,11 @@ use std::sync::atomic::AtomicBool;
 
 use super::tally::Tally;
 use super::{ExportError, ExportJob, ExportReport, Preparer, Processor, Progress, expected_frames};
+use crate::formats::open_source as open;
 use crate::log::Log;
 use crate::pipeline::{DrawSettings, FramePlan, Pipeline};
 use crate::select::Index;
 use crate::session::Session;
-use crate::formats::open_source as open;
 use crate::video::{SourceFrame, TimeArg};
 
 /// x264 presets, fastest first.

@@ -12,9 +12,7 @@ use std::sync::Arc;
 use super::head::HeadBuf;
 use super::table::{log_format, not_a_log};
 use crate::bounded::is_gzip;
-use crate::input::{
-    Companion, Format, HEAD_BYTES, Head, LogReader, ReadContext, ReadOptions, START_BYTES,
-};
+use crate::input::{Companion, Format, HEAD_BYTES, Head, LogReader, ReadContext, ReadOptions, START_BYTES};
 use crate::log::{Log, LogError, ReadError};
 
 /// Reads a log of any format from a stream (gzip'ed or not).
@@ -42,10 +40,7 @@ pub fn load_log_with_format(path: &Path) -> Result<(Log, &'static Format), LogEr
 /// and given to every file whose format reads beside it (an agent's
 /// debug log takes its side and step from the game log; a perception
 /// log its errors against the monitor log).
-pub fn load_logs(
-    paths: &[PathBuf],
-    options: &ReadOptions,
-) -> Result<Vec<(Log, &'static Format)>, LogError> {
+pub fn load_logs(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<(Log, &'static Format)>, LogError> {
     // Only regular files are looked at before they are read: a pipe's
     // bytes can be read once.
     let formats: Vec<Option<&'static Format>> = paths
@@ -86,7 +81,9 @@ pub fn load_logs(
 /// Reads `paths` as [`load_logs`] does and merges them into one log.
 pub fn load_merged(paths: &[PathBuf], options: &ReadOptions) -> Result<Log, LogError> {
     let logs = load_logs(paths, options)?;
-    Ok(crate::log::merge(logs.into_iter().map(|(l, _)| l).collect::<Vec<Log>>()))
+    Ok(crate::log::merge(
+        logs.into_iter().map(|(l, _)| l).collect::<Vec<Log>>(),
+    ))
 }
 
 /// Reads the file at `path`, opened once (a FIFO is read as it comes).
@@ -311,7 +308,9 @@ mod tests {
         assert!(m.contains("de ad be ef") && m.contains("\"UNDERLAY\""), "{m}");
         assert!(m.contains("thesis-era") && m.contains("SSL_LOG_FILE"), "{m}");
         // A picture is a format, but not a log: said so.
-        let e = read_log(&b"\x89PNG\r\n\x1a\n........"[..]).unwrap_err().to_string();
+        let e = read_log(&b"\x89PNG\r\n\x1a\n........"[..])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("still image, which is not a log"), "{e}");
     }
 

@@ -31,10 +31,7 @@ pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceEr
 /// Whether `path` is its own log too (a match's record: the picture and
 /// the drawings over it), so that opening it alone shows both.
 pub fn is_own_log(path: &Path) -> bool {
-    source_format_of(path)
-        .ok()
-        .flatten()
-        .is_some_and(Format::is_both)
+    source_format_of(path).ok().flatten().is_some_and(Format::is_both)
 }
 
 #[cfg(test)]

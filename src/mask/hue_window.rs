@@ -10,7 +10,7 @@
 //! its value at the centre, at most `max_hue_half_width` bins each way,
 //! and `hue_margin` bins are added on each side.
 
-use super::adaptive::AdaptiveSettings;
+use super::adaptive_params::AdaptiveSettings;
 
 /// Circular box filter of half-width 2 over a hue histogram.
 fn smooth_histogram(hist: &[f32; 180]) -> [f32; 180] {

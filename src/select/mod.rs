@@ -106,8 +106,8 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeSet;
     use crate::log::{Shape, Style, Vec2};
+    use std::collections::BTreeSet;
 
     #[test]
     fn above_the_mask_takes_descendants_by_name_and_by_edge() {

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use crate::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, Vec2};
-use crate::sim3d::lines;
+use crate::sexp::lines;
 use crate::sexp::{Parser, Sexp};
 
 use super::dlog::{AgentEntities, DebugLogOptions, angle_to_world, colour, header, to_world};

@@ -49,7 +49,7 @@ use crate::log::{
     DisplayHints, EntityId, FrameTime, Header, LoadWarning, Log, MarkerKind, Primitive, Rgba, Shape, Style,
     ThicknessUnit, TimeUnit, Vec2,
 };
-use crate::sim3d::lines;
+use crate::sexp::lines;
 use crate::sexp::parse_f64;
 
 use super::{GameTime, Side, TimeMapper, Warnings, clock, parse_game_time, parse_i64};

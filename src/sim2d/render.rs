@@ -9,9 +9,8 @@
 
 use std::path::Path;
 
-use super::Side;
 use super::game::{Game, Player, state};
-use crate::geom::Vec2;
+use super::{Side, world, world_angle};
 use crate::log::Rgba;
 use crate::pitch::{Body, Card, Field, Match, Pace, Snapshot, Team};
 use crate::video::source::{FrameSource, OpenOptions, SourceError};
@@ -26,18 +25,8 @@ pub const RIGHT: Rgba = Rgba::from_rgb(0x1e90ff);
 /// Opens a 2D game log as a rendered match.
 pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
     crate::pitch::source::open_with(path, options, KIND, |path, name| {
-        super::logs::load_game_shared(path).map(|g| to_match(&g, name))
+        super::game::load_game_shared(path).map(|g| to_match(&g, name))
     })
-}
-
-/// Game coordinates (y down) → world (y up).
-pub fn world(p: [f64; 2]) -> Vec2 {
-    Vec2::new(p[0], -p[1])
-}
-
-/// A game angle (degrees, clockwise on screen) → world (radians, counter-clockwise).
-pub fn world_angle(deg: f64) -> f64 {
-    -deg.to_radians()
 }
 
 /// The match a game log shows.

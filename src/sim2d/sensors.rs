@@ -23,8 +23,7 @@
 //! Every record is one instantaneous frame at its clock.
 
 use super::game::{Game, Player, PlayerType, ShowRecord, state};
-use super::render::{world, world_angle};
-use super::{STOPPED_STEP, Side};
+use super::{STOPPED_STEP, Side, world, world_angle};
 use crate::geom::Vec2;
 use crate::geom::vec2::dir;
 use crate::log::{

@@ -75,12 +75,11 @@ pub const MONITOR: Format = Format {
                     error: ReadError::other(Error::from(error)),
                 },
             })?;
-            let monitor: Arc<Companion> = Arc::new(super::monitor::parse(&bytes).map_err(|e| {
-                LogError::Read {
+            let monitor: Arc<Companion> =
+                Arc::new(super::monitor::parse(&bytes).map_err(|e| LogError::Read {
                     path: path.to_owned(),
                     error: ReadError::other(Error::from(e)),
-                }
-            })?);
+                })?);
             Ok(monitor)
         },
         log: |monitor, _| match monitor.downcast_ref::<MonitorLog>() {

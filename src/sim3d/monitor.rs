@@ -24,8 +24,9 @@ use std::path::Path;
 
 use super::field::FieldGeometry;
 use super::scene::{Affine, Label, SceneGraph, TeamRef, translation};
+use super::{LoadError, ParseError, Warning, Warnings, input};
+use crate::sexp::lines;
 use crate::sexp::{Parser, Sexp};
-use super::{LoadError, ParseError, Warning, Warnings, input, lines};
 
 /// Which grammar a monitor log is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,8 +25,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
+use super::{LoadError, ParseError, Warning, Warnings, input};
+use crate::sexp::lines;
 use crate::sexp::{Parser, Sexp, parse_f64};
-use super::{LoadError, ParseError, Warning, Warnings, input, lines};
 
 /// A detection in the camera's polar coordinates.
 #[derive(Clone, Copy, Debug, PartialEq)]

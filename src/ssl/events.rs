@@ -14,6 +14,9 @@
 //! Units: locations and distances in millimetres (the wire's metres
 //! scaled), speeds in m/s (as the rules state them), durations in seconds,
 //! times in seconds since the Unix epoch.
+//!
+//! Events name teams ([`super::packets::Team`]) and the referee packets
+//! carry events: the two files name each other.
 
 use std::fmt::Write as _;
 

@@ -30,13 +30,7 @@ pub mod packets;
 mod referee;
 pub mod render;
 pub mod vislog;
-
-/// The league's packets as prost types (`proto/ssl.proto`); only
-/// [`packets`] reads them.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-mod wire {
-    include!(concat!(env!("OUT_DIR"), "/underlay.ssl.rs"));
-}
+mod wire;
 
 /// The format table's line for SSL game logs: a log (the league's
 /// packets drawn), a rendered match, and the cameras' calibrations.

@@ -10,6 +10,9 @@
 //! position) or holds as NaN is left out, and counted in [`Dropped`] so
 //! the caller can warn once. [`Vision::encode`] goes the other way, for
 //! writing game logs (tests, the demo).
+//!
+//! Referee packets carry game events ([`super::events`]), which name the
+//! teams defined here: the two files name each other.
 
 use prost::Message as _;
 

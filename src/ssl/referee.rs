@@ -8,6 +8,10 @@
 //! is a ring at its location with its headline and fields beside it,
 //! towards the field's centre (events without a location are stacked at
 //! the top left).
+//!
+//! It draws with the conversion's colours and primitives
+//! ([`super::vislog`]), which draws the referee's state through it: the two
+//! files name each other.
 
 use super::events::GameEvent;
 use super::packets::{Command, Referee, Stage, Team, TeamInfo};

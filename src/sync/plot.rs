@@ -7,8 +7,8 @@ use std::path::Path;
 use crate::draw::{Overlay, Painter};
 use crate::geom::Vec2;
 use crate::image::{ImageError, RgbImage};
-use crate::video::still::save_rgb;
 use crate::log::Rgba;
+use crate::video::still::save_rgb;
 
 use super::Report;
 

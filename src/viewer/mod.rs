@@ -23,14 +23,15 @@ pub mod screen;
 pub mod state;
 pub mod sync;
 pub mod ui;
+mod window;
 
 mod app;
 
 use std::sync::{Arc, Mutex};
 
 pub use app::{
-    Command, EntitiesUi, FrameMeta, OpenKind, ScreenshotRequest, SyntheticSpec, VideoView, ViewerApp,
-    ViewerOptions,
+    Command, EntitiesUi, FrameMeta, OpenKind, ScreenshotRequest, ShotError, SyntheticSpec, VideoView,
+    ViewerApp, ViewerOptions,
 };
 
 /// Opens the viewer window and runs it until it is closed. With a
@@ -105,23 +106,3 @@ fn check_display() -> anyhow::Result<()> {
 /// What `view` says when there is no display.
 pub const NO_DISPLAY: &str =
     "no display: set DISPLAY, or use `underlay export` / `--screenshot` under xvfb-run";
-
-/// Why a `--screenshot` run has no picture.
-#[derive(Debug, thiserror::Error)]
-pub enum ShotError {
-    /// What was asked to be shown could not be opened.
-    #[error("cannot open what was asked for")]
-    Open(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// The frames could not be read or drawn.
-    #[error("the frame could not be shown")]
-    Frame(#[source] player::PlayerError),
-    /// The moment asked for is not in the video.
-    #[error("--at {at} s is outside the video, which runs from {start:.3} s to {end:.3} s")]
-    OutOfRange { at: f64, start: f64, end: f64 },
-    /// The frame did not come in time.
-    #[error("timed out after {secs} s waiting for the frame at {at} s")]
-    Timeout { secs: u64, at: f64 },
-    /// The picture could not be written.
-    #[error("cannot write the screenshot")]
-    Write(#[source] crate::image::ImageError),
-}

@@ -10,8 +10,8 @@ use underlay::calib::Calibration;
 use underlay::calib::presets::ssl_division_b;
 use underlay::demo::render::{Camera, Renderer};
 use underlay::image::{MaskImage, RgbImage};
-use underlay::video::still::save_rgb;
 use underlay::log::Vec2;
+use underlay::video::still::save_rgb;
 
 use crate::util::{assert_ok, run, stderr, stdout, tmp};
 

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use underlay::thesis::{self, ThesisShape};
 use underlay::log::{
     self, FrameTime, Header, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit, Vec2, Writer,
 };
+use underlay::thesis::{self, ThesisShape};
 
 use crate::util::{stderr, stdout};
 
@@ -415,7 +415,10 @@ fn convert_round_trips_through_every_format() {
 fn dump_prints_text_that_parses_and_filters_by_time() {
     let ssl = sample("ssl.ulog");
     let full = ok(&[&"log", &"dump", &ssl]);
-    assert_eq!(log::text::parse(&full).unwrap(), underlay::formats::load_log(&ssl).unwrap());
+    assert_eq!(
+        log::text::parse(&full).unwrap(),
+        underlay::formats::load_log(&ssl).unwrap()
+    );
     let from = format!("{}", T0 + 1.0);
     let to = format!("{}", T0 + 1.2);
     let part = ok(&[&"log", &"dump", &ssl, &"--from", &from, &"--to", &to]);

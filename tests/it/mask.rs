@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::Command;
 
 use underlay::image::MaskImage;
-use underlay::video::still::{load_mask, save_mask, save_rgb};
 use underlay::mask::synth::{SynthFrame, SynthOptions, generate, iou};
 use underlay::mask::{AdaptiveMasker, AdaptiveSettings, MaskSettings, Masker, ThesisMasker};
+use underlay::video::still::{load_mask, save_mask, save_rgb};
 
 fn underlay() -> Command {
     crate::util::underlay_cmd()

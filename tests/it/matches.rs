@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use underlay::video::Decoder;
 use underlay::formats::open_source as open;
+use underlay::video::Decoder;
 use underlay::video::source::OpenOptions;
 
 use crate::util::{assert_ok, run, stderr, tmp};
@@ -175,7 +175,7 @@ fn a_2d_game_log_exports_with_its_agents_reasoning() {
     ]);
     assert_ok(&o);
     // One picture per show record, stoppage steps included.
-    let game_log = underlay::sim2d::logs::load_game(&game).unwrap();
+    let game_log = underlay::sim2d::game::load_game(&game).unwrap();
     let pics = pictures(&out);
     assert_eq!(pics.len(), game_log.records.len(), "{}", stderr(&o));
     // The right-side agent's file is placed through the game log: no

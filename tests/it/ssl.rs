@@ -230,7 +230,8 @@ fn calib_from_ssl_writes_the_cameras_calibration() {
     assert!(stdout(&o).contains("homography = ["), "{}", stdout(&o));
     // The same camera calibrates an export over a camera video directly.
     let video = dir.path().join("cam.png");
-    underlay::video::still::save_rgb(&video, &underlay::image::RgbImage::from_elem((580, 780, 3), 90)).unwrap();
+    underlay::video::still::save_rgb(&video, &underlay::image::RgbImage::from_elem((580, 780, 3), 90))
+        .unwrap();
     let annotated = dir.path().join("a.mp4");
     let export = |camera: &str| {
         run([

@@ -53,7 +53,6 @@ mod start;
 #[cfg(test)]
 mod tests;
 
-
 use crate::calib::{CalibError, Calibration};
 use crate::log::Vec2;
 

@@ -1,6 +1,9 @@
 //! Where things may be on the field: the bounds of robots and ball, the
 //! defence areas, the goal blue attacks, and which robots are attackers or
 //! goalies.
+//!
+//! The field's and the teams' numbers are the game's constants (`mod.rs`),
+//! whose steps ask these questions: the two files name each other.
 
 use super::{ATTACKERS, DEFENSE_DEPTH, DEFENSE_WIDTH};
 use crate::demo::world::{BALL_RADIUS, BOUNDARY, FIELD_LENGTH, FIELD_WIDTH, ROBOT_RADIUS, TEAM_SIZE};

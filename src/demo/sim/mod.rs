@@ -29,6 +29,9 @@
 //! each: `tactics` (what the software decides), `physics` (how robots and
 //! ball move and touch) and `referee` (stops, placement, the autoref's
 //! distance check); `field` says where things may be.
+//!
+//! Its constants size the field that `field.rs` answers questions about,
+//! and the steps ask them: the two files name each other.
 
 mod field;
 mod physics;

@@ -106,7 +106,10 @@ fn truncation_keeps_complete_frames_and_names_the_tear() {
 fn prefix_problems_are_errors() {
     let mut b = to_bytes(&sample());
     b[8] = 9;
-    assert!(matches!(read(&b[..]), Err(ReadError::UnsupportedVersion { found: 9, .. })));
+    assert!(matches!(
+        read(&b[..]),
+        Err(ReadError::UnsupportedVersion { found: 9, .. })
+    ));
     b[8] = FORMAT_VERSION;
     b[9] = 7;
     assert!(matches!(read(&b[..]), Err(ReadError::UnsupportedCompression(7))));

@@ -31,6 +31,9 @@
 //! One file per job: `tree` (the interval tree), `classes` (the class
 //! table), `selection` (a query's result and its order); this file builds
 //! the index and answers the queries.
+//!
+//! Its queries return [`Selection`]s (`selection.rs`), which borrow the
+//! index: the two files name each other.
 
 mod classes;
 mod selection;
@@ -38,14 +41,12 @@ mod selection;
 mod tests;
 mod tree;
 
-use std::cmp::Ordering;
-
 use crate::log::{FrameTime, Log};
 
 use super::Filter;
 use classes::{Class, Classes, Key};
 use selection::{Hit, sort_hits};
-use tree::{Interval, IntervalTree, to_u32};
+use tree::{Interval, IntervalTree, cmp_f64, to_u32};
 
 pub use selection::{Selection, SelectionIter};
 
@@ -446,9 +447,4 @@ fn valid_range(log: &Log, f: &crate::log::Frame) -> std::ops::Range<usize> {
         Some(_) => f.primitives.clone(),
         None => 0..0,
     }
-}
-
-/// Orders non-NaN floats, with -0.0 equal to 0.0.
-fn cmp_f64(a: f64, b: f64) -> Ordering {
-    a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }

@@ -1,6 +1,10 @@
 //! A query's result: the positions of the selected primitives in draw
 //! order ([`Selection`], borrowing the log), and the sort that puts the
 //! persistent frames' hits back into recorded order.
+//!
+//! A selection borrows the [`Index`] that made it (to turn its hits into
+//! primitives), and the index makes selections: the two files name each
+//! other.
 
 use std::borrow::Cow;
 

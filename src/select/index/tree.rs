@@ -6,7 +6,6 @@
 use std::cmp::Ordering;
 
 use super::classes::Class;
-use super::cmp_f64;
 
 /// Marks a missing child in the interval tree.
 const NONE: u32 = u32::MAX;
@@ -264,4 +263,8 @@ impl IntervalTree {
 /// Positions and counts fit in `u32` (see the limits in the module docs).
 pub(super) fn to_u32(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(NONE)
+}
+/// Orders non-NaN floats, with -0.0 equal to 0.0.
+pub(super) fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }

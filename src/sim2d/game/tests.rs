@@ -1,4 +1,5 @@
 use super::*;
+use crate::sim2d::Side;
 use crate::sim2d::testdata::{fixture, shared};
 
 fn load(name: &str) -> Game {

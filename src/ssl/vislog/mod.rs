@@ -48,6 +48,9 @@
 //! Draw order is the order of primitives: the field first, then the
 //! ticks, then the referee's drawings on top (`super::referee` lays them
 //! out).
+//!
+//! The referee's state is drawn by `referee.rs` with this module's colours
+//! and primitives: the two files name each other.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::Read;

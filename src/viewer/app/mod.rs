@@ -215,6 +215,13 @@ pub struct Perf {
 
 const PERF_KEEP: usize = 5000;
 
+impl Perf {
+    /// Records the time one frame's panels took to build.
+    pub fn push_ui_build(&mut self, took: Duration) {
+        push_capped(&mut self.ui_build, took);
+    }
+}
+
 fn push_capped<T>(v: &mut Vec<T>, x: T) {
     if v.len() >= PERF_KEEP {
         v.remove(0);
@@ -321,15 +328,14 @@ impl ViewerApp {
     }
 
     /// Starts from `opts`: opens what it names, arms a screenshot.
-    pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), super::ShotError>>>>) {
+    pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), ShotError>>>>) {
         self.synthetic = opts.synthetic;
         if (opts.open.input.is_some() || opts.synthetic.is_some())
             && let Err(e) = self.open(&opts.open)
         {
             self.error(format!("{e:#}"));
             if opts.screenshot.is_some() {
-                *result.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(Err(super::ShotError::Open(e.into())));
+                *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(ShotError::Open(e.into())));
                 self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
         }
@@ -340,7 +346,7 @@ impl ViewerApp {
                     self.error(format!("{e:#}"));
                     if opts.screenshot.is_some() {
                         *result.lock().unwrap_or_else(|p| p.into_inner()) =
-                            Some(Err(super::ShotError::Open(e.into())));
+                            Some(Err(ShotError::Open(e.into())));
                         self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                     }
                 }
@@ -367,8 +373,7 @@ impl ViewerApp {
             let at = match at {
                 Ok(t) => t,
                 Err(e) => {
-                    *result.lock().unwrap_or_else(|p| p.into_inner()) =
-                        Some(Err(super::ShotError::Open(e.into())));
+                    *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(ShotError::Open(e.into())));
                     self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                     return;
                 }
@@ -380,7 +385,7 @@ impl ViewerApp {
                 && info.duration > 0.0
                 && !(info.start..=info.start + info.duration).contains(&at)
             {
-                *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::OutOfRange {
+                *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(ShotError::OutOfRange {
                     at,
                     start: info.start,
                     end: info.start + info.duration,
@@ -568,7 +573,7 @@ impl ViewerApp {
             if let Some(job) = &mut self.screenshot
                 && !job.requested
             {
-                *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(super::ShotError::Frame(e)));
+                *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(ShotError::Frame(e)));
                 job.requested = true;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
@@ -856,34 +861,11 @@ impl ViewerApp {
 /// File extensions opened as video.
 pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "mkv", "avi", "mov", "webm", "m4v", "mpg", "mpeg", "ts"];
 
-impl eframe::App for ViewerApp {
-    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
-        ViewerApp::logic(self, ctx);
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        let t0 = Instant::now();
-        super::ui::show(self, ui);
-        self.run_commands();
-        if self.playback.playing {
-            push_capped(&mut self.perf.ui_build, t0.elapsed());
-        }
-    }
-
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        if !self.is_screenshot_run() {
-            eframe::set_value(storage, eframe::APP_KEY, &self.persisted);
-        }
-    }
-
-    fn persist_egui_memory(&self) -> bool {
-        !self.is_screenshot_run()
-    }
-}
-
 mod bench;
 mod commands;
 mod screenshot;
+
+pub use screenshot::ShotError;
 
 use bench::ExportBench;
 use screenshot::ScreenshotJob;

@@ -3,6 +3,26 @@
 
 use super::*;
 
+/// Why a `--screenshot` run has no picture.
+#[derive(Debug, thiserror::Error)]
+pub enum ShotError {
+    /// What was asked to be shown could not be opened.
+    #[error("cannot open what was asked for")]
+    Open(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The frames could not be read or drawn.
+    #[error("the frame could not be shown")]
+    Frame(#[source] crate::viewer::player::PlayerError),
+    /// The moment asked for is not in the video.
+    #[error("--at {at} s is outside the video, which runs from {start:.3} s to {end:.3} s")]
+    OutOfRange { at: f64, start: f64, end: f64 },
+    /// The frame did not come in time.
+    #[error("timed out after {secs} s waiting for the frame at {at} s")]
+    Timeout { secs: u64, at: f64 },
+    /// The picture could not be written.
+    #[error("cannot write the screenshot")]
+    Write(#[source] crate::image::ImageError),
+}
+
 /// State of a `--screenshot` run.
 pub(super) struct ScreenshotJob {
     pub(super) req: ScreenshotRequest,
@@ -12,7 +32,7 @@ pub(super) struct ScreenshotJob {
     /// Frames painted since the wanted frame is on screen.
     pub(super) painted: u32,
     pub(super) requested: bool,
-    pub(super) result: Arc<Mutex<Option<Result<(), crate::viewer::ShotError>>>>,
+    pub(super) result: Arc<Mutex<Option<Result<(), ShotError>>>>,
 }
 
 /// How long a screenshot run waits for its frame.
@@ -28,11 +48,10 @@ impl ViewerApp {
             return;
         }
         if job.started.elapsed() > SCREENSHOT_TIMEOUT {
-            *job.result.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(Err(crate::viewer::ShotError::Timeout {
-                    secs: SCREENSHOT_TIMEOUT.as_secs(),
-                    at: job.at,
-                }));
+            *job.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(ShotError::Timeout {
+                secs: SCREENSHOT_TIMEOUT.as_secs(),
+                at: job.at,
+            }));
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             job.requested = true;
             return;
@@ -63,10 +82,7 @@ impl ViewerApp {
 }
 
 /// Saves a screenshot (RGBA, alpha dropped) as PNG.
-pub(super) fn save_color_image(
-    path: &std::path::Path,
-    img: &egui::ColorImage,
-) -> Result<(), crate::viewer::ShotError> {
+pub(super) fn save_color_image(path: &std::path::Path, img: &egui::ColorImage) -> Result<(), ShotError> {
     let [w, h] = img.size;
     let mut rgb = crate::image::RgbImage::zeros((h, w, 3));
     for (i, c) in img.pixels.iter().enumerate() {
@@ -75,5 +91,5 @@ pub(super) fn save_color_image(
         rgb[[y, x, 1]] = c.g();
         rgb[[y, x, 2]] = c.b();
     }
-    crate::video::still::save_rgb(path, &rgb).map_err(crate::viewer::ShotError::Write)
+    crate::video::still::save_rgb(path, &rgb).map_err(ShotError::Write)
 }

@@ -104,21 +104,6 @@ fn unsaved_prompt(app: &mut ViewerApp, ctx: &egui::Context) {
     }
 }
 
-/// The toggles that change the picture: saved in the session and
-/// exported as shown.
-pub fn draw_toggles(ui: &mut egui::Ui, t: &mut crate::pipeline::DrawToggles) {
-    ui.checkbox(&mut t.overlay, "Overlay");
-    ui.checkbox(&mut t.floor_mask, "Hide behind robots (mask)");
-    ui.checkbox(&mut t.tint, "Show mask (tint the floor)");
-    egui::ComboBox::from_label("behind text")
-        .selected_text(t.text.name())
-        .show_ui(ui, |ui| {
-            for b in crate::draw::TextBackdrop::ALL {
-                ui.selectable_value(&mut t.text, b, b.name());
-            }
-        });
-}
-
 fn export_window(app: &mut ViewerApp, ctx: &egui::Context) {
     if !app.export.open {
         return;
@@ -226,7 +211,7 @@ fn menu_bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
             ui.checkbox(&mut l.field, "Field view (top-down)");
             ui.separator();
             if let Some(doc) = &mut app.doc {
-                draw_toggles(ui, &mut doc.session.draw);
+                side::draw_toggles(ui, &mut doc.session.draw);
                 ui.separator();
             }
             if ui.button("Fit video to window").clicked() {

@@ -38,7 +38,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 .default_open(true)
                 .show(ui, |ui| {
                     if let Some(doc) = &mut app.doc {
-                        super::draw_toggles(ui, &mut doc.session.draw);
+                        draw_toggles(ui, &mut doc.session.draw);
                     }
                     if ui.button("Fit video to window").clicked() {
                         app.video_view = Default::default();
@@ -446,4 +446,19 @@ mod tests {
         h.run();
         assert!((h.state().session.offset - 1001.0).abs() < 1e-9);
     }
+}
+
+/// The toggles that change the picture: saved in the session and
+/// exported as shown.
+pub fn draw_toggles(ui: &mut egui::Ui, t: &mut crate::pipeline::DrawToggles) {
+    ui.checkbox(&mut t.overlay, "Overlay");
+    ui.checkbox(&mut t.floor_mask, "Hide behind robots (mask)");
+    ui.checkbox(&mut t.tint, "Show mask (tint the floor)");
+    egui::ComboBox::from_label("behind text")
+        .selected_text(t.text.name())
+        .show_ui(ui, |ui| {
+            for b in crate::draw::TextBackdrop::ALL {
+                ui.selectable_value(&mut t.text, b, b.name());
+            }
+        });
 }

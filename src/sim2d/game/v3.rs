@@ -24,8 +24,8 @@
 //! unknown mode or a record cut short ends the read with a warning
 //! naming its byte offset; everything before it is kept.
 
-use super::Side;
-use super::game::{Ball, Builder, PLAY_MODE_NAMES, PlayMode, Player, Stamina, ViewQuality, number_text};
+use super::model::{Ball, Builder, PLAY_MODE_NAMES, PlayMode, Player, Stamina, ViewQuality, number_text};
+use crate::sim2d::Side;
 
 const SCALE: f64 = 65536.0;
 const SHOW_LEN: usize = 1428;

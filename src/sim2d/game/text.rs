@@ -21,11 +21,11 @@
 //! numbers are read straight from the bytes. A line that does not parse is
 //! skipped with a warning.
 
-use crate::sim3d::lines;
+use crate::sexp::lines;
 use crate::sexp::{Parser, Sexp};
 
-use super::Side;
-use super::game::{Ball, Builder, PlayMode, Player, PlayerType, Stamina, ViewQuality};
+use super::model::{Ball, Builder, PlayMode, Player, PlayerType, Stamina, ViewQuality};
+use crate::sim2d::Side;
 
 /// Reads every line after the header into `b`.
 pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
@@ -123,11 +123,11 @@ fn message(rest: &[u8], b: &mut Builder, line: usize, offset: u64) -> Result<(),
     let mut fields = rest.splitn(3, |&c| c == b' ');
     let cycle = fields
         .next()
-        .and_then(super::parse_u32)
+        .and_then(crate::sim2d::parse_u32)
         .ok_or("msg without a time")?;
     let board = fields
         .next()
-        .and_then(super::parse_u32)
+        .and_then(crate::sim2d::parse_u32)
         .and_then(|v| u16::try_from(v).ok())
         .ok_or("msg without a board")?;
     let body = fields.next().unwrap_or_default();
@@ -223,7 +223,7 @@ fn player(obj: Sexp<'_>, tag: Sexp<'_>) -> Option<Player> {
         .or_else(|| state_atom.strip_prefix(b"0X"))
     {
         Some(hex) => u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?,
-        None => super::parse_u32(state_atom)?,
+        None => crate::sim2d::parse_u32(state_atom)?,
     };
     let mut v = [0.0; 6];
     for x in &mut v {
@@ -284,7 +284,7 @@ fn player(obj: Sexp<'_>, tag: Sexp<'_>) -> Option<Player> {
                 p.counts = part
                     .items()
                     .skip(1)
-                    .take(super::game::COUNT_NAMES.len())
+                    .take(super::model::COUNT_NAMES.len())
                     .map(|s| s.u32().unwrap_or(0))
                     .collect();
             }

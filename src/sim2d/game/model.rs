@@ -1,32 +1,8 @@
-//! The game log model (rcssserver's `.rcg`) and the entry point that reads
-//! any of its versions.
-//!
-//! The version is sniffed from the content: `ULG` followed by the byte 3
-//! is the binary v3 format (records in network byte order, see `v3.rs`),
-//! `ULG4`, `ULG5`, `ULG6` the text formats (one S-expression per line, see
-//! `text.rs`), and a JSON array whose first element is an object the JSON
-//! format of rcssserver 19 (`json.rs`). All of them become one [`Game`]:
-//!
-//! - `server`: the typed parameters the sensor and action models need
-//!   (rcssserver's defaults when the file does not give them; the
-//!   simulator step in seconds) and `raw`, every parameter as written;
-//! - `player_types`: the heterogeneous types;
-//! - `records`: every show record in file order with the play mode and
-//!   score that applied to it (`(playmode …)` and `(team …)` records apply
-//!   to the show records after them) and its stoppage step `stopped`
-//!   (how many records before it in a row had the same cycle: the server
-//!   repeats the show line once per stoppage step);
-//! - `messages`: the `(msg …)` records (except the team graphics a coach
-//!   sends, counted in `team_graphics`) and the record they follow.
-//!
-//! Coordinates are the file's: metres, origin at the centre spot, x towards
-//! the right goal, y downwards on the monitor's screen, angles in degrees
-//! clockwise on screen. Bad lines and records are skipped with a
-//! [`Warning`] (at most [`MAX_WARNINGS`](super::MAX_WARNINGS) kept); a torn
-//! end keeps every record before it. Memory is proportional to the input:
-//! no count read from a file sizes an allocation.
+//! The game log model: what every version of the format becomes
+//! ([`Game`] with its parameters, player types and show records), and the
+//! [`Builder`] the version readers feed.
 
-use super::{Side, Warning, Warnings, clock};
+use crate::sim2d::{Side, Warning, Warnings, clock};
 
 /// The format a game log was written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -548,68 +524,6 @@ pub enum GameError {
     },
 }
 
-/// Whether `head` (the first bytes of a decompressed file) starts a game
-/// log: `ULG` + 3 (binary) or `ULG4`/`ULG5`/`ULG6`, or a JSON array whose
-/// first element is an object with one of the JSON log's keys.
-pub fn sniff(head: &[u8]) -> bool {
-    sniff_version(head).is_some()
-}
-
-fn sniff_version(head: &[u8]) -> Option<Version> {
-    if let Some(rest) = head.strip_prefix(b"ULG") {
-        return match rest.first()? {
-            3 => Some(Version::Binary3),
-            b'4' => Some(Version::Text4),
-            b'5' => Some(Version::Text5),
-            b'6' => Some(Version::Text6),
-            _ => None,
-        };
-    }
-    let skip_ws = |s: &[u8]| -> usize { s.iter().take_while(|b| b.is_ascii_whitespace()).count() };
-    let mut i = skip_ws(head);
-    if head.get(i) != Some(&b'[') {
-        return None;
-    }
-    i += 1;
-    i += skip_ws(&head[i..]);
-    if head.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    i += skip_ws(&head[i..]);
-    let rest = head.get(i..)?;
-    const KEYS: [&[u8]; 9] = [
-        b"\"version\"",
-        b"\"timestamp\"",
-        b"\"server_param\"",
-        b"\"player_param\"",
-        b"\"player_type\"",
-        b"\"show\"",
-        b"\"playmode\"",
-        b"\"team\"",
-        b"\"msg\"",
-    ];
-    KEYS.iter().any(|k| rest.starts_with(k)).then_some(Version::Json)
-}
-
-/// Reads a whole game log from its decompressed bytes; the version is
-/// sniffed from the content.
-pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
-    let Some(version) = sniff_version(bytes) else {
-        let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(8)]).into_owned();
-        return Err(GameError::NotAGameLog(format!(
-            "it starts with {shown:?}, not \"ULG\" or a JSON game log"
-        )));
-    };
-    let mut b = Builder::new(version);
-    match version {
-        Version::Binary3 => super::v3::read(bytes, &mut b),
-        Version::Json => super::json::read(bytes, &mut b)?,
-        _ => super::text::read(bytes, &mut b),
-    }
-    Ok(b.finish())
-}
-
 /// What the format readers feed: the game being built, the current play
 /// mode and score, and the warnings.
 pub(crate) struct Builder {
@@ -620,7 +534,7 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    fn new(version: Version) -> Self {
+    pub(super) fn new(version: Version) -> Self {
         Builder {
             game: Game {
                 version,
@@ -687,7 +601,7 @@ impl Builder {
         PlayerType::from_server(self.game.player_types.len() as u16, &self.game.server)
     }
 
-    fn finish(self) -> Game {
+    pub(super) fn finish(self) -> Game {
         let mut game = self.game;
         let half_time = game
             .server
@@ -719,6 +633,3 @@ pub(crate) fn number_text(v: f64) -> String {
         format!("{v}")
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -23,10 +23,10 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::Side;
-use super::game::{
+use super::model::{
     Ball, Builder, COUNT_NAMES, GameError, PlayMode, Player, Stamina, ViewQuality, number_text,
 };
+use crate::sim2d::Side;
 
 pub(crate) fn read(bytes: &[u8], b: &mut Builder) -> Result<(), GameError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);

@@ -1,0 +1,67 @@
+//! Which version a game log is (from its first bytes), and reading it
+//! with that version's reader.
+
+use super::model::{Builder, Game, GameError, Version};
+use super::{json, text, v3};
+
+/// Whether `head` (the first bytes of a decompressed file) starts a game
+/// log: `ULG` + 3 (binary) or `ULG4`/`ULG5`/`ULG6`, or a JSON array whose
+/// first element is an object with one of the JSON log's keys.
+pub fn sniff(head: &[u8]) -> bool {
+    sniff_version(head).is_some()
+}
+
+fn sniff_version(head: &[u8]) -> Option<Version> {
+    if let Some(rest) = head.strip_prefix(b"ULG") {
+        return match rest.first()? {
+            3 => Some(Version::Binary3),
+            b'4' => Some(Version::Text4),
+            b'5' => Some(Version::Text5),
+            b'6' => Some(Version::Text6),
+            _ => None,
+        };
+    }
+    let skip_ws = |s: &[u8]| -> usize { s.iter().take_while(|b| b.is_ascii_whitespace()).count() };
+    let mut i = skip_ws(head);
+    if head.get(i) != Some(&b'[') {
+        return None;
+    }
+    i += 1;
+    i += skip_ws(&head[i..]);
+    if head.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    i += skip_ws(&head[i..]);
+    let rest = head.get(i..)?;
+    const KEYS: [&[u8]; 9] = [
+        b"\"version\"",
+        b"\"timestamp\"",
+        b"\"server_param\"",
+        b"\"player_param\"",
+        b"\"player_type\"",
+        b"\"show\"",
+        b"\"playmode\"",
+        b"\"team\"",
+        b"\"msg\"",
+    ];
+    KEYS.iter().any(|k| rest.starts_with(k)).then_some(Version::Json)
+}
+
+/// Reads a whole game log from its decompressed bytes; the version is
+/// sniffed from the content.
+pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
+    let Some(version) = sniff_version(bytes) else {
+        let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(8)]).into_owned();
+        return Err(GameError::NotAGameLog(format!(
+            "it starts with {shown:?}, not \"ULG\" or a JSON game log"
+        )));
+    };
+    let mut b = Builder::new(version);
+    match version {
+        Version::Binary3 => v3::read(bytes, &mut b),
+        Version::Json => json::read(bytes, &mut b)?,
+        _ => text::read(bytes, &mut b),
+    }
+    Ok(b.finish())
+}

@@ -1,0 +1,273 @@
+//! What every frame source is: the [`FrameSource`] trait, the
+//! [`SourceFrame`]s it hands out with their [`SourceInfo`], how a file is
+//! opened ([`OpenOptions`]) and what can go wrong ([`SourceError`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::calib::Calibration;
+use crate::image::{ImageError, MaskImage, RgbImage};
+use crate::video::{ClockTable, VideoError, Yuv420};
+
+/// An error of a source's own kind (a game log's parser, say).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Errors a frame source reports. Each names the file (or the source) and,
+/// where it applies, the frame.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// Opening or decoding a video failed (the error names file and frame).
+    #[error(transparent)]
+    Video(#[from] VideoError),
+    /// A still image could not be read (the error names the file).
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// The file could not be read at all.
+    #[error("{path}: cannot read the file")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Generated frames were asked for with a size no picture can have.
+    #[error(
+        "generated frames of {width}×{height} pixels are not possible (1 to 16384 each way, at most \
+         8192×8192 pixels)"
+    )]
+    BadSize { width: usize, height: usize },
+    /// Generated frames were asked for at a rate that is not a positive number.
+    #[error("generated frames at {fps} frames per second are not possible")]
+    BadRate { fps: f64 },
+    /// The thread decoding ahead ended (it panicked: a bug).
+    #[error("{name}: the decoding thread stopped")]
+    Stopped { name: String },
+    /// A source of another kind failed (its error names the place in the file).
+    #[error("{path}: cannot read as {kind}")]
+    Other {
+        path: PathBuf,
+        /// What the file was read as ("2D-league game log", …).
+        kind: &'static str,
+        #[source]
+        source: BoxError,
+    },
+}
+
+/// Facts about a frame source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceInfo {
+    /// What the source is (a file path, or "synthetic").
+    pub name: String,
+    /// Width of every frame in pixels.
+    pub width: usize,
+    /// Height of every frame in pixels.
+    pub height: usize,
+    /// Time of the first frame, in seconds.
+    pub start: f64,
+    /// Duration in seconds (the end of the last frame); 0 when unknown.
+    pub duration: f64,
+    /// Average frame rate, for nudges of "one frame", the timeline and
+    /// encoders.
+    pub fps: f64,
+    /// Number of frames when known.
+    pub frame_count: Option<u64>,
+    /// Every frame time is a multiple of this `(numerator, denominator)`
+    /// when known (a video stream's time base): an encoder given it keeps
+    /// the times exact.
+    pub time_base: Option<(i32, i32)>,
+    /// The file whose audio goes with the pictures, when it has some.
+    pub audio: Option<PathBuf>,
+    /// Frames come with [`SourceFrame::mask`] (an exact floor mask).
+    pub has_masks: bool,
+    /// The source's log clock of every frame, when frames carry one
+    /// ([`SourceFrame::clock`]): for mapping log times back to frames.
+    pub clocks: Option<Arc<ClockTable>>,
+    /// World → picture, for sources that make their pictures from world
+    /// coordinates (a rendered match): the calibration its logs are drawn
+    /// with when the session has none.
+    pub calibration: Option<Calibration>,
+    /// Seconds per cycle of the source's clock (a simulator's step), for
+    /// times given in cycles.
+    pub clock_step: Option<f64>,
+}
+
+impl SourceInfo {
+    /// Facts of a source of `width`×`height` frames at `fps` lasting
+    /// `duration` seconds from 0, with nothing else known.
+    pub fn new(name: impl Into<String>, width: usize, height: usize, fps: f64, duration: f64) -> Self {
+        SourceInfo {
+            name: name.into(),
+            width,
+            height,
+            start: 0.0,
+            duration,
+            fps,
+            frame_count: None,
+            time_base: None,
+            audio: None,
+            has_masks: false,
+            clocks: None,
+            calibration: None,
+            clock_step: None,
+        }
+    }
+
+    /// The length of one frame in seconds (1/30 s when the rate is unknown).
+    pub fn frame_duration(&self) -> f64 {
+        if self.fps.is_finite() && self.fps > 0.0 {
+            1.0 / self.fps
+        } else {
+            1.0 / 30.0
+        }
+    }
+
+    /// The last time at which a frame is shown.
+    pub fn end(&self) -> f64 {
+        (self.start + self.duration - self.frame_duration()).max(self.start)
+    }
+}
+
+/// One frame.
+#[derive(Debug)]
+pub struct SourceFrame {
+    /// Position in presentation order from the start (after a seek into a
+    /// part of a video not yet decoded sequentially, estimated from the
+    /// time and the average rate: tell frames apart by time).
+    pub index: u64,
+    /// Presentation time in seconds from the source's start.
+    pub time: f64,
+    /// The picture, upright.
+    pub image: RgbImage,
+    /// The same picture in the video's own YUV 4:2:0 planes, when the
+    /// source was opened with [`OpenOptions::keep_yuv`] and the video
+    /// allows it. Whoever changes `image` must say where
+    /// ([`Yuv420::mark_changed`]) or set this to `None`: the encoder takes
+    /// these planes, with the changed parts converted from `image`.
+    pub yuv: Option<Yuv420>,
+    /// The source's own log clock at this frame (a simulator's game time),
+    /// when it has one; `None` for camera videos, whose log time follows
+    /// `time`.
+    pub clock: Option<f64>,
+    /// The exact floor mask of this frame (255 = floor), when the source
+    /// knows it.
+    pub mask: Option<MaskImage>,
+    /// World → this picture, when it differs from frame to frame (a
+    /// rendered match whose camera follows the ball); drawings use it
+    /// instead of the session's.
+    pub calibration: Option<std::sync::Arc<Calibration>>,
+}
+
+impl Clone for SourceFrame {
+    fn clone(&self) -> Self {
+        SourceFrame {
+            index: self.index,
+            time: self.time,
+            image: self.image.clone(),
+            yuv: self.yuv.clone(),
+            clock: self.clock,
+            mask: self.mask.clone(),
+            calibration: self.calibration.clone(),
+        }
+    }
+
+    /// Copies `source` into this frame's buffers where their sizes match
+    /// (a player drawing every frame onto a copy reuses one picture).
+    fn clone_from(&mut self, source: &Self) {
+        self.index = source.index;
+        self.time = source.time;
+        self.image.clone_from(&source.image);
+        self.yuv.clone_from(&source.yuv);
+        self.clock = source.clock;
+        self.mask.clone_from(&source.mask);
+        self.calibration.clone_from(&source.calibration);
+    }
+}
+
+impl PartialEq for SourceFrame {
+    /// Frames are equal when they show the same thing at the same time
+    /// (`yuv` is a decoding detail and not compared).
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+            && self.time == other.time
+            && self.image == other.image
+            && self.clock == other.clock
+            && self.mask == other.mask
+            && self.calibration == other.calibration
+    }
+}
+
+impl SourceFrame {
+    /// A frame of `image` at `time` with nothing else known.
+    pub fn new(index: u64, time: f64, image: RgbImage) -> Self {
+        SourceFrame {
+            index,
+            time,
+            image,
+            yuv: None,
+            clock: None,
+            mask: None,
+            calibration: None,
+        }
+    }
+
+    /// An empty frame whose buffers [`FrameSource::read_into`] fills and reuses.
+    pub fn empty() -> Self {
+        SourceFrame::new(0, 0.0, RgbImage::zeros((0, 0, 3)))
+    }
+}
+
+/// A seekable sequence of frames in presentation order.
+pub trait FrameSource: Send {
+    /// Facts about the source.
+    fn info(&self) -> &SourceInfo;
+
+    /// The next frame after the last one returned, `None` at the end.
+    fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError>;
+
+    /// The frame shown at time `t` (the last frame whose time is ≤ `t`; the
+    /// first frame when `t` is before it or not a number, the last when
+    /// after the end). Afterwards [`Self::next_frame`] continues after it.
+    /// `None` only when the source has no frames.
+    fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError>;
+
+    /// Like [`Self::next_frame`] into `out`, reusing its buffers where the
+    /// source can; `false` at the end (then `out` is unspecified).
+    fn read_into(&mut self, out: &mut SourceFrame) -> Result<bool, SourceError> {
+        match self.next_frame()? {
+            Some(f) => {
+                *out = f;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Takes back a frame the caller is done with, so that a source which
+    /// allocates a new frame for each [`Self::next_frame`] can fill this
+    /// one's buffers instead (a 1080p picture is 6 MB, and a new one is
+    /// written twice: zeroed, then decoded into). Sources that cannot use
+    /// it drop it.
+    fn recycle(&mut self, frame: SourceFrame) {
+        drop(frame);
+    }
+}
+
+/// How a file is opened as a frame source.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpenOptions {
+    /// Keep each frame's decoded YUV 4:2:0 planes ([`SourceFrame::yuv`]),
+    /// for the export's fast path. Sources that do not decode video ignore it.
+    pub keep_yuv: bool,
+    /// For sources that render their pictures (a match): their size,
+    /// `(width, height)`; `None` for the source's default.
+    pub size: Option<(usize, usize)>,
+    /// For sources that render their pictures: pictures per second;
+    /// `None` for the source's default.
+    pub fps: Option<f64>,
+    /// For a rendered match: what its camera follows (`ball`, `l10`, …).
+    pub follow: Option<String>,
+    /// For a rendered match: the pitch's magnification.
+    pub zoom: Option<f64>,
+}
+
+/// Opens a file as one kind of source.
+pub type OpenFn = fn(&Path, &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError>;
