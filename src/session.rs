@@ -490,6 +490,30 @@ pub fn load_logs_observing(paths: &[PathBuf], observer: Option<&str>) -> Result<
     crate::formats::load_merged(paths, &options)
 }
 
+/// Whether `path` names a session file: by its extension (`.toml`), as
+/// a session and a calibration file are both TOML.
+pub fn is_session_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+/// The logs an input names, as `log info|dump|select|convert` read them,
+/// and the 2D observer it sets: a session's logs (`extra` instead, when
+/// given, as `export` takes them); or the file itself (a log, or a match
+/// that is its own log) with `extra` beside it.
+pub fn logs_of_input(input: &Path, extra: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<String>), SessionError> {
+    if is_session_file(input) {
+        let s = Session::load(input)?;
+        let logs = if extra.is_empty() { s.logs } else { extra.to_vec() };
+        if logs.is_empty() {
+            return Err(SessionError::NoLog);
+        }
+        return Ok((logs, s.observer));
+    }
+    let mut logs = vec![input.to_owned()];
+    logs.extend(extra.iter().filter(|l| *l != input).cloned());
+    Ok((logs, None))
+}
+
 /// `p` relative to `base` when `p` lies under it, else `p` unchanged.
 fn relative_to(p: &Path, base: &Path) -> PathBuf {
     let abs = |q: &Path| std::path::absolute(q).unwrap_or_else(|_| q.to_owned());

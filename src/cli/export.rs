@@ -152,7 +152,7 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
 
 fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     match (&args.session, &args.video) {
-        (Some(path), _) if crate::viewer::state::is_session_path(path) => {
+        (Some(path), _) if crate::session::is_session_file(path) => {
             let mut s = Session::load(path)?;
             if !args.logs.is_empty() {
                 s.logs = args.logs.clone();

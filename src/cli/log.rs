@@ -11,19 +11,39 @@ use crate::log::summary::{Summary, entity_tree};
 use crate::log::{self, Log, TimeUnit, text};
 use crate::select::{Filter, FilterSpec, Index};
 
+/// What every `log` subcommand reads: the inputs `view` and `export`
+/// take, read as logs.
+#[derive(Debug, clap::Args)]
+pub struct Inputs {
+    /// A log (any format underlay reads, gzip'ed or not; `underlay formats`
+    /// lists them), a match (a 2D or 3D game log, an SSL game log: its own
+    /// drawings), or a session (its logs).
+    #[arg(value_name = "LOG|MATCH|SESSION.toml")]
+    pub input: PathBuf,
+    /// More logs read with it and merged into one, as `view` and `export`
+    /// read them (a match's agents' logs take their side and step from its
+    /// game log); with a session, its logs instead (repeatable).
+    #[arg(long = "log", value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Over a 2D match: the player whose sensing is drawn in detail
+    /// (`l10`, `r3`).
+    #[arg(long, value_name = "PLAYER")]
+    pub player: Option<String>,
+}
+
 /// The `log` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Counts, time range, entity tree and warnings of a log.
+    /// Counts, time range, entity tree and warnings of a log (of several,
+    /// merged).
     Info {
-        /// The log (native binary, text notation, thesis-era binary or SSL
-        /// game log; gzip'ed or not).
-        log: PathBuf,
+        #[command(flatten)]
+        inputs: Inputs,
     },
     /// Print a log in the thesis's text notation.
     Dump {
-        /// The log (any supported format).
-        log: PathBuf,
+        #[command(flatten)]
+        inputs: Inputs,
         /// Only frames that apply at or after this time (log seconds).
         #[arg(long, value_name = "S", allow_negative_numbers = true)]
         from: Option<f64>,
@@ -33,8 +53,8 @@ pub enum Command {
     },
     /// Print the primitives selected at a time, one per line.
     Select {
-        /// The log (any supported format).
-        log: PathBuf,
+        #[command(flatten)]
+        inputs: Inputs,
         /// Log time to select at: seconds on the log's clock (for most logs
         /// seconds since the epoch), or `+S` for S seconds after the log's
         /// first frame.
@@ -54,8 +74,8 @@ pub enum Command {
     },
     /// Convert between formats, chosen by extension and content.
     Convert {
-        /// Input log (format sniffed from its content).
-        input: PathBuf,
+        #[command(flatten)]
+        inputs: Inputs,
         /// Output log: `.txt` text notation, `.zst` compressed native
         /// binary, anything else native binary.
         output: PathBuf,
@@ -98,21 +118,65 @@ impl At {
 /// Runs a `log` subcommand.
 pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
-        Command::Info { log } => info(&log),
-        Command::Dump { log, from, to } => dump(&log, from, to),
+        Command::Info { inputs } => info(&inputs),
+        Command::Dump { inputs, from, to } => dump(&inputs, from, to),
         Command::Select {
-            log,
+            inputs,
             at,
             max_level,
             entities,
             threshold,
-        } => select_at(&log, at, max_level, &entities, threshold),
-        Command::Convert { input, output } => convert(&input, &output),
+        } => select_at(&inputs, at, max_level, &entities, threshold),
+        Command::Convert { inputs, output } => convert(&inputs, &output),
     }
 }
 
-fn load(path: &Path) -> anyhow::Result<(Log, &'static Format)> {
-    crate::formats::load_log_with_format(path).context("cannot load the log")
+/// The logs read, each with its file and format, and merged into one.
+struct Loaded {
+    files: Vec<(PathBuf, &'static Format)>,
+    log: Log,
+}
+
+impl Loaded {
+    /// What the messages name: the file, or the first and how many more.
+    fn name(&self) -> String {
+        match self.files.as_slice() {
+            [(one, _)] => one.display().to_string(),
+            [(first, _), rest @ ..] => format!("{} (and {} more)", first.display(), rest.len()),
+            [] => String::new(),
+        }
+    }
+}
+
+/// Reads the inputs through the format table: each file with its format
+/// and log.
+fn read(inputs: &Inputs) -> anyhow::Result<Vec<(PathBuf, &'static Format, Log)>> {
+    let (paths, observer) = crate::session::logs_of_input(&inputs.input, &inputs.logs)?;
+    let options = crate::input::ReadOptions {
+        observer: inputs.player.clone().or(observer),
+    };
+    let logs = crate::formats::load_logs(&paths, &options).context("cannot load the log")?;
+    Ok(paths
+        .into_iter()
+        .zip(logs)
+        .map(|(path, (log, format))| (path, format, log))
+        .collect())
+}
+
+/// Reads the inputs, says each file's warnings with its name, and merges
+/// them.
+fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
+    let mut files = Vec::new();
+    let mut logs = Vec::new();
+    for (path, format, log) in read(inputs)? {
+        print_warnings(&path, &log);
+        files.push((path, format));
+        logs.push(log);
+    }
+    Ok(Loaded {
+        files,
+        log: log::merge(logs),
+    })
 }
 
 fn print_warnings(path: &Path, log: &Log) {
@@ -131,28 +195,39 @@ fn emit(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> 
     }
 }
 
-fn info(path: &Path) -> anyhow::Result<()> {
-    let (log, format) = load(path)?;
-    // A pipe or device has no size to tell.
-    let size = std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len());
-    let report = info_report(path, &log, format, size);
+fn info(inputs: &Inputs) -> anyhow::Result<()> {
+    let mut files = Vec::new();
+    let mut logs = Vec::new();
+    for (path, format, log) in read(inputs)? {
+        // A pipe or device has no size to tell.
+        let size = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        files.push((path, format, size));
+        logs.push(log);
+    }
+    let files: Vec<(&Path, &Format, Option<u64>)> = files.iter().map(|(p, f, s)| (p.as_path(), *f, *s)).collect();
+    let report = info_report(&files, &log::merge(logs));
     emit(|w| w.write_all(report.as_bytes()))
 }
 
 /// The text `log info` prints.
-pub fn info_report(path: &Path, log: &Log, format: &Format, size: Option<u64>) -> String {
+///
+/// `files` are the files read, each with its format and its size when it
+/// is a regular file; `log` is what they hold, merged.
+pub fn info_report(files: &[(&Path, &Format, Option<u64>)], log: &Log) -> String {
     let s = Summary::of(log);
     let h = &log.header;
     let mut r = String::new();
-    let _ = writeln!(r, "file:        {}", path.display());
-    match size {
-        Some(size) => writeln!(r, "format:      {}, {} bytes", format.name, group(size)),
-        None => writeln!(r, "format:      {}, read as a stream", format.name),
+    for (path, format, size) in files {
+        let _ = writeln!(r, "file:        {}", path.display());
+        match size {
+            Some(size) => writeln!(r, "format:      {}, {} bytes", format.name, group(*size)),
+            None => writeln!(r, "format:      {}, read as a stream", format.name),
+        }
+        .ok();
     }
-    .ok();
     if !h.name.is_empty() {
         let _ = writeln!(r, "name:        {}", h.name);
     }
@@ -339,14 +414,13 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-fn dump(path: &Path, from: Option<f64>, to: Option<f64>) -> anyhow::Result<()> {
+fn dump(inputs: &Inputs, from: Option<f64>, to: Option<f64>) -> anyhow::Result<()> {
     for (name, v) in [("--from", from), ("--to", to)] {
         if v.is_some_and(f64::is_nan) {
             anyhow::bail!("{name} must be a number of seconds");
         }
     }
-    let (log, _) = load(path)?;
-    print_warnings(path, &log);
+    let log = load(inputs)?.log;
     let lo = from.unwrap_or(f64::NEG_INFINITY);
     let hi = to.unwrap_or(f64::INFINITY);
     emit(|w| {
@@ -367,7 +441,7 @@ pub fn filter_for(log: &Log, max_level: Option<i32>, only: &[String]) -> anyhow:
 }
 
 fn select_at(
-    path: &Path,
+    inputs: &Inputs,
     at: At,
     max_level: Option<i32>,
     entities: &[String],
@@ -378,30 +452,35 @@ fn select_at(
     {
         anyhow::bail!("--threshold must be a non-negative number of seconds, not {t}");
     }
-    let (log, _) = load(path)?;
-    print_warnings(path, &log);
-    let Some(at) = at.resolve(&log) else {
+    let loaded = load(inputs)?;
+    let log = &loaded.log;
+    let Some(at) = at.resolve(log) else {
         anyhow::bail!(
             "{}: the log has no frame with a finite time to count --at from",
-            path.display()
+            loaded.name()
         );
     };
-    let filter = filter_for(&log, max_level, entities).with_context(|| path.display().to_string())?;
+    let filter = filter_for(log, max_level, entities).with_context(|| loaded.name())?;
     let threshold = threshold.unwrap_or_else(|| log.default_instant_threshold());
-    let index = Index::new(&log);
-    let selected = index.select(&log, at, threshold, &filter);
+    let index = Index::new(log);
+    let selected = index.select(log, at, threshold, &filter);
     emit(|w| {
         for p in selected {
-            writeln!(w, "{}", text::primitive_to_string(&log, p))?;
+            writeln!(w, "{}", text::primitive_to_string(log, p))?;
         }
         Ok(())
     })
 }
 
-fn convert(input: &Path, output: &Path) -> anyhow::Result<()> {
-    crate::files::refuse_overwriting_inputs(output, [input])?;
-    let (log, format) = load(input)?;
-    print_warnings(input, &log);
+fn convert(inputs: &Inputs, output: &Path) -> anyhow::Result<()> {
+    let (paths, _) = crate::session::logs_of_input(&inputs.input, &inputs.logs)?;
+    crate::files::refuse_overwriting_inputs(
+        output,
+        paths.iter().map(PathBuf::as_path).chain([inputs.input.as_path()]),
+    )?;
+    let loaded = load(inputs)?;
+    let log = loaded.log;
+    let formats: Vec<&str> = loaded.files.iter().map(|(_, f)| f.name).collect();
     let out_format = log::SaveFormat::for_path(output);
     log::save(&log, output).context("cannot write the converted log")?;
     let out_name = match out_format {
@@ -411,8 +490,15 @@ fn convert(input: &Path, output: &Path) -> anyhow::Result<()> {
     };
     println!(
         "{} ({}) → {} ({out_name}): {} frames, {} primitives, {} entities",
-        input.display(),
-        format.name,
+        match loaded.files.as_slice() {
+            [(one, _)] => one.display().to_string(),
+            files => files
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + "),
+        },
+        formats.join(" + "),
         output.display(),
         log.frames.len(),
         log.primitives.len(),

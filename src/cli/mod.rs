@@ -10,6 +10,7 @@ pub mod calib_refine;
 pub mod common;
 pub mod demo;
 pub mod export;
+pub mod formats;
 pub mod log;
 pub mod mask;
 pub mod record_roboviz;
@@ -45,6 +46,8 @@ pub enum Command {
     /// Inspect, print, query and convert visualization logs.
     #[command(subcommand)]
     Log(log::Command),
+    /// List the input formats underlay reads and how it recognises them.
+    Formats(formats::Args),
     /// Record the RoboViz drawings 3D-league agents send (UDP), for
     /// `log convert` and the viewer.
     RecordRoboviz(record_roboviz::Args),
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Calib(c)) => calib::run(c),
         Some(Command::Sync(a)) => sync::run(a),
         Some(Command::Log(c)) => log::run(c),
+        Some(Command::Formats(a)) => formats::run(a),
         Some(Command::RecordRoboviz(a)) => record_roboviz::run(a),
     }
 }

@@ -127,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The session to synchronise and whether it was read from a file.
 fn session_of(args: &Args) -> anyhow::Result<(Session, bool)> {
-    let mut s = if crate::viewer::state::is_session_path(&args.input) {
+    let mut s = if crate::session::is_session_file(&args.input) {
         let mut s = Session::load(&args.input)?;
         if !args.logs.is_empty() {
             s.logs = args.logs.clone();

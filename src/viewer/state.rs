@@ -127,9 +127,9 @@ pub struct OpenRequest {
     pub zoom: Option<f64>,
 }
 
-/// Whether `path` names a session file.
+/// Whether `path` names a session file ([`crate::session::is_session_file`]).
 pub fn is_session_path(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+    crate::session::is_session_file(path)
 }
 
 /// Reads a calibration file written by `underlay calib solve -o`.
