@@ -401,7 +401,7 @@ impl Session {
             field: self.field.clone(),
             viewer: self.viewer.clone(),
         };
-        let text = toml::to_string_pretty(&f).map_err(|source| SessionError::Serialize {
+        let text = toml::to_string(&f).map(|t| crate::toml_rows::rows_on_lines(&t)).map_err(|source| SessionError::Serialize {
             path: path.to_owned(),
             source,
         })?;

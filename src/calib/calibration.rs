@@ -137,13 +137,7 @@ impl Calibration {
     /// The calibration as TOML (the [`CalibrationFile`] format), the
     /// homography one row per line.
     pub fn to_toml(&self) -> String {
-        let rows: Vec<String> = self
-            .h
-            .iter()
-            .map(|r| format!("    [{:?}, {:?}, {:?}],", r[0], r[1], r[2]))
-            .collect();
-        let mut out = format!("homography = [\n{}\n]\n", rows.join("\n"));
-        let rest = CalibrationFile {
+        let file = CalibrationFile {
             homography: self.h,
             image_size: self.image_size,
             distortion: self.lens.as_ref().map(|l| *l.distortion()),
@@ -152,13 +146,7 @@ impl Calibration {
             field: self.origin.field.clone(),
         };
         // Serialising plain numbers and tables cannot fail.
-        let text = toml::to_string(&rest).unwrap_or_default();
-        out.extend(
-            text.lines()
-                .filter(|l| !l.starts_with("homography ="))
-                .map(|l| format!("{l}\n")),
-        );
-        out
+        crate::toml_rows::rows_on_lines(&toml::to_string(&file).unwrap_or_default())
     }
 
     /// A calibration from a world → pixel homography (no distortion).

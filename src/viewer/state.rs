@@ -183,6 +183,13 @@ pub struct Document {
 }
 
 impl Document {
+    /// Whether the picture is drawn from one of the logs (a rendered
+    /// match: its own log): then there is no separate video whose time
+    /// could be out of step with the logs, and nothing to sync.
+    pub fn draws_its_own_picture(&self) -> bool {
+        self.session.logs.contains(&self.session.video)
+    }
+
     /// Builds a document from `req` (reading the session, log and
     /// calibration); `video_start` is the video's first frame time, for
     /// the default offset.

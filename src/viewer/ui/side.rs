@@ -19,17 +19,20 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             ui.set_max_width(ui.available_width());
             let frame_time = app.frame.as_ref().map_or(app.playback.time, |f| f.time);
             let frame_dur = app.info().map_or(1.0 / 30.0, |i| i.frame_duration());
-            egui::CollapsingHeader::new("Time sync")
-                .default_open(true)
-                .show(ui, |ui| match &mut app.doc {
-                    Some(doc) => {
-                        sync_section(ui, doc, frame_time, frame_dur);
-                        super::find_offset::section(ui, doc, &mut app.finder);
-                    }
-                    None => {
-                        ui.label("Nothing open.");
-                    }
-                });
+            // A rendered match is drawn from its own log: nothing to sync.
+            if !app.doc.as_ref().is_some_and(Document::draws_its_own_picture) {
+                egui::CollapsingHeader::new("Time sync")
+                    .default_open(true)
+                    .show(ui, |ui| match &mut app.doc {
+                        Some(doc) => {
+                            sync_section(ui, doc, frame_time, frame_dur);
+                            super::find_offset::section(ui, doc, &mut app.finder);
+                        }
+                        None => {
+                            ui.label("Nothing open.");
+                        }
+                    });
+            }
             egui::CollapsingHeader::new("Calibration")
                 .default_open(app.calib.active)
                 .open(std::mem::take(&mut app.calib.open_section).then_some(true))
