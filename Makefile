@@ -22,6 +22,7 @@ test: deps
 
 lint: deps
 	cargo fmt --all -- --check
+	scripts/import-graph
 	cargo clippy --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 

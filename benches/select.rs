@@ -111,7 +111,7 @@ fn spec() -> FilterSpec {
 /// Runs one query to the end, touching every returned primitive.
 fn query(index: &Index, log: &Log, t: f64, filter: &Filter) -> usize {
     let mut n = 0;
-    for p in &index.select(log, t, THRESHOLD, filter) {
+    for p in &index.select(log, underlay::time::LogTime(t), THRESHOLD, filter) {
         black_box(p);
         n += 1;
     }

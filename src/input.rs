@@ -124,6 +124,9 @@ pub struct Camera {
     pub calibration: Result<Calibration, String>,
 }
 
+/// Reads the camera calibrations a file carries.
+pub type CameraReader = fn(&Path) -> Result<Vec<Camera>, LogError>;
+
 /// One kind of input file.
 #[derive(Clone, Copy, Debug)]
 pub struct Format {
@@ -149,7 +152,7 @@ pub struct Format {
     /// What it gives the files read beside it.
     pub provides: Option<Provides>,
     /// The camera calibrations its files carry.
-    pub cameras: Option<fn(&Path) -> Result<Vec<Camera>, LogError>>,
+    pub cameras: Option<CameraReader>,
 }
 
 impl Format {

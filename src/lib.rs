@@ -32,6 +32,7 @@ pub mod sync;
 #[cfg(test)]
 mod testing;
 pub mod thesis;
+pub mod time;
 pub mod toml_rows;
 pub mod video;
 pub mod viewer;

@@ -401,10 +401,12 @@ impl Session {
             field: self.field.clone(),
             viewer: self.viewer.clone(),
         };
-        let text = toml::to_string(&f).map(|t| crate::toml_rows::rows_on_lines(&t)).map_err(|source| SessionError::Serialize {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = toml::to_string(&f)
+            .map(|t| crate::toml_rows::rows_on_lines(&t))
+            .map_err(|source| SessionError::Serialize {
+                path: path.to_owned(),
+                source,
+            })?;
         write_atomic(path, text.as_bytes()).map_err(|source| SessionError::Write {
             path: path.to_owned(),
             source,
@@ -500,7 +502,10 @@ pub fn is_session_file(path: &Path) -> bool {
 /// and the 2D observer it sets: a session's logs (`extra` instead, when
 /// given, as `export` takes them); or the file itself (a log, or a match
 /// that is its own log) with `extra` beside it.
-pub fn logs_of_input(input: &Path, extra: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<String>), SessionError> {
+pub fn logs_of_input(
+    input: &Path,
+    extra: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Option<String>), SessionError> {
     if is_session_file(input) {
         let s = Session::load(input)?;
         let logs = if extra.is_empty() { s.logs } else { extra.to_vec() };
@@ -640,8 +645,25 @@ mod tests {
         s.save(&p).unwrap();
         let back = Session::load(&p).unwrap();
         assert_eq!(back.rate, 1.001);
-        assert!((back.time_map().log_time(10.0, None) - 110.01).abs() < 1e-9);
-        assert!((back.draw_settings_with(None).time.video_time(110.01) - 10.0).abs() < 1e-9);
+        assert!(
+            (back
+                .time_map()
+                .log_time(crate::time::VideoTime(10.0), None)
+                .secs()
+                - 110.01)
+                .abs()
+                < 1e-9
+        );
+        assert!(
+            (back
+                .draw_settings_with(None)
+                .time
+                .video_time(crate::time::LogTime(110.01))
+                .secs()
+                - 10.0)
+                .abs()
+                < 1e-9
+        );
         for bad in ["0.0", "-1.0", "nan"] {
             std::fs::write(&p, format!("video = \"a.mp4\"\nlog = \"a.ulog\"\nrate = {bad}\n")).unwrap();
             let e = Session::load(&p).unwrap_err().to_string();

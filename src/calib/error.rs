@@ -109,7 +109,7 @@ pub enum CalibError {
     #[error("the fit did not converge: {0}")]
     NoConvergence(String),
     /// Too few painted lines were found in the picture to refine a
-    /// calibration on ([`refine`](mod@refine)).
+    /// calibration on ([`refine`](mod@super::refine)).
     #[error("too few field lines were found in the picture: {0}")]
     LinesNotFound(String),
     /// A calibration file could not be read or written.

@@ -207,7 +207,8 @@ fn info(inputs: &Inputs) -> anyhow::Result<()> {
         files.push((path, format, size));
         logs.push(log);
     }
-    let files: Vec<(&Path, &Format, Option<u64>)> = files.iter().map(|(p, f, s)| (p.as_path(), *f, *s)).collect();
+    let files: Vec<(&Path, &Format, Option<u64>)> =
+        files.iter().map(|(p, f, s)| (p.as_path(), *f, *s)).collect();
     let report = info_report(&files, &log::merge(logs));
     emit(|w| w.write_all(report.as_bytes()))
 }
@@ -463,7 +464,7 @@ fn select_at(
     let filter = filter_for(log, max_level, entities).with_context(|| loaded.name())?;
     let threshold = threshold.unwrap_or_else(|| log.default_instant_threshold());
     let index = Index::new(log);
-    let selected = index.select(log, at, threshold, &filter);
+    let selected = index.select(log, crate::time::LogTime(at), threshold, &filter);
     emit(|w| {
         for p in selected {
             writeln!(w, "{}", text::primitive_to_string(log, p))?;

@@ -769,7 +769,12 @@ mod tests {
         let filter = Filter::all(&log, 0);
         for k in [0, 300, 777, run.snapshots.len() - 1] {
             let snap = &run.snapshots[k];
-            let shown = index.select(&log, T0 + snap.t, index.default_threshold(), &filter);
+            let shown = index.select(
+                &log,
+                crate::time::LogTime(T0 + snap.t),
+                index.default_threshold(),
+                &filter,
+            );
             assert!(shown.iter().all(|p| p.level == 0));
             for r in &snap.robots {
                 let ent = e(&robot_entity(r.team, r.id));
@@ -783,7 +788,12 @@ mod tests {
         }
         // At level 3 the planner is there too.
         let all = Filter::all(&log, 3);
-        let shown = index.select(&log, T0 + 5.0, index.default_threshold(), &all);
+        let shown = index.select(
+            &log,
+            crate::time::LogTime(T0 + 5.0),
+            index.default_threshold(),
+            &all,
+        );
         let rrt = e("planner/rrt");
         assert!(shown.iter().filter(|p| p.entity == rrt).count() >= RRT_MIN_NODES - 1);
     }

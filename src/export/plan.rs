@@ -253,9 +253,12 @@ impl ExportPlan {
         }
         notes.extend(hull_note(&settings));
         let video_time = |t: Option<TimeArg>| -> Result<Option<f64>, ExportError> {
-            t.map(|t| t.video_time(info.clocks.as_deref(), info.start, info.clock_step))
-                .transpose()
-                .map_err(ExportError::Time)
+            t.map(|t| {
+                t.video_time(info.clocks.as_deref(), info.start, info.clock_step)
+                    .map(|v| v.secs())
+            })
+            .transpose()
+            .map_err(ExportError::Time)
         };
         let (from, to) = (video_time(options.from)?, video_time(options.to)?);
         let probe = Pipeline::with_index(Arc::clone(&log), Arc::clone(&index), &settings)?;

@@ -66,8 +66,8 @@ impl Tally {
             let range = match log_range {
                 Some((a, b)) => format!(
                     "the log covers {a:.3}–{b:.3} s, which video times {:.3}–{:.3} s show with the offset {:.3} s",
-                    time.video_time(a),
-                    time.video_time(b),
+                    time.video_time(crate::time::LogTime(a)),
+                    time.video_time(crate::time::LogTime(b)),
                     time.offset
                 ),
                 None => "the log has no frame with a time".to_string(),

@@ -63,7 +63,7 @@ pub enum LogError {
     /// The file's content could not be read as a log.
     #[error("{path}: {error}")]
     Read { path: PathBuf, error: ReadError },
-    /// The [`Writer`] was used in a way that cannot be written.
+    /// The [`Writer`](super::Writer) was used in a way that cannot be written.
     #[error("{path}: {message}")]
     Usage { path: PathBuf, message: String },
 }

@@ -117,7 +117,7 @@ mod tests {
         assert!((m.default_instant_threshold() - 0.75).abs() < 1e-9);
         let index = crate::select::Index::new(&m);
         let all = crate::select::Filter::all(&m, 0);
-        let sel = index.select(&m, 1.2, m.default_instant_threshold(), &all);
+        let sel = index.select(&m, crate::time::LogTime(1.2), m.default_instant_threshold(), &all);
         let names: Vec<&str> = sel.iter().map(|p| m.entities.name(p.entity)).collect();
         assert_eq!(names, ["game", "agent", "coach"]);
         assert_eq!(sel.instant_frames(), [12, 42, 62]);

@@ -186,7 +186,7 @@ pub struct Thresholds {
     pub hue_lo: u8,
     /// Hues `hue_lo ..= hue_lo + hue_span` (mod 180) are floor hues.
     pub hue_span: u8,
-    /// Floor needs saturation ≥ `sat_min` ([`sat_at_least`]).
+    /// Floor needs saturation ≥ `sat_min` ([`super::hsv::sat_at_least`]).
     pub sat_min: u8,
     /// Floor needs `v ≥ val_min`; darker is an object.
     pub val_min: u8,

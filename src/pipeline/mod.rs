@@ -22,6 +22,7 @@ use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
 use crate::mask::{MaskError, MaskStep, Masker, NoMask};
 use crate::select::{Filter, Index, SelectError};
+use crate::time::LogTime;
 use crate::video::SourceFrame;
 
 pub use settings::{DrawSettings, DrawToggles, InstantThreshold};
@@ -58,7 +59,7 @@ pub enum PipelineError {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FrameStats {
     /// The log time the frame was drawn for.
-    pub log_time: f64,
+    pub log_time: LogTime,
     /// Primitives selected for this time (entity and level filter applied).
     pub primitives: usize,
     /// Primitives drawn (possibly wholly outside the frame or behind the camera).
@@ -129,7 +130,7 @@ impl Band {
         &mut self,
         what: &What<'_>,
         calib: &crate::calib::Calibration,
-        log_time: f64,
+        log_time: LogTime,
         stats: &mut FrameStats,
     ) {
         let t1 = Instant::now();
@@ -402,7 +403,10 @@ impl Pipeline {
         let time = frame.time;
         let log_time = settings.time.frame_log_time(frame);
         if !log_time.is_finite() {
-            return Err(PipelineError::BadTime { time, log_time });
+            return Err(PipelineError::BadTime {
+                time,
+                log_time: log_time.secs(),
+            });
         }
         let draw_err = |source| PipelineError::Draw { time, source };
         let image = &mut frame.image;
@@ -675,7 +679,7 @@ pub(crate) mod tests {
         // Video 1 s → log 11 s: the circle at x = 60 is on the floor half.
         let mut f = frame(1.0);
         let s = p.process(&mut f).unwrap();
-        assert_eq!(s.log_time, 11.0);
+        assert_eq!(s.log_time, LogTime(11.0));
         assert_eq!(f.image[[20, 60, 0]], 255);
         assert_eq!(p.overlay().pixel(20, 20), [0; 4]);
     }
@@ -778,7 +782,7 @@ pub(crate) mod tests {
         s.mask = MaskSettings::Auto;
         p.configure(&s).unwrap();
         let st = p.process(&mut f).unwrap();
-        assert_eq!(st.log_time, 11.0);
+        assert_eq!(st.log_time, LogTime(11.0));
         assert_eq!(f.image[[20, 60, 0]], 0, "hidden by the source's own mask");
         assert_eq!(p.last_mask()[[0, 75]], FLOOR);
         // `source` without masks from the source is an error.
@@ -1060,7 +1064,7 @@ pub(crate) mod tests {
         assert!(crate::error::chain(&e).contains("nope"), "{e}");
         // The unknown name is ignored; the new offset applies.
         let st = p.process(&mut frame(2.0)).unwrap();
-        assert_eq!((st.log_time, st.primitives), (11.0, 1));
+        assert_eq!((st.log_time, st.primitives), (LogTime(11.0), 1));
         assert!(p.configure(&s).is_ok(), "reported once, until it changes");
         assert!(
             Pipeline::new(Arc::new(dot_log()), &s).is_err(),

@@ -137,7 +137,8 @@ pub struct Context<'a> {
     pub sensors: SensorOptions,
 }
 
-/// Reads the (decompressed) bytes of a file [`sniff`] recognised.
+/// Reads the (decompressed) bytes of a file the format table recognised
+/// as `kind`.
 pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>, cx: &Context<'_>) -> Result<Log, Error> {
     match kind {
         Kind::Game => {

@@ -143,7 +143,8 @@ pub fn agent_from_file_name(path: &Path) -> Option<(String, u32)> {
     Some((team.to_owned(), unum))
 }
 
-/// Reads the (decompressed) bytes of a file [`sniff`] recognised; `path`
+/// Reads the (decompressed) bytes of a file the format table recognised
+/// as `kind`; `path`
 /// is the file's, when there is one.
 pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>) -> Result<Log, Error> {
     read_with(kind, bytes, path, None)

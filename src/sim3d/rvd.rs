@@ -646,7 +646,7 @@ mod tests {
             let index = Index::new(&log);
             let filter = FilterSpec::default().compile(&log).unwrap();
             let mut xs: Vec<f64> = index
-                .select(&log, t, 0.0, &filter)
+                .select(&log, crate::time::LogTime(t), 0.0, &filter)
                 .into_iter()
                 .map(|p| match p.shape {
                     Shape::Circle { center, .. } => center.x,

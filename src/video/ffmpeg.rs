@@ -29,7 +29,7 @@ pub struct VideoInfo {
     pub codec: String,
     /// Time base of the video stream as (numerator, denominator): every
     /// frame time is a multiple of it. Pass it to
-    /// [`EncoderSettings::time_base`] to keep timestamps exact.
+    /// [`EncoderSettings::time_base`](super::EncoderSettings::time_base) to keep timestamps exact.
     pub time_base: (i32, i32),
 }
 

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use super::clock::ClockTable;
 use super::source::SourceFrame;
+use crate::time::{LogTime, VideoTime};
 
 /// The mapping between frame times and log times (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -69,29 +70,31 @@ impl TimeMap {
 
     /// The log time of a frame at presentation time `time` with the
     /// source's `clock` (when it has one).
-    pub fn log_time(&self, time: f64, clock: Option<f64>) -> f64 {
-        self.rate * clock.unwrap_or(time) + self.offset
+    pub fn log_time(&self, time: VideoTime, clock: Option<f64>) -> LogTime {
+        LogTime(self.rate * clock.unwrap_or(time.0) + self.offset)
     }
 
     /// The log time of `frame`.
-    pub fn frame_log_time(&self, frame: &SourceFrame) -> f64 {
-        self.log_time(frame.time, frame.clock)
+    pub fn frame_log_time(&self, frame: &SourceFrame) -> LogTime {
+        self.log_time(VideoTime(frame.time), frame.clock)
     }
 
     /// The log time at presentation time `time` (the clock of the frame
     /// shown then, for sources with a clock table).
-    pub fn log_time_at(&self, time: f64) -> f64 {
-        let clock = self.clocks.as_ref().and_then(|c| c.clock_at(time));
+    pub fn log_time_at(&self, time: VideoTime) -> LogTime {
+        let clock = self.clocks.as_ref().and_then(|c| c.clock_at(time.0));
         self.log_time(time, clock)
     }
 
     /// The presentation time to seek to for `log_time` (see the module docs).
-    pub fn video_time(&self, log_time: f64) -> f64 {
-        let clock = (log_time - self.offset) / self.rate;
-        self.clocks
-            .as_ref()
-            .and_then(|c| c.time_of(clock))
-            .unwrap_or(clock)
+    pub fn video_time(&self, log_time: LogTime) -> VideoTime {
+        let clock = (log_time.0 - self.offset) / self.rate;
+        VideoTime(
+            self.clocks
+                .as_ref()
+                .and_then(|c| c.time_of(clock))
+                .unwrap_or(clock),
+        )
     }
 }
 
@@ -153,13 +156,13 @@ impl TimeArg {
         clocks: Option<&ClockTable>,
         start: f64,
         cycle: Option<f64>,
-    ) -> Result<f64, TimeArgError> {
+    ) -> Result<VideoTime, TimeArgError> {
         let seconds = match self {
-            TimeArg::Video(s) => return Ok(s),
+            TimeArg::Video(s) => return Ok(VideoTime(s)),
             TimeArg::Seconds(s) => s,
             TimeArg::Cycles(n) => n * cycle.ok_or(TimeArgError::NoCycles { cycles: n })?,
         };
-        Ok(match clocks {
+        Ok(VideoTime(match clocks {
             Some(c) => {
                 // A simulator's clock counts from its own zero (cycle 0);
                 // other clocks (a recorder's) from the first frame.
@@ -175,7 +178,7 @@ impl TimeArg {
                 }
             }
             None => seconds,
-        })
+        }))
     }
 }
 
@@ -205,23 +208,34 @@ mod tests {
         ));
         let c = stoppage();
         // 0.4 s of clock: after the stoppage, frame 7.
-        assert!((TimeArg::Seconds(0.4).video_time(Some(&c), 0.0, None).unwrap() - 0.7).abs() < 1e-9);
-        assert!((TimeArg::Cycles(3.0).video_time(Some(&c), 0.0, Some(0.1)).unwrap() - 0.3).abs() < 1e-9);
-        assert_eq!(TimeArg::Seconds(2.0).video_time(None, 0.0, None), Ok(2.0));
+        assert!((TimeArg::Seconds(0.4).video_time(Some(&c), 0.0, None).unwrap().0 - 0.7).abs() < 1e-9);
+        assert!(
+            (TimeArg::Cycles(3.0)
+                .video_time(Some(&c), 0.0, Some(0.1))
+                .unwrap()
+                .0
+                - 0.3)
+                .abs()
+                < 1e-9
+        );
+        assert_eq!(
+            TimeArg::Seconds(2.0).video_time(None, 0.0, None),
+            Ok(VideoTime(2.0))
+        );
         // Past the end: as far past the last frame.
-        assert!((TimeArg::Seconds(1.6).video_time(Some(&c), 0.0, None).unwrap() - 1.9).abs() < 1e-9);
+        assert!((TimeArg::Seconds(1.6).video_time(Some(&c), 0.0, None).unwrap().0 - 1.9).abs() < 1e-9);
         assert!(TimeArg::Cycles(3.0).video_time(None, 0.0, None).is_err());
     }
 
     #[test]
     fn camera_videos_add_the_offset_both_ways() {
         let m = TimeMap::new(100.0);
-        assert_eq!(m.log_time(2.5, None), 102.5);
-        assert_eq!(m.log_time_at(2.5), 102.5);
-        assert_eq!(m.video_time(102.5), 2.5);
+        assert_eq!(m.log_time(VideoTime(2.5), None).0, 102.5);
+        assert_eq!(m.log_time_at(VideoTime(2.5)).0, 102.5);
+        assert_eq!(m.video_time(LogTime(102.5)).0, 2.5);
         let r = TimeMap::new(10.0).with_rate(2.0);
-        assert_eq!(r.log_time(3.0, None), 16.0);
-        assert_eq!(r.video_time(16.0), 3.0);
+        assert_eq!(r.log_time(VideoTime(3.0), None).0, 16.0);
+        assert_eq!(r.video_time(LogTime(16.0)).0, 3.0);
         assert_eq!(TimeMap::new(0.0).with_rate(f64::NAN).rate(), 1.0);
         assert_eq!(TimeMap::new(0.0).with_rate(0.0).rate(), 1.0);
     }
@@ -236,18 +250,18 @@ mod tests {
     fn a_clock_that_stands_still_maps_back_to_the_first_frame_showing_it() {
         let m = TimeMap::new(50.0).with_clocks(Some(Arc::new(stoppage())));
         // Forward: the frame's clock, not its time.
-        assert!((m.log_time(0.5, Some(0.3)) - 50.3).abs() < 1e-12);
-        assert!((m.log_time_at(0.55) - 50.3).abs() < 1e-12);
-        assert!((m.log_time_at(0.75) - 50.4).abs() < 1e-12);
+        assert!((m.log_time(VideoTime(0.5), Some(0.3)).0 - 50.3).abs() < 1e-12);
+        assert!((m.log_time_at(VideoTime(0.55)).0 - 50.3).abs() < 1e-12);
+        assert!((m.log_time_at(VideoTime(0.75)).0 - 50.4).abs() < 1e-12);
         // Back: the stoppage starts at frame 3.
-        assert!((m.video_time(50.3) - 0.3).abs() < 1e-12);
-        assert!((m.video_time(50.35) - 0.3).abs() < 1e-12);
-        assert!((m.video_time(50.4) - 0.7).abs() < 1e-12);
+        assert!((m.video_time(LogTime(50.3)).0 - 0.3).abs() < 1e-12);
+        assert!((m.video_time(LogTime(50.35)).0 - 0.3).abs() < 1e-12);
+        assert!((m.video_time(LogTime(50.4)).0 - 0.7).abs() < 1e-12);
         // Before and after the table: the first and the last frame.
-        assert_eq!(m.video_time(0.0), 0.0);
-        assert!((m.video_time(1000.0) - 0.9).abs() < 1e-12);
+        assert_eq!(m.video_time(LogTime(0.0)).0, 0.0);
+        assert!((m.video_time(LogTime(1000.0)).0 - 0.9).abs() < 1e-12);
         // A log time that is not a number stays one (nothing to seek to).
-        assert!(m.video_time(f64::NAN).is_nan());
+        assert!(m.video_time(LogTime(f64::NAN)).0.is_nan());
     }
 
     #[test]

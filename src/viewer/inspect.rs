@@ -8,6 +8,7 @@ use crate::geom::vec2::distance_to_segment;
 use crate::geom::{PixelPoint, Vec2};
 use crate::log::{FrameTime, Log, Shape};
 use crate::select::{Filter, Index};
+use crate::time::LogTime;
 
 /// Projection tolerance of outlines (pixels).
 const TOL_PX: f64 = 0.5;
@@ -27,7 +28,7 @@ pub fn hit_test(
     log: &Log,
     index: &Index,
     filter: &Filter,
-    (t, threshold): (f64, f64),
+    (t, threshold): (LogTime, f64),
     calibration: &Calibration,
     at: PixelPoint,
     reach: f64,
@@ -282,7 +283,17 @@ mod tests {
         let index = Index::new(&log);
         let all = Filter::all(&log, i32::MAX);
         let cam = camera();
-        let hit = |x, y| hit_test(&log, &index, &all, (5.0, 0.1), &cam, Vec2::new(x, y), 5.0);
+        let hit = |x, y| {
+            hit_test(
+                &log,
+                &index,
+                &all,
+                (crate::time::LogTime(5.0), 0.1),
+                &cam,
+                Vec2::new(x, y),
+                5.0,
+            )
+        };
         // On the circle's outline, not its inside (it is not filled).
         assert_eq!(hit(60.0, 50.0).map(|h| h.position), Some(1));
         assert_eq!(hit(50.0, 50.0), None);
@@ -292,12 +303,28 @@ mod tests {
             Some((0, 0.0))
         );
         // Not drawn at another time.
-        let later = hit_test(&log, &index, &all, (9.0, 0.1), &cam, Vec2::new(60.0, 50.0), 5.0);
+        let later = hit_test(
+            &log,
+            &index,
+            &all,
+            (crate::time::LogTime(9.0), 0.1),
+            &cam,
+            Vec2::new(60.0, 50.0),
+            5.0,
+        );
         assert_eq!(later, None);
         // A level filter leaves it out.
         let none = Filter::all(&log, 1);
         assert_eq!(
-            hit_test(&log, &index, &none, (5.0, 0.1), &cam, Vec2::new(60.0, 50.0), 5.0),
+            hit_test(
+                &log,
+                &index,
+                &none,
+                (crate::time::LogTime(5.0), 0.1),
+                &cam,
+                Vec2::new(60.0, 50.0),
+                5.0
+            ),
             None
         );
     }

@@ -1,6 +1,7 @@
 //! The legend: the entities drawn at this time, each with the colour most
 //! of its primitives have, and how many it draws.
 
+use crate::time::LogTime;
 use std::collections::BTreeMap;
 
 use crate::log::{Log, Rgba};
@@ -15,7 +16,7 @@ pub struct Entry {
 }
 
 /// The entities drawn at log time `t` through `filter`, by name.
-pub fn legend(log: &Log, index: &Index, filter: &Filter, t: f64, threshold: f64) -> Vec<Entry> {
+pub fn legend(log: &Log, index: &Index, filter: &Filter, t: LogTime, threshold: f64) -> Vec<Entry> {
     let mut by: BTreeMap<&str, BTreeMap<u32, usize>> = BTreeMap::new();
     for p in index.select(log, t, threshold, filter).iter() {
         *by.entry(log.entities.name(p.entity))
@@ -67,7 +68,13 @@ mod tests {
         );
         log.push_frame(FrameTime::Instant(9.0), [prim(b, red)]);
         let index = Index::new(&log);
-        let l = legend(&log, &index, &Filter::all(&log, i32::MAX), 1.0, 0.5);
+        let l = legend(
+            &log,
+            &index,
+            &Filter::all(&log, i32::MAX),
+            crate::time::LogTime(1.0),
+            0.5,
+        );
         assert_eq!(
             l,
             vec![

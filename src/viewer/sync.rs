@@ -5,6 +5,7 @@
 //! Log time = video time + offset, as everywhere in underlay.
 
 use crate::log::{FrameTime, Log, Shape};
+use crate::time::LogTime;
 
 /// Offset nudges offered by the sync panel, as (label, step in seconds);
 /// `None` means one video frame.
@@ -147,7 +148,7 @@ pub fn default_offset(log: &Log, video_start: f64) -> f64 {
 /// Primitives selected at log time `t` per entity id, before any entity or
 /// level filtering (what the entities panel counts), through `index` (built
 /// from `log`).
-pub fn counts_at(log: &Log, index: &crate::select::Index, t: f64, threshold: f64) -> Vec<usize> {
+pub fn counts_at(log: &Log, index: &crate::select::Index, t: LogTime, threshold: f64) -> Vec<usize> {
     let mut counts = vec![0; log.entities.len()];
     let all = crate::select::Filter::all(log, i32::MAX);
     for p in index.select(log, t, threshold, &all).iter() {
@@ -164,7 +165,7 @@ pub fn counts_at(log: &Log, index: &crate::select::Index, t: f64, threshold: f64
 pub fn texts_at(
     log: &Log,
     index: &crate::select::Index,
-    t: f64,
+    t: LogTime,
     threshold: f64,
     max: usize,
 ) -> Vec<(String, String)> {
@@ -259,8 +260,8 @@ mod tests {
         let l = log();
         // At 103.5: persistent "ball out" plus the nearest instant (too far).
         let ix = crate::select::Index::new(&l);
-        assert_eq!(counts_at(&l, &ix, 103.5, 0.15), vec![1]);
-        assert_eq!(counts_at(&l, &ix, 100.12, 0.15), vec![1]);
-        assert_eq!(counts_at(&l, &ix, 100.3, 0.01), vec![0]);
+        assert_eq!(counts_at(&l, &ix, crate::time::LogTime(103.5), 0.15), vec![1]);
+        assert_eq!(counts_at(&l, &ix, crate::time::LogTime(100.12), 0.15), vec![1]);
+        assert_eq!(counts_at(&l, &ix, crate::time::LogTime(100.3), 0.01), vec![0]);
     }
 }

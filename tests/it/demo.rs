@@ -202,7 +202,12 @@ fn robots_on_foreground(
     let mut checked = 0;
     for (i, mask) in masks.iter().enumerate().step_by(5) {
         let t = i as f64 * 0.1 + offset;
-        let sel = index.select(log, t, index.default_threshold(), &filter);
+        let sel = index.select(
+            log,
+            underlay::time::LogTime(t),
+            index.default_threshold(),
+            &filter,
+        );
 
         for p in &sel {
             let name = log.entities.name(p.entity);

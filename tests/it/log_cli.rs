@@ -10,7 +10,7 @@ use underlay::log::{
 };
 use underlay::thesis::{self, ThesisShape};
 
-use crate::util::{stderr, stdout};
+use crate::util::{assert_ok, run, stderr, stdout, tmp};
 
 fn underlay(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
     crate::util::run(args)
@@ -642,5 +642,91 @@ fn sample_log_reads_the_same_in_every_format() {
         assert_eq!(underlay::formats::load_log(&path).unwrap(), original, "{name}");
         let info = ok(&[&"log", &"info", &path]);
         assert!(info.contains("robots/blue"), "{name}: {info}");
+    }
+}
+
+/// Issue 30: the `log` commands take what `view` and `export` take: a
+/// match with its agents' logs beside it, or a session, read through the
+/// format table and merged.
+#[test]
+fn log_commands_read_a_match_with_its_agents_and_sessions() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sim2d");
+    let (game, agent) = (data.join("match4.rcg.gz"), data.join("HELIOS_Q-9.log.gz"));
+    let select = |extra: &[&std::ffi::OsStr]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["log".as_ref(), "select".as_ref()];
+        args.extend_from_slice(extra);
+        args.extend(["--at", "15", "--entity", "HELIOS_Q/9/world"].map(std::ffi::OsStr::new));
+        run(args)
+    };
+    // Alone, the right-side agent is guessed left (its message column on
+    // the left of the pitch), and the guess is said.
+    let alone = select(&[agent.as_os_str()]);
+    assert_ok(&alone);
+    assert!(stdout(&alone).contains("(-60, 34)"), "{}", stdout(&alone));
+    assert!(
+        stderr(&alone).contains("drawn as the left team"),
+        "{}",
+        stderr(&alone)
+    );
+    // Beside its match's game log it takes its side from it.
+    let beside = select(&[game.as_os_str(), "--log".as_ref(), agent.as_os_str()]);
+    assert_ok(&beside);
+    assert!(stdout(&beside).contains("(60, 34)"), "{}", stdout(&beside));
+    assert!(!stdout(&beside).contains("(-60, 34)"), "{}", stdout(&beside));
+    assert!(!stderr(&beside).contains("left team"), "{}", stderr(&beside));
+    // `log info` names each file and its format, then the merged log.
+    let info = run([
+        "log".as_ref(),
+        "info".as_ref(),
+        game.as_os_str(),
+        "--log".as_ref(),
+        agent.as_os_str(),
+    ]);
+    assert_ok(&info);
+    let out = stdout(&info);
+    assert!(
+        out.contains("format:      2D game log") && out.contains("format:      2D agent debug log"),
+        "{out}"
+    );
+    assert!(out.contains("HELIOS_Q/9"), "{out}");
+    // A session's logs, the same way.
+    let dir = tmp();
+    let session = dir.path().join("match.toml");
+    std::fs::write(
+        &session,
+        format!(
+            "video = {:?}\nlogs = [{:?}, {:?}]\n",
+            game.display().to_string(),
+            game.display().to_string(),
+            agent.display().to_string()
+        ),
+    )
+    .unwrap();
+    let s = select(&[session.as_os_str()]);
+    assert_ok(&s);
+    assert_eq!(stdout(&s), stdout(&beside));
+    // And a convert of the pair keeps both.
+    let out = dir.path().join("both.ulog");
+    let c = run([
+        "log".as_ref(),
+        "convert".as_ref(),
+        game.as_os_str(),
+        "--log".as_ref(),
+        agent.as_os_str(),
+        out.as_os_str(),
+    ]);
+    assert_ok(&c);
+    assert!(stdout(&c).contains(" + "), "{}", stdout(&c));
+    let back = underlay::formats::load_log(&out).unwrap();
+    assert!(back.entities.get("HELIOS_Q/9/world").is_some());
+}
+
+#[test]
+fn formats_lists_the_format_table() {
+    let o = run(["formats"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for f in underlay::formats::FORMATS {
+        assert!(out.contains(f.id) && out.contains(f.signature), "{out}");
     }
 }

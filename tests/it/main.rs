@@ -23,5 +23,6 @@ mod matches;
 mod pipeline;
 mod sim3d;
 mod ssl;
+mod structure;
 mod sync;
 mod viewer;

@@ -42,6 +42,7 @@ mod tests;
 mod tree;
 
 use crate::log::{FrameTime, Log};
+use crate::time::LogTime;
 
 use super::Filter;
 use classes::{Class, Classes, Key};
@@ -202,8 +203,15 @@ impl Index {
     /// The primitives shown at `t` with `filter`, borrowed from `log` (the
     /// log this index was built from) in draw order; the same as
     /// [`super::brute_force`].
-    pub fn select<'a>(&'a self, log: &'a Log, t: f64, threshold: f64, filter: &'a Filter) -> Selection<'a> {
+    pub fn select<'a>(
+        &'a self,
+        log: &'a Log,
+        t: LogTime,
+        threshold: f64,
+        filter: &'a Filter,
+    ) -> Selection<'a> {
         debug_assert_eq!(log.frames.len(), self.frame_count, "index used with another log");
+        let t = t.secs();
         // Branch-free: write every candidate at `n`, advance `n` past those
         // that pass. `hits` grows geometrically, ahead of `n`.
         let mut hits: Vec<Hit> = vec![Hit(0); 1024];

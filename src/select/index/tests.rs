@@ -60,26 +60,38 @@ fn selects_persistent_frames_in_recorded_order_then_the_nearest_instant() {
     let all = Filter::all(&log, 0);
     assert_eq!(index.instant_count(), 2);
     assert_eq!(index.persistent_count(), 3);
-    let s = index.select(&log, 1.6, 0.5, &all);
+    let s = index.select(&log, crate::time::LogTime(1.6), 0.5, &all);
     assert_eq!(s.frames(), [1, 2]);
     assert_eq!(s.instant_frames(), [2]);
     assert_eq!(positions(&log, &s), [1, 2, 3]);
     assert_eq!(s.len(), 3);
-    let s = index.select(&log, 1.4, 0.5, &all);
+    let s = index.select(&log, crate::time::LogTime(1.4), 0.5, &all);
     assert_eq!(s.frames(), [1, 3, 0]);
     let mut out = vec![99];
     index.frames_at(1.4, 0.5, &mut out);
     assert_eq!(out, [1, 3, 0]);
     // Zero-length interval: exactly at its time.
-    assert_eq!(index.select(&log, 3.0, 0.1, &all).frames(), [1, 4]);
-    assert_eq!(index.select(&log, 3.0 + 1e-9, 0.1, &all).frames(), [1]);
-    assert!(index.select(&log, f64::NAN, INF, &all).is_empty());
+    assert_eq!(
+        index.select(&log, crate::time::LogTime(3.0), 0.1, &all).frames(),
+        [1, 4]
+    );
+    assert_eq!(
+        index
+            .select(&log, crate::time::LogTime(3.0 + 1e-9), 0.1, &all)
+            .frames(),
+        [1]
+    );
+    assert!(
+        index
+            .select(&log, crate::time::LogTime(f64::NAN), INF, &all)
+            .is_empty()
+    );
     let none = Filter::from_levels(vec![Filter::HIDDEN]);
-    let s = index.select(&log, 1.6, 0.5, &none);
+    let s = index.select(&log, crate::time::LogTime(1.6), 0.5, &none);
     assert_eq!((s.frames().len(), s.len(), s.is_empty()), (2, 0, true));
     // Owned iteration gives the same.
     assert_eq!(
-        positions(&log, index.select(&log, 1.6, 0.5, &all)),
+        positions(&log, index.select(&log, crate::time::LogTime(1.6), 0.5, &all)),
         positions(&log, brute_force(&log, 1.6, 0.5, &all))
     );
 }
@@ -166,7 +178,7 @@ fn large_random_logs_match_brute_force() {
     for _ in 0..300 {
         let t = rng.random_range(-12.0..65.0);
         let want = positions(&log, brute_force(&log, t, 0.03, &filter));
-        let sel = index.select(&log, t, 0.03, &filter);
+        let sel = index.select(&log, crate::time::LogTime(t), 0.03, &filter);
         assert_eq!(positions(&log, &sel), want, "t = {t}");
         most = most.max(want.len());
     }
@@ -200,7 +212,7 @@ fn primitives_beyond_the_class_table_are_read_in_place() {
         for t in [5.0, 66.0, 67.2, 68.9, 69.0, 69.4, 150.0] {
             let want = positions(&log, brute_force(&log, t, 0.5, &filter));
             assert_eq!(
-                positions(&log, index.select(&log, t, 0.5, &filter)),
+                positions(&log, index.select(&log, crate::time::LogTime(t), 0.5, &filter)),
                 want,
                 "t = {t}"
             );
@@ -336,7 +348,7 @@ proptest! {
         let index = Index::new(&log);
         for &t in &ts {
             let want = positions(&log, brute_force(&log, t, threshold, &filter));
-            let sel = index.select(&log, t, threshold, &filter);
+            let sel = index.select(&log, crate::time::LogTime(t), threshold, &filter);
             prop_assert_eq!(positions(&log, &sel), want.clone(), "t = {}, threshold = {}", t, threshold);
             prop_assert_eq!(sel.len(), want.len());
             let mut frames = Vec::new();

@@ -22,7 +22,7 @@
 //! Coordinates are the file's: metres, origin at the centre spot, x towards
 //! the right goal, y downwards on the monitor's screen, angles in degrees
 //! clockwise on screen. Bad lines and records are skipped with a
-//! [`Warning`] (at most [`MAX_WARNINGS`](super::MAX_WARNINGS) kept); a torn
+//! [`Warning`](super::Warning) (at most [`MAX_WARNINGS`](super::MAX_WARNINGS) kept); a torn
 //! end keeps every record before it. Memory is proportional to the input:
 //! no count read from a file sizes an allocation.
 

@@ -59,11 +59,11 @@ impl ViewerApp {
                     return;
                 };
                 let e = if dir > 0 {
-                    doc.events.next_after(lt)
+                    doc.events.next_after(lt.secs())
                 } else {
-                    doc.events.prev_before(lt)
+                    doc.events.prev_before(lt.secs())
                 };
-                match e.map(|e| doc.time_map().video_time(e.time)) {
+                match e.map(|e| doc.time_map().video_time(crate::time::LogTime(e.time)).secs()) {
                     Some(t) => {
                         self.playback.seek(t);
                         self.request_frame();

@@ -160,7 +160,7 @@ pub struct EntitiesUi {
     pub search: String,
     /// Primitives per entity at `counts_at` (log time), all filters off.
     pub counts: Vec<usize>,
-    pub counts_at: Option<f64>,
+    pub counts_at: Option<crate::time::LogTime>,
     counted: Option<Instant>,
 }
 
@@ -170,7 +170,7 @@ const COUNT_INTERVAL: Duration = Duration::from_millis(200);
 impl EntitiesUi {
     /// Recounts primitives at log time `t` when it changed (while playing,
     /// at most every `COUNT_INTERVAL`, to keep the UI thread light).
-    pub fn update_counts(&mut self, doc: &Document, t: f64, playing: bool) {
+    pub fn update_counts(&mut self, doc: &Document, t: crate::time::LogTime, playing: bool) {
         let stale = self.counts_at != Some(t) || self.counts.len() != doc.log.entities.len();
         let due = !playing || self.counted.is_none_or(|c| c.elapsed() >= COUNT_INTERVAL);
         if stale && due {
@@ -371,7 +371,7 @@ impl ViewerApp {
                 None => req.at.video_time(None, 0.0, None),
             };
             let at = match at {
-                Ok(t) => t,
+                Ok(t) => t.secs(),
                 Err(e) => {
                     *result.lock().unwrap_or_else(|p| p.into_inner()) = Some(Err(ShotError::Open(e.into())));
                     self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -515,10 +515,11 @@ impl ViewerApp {
     }
 
     /// The log time of the current video time.
-    pub fn log_time(&self) -> Option<f64> {
-        self.doc
-            .as_ref()
-            .map(|d| d.time_map().log_time_at(self.playback.time))
+    pub fn log_time(&self) -> Option<crate::time::LogTime> {
+        self.doc.as_ref().map(|d| {
+            d.time_map()
+                .log_time_at(crate::time::VideoTime(self.playback.time))
+        })
     }
 
     fn request_frame(&mut self) {

@@ -326,6 +326,29 @@ mod app_tests {
         h
     }
 
+    /// A rendered match is drawn from its own log: the viewer offers no
+    /// time sync (no offset, align or "Find offset") for it; over a video
+    /// it does.
+    #[test]
+    fn a_rendered_match_offers_no_time_sync() {
+        let game = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sim2d/match4.rcg.gz");
+        let mut h = harness_with(ViewerOptions {
+            open: OpenRequest {
+                input: Some(game),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        until(&mut h, |a| {
+            a.doc.as_ref().is_some_and(|d| d.has_log) && a.frame.is_some()
+        });
+        assert!(app(&h).doc.as_ref().is_some_and(|d| d.draws_its_own_picture()));
+        assert!(h.query_by_label("Time sync").is_none());
+        assert!(h.query_by_label("Find offset").is_none());
+        let h = harness_with_sample_log();
+        assert!(h.query_by_label("Time sync").is_some());
+    }
+
     #[test]
     fn a_pinned_drawing_shows_what_it_is_until_closed() {
         let mut h = harness_with_sample_log();

@@ -259,7 +259,7 @@ mod tests {
         .unwrap();
         doc.set_log(dag_log(), "run.ulog".into());
         let mut ui = EntitiesUi::default();
-        ui.update_counts(&doc, 10.0, false);
+        ui.update_counts(&doc, crate::time::LogTime(10.0), false);
         S { ui, doc }
     }
 

@@ -5,6 +5,7 @@
 use eframe::egui;
 
 use crate::calib::Model;
+use crate::time::{LogTime, VideoTime};
 use crate::viewer::app::{Command, ViewerApp};
 use crate::viewer::state::Document;
 use crate::viewer::sync::{self, NUDGES};
@@ -70,7 +71,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             egui::CollapsingHeader::new("Messages")
                 .default_open(false)
                 .show(ui, |ui| match &app.doc {
-                    Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(f64::NAN)),
+                    Some(doc) => messages_section(ui, doc, app.log_time().unwrap_or(LogTime(f64::NAN))),
                     None => {
                         ui.label("Nothing open.");
                     }
@@ -82,7 +83,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
 }
 
 /// The entities drawn now, each with its colour.
-pub fn legend_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
+pub fn legend_section(ui: &mut egui::Ui, doc: &Document, log_time: LogTime) {
     let filter = doc.filter();
     let entries = crate::viewer::legend::legend(&doc.log, &doc.index, &filter, log_time, doc.threshold());
     if entries.is_empty() {
@@ -107,7 +108,7 @@ const MAX_MESSAGES: usize = 500;
 
 /// The texts of the log at `log_time` as a list (an agent's messages, the
 /// referee's words), each with its entity.
-pub fn messages_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
+pub fn messages_section(ui: &mut egui::Ui, doc: &Document, log_time: LogTime) {
     let texts = sync::texts_at(&doc.log, &doc.index, log_time, doc.threshold(), MAX_MESSAGES);
     if texts.is_empty() {
         ui.weak("No text at this time.");
@@ -130,7 +131,7 @@ pub fn messages_section(ui: &mut egui::Ui, doc: &Document, log_time: f64) {
 /// the frame on screen; `frame_dur` the length of one frame.
 pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, frame_dur: f64) {
     // The frame's own clock when the source has one, else its time.
-    let frame_clock = doc.time_map().log_time_at(frame_time) - doc.session.offset;
+    let frame_clock = doc.time_map().log_time_at(VideoTime(frame_time)).secs() - doc.session.offset;
     let s = &mut doc.session;
     ui.horizontal(|ui| {
         ui.label("Offset");
@@ -348,6 +349,21 @@ fn stats(app: &ViewerApp, ui: &mut egui::Ui) {
     }
 }
 
+/// The toggles that change the picture: saved in the session and
+/// exported as shown.
+pub fn draw_toggles(ui: &mut egui::Ui, t: &mut crate::pipeline::DrawToggles) {
+    ui.checkbox(&mut t.overlay, "Overlay");
+    ui.checkbox(&mut t.floor_mask, "Hide behind robots (mask)");
+    ui.checkbox(&mut t.tint, "Show mask (tint the floor)");
+    egui::ComboBox::from_label("behind text")
+        .selected_text(t.text.name())
+        .show_ui(ui, |ui| {
+            for b in crate::draw::TextBackdrop::ALL {
+                ui.selectable_value(&mut t.text, b, b.name());
+            }
+        });
+}
+
 #[cfg(test)]
 mod tests {
     use egui_kittest::Harness;
@@ -404,15 +420,17 @@ mod tests {
 
     #[test]
     fn messages_list_the_texts_of_the_moment() {
-        let mut h = Harness::builder()
-            .with_size([400.0, 300.0])
-            .build_ui_state(|ui, d: &mut Document| messages_section(ui, d, 1003.5), doc());
+        let mut h = Harness::builder().with_size([400.0, 300.0]).build_ui_state(
+            |ui, d: &mut Document| messages_section(ui, d, crate::time::LogTime(1003.5)),
+            doc(),
+        );
         h.run();
         assert!(h.query_by_label("ball out").is_some());
         assert!(h.query_by_label("ball touched").is_none());
-        let mut h = Harness::builder()
-            .with_size([400.0, 300.0])
-            .build_ui_state(|ui, d: &mut Document| messages_section(ui, d, 2000.0), doc());
+        let mut h = Harness::builder().with_size([400.0, 300.0]).build_ui_state(
+            |ui, d: &mut Document| messages_section(ui, d, crate::time::LogTime(2000.0)),
+            doc(),
+        );
         h.run();
         assert!(h.query_by_label("No text at this time.").is_some());
     }
@@ -449,19 +467,4 @@ mod tests {
         h.run();
         assert!((h.state().session.offset - 1001.0).abs() < 1e-9);
     }
-}
-
-/// The toggles that change the picture: saved in the session and
-/// exported as shown.
-pub fn draw_toggles(ui: &mut egui::Ui, t: &mut crate::pipeline::DrawToggles) {
-    ui.checkbox(&mut t.overlay, "Overlay");
-    ui.checkbox(&mut t.floor_mask, "Hide behind robots (mask)");
-    ui.checkbox(&mut t.tint, "Show mask (tint the floor)");
-    egui::ComboBox::from_label("behind text")
-        .selected_text(t.text.name())
-        .show_ui(ui, |ui| {
-            for b in crate::draw::TextBackdrop::ALL {
-                ui.selectable_value(&mut t.text, b, b.name());
-            }
-        });
 }

@@ -1,6 +1,7 @@
 //! Transport controls and the timeline: video time and log time, events
 //! where persistent frames start, the loop range and the playhead.
 
+use crate::time::{LogTime, VideoTime};
 use eframe::egui::{self, Color32, Pos2, Rect, Sense, Stroke, Vec2};
 
 use crate::viewer::app::{Command, ViewerApp};
@@ -87,7 +88,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             ui.monospace(format!("frame {}", f.index));
         }
         if let Some(m) = &time_map {
-            let log = m.log_time_at(shown);
+            let log = m.log_time_at(VideoTime(shown)).secs();
             let start = app.doc.as_ref().and_then(|d| d.log_range).map(|r| r.0);
             ui.monospace(format!("log {}", fmt_log_time(log, start)))
                 .on_hover_text(format!("log time {log:.6} s"));
@@ -107,7 +108,12 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         }
     });
     let events: Vec<f64> = match (&app.doc, &time_map) {
-        (Some(doc), Some(m)) => doc.events.events.iter().map(|e| m.video_time(e.time)).collect(),
+        (Some(doc), Some(m)) => doc
+            .events
+            .events
+            .iter()
+            .map(|e| m.video_time(LogTime(e.time)).secs())
+            .collect(),
         _ => Vec::new(),
     };
     if let Some(t) = timeline(
@@ -247,7 +253,7 @@ pub fn timeline(
             Some(m) => format!(
                 "video {} · log {}",
                 fmt_time(t),
-                fmt_log_time(m.log_time_at(t), None)
+                fmt_log_time(m.log_time_at(VideoTime(t)).secs(), None)
             ),
             None => format!("video {}", fmt_time(t)),
         };
