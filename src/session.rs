@@ -698,7 +698,8 @@ mod tests {
 
     #[test]
     fn several_logs_round_trip_and_load_merged() {
-        use crate::log::{FrameTime, Primitive, Shape, Style, Vec2};
+        use crate::geom::Vec2;
+        use crate::log::{FrameTime, Primitive, Shape, Style};
         let dir = tempfile::tempdir().unwrap();
         let mut paths = Vec::new();
         for (i, name) in ["game", "agent"].iter().enumerate() {

@@ -19,10 +19,10 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 
 use prost::Message;
 
+use crate::geom::Vec2;
 use crate::input::{Format, Head, LogReader};
 use crate::log::{
-    FrameTime, Log, MAX_RECORD_LEN, Place, Primitive, ReadError, Rgba, Shape, Style, Vec2, Warnings,
-    close_frame,
+    FrameTime, Log, MAX_RECORD_LEN, Place, Primitive, ReadError, Rgba, Shape, Style, Warnings, close_frame,
 };
 
 /// The thesis-era format as prost types (`proto/thesis.proto`).

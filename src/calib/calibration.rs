@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::geom::Vec2;
 use crate::geom::mat3::{apply, invert};
 use crate::geom::{PixelPoint, WorldPoint};
-use crate::log::Vec2;
 
 use super::clip::{self, HalfPlane};
 use super::error::CalibError;

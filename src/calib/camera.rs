@@ -144,7 +144,7 @@ pub fn look_at(eye: [f64; 3], target: [f64; 3]) -> Result<(Mat3, [f64; 3]), Cali
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::Vec2;
+    use crate::geom::Vec2;
 
     /// OpenCV's projectPoints for a floor point, written out independently.
     fn reference_project(k: &Mat3, d: [f64; 5], r: &Mat3, t: [f64; 3], p: Vec2) -> Vec2 {

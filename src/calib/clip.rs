@@ -16,8 +16,8 @@
 //! and the quarter points), under a depth limit and a per-call point budget
 //! so pathological shapes cannot produce millions of points.
 
+use crate::geom::Vec2;
 use crate::geom::vec2::farther_from_segment;
-use crate::log::Vec2;
 
 /// A world half-plane `a·x + b·y + c ≥ 0`, scaled so that `(a, b)` is a unit
 /// vector (the value is a signed distance in world units).

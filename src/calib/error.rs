@@ -1,7 +1,7 @@
 //! What building, fitting or reading a calibration can fail with.
 
 use super::fit::Model;
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// Two points with the same image or world coordinates.
 #[derive(Clone, Debug, PartialEq)]

@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::calib::{CalibError, Mat3};
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// Which way a [`Distortion`]'s radial polynomial maps (module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -24,7 +24,7 @@
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 use crate::calib::Calibration;
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// A named point of a field, in world units (mm).
 #[derive(Clone, Debug, PartialEq)]

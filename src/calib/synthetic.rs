@@ -10,9 +10,9 @@ use rand::{Rng, SeedableRng};
 
 use crate::calib::camera::look_at;
 use crate::calib::{Calibration, Correspondence, Mat3};
+use crate::geom::Vec2;
 use crate::geom::mat3::mul;
 use crate::geom::vec3::dot;
-use crate::log::Vec2;
 
 /// A distortion-free camera at `eye` (world mm, z up) looking along +y,
 /// pitched down by `pitch_deg`, with focal length `focal` pixels and the

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::common::{Model, emit};
 use crate::calib::points::{LEFT_HANDED, PointsFile, read_points};
 use crate::calib::{self, CalibReport, FitOptions};
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// How points that do not fit are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -453,12 +453,12 @@ mod tests {
         let f = ssl_division_b();
         assert_eq!(
             f.size,
-            crate::log::Vec2::new(world::FIELD_LENGTH, world::FIELD_WIDTH)
+            crate::geom::Vec2::new(world::FIELD_LENGTH, world::FIELD_WIDTH)
         );
         assert_eq!(f.line_width, world::LINE_WIDTH);
         let (hl, hw) = (world::FIELD_LENGTH / 2.0, world::GOAL_WIDTH / 2.0);
-        assert_eq!(f.point("goal post +x+y"), Some(crate::log::Vec2::new(hl, hw)));
-        let front = crate::log::Vec2::new(hl - sim::DEFENSE_DEPTH, sim::DEFENSE_WIDTH / 2.0);
+        assert_eq!(f.point("goal post +x+y"), Some(crate::geom::Vec2::new(hl, hw)));
+        let front = crate::geom::Vec2::new(hl - sim::DEFENSE_DEPTH, sim::DEFENSE_WIDTH / 2.0);
         assert_eq!(f.point("defence +x+y front"), Some(front));
     }
 

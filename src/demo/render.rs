@@ -20,9 +20,9 @@ use crate::demo::world::{
     Snapshot, Team, goal_walls,
 };
 use crate::geom::Mat3;
+use crate::geom::Vec2;
 use crate::geom::vec3::{Vec3 as V3, add, dot, scale, sub};
 use crate::image::{FLOOR, MaskImage, RgbImage};
-use crate::log::Vec2;
 
 /// `a` scaled to length 1 (a ray or normal direction, never zero).
 fn normalize(a: V3) -> V3 {

@@ -39,8 +39,9 @@ use rand::{Rng, SeedableRng};
 
 use super::sim::{self, ATTACKERS, BALL_DECEL, Phase, ROBOTS, Run, robot_bounds};
 use super::world::{BALL_RADIUS, FIELD_LENGTH, FIELD_WIDTH, ROBOT_RADIUS, Snapshot, Team};
+use crate::geom::Vec2;
 use crate::geom::vec2::{dir, distance_to_segment, rotate, unit};
-use crate::log::{DisplayHints, Header, LogError, MarkerKind, Rgba, TimeUnit, Vec2, Writer, WriterOptions};
+use crate::log::{DisplayHints, Header, LogError, MarkerKind, Rgba, TimeUnit, Writer, WriterOptions};
 
 /// The log's name in its header.
 pub const LOG_NAME: &str = "demo: SSL Division B";

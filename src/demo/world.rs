@@ -6,7 +6,7 @@
 //! millimetres, origin at the centre mark, x along the field towards the
 //! +x goal, y across it, z up.
 
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// Length of the SSL Division B playing area (between line centres).
 pub const FIELD_LENGTH: f64 = 9000.0;

@@ -24,8 +24,9 @@ use std::fmt;
 
 use crate::calib::Calibration;
 use crate::geom::PixelPoint;
+use crate::geom::Vec2;
 use crate::image::{FLOOR, MaskImage, RgbImage};
-use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit, Vec2};
+use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit};
 use crate::simd::Avx2;
 
 use raster::{ChunkDirty, Coverage};

@@ -18,7 +18,7 @@
 //! Everything is clipped to the frame first: non-finite or huge coordinates
 //! never make a loop run long or an index go out of range.
 
-use crate::log::Vec2;
+use crate::geom::Vec2;
 use crate::simd::Avx2;
 
 /// Columns per chunk in [`ChunkDirty`].

@@ -603,8 +603,9 @@ impl Pipeline {
 pub(crate) mod tests {
     use super::*;
     use crate::calib::Calibration;
+    use crate::geom::Vec2;
     use crate::image::RgbImage;
-    use crate::log::{FrameTime, Primitive, Rgba, Shape, Style, Vec2};
+    use crate::log::{FrameTime, Primitive, Rgba, Shape, Style};
     use crate::mask::MaskSettings;
     use crate::select::FilterSpec;
     use crate::video::TimeMap;

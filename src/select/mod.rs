@@ -106,7 +106,8 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Shape, Style, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{Shape, Style};
     use std::collections::BTreeSet;
 
     #[test]

@@ -25,7 +25,8 @@
 
 use std::collections::HashMap;
 
-use crate::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, Vec2};
+use crate::geom::Vec2;
+use crate::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style};
 use crate::sexp::lines;
 use crate::sexp::{Parser, Sexp};
 

@@ -45,9 +45,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::geom::Vec2;
 use crate::log::{
     DisplayHints, EntityId, FrameTime, Header, LoadWarning, Log, MarkerKind, Primitive, Rgba, Shape, Style,
-    ThicknessUnit, TimeUnit, Vec2,
+    ThicknessUnit, TimeUnit,
 };
 use crate::sexp::lines;
 use crate::sexp::parse_f64;

@@ -6,17 +6,10 @@ use std::fmt;
 
 use crate::geom::Vec2;
 
-/// Seconds of clock per stoppage step.
-pub const STOPPED_STEP: f64 = 1e-5;
-
 /// At most this many warnings are kept per file; the rest are counted.
 pub const MAX_WARNINGS: usize = 200;
 
-/// The game clock of a record: cycle × step + stopped × [`STOPPED_STEP`]
-/// (monotonic over a match, every stoppage step its own distinct time).
-pub fn clock(cycle: u32, stopped: u32, step: f64) -> f64 {
-    f64::from(cycle) * step + f64::from(stopped) * STOPPED_STEP
-}
+pub use crate::time::{STOPPED_STEP, cycle_clock as clock};
 
 /// A team's side of the pitch (the left team kicks off towards +x).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

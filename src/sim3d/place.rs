@@ -26,7 +26,8 @@
 
 use std::collections::HashMap;
 
-use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit, Vec2};
+use crate::geom::Vec2;
+use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit};
 
 use super::field::FieldGeometry;
 use super::monitor::MonitorLog;

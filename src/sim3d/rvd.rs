@@ -30,7 +30,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit, Vec2};
+use crate::geom::Vec2;
+use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit};
 
 use super::monitor::{MonitorLog, Side};
 use super::roboviz::{Command, Rgba8, parse_datagram};

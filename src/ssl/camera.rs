@@ -146,7 +146,7 @@ pub fn cameras_in(path: &Path) -> Result<LogCameras, LogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::Vec2;
+    use crate::geom::Vec2;
 
     /// ssl-vision's field → image projection, written out independently
     /// of the calibration code: quaternion rotation, perspective division,

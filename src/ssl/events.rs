@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 
-use crate::log::Vec2;
+use crate::geom::Vec2;
 use crate::log::wire::{I32, LEN, Reader, VARINT, WireResult};
 
 use super::packets::Team;

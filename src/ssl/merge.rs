@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::packets::{CameraFrame, Team};
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// Balls of different cameras closer than this (mm) are one ball.
 pub const BALL_CLUSTER_MM: f64 = 150.0;

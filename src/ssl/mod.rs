@@ -70,7 +70,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::file::{HEADER_LEN, MessageType, RecordReader};
-    use crate::log::{FrameTime, Log, Shape, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{FrameTime, Log, Shape};
 
     fn fixture(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

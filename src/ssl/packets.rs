@@ -18,7 +18,7 @@ use prost::Message as _;
 
 use super::events::GameEvent;
 use super::wire as pb;
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// A team's colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -17,7 +17,8 @@ use super::events::GameEvent;
 use super::packets::{Command, Referee, Stage, Team, TeamInfo};
 use super::vislog::{GREEN, RED, WHITE, prim, team_color, world_text};
 use crate::draw::text::TextRenderer;
-use crate::log::{EntityId, MarkerKind, Primitive, Rgba, Shape, Style, Vec2};
+use crate::geom::Vec2;
+use crate::log::{EntityId, MarkerKind, Primitive, Rgba, Shape, Style};
 
 /// Where texts go: rows above and below the field.
 #[derive(Clone, Copy, Debug)]

@@ -10,8 +10,8 @@ use anyhow::Context as _;
 use crate::calib::presets::{self, FieldPreset};
 use crate::calib::refine::{RefineOptions, RefineReport, refine};
 use crate::calib::{Calibration, Correspondence, FitOptions, Method, Model, fit};
+use crate::geom::Vec2;
 use crate::image::RgbImage;
-use crate::log::Vec2;
 
 /// One correspondence being edited.
 #[derive(Clone, Debug, PartialEq)]

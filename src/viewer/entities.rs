@@ -316,7 +316,8 @@ pub fn set_entity_level(spec: &mut FilterSpec, name: &str, level: Option<i32>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::log::{FrameTime, Primitive, Shape, Style, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{FrameTime, Primitive, Shape, Style};
 
     /// A small DAG: robots → robots/blue → robots/blue/3 ← attack; plus ball.
     pub(crate) fn dag_log() -> Log {

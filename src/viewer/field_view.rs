@@ -3,7 +3,8 @@
 //! projection as on the video), and the box of the world to show.
 
 use crate::calib::Calibration;
-use crate::log::{Log, Shape, Vec2};
+use crate::geom::Vec2;
+use crate::log::{Log, Shape};
 
 /// The box around the log's world: its declared bounds, else the points
 /// of every shape (`None` when it has none).

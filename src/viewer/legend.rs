@@ -44,7 +44,8 @@ pub fn legend(log: &Log, index: &Index, filter: &Filter, t: LogTime, threshold: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{FrameTime, Primitive, Shape, Style, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{FrameTime, Primitive, Shape, Style};
 
     #[test]
     fn entities_with_their_main_colour() {

@@ -169,7 +169,7 @@ pub struct Document {
     pub unit_note: Option<String>,
     /// The box around the log's world (its declared bounds, else every
     /// shape's points): what the field view shows.
-    pub world_extent: Option<(crate::log::Vec2, crate::log::Vec2)>,
+    pub world_extent: Option<(crate::geom::Vec2, crate::geom::Vec2)>,
     /// The frame source's clocks, when its frames carry one (a rendered
     /// match): log times map to frames through them.
     pub clocks: Option<Arc<ClockTable>>,
@@ -551,7 +551,8 @@ mod tests {
 
     #[test]
     fn the_document_exports_what_it_shows() {
-        use crate::log::{FrameTime, Primitive, Rgba, Shape, Style, Vec2};
+        use crate::geom::Vec2;
+        use crate::log::{FrameTime, Primitive, Rgba, Shape, Style};
         let dir = tempfile::tempdir().unwrap();
         let video = dir.path().join("in.mp4");
         grey_video(&video, 12);

@@ -184,7 +184,8 @@ pub fn texts_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Primitive, Style, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{Primitive, Style};
 
     fn log() -> Log {
         let mut log = Log::new();

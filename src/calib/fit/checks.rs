@@ -9,8 +9,8 @@ use super::{Correspondence, Model};
 use crate::calib::linalg::symmetric_eigen;
 use crate::calib::{CalibError, DuplicatePair};
 use crate::geom::Mat3;
+use crate::geom::Vec2;
 use crate::geom::mat3::det;
-use crate::log::Vec2;
 
 /// Largest number of points accepted.
 pub const MAX_FIT_POINTS: usize = 100_000;

@@ -14,7 +14,7 @@
 use super::model::{P, Params, Problem, levenberg_marquardt, mirror_upper};
 use super::{Correspondence, FitOptions, Model};
 use crate::calib::{CalibError, Calibration, Distortion, DistortionModel};
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// One pixel found on a painted line, paired with a point of that line.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -54,7 +54,7 @@ mod start;
 mod tests;
 
 use crate::calib::{CalibError, Calibration};
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 use checks::{check_points, check_rank};
 use model::{P, Params, Problem, Sample};

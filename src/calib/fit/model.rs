@@ -7,8 +7,8 @@ use super::{Correspondence, FitOptions, Model};
 use crate::calib::Distortion;
 use crate::calib::linalg::cholesky_solve;
 use crate::geom::Mat3;
+use crate::geom::Vec2;
 use crate::geom::mat3::mul;
-use crate::log::Vec2;
 
 /// Most parameters of any model.
 pub(super) const P: usize = 12;

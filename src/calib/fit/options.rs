@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::geom::Vec2;
 use crate::geom::{PixelPoint, WorldPoint};
-use crate::log::Vec2;
 
 /// A calibration model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

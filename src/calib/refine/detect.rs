@@ -9,9 +9,9 @@ use std::f64::consts::{FRAC_PI_2, TAU};
 
 use crate::calib::Calibration;
 use crate::calib::presets::FieldLine;
+use crate::geom::Vec2;
 use crate::geom::vec2::dir;
 use crate::image::RgbImage;
-use crate::log::Vec2;
 
 /// Brightness of a picture (Rec. 601 luma, 0–255), for sampling between
 /// pixels.

@@ -23,9 +23,9 @@ use crate::calib::fit::Model;
 use crate::calib::fit::lines::{LineSample, fit_to_lines};
 use crate::calib::presets::{FieldLine, FieldPreset};
 use crate::calib::{CalibError, Calibration};
+use crate::geom::Vec2;
 use crate::geom::vec2::distance_to_segment;
 use crate::image::RgbImage;
-use crate::log::Vec2;
 
 pub use detect::Luma;
 use detect::{Search, find, nearest_on, sample_lines};

@@ -7,7 +7,7 @@
 
 use super::{ATTACKERS, DEFENSE_DEPTH, DEFENSE_WIDTH};
 use crate::demo::world::{BALL_RADIUS, BOUNDARY, FIELD_LENGTH, FIELD_WIDTH, ROBOT_RADIUS, TEAM_SIZE};
-use crate::log::Vec2;
+use crate::geom::Vec2;
 
 /// Largest |x| and |y| of a robot's centre (inside the boundary).
 pub fn robot_bounds() -> Vec2 {

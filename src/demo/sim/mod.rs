@@ -45,8 +45,8 @@ use super::world::{
     BALL_RADIUS, BOUNDARY, BallState, FIELD_LENGTH, FIELD_WIDTH, GOAL_DEPTH, GOAL_WALL, GOAL_WIDTH,
     ROBOT_RADIUS, RobotState, Snapshot, TEAM_SIZE, Team,
 };
+use crate::geom::Vec2;
 use crate::geom::vec2::{angle_of, dir, wrap_angle};
-use crate::log::Vec2;
 
 pub use field::robot_bounds;
 

@@ -3,8 +3,9 @@
 
 use super::classes::ESCAPE;
 use super::*;
+use crate::geom::Vec2;
 use crate::log::Primitive;
-use crate::log::{EntityId, Shape, Style, Vec2};
+use crate::log::{EntityId, Shape, Style};
 use crate::select::brute_force;
 use proptest::prelude::*;
 

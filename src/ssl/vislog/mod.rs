@@ -60,9 +60,10 @@ use super::file::{MessageType, Record, RecordReader};
 use super::merge::{WorldRobot, merge_ball, merge_robots};
 use super::packets::{CameraFrame, Dropped, FieldGeometry, Referee, Team, Tracked, Vision};
 use super::referee::{self, Drawer, Layout, RefereeView};
+use crate::geom::Vec2;
 use crate::log::{
     DisplayHints, EntityId, Frame, FrameTime, Header, LoadWarning, Log, Place, Primitive, ReadError, Rgba,
-    Shape, Style, ThicknessUnit, TimeUnit, Vec2, Warnings,
+    Shape, Style, ThicknessUnit, TimeUnit, Warnings,
 };
 
 /// Camera detections and tracker packets older than this (seconds) are

@@ -273,7 +273,7 @@ mod app_tests {
         h.step();
         assert!(app(&h).doc.as_ref().unwrap().session.draw.tint);
         // A calibration point is an edit too.
-        app_mut(&mut h).calib.points.add(crate::log::Vec2::new(5.0, 5.0));
+        app_mut(&mut h).calib.points.add(crate::geom::Vec2::new(5.0, 5.0));
         h.step();
         h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
         h.step();

@@ -6,7 +6,7 @@ use eframe::egui::{self, Color32, Pos2, Response, Role, Stroke, WidgetInfo, emat
 
 use crate::calib::Calibration;
 use crate::calib::presets::FieldPreset;
-use crate::log::Vec2;
+use crate::geom::Vec2;
 use crate::viewer::calibrate::CalibMode;
 
 /// How close (screen points) a click must be to grab a point.

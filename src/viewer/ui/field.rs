@@ -36,7 +36,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         ui.weak("The log has nothing with a place on the field.");
         return;
     };
-    let at = |p: &crate::log::Vec2| Pos2::new(rect.left() + p.x as f32, rect.top() + p.y as f32);
+    let at = |p: &crate::geom::Vec2| Pos2::new(rect.left() + p.x as f32, rect.top() + p.y as f32);
     let mut lines = Vec::new();
     if let Some(p) = &preset {
         for l in &p.lines {

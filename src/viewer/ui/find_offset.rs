@@ -153,7 +153,8 @@ mod tests {
 
     use super::*;
     use crate::calib::Calibration;
-    use crate::log::{FrameTime, Log, Primitive, Shape, Style, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{FrameTime, Log, Primitive, Shape, Style};
     use crate::sync::Found;
     use crate::viewer::state::OpenRequest;
 

@@ -370,7 +370,8 @@ mod tests {
     use egui_kittest::kittest::Queryable;
 
     use super::*;
-    use crate::log::{FrameTime, Log, Primitive, Shape, Style, Vec2};
+    use crate::geom::Vec2;
+    use crate::log::{FrameTime, Log, Primitive, Shape, Style};
     use crate::viewer::state::OpenRequest;
 
     /// A document whose log has events at 1000.5 and 1003.0 (log time).

@@ -1,7 +1,7 @@
 //! Transport controls and the timeline: video time and log time, events
 //! where persistent frames start, the loop range and the playhead.
 
-use crate::time::{LogTime, VideoTime};
+use crate::time::{LogTime, VideoTime, cycle_of};
 use eframe::egui::{self, Color32, Pos2, Rect, Sense, Stroke, Vec2};
 
 use crate::viewer::app::{Command, ViewerApp};
@@ -127,19 +127,6 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     ) {
         app.commands.push(Command::Seek(t));
     }
-}
-
-/// The cycle and stoppage step of a simulator's `clock` (see
-/// [`crate::sim2d::clock`]) with cycles of `step` seconds.
-pub fn cycle_of(clock: f64, step: f64) -> Option<(u64, u64)> {
-    if !(clock.is_finite() && clock >= 0.0 && step.is_finite() && step > 0.0) {
-        return None;
-    }
-    let cycle = (clock / step + 1e-6).floor();
-    let stopped = ((clock - cycle * step) / crate::sim2d::STOPPED_STEP)
-        .round()
-        .max(0.0);
-    Some((cycle as u64, stopped as u64))
 }
 
 /// Formats seconds as `m:ss.mmm`.
@@ -273,7 +260,7 @@ mod tests {
 
     #[test]
     fn simulator_clocks_read_as_cycles() {
-        let c = |cycle, stopped| crate::sim2d::clock(cycle, stopped, 0.1);
+        let c = |cycle, stopped| crate::time::cycle_clock(cycle, stopped, 0.1);
         assert_eq!(cycle_of(c(1200, 0), 0.1), Some((1200, 0)));
         assert_eq!(cycle_of(c(274, 37), 0.1), Some((274, 37)));
         assert_eq!(cycle_of(c(0, 0), 0.1), Some((0, 0)));

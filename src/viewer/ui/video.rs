@@ -128,7 +128,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     if let Some(p) = resp.hover_pos().filter(|_| !app.is_screenshot_run()) {
         let px = to_screen.inverse().transform_pos(p);
         let mut text = format!("pixel ({:.0}, {:.0})", px.x, px.y);
-        let at = crate::log::Vec2::new(px.x as f64, px.y as f64);
+        let at = crate::geom::Vec2::new(px.x as f64, px.y as f64);
         if let Some(doc) = &app.doc
             && let Some(c) = &doc.calibration
             && let Some(w) = c.unproject(at)
@@ -170,7 +170,7 @@ fn inspect(
         };
         let mut lines = Vec::new();
         inspect::outline(&p.shape, c, &mut lines);
-        let screen = |v: &crate::log::Vec2| to_screen.transform_pos(Pos2::new(v.x as f32, v.y as f32));
+        let screen = |v: &crate::geom::Vec2| to_screen.transform_pos(Pos2::new(v.x as f32, v.y as f32));
         for l in &lines {
             match l.as_slice() {
                 [p] => {
@@ -202,12 +202,12 @@ fn inspect(
             &filter,
             (t, doc.threshold()),
             c,
-            crate::log::Vec2::new(px.x as f64, px.y as f64),
+            crate::geom::Vec2::new(px.x as f64, px.y as f64),
             6.0 / scale,
         );
         if let Some(h) = &hit {
             highlight(h.position, Color32::from_rgb(255, 255, 255));
-            let d = inspect::precision(c, crate::log::Vec2::new(px.x as f64, px.y as f64));
+            let d = inspect::precision(c, crate::geom::Vec2::new(px.x as f64, px.y as f64));
             let text = inspect::describe(&doc.log, h.position, d);
             resp.clone().on_hover_text_at_pointer(text);
         }
