@@ -29,7 +29,7 @@ fn data(shared: &str, fixture: &str) -> PathBuf {
 }
 
 fn read(p: &Path) -> Vec<u8> {
-    input::read_file(p).expect("the bench's input")
+    input::read_file(p, input::MAX_MONITOR).expect("the bench's input")
 }
 
 /// The monitor log repeated until it spans `seconds`, each copy's `gt`

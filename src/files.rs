@@ -115,21 +115,43 @@ impl Drop for TempFile {
 /// what it waits for (a pipe that already has its writer, such as
 /// `/dev/stdin` after `cat x |`, opens at once and says nothing).
 pub fn open_input(path: &Path) -> io::Result<File> {
-    if !is_fifo(path) {
-        return File::open(path);
-    }
-    let (opened, wait) = std::sync::mpsc::channel::<()>();
-    let shown = path.display().to_string();
-    std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-            wait.recv_timeout(std::time::Duration::from_millis(300))
-        {
-            eprintln!("underlay: waiting for a program to open the FIFO {shown} for writing");
+    let _note = FifoWait::start(path);
+    File::open(path)
+}
+
+/// While it lives, and when `path` is a FIFO, says after a moment on
+/// standard error that underlay waits for a program to open the FIFO for
+/// writing: for whatever opens a FIFO (FFmpeg too), so that a command
+/// never waits without a word.
+pub struct FifoWait {
+    opened: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl FifoWait {
+    /// Starts the note's clock when `path` is a FIFO.
+    pub fn start(path: &Path) -> FifoWait {
+        if !is_fifo(path) {
+            return FifoWait { opened: None };
         }
-    });
-    let file = File::open(path);
-    let _ = opened.send(());
-    file
+        let (opened, wait) = std::sync::mpsc::channel::<()>();
+        let shown = path.display().to_string();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                wait.recv_timeout(std::time::Duration::from_millis(300))
+            {
+                eprintln!("underlay: waiting for a program to open the FIFO {shown} for writing");
+            }
+        });
+        FifoWait { opened: Some(opened) }
+    }
+}
+
+impl Drop for FifoWait {
+    fn drop(&mut self) {
+        if let Some(o) = self.opened.take() {
+            let _ = o.send(());
+        }
+    }
 }
 
 /// The most a command reads of a small text input (a session, a

@@ -97,12 +97,9 @@ pub enum LogReader {
     /// From a stream positioned at the file's first byte (gzip undone),
     /// record by record, in bounded memory.
     Stream(fn(&mut dyn BufRead, &ReadContext<'_>) -> Result<Log, ReadError>),
-    /// From the whole file, read first (gzip undone) up to `max` bytes.
-    Whole {
-        read: fn(&[u8], &ReadContext<'_>) -> Result<Log, ReadError>,
-        /// The most bytes read; a larger (or endless) input is an error.
-        max: u64,
-    },
+    /// From the whole file, read first (gzip undone) within the input
+    /// budget ([`crate::bounded`]).
+    Whole(fn(&[u8], &ReadContext<'_>) -> Result<Log, ReadError>),
 }
 
 /// What a format gives the files read beside it: parsed once, shared.
@@ -153,6 +150,11 @@ pub struct Format {
     pub provides: Option<Provides>,
     /// The camera calibrations its files carry.
     pub cameras: Option<CameraReader>,
+    /// The most (decompressed) bytes one of its files may deliver unless
+    /// `--max-input` says otherwise: its model's memory is a multiple of
+    /// its input (`docs/PERFORMANCE.md`), so formats that cost many times
+    /// their input allow less.
+    pub max_input: u64,
 }
 
 impl Format {
@@ -176,6 +178,7 @@ impl Format {
             beside: None,
             provides: None,
             cameras: None,
+            max_input: crate::bounded::DEFAULT_MAX_INPUT,
         }
     }
 

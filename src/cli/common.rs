@@ -145,3 +145,53 @@ pub fn parse_size(s: &str) -> Result<[usize; 2], String> {
     }
     Ok([w, h])
 }
+
+/// The largest `--max-input`: 2^50 bytes (1 PiB).
+pub const MAX_BYTES_ARG: u64 = 1 << 50;
+
+/// A size in bytes as the command line gives it: a number with an optional
+/// unit, `k`/`m`/`g`/`t` (and `KB`, `MiB`, … alike: powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().trim_end_matches(['b', 'i']) {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "'{s}' is not a size: give bytes with k, M, G or T (4G, 500M)"
+            ));
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size: give bytes with k, M, G or T (4G, 500M)"))?;
+    let bytes = v * scale as f64;
+    if !(bytes.is_finite() && bytes >= 1.0 && bytes <= MAX_BYTES_ARG as f64) {
+        return Err(format!("{s}: give 1 byte to 1 PiB"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_with_their_units() {
+        assert_eq!(parse_bytes("4G"), Ok(4 << 30));
+        assert_eq!(parse_bytes("500M"), Ok(500 << 20));
+        assert_eq!(parse_bytes("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_bytes("2 kb"), Ok(2048));
+        assert_eq!(parse_bytes("123"), Ok(123));
+        for bad in ["", "x", "-1G", "0", "1e308", "2P", "nanG", "1.2.3M"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+    }
+}

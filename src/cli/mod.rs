@@ -26,6 +26,12 @@ pub mod view;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The most one input may deliver once decompressed (`4G`, `500M`,
+    /// `1.5GiB`; 1 to 2^50 bytes). Default: 2 GiB, and a gzip'ed file at most
+    /// 100 times its own size (at least 64 MiB), as a gzip bomb or an
+    /// endless pipe would otherwise fill memory.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = common::parse_bytes)]
+    pub max_input: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +62,7 @@ pub enum Command {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     common::install_signal_handler();
+    crate::bounded::set_max_input(cli.max_input);
     match cli.command {
         None => demo::run(demo::Args::default()),
         Some(Command::Demo(a)) => demo::run(a),

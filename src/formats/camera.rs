@@ -12,6 +12,10 @@ use crate::log::LogError;
 /// calibrations, with its path; `None` when no log does.
 pub fn cameras_among(logs: &[PathBuf]) -> Result<Option<(&Path, Vec<Camera>)>, LogError> {
     for path in logs {
+        // A pipe's bytes can be read once: only regular files are looked at.
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
         let Ok(head) = HeadBuf::of_file(path) else {
             continue;
         };

@@ -22,4 +22,4 @@ pub use camera::cameras_among;
 pub use head::HeadBuf;
 pub use read::{load_log, load_log_with_format, load_logs, load_merged, read_log};
 pub use source::{is_own_log, open_source, source_format_of};
-pub use table::{FORMATS, MAX_TEXT_LOG, NATIVE, STILL, TEXT, any_format, by_id, log_format, source_format};
+pub use table::{FORMATS, NATIVE, STILL, TEXT, any_format, by_id, log_format, source_format};

@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use super::head::HeadBuf;
 use super::table::{log_format, not_a_log};
-use crate::bounded::is_gzip;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::bounded::{Budget, InputSize, Metered, is_gzip};
 use crate::input::{Companion, Format, HEAD_BYTES, Head, LogReader, ReadContext, ReadOptions, START_BYTES};
 use crate::log::{Log, LogError, ReadError};
 
@@ -131,9 +133,21 @@ fn read_stream(
     beside: &dyn Fn(&str) -> Option<Arc<Companion>>,
 ) -> Result<(Log, &'static Format), ReadError> {
     let start = read_start(r)?;
+    let budget = Budget::current();
     if !is_gzip(&start) {
-        let rest = io::Cursor::new(start).chain(r);
-        return read_format(rest, input, false, beside);
+        let size = InputSize {
+            gzip: false,
+            len: input.len,
+        };
+        let rest = Metered::new(io::Cursor::new(start).chain(r), budget.limit(size));
+        let meter = Meter {
+            over: rest.flag(),
+            limit: rest.limit(),
+            budget,
+            size,
+        };
+        let read = read_format(rest, input, false, beside, &meter);
+        return meter.within(read);
     }
     let whole = io::Cursor::new(start).chain(r);
     let mut gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, whole));
@@ -146,12 +160,51 @@ fn read_stream(
     if is_gzip(&inner) {
         return Err(ReadError::UnknownFormat("gzip inside gzip".to_owned()));
     }
-    let rest = io::Cursor::new(inner).chain(gz);
+    let size = InputSize {
+        gzip: true,
+        len: input.len,
+    };
+    let rest = Metered::new(io::Cursor::new(inner).chain(gz), budget.limit(size));
+    let meter = Meter {
+        over: rest.flag(),
+        limit: rest.limit(),
+        budget,
+        size,
+    };
     let unpacked = Input { len: None, ..*input };
-    read_format(rest, &unpacked, true, beside).map_err(|e| match e {
+    let read = read_format(rest, &unpacked, true, beside, &meter).map_err(|e| match e {
         ReadError::UnknownFormat(m) => ReadError::UnknownFormat(format!("gzip'ed data that {m}")),
         e => e,
-    })
+    });
+    meter.within(read)
+}
+
+/// The budget a stream is read within.
+struct Meter {
+    over: Arc<AtomicBool>,
+    limit: Arc<AtomicU64>,
+    budget: Budget,
+    size: InputSize,
+}
+
+impl Meter {
+    /// Narrows the budget to what `format` allows.
+    fn for_format(&self, format: &Format) {
+        self.limit.store(
+            self.budget.limit_for(self.size, format.max_input),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// What a reader made of the metered stream, unless the stream went
+    /// past its budget: then that, whatever the reader said of the early end.
+    fn within<T>(&self, read: Result<T, ReadError>) -> Result<T, ReadError> {
+        if self.over.load(Ordering::Relaxed) {
+            let limit = self.limit.load(Ordering::Relaxed);
+            return Err(self.budget.exceeded(self.size, limit).into());
+        }
+        read
+    }
 }
 
 /// Reads a log from `rest`, its first byte on; `decompressed` when it
@@ -161,6 +214,7 @@ fn read_format(
     input: &Input<'_>,
     decompressed: bool,
     beside: &dyn Fn(&str) -> Option<Arc<Companion>>,
+    meter: &Meter,
 ) -> Result<(Log, &'static Format), ReadError> {
     // The first bytes, enough to recognise any format (a chained or
     // decompressing reader may hand out fewer at a time).
@@ -178,6 +232,7 @@ fn read_format(
     let Some(reader) = format.log else {
         return Err(not_a_log(&head));
     };
+    meter.for_format(format);
     let default_options = ReadOptions::default();
     let companion = format.beside.and_then(beside);
     let cx = ReadContext {
@@ -190,32 +245,23 @@ fn read_format(
     let all = io::Cursor::new(first).chain(rest);
     let log = match reader {
         LogReader::Stream(read) => read(&mut BufReader::with_capacity(1 << 18, all), &cx)?,
-        LogReader::Whole { read, max } => read(&read_whole(all, max, format, decompressed)?, &cx)?,
+        LogReader::Whole(read) => {
+            let bytes = read_whole(all)?;
+            // Past the budget: said without parsing what came.
+            meter.within(Ok(()))?;
+            read(&bytes, &cx)?
+        }
     };
     Ok((log, format))
 }
 
-/// The rest of a stream, at most `max` bytes.
-fn read_whole(r: impl Read, max: u64, format: &Format, decompressed: bool) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = Vec::new();
-    r.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| ReadError::Io {
-            offset: bytes.len() as u64,
-            error,
-        })?;
-    if bytes.len() as u64 > max {
-        return Err(ReadError::Corrupt {
-            offset: max,
-            frame: 0,
-            message: format!(
-                "{} of more than {max} bytes{} is not read",
-                format.name,
-                if decompressed { " (decompressed)" } else { "" }
-            ),
-        });
-    }
-    Ok(bytes)
+/// The rest of a stream (metered against the budget).
+fn read_whole(r: impl Read) -> Result<Vec<u8>, ReadError> {
+    let limit = Budget::current().limit(InputSize {
+        gzip: true,
+        len: None,
+    });
+    crate::bounded::read_capped(r, limit).map_err(|error| ReadError::Io { offset: 0, error })
 }
 
 #[cfg(test)]

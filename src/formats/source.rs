@@ -14,13 +14,21 @@ use crate::video::source::{FrameSource, OpenOptions, SourceError, open_video};
 pub fn open_source(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
     match source_format_of(path)?.and_then(|f| f.source) {
         Some(open) => open(path, options),
-        None => open_video(path, options),
+        None => {
+            // FFmpeg waits in silence for a FIFO's writer: say what for.
+            let _note = crate::files::FifoWait::start(path);
+            open_video(path, options)
+        }
     }
 }
 
 /// The format that opens `path` as a frame source (`None`: FFmpeg's, a
-/// video or picture it decodes).
+/// video or picture it decodes, and whatever is not a regular file: a
+/// pipe's bytes can be read only once, by the one who decodes them).
 pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceError> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(None);
+    }
     let head = HeadBuf::of_file(path).map_err(|source| SourceError::Io {
         path: path.to_owned(),
         source,

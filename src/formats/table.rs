@@ -26,10 +26,6 @@ pub static FORMATS: &[Format] = &[
     crate::thesis::FORMAT,
 ];
 
-/// Text notation is read whole; at most this many bytes of it (gzip'ed or
-/// not: `/dev/zero` or an endless FIFO would otherwise fill memory).
-pub const MAX_TEXT_LOG: u64 = 1 << 30;
-
 /// underlay's native binary format (`proto/underlay.proto`).
 pub const NATIVE: Format = Format {
     log: Some(LogReader::Stream(|r, cx| native::read_with_len(r, cx.len))),
@@ -44,15 +40,12 @@ pub const NATIVE: Format = Format {
 
 /// The thesis's text notation, extended.
 pub const TEXT: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, _| {
-            let s = std::str::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
-                offset: e.valid_up_to() as u64,
-            })?;
-            text::parse(s)
-        },
-        max: MAX_TEXT_LOG,
-    }),
+    log: Some(LogReader::Whole(|bytes, _| {
+        let s = std::str::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
+            offset: e.valid_up_to() as u64,
+        })?;
+        text::parse(s)
+    })),
     ..Format::new(
         "text",
         "text notation",

@@ -41,6 +41,9 @@ pub enum ReadError {
     /// Text notation with bytes that are not UTF-8.
     #[error("at byte {offset}: text is not valid UTF-8")]
     NotUtf8 { offset: u64 },
+    /// The input delivered more than its budget ([`crate::bounded`]).
+    #[error(transparent)]
+    OverBudget(#[from] crate::bounded::OverBudget),
     /// A reader's error of its own kind (a league's file that does not
     /// parse, say); it names the place in the file.
     #[error(transparent)]

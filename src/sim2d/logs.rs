@@ -22,14 +22,12 @@ use crate::log::{LoadWarning, Log, LogError, ReadError};
 /// as a log, the match rendered, and the game read beside its agents'
 /// files.
 pub const GAME: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, cx| {
-            let game = super::read_game(bytes).map_err(|e| ReadError::other(Error::from(e)))?;
-            Ok(game_log(&game, &sensor_options(cx.options)))
-        },
-        max: super::game::MAX_GAME_LOG,
-    }),
+    log: Some(LogReader::Whole(|bytes, cx| {
+        let game = super::read_game(bytes).map_err(|e| ReadError::other(Error::from(e)))?;
+        Ok(game_log(&game, &sensor_options(cx.options)))
+    })),
     source: Some(super::render::open),
+    max_input: super::game::MAX_GAME_LOG,
     provides: Some(Provides {
         parse: |path, _| {
             let game: Arc<Companion> = super::game::load_game_shared(path).map_err(|e| match e {
@@ -38,10 +36,10 @@ pub const GAME: Format = Format {
                     error: ReadError::other(Error::from(source)),
                 },
                 super::game::LoadError::Io { source, .. } => LogError::io(path, source),
-                super::game::LoadError::TooLarge { limit, .. } => LogError::io(
-                    path,
-                    std::io::Error::other(format!("more than {limit} bytes once decompressed")),
-                ),
+                super::game::LoadError::TooLarge { source, .. } => LogError::Read {
+                    path: path.to_owned(),
+                    error: ReadError::OverBudget(source),
+                },
             })?;
             Ok(game)
         },
@@ -59,13 +57,17 @@ pub const GAME: Format = Format {
     )
 };
 
+/// The most a debug log may deliver (decompressed) by default: 512 MiB (its
+/// model costs about seven times that).
+pub const MAX_DEBUG_LOG: u64 = 512 << 20;
+
 /// The format table's line for 2D agents' debug logs (librcsc `Logger`).
 pub const DEBUG_LOG: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, cx| read_agent(Kind::DebugLog, bytes, cx),
-        max: super::game::MAX_GAME_LOG,
-    }),
+    log: Some(LogReader::Whole(|bytes, cx| {
+        read_agent(Kind::DebugLog, bytes, cx)
+    })),
     beside: Some("rcg"),
+    max_input: MAX_DEBUG_LOG,
     ..Format::new(
         "rcl",
         "2D agent debug log",
@@ -78,11 +80,11 @@ pub const DEBUG_LOG: Format = Format {
 /// The format table's line for 2D agents' world models (librcsc debug
 /// client, `.dcl`).
 pub const WORLD_MODEL: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, cx| read_agent(Kind::WorldModel, bytes, cx),
-        max: super::game::MAX_GAME_LOG,
-    }),
+    log: Some(LogReader::Whole(|bytes, cx| {
+        read_agent(Kind::WorldModel, bytes, cx)
+    })),
     beside: Some("rcg"),
+    max_input: super::game::MAX_GAME_LOG,
     ..Format::new(
         "dcl",
         "2D agent world model (what it believed)",

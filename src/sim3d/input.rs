@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::bounded::{ReadLimited, read_limited};
+use crate::bounded::{Budget, FileError, read_file as read_file_within};
 
 /// At most this many warnings are kept per file; the rest are counted.
 pub const MAX_WARNINGS: usize = 200;
@@ -40,8 +40,12 @@ pub enum LoadError {
         #[source]
         error: io::Error,
     },
-    #[error("{path}: larger than {limit} bytes once decompressed")]
-    TooLarge { path: PathBuf, limit: u64 },
+    #[error("{path}")]
+    TooLarge {
+        path: PathBuf,
+        #[source]
+        source: crate::bounded::OverBudget,
+    },
     #[error("{path}: {error}")]
     Parse { path: PathBuf, error: ParseError },
 }
@@ -94,24 +98,29 @@ impl Warnings {
     }
 }
 
-/// The largest file, once decompressed, the readers accept: 4 GiB (a whole
-/// 11-vs-11 match's monitor log is about half of that).
-pub const MAX_INPUT: u64 = 4 << 30;
+/// The most a monitor log may deliver (decompressed) by default: its
+/// model costs about its own size (a whole match's log is about 2 GB).
+pub const MAX_MONITOR: u64 = crate::bounded::DEFAULT_MAX_INPUT;
 
-/// Reads the file at `path` whole, decompressing it when it is gzip'ed.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+/// The most a perception log or a RoboViz recording may deliver by
+/// default: 512 MiB (their models cost three to seven times that).
+pub const MAX_AGENT_LOG: u64 = 512 << 20;
+
+/// Reads the file at `path` whole, decompressing it when it is gzip'ed,
+/// within the input budget ([`crate::bounded`]) for a format that allows
+/// `format_max` bytes.
+pub fn read_file(path: &Path, format_max: u64) -> Result<Vec<u8>, LoadError> {
     let io = |error| LoadError::Io {
         path: path.to_owned(),
         error,
     };
-    let file = crate::files::open_input(path).map_err(io)?;
-    read_limited(file, MAX_INPUT).map_err(|e| match e {
-        ReadLimited::Io(error) => io(error),
-        ReadLimited::TooLarge => LoadError::TooLarge {
+    read_file_within(path, Budget::current(), format_max).map_err(|e| match e {
+        FileError::Io(error) => io(error),
+        FileError::OverBudget(source) => LoadError::TooLarge {
             path: path.to_owned(),
-            limit: MAX_INPUT,
+            source,
         },
-        ReadLimited::Gzip { offset, error } => LoadError::Gzip {
+        FileError::Gzip { offset, error } => LoadError::Gzip {
             path: path.to_owned(),
             offset,
             error,

@@ -11,17 +11,17 @@ use std::sync::Arc;
 use crate::input::{Companion, Format, Head, LogReader, Provides, ReadContext};
 use crate::log::{LoadWarning, Log, LogError, ReadError};
 
-use super::input::MAX_INPUT;
+use super::input::{MAX_AGENT_LOG, MAX_MONITOR};
 use super::monitor::MonitorLog;
 use super::{ParseError, perception, place, rvd};
 
 /// The format table's line for RoboViz recordings (`.rvd`).
 pub const ROBOVIZ: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, cx| read_beside(Kind::RoboViz, bytes, cx),
-        max: MAX_INPUT,
-    }),
+    log: Some(LogReader::Whole(|bytes, cx| {
+        read_beside(Kind::RoboViz, bytes, cx)
+    })),
     beside: Some("rsmp"),
+    max_input: MAX_AGENT_LOG,
     ..Format::new(
         "rvd",
         "RoboViz drawing recording",
@@ -33,11 +33,11 @@ pub const ROBOVIZ: Format = Format {
 
 /// The format table's line for 3D agents' perception logs.
 pub const PERCEPTION: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, cx| read_beside(Kind::Perception, bytes, cx),
-        max: MAX_INPUT,
-    }),
+    log: Some(LogReader::Whole(|bytes, cx| {
+        read_beside(Kind::Perception, bytes, cx)
+    })),
     beside: Some("rsmp"),
+    max_input: MAX_AGENT_LOG,
     ..Format::new(
         "perception3d",
         "3D agent perception log (what it saw, placed)",
@@ -51,14 +51,13 @@ pub const PERCEPTION: Format = Format {
 /// log, the match rendered, and the truth its agents' files are drawn
 /// against.
 pub const MONITOR: Format = Format {
-    log: Some(LogReader::Whole {
-        read: |bytes, cx| read_beside(Kind::Monitor, bytes, cx),
-        max: MAX_INPUT,
-    }),
+    log: Some(LogReader::Whole(|bytes, cx| {
+        read_beside(Kind::Monitor, bytes, cx)
+    })),
     source: Some(super::render::open),
     provides: Some(Provides {
         parse: |path, _| {
-            let bytes = super::input::read_file(path).map_err(|e| match e {
+            let bytes = super::input::read_file(path, MAX_MONITOR).map_err(|e| match e {
                 super::LoadError::Io { error, .. } => LogError::io(path, error),
                 super::LoadError::Gzip { offset, error, .. } => LogError::io(
                     path,
@@ -66,10 +65,10 @@ pub const MONITOR: Format = Format {
                         "gzip data corrupt after {offset} decompressed bytes: {error}"
                     )),
                 ),
-                super::LoadError::TooLarge { limit, .. } => LogError::io(
-                    path,
-                    std::io::Error::other(format!("larger than {limit} bytes once decompressed")),
-                ),
+                super::LoadError::TooLarge { source, .. } => LogError::Read {
+                    path: path.to_owned(),
+                    error: ReadError::OverBudget(source),
+                },
                 super::LoadError::Parse { error, .. } => LogError::Read {
                     path: path.to_owned(),
                     error: ReadError::other(Error::from(error)),
@@ -87,6 +86,7 @@ pub const MONITOR: Format = Format {
             None => Log::new(),
         },
     }),
+    max_input: MAX_MONITOR,
     ..Format::new(
         "rsmp",
         "3D monitor log (the ball's trail)",

@@ -198,7 +198,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Loads a monitor log file (gzip'ed or plain).
 pub fn load(path: &Path) -> Result<MonitorLog, LoadError> {
-    let bytes = input::read_file(path)?;
+    let bytes = input::read_file(path, input::MAX_MONITOR)?;
     parse(&bytes).map_err(|error| LoadError::Parse {
         path: path.to_owned(),
         error,

@@ -228,7 +228,7 @@ fn split_receive_time(line: &[u8]) -> (Option<f64>, &[u8]) {
 
 /// Loads a perception log file (gzip'ed or plain).
 pub fn load(path: &Path) -> Result<PerceptionLog, LoadError> {
-    let bytes = input::read_file(path)?;
+    let bytes = input::read_file(path, input::MAX_AGENT_LOG)?;
     parse(&bytes).map_err(|error| LoadError::Parse {
         path: path.to_owned(),
         error,

@@ -14,7 +14,6 @@
 //! an approximation of it.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
 use super::file::{MessageType, RecordReader};
@@ -109,18 +108,10 @@ pub fn cameras_in(path: &Path) -> Result<LogCameras, LogError> {
         path: path.to_owned(),
         error,
     };
-    let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
-    let mut buffered = std::io::BufReader::with_capacity(1 << 18, file);
-    let mut magic = [0u8; 2];
-    let n = buffered.read(&mut magic).map_err(|e| LogError::io(path, e))?;
-    let head = std::io::Cursor::new(magic[..n].to_vec()).chain(buffered);
-    let (source, decompressed): (Box<dyn Read>, bool) = if magic[..n] == [0x1f, 0x8b] {
-        let gz = flate2::bufread::MultiGzDecoder::new(std::io::BufReader::new(head));
-        (Box::new(std::io::BufReader::with_capacity(1 << 18, gz)), true)
-    } else {
-        (Box::new(head), false)
-    };
-    let mut records = RecordReader::new(source, decompressed).map_err(read_err)?;
+    let mut stream =
+        crate::bounded::Stream::open(path, super::MAX_INPUT).map_err(|e| LogError::io(path, e))?;
+    let decompressed = stream.size.gzip;
+    let mut records = RecordReader::new(&mut stream.reader, decompressed).map_err(read_err)?;
     let mut out = LogCameras::default();
     let mut dropped = Dropped::default();
     while let Some(rec) = records.next_record().map_err(read_err)? {
@@ -140,6 +131,8 @@ pub fn cameras_in(path: &Path) -> Result<LogCameras, LogError> {
             }
         }
     }
+    drop(records);
+    stream.check().map_err(|e| read_err(e.into()))?;
     Ok(out)
 }
 

@@ -32,11 +32,16 @@ pub mod render;
 pub mod vislog;
 mod wire;
 
+/// The most an SSL game log may deliver (decompressed) by default: 1 GiB,
+/// about a whole match's (its model costs about six times its size).
+pub const MAX_INPUT: u64 = 1 << 30;
+
 /// The format table's line for SSL game logs: a log (the league's
 /// packets drawn), a rendered match, and the cameras' calibrations.
 pub const FORMAT: Format = Format {
     log: Some(LogReader::Stream(|r, cx| read_log(r, cx.decompressed))),
     source: Some(render::open),
+    max_input: MAX_INPUT,
     cameras: Some(|path| {
         let cams = camera::cameras_in(path)?;
         Ok(cams

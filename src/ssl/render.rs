@@ -29,19 +29,14 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, 
 /// Reads the SSL game log at `path` (plain or gzip'ed) as a match.
 pub fn read_match_file(path: &Path) -> Result<Match, crate::log::LogError> {
     let read = |path: &Path| -> Result<Match, ReadError> {
-        let io = |error| ReadError::Io { offset: 0, error };
-        let mut file = std::fs::File::open(path).map_err(io)?;
-        let mut magic = [0u8; 2];
-        let n = file.read(&mut magic).map_err(io)?;
-        let file = std::fs::File::open(path).map_err(io)?;
+        let mut s = crate::bounded::Stream::open(path, super::MAX_INPUT)
+            .map_err(|error| ReadError::Io { offset: 0, error })?;
         let name = path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        if n == 2 && magic == [0x1f, 0x8b] {
-            read_match(flate2::read::MultiGzDecoder::new(file), true, name)
-        } else {
-            read_match(std::io::BufReader::new(file), false, name)
-        }
+        let m = read_match(&mut s.reader, s.size.gzip, name);
+        s.check()?;
+        m
     };
     read(path).map_err(|error| crate::log::LogError::Read {
         path: path.to_owned(),

@@ -11,6 +11,7 @@
 mod util;
 
 mod bad_input;
+mod bad_input3;
 mod calib_cli;
 mod calib_refine;
 mod demo;

@@ -16,8 +16,12 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: more than {limit} bytes once decompressed")]
-    TooLarge { path: std::path::PathBuf, limit: u64 },
+    #[error("{path}")]
+    TooLarge {
+        path: std::path::PathBuf,
+        #[source]
+        source: crate::bounded::OverBudget,
+    },
     #[error("{path}")]
     Game {
         path: std::path::PathBuf,
@@ -26,9 +30,10 @@ pub enum LoadError {
     },
 }
 
-/// The largest game log read (decompressed): 1 GiB, far above a whole
-/// match's 22 MB.
-pub const MAX_GAME_LOG: u64 = 1 << 30;
+/// The most a game log may deliver (decompressed) by default: 256 MiB, ten
+/// times a whole match's 22 MB (its sensor models cost about ten times
+/// the log).
+pub const MAX_GAME_LOG: u64 = 256 << 20;
 
 /// The game log read last, kept: a match opened as a picture and as its
 /// own log is read once. Keyed by path, length and modification time.
@@ -59,20 +64,20 @@ pub fn load_game_shared(path: &Path) -> Result<std::sync::Arc<Game>, LoadError> 
     Ok(game)
 }
 
-/// Reads the game log at `path` (plain or gzip'ed).
+/// Reads the game log at `path` (plain or gzip'ed), within the input
+/// budget ([`crate::bounded`]).
 pub fn load_game(path: &Path) -> Result<Game, LoadError> {
-    use crate::bounded::{ReadLimited, read_limited};
+    use crate::bounded::{Budget, FileError, read_file};
     let io = |source| LoadError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let bytes = read_limited(file, MAX_GAME_LOG).map_err(|e| match e {
-        ReadLimited::Io(e) => io(e),
-        ReadLimited::Gzip { error, .. } => io(error),
-        ReadLimited::TooLarge => LoadError::TooLarge {
+    let bytes = read_file(path, Budget::current(), MAX_GAME_LOG).map_err(|e| match e {
+        FileError::Io(e) => io(e),
+        FileError::Gzip { error, .. } => io(error),
+        FileError::OverBudget(source) => LoadError::TooLarge {
             path: path.to_owned(),
-            limit: MAX_GAME_LOG,
+            source,
         },
     })?;
     read_game(&bytes).map_err(|source| LoadError::Game {
