@@ -203,7 +203,7 @@ impl<R: Read> Read for Counted<R> {
 #[derive(Debug)]
 pub struct Metered<R> {
     inner: R,
-    taken: u64,
+    taken: Arc<AtomicU64>,
     limit: Arc<AtomicU64>,
     over: Arc<AtomicBool>,
 }
@@ -213,7 +213,7 @@ impl<R: Read> Metered<R> {
     pub fn new(inner: R, limit: u64) -> Self {
         Metered {
             inner,
-            taken: 0,
+            taken: Arc::new(AtomicU64::new(0)),
             limit: Arc::new(AtomicU64::new(limit)),
             over: Arc::new(AtomicBool::new(false)),
         }
@@ -229,6 +229,11 @@ impl<R: Read> Metered<R> {
     pub fn limit(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.limit)
     }
+
+    /// How many bytes came through so far.
+    pub fn taken(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.taken)
+    }
 }
 
 impl<R: Read> Read for Metered<R> {
@@ -236,7 +241,8 @@ impl<R: Read> Read for Metered<R> {
         if buf.is_empty() {
             return Ok(0);
         }
-        let left = self.limit.load(Ordering::Relaxed).saturating_sub(self.taken);
+        let taken = self.taken.load(Ordering::Relaxed);
+        let left = self.limit.load(Ordering::Relaxed).saturating_sub(taken);
         if left == 0 {
             // At the limit: an end now is the input's own; more is too much.
             let mut one = [0u8; 1];
@@ -247,7 +253,7 @@ impl<R: Read> Read for Metered<R> {
         }
         let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
-        self.taken += n as u64;
+        self.taken.store(taken + n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }

@@ -33,7 +33,7 @@ pub mod sync;
 mod testing;
 pub mod thesis;
 pub mod time;
-pub mod toml_rows;
+pub mod toml_text;
 pub mod video;
 pub mod viewer;
 

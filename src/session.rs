@@ -38,7 +38,7 @@ pub enum SessionError {
     Parse {
         path: PathBuf,
         #[source]
-        source: Box<toml::de::Error>,
+        source: crate::toml_text::TomlError,
     },
     #[error("{path}: cannot write the session")]
     Serialize {
@@ -303,9 +303,9 @@ impl Session {
                 source,
             }
         })?;
-        let f: SessionFile = toml::from_str(&text).map_err(|source| SessionError::Parse {
+        let f: SessionFile = crate::toml_text::parse(&text).map_err(|source| SessionError::Parse {
             path: path.to_owned(),
-            source: Box::new(source),
+            source,
         })?;
         if !f.offset.is_finite() {
             return Err(SessionError::BadOffset {
@@ -402,7 +402,7 @@ impl Session {
             viewer: self.viewer.clone(),
         };
         let text = toml::to_string(&f)
-            .map(|t| crate::toml_rows::rows_on_lines(&t))
+            .map(|t| crate::toml_text::rows_on_lines(&t))
             .map_err(|source| SessionError::Serialize {
                 path: path.to_owned(),
                 source,

@@ -118,9 +118,9 @@ impl Calibration {
                 source,
             }
         })?;
-        toml::from_str(&text).map_err(|source| CalibError::Parse {
+        crate::toml_text::parse(&text).map_err(|source| CalibError::Parse {
             path: path.to_owned(),
-            source: Box::new(source),
+            source,
         })
     }
 
@@ -146,7 +146,7 @@ impl Calibration {
             field: self.origin.field.clone(),
         };
         // Serialising plain numbers and tables cannot fail.
-        crate::toml_rows::rows_on_lines(&toml::to_string(&file).unwrap_or_default())
+        crate::toml_text::rows_on_lines(&toml::to_string(&file).unwrap_or_default())
     }
 
     /// A calibration from a world → pixel homography (no distortion).

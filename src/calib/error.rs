@@ -124,7 +124,7 @@ pub enum CalibError {
     Parse {
         path: std::path::PathBuf,
         #[source]
-        source: Box<toml::de::Error>,
+        source: crate::toml_text::TomlError,
     },
 }
 

@@ -73,7 +73,12 @@ pub fn load_logs(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<(Log, &
                 && let (Some(p), Some((at, c))) = (f.provides, given.get(f.id))
                 && *at == i
             {
-                return Ok(((p.log)(&**c, options), *f));
+                let mut log = (p.log)(&**c, options);
+                passed_over(&mut log, 0, f).map_err(|error| LogError::Read {
+                    path: path.clone(),
+                    error,
+                })?;
+                return Ok((log, *f));
             }
             load_one(path, options, &beside)
         })
@@ -143,6 +148,7 @@ fn read_stream(
         let meter = Meter {
             over: rest.flag(),
             limit: rest.limit(),
+            taken: rest.taken(),
             budget,
             size,
         };
@@ -168,6 +174,7 @@ fn read_stream(
     let meter = Meter {
         over: rest.flag(),
         limit: rest.limit(),
+        taken: rest.taken(),
         budget,
         size,
     };
@@ -183,6 +190,7 @@ fn read_stream(
 struct Meter {
     over: Arc<AtomicBool>,
     limit: Arc<AtomicU64>,
+    taken: Arc<AtomicU64>,
     budget: Budget,
     size: InputSize,
 }
@@ -243,8 +251,17 @@ fn read_format(
         options: input.options.unwrap_or(&default_options),
     };
     let all = io::Cursor::new(first).chain(rest);
-    let log = match reader {
-        LogReader::Stream(read) => read(&mut BufReader::with_capacity(1 << 18, all), &cx)?,
+    let mut log = match reader {
+        LogReader::Stream(read) => {
+            let mut r = BufReader::with_capacity(1 << 18, all);
+            let log = read(&mut r, &cx);
+            // A reader that stopped at damage left the rest: its length is
+            // how much was passed over.
+            if log.as_ref().is_ok_and(|l| l.skipped.stopped_at.is_some()) {
+                let _ = io::copy(&mut r, &mut io::sink());
+            }
+            meter.within(log)?
+        }
         LogReader::Whole(read) => {
             let bytes = read_whole(all)?;
             // Past the budget: said without parsing what came.
@@ -252,7 +269,45 @@ fn read_format(
             read(&bytes, &cx)?
         }
     };
+    meter.within(Ok(()))?;
+    passed_over(&mut log, meter.taken.load(Ordering::Relaxed), format)?;
     Ok((log, format))
+}
+
+/// Says once what the reader passed over as not its format, or refuses a
+/// file that is mostly that.
+fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadError> {
+    let s = log.skipped;
+    let total = if s.total > 0 { s.total } else { taken };
+    let rest = s.stopped_at.map_or(0, |at| total.saturating_sub(at));
+    let bytes = s.bytes + rest;
+    if bytes == 0 {
+        return Ok(());
+    }
+    let first = s.first.unwrap_or(0);
+    if bytes.saturating_mul(2) > total {
+        return Err(ReadError::MostlyGarbage {
+            skipped: bytes,
+            total,
+            first,
+            format: format.name,
+        });
+    }
+    let parts = s.items + u64::from(rest > 0);
+    let g = crate::log::validate::group;
+    log.warnings.push(crate::log::LoadWarning {
+        offset: Some(first),
+        frame: None,
+        message: format!(
+            "{} of {} bytes ({} {}) do not read as {} and were passed over",
+            g(bytes),
+            g(total),
+            g(parts),
+            if parts == 1 { "part" } else { "parts" },
+            format.name
+        ),
+    });
+    Ok(())
 }
 
 /// The rest of a stream (metered against the budget).

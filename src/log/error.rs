@@ -41,6 +41,20 @@ pub enum ReadError {
     /// Text notation with bytes that are not UTF-8.
     #[error("at byte {offset}: text is not valid UTF-8")]
     NotUtf8 { offset: u64 },
+    /// Most of the input does not read as the format it starts as.
+    #[error(
+        "only its start reads as {format}: {} of its {} bytes do not (the first at byte {}); it is \
+         probably something else",
+        crate::log::validate::group(*.skipped),
+        crate::log::validate::group(*.total),
+        crate::log::validate::group(*.first)
+    )]
+    MostlyGarbage {
+        skipped: u64,
+        total: u64,
+        first: u64,
+        format: &'static str,
+    },
     /// The input delivered more than its budget ([`crate::bounded`]).
     #[error(transparent)]
     OverBudget(#[from] crate::bounded::OverBudget),

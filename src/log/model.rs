@@ -638,6 +638,41 @@ impl fmt::Display for LoadWarning {
     }
 }
 
+/// What a reader passed over: bytes that do not read as its format
+/// (lines it could not parse, records it could not decode, a damaged rest
+/// it could not read past). The format table says it once per file, and
+/// refuses a file that is mostly this.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Bytes passed over (decompressed).
+    pub bytes: u64,
+    /// Lines or records passed over.
+    pub items: u64,
+    /// Byte offset of the first.
+    pub first: Option<u64>,
+    /// Where the reader stopped, at damage it could not read past: the
+    /// rest of the input is passed over too.
+    pub stopped_at: Option<u64>,
+    /// How many bytes the reader had in all, when it counted them (a
+    /// reader given the whole file); 0 when whoever read the stream did.
+    pub total: u64,
+}
+
+impl Skipped {
+    /// Counts `bytes` passed over at `offset`.
+    pub fn add(&mut self, offset: u64, bytes: u64) {
+        self.bytes += bytes;
+        self.items += 1;
+        self.first = Some(self.first.map_or(offset, |f| f.min(offset)));
+    }
+
+    /// Notes that reading stopped at `offset` (the rest unread).
+    pub fn stop(&mut self, offset: u64) {
+        self.stopped_at = Some(self.stopped_at.map_or(offset, |s| s.min(offset)));
+        self.first = Some(self.first.map_or(offset, |f| f.min(offset)));
+    }
+}
+
 /// A whole visualization log in memory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Log {
@@ -649,6 +684,8 @@ pub struct Log {
     pub primitives: Vec<Primitive>,
     /// What the loader noticed but tolerated.
     pub warnings: Vec<LoadWarning>,
+    /// What the reader passed over as not its format.
+    pub skipped: Skipped,
     /// The logs this one was merged from, as runs of frames: each shows
     /// its own nearest instantaneous frame (a game log and an agent's
     /// debug log at the same moment are both drawn). Empty for a log read

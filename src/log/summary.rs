@@ -245,18 +245,7 @@ impl Graph {
 /// The longest name [`entity_tree`] shows whole, in bytes.
 pub const MAX_SHOWN_NAME: usize = 200;
 
-/// `s` itself when at most `max` bytes long, else its start and end with
-/// `…` and the length between (so a 60 KB name prints as a line, not as
-/// 60 KB on each of its 30,000 group lines).
-pub fn shorten(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let keep = max / 2 - 20;
-    let head = s.floor_char_boundary(keep);
-    let tail = s.ceil_char_boundary(s.len() - keep);
-    format!("{}…({} bytes)…{}", &s[..head], s.len(), &s[tail..])
-}
+pub use crate::error::shorten;
 
 /// The entity tree in display order, at most `max_lines` lines (the
 /// second value counts the nodes left out).

@@ -4,6 +4,8 @@
 //! place in the file ([`close_frame`]); warnings are capped
 //! ([`Warnings`]).
 
+use std::collections::HashMap;
+
 use super::model::{Frame, FrameTime, LoadWarning, Log, Primitive, Shape, Vec2};
 
 /// The largest record (one frame) any reader accepts: 64 MiB. Guards
@@ -22,20 +24,136 @@ pub(crate) enum Place {
     Line(usize),
 }
 
-/// Collects load warnings, keeping the first [`MAX_WARNINGS`].
+/// Warnings of one kind kept before the rest of that kind are counted.
+pub const PER_KIND: usize = 3;
+
+/// At most this many kinds are told apart; further ones count together.
+const MAX_KINDS: usize = 1000;
+
+/// Which warnings are kept: the first [`PER_KIND`] of each kind (messages
+/// that differ only in their numbers and quoted text are one kind), at
+/// most [`MAX_WARNINGS`] in all; the rest are counted by kind and said in
+/// one line each ([`Tally::summary`]): a file of ten thousand broken lines
+/// says so in a few lines, not ten thousand.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Per kind: how many kept, how many more.
+    kinds: HashMap<String, (usize, u64)>,
+    /// Kinds in the order they first came.
+    order: Vec<String>,
+    kept: usize,
+    /// Warnings past [`MAX_KINDS`] kinds, not told apart.
+    other: u64,
+}
+
+impl Tally {
+    /// Whether a warning saying `message` is kept (it is counted either way).
+    pub fn keep(&mut self, message: &str) -> bool {
+        let kind = kind_of(message);
+        if !self.kinds.contains_key(&kind) {
+            if self.kinds.len() >= MAX_KINDS {
+                self.other += 1;
+                return false;
+            }
+            self.order.push(kind.clone());
+            self.kinds.insert(kind.clone(), (0, 0));
+        }
+        let Some(entry) = self.kinds.get_mut(&kind) else {
+            return false;
+        };
+        if entry.0 < PER_KIND && self.kept < MAX_WARNINGS {
+            entry.0 += 1;
+            self.kept += 1;
+            true
+        } else {
+            entry.1 += 1;
+            false
+        }
+    }
+
+    /// One line per kind that had more than was kept.
+    pub fn summary(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .order
+            .iter()
+            .filter_map(|k| {
+                let (_, more) = self.kinds.get(k)?;
+                (*more > 0).then(|| format!("… and {} more like “{}”", group(*more), summary_of(k)))
+            })
+            .collect();
+        if self.other > 0 {
+            out.push(format!(
+                "… and {} more warnings of other kinds",
+                group(self.other)
+            ));
+        }
+        out
+    }
+}
+
+/// What kind of warning `message` is: its text with every number made `N`
+/// and quoted text `…`.
+pub fn kind_of(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(200));
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if out.len() > 200 {
+            break;
+        }
+        match c {
+            '0'..='9' => {
+                out.push('N');
+                while chars.peek().is_some_and(|d| d.is_ascii_digit() || *d == '.') {
+                    chars.next();
+                }
+            }
+            '\'' | '"' | '`' => {
+                out.push(c);
+                out.push('…');
+                for d in chars.by_ref() {
+                    if d == c {
+                        break;
+                    }
+                }
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A kind as a summary names it: its first 100 characters.
+fn summary_of(kind: &str) -> String {
+    crate::log::summary::shorten(kind, 100)
+}
+
+/// `4311` → `4,311`.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Collects load warnings, a few of each kind ([`Tally`]).
 #[derive(Debug, Default)]
 pub(crate) struct Warnings {
     list: Vec<LoadWarning>,
-    dropped: usize,
+    tally: Tally,
 }
 
 impl Warnings {
     pub fn push(&mut self, place: Option<Place>, frame: Option<usize>, message: impl Into<String>) {
-        if self.list.len() >= MAX_WARNINGS {
-            self.dropped += 1;
+        let mut message = message.into();
+        if !self.tally.keep(&message) {
             return;
         }
-        let mut message = message.into();
         let offset = match place {
             Some(Place::Byte(o)) => Some(o),
             Some(Place::Line(l)) => {
@@ -51,15 +169,14 @@ impl Warnings {
         });
     }
 
-    /// The warnings, plus one summarizing those not kept.
+    /// The warnings, plus a line for each kind not all kept.
     pub fn finish(mut self) -> Vec<LoadWarning> {
-        if self.dropped > 0 {
-            self.list.push(LoadWarning {
+        self.list
+            .extend(self.tally.summary().into_iter().map(|message| LoadWarning {
                 offset: None,
                 frame: None,
-                message: format!("… and {} more warnings", self.dropped),
-            });
-        }
+                message,
+            }));
         self.list
     }
 }
@@ -292,13 +409,40 @@ mod tests {
     }
 
     #[test]
-    fn warnings_are_capped_and_counted() {
+    fn warnings_are_capped_and_counted_by_kind() {
+        // Thousands alike: three said, the rest in one line.
         let mut w = Warnings::default();
-        for i in 0..MAX_WARNINGS + 5 {
-            w.push(None, Some(i), "x");
+        for i in 0..4314 {
+            w.push(Some(Place::Line(i + 1)), None, format!("'{i}' is not a number"));
         }
         let list = w.finish();
-        assert_eq!(list.len(), MAX_WARNINGS + 1);
-        assert!(list.last().is_some_and(|l| l.message.contains("5 more")));
+        assert_eq!(list.len(), PER_KIND + 1, "{list:?}");
+        assert_eq!(list[0].message, "line 1: '0' is not a number");
+        assert_eq!(
+            list[3].message,
+            "… and 4,311 more like “line N: '…' is not a number”"
+        );
+        // Many kinds: at most MAX_WARNINGS kept, every kind summed up.
+        let mut w = Warnings::default();
+        for i in 0..MAX_WARNINGS + 5 {
+            w.push(None, Some(i), format!("kind {} of {}", "x".repeat(i % 300), i));
+        }
+        let list = w.finish();
+        assert_eq!(
+            list.len(),
+            MAX_WARNINGS + 5,
+            "kept, then one line each for the five not kept"
+        );
+        assert!(
+            list.last()
+                .is_some_and(|l| l.message.starts_with("… and 1 more like"))
+        );
+    }
+
+    #[test]
+    fn kinds_ignore_numbers_and_quoted_text() {
+        assert_eq!(kind_of("at byte 1,204.5: `abc` x"), "at byte N,N: `…` x");
+        assert_eq!(kind_of("'unclosed"), "'…'");
+        assert_eq!(kind_of("x").len(), 1);
     }
 }

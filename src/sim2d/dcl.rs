@@ -126,6 +126,8 @@ pub struct BeliefStep {
 pub struct WorldModelLog {
     pub steps: Vec<BeliefStep>,
     pub warnings: Vec<Warning>,
+    /// Lines passed over as not the format.
+    pub skipped: crate::log::Skipped,
 }
 
 /// Why bytes are not a debug-client world model file.
@@ -147,6 +149,7 @@ pub fn read_world_model(bytes: &[u8]) -> Result<WorldModelLog, DclError> {
     let mut warnings = Warnings::default();
     let mut steps = Vec::new();
     let mut step_cycle: Option<u32> = None;
+    let mut skipped = crate::log::Skipped::default();
     for (line, offset, text) in lines(bytes) {
         let text = text.trim_ascii();
         if text.is_empty() {
@@ -164,11 +167,15 @@ pub fn read_world_model(bytes: &[u8]) -> Result<WorldModelLog, DclError> {
             .and_then(|b| b.strip_suffix(b"]"))
         else {
             warnings.push(line, offset, "neither `%% step N` nor `%% debug [...]`; skipped");
+            skipped.add(offset, text.len() as u64 + 1);
             continue;
         };
         match step(&mut parser, body, step_cycle) {
             Ok(s) => steps.push(s),
-            Err(why) => warnings.push(line, offset, why),
+            Err(why) => {
+                warnings.push(line, offset, why);
+                skipped.add(offset, text.len() as u64 + 1);
+            }
         }
     }
     if steps.is_empty() {
@@ -177,6 +184,7 @@ pub fn read_world_model(bytes: &[u8]) -> Result<WorldModelLog, DclError> {
     Ok(WorldModelLog {
         steps,
         warnings: warnings.finish(),
+        skipped,
     })
 }
 
@@ -377,6 +385,7 @@ pub fn to_log(wm: &WorldModelLog, opts: &DebugLogOptions, truth: Option<&Game>) 
     };
     let side = opts.side;
     let mut log = Log::new();
+    log.skipped = wm.skipped;
     log.header = header(format!("{}-{} world model", opts.team, opts.unum), step);
     let agent = AgentEntities::new(&opts.team, opts.unum);
     let belief = agent.single(&mut log, "belief");

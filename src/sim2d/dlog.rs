@@ -395,6 +395,7 @@ pub fn read_debug(bytes: &[u8], opts: &DebugLogOptions) -> Result<DebugLog, Debu
     let mut messages = Vec::new();
     let mut good = 0usize;
     let mut first_bad: Option<(usize, String)> = None;
+    let mut skipped = crate::log::Skipped::default();
     for (line, offset, text) in lines(bytes) {
         if text.trim_ascii().is_empty() {
             continue;
@@ -424,10 +425,12 @@ pub fn read_debug(bytes: &[u8], opts: &DebugLogOptions) -> Result<DebugLog, Debu
                     first_bad = Some((line, why.clone()));
                 }
                 warnings.push(line, offset, why);
+                skipped.add(offset, text.len() as u64 + 1);
             }
         }
     }
     frames.flush(&mut log);
+    log.skipped = skipped;
     if good == 0 {
         return Err(match first_bad {
             Some((line, why)) => DebugLogError::NotADebugLog { line, why },

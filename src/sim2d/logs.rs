@@ -169,6 +169,7 @@ pub fn read(kind: Kind, bytes: &[u8], path: Option<&Path>, cx: &Context<'_>) -> 
 /// The sensor-model log of a game, with its reader's warnings.
 pub fn game_log(game: &Game, opts: &SensorOptions) -> Log {
     let mut log = sensor_log(game, opts);
+    log.skipped = game.skipped;
     log.warnings.extend(game.warnings.iter().map(|w| LoadWarning {
         offset: None,
         frame: None,

@@ -69,39 +69,34 @@ impl fmt::Display for Warning {
 #[derive(Debug, Default)]
 pub(crate) struct Warnings {
     list: Vec<Warning>,
-    dropped: usize,
+    tally: crate::log::validate::Tally,
 }
 
 impl Warnings {
     pub fn push(&mut self, line: usize, offset: u64, message: impl Into<String>) {
-        if self.list.len() >= MAX_WARNINGS {
-            self.dropped += 1;
-        } else {
+        let message = message.into();
+        if self.tally.keep(&message) {
             self.list.push(Warning {
                 line,
                 offset,
-                message: message.into(),
+                message,
             });
         }
     }
 
-    /// Like [`Warnings::push`], building the message only when it is kept.
+    /// Like [`Warnings::push`] (the message is built to know its kind).
     pub fn push_with(&mut self, line: usize, offset: u64, message: impl FnOnce() -> String) {
-        if self.list.len() >= MAX_WARNINGS {
-            self.dropped += 1;
-        } else {
-            self.push(line, offset, message());
-        }
+        self.push(line, offset, message());
     }
 
+    /// The warnings kept, and a line for each kind not all kept.
     pub fn finish(mut self) -> Vec<Warning> {
-        if self.dropped > 0 {
-            self.list.push(Warning {
+        self.list
+            .extend(self.tally.summary().into_iter().map(|message| Warning {
                 line: 0,
                 offset: 0,
-                message: format!("… and {} more warnings", self.dropped),
-            });
-        }
+                message,
+            }));
         self.list
     }
 }

@@ -72,28 +72,25 @@ impl fmt::Display for Warning {
 #[derive(Debug, Default)]
 pub(crate) struct Warnings {
     list: Vec<Warning>,
-    dropped: usize,
+    tally: crate::log::validate::Tally,
 }
 
 impl Warnings {
     pub fn push(&mut self, line: usize, message: impl Into<String>) {
-        if self.list.len() >= MAX_WARNINGS {
-            self.dropped += 1;
-        } else {
-            self.list.push(Warning {
-                line,
-                message: message.into(),
-            });
+        let message = message.into();
+        if self.tally.keep(&message) {
+            self.list.push(Warning { line, message });
         }
     }
 
+    /// The warnings kept, and a line for each kind not all kept.
     pub fn finish(mut self) -> Vec<Warning> {
-        if self.dropped > 0 {
-            self.list.push(Warning {
-                line: 0,
-                message: format!("… and {} more warnings", self.dropped),
-            });
-        }
+        self.list.extend(
+            self.tally
+                .summary()
+                .into_iter()
+                .map(|message| Warning { line: 0, message }),
+        );
         self.list
     }
 }

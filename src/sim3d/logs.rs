@@ -106,6 +106,7 @@ fn read_beside(kind: Kind, bytes: &[u8], cx: &ReadContext<'_>) -> Result<Log, Re
 /// A monitor log's own log: its ball's trail, with its reader's warnings.
 fn monitor_log(m: &MonitorLog) -> Log {
     let mut log = super::render::ball_trail_log(m);
+    log.skipped = m.skipped;
     log.warnings.extend(m.warnings.iter().map(|w| LoadWarning {
         offset: None,
         frame: None,
@@ -170,7 +171,8 @@ pub fn read_with(
                 ..place::PlaceOptions::default()
             };
             let placed = place::place(&p, monitor, &opts);
-            let log = place::to_log(&placed, &p, monitor);
+            let mut log = place::to_log(&placed, &p, monitor);
+            log.skipped = p.skipped;
             let mut w = p.warnings.clone();
             if placed.stats.unplaced > 0 {
                 w.push(super::Warning {
@@ -184,15 +186,18 @@ pub fn read_with(
             (log, w)
         }
         Kind::RoboViz => {
-            let (records, mut w) = rvd::read_records(bytes)?;
-            let (log, _, w2) = rvd::to_log(&records, monitor);
+            let (records, mut w, skipped) = rvd::read_records_counting(bytes)?;
+            let (mut log, _, w2) = rvd::to_log(&records, monitor);
+            log.skipped = skipped;
             w.extend(w2);
             (log, w)
         }
         Kind::Monitor => {
             let m = super::monitor::parse(bytes)?;
             let w = m.warnings.clone();
-            (super::render::ball_trail_log(&m), w)
+            let mut log = super::render::ball_trail_log(&m);
+            log.skipped = m.skipped;
+            (log, w)
         }
     };
     log.warnings.extend(warnings.into_iter().map(|w| LoadWarning {

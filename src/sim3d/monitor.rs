@@ -113,6 +113,8 @@ pub struct MonitorLog {
     /// Robots of all frames, frame by frame.
     pub robots: Vec<Robot>,
     pub warnings: Vec<Warning>,
+    /// Lines passed over as not the format.
+    pub skipped: crate::log::Skipped,
 }
 
 impl MonitorLog {
@@ -223,6 +225,10 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
             frames: Vec::new(),
             robots: Vec::new(),
             warnings: Vec::new(),
+            skipped: crate::log::Skipped {
+                total: bytes.len() as u64,
+                ..crate::log::Skipped::default()
+            },
         },
         scene: None,
         state: GameState::default(),
@@ -230,7 +236,7 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
         warnings: Warnings::default(),
     };
     let mut parser = Parser::new();
-    for (line, _, text) in lines(bytes) {
+    for (line, offset, text) in lines(bytes) {
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -238,6 +244,7 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
             Ok(d) => d,
             Err(e) => {
                 r.warnings.push(line, format!("skipped: {e}"));
+                r.log.skipped.add(offset, text.len() as u64 + 1);
                 continue;
             }
         };
@@ -247,6 +254,7 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
         };
         if let Err(message) = result {
             r.warnings.push(line, message);
+            r.log.skipped.add(offset, text.len() as u64 + 1);
         }
     }
     if r.log.frames.is_empty() {

@@ -144,6 +144,8 @@ pub struct PerceptionLog {
     /// Team names of the left and right side (`GS` `tl`/`tr`).
     pub team_names: [Option<String>; 2],
     pub warnings: Vec<Warning>,
+    /// Lines passed over as not the format.
+    pub skipped: crate::log::Skipped,
 }
 
 impl PerceptionLog {
@@ -248,12 +250,14 @@ pub fn parse(bytes: &[u8]) -> Result<PerceptionLog, ParseError> {
             Ok(doc) => {
                 if let Err(m) = r.message(line, received, doc.items()) {
                     r.warnings.push(line, m);
+                    r.log.skipped.add(offset, text.len() as u64 + 1);
                 }
             }
             Err(e) => {
                 let at = offset + (msg.as_ptr() as usize - text.as_ptr() as usize + e.offset) as u64;
                 r.warnings
                     .push(line, format!("skipped: {} (byte {at} of the file)", e.kind));
+                r.log.skipped.add(offset, text.len() as u64 + 1);
             }
         }
     }

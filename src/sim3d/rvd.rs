@@ -27,6 +27,7 @@
 //! annotations text. Agent annotations are placed above the agent's robot
 //! in the monitor log given, and left out (with a warning) without one.
 
+use crate::log::Skipped;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -95,6 +96,12 @@ pub enum RvdError {
 /// Reads every record; a torn or corrupt tail ends the records with a
 /// warning naming its byte offset.
 pub fn read_records(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>), RvdError> {
+    read_records_counting(bytes).map(|(r, w, _)| (r, w))
+}
+
+/// Like [`read_records`], also counting what was passed over.
+pub fn read_records_counting(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>, Skipped), RvdError> {
+    let mut skipped = Skipped::default();
     if !sniff(bytes) || bytes.len() < HEADER_LEN {
         return Err(RvdError::NotRvd);
     }
@@ -110,6 +117,7 @@ pub fn read_records(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>), RvdErro
                 0,
                 format!("torn record at byte {at}: the recording ends inside its header"),
             );
+            skipped.stop(at as u64);
             break;
         };
         let kind = head[0];
@@ -120,6 +128,7 @@ pub fn read_records(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>), RvdErro
                 0,
                 format!("corrupt record at byte {at}: payload of {len} bytes; the rest is left out"),
             );
+            skipped.stop(at as u64);
             break;
         }
         let Some(payload) = bytes.get(at + 13..at + 13 + len as usize) else {
@@ -127,6 +136,7 @@ pub fn read_records(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>), RvdErro
                 0,
                 format!("torn record at byte {at}: the recording ends inside its payload"),
             );
+            skipped.stop(at as u64);
             break;
         };
         match kind {
@@ -139,16 +149,22 @@ pub fn read_records(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>), RvdErro
                     received,
                     time: f64::from_le_bytes(b),
                 }),
-                Err(_) => warnings.push(
-                    0,
-                    format!("record at byte {at}: a simulation time of {len} bytes"),
-                ),
+                Err(_) => {
+                    warnings.push(
+                        0,
+                        format!("record at byte {at}: a simulation time of {len} bytes"),
+                    );
+                    skipped.add(at as u64, 13 + u64::from(len));
+                }
             },
-            k => warnings.push(0, format!("record at byte {at}: unknown kind {k}, skipped")),
+            k => {
+                warnings.push(0, format!("record at byte {at}: unknown kind {k}, skipped"));
+                skipped.add(at as u64, 13 + u64::from(len));
+            }
         }
         at += 13 + len as usize;
     }
-    Ok((out, warnings.finish()))
+    Ok((out, warnings.finish(), skipped))
 }
 
 /// The entity of a set name, with its dotted ancestors as parents.

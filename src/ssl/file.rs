@@ -141,6 +141,8 @@ pub struct FileSummary {
     pub by_type: BTreeMap<MessageType, u64>,
     /// Whether the file ends with an index record that matches its records.
     pub indexed: bool,
+    /// Where the records stopped at damage the reader could not pass.
+    pub skipped: crate::log::Skipped,
 }
 
 /// Reads the records of one SSL game log; see the [module docs](self).
@@ -447,6 +449,7 @@ impl<R: Read> RecordReader<R> {
                 if n == 1 { "" } else { "s" }
             ),
         );
+        self.summary.skipped.stop(start);
         self.done = true;
     }
 

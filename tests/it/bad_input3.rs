@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::util::{stderr, tmp, underlay_cmd};
+use crate::util::{stderr, stdout, tmp, underlay_cmd};
 
 fn data(dir: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -245,4 +245,123 @@ fn endless_streams_stop_at_the_budget() {
         assert!(t.elapsed() < Duration::from_secs(60), "{what}: {:?}", t.elapsed());
         writer.join().unwrap();
     }
+}
+
+fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    crate::util::run(args)
+}
+
+/// Finding 3: garbage after a valid start is counted and said once, with
+/// its first offset; a file that is mostly garbage is an error.
+#[test]
+fn garbage_is_counted_and_said_once_and_mostly_garbage_is_refused() {
+    let dir = tmp();
+    let game = gunzip(&data("sim2d", "match4.rcg.gz"));
+    let v3 = gunzip(&data("sim2d", "match_v3.rcg.gz"));
+    let ssl = gunzip(&data("ssl", "ball-out-35s.log.gz"));
+    let dlog = gunzip(&data("sim2d", "HELIOS_Q-9.log.gz"));
+    let perception = gunzip(&data("sim3d", "agent_Alpha_1.log.gz"));
+    // Garbage lines (for line readers) or bytes (for record readers).
+    let mut noise = Vec::new();
+    let mut x: u32 = 7;
+    for _ in 0..200_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        noise.push((x >> 16) as u8);
+    }
+    let lines: Vec<u8> = b"this is not a record at all (\n".repeat(2_000);
+    for (what, valid, garbage) in [
+        ("2D game log", &game, &lines),
+        ("2D game log", &v3, &noise),
+        ("SSL game log", &ssl, &noise),
+        ("2D agent debug log", &dlog, &lines),
+        ("3D agent perception log", &perception, &lines),
+    ] {
+        // A little garbage: read, and said in one line with its offset.
+        let cut = valid.len() - valid.len() / 20;
+        let mut a = valid[..cut].to_vec();
+        let small = &garbage[..(valid.len() / 20).min(garbage.len())];
+        a.extend_from_slice(small);
+        let p = dir.path().join("some-garbage");
+        std::fs::write(&p, &a).unwrap();
+        let o = run(&[OsStr::new("log"), "info".as_ref(), p.as_os_str()]);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        let said: Vec<&str> = out.lines().filter(|l| l.contains("were passed over")).collect();
+        assert_eq!(said.len(), 1, "{what}: {out}");
+        assert!(
+            said[0].contains(&format!("at byte {}", group(cut as u64))) || said[0].contains("at byte"),
+            "{what}: {}",
+            said[0]
+        );
+        assert!(
+            out.lines().filter(|l| l.starts_with("  ")).count() < 600,
+            "{what}: a few lines of warnings, not one per broken line"
+        );
+        // Mostly garbage: refused, saying how much and where it starts.
+        let mut b = valid[..valid.len() / 50].to_vec();
+        b.extend(garbage.iter().cycle().take(valid.len()));
+        std::fs::write(&p, &b).unwrap();
+        let o = run(&[OsStr::new("log"), "info".as_ref(), p.as_os_str()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stdout(&o));
+        assert!(
+            err.contains("only its start reads as") && err.contains("probably something else"),
+            "{what}: {err}"
+        );
+    }
+}
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Finding 4: quoted input in an error is cut, and warnings beyond the
+/// first few of a kind are summed up in one line.
+#[test]
+fn messages_quote_little_and_warnings_are_summed_up() {
+    let dir = tmp();
+    let long = "x".repeat(4 << 20);
+    for (name, text, args) in [
+        ("long.txt", format!("{{ {long}"), vec!["log", "info"]),
+        ("s.toml", format!("video = \"{long}\n"), vec!["export"]),
+        ("points.csv", format!("u,v,x,y\n{long}\n"), vec!["calib", "solve"]),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let mut a: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        a.push(p.as_os_str());
+        if args[0] == "export" {
+            a.extend(["-o", "/nonexistent/o.mp4"].map(OsStr::new));
+        }
+        let o = run(&a);
+        assert!(!o.status.success());
+        assert!(
+            stderr(&o).len() < 1000,
+            "{name}: {} bytes of message",
+            stderr(&o).len()
+        );
+        assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
+    }
+    // Thousands of broken lines in a long debug log: a few said, the rest
+    // counted in one line.
+    let mut dlog = gunzip(&data("sim2d", "HELIOS_Q-9.log.gz"));
+    for i in 0..5_000 {
+        dlog.extend_from_slice(format!("{i},0 1 Z this line type is unknown\n").as_bytes());
+    }
+    let p = dir.path().join("broken.log");
+    std::fs::write(&p, &dlog).unwrap();
+    let o = run(&[OsStr::new("log"), "info".as_ref(), p.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let warnings: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("warnings:")).collect();
+    assert!(warnings.len() < 15, "{}", warnings.join("\n"));
+    assert!(out.contains("more like"), "{out}");
 }

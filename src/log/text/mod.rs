@@ -80,8 +80,9 @@ impl Tok<'_> {
             Tok::Semi => "';'".into(),
             Tok::Colon => "':'".into(),
             Tok::Comma => "','".into(),
-            Tok::Word(w) => format!("'{w}'"),
-            Tok::Str(s) => format!("{s:?}"),
+            // Quoted input is cut: a 4 MiB word is not echoed whole.
+            Tok::Word(w) => format!("'{}'", crate::log::summary::shorten(w, 80)),
+            Tok::Str(s) => crate::log::summary::shorten(&format!("{s:?}"), 80),
             Tok::Eof => "the end of the text".into(),
         }
     }

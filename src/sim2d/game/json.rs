@@ -50,8 +50,19 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) -> Result<(), GameError> {
             0,
             format!("{e}; the {elements} elements before it are kept"),
         );
+        b.game.skipped.stop(offset_of(bytes, e.line(), e.column()));
     }
     Ok(())
+}
+
+/// The byte offset of 1-based `line` and `column` in `bytes`.
+fn offset_of(bytes: &[u8], line: usize, column: usize) -> u64 {
+    let start: usize = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(<[u8]>::len)
+        .sum();
+    (start + column.saturating_sub(1)).min(bytes.len()) as u64
 }
 
 struct Elements<'b> {

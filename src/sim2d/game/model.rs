@@ -481,6 +481,8 @@ pub struct Game {
     /// How many team-graphic messages (`(team_graphic_l …)`) were skipped.
     pub team_graphics: usize,
     pub warnings: Vec<Warning>,
+    /// What the reader passed over as not a game log.
+    pub skipped: crate::log::Skipped,
 }
 
 impl Game {
@@ -545,6 +547,7 @@ impl Builder {
                 messages: Vec::new(),
                 team_graphics: 0,
                 warnings: Vec::new(),
+                skipped: crate::log::Skipped::default(),
             },
             warnings: Warnings::default(),
             play_mode: PlayMode::UNKNOWN,

@@ -58,6 +58,7 @@ pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
         )));
     };
     let mut b = Builder::new(version);
+    b.game.skipped.total = bytes.len() as u64;
     match version {
         Version::Binary3 => v3::read(bytes, &mut b),
         Version::Json => json::read(bytes, &mut b)?,

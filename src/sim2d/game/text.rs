@@ -40,6 +40,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
         }
         if let Err(why) = record(&mut parser, text, b, line, offset) {
             b.warnings.push(line, offset, why);
+            b.game.skipped.add(offset, text.len() as u64 + 1);
         }
     }
 }

@@ -113,6 +113,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
         let offset = at as u64;
         let Some(mode) = bytes.get(at..at + 2) else {
             b.warnings.push(0, offset, "one byte left over at the end");
+            b.game.skipped.stop(offset);
             return;
         };
         let mode = i16::from_be_bytes([mode[0], mode[1]]);
@@ -124,6 +125,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
                 let Some(h) = bytes.get(at..at + 4) else {
                     b.warnings
                         .push(0, offset, "message record cut short; the file ends here");
+                    b.game.skipped.stop(offset);
                     return;
                 };
                 let n = i16::from_be_bytes([h[2], h[3]]);
@@ -133,6 +135,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
                         offset,
                         format!("message of negative length {n}; the read stops here"),
                     );
+                    b.game.skipped.stop(offset);
                     return;
                 }
                 4 + n as usize
@@ -148,6 +151,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
                     offset,
                     format!("unknown record mode {other}; the read stops here"),
                 );
+                b.game.skipped.stop(offset);
                 return;
             }
         };
@@ -160,6 +164,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
                     bytes.len() - at
                 ),
             );
+            b.game.skipped.stop(offset);
             return;
         };
         at += len;

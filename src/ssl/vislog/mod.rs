@@ -114,8 +114,14 @@ pub fn read(r: impl Read, decompressed: bool) -> Result<Log, ReadError> {
     while let Some(rec) = records.next_record()? {
         conv.record(&rec);
     }
-    let (_, file_warnings) = records.finish();
-    Ok(conv.finish(file_warnings))
+    let (summary, file_warnings) = records.finish();
+    let mut passed = conv.skipped;
+    if let Some(at) = summary.skipped.stopped_at {
+        passed.stop(at);
+    }
+    let mut log = conv.finish(file_warnings);
+    log.skipped = passed;
+    Ok(log)
 }
 
 /// A persistent frame still being shown.
@@ -174,6 +180,8 @@ pub(crate) struct Converter {
     log: Log,
     names: Names,
     warnings: Warnings,
+    /// Records that did not decode, passed over.
+    skipped: crate::log::Skipped,
     drawer: Drawer,
     field_layer: Layer,
     ticks: Layer,
@@ -234,6 +242,7 @@ impl Converter {
             log,
             names,
             warnings: Warnings::default(),
+            skipped: crate::log::Skipped::default(),
             drawer: Drawer::new(Layout::new(l, w, b), ents),
             field_layer: Layer::default(),
             ticks: Layer::default(),
@@ -293,7 +302,7 @@ impl Converter {
                 ),
             );
         };
-        match rec.kind {
+        let passed_over = match rec.kind {
             MessageType::Vision | MessageType::LegacyVision => {
                 let decoded = if rec.kind == MessageType::Vision {
                     Vision::decode(rec.payload, &mut self.dropped)
@@ -301,19 +310,43 @@ impl Converter {
                     Vision::decode_legacy(rec.payload, &mut self.dropped)
                 };
                 match decoded {
-                    Ok(v) => self.vision(t, v),
-                    Err(e) => undecodable(&mut self.warnings, "vision", e),
+                    Ok(v) => {
+                        self.vision(t, v);
+                        false
+                    }
+                    Err(e) => {
+                        undecodable(&mut self.warnings, "vision", e);
+                        true
+                    }
                 }
             }
             MessageType::Referee => match Referee::decode(rec.payload, &mut self.bad_events) {
-                Ok(r) => self.referee(t, r),
-                Err(e) => undecodable(&mut self.warnings, "referee", e),
+                Ok(r) => {
+                    self.referee(t, r);
+                    false
+                }
+                Err(e) => {
+                    undecodable(&mut self.warnings, "referee", e);
+                    true
+                }
             },
             MessageType::Tracker => match Tracked::decode(rec.payload, &mut self.dropped) {
-                Ok(w) => self.tracked(t, w),
-                Err(e) => undecodable(&mut self.warnings, "tracker", e),
+                Ok(w) => {
+                    self.tracked(t, w);
+                    false
+                }
+                Err(e) => {
+                    undecodable(&mut self.warnings, "tracker", e);
+                    true
+                }
             },
-            _ => {}
+            _ => false,
+        };
+        if passed_over {
+            self.skipped.add(
+                rec.offset,
+                super::file::RECORD_HEADER_LEN + rec.payload.len() as u64,
+            );
         }
     }
 

@@ -1,7 +1,52 @@
-//! TOML as underlay writes it (sessions, calibration files): `toml`
-//! writes an array either on one line or one number per line; a matrix
-//! or a list of points reads best with one row per line. [`rows_on_lines`]
-//! breaks every array of arrays or of inline tables after each element.
+//! TOML as underlay writes and reads it (sessions, calibration files).
+//! `toml` writes an array either on one line or one number per line; a
+//! matrix or a list of points reads best with one row per line:
+//! [`rows_on_lines`] breaks every array of arrays or of inline tables
+//! after each element. `toml`'s errors quote the whole line they are on,
+//! which may be megabytes: [`parse`] says the line and column and quotes
+//! at most a short excerpt around the place ([`TomlError`]).
+
+use serde::de::DeserializeOwned;
+
+/// TOML that does not read as what was expected: where, why, and a short
+/// excerpt of the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: {message}{}", if .excerpt.is_empty() { String::new() } else { format!(" (at `{}`)", .excerpt) })]
+pub struct TomlError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    /// At most 60 characters of the line around the place.
+    pub excerpt: String,
+}
+
+/// Reads `text` as a `T`, with errors that quote at most an excerpt.
+pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, TomlError> {
+    toml::from_str(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start).min(text.len());
+        let at = text.floor_char_boundary(at);
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let line = text[..at].matches('\n').count() + 1;
+        let column = text[line_start..at].chars().count() + 1;
+        let from = text.floor_char_boundary(at.saturating_sub(30).max(line_start));
+        let to = text.ceil_char_boundary((at + 30).min(line_end));
+        let mut excerpt = String::new();
+        if from > line_start {
+            excerpt.push('…');
+        }
+        excerpt.push_str(text[from..to].trim_end());
+        if to < line_end {
+            excerpt.push('…');
+        }
+        TomlError {
+            line,
+            column,
+            message: crate::error::shorten(e.message(), 200),
+            excerpt,
+        }
+    })
+}
 
 /// `text` (TOML as `toml::to_string` writes it: arrays inline) with every
 /// array whose elements are arrays or inline tables written one element
@@ -90,6 +135,26 @@ fn split_rows(line: &str) -> Option<(&str, Vec<&str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_quote_an_excerpt_not_the_line() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct S {
+            video: String,
+        }
+        let text = format!("# a session\nvideo = \"{}\n", "x".repeat(1 << 20));
+        let e = parse::<S>(&text).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.len() < 400 && m.starts_with("line 2, column "),
+            "{}",
+            &m[..m.len().min(500)]
+        );
+        let e = parse::<S>("video = 3\n").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 9), "{e}");
+        assert!(e.to_string().contains("`video = 3`"), "{e}");
+    }
 
     #[test]
     fn matrices_and_point_lists_get_a_row_per_line() {
