@@ -1,10 +1,127 @@
 //! Writing output files so that a failure never leaves a half-written or
 //! overwritten file: everything is written to a hidden temporary file in
 //! the output's folder and renamed over the output only when complete.
+//! An output goes where the user pointed ([`Sink`]): through a symbolic
+//! link to the file it names (the link stays), into a pipe, a device or
+//! standard output (`-`) as it is made, since those cannot be renamed over.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read as _, Write};
 use std::path::{Path, PathBuf};
+
+/// Where an output named on the command line goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A file (the one a symbolic link names, when the name is a link):
+    /// written beside it and renamed over it when complete.
+    File(PathBuf),
+    /// A pipe, a device or a socket: written in place, as it is made.
+    Stream(PathBuf),
+    /// Standard output (`-`).
+    Stdout,
+}
+
+/// Where `output` goes (see [`Target`]).
+pub fn target(output: &Path) -> io::Result<Target> {
+    if output.as_os_str() == "-" {
+        return Ok(Target::Stdout);
+    }
+    let resolved = follow_links(output)?;
+    match std::fs::metadata(&resolved) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Ok(Target::Stream(resolved)),
+        _ => Ok(Target::File(resolved)),
+    }
+}
+
+/// `path` with every symbolic link along its last component followed (a
+/// link to a file not yet made names where it will be).
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = if to.is_absolute() {
+                    to
+                } else {
+                    parent_dir(&p).join(to)
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: too many symbolic links in a row",
+        path.display()
+    )))
+}
+
+/// An output being written: a temporary file renamed over the target when
+/// finished, or the stream itself (see [`target`]).
+#[derive(Debug)]
+pub enum Sink {
+    /// Written to a temporary file beside `target`.
+    Temp { temp: TempFile, target: PathBuf },
+    /// Written straight to a pipe or a device.
+    Stream(PathBuf),
+    /// Written to standard output.
+    Stdout,
+}
+
+impl Sink {
+    /// The sink for `output`; `ext` is the temporary file's extension when
+    /// not the output's own.
+    pub fn open(output: &Path, ext: Option<&str>) -> io::Result<Sink> {
+        Ok(match target(output)? {
+            Target::File(t) => Sink::Temp {
+                temp: TempFile::beside(&t, ext.or_else(|| output.extension().and_then(|e| e.to_str()))),
+                target: t,
+            },
+            Target::Stream(p) => Sink::Stream(p),
+            Target::Stdout => Sink::Stdout,
+        })
+    }
+
+    /// Where to write: a path, or FFmpeg's `pipe:1` for standard output.
+    pub fn path(&self) -> &Path {
+        match self {
+            Sink::Temp { temp, .. } => temp.path(),
+            Sink::Stream(p) => p,
+            Sink::Stdout => Path::new("pipe:1"),
+        }
+    }
+
+    /// Opens the sink for writing (a file, the pipe or device, or
+    /// standard output).
+    pub fn writer(&self) -> io::Result<Box<dyn Write + Send>> {
+        Ok(match self {
+            Sink::Temp { temp, .. } => Box::new(File::create(temp.path())?),
+            Sink::Stream(p) => {
+                let _note = FifoWait::start(p);
+                Box::new(std::fs::OpenOptions::new().write(true).open(p)?)
+            }
+            Sink::Stdout => Box::new(io::stdout()),
+        })
+    }
+
+    /// Whether the output cannot be sought back into (a container must be
+    /// written as a stream: fragmented MP4, Matroska without cues).
+    pub fn is_stream(&self) -> bool {
+        !matches!(self, Sink::Temp { .. })
+    }
+
+    /// Finishes the output: the temporary file, synced, renamed over its
+    /// target.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Sink::Temp { temp, target } => {
+                File::open(temp.path())?.sync_all()?;
+                temp.commit(&target)
+            }
+            Sink::Stream(_) | Sink::Stdout => Ok(()),
+        }
+    }
+}
 
 /// A temporary file beside an output: removed when dropped unless
 /// [`TempFile::commit`]ted, and by [`remove_temporaries`] when a signal
@@ -268,17 +385,31 @@ pub fn parent_dir(p: &Path) -> &Path {
 /// Streams `body` into a temporary file beside `path`, syncs it and renames
 /// it over `path`; on any failure the temporary file is removed and `path`
 /// is untouched.
-pub fn write_atomic_with(
-    path: &Path,
-    body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let temp = TempFile::beside(path, None);
-    let file = File::create(temp.path())?;
-    let mut w = BufWriter::with_capacity(1 << 18, file);
-    body(&mut w)?;
-    let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
-    file.sync_all()?;
-    temp.commit(path)
+pub fn write_atomic_with(path: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    match target(path)? {
+        Target::File(t) => {
+            let temp = TempFile::beside(&t, None);
+            let file = File::create(temp.path())?;
+            let mut w = BufWriter::with_capacity(1 << 18, file);
+            body(&mut w)?;
+            let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+            file.sync_all()?;
+            temp.commit(&t)
+        }
+        // A pipe or a device is written as it is: it cannot be renamed over.
+        Target::Stream(p) => {
+            let _note = FifoWait::start(&p);
+            let file = std::fs::OpenOptions::new().write(true).open(&p)?;
+            let mut w = BufWriter::with_capacity(1 << 18, file);
+            body(&mut w)?;
+            w.flush()
+        }
+        Target::Stdout => {
+            let mut w = BufWriter::with_capacity(1 << 18, io::stdout().lock());
+            body(&mut w)?;
+            w.flush()
+        }
+    }
 }
 
 /// Writes `bytes` to `path` atomically (see [`write_atomic_with`]).

@@ -609,7 +609,9 @@ mod tests {
         .unwrap();
         let inline = crate::error::chain(&Session::load(&p).unwrap_err());
         assert!(!inline.contains("untagged"), "{inline}");
+        // The reason, without the excerpt of the line it is on.
         let reason = from_file.rsplit(": ").next().unwrap().trim();
+        let reason = reason.split(" (at `").next().unwrap();
         assert!(inline.contains(reason), "{inline}\nvs {from_file}");
         // A file reference with a typo is named too.
         std::fs::write(

@@ -92,9 +92,9 @@ pub struct SolveArgs {
     /// Fitting method: least squares, or a robust one that leaves flagged points out.
     #[arg(long, value_enum, default_value_t = Method::Lsq)]
     pub method: Method,
-    /// RANSAC inlier threshold in pixels (default: 3 px at 1280×720, in
-    /// proportion to the picture's diagonal).
-    #[arg(long, value_name = "PX")]
+    /// RANSAC inlier threshold in pixels, 0.01 to 10000 (default: 3 px at
+    /// 1280×720, in proportion to the picture's diagonal).
+    #[arg(long, value_name = "PX", value_parser = super::common::parse_pixels)]
     pub ransac_threshold: Option<f64>,
     /// Image size, e.g. 1920x1080: centre and scale of the distortion, and
     /// the clipping margin stored in the calibration.

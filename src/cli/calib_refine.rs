@@ -49,11 +49,11 @@ pub struct RefineArgs {
     #[arg(long)]
     pub json: bool,
     /// The video's frame at this time, in seconds (a picture has one frame).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = super::common::parse_seconds)]
     pub at: f64,
     /// Half the width searched across each line at first, in pixels
     /// (default: 15 px plus 1.5 % of the picture's diagonal).
-    #[arg(long, value_name = "PX")]
+    #[arg(long, value_name = "PX", value_parser = super::common::parse_pixels)]
     pub search: Option<f64>,
     /// Least brightness of a painted line over the floor beside it (luma
     /// levels, 0 to 255).

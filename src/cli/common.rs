@@ -44,7 +44,7 @@ pub struct MatchArgs {
     pub follow: Option<String>,
     /// Magnification of a rendered match's pitch (1 to 8; default 1, or 3
     /// when following something).
-    #[arg(long, value_name = "Z")]
+    #[arg(long, value_name = "Z", value_parser = parse_zoom)]
     pub zoom: Option<f64>,
     /// Over a 2D match: the player whose sensing is drawn in detail
     /// (`l10`, `r3`: what it could see each cycle, level 3).
@@ -179,6 +179,44 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// A number from the command line that must be finite and within
+/// `lo..=hi` (`what` names it in the message, with the range).
+fn number_in(s: &str, lo: f64, hi: f64, what: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is not {what} ({lo} to {hi})")),
+        Err(_) => Err(format!("'{s}' is not a number ({what}: {lo} to {hi})")),
+    }
+}
+
+/// Range-checked parsers for numbers the command line takes; the range is
+/// in each option's help.
+macro_rules! number_parsers {
+    ($($(#[$doc:meta])* $name:ident: $lo:expr, $hi:expr, $what:expr;)*) => {
+        $($(#[$doc])* pub fn $name(s: &str) -> Result<f64, String> {
+            number_in(s, $lo, $hi, $what)
+        })*
+    };
+}
+
+/// A week, in seconds: the longest span any time option takes.
+pub const MAX_SECONDS: f64 = 7.0 * 86_400.0;
+
+number_parsers! {
+    /// A rendered pitch's magnification.
+    parse_zoom: 1.0, 8.0, "a magnification";
+    /// Pictures per second.
+    parse_fps: 0.1, 240.0, "a number of pictures per second";
+    /// An offset between clocks: any finite seconds within 10^12 (epoch times).
+    parse_offset: -1e12, 1e12, "an offset in seconds";
+    /// A moment or a span of video, in seconds.
+    parse_seconds: 0.0, MAX_SECONDS, "a number of seconds";
+    /// A distance in pixels.
+    parse_pixels: 0.01, 10_000.0, "a number of pixels";
+    /// A luma contrast.
+    parse_levels: 0.0, 255.0, "a number of luma levels";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +231,16 @@ mod tests {
         for bad in ["", "x", "-1G", "0", "1e308", "2P", "nanG", "1.2.3M"] {
             assert!(parse_bytes(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn numbers_are_finite_and_in_range() {
+        assert_eq!(parse_zoom("3"), Ok(3.0));
+        for bad in ["1e308", "nan", "inf", "0.5", "9", "x"] {
+            let e = parse_zoom(bad).unwrap_err();
+            assert!(e.contains("1 to 8"), "{bad}: {e}");
+        }
+        assert_eq!(parse_offset("-1700000000.5"), Ok(-1_700_000_000.5));
+        assert!(parse_offset("inf").is_err() && parse_fps("0").is_err() && parse_seconds("-1").is_err());
     }
 }

@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
     /// Log time = video time + OFFSET (seconds); overrides the session's.
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = super::common::parse_offset)]
     pub offset: Option<f64>,
     /// Start of the exported part: video seconds, or for a match seconds
     /// of its game clock (or cycles: `1200c`).
@@ -45,9 +45,9 @@ pub struct Args {
     pub size: Option<[usize; 2]>,
     #[command(flatten)]
     pub shown: super::common::MatchArgs,
-    /// Pictures per second of a rendered match (default: one per record
-    /// for the simulators, 30 for SSL logs).
-    #[arg(long, value_name = "N")]
+    /// Pictures per second of a rendered match, 0.1 to 240 (default: one
+    /// per record for the simulators, 30 for SSL logs).
+    #[arg(long, value_name = "N", value_parser = super::common::parse_fps)]
     pub fps: Option<f64>,
     /// Draw only primitives with level ≤ N.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -111,7 +111,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     eprintln!(
         "wrote {}: {} frames, {:.2} s of video, in {:.1} s ({:.0} frames/s)",
-        args.output.display(),
+        if args.output.as_os_str() == "-" {
+            "standard output".to_owned()
+        } else {
+            args.output.display().to_string()
+        },
         report.frames,
         report.duration,
         report.elapsed,

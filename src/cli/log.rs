@@ -489,7 +489,7 @@ fn convert(inputs: &Inputs, output: &Path) -> anyhow::Result<()> {
         log::SaveFormat::Native { zstd_level: None } => "native binary",
         log::SaveFormat::Native { zstd_level: Some(_) } => "native binary (zstd)",
     };
-    println!(
+    let said = format!(
         "{} ({}) → {} ({out_name}): {} frames, {} primitives, {} entities",
         match loaded.files.as_slice() {
             [(one, _)] => one.display().to_string(),
@@ -505,6 +505,12 @@ fn convert(inputs: &Inputs, output: &Path) -> anyhow::Result<()> {
         log.primitives.len(),
         log.entities.len()
     );
+    // Written to standard output, the log is alone there.
+    if output.as_os_str() == "-" {
+        eprintln!("{said}");
+    } else {
+        println!("{said}");
+    }
     Ok(())
 }
 

@@ -168,15 +168,18 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
         );
     }
     masker.check_video(info.width, info.height, info.frame_count)?;
+    // Written beside the output and renamed at the end: an interrupted or
+    // failed run leaves no half-written mask video. A pipe or a device
+    // is written as a stream.
+    let partial = crate::files::Sink::open(&args.output, Some("mkv"))
+        .with_context(|| format!("writing {}", args.output.display()))?;
     let settings = EncoderSettings {
         gray_lossless: true,
         time_base: info.time_base,
         fps_hint: info.fps,
+        stream_format: partial.is_stream().then(|| "mkv".to_owned()),
         ..EncoderSettings::default()
     };
-    // Written beside the output and renamed at the end: an interrupted or
-    // failed run leaves no half-written mask video.
-    let partial = crate::files::TempFile::beside(&args.output, Some("mkv"));
     // Errors name the output, not the temporary file it is written as.
     let named = |e: crate::video::VideoError| e.naming(partial.path(), &args.output);
     let mut encoder = Encoder::create(partial.path(), info.width as u32, info.height as u32, &settings)
@@ -219,7 +222,7 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
         .map_err(named)
         .with_context(|| format!("writing {}", args.output.display()))?;
     partial
-        .commit(&args.output)
+        .finish()
         .with_context(|| format!("writing {}", args.output.display()))?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(

@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "HOST:PORT")]
     pub monitor: Option<String>,
     /// Stop after this many seconds [default: at Ctrl-C].
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = super::common::parse_seconds)]
     pub duration: Option<f64>,
     /// The recording to write (`.rvd`).
     #[arg(short, long, value_name = "FILE.rvd")]

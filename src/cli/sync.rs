@@ -30,17 +30,17 @@ pub struct Args {
     /// Starting guess: log time = video time + OFFSET (seconds; default
     /// the session's; with a video and no guess, the whole overlap of the
     /// two is searched).
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = super::common::parse_offset)]
     pub offset: Option<f64>,
     /// Compare only the video from S seconds.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = super::common::parse_seconds)]
     pub from: Option<f64>,
     /// Compare only the video up to S seconds.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = super::common::parse_seconds)]
     pub to: Option<f64>,
     /// Try offsets up to SECONDS either side of the guess (default 60
     /// around a given offset, the whole overlap without one).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
     pub search: Option<f64>,
     /// Keep the rate (no clock drift measured).
     #[arg(long)]

@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
     /// Log time = video time + OFFSET (seconds).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = super::common::parse_offset)]
     pub offset: Option<f64>,
     /// Start in calibration mode with these points (a `u,v,x,y` CSV, the
     /// input of `underlay calib solve`).
@@ -47,7 +47,7 @@ pub struct Args {
     pub synthetic: Option<crate::viewer::SyntheticSpec>,
     /// Measure: play this many seconds from the start, seek at random,
     /// print per-frame timings and exit.
-    #[arg(long, value_name = "SECONDS", hide = true)]
+    #[arg(long, value_name = "SECONDS", hide = true, value_parser = super::common::parse_seconds)]
     pub bench_play: Option<f64>,
     /// With `--bench-play`: repaint the window continuously, as while the
     /// mouse moves over it, instead of only when a frame is due.

@@ -121,6 +121,8 @@ pub enum ExportError {
     },
     #[error("--from and --to must be finite seconds with from < to (got {from} and {to})")]
     BadRange { from: f64, to: f64 },
+    #[error("{what}")]
+    EmptyPart { what: String },
     #[error("{fps} pictures per second is not possible")]
     BadRate { fps: f64 },
     #[error(transparent)]
@@ -284,7 +286,7 @@ pub fn run_planned<P: Send>(
         None => None,
     };
 
-    let temp = TempFile::beside(&job.output);
+    let temp = TempFile::beside(&job.output)?;
     let workers = processors.len().max(1);
     let pool_limit = 2 * workers + SPARE_FRAMES + 2;
     let (work_tx, work_rx) = bounded::<Work<P>>(workers + 1);
@@ -352,6 +354,15 @@ pub fn run_planned<P: Send>(
     })
 }
 
+/// The container a stream output is written in: the one its name's
+/// extension picks, else MP4 (fragmented).
+fn stream_container(output: &Path) -> String {
+    match output.extension().and_then(|e| e.to_str()) {
+        Some(e) if crate::video::is_known_container(output) => e.to_ascii_lowercase(),
+        _ => "mp4".to_owned(),
+    }
+}
+
 /// Refuses outputs that are one of the inputs (also through links), and
 /// outputs in folders that do not exist.
 fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
@@ -363,6 +374,14 @@ fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
             input: e.input,
         }
     })?;
+    // A pipe, a device or `-` is written as a stream, in the container its
+    // name says or MP4.
+    if matches!(
+        crate::files::target(out),
+        Ok(crate::files::Target::Stream(_) | crate::files::Target::Stdout)
+    ) {
+        return Ok(());
+    }
     if !crate::video::is_known_container(out) {
         return Err(ExportError::UnknownContainer { output: out.clone() });
     }
@@ -373,18 +392,31 @@ fn check_paths(job: &ExportJob) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// The temporary output file: removed when dropped unless committed.
-struct TempFile(crate::files::TempFile);
+/// Where the video is written: a temporary file renamed over the output
+/// (through a symbolic link, over the file it names) when complete, or a
+/// pipe, a device or standard output written as a stream.
+struct TempFile(crate::files::Sink);
 
 impl TempFile {
-    /// A hidden name in `output`'s folder with the same extension (which
-    /// picks the container).
-    fn beside(output: &Path) -> TempFile {
-        TempFile(crate::files::TempFile::beside(output, None))
+    /// The sink for `output`: the temporary file has the output's
+    /// extension (which picks the container).
+    fn beside(output: &Path) -> Result<TempFile, ExportError> {
+        crate::files::Sink::open(output, None)
+            .map(TempFile)
+            .map_err(|source| ExportError::Io {
+                path: output.to_owned(),
+                source,
+            })
     }
 
     fn path(&self) -> &Path {
         self.0.path()
+    }
+
+    /// Whether the output is a stream (written as fragmented MP4, or the
+    /// stream form of its container).
+    fn is_stream(&self) -> bool {
+        self.0.is_stream()
     }
 
     /// An encoder error about the temporary file, told about the output
@@ -394,7 +426,7 @@ impl TempFile {
     }
 
     fn commit(self, output: &Path) -> Result<(), ExportError> {
-        self.0.commit(output).map_err(|source| ExportError::Io {
+        self.0.finish().map_err(|source| ExportError::Io {
             path: output.to_owned(),
             source,
         })
@@ -642,6 +674,9 @@ fn encode_stage(
                         settings.audio_from = Some(audio.clone());
                         settings.audio_window = (job.from.is_some() || job.to.is_some())
                             .then(|| (t0, job.to.unwrap_or(f64::INFINITY)));
+                    }
+                    if temp.is_stream() {
+                        settings.stream_format = Some(stream_container(&job.output));
                     }
                     let enc = Encoder::create(temp.path(), w as u32, h as u32, &settings);
                     encoder.insert(enc.map_err(|e| temp.name_output(e, &job.output))?)

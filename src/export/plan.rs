@@ -261,6 +261,13 @@ impl ExportPlan {
             .map_err(ExportError::Time)
         };
         let (from, to) = (video_time(options.from)?, video_time(options.to)?);
+        let (from, to) = within_source(
+            &session.video,
+            &info,
+            (options.from, from),
+            (options.to, to),
+            &mut notes,
+        )?;
         let probe = Pipeline::with_index(Arc::clone(&log), Arc::clone(&index), &settings)?;
         probe
             .check_video(info.width, info.height, info.frame_count)
@@ -335,6 +342,67 @@ impl ExportPlan {
         report.warnings.extend(self.notes.iter().cloned());
         Ok(report)
     }
+}
+
+/// `from` and `to` (as given, and as video times) checked against the
+/// source's own length: a part wholly past its end (or empty) is an error
+/// naming the input and its length; a part that runs past an end is cut
+/// to it, and a note says so.
+fn within_source(
+    input: &Path,
+    info: &crate::video::source::SourceInfo,
+    (from_arg, from): (Option<TimeArg>, Option<f64>),
+    (to_arg, to): (Option<TimeArg>, Option<f64>),
+    notes: &mut Vec<String>,
+) -> Result<(Option<f64>, Option<f64>), ExportError> {
+    let (start, end) = (info.start, info.start + info.duration.max(0.0));
+    let length = || {
+        format!(
+            "{} lasts {:.3} s{}",
+            input.display(),
+            info.duration,
+            if info.clocks.is_some() { " of pictures" } else { "" }
+        )
+    };
+    let known = info.duration > 0.0 && info.duration.is_finite();
+    if let (Some(a), Some(f), Some(b), Some(t)) = (from_arg, from, to_arg, to)
+        && f >= t
+    {
+        return Err(ExportError::EmptyPart {
+            what: format!(
+                "--from {a} and --to {b} leave nothing between them ({} ({f:.3} s to {t:.3} s of it)",
+                length()
+            ),
+        });
+    }
+    if known
+        && let (Some(a), Some(f)) = (from_arg, from)
+        && f >= end
+    {
+        return Err(ExportError::EmptyPart {
+            what: format!("--from {a} is at or past the end: {}", length()),
+        });
+    }
+    if known
+        && let (Some(b), Some(t)) = (to_arg, to)
+        && t <= start
+    {
+        return Err(ExportError::EmptyPart {
+            what: format!("--to {b} is at or before the start: {}", length()),
+        });
+    }
+    let mut to = to;
+    if known
+        && let (Some(b), Some(t)) = (to_arg, to)
+        && t > end
+    {
+        notes.push(format!(
+            "--to {b} is past the end: {}; exported up to its end",
+            length()
+        ));
+        to = None;
+    }
+    Ok((from, to))
 }
 
 /// The note an export makes when the floor is cut to the hull of the

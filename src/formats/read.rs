@@ -352,6 +352,27 @@ mod tests {
             }
         }
 
+        /// Every format's valid start, then random bytes: read through the
+        /// door (its budget and its count of what was passed over), an
+        /// error or a log, never a panic; what loads says what it passed
+        /// over, or is all of the input.
+        #[test]
+        fn every_format_start_then_garbage_never_panics(
+            which in 0usize..9,
+            keep in 16usize..4096,
+            garbage in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096),
+        ) {
+            let starts = format_starts();
+            let start = &starts[which % starts.len()];
+            let mut b = start[..keep.min(start.len())].to_vec();
+            b.extend_from_slice(&garbage);
+            if let Ok((log, _)) = read_log(&b[..]) {
+                for f in &log.frames {
+                    proptest::prop_assert!(f.primitives.end <= log.primitives.len());
+                }
+            }
+        }
+
         /// Valid logs with a few bytes changed, cut or spliced load or
         /// fail cleanly; what loads is drawable (no NaN, no negative size).
         #[test]
@@ -413,6 +434,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("still image, which is not a log"), "{e}");
+    }
+
+    /// The first 4 KiB of a file of each format underlay reads.
+    fn format_starts() -> Vec<Vec<u8>> {
+        let fixture = |dir: &str, name: &str| -> Vec<u8> {
+            let raw = std::fs::read(data(dir, name)).unwrap();
+            let mut out = Vec::new();
+            if crate::bounded::is_gzip(&raw) {
+                let _ =
+                    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out);
+            } else {
+                out = raw;
+            }
+            out.truncate(4096);
+            out
+        };
+        let sample = |name: &str| {
+            let mut b = std::fs::read(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("sample_logs")
+                    .join(name),
+            )
+            .unwrap();
+            b.truncate(4096);
+            b
+        };
+        vec![
+            sample("ssl.ulog"),
+            sample("figure-3.7.txt"),
+            sample("thesis-era.pb"),
+            fixture("sim2d", "match4.rcg.gz"),
+            fixture("sim2d", "HELIOS_Q-9.log.gz"),
+            fixture("sim2d", "HELIOS_Q-9.dcl.gz"),
+            fixture("sim3d", "agent_Alpha_1.log.gz"),
+            fixture("sim3d", "monitor.rsmp.log.gz"),
+            fixture("ssl", "ball-out-35s.log.gz"),
+        ]
     }
 
     fn logs(paths: &[PathBuf]) -> Vec<Log> {

@@ -1,7 +1,6 @@
 //! Writing a log to a file in one of the native formats, chosen by the
 //! file's extension, atomically.
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 
@@ -46,17 +45,18 @@ pub fn save(log: &Log, path: &Path) -> Result<(), LogError> {
 
 /// Saves a log in the given format, atomically.
 pub fn save_as(log: &Log, path: &Path, format: SaveFormat) -> Result<(), LogError> {
-    write_file_atomic(path, |w| match format {
-        SaveFormat::Native { zstd_level } => native::write(log, w, zstd_level),
-        SaveFormat::Text => text::write(log, w),
+    write_file_atomic(path, |mut w| match format {
+        SaveFormat::Native { zstd_level } => native::write(log, &mut w, zstd_level),
+        SaveFormat::Text => text::write(log, &mut w),
     })
 }
 
-/// Streams into a temporary file beside `path`, then renames it over
-/// `path`; on failure the temporary file is removed.
+/// Streams into a temporary file beside `path` (or what its link names),
+/// then renames it over it; on failure the temporary file is removed. A
+/// pipe, a device or `-` is written as it is ([`crate::files::Target`]).
 fn write_file_atomic(
     path: &Path,
-    body: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
+    body: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
 ) -> Result<(), LogError> {
     crate::files::write_atomic_with(path, body).map_err(|e| LogError::io(path, e))
 }

@@ -15,8 +15,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::files::TempFile;
-
 use super::rvd::{self, Record};
 use crate::sexp::Parser;
 
@@ -102,8 +100,8 @@ impl Recorder {
             path: output.to_owned(),
             error,
         };
-        let tmp = TempFile::beside(output, None);
-        let file = std::fs::File::create(tmp.path()).map_err(werr)?;
+        let tmp = crate::files::Sink::open(output, None).map_err(werr)?;
+        let file = tmp.writer().map_err(werr)?;
         let mut w = BufWriter::new(file);
         w.write_all(&rvd::header()).map_err(werr)?;
         let (tx, rx) = crossbeam_channel::unbounded::<Result<Record, String>>();
@@ -166,10 +164,10 @@ impl Recorder {
         // The monitor thread blocks on its socket; it ends with the process.
         drop(monitor_thread);
         w.flush().map_err(werr)?;
-        let file = w.into_inner().map_err(|e| werr(e.into_error()))?;
-        file.sync_all().map_err(werr)?;
+        let mut file = w.into_inner().map_err(|e| werr(e.into_error()))?;
+        file.flush().map_err(werr)?;
         drop(file);
-        tmp.commit(output).map_err(werr)?;
+        tmp.finish().map_err(werr)?;
         Ok(stats)
     }
 }

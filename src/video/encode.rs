@@ -58,6 +58,10 @@ pub struct EncoderSettings {
     /// Largest distance between keyframes in frames (shorter GOPs seek
     /// faster, cost bits); 0 keeps the encoder's default (250 for x264).
     pub keyframe_interval: u32,
+    /// The output is a stream (a pipe, a device, standard output) in this
+    /// container (an extension: `mp4`, `ts`, `mkv`): written as it is made,
+    /// MP4 fragmented, nothing sought back into.
+    pub stream_format: Option<String>,
 }
 
 impl Default for EncoderSettings {
@@ -72,6 +76,7 @@ impl Default for EncoderSettings {
             audio_window: None,
             threads: 0,
             keyframe_interval: 0,
+            stream_format: None,
         }
     }
 }
@@ -144,7 +149,14 @@ impl Encoder {
                 settings.fps_hint
             )));
         };
-        let mut octx = ffmpeg::format::output(path).map_err(|e| {
+        let opened = match &settings.stream_format {
+            Some(ext) => {
+                let name = guess_format(ext).ok_or_else(|| bad(format!("no container for .{ext}")))?;
+                ffmpeg::format::output_as(path, &name)
+            }
+            None => ffmpeg::format::output(path),
+        };
+        let mut octx = opened.map_err(|e| {
             // The extension hint only when the extension is the problem (a
             // read-only folder or a full disk is not).
             if super::is_known_container(path) {
@@ -272,7 +284,10 @@ impl Encoder {
         };
 
         let mut header_opts = Dictionary::new();
-        if is_mp4 {
+        if is_mp4 && settings.stream_format.is_some() {
+            // Nothing can be sought back into: the index first, then fragments.
+            header_opts.set("movflags", "+frag_keyframe+empty_moov+default_base_moof");
+        } else if is_mp4 {
             header_opts.set("movflags", "+faststart");
         }
         octx.write_header_with(header_opts)
@@ -683,4 +698,17 @@ fn unsafe_set_color(frame: &mut frame::Video, gray: bool, color: Colorimetry) {
     } else {
         ffmpeg::color::Space::SMPTE170M
     });
+}
+/// FFmpeg's name of the container for files ending in `.ext`.
+fn guess_format(ext: &str) -> Option<String> {
+    let name = std::ffi::CString::new(format!("x.{ext}")).ok()?;
+    // SAFETY: a valid C string; null format name and MIME type are allowed;
+    // the returned format is static.
+    let fmt = unsafe { ffmpeg_next::ffi::av_guess_format(std::ptr::null(), name.as_ptr(), std::ptr::null()) };
+    if fmt.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null static format has a static, NUL-terminated name.
+    let n = unsafe { std::ffi::CStr::from_ptr((*fmt).name) };
+    Some(n.to_string_lossy().into_owned())
 }

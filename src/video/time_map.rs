@@ -113,6 +113,16 @@ pub enum TimeArg {
     Video(f64),
 }
 
+impl std::fmt::Display for TimeArg {
+    /// As the command line gives it: `12.5`, `1200c`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeArg::Seconds(s) | TimeArg::Video(s) => write!(f, "{s}"),
+            TimeArg::Cycles(c) => write!(f, "{c}c"),
+        }
+    }
+}
+
 /// Why a [`TimeArg`] does not read or apply.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TimeArgError {

@@ -315,7 +315,7 @@ fn group(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -364,4 +364,260 @@ fn messages_quote_little_and_warnings_are_summed_up() {
     let warnings: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("warnings:")).collect();
     assert!(warnings.len() < 15, "{}", warnings.join("\n"));
     assert!(out.contains("more like"), "{out}");
+}
+
+/// Finding 7: `-o` goes where the user pointed: through a symbolic link
+/// to the file it names (the link stays), into a FIFO or standard output
+/// as a stream (fragmented MP4), never replacing a FIFO or a device node
+/// with a regular file; an input is still never written over, through a
+/// link too.
+#[test]
+fn outputs_go_where_pointed() {
+    let dir = tmp();
+    let game = data("sim2d", "match4.rcg.gz");
+    let export = |out: &Path| {
+        run(&[
+            OsStr::new("export"),
+            game.as_os_str(),
+            "--to".as_ref(),
+            "1".as_ref(),
+            "--size".as_ref(),
+            "320x180".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ])
+    };
+    let frames = |p: &Path| -> String {
+        let o = std::process::Command::new("ffprobe")
+            .args([
+                "-v",
+                "error",
+                "-count_frames",
+                "-show_entries",
+                "stream=nb_read_frames",
+                "-of",
+                "csv=p=0",
+            ])
+            .arg(p)
+            .output()
+            .expect("ffprobe");
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    };
+    if !crate::util::have_tool("ffprobe") {
+        return;
+    }
+    // Through a link: the file it names is written, the link stays.
+    let target = dir.path().join("target.mp4");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.path().join("link.mp4");
+    std::os::unix::fs::symlink("target.mp4", &link).unwrap();
+    let o = export(&link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(frames(&target), "9");
+    // Into a FIFO: streamed, the FIFO stays a FIFO.
+    let fifo = dir.path().join("pipe.mp4");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let got = dir.path().join("got.mp4");
+    let (f, g) = (fifo.clone(), got.clone());
+    let reader = std::thread::spawn(move || {
+        let mut r = std::fs::File::open(f).unwrap();
+        let mut w = std::fs::File::create(g).unwrap();
+        std::io::copy(&mut r, &mut w).unwrap();
+    });
+    let o = export(&fifo);
+    reader.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    assert_eq!(frames(&got), "9");
+    // To standard output.
+    let o = export(Path::new("-"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let piped = dir.path().join("stdout.mp4");
+    std::fs::write(&piped, &o.stdout).unwrap();
+    assert_eq!(frames(&piped), "9");
+    assert!(stderr(&o).contains("wrote standard output"), "{}", stderr(&o));
+    // A device: written as it is, an error said, the node untouched.
+    let o = run(&[
+        OsStr::new("log"),
+        "convert".as_ref(),
+        game.as_os_str(),
+        "/dev/full".as_ref(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("/dev/full"),
+        "{}",
+        stderr(&o)
+    );
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        assert!(
+            std::fs::metadata("/dev/full")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    }
+    // An input named through a link is still not written over.
+    let input = dir.path().join("in.ulog");
+    let o = run(&[
+        OsStr::new("log"),
+        "convert".as_ref(),
+        game.as_os_str(),
+        input.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let alias = dir.path().join("alias.ulog");
+    std::os::unix::fs::symlink(&input, &alias).unwrap();
+    let o = run(&[
+        OsStr::new("log"),
+        "convert".as_ref(),
+        input.as_os_str(),
+        alias.as_os_str(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("refusing to overwrite"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Finding 9: `export` from a FIFO nobody writes says what it waits for.
+#[test]
+fn a_video_fifo_without_writer_is_waited_for_aloud() {
+    let dir = tmp();
+    let fifo = dir.path().join("camera.mp4");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_logs/ssl.ulog");
+    let mut child = underlay_cmd()
+        .args(["export", "--video"])
+        .arg(&fifo)
+        .arg("--log")
+        .arg(&log)
+        .args(["--no-calibration", "-o"])
+        .arg(dir.path().join("out.mp4"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("waiting for a program to open the FIFO"), "{err}");
+}
+
+/// Finding 5: numbers on the command line are checked (finite, in range),
+/// and `--help` says the range.
+#[test]
+fn numbers_are_checked_at_the_command_line() {
+    let game = data("sim2d", "match4.rcg.gz");
+    for (flag, value, range) in [
+        ("--zoom", "1e308", "1 to 8"),
+        ("--zoom", "nan", "1 to 8"),
+        ("--fps", "1e9", "0.1 to 240"),
+        ("--offset", "inf", "offset"),
+        ("--max-input", "0", "1 byte to 1 PiB"),
+    ] {
+        let o = run(&[
+            OsStr::new("export"),
+            game.as_os_str(),
+            flag.as_ref(),
+            value.as_ref(),
+            "-o".as_ref(),
+            "/nonexistent/x.mp4".as_ref(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {}", stderr(&o));
+        assert!(stderr(&o).contains(range), "{flag} {value}: {}", stderr(&o));
+    }
+    let help = stdout(&run(&["export", "--help"]));
+    assert!(help.contains("1 to 8") && help.contains("0.1 to 240"), "{help}");
+}
+
+/// Finding 6: a range past the input's end says the input's length and
+/// what was cut; one wholly past it is an error naming both.
+#[test]
+fn ranges_past_the_end_say_the_length() {
+    let dir = tmp();
+    let game = gunzip(&data("sim2d", "match4.rcg.gz"));
+    let cut = dir.path().join("cut.rcg");
+    std::fs::write(&cut, &game[..game.len() / 4]).unwrap();
+    let out = dir.path().join("o.mp4");
+    let export = |from: &str, to: &str| {
+        run(&[
+            OsStr::new("export"),
+            cut.as_os_str(),
+            "--from".as_ref(),
+            from.as_ref(),
+            "--to".as_ref(),
+            to.as_ref(),
+            "--size".as_ref(),
+            "320x180".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ])
+    };
+    let o = export("1", "3");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--to 3 is past the end") && stderr(&o).contains("cut.rcg lasts 1.900 s"),
+        "{}",
+        stderr(&o)
+    );
+    let o = export("5", "9");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--from 5 is at or past the end") && stderr(&o).contains("cut.rcg lasts 1.900 s"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Finding 8: a game log whose one show line repeats thousands of times
+/// draws that moment once: half a second of the match is not hours of
+/// video.
+#[test]
+fn a_repeated_show_line_is_one_moment() {
+    let dir = tmp();
+    let game = gunzip(&data("sim2d", "match4.rcg.gz"));
+    let (head, show) = split_at_line(&game, b"(show ");
+    let mut bytes = head.to_vec();
+    for _ in 0..(16 << 20) / show.len() {
+        bytes.extend_from_slice(show);
+    }
+    let path = dir.path().join("repeated.rcg");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = dir.path().join("o.mp4");
+    let t = Instant::now();
+    let o = run(&[
+        OsStr::new("export"),
+        path.as_os_str(),
+        "--from".as_ref(),
+        "0".as_ref(),
+        "--to".as_ref(),
+        "0.5".as_ref(),
+        "--size".as_ref(),
+        "320x180".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+    let err = stderr(&o);
+    let frames: u64 = err
+        .split("wrote ")
+        .nth(1)
+        .and_then(|s| s.split(": ").nth(1))
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX);
+    assert!(frames <= 2, "{err}");
+    let info = stdout(&run(&[OsStr::new("log"), "info".as_ref(), path.as_os_str()]));
+    assert!(info.contains("repeated the one before exactly"), "{info}");
 }
