@@ -27,11 +27,11 @@ pub struct Args {
     /// Video height in pixels (even).
     #[arg(long, default_value_t = 720)]
     pub height: u32,
-    /// Frames per second (0.1 to 240).
-    #[arg(long, default_value_t = 30.0, value_parser = super::common::parse_fps)]
+    /// Frames per second (checked with the demo's other settings).
+    #[arg(long, default_value_t = 30.0)]
     pub fps: f64,
-    /// Seconds of video (up to a week; the demo's own checks say more).
-    #[arg(long, default_value_t = 20.0, value_parser = super::common::parse_seconds)]
+    /// Seconds of video (checked with the demo's other settings).
+    #[arg(long, default_value_t = 20.0)]
     pub duration: f64,
     /// Varies the game, the textures and the noise.
     #[arg(long, default_value_t = 1)]
