@@ -11,6 +11,8 @@ pub mod cli;
 pub mod demo;
 pub mod draw;
 pub mod error;
+#[cfg(any(test, feature = "test-util"))]
+pub mod eval;
 pub mod export;
 pub mod files;
 pub mod formats;

@@ -346,6 +346,33 @@ impl Calibration {
         }
     }
 
+    /// Maps a world polygon, as an area, into one image ring: the polygon
+    /// is first cut to the mappable region (so a field that runs out of the
+    /// picture or behind the camera keeps its part in view as one ring,
+    /// where [`project_polyline`](Self::project_polyline) gives open
+    /// pieces), then its edges are mapped as there. Empty when nothing of
+    /// it maps.
+    pub fn project_area(&self, pts: &[WorldPoint], tol_px: f64) -> Vec<PixelPoint> {
+        let clipped = clip::clip_polygon(&self.clip, pts);
+        if clipped.len() < 3 {
+            return Vec::new();
+        }
+        let tol = sanitize_tol(tol_px);
+        let mut budget = MAX_SAMPLES_PER_CALL;
+        let (mut ring, mut pieces) = (Vec::new(), Vec::new());
+        for i in 0..clipped.len() {
+            let (a, b) = (clipped[i], clipped[(i + 1) % clipped.len()]);
+            self.sample_segment(a, b, ring.is_empty(), tol, &mut budget, &mut ring, &mut pieces);
+            // A point that failed to map split the ring: its pieces are
+            // joined again (the region's edge runs straight past the gap).
+            if !pieces.is_empty() {
+                let later = std::mem::take(&mut ring);
+                ring = pieces.drain(..).flatten().chain(later).collect();
+            }
+        }
+        ring
+    }
+
     /// Maps a world circle into image polylines (one closed ring when
     /// wholly in view) with polygon error below `tol_px`.
     pub fn project_circle(

@@ -79,6 +79,35 @@ pub(crate) fn clip_segment(planes: &[HalfPlane], a: Vec2, b: Vec2) -> Option<(f6
     Some((t0, t1))
 }
 
+/// The part of polygon `poly` inside every half-plane (Sutherland–Hodgman:
+/// the half-planes are convex, so a convex polygon stays one polygon, and
+/// a concave one stays one ring, possibly with edges along a plane).
+pub(crate) fn clip_polygon(planes: &[HalfPlane], poly: &[Vec2]) -> Vec<Vec2> {
+    let mut cur: Vec<Vec2> = poly.to_vec();
+    let mut next = Vec::with_capacity(cur.len() + 4);
+    for hp in planes {
+        if cur.is_empty() {
+            break;
+        }
+        next.clear();
+        for i in 0..cur.len() {
+            let (a, b) = (cur[i], cur[(i + 1) % cur.len()]);
+            let (fa, fb) = (hp.eval(a), hp.eval(b));
+            if !(fa.is_finite() && fb.is_finite()) {
+                return Vec::new();
+            }
+            if fa >= 0.0 {
+                next.push(a);
+            }
+            if (fa >= 0.0) != (fb >= 0.0) {
+                next.push(a.lerp(b, fa / (fa - fb)));
+            }
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    cur
+}
+
 /// The sub-intervals of `[0, len]` where the circle point at angle
 /// `start + dir·s` lies inside every half-plane (`dir` is ±1).
 pub(crate) fn arc_intervals(
@@ -248,6 +277,27 @@ mod tests {
         .into_iter()
         .map(|m| HalfPlane::new(m).unwrap())
         .collect()
+    }
+
+    #[test]
+    fn polygon_clipped_to_square() {
+        let tri = [Vec2::new(0.5, 0.5), Vec2::new(3.0, 0.5), Vec2::new(0.5, 3.0)];
+        let c = clip_polygon(&square(), &tri);
+        // Cut by x ≤ 1 and y ≤ 1 to the square 0.5–1 both ways.
+        let area = |p: &[Vec2]| {
+            (0..p.len())
+                .map(|i| p[i].cross(p[(i + 1) % p.len()]))
+                .sum::<f64>()
+                / 2.0
+        };
+        assert!((area(&c).abs() - 0.25).abs() < 1e-12, "{c:?}");
+        assert!(
+            clip_polygon(
+                &square(),
+                &[Vec2::new(5.0, 5.0), Vec2::new(6.0, 5.0), Vec2::new(6.0, 6.0)]
+            )
+            .is_empty()
+        );
     }
 
     #[test]

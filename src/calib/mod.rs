@@ -22,6 +22,7 @@ pub use crate::geom::Mat3;
 mod calibration;
 pub mod camera;
 mod clip;
+pub mod compare;
 mod error;
 pub mod fit;
 mod lens;

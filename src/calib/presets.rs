@@ -20,6 +20,10 @@
 //!   post and 5.5 m deep; penalty area 16.5 m from each post and 16.5 m
 //!   deep; penalty mark 11 m from the goal line; centre circle and penalty
 //!   arcs 9.15 m in radius; corner arcs 1 m; lines at most 0.12 m wide.
+//!   Law 1 allows touchlines of 90–120 m and goal lines of 45–90 m, and
+//!   real grounds use that freedom: `football:LxW` (metres, e.g.
+//!   `football:107.9x64`) is the pitch of that length and width with the
+//!   same markings.
 
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
@@ -52,6 +56,38 @@ pub enum FieldLine {
 }
 
 impl FieldLine {
+    /// The world point at parameter `t` (0 at the start, 1 at the end)
+    /// and the line's unit direction there.
+    pub fn at(&self, t: f64) -> (Vec2, Vec2) {
+        let dir = |a: f64| Vec2::new(a.cos(), a.sin());
+        match *self {
+            FieldLine::Segment { a, b } => {
+                let d = b - a;
+                let len = d.length().max(f64::MIN_POSITIVE);
+                (a.lerp(b, t), d * (1.0 / len))
+            }
+            FieldLine::Arc {
+                center,
+                radius,
+                start,
+                end,
+            } => {
+                let a = start + (end - start) * t;
+                (center + dir(a) * radius, dir(a + FRAC_PI_2))
+            }
+        }
+    }
+
+    /// The line's length on the floor, world units.
+    pub fn length(&self) -> f64 {
+        match *self {
+            FieldLine::Segment { a, b } => (b - a).length(),
+            FieldLine::Arc {
+                radius, start, end, ..
+            } => radius.abs() * (end - start).abs(),
+        }
+    }
+
     /// Maps the line into image polylines through `calib` (see
     /// [`Calibration::project_polyline`] and [`Calibration::project_arc`]).
     pub fn project(&self, calib: &Calibration, tol_px: f64, out: &mut Vec<Vec<Vec2>>) {
@@ -98,14 +134,46 @@ pub use super::unit::FieldSpec;
 /// Identifiers of all presets, for [`preset`].
 pub const PRESET_IDS: [&str; 3] = ["ssl-a", "ssl-b", "football"];
 
-/// The preset with identifier `id` (see [`PRESET_IDS`]).
+/// The preset with identifier `id` (see [`PRESET_IDS`]), or a football
+/// pitch of another size, `football:LxW` in metres.
 pub fn preset(id: &str) -> Option<FieldPreset> {
     match id {
         "ssl-a" => Some(ssl_division_a()),
         "ssl-b" => Some(ssl_division_b()),
         "football" => Some(football()),
-        _ => None,
+        _ => {
+            let (l, w) = id.strip_prefix("football:")?.split_once(['x', '×'])?;
+            football_sized(l.trim().parse().ok()?, w.trim().parse().ok()?)
+        }
     }
+}
+
+/// Least and most touchline (length) and goal line (width) of a pitch of
+/// another size, metres: wide enough for small-sided and over-long
+/// grounds, and the markings of a full pitch still fit inside.
+pub const FOOTBALL_LENGTH_M: (f64, f64) = (50.0, 130.0);
+/// See [`FOOTBALL_LENGTH_M`].
+pub const FOOTBALL_WIDTH_M: (f64, f64) = (45.0, 100.0);
+
+impl FieldPreset {
+    /// How a calibration file or a session names this field: the id, with
+    /// the size when a football pitch is not 105 × 68 m.
+    pub fn spec(&self) -> String {
+        if self.id == "football" && self.size != Vec2::new(105_000.0, 68_000.0) {
+            let f = crate::log::text::fmt_f64;
+            format!("football:{}x{}", f(self.size.x / 1000.0), f(self.size.y / 1000.0))
+        } else {
+            self.id.to_owned()
+        }
+    }
+}
+
+/// The presets a user may name, for messages.
+pub fn choices() -> String {
+    format!(
+        "{} (or football:LxW, a pitch L × W metres)",
+        PRESET_IDS.join(", ")
+    )
 }
 
 /// Every preset.
@@ -219,7 +287,20 @@ fn ssl(id: &'static str, title: &'static str, d: &Ssl) -> FieldPreset {
 
 /// A 105 × 68 m football pitch (IFAB Law 1).
 pub fn football() -> FieldPreset {
-    let (hl, hw) = (52_500.0, 34_000.0);
+    football_mm(52_500.0, 34_000.0)
+}
+
+/// A football pitch `length` × `width` metres with the standard markings;
+/// `None` outside [`FOOTBALL_LENGTH_M`] × [`FOOTBALL_WIDTH_M`] or when the
+/// width exceeds the length.
+pub fn football_sized(length: f64, width: f64) -> Option<FieldPreset> {
+    let ok = |v: f64, (lo, hi): (f64, f64)| v.is_finite() && (lo..=hi).contains(&v);
+    (ok(length, FOOTBALL_LENGTH_M) && ok(width, FOOTBALL_WIDTH_M) && width < length)
+        .then(|| football_mm(500.0 * length, 500.0 * width))
+}
+
+/// A football pitch of half-length `hl` and half-width `hw`, mm.
+fn football_mm(hl: f64, hw: f64) -> FieldPreset {
     let goal = 7_320.0;
     let (goal_area, penalty_area) = (5_500.0, 16_500.0);
     let (penalty_mark, arc_radius, corner_radius) = (11_000.0, 9_150.0, 1_000.0);
@@ -310,7 +391,11 @@ pub fn football() -> FieldPreset {
     }
     FieldPreset {
         id: "football",
-        title: "Football pitch (105 × 68 m)",
+        title: if (hl, hw) == (52_500.0, 34_000.0) {
+            "Football pitch (105 × 68 m)"
+        } else {
+            "Football pitch (another size)"
+        },
         unit: "mm",
         size: Vec2::new(2.0 * hl, 2.0 * hw),
         line_width: 120.0,
@@ -399,6 +484,32 @@ mod tests {
         );
         assert_eq!(f.point("penalty mark -x"), Some(Vec2::new(-41_500.0, 0.0)));
         assert!(preset("nope").is_none());
+    }
+
+    #[test]
+    fn football_pitches_of_other_sizes() {
+        let p = preset("football:107.9x64").unwrap();
+        assert_eq!(p.size, Vec2::new(107_900.0, 64_000.0));
+        assert_eq!(p.spec(), "football:107.9x64");
+        assert_eq!(preset(&p.spec()), Some(p.clone()));
+        assert_eq!(p.point("corner +x+y"), Some(Vec2::new(53_950.0, 32_000.0)));
+        // The markings keep their size.
+        assert_eq!(
+            p.point("penalty mark +x"),
+            Some(Vec2::new(53_950.0 - 11_000.0, 0.0))
+        );
+        assert_eq!(football().spec(), "football");
+        assert_eq!(preset("football:105x68"), Some(football()));
+        for bad in [
+            "football:",
+            "football:100",
+            "football:10x5",
+            "football:90x100",
+            "football:NaNx60",
+            "football:1e9x60",
+        ] {
+            assert!(preset(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]

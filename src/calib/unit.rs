@@ -52,6 +52,18 @@ pub struct FittedPoint {
     pub name: Option<String>,
 }
 
+impl From<&super::Correspondence> for FittedPoint {
+    fn from(c: &super::Correspondence) -> Self {
+        FittedPoint {
+            u: c.image.x,
+            v: c.image.y,
+            x: c.world.x,
+            y: c.world.y,
+            name: None,
+        }
+    }
+}
+
 /// The unit and points of a calibration.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Origin {

@@ -384,17 +384,7 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
                 .map(|l| format!(", leave-one-out RMS {l:.3} px"))
                 .unwrap_or_default()
         );
-        let fitted = pts
-            .points
-            .iter()
-            .map(|c| calib::unit::FittedPoint {
-                u: c.image.x,
-                v: c.image.y,
-                x: c.world.x,
-                y: c.world.y,
-                name: None,
-            })
-            .collect();
+        let fitted = pts.points.iter().map(calib::unit::FittedPoint::from).collect();
         let mut c = fit.calibration.clone().with_fitted_points(fitted);
         if let Some(u) = &a.unit {
             c = c.with_world_unit(u.clone());

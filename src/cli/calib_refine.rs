@@ -55,6 +55,10 @@ pub struct RefineArgs {
     /// (default: 15 px plus 1.5 % of the picture's diagonal).
     #[arg(long, value_name = "PX", value_parser = super::common::parse_pixels)]
     pub search: Option<f64>,
+    /// Take the result even when it is not trustworthy (the lines in view
+    /// not found where it puts them): write it and exit 0.
+    #[arg(long)]
+    pub accept: bool,
     /// Least brightness of a painted line over the floor beside it (luma
     /// levels, 0 to 255).
     #[arg(long, value_name = "LEVELS", default_value_t = 10.0)]
@@ -65,7 +69,7 @@ pub struct RefineArgs {
 #[derive(Serialize)]
 struct JsonOut<'a> {
     image: String,
-    preset: &'a str,
+    preset: String,
     #[serde(flatten)]
     report: &'a RefineReport,
     seconds: f64,
@@ -88,7 +92,7 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         bail!(
             "--preset {}: no such field preset; there are {}",
             a.preset,
-            presets::PRESET_IDS.join(", ")
+            presets::choices()
         );
     };
     if let Some(out) = &a.output {
@@ -132,18 +136,20 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
     let mut result = refined
         .calibration
         .with_world_unit(preset.unit)
-        .with_field(presets::FieldSpec::from(preset.id));
+        .with_field(presets::FieldSpec::Preset(preset.spec()));
     if let Some(u) = &own_unit {
         let (c, _) = result.for_unit(u);
         result = c.with_world_unit(u.clone());
     }
-    if let Some(out) = &a.output {
+    let trusted = refined.report.trusted;
+    let write = trusted || a.accept;
+    if let Some(out) = a.output.as_ref().filter(|_| write) {
         let r = &refined.report;
         let header = format!(
             "# underlay calibration: {} model refined to the {} lines in {} (from {})\n# {} points on the lines, \
              RMS {:.3} px across them\n",
             r.model,
-            preset.id,
+            preset.spec(),
             a.image.display(),
             from,
             r.used,
@@ -156,17 +162,38 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
     if a.json {
         let j = JsonOut {
             image: a.image.display().to_string(),
-            preset: preset.id,
+            preset: preset.spec(),
             report: &refined.report,
             seconds,
-            output: a.output.as_ref().map(|p| p.display().to_string()),
+            output: a
+                .output
+                .as_ref()
+                .filter(|_| write)
+                .map(|p| p.display().to_string()),
         };
         let mut text = serde_json::to_string_pretty(&j).context("cannot format the report")?;
         text.push('\n');
-        emit(&text)
+        emit(&text)?;
     } else {
-        emit(&text_report(&refined.report, &from, seconds, a.output.as_deref()))
+        emit(&text_report(
+            &refined.report,
+            &from,
+            seconds,
+            a.output.as_deref().filter(|_| write),
+        ))?;
     }
+    if !write {
+        bail!(
+            "the refined calibration is not trustworthy ({}){}; --accept takes it anyway",
+            refined.report.verdict.reasons.join("; "),
+            if a.output.is_some() {
+                ", so it was not written"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
 }
 
 /// The start: the calibration file, or a homography fitted to the points.
@@ -175,7 +202,13 @@ fn rough_calibration(a: &RefineArgs) -> anyhow::Result<(Calibration, String)> {
         let pts = read_points(p)?;
         let fit = calib::fit(&pts.points, &FitOptions::default())
             .with_context(|| format!("cannot fit a starting homography to {}", p.display()))?;
-        return Ok((fit.calibration, p.display().to_string()));
+        // The clicks go with it: refine re-fits them under lens starts and
+        // checks that the result keeps them near where they were clicked.
+        let clicked = pts.points.iter().map(calib::unit::FittedPoint::from).collect();
+        return Ok((
+            fit.calibration.with_fitted_points(clicked),
+            p.display().to_string(),
+        ));
     }
     let Some(c) = &a.calib else {
         bail!("give --calib ROUGH.toml or --points POINTS.csv");
@@ -185,28 +218,53 @@ fn rough_calibration(a: &RefineArgs) -> anyhow::Result<(Calibration, String)> {
 
 fn text_report(r: &RefineReport, from: &str, seconds: f64, output: Option<&Path>) -> String {
     let mut s = String::new();
+    let v = &r.verdict;
     let _ = writeln!(
         s,
-        "{} model refined from {from} in {} rounds ({:.2} s)",
-        r.model, r.rounds, seconds
+        "{} model refined from {from} in {} rounds ({} searches, {:.2} s)",
+        r.model, r.rounds, r.attempts, seconds
     );
+    if r.trusted {
+        let _ = writeln!(
+            s,
+            "trusted: {:.0} % of the lines in view lie on painted lines (within {:.1} px)",
+            100.0 * v.found_share,
+            v.band_px
+        );
+    } else {
+        let _ = writeln!(s, "NOT TRUSTWORTHY: {}", v.reasons.join("; "));
+    }
     let _ = writeln!(
         s,
-        "{} points on the lines used ({} found); RMS across the lines {:.3} px; {:.0} % of the lines in view explained",
+        "{} points on the lines it reached used ({} found), RMS {:.3} px across them{}",
         r.used,
         r.points,
         r.rms_px,
-        100.0 * r.coverage
+        if r.trusted {
+            ""
+        } else {
+            " (says nothing about the lines it did not reach)"
+        }
     );
     let _ = writeln!(
         s,
         "the field moved by up to {:.1} px from the rough calibration",
         r.moved_px
     );
-    let _ = writeln!(s, "\n  found/in view   RMS px  line");
-    for l in &r.lines {
-        let rms = l.rms_px.map_or("-".to_string(), |v| format!("{v:.3}"));
-        let _ = writeln!(s, "  {:>5}/{:<7} {:>8}  {}", l.found, l.sampled, rms, l.line);
+    let _ = writeln!(s, "\n  in view  length px  on paint  beside    RMS px  line");
+    for l in &v.lines {
+        let rms = l.rms_px.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            s,
+            "  {:>7}  {:>9.0}  {:>7.0} %  {:>4.0} %  {:>8}  {}{}",
+            l.in_view,
+            l.extent_px,
+            100.0 * l.found_share,
+            100.0 * l.off_share,
+            rms,
+            l.line,
+            l.against.as_deref().map_or(String::new(), |a| format!(" — {a}"))
+        );
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");

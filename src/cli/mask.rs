@@ -39,7 +39,7 @@ pub struct Args {
     pub bench: Option<u32>,
     /// The camera's calibration: nothing outside the field's picture region
     /// (--field, else the calibration's own `field`, else the hull of the
-    /// points it was fitted from, grown) is floor, and only it is measured.
+    /// points it was fitted from, grown, said once) is floor.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
     /// The field preset (ssl-a, ssl-b, football) whose region, seen through
@@ -95,31 +95,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::files::refuse_overwriting_inputs(&args.output, [args.input.as_path()])?;
     let mut masker = args.settings()?.build()?;
     if let Some(c) = &args.calib {
-        use crate::mask::field::{FieldRegion, FieldSpec};
+        use crate::mask::field::FieldSpec;
         let calibration = crate::calib::Calibration::load(c)?;
         if let Some(f) = &args.field
             && crate::calib::presets::preset(f).is_none()
         {
-            let ids = crate::calib::presets::PRESET_IDS.join(", ");
+            let ids = crate::calib::presets::choices();
             bail!("--field {f}: no such field preset; there are {ids}");
         }
-        let field = args
-            .field
-            .as_deref()
-            .map(FieldSpec::from)
-            .or_else(|| calibration.field().cloned());
-        let region = match field {
-            Some(f) => f
-                .region(calibration.world_unit())
-                .with_context(|| format!("{}: its field", c.display()))?,
-            None => FieldRegion::of_calibration_points(&calibration).with_context(|| {
+        let named = args.field.as_deref().map(FieldSpec::from);
+        let (region, source) = crate::mask::field::region_for(&calibration, named.as_ref())
+            .with_context(|| format!("{}: its field", c.display()))?
+            .with_context(|| {
                 format!(
                     "{}: the calibration names no field and does not record the points it was fitted from; give \
                      --field PRESET",
                     c.display()
                 )
-            })?,
-        };
+            })?;
+        if let Some(note) = source.note() {
+            eprintln!("note: {note}");
+        }
         masker = Box::new(crate::mask::field::FieldMasker::new(masker, calibration, region));
     } else {
         masker = Box::new(crate::mask::ground::GroundMasker::new(masker));

@@ -409,17 +409,11 @@ fn within_source(
 /// calibration's points (no `field` given): drawings beyond it are hidden.
 fn hull_note(settings: &DrawSettings) -> Option<String> {
     let c = settings.calibration.as_ref()?;
-    (settings.field.is_none()
-        && c.field().is_none()
-        && settings.toggles.floor_mask
-        && crate::mask::field::FieldRegion::of_calibration_points(c).is_some())
-    .then(|| {
-        format!(
-            "the floor is taken to lie within the hull of the {} points the calibration was fitted from, grown by \
-             half its size: drawings beyond it are hidden; set `field` in the session to name the field",
-            c.fitted_points().len()
-        )
-    })
+    if !settings.toggles.floor_mask {
+        return None;
+    }
+    let (_, source) = crate::mask::field::region_for(c, settings.field.as_ref()).ok()??;
+    source.note()
 }
 
 #[cfg(test)]

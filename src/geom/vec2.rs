@@ -117,7 +117,7 @@ pub fn farther_from_segment(p: Vec2, a: Vec2, b: Vec2, d: f64) -> bool {
 }
 
 /// The point of segment `a → b` nearest to `p`.
-fn nearest_on_segment(p: Vec2, a: Vec2, b: Vec2) -> Vec2 {
+pub fn nearest_on_segment(p: Vec2, a: Vec2, b: Vec2) -> Vec2 {
     let ab = b - a;
     let len2 = ab.dot(ab);
     let t = if len2 > 0.0 {

@@ -1,20 +1,25 @@
 //! A floor mask that knows where the field is: with a calibration and a
 //! field — a preset, a polygon on the floor in world units, or, when
 //! neither is given, the hull of the points the calibration was fitted
-//! from — only the field's picture region (grown by a margin) can be
-//! floor, and only it is measured. Beyond it — stands, trees, fences,
-//! anything past the horizon — nothing is floor, whatever its colour.
+//! from (said once: [`FieldSource::note`]) — only the field's picture
+//! region (grown by a margin) can be floor. Beyond it — stands, trees,
+//! fences, anything past the horizon — nothing is floor, whatever its
+//! colour.
 //!
-//! It wraps any other method: pixels outside the region are made grey for
-//! that method (grey has no hue, so they weigh nothing in its statistics),
-//! and its mask is cut to the region.
+//! It wraps any other method and only cuts its mask: the region says
+//! *where* floor can be, never *what* it looks like, so the method
+//! measures the frame as it would uncut (a colour model measured on the
+//! field alone was narrower than the field's own stripes and shade: on
+//! real broadcast frames it lost up to a quarter of the far pitch). And it
+//! costs what the method costs: the frame is not copied, and with windows
+//! only the windows are cut.
 
 use crate::calib::Calibration;
 use crate::calib::presets::{self, FieldPreset};
 use crate::geom::Vec2;
 use crate::image::{FLOOR, MaskImage, RgbImage};
 
-use super::{MaskError, MaskStep, Masker};
+use super::{MaskError, MaskStep, Masker, window};
 
 /// How far beyond the field of play the floor may reach, as a fraction of
 /// the field's larger side (run-off areas, boundary lines).
@@ -41,7 +46,7 @@ impl FieldSpec {
                 let preset = presets::preset(id).ok_or_else(|| {
                     MaskError::BadSettings(format!(
                         "field = \"{id}\" is not a field preset ({})",
-                        presets::PRESET_IDS.join(", ")
+                        presets::choices()
                     ))
                 })?;
                 let scale = unit
@@ -183,6 +188,52 @@ fn convex_hull(mut pts: Vec<Vec2>) -> Vec<Vec2> {
     lower
 }
 
+/// Where a calibration's field came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldSource {
+    /// Named by the user (a session's `field`, `--field`).
+    Named,
+    /// The calibration's own `field` (a snapped calibration names its
+    /// preset).
+    Calibration,
+    /// The hull of the calibration's `n` recorded points, grown: a guess.
+    PointsHull(usize),
+}
+
+impl FieldSource {
+    /// What to tell the user, once: only the hull of points is a guess.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            FieldSource::PointsHull(n) => Some(format!(
+                "the floor is taken to lie within the hull of the {n} points the calibration was fitted from, grown \
+                 by half its size: drawings beyond it are hidden; name the field (a session's `field`, --field \
+                 PRESET, or a polygon) to say where it is"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The field `calibration`'s floor lies in: the one `named` (by a
+/// session or the command line), else the calibration's own, else the
+/// hull of its recorded points; `None` when there is none of these.
+pub fn region_for(
+    calibration: &Calibration,
+    named: Option<&FieldSpec>,
+) -> Result<Option<(FieldRegion, FieldSource)>, MaskError> {
+    if let Some(f) = named {
+        return Ok(Some((f.region(calibration.world_unit())?, FieldSource::Named)));
+    }
+    if let Some(f) = calibration.field() {
+        return Ok(Some((
+            f.region(calibration.world_unit())?,
+            FieldSource::Calibration,
+        )));
+    }
+    Ok(FieldRegion::of_calibration_points(calibration)
+        .map(|r| (r, FieldSource::PointsHull(calibration.fitted_points().len()))))
+}
+
 /// A method cut to a field's region (see the module docs).
 pub struct FieldMasker {
     inner: Box<dyn Masker>,
@@ -190,8 +241,6 @@ pub struct FieldMasker {
     field: FieldRegion,
     /// The region for the last picture size (255 inside).
     region: MaskImage,
-    /// The picture with everything outside the region grey.
-    inside: RgbImage,
 }
 
 impl FieldMasker {
@@ -201,47 +250,49 @@ impl FieldMasker {
             calibration,
             field,
             region: MaskImage::zeros((0, 0)),
-            inside: RgbImage::zeros((0, 0, 3)),
         }
     }
 
     /// The field's region in a `width × height` picture.
     pub fn region(calibration: &Calibration, field: &FieldRegion, width: usize, height: usize) -> MaskImage {
-        let mut rings = Vec::new();
-        calibration.project_polyline(&field.outline, true, 0.5, &mut rings);
-        fill(&rings, width, height)
+        let ring = calibration.project_area(&field.outline, 0.5);
+        fill(&[ring], width, height)
     }
 
-    /// The frame with the outside grey, the region made for its size.
-    fn prepare(&mut self, frame: &RgbImage) -> &RgbImage {
+    /// Makes the region for `frame`'s size.
+    fn prepare(&mut self, frame: &RgbImage) {
         let (h, w, _) = frame.dim();
         if self.region.dim() != (h, w) {
             self.region = Self::region(&self.calibration, &self.field, w, h);
         }
-        // The buffer of the frame before is reused.
-        if frame.is_standard_layout() {
-            self.inside.clone_from(frame);
-        } else {
-            self.inside = frame.as_standard_layout().into_owned();
-        }
-        if let Some(data) = self.inside.as_slice_mut() {
-            for (px, &r) in data.chunks_exact_mut(3).zip(self.region.iter()) {
-                if r != FLOOR {
-                    px.fill(128);
-                }
-            }
-        }
-        &self.inside
     }
 
-    /// Cuts `out` to the region.
-    fn cut(&self, out: &mut MaskImage) {
-        if out.dim() == self.region.dim() {
-            out.zip_mut_with(&self.region, |m, &r| {
-                if r != FLOOR {
-                    *m = 0;
+    /// Cuts `out` to the region (inside `cores` only, when given).
+    fn cut(&self, out: &mut MaskImage, cores: Option<&[window::Rect]>) {
+        if out.dim() != self.region.dim() {
+            return;
+        }
+        let cut_rows = |out: &mut MaskImage, y0: usize, y1: usize, x0: usize, x1: usize| {
+            for y in y0..y1 {
+                let (Some(m), Some(r)) = (out.row_mut(y).into_slice(), self.region.row(y).to_slice()) else {
+                    continue;
+                };
+                for (m, &r) in m[x0..x1].iter_mut().zip(&r[x0..x1]) {
+                    if r != FLOOR {
+                        *m = 0;
+                    }
                 }
-            });
+            }
+        };
+        let (h, w) = out.dim();
+        match cores {
+            None => cut_rows(out, 0, h, 0, w),
+            Some(cores) => {
+                for c in cores {
+                    let (x1, y1) = (c.x1.min(w), c.y1.min(h));
+                    cut_rows(out, c.y0.min(y1), y1, c.x0.min(x1), x1);
+                }
+            }
         }
     }
 }
@@ -253,14 +304,13 @@ impl Masker for FieldMasker {
 
     fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
         self.prepare(frame);
-        self.inner.compute(&self.inside, time, out)?;
-        self.cut(out);
+        self.inner.compute(frame, time, out)?;
+        self.cut(out, None);
         Ok(())
     }
 
     fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
-        self.prepare(frame);
-        self.inner.advance(&self.inside, time)
+        self.inner.advance(frame, time)
     }
 
     fn compute_step(
@@ -271,13 +321,41 @@ impl Masker for FieldMasker {
         out: &mut MaskImage,
     ) -> Result<(), MaskError> {
         self.prepare(frame);
-        self.inner.compute_step(&self.inside, time, step, out)?;
-        self.cut(out);
+        self.inner.compute_step(frame, time, step, out)?;
+        self.cut(out, None);
         Ok(())
+    }
+
+    fn window_margin(&self, height: usize) -> Option<usize> {
+        self.inner.window_margin(height)
+    }
+
+    fn compute_step_in(
+        &mut self,
+        frame: &RgbImage,
+        time: f64,
+        step: &MaskStep,
+        cores: &[window::Rect],
+        out: &mut MaskImage,
+    ) -> Result<(), MaskError> {
+        self.prepare(frame);
+        let (h, w, _) = frame.dim();
+        let whole = self.inner.masks_whole_for(cores, w, h);
+        self.inner.compute_step_in(frame, time, step, cores, out)?;
+        self.cut(out, (!whole).then_some(cores));
+        Ok(())
+    }
+
+    fn masks_whole_for(&self, cores: &[window::Rect], width: usize, height: usize) -> bool {
+        self.inner.masks_whole_for(cores, width, height)
     }
 
     fn reset(&mut self) {
         self.inner.reset();
+    }
+
+    fn check_video(&self, width: usize, height: usize, frame_count: Option<u64>) -> Result<(), MaskError> {
+        self.inner.check_video(width, height, frame_count)
     }
 }
 
@@ -414,6 +492,99 @@ mod tests {
         assert!(out[(130, 160)] == FLOOR);
         // Points on one line span nothing.
         assert!(FieldRegion::hull_of(&[Vec2::ZERO, Vec2::new(1.0, 1.0), Vec2::new(2.0, 2.0)]).is_none());
+    }
+
+    /// Whether world point `p` lies inside polygon `poly` (even–odd).
+    fn inside(poly: &[Vec2], p: Vec2) -> bool {
+        let mut c = false;
+        for i in 0..poly.len() {
+            let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
+            if (a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) / (b.y - a.y) * (b.x - a.x) {
+                c = !c;
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn a_field_running_out_of_the_picture_and_past_the_horizon_is_one_region() {
+        // A broadcast-like camera: the near touchline below the picture,
+        // the far one near its top, the horizon above; the region must be
+        // every pixel whose floor point lies in the field (pieces of its
+        // outline closed with chords were not).
+        let cal = Calibration::from_homography([
+            [9.964, 1.5396, -775.33],
+            [-0.42263, 0.69458, 152.285],
+            [0.00078944, -0.0032973, 0.401312],
+        ])
+        .unwrap()
+        .with_image_size(320, 180);
+        // In the homography's own world (yards of a 115 × 74 template).
+        let field = FieldRegion {
+            outline: vec![
+                Vec2::new(0.0, 0.0),
+                Vec2::new(115.0, 0.0),
+                Vec2::new(115.0, 74.0),
+                Vec2::new(0.0, 74.0),
+            ],
+        };
+        let (w, h) = (320usize, 180usize);
+        // The camera sees 1280×720: scale the picture down by 4.
+        let scale = Calibration::from_homography(crate::geom::mat3::mul(
+            &[[0.25, 0.0, 0.0], [0.0, 0.25, 0.0], [0.0, 0.0, 1.0]],
+            cal.homography(),
+        ))
+        .unwrap()
+        .with_image_size(320, 180);
+        let r = FieldMasker::region(&scale, &field, w, h);
+        let (mut agree, mut inside_px) = (0usize, 0usize);
+        for y in 0..h {
+            for x in 0..w {
+                let truth = scale
+                    .unproject(Vec2::new(x as f64, y as f64))
+                    .is_some_and(|p| inside(&field.outline, p));
+                inside_px += usize::from(truth);
+                agree += usize::from(truth == (r[(y, x)] == FLOOR));
+            }
+        }
+        assert!(inside_px > w * h / 3, "the field fills much of the picture");
+        assert!(agree as f64 >= 0.995 * (w * h) as f64, "{agree} of {}", w * h);
+    }
+
+    #[test]
+    fn windows_are_cut_as_the_whole_mask_is() {
+        let (img, cal, preset) = scene();
+        let region = FieldRegion::of_preset(&preset);
+        let build = || {
+            FieldMasker::new(
+                Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap()),
+                cal.clone(),
+                region.clone(),
+            )
+        };
+        let mut whole = MaskImage::zeros((0, 0));
+        let mut m = build();
+        let step = m.advance(&img, 0.0).unwrap();
+        m.compute_step(&img, 0.0, &step, &mut whole).unwrap();
+        let cores = [
+            window::Rect::new(20, 40, 30, 50),
+            window::Rect::new(150, 120, 160, 130),
+        ];
+        let mut m = build();
+        assert!(!m.masks_whole_for(&cores, 320, 180), "two small windows");
+        let mut part = MaskImage::zeros((0, 0));
+        m.compute_step_in(&img, 0.0, &step, &cores, &mut part).unwrap();
+        for c in &cores {
+            for y in c.y0..c.y1 {
+                for x in c.x0..c.x1 {
+                    assert_eq!(part[(y, x)], whole[(y, x)], "({x}, {y})");
+                }
+            }
+        }
+        // The first window is beyond the field (the trees), the second on
+        // the pitch.
+        assert!((40..50).all(|y| (20..30).all(|x| whole[(y, x)] != FLOOR)));
+        assert!((120..130).all(|y| (150..160).all(|x| whole[(y, x)] == FLOOR)));
     }
 
     #[test]

@@ -203,12 +203,8 @@ fn with_field(masker: Box<dyn Masker>, settings: &DrawSettings) -> Result<Box<dy
         // Nothing says where the field is: the floor lies low in the picture.
         return Ok(Box::new(crate::mask::ground::GroundMasker::new(masker)));
     };
-    let region = match settings.field.as_ref().or(c.field()) {
-        Some(f) => f.region(c.world_unit())?,
-        None => match crate::mask::field::FieldRegion::of_calibration_points(c) {
-            Some(r) => r,
-            None => return Ok(masker),
-        },
+    let Some((region, _)) = crate::mask::field::region_for(c, settings.field.as_ref())? else {
+        return Ok(masker);
     };
     Ok(Box::new(crate::mask::field::FieldMasker::new(
         masker,
@@ -702,10 +698,18 @@ pub(crate) mod tests {
             Calibration::from_homography([[1e-4, 0.0, 1000.0], [0.0, 1e-4, 1000.0], [0.0, 0.0, 1.0]])
                 .unwrap(),
         );
+        // (The pipeline masks only where it draws: the masker it builds is
+        // asked for the whole mask.)
+        let whole = |s: &DrawSettings| {
+            let mut m = with_field(s.mask.build().unwrap(), s).unwrap();
+            let mut out = MaskImage::zeros((0, 0));
+            m.compute(&frame(0.0).image, 0.0, &mut out).unwrap();
+            out
+        };
+        assert!(whole(&s).iter().all(|&v| v != FLOOR));
         let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
         let mut f = frame(0.0);
         p.process(&mut f).unwrap();
-        assert!(p.last_mask().iter().all(|&v| v != FLOOR));
         // The same field named by the calibration file instead.
         let named = s.calibration.clone().map(|c| c.with_field("football".into()));
         s.field = None;
@@ -719,7 +723,7 @@ pub(crate) mod tests {
         p.configure(&s).unwrap();
         let mut f = frame(0.0);
         p.process(&mut f).unwrap();
-        assert!(p.last_mask().iter().all(|&v| v != FLOOR));
+        assert!(whole(&s).iter().all(|&v| v != FLOOR));
     }
 
     /// An entity drawn above the mask shows where the mask hides the

@@ -200,6 +200,9 @@ pub struct CalibMode {
     pub snap: Option<Result<RefineReport, String>>,
     /// Time of the frame a snap waits for.
     pub snap_waiting: Option<f64>,
+    /// A snapped calibration not trusted (its lines not found where it
+    /// puts them): kept out of the session until the user takes it.
+    pub snap_pending: Option<Calibration>,
     /// Open the panel's calibration section at the next frame (points
     /// were just loaded).
     pub open_section: bool,
@@ -219,6 +222,7 @@ impl Default for CalibMode {
             fitted: None,
             snap: None,
             snap_waiting: None,
+            snap_pending: None,
             open_section: false,
         }
     }
@@ -386,7 +390,7 @@ impl CalibMode {
         let (back, _) = r
             .calibration
             .with_world_unit(preset.unit)
-            .with_field(presets::FieldSpec::from(preset.id))
+            .with_field(presets::FieldSpec::Preset(preset.spec()))
             .for_unit(unit);
         Ok((back.with_world_unit(unit), r.report))
     }

@@ -234,3 +234,70 @@ fn errors_name_the_problem_and_write_nothing() {
     assert!(!o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read_to_string(&clicks).unwrap().starts_with("u,v,x,y"));
 }
+
+/// One click 100 px off: the lines fix the calibration where they are, and
+/// the click is not there: "not trustworthy", nothing written, exit 1 —
+/// unless `--accept`; the JSON says it line by line.
+#[test]
+fn a_result_that_is_not_trustworthy_is_said_and_kept_out_unless_accepted() {
+    let dir = tmp();
+    let d = dir.path();
+    let (img, truth) = frame(d);
+    let mut text = points(&truth, &CORNERS, 4.0, 1.0);
+    // Move the first click 100 px.
+    let first = text.lines().nth(1).unwrap().to_owned();
+    let f: Vec<&str> = first.split(',').collect();
+    let moved = format!(
+        "{},{},{},{},{}",
+        f[0].parse::<f64>().unwrap() + 100.0,
+        f[1],
+        f[2],
+        f[3],
+        f[4]
+    );
+    text = text.replacen(&first, &moved, 1);
+    let clicks = d.join("clicks.csv");
+    std::fs::write(&clicks, text).unwrap();
+    let out = d.join("out.toml");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "calib".to_owned(),
+            "refine".into(),
+            img.to_str().unwrap().into(),
+            "--points".into(),
+            clicks.to_str().unwrap().into(),
+            "--preset".into(),
+            "ssl-b".into(),
+            "-o".into(),
+            out.to_str().unwrap().into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let o = run(args(&[]));
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(stdout(&o).contains("NOT TRUSTWORTHY"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("clicked"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--accept") && stderr(&o).contains("not written"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "nothing is written");
+    let o = run(args(&["--json"]));
+    assert!(!o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["trusted"], false);
+    let lines = v["verdict"]["lines"].as_array().unwrap();
+    assert!(lines.len() >= 5, "{v}");
+    for l in lines {
+        for k in ["line", "in_view", "extent_px", "found_share", "off_share"] {
+            assert!(!l[k].is_null(), "{k} in {l}");
+        }
+    }
+    assert!(v["verdict"]["click_px"].as_f64().unwrap() > 60.0, "{v}");
+    let o = run(args(&["--accept"]));
+    assert_ok(&o);
+    assert!(out.exists());
+    Calibration::load(&out).unwrap();
+}

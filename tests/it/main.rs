@@ -22,6 +22,7 @@ mod log_cli;
 mod mask;
 mod matches;
 mod pipeline;
+mod real_cameras;
 mod sim3d;
 mod ssl;
 mod structure;

@@ -5,12 +5,11 @@
 //! the edge of a bright area is not taken for a line). A search that finds
 //! two ridges of about the same strength says nothing.
 
-use std::f64::consts::{FRAC_PI_2, TAU};
+use std::f64::consts::TAU;
 
 use crate::calib::Calibration;
 use crate::calib::presets::FieldLine;
 use crate::geom::Vec2;
-use crate::geom::vec2::dir;
 use crate::image::RgbImage;
 
 /// Brightness of a picture (Rec. 601 luma, 0–255), for sampling between
@@ -53,7 +52,8 @@ impl Luma {
         if !(p.x >= 0.0 && p.y >= 0.0 && p.x <= (self.w - 1) as f64 && p.y <= (self.h - 1) as f64) {
             return None;
         }
-        let (x0, y0) = (p.x.floor() as usize, p.y.floor() as usize);
+        // Non-negative here: truncation is the floor.
+        let (x0, y0) = (p.x as usize, p.y as usize);
         let (x1, y1) = ((x0 + 1).min(self.w - 1), (y0 + 1).min(self.h - 1));
         let (fx, fy) = ((p.x - x0 as f64) as f32, (p.y - y0 as f64) as f32);
         let row = |y: usize| {
@@ -79,22 +79,7 @@ pub struct LinePoint {
 
 /// The world point of `line` at parameter `t` (0–1) and its direction.
 pub(super) fn point_at(line: &FieldLine, t: f64) -> (Vec2, Vec2) {
-    match *line {
-        FieldLine::Segment { a, b } => {
-            let d = b - a;
-            let len = d.length().max(f64::MIN_POSITIVE);
-            (a.lerp(b, t), d * (1.0 / len))
-        }
-        FieldLine::Arc {
-            center,
-            radius,
-            start,
-            end,
-        } => {
-            let a = start + (end - start) * t;
-            (center + dir(a) * radius, dir(a + FRAC_PI_2))
-        }
-    }
+    line.at(t)
 }
 
 /// The point of `line` nearest to world point `p`, and the line's
@@ -175,10 +160,15 @@ pub fn sample_lines(
 /// A pixel found on a painted line.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Found {
+    /// The index of the point searched from, in the points given.
+    pub point: usize,
     /// The line's index in the preset.
     pub line: usize,
     /// The ridge's centre.
     pub image: Vec2,
+    /// Its signed distance across the line from where the calibration
+    /// puts the line, pixels.
+    pub offset: f64,
     /// How much brighter than either side it is (luma levels).
     pub contrast: f32,
 }
@@ -192,6 +182,10 @@ pub struct Search {
     pub line_width: f64,
     /// Least brightness over both sides of a ridge, luma levels.
     pub min_contrast: f32,
+    /// Where the search runs out of the picture, search the part in it
+    /// (else such a point is not searched: a fit takes only whole
+    /// searches, a check wants every line near the edge looked at).
+    pub partial: bool,
 }
 
 /// Step of the profiles across a line, pixels.
@@ -204,7 +198,12 @@ pub fn find(luma: &Luma, calib: &Calibration, points: &[LinePoint], search: &Sea
     let mut smooth = Vec::new();
     points
         .iter()
-        .filter_map(|p| find_one(luma, calib, p, search, &mut profile, &mut sums, &mut smooth))
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let mut f = find_one(luma, calib, p, search, &mut profile, &mut sums, &mut smooth)?;
+            f.point = i;
+            Some(f)
+        })
         .collect()
 }
 
@@ -234,15 +233,38 @@ fn find_one(
     let box_steps = ((width / STEP).round() as usize).max(1) | 1;
     let side_steps = ((width + 1.5) / STEP).round() as usize;
     let reach = search.half_px + (side_steps + box_steps) as f64 * STEP;
-    let count = (2.0 * reach / STEP).round() as usize + 1;
+    let full = (2.0 * reach / STEP).round() as usize + 1;
+    // Three parallel profiles a pixel and a half apart, averaged; where the
+    // search runs out of the picture it stops there (a line near the edge
+    // is still searched on the side that is in it).
+    let sample = |k: usize| {
+        let c = at + n * (-reach + k as f64 * STEP);
+        Some((luma.at(c - d * 1.5)? + luma.at(c)? + luma.at(c + d * 1.5)?) / 3.0)
+    };
     profile.clear();
-    for k in 0..count {
-        let s = -reach + k as f64 * STEP;
-        let c = at + n * s;
-        // Three parallel profiles a pixel and a half apart, averaged.
-        let v = luma.at(c - d * 1.5)? + luma.at(c)? + luma.at(c + d * 1.5)?;
-        profile.push(v / 3.0);
+    profile.extend((0..full).map(|k| sample(k).unwrap_or(f32::NAN)));
+    let centre = full / 2;
+    if profile[centre].is_nan() {
+        return None;
     }
+    let lo = profile[..centre]
+        .iter()
+        .rposition(|v| v.is_nan())
+        .map_or(0, |k| k + 1);
+    let hi = profile[centre..]
+        .iter()
+        .position(|v| v.is_nan())
+        .map_or(full, |k| centre + k);
+    if !search.partial && (lo, hi) != (0, full) {
+        return None;
+    }
+    let count = hi - lo;
+    if count < 2 * (side_steps + box_steps) + 1 {
+        return None;
+    }
+    profile.truncate(hi);
+    profile.drain(..lo);
+    let reach = reach - lo as f64 * STEP;
     sums.clear();
     sums.push(0.0);
     let mut acc = 0.0;
@@ -305,8 +327,10 @@ fn find_one(
         s += (m1 / m0).clamp(-(span as f64), span as f64) * STEP;
     }
     Some(Found {
+        point: 0,
         line: p.line,
         image: at + n * s,
+        offset: s,
         contrast: r,
     })
 }
@@ -315,6 +339,7 @@ fn find_one(
 mod tests {
     use super::*;
     use crate::calib::Mat3;
+    use std::f64::consts::FRAC_PI_2;
 
     /// A picture of dark floor with a bright vertical stripe `width` px
     /// wide centred on column `u0`, and a calibration mapping world mm to
@@ -358,6 +383,7 @@ mod tests {
                 half_px: 15.0,
                 line_width: width * 10.0,
                 min_contrast: 10.0,
+                partial: false,
             };
             let found = find(&luma, &calib, &pts, &search);
             assert_eq!(found.len(), pts.len(), "width {width}");
@@ -388,6 +414,7 @@ mod tests {
             half_px: 15.0,
             line_width: 30.0,
             min_contrast: 10.0,
+            partial: false,
         };
         let pts = sample_lines(&[vertical_line(1000.0)], &calib, 10.0, 100);
         assert!(find(&Luma::of(&img), &calib, &pts, &search).is_empty());

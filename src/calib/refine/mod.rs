@@ -16,6 +16,7 @@
 mod detect;
 #[cfg(test)]
 mod tests;
+pub mod verify;
 
 use serde::Serialize;
 
@@ -24,11 +25,12 @@ use crate::calib::fit::lines::{LineSample, fit_to_lines};
 use crate::calib::presets::{FieldLine, FieldPreset};
 use crate::calib::{CalibError, Calibration};
 use crate::geom::Vec2;
-use crate::geom::vec2::distance_to_segment;
+use crate::geom::vec2::nearest_on_segment;
 use crate::image::RgbImage;
 
 pub use detect::Luma;
 use detect::{Search, find, nearest_on, sample_lines};
+pub use verify::{LineCheck, Verdict};
 
 /// Options of [`refine`].
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +93,14 @@ pub struct RefineReport {
     pub moved_px: f64,
     /// Per preset line.
     pub lines: Vec<LineReport>,
+    /// Whether the result can be trusted: the lines predicted in view were
+    /// found where it puts them ([`verify`](mod@verify)). When false,
+    /// `warnings` starts with why.
+    pub trusted: bool,
+    /// The check behind `trusted`, line by line.
+    pub verdict: Verdict,
+    /// Starts and searches tried before this result.
+    pub attempts: usize,
     /// Things to know (lines not found, few points).
     pub warnings: Vec<String>,
 }
@@ -183,47 +193,155 @@ pub fn refine_luma(
         .clamp(2.0, 0.25 * diag);
     let rough = rough.clone().with_image_size(size[0], size[1]);
     let grid = field_grid(preset);
-    // A search that ends with much of the lines in view unexplained may
-    // have locked onto the wrong lines: searched again, wider or narrower,
-    // it may not; the best-explained result is kept.
-    let mut best: Option<(Calibration, RefineReport)> = None;
-    for (i, &scale) in SEARCH_SCALES.iter().enumerate() {
-        let a = match attempt(
+    let clicks: Vec<(Vec2, Vec2)> = rough
+        .fitted_points()
+        .iter()
+        .map(|p| (Vec2::new(p.u, p.v), Vec2::new(p.x, p.y)))
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .collect();
+    // Searches from each start (the rough calibration, then — for a lens
+    // — the clicks re-fitted under a few barrel distortions), the rough one
+    // also twice as wide; then, while none passes its check, the other
+    // widths. The result that passes with most of its lines found is kept
+    // — and trusted only when every other passing result agrees with it.
+    let starts = starts(&rough, &clicks, opts.model, size);
+    let plan: Vec<(usize, f64)> = SEARCH_SCALES
+        .iter()
+        .flat_map(|&scale| (0..starts.len()).map(move |i| (i, scale)))
+        .collect();
+    let attempts = plan.len();
+    let outcomes = parallel_map(&plan, |&(i, scale)| {
+        let a = attempt(
             luma,
-            &rough,
+            &starts[i],
             preset,
             opts,
             (half * scale).clamp(2.0, 0.25 * diag),
             &grid,
-        ) {
-            Ok(a) => a,
-            // The first search's failure is the one to report.
-            Err(e) if i == 0 => return Err(e),
-            Err(_) => continue,
-        };
-        let report = report(preset, &rough, &a.calib, &grid, &a, luma);
-        let done = report.coverage >= GOOD_COVERAGE;
-        if best.as_ref().is_none_or(|b| report.coverage > b.1.coverage) {
-            best = Some((a.calib, report));
-        }
-        if done {
-            break;
+        )?;
+        let v = verify::verify(luma, &a.calib, preset, opts.min_contrast, &clicks);
+        Ok((a, v))
+    });
+    let mut results: Vec<(Attempt, Verdict)> = Vec::new();
+    let mut first_error = None;
+    for o in outcomes {
+        match o {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
         }
     }
-    let Some((calibration, mut report)) = best else {
-        return Err(CalibError::LinesNotFound("no search ran".into()));
+    let Some(best) = (0..results.len()).max_by(|&x, &y| {
+        let (a, b) = (&results[x].1, &results[y].1);
+        (a.trusted, a.score())
+            .partial_cmp(&(b.trusted, b.score()))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    }) else {
+        return Err(first_error.unwrap_or_else(|| CalibError::LinesNotFound("no search ran".into())));
     };
-    if report.coverage < GOOD_COVERAGE {
-        report.warnings.insert(
-            0,
-            format!(
-                "only {:.0} % of the lines in view were found where the result puts them: it may have snapped to the \
-                 wrong lines; check it, or start from more carefully clicked points",
-                100.0 * report.coverage
-            ),
-        );
+    let (a, mut verdict) = results.swap_remove(best);
+    if verdict.trusted {
+        // Another result that passes as well but puts the lines elsewhere:
+        // the paint does not decide between them.
+        let tolerance = AGREE * diag;
+        let worst = results
+            .iter()
+            .filter(|(_, v)| v.trusted)
+            .filter_map(|(o, _)| {
+                crate::calib::compare::lines_apart(&a.calib, &o.calib, &preset.lines, size).map(|d| d.mean_px)
+            })
+            .fold(0.0, f64::max);
+        if worst > tolerance {
+            verdict.trusted = false;
+            verdict.reasons.push(format!(
+                "another search explains the paint as well but puts the lines {worst:.0} px elsewhere on average: \
+                 the lines in view do not decide between them"
+            ));
+        }
     }
-    Ok(Refined { calibration, report })
+    let mut report = report(preset, &rough, &a.calib, &grid, &a, luma);
+    report.trusted = verdict.trusted;
+    report.attempts = attempts;
+    report.verdict = verdict;
+    Ok(Refined {
+        calibration: a.calib,
+        report,
+    })
+}
+
+/// `f` over `items` on the machine's cores (the searches are independent);
+/// the results in the items' order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(k) else { break };
+                        mine.push((k, f(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    out.sort_by_key(|(k, _)| *k);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Barrel distortions (k₁ about the picture's centre, over half its
+/// diagonal) the clicks are re-fitted under as further starts: a
+/// homography through four clicks cannot follow a wide lens, and a search
+/// from it may never reach the lines far from them.
+const LENS_STARTS: [f64; 3] = [-0.08, -0.16, -0.24];
+
+/// The starts of a search: `rough`, then for the radial model and four or
+/// more recorded clicks, a homography through the clicks undistorted by
+/// each of [`LENS_STARTS`] with that lens.
+fn starts(rough: &Calibration, clicks: &[(Vec2, Vec2)], model: Model, size: [u32; 2]) -> Vec<Calibration> {
+    let mut out = vec![rough.clone()];
+    if model != Model::Radial || clicks.len() < 4 || rough.distortion().is_some() {
+        return out;
+    }
+    let centre = Vec2::new(f64::from(size[0]) / 2.0, f64::from(size[1]) / 2.0);
+    let radius = 0.5 * f64::from(size[0]).hypot(f64::from(size[1]));
+    for k1 in LENS_STARTS {
+        let d = crate::calib::Distortion::radial(centre, radius, k1, 0.0);
+        let Ok(lens) = crate::calib::Calibration::from_parts(crate::geom::mat3::IDENTITY, Some(d)) else {
+            continue;
+        };
+        let pts: Option<Vec<crate::calib::Correspondence>> = clicks
+            .iter()
+            .map(|&(px, world)| {
+                Some(crate::calib::Correspondence {
+                    image: lens.undistort_pixel(px)?,
+                    world,
+                })
+            })
+            .collect();
+        let Some(pts) = pts else { continue };
+        let Ok(f) = crate::calib::fit(&pts, &crate::calib::FitOptions::default()) else {
+            continue;
+        };
+        if let Ok(c) = Calibration::from_parts(*f.calibration.homography(), Some(d)) {
+            out.push(c.with_image_size(size[0], size[1]));
+        }
+    }
+    out
 }
 
 /// One search from a start, and its last round's fit.
@@ -251,8 +369,16 @@ fn attempt(
     type Round = (Vec<LineSample>, Vec<usize>, Vec<Option<f64>>);
     let mut last: Option<Round> = None;
     let mut rounds = 0;
-    // A homography first, until it settles; then the model asked for.
-    let mut model = Model::Homography;
+    // A homography first, until it settles; then the model asked for,
+    // searched as wide as at first again: lines the homography could not
+    // follow may now be near. A start with a lens keeps it from the first
+    // round.
+    let first_half = half;
+    let mut model = if start.distortion().is_some() {
+        opts.model
+    } else {
+        Model::Homography
+    };
     let mut settling = 0;
     for round in 0..opts.max_rounds.max(1) {
         rounds = round + 1;
@@ -261,6 +387,7 @@ fn attempt(
             half_px: half,
             line_width: preset.line_width,
             min_contrast: opts.min_contrast,
+            partial: false,
         };
         let mut found = find(luma, &calib, &points, &search);
         // A ridge nearer another line's image than its own belongs to the
@@ -307,6 +434,7 @@ fn attempt(
             settling += 1;
             if moved < 0.5 || settling >= MAX_SETTLING {
                 model = opts.model;
+                half = first_half;
             }
         } else if moved < 0.05 {
             break;
@@ -328,8 +456,9 @@ fn attempt(
 /// The first search's width, and the scales of it tried in turn while the
 /// result explains too little of the lines in view.
 const SEARCH_SCALES: [f64; 4] = [1.0, 2.0, 0.5, 3.0];
-/// Share of the lines in view a result must explain to be trusted.
-const GOOD_COVERAGE: f64 = 0.45;
+/// Two results agree when they put the lines in view this close on average
+/// (share of the picture's diagonal).
+const AGREE: f64 = 0.005;
 
 /// Lines with at least one point found.
 fn count_lines(found: &[detect::Found], lines: usize) -> usize {
@@ -429,7 +558,9 @@ fn nearest_line(images: &[Vec<Vec<Vec2>>], p: Vec2) -> Option<usize> {
     for (i, polys) in images.iter().enumerate() {
         for poly in polys {
             for w in poly.windows(2) {
-                let d = distance_to_segment(p, w[0], w[1]);
+                // Squared: this runs for every ridge against every line.
+                let v = p - nearest_on_segment(p, w[0], w[1]);
+                let d = v.dot(v);
                 if best.is_none_or(|b| d < b.1) {
                     best = Some((i, d));
                 }
@@ -522,6 +653,9 @@ fn report(
         },
         moved_px: max_move(rough, calib, grid),
         lines,
+        trusted: false,
+        verdict: Verdict::default(),
+        attempts: 0,
         warnings,
     }
 }

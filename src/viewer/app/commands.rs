@@ -99,6 +99,7 @@ impl ViewerApp {
                 }
             }
             Command::SnapToLines => self.snap_to_lines(),
+            Command::AcceptSnap => self.accept_snap(),
             Command::ShowExport => self.show_export(),
             Command::BrowseExport => {
                 let d = rfd::FileDialog::new().add_filter("video", &["mp4", "mkv", "mov"]);

@@ -111,6 +111,8 @@ pub enum Command {
     /// Snap the calibration to the chosen field's lines in the frame on
     /// screen.
     SnapToLines,
+    /// Take a snapped calibration that was not trusted.
+    AcceptSnap,
     /// Open the export dialog.
     ShowExport,
     /// Choose the export's output file with a dialog.
@@ -671,10 +673,24 @@ impl ViewerApp {
         p.request_frame(f.time);
         self.calib.snap_waiting = Some(f.time);
         self.calib.snap = None;
+        self.calib.snap_pending = None;
+    }
+
+    /// Takes the snapped calibration that was not trusted.
+    pub fn accept_snap(&mut self) {
+        let (Some(doc), Some(c)) = (&mut self.doc, self.calib.snap_pending.take()) else {
+            return;
+        };
+        if self.calib_backup.is_none() {
+            self.calib_backup = Some(doc.calibration.clone());
+        }
+        doc.set_calibration(Some(c));
+        self.status("took the snapped calibration although it was not trustworthy".to_owned());
     }
 
     /// The frame a snap waited for: the calibration refined on it goes into
-    /// the session (undoable, and revertible like a fit).
+    /// the session (undoable, and revertible like a fit) when it is
+    /// trusted; otherwise it waits for "Use it anyway".
     fn receive_snap_frame(&mut self) {
         let Some(frame) = self.player.as_ref().and_then(Player::take_decoded) else {
             return;
@@ -691,15 +707,26 @@ impl ViewerApp {
         };
         let unit = doc.log.header.world_unit.clone();
         match self.calib.snap_to_lines(&frame.pixels, &current, &unit) {
+            Ok((c, report)) if !report.trusted => {
+                // Not taken: the lines in view are not where it puts them.
+                self.error(format!(
+                    "snap to lines: not trustworthy ({}); the calibration is unchanged",
+                    report.verdict.reasons.join("; ")
+                ));
+                self.calib.snap_pending = Some(c);
+                self.calib.snap = Some(Ok(report));
+            }
             Ok((c, report)) => {
                 if self.calib_backup.is_none() {
                     self.calib_backup = Some(doc.calibration.clone());
                 }
                 doc.set_calibration(Some(c));
                 self.status(format!(
-                    "snapped to the lines: {} points, RMS {:.2} px across them",
-                    report.used, report.rms_px
+                    "snapped to the lines: {:.0} % of the lines in view on the paint, RMS {:.2} px across them",
+                    100.0 * report.verdict.found_share,
+                    report.rms_px
                 ));
+                self.calib.snap_pending = None;
                 self.calib.snap = Some(Ok(report));
             }
             Err(e) => {

@@ -53,6 +53,7 @@ pub fn section(ui: &mut egui::Ui, mask: &mut MaskSettings, tuning: &mut MaskTuni
 pub fn field_region(ui: &mut egui::Ui, field: &mut Option<FieldSpec>) {
     let shown = match field {
         None => "the calibration's field or points".to_owned(),
+        Some(FieldSpec::Preset(id)) if id.contains(':') => id.clone(),
         Some(FieldSpec::Preset(id)) => presets::preset(id).map_or_else(|| id.clone(), |p| p.title.to_owned()),
         Some(f @ FieldSpec::Polygon { .. }) => f.to_string(),
     };
@@ -71,8 +72,8 @@ pub fn field_region(ui: &mut egui::Ui, field: &mut Option<FieldSpec>) {
         })
         .response
         .on_hover_text(
-            "with a calibration, nothing outside this field's picture region is floor (stands, trees, sky), \
-             and only it is measured; saved in the session as `field`",
+            "with a calibration, nothing outside this field's picture region is floor (stands, trees, sky); \
+             saved in the session as `field`",
         );
     if chosen != *field {
         *field = chosen;

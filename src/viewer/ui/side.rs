@@ -233,13 +233,43 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
     });
     match &mode.snap {
         Some(Ok(r)) => {
-            let lines = r.lines.iter().filter(|l| l.found > 0).count();
-            ui.label(format!(
-                "snapped: {} points on {lines} lines, RMS {:.2} px across them; moved up to {:.1} px",
-                r.used, r.rms_px, r.moved_px
-            ));
-            for w in &r.warnings {
-                ui.colored_label(ui.visuals().warn_fg_color, w);
+            let v = &r.verdict;
+            if r.trusted {
+                ui.label(format!(
+                    "snapped: {:.0} % of the lines in view on the paint; RMS {:.2} px across them; moved up to {:.1} px",
+                    100.0 * v.found_share,
+                    r.rms_px,
+                    r.moved_px
+                ));
+            } else {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("not trustworthy: {}", v.reasons.join("; ")),
+                );
+            }
+            egui::CollapsingHeader::new("lines")
+                .id_salt("snap lines")
+                .show(ui, |ui| {
+                    for l in &v.lines {
+                        let text = format!(
+                            "{:.0} % on paint, {:.0} % beside: {}",
+                            100.0 * l.found_share,
+                            100.0 * l.off_share,
+                            l.line
+                        );
+                        match &l.against {
+                            Some(a) => ui.colored_label(ui.visuals().warn_fg_color, format!("{text} — {a}")),
+                            None => ui.label(text),
+                        };
+                    }
+                });
+            if mode.snap_pending.is_some()
+                && ui
+                    .button("Use it anyway")
+                    .on_hover_text("put this snapped calibration into the session although its lines are not where the paint is")
+                    .clicked()
+            {
+                app.commands.push(Command::AcceptSnap);
             }
         }
         Some(Err(e)) => {
