@@ -4,7 +4,9 @@
 //! [`underlay::eval`] for what is measured.
 //!
 //! Run: `cargo bench --bench real_cameras` (`-- --draws N`, default 8;
-//! `-- --out DIR` also writes each frame's tinted masks and snapped lines).
+//! `-- --out DIR` also writes each frame's picture and truth, its tinted
+//! masks and snapped lines; `UNDERLAY_EVAL_K=0.6` bends the lens more,
+//! `UNDERLAY_EVAL_LINES=1` prints each snap's verdict line by line).
 
 use std::path::PathBuf;
 
@@ -105,6 +107,16 @@ fn main() {
         if let Some(dir) = &out {
             let _ = std::fs::create_dir_all(dir);
             let stem = f.name.replace(['/', '.'], "_");
+            let _ = underlay::video::still::save_rgb(&dir.join(format!("{stem}.png")), img);
+            let truth = f
+                .truth
+                .clone()
+                .with_world_unit(f.preset.unit)
+                .with_field(underlay::calib::presets::FieldSpec::Preset(f.preset.spec()));
+            let _ = truth.save(
+                &dir.join(format!("{stem}_truth.toml")),
+                "# the frame's truth (real_cameras bench)\n",
+            );
             for t in trials.iter().take(2) {
                 let mut pic = img.clone();
                 eval::draw_lines(&mut pic, &f.truth, &f.preset, [255, 128, 0]);

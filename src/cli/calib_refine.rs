@@ -36,7 +36,8 @@ pub struct RefineArgs {
     /// `calib solve`; four clicked preset points are enough) instead of --calib.
     #[arg(long, value_name = "POINTS.csv")]
     pub points: Option<PathBuf>,
-    /// The field whose painted lines are in the picture (ssl-a, ssl-b, football).
+    /// The field whose painted lines are in the picture (ssl-a, ssl-b,
+    /// football, or football:LxW for a pitch L × W metres).
     #[arg(long, value_name = "PRESET")]
     pub preset: String,
     /// The model of the result.

@@ -42,7 +42,7 @@ pub struct Args {
     /// points it was fitted from, grown, said once) is floor.
     #[arg(long, value_name = "CALIB.toml")]
     pub calib: Option<PathBuf>,
-    /// The field preset (ssl-a, ssl-b, football) whose region, seen through
+    /// The field preset (ssl-a, ssl-b, football, football:LxW) whose region, seen through
     /// --calib, can be floor.
     #[arg(long, value_name = "PRESET", requires = "calib")]
     pub field: Option<String>,

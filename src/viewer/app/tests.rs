@@ -425,6 +425,92 @@ mod app_tests {
     }
 
     #[test]
+    fn an_untrusted_snap_is_shown_and_taken_only_when_asked() {
+        use crate::calib::refine::{LineCheck, RefineReport, Verdict};
+        let mut h = harness_with_sample_log();
+        let before = crate::calib::Calibration::from_homography([
+            [0.005, 0.0, 32.0],
+            [0.0, -0.005, 18.0],
+            [0.0, 0.0, 1.0],
+        ])
+        .unwrap();
+        let snapped = crate::calib::Calibration::from_homography([
+            [0.006, 0.0, 30.0],
+            [0.0, -0.006, 19.0],
+            [0.0, 0.0, 1.0],
+        ])
+        .unwrap();
+        let verdict = Verdict {
+            trusted: false,
+            found_share: 0.2,
+            band_px: 3.0,
+            search_px: 60.0,
+            lines: vec![LineCheck {
+                line: "segment (0, -3000) to (0, 3000)".into(),
+                in_view: 40,
+                extent_px: 300.0,
+                found_share: 0.1,
+                off_share: 0.8,
+                rms_px: Some(1.0),
+                against: Some("a painted line runs beside it, not on it, along 80 % of it".into()),
+            }],
+            click_px: None,
+            reasons: vec!["only 20 % of the lines in view lie on painted lines".into()],
+        };
+        let report = RefineReport {
+            model: crate::calib::Model::Homography,
+            rounds: 3,
+            points: 40,
+            used: 30,
+            rms_px: 1.0,
+            coverage: 0.2,
+            moved_px: 12.0,
+            lines: Vec::new(),
+            trusted: false,
+            verdict,
+            attempts: 4,
+            warnings: Vec::new(),
+        };
+        {
+            let a = app_mut(&mut h);
+            a.doc.as_mut().unwrap().calibration = Some(before.clone());
+            a.calib.snap = Some(Ok(report));
+            a.calib.snap_pending = Some(snapped.clone());
+        }
+        h.step();
+        h.run();
+        if h.query_by_label("Use it anyway").is_none() {
+            h.get_by_label("Calibration").click();
+            h.run();
+        }
+        assert!(
+            h.query_all_by_label_contains("not trustworthy: only 20 %")
+                .count()
+                >= 1
+        );
+        assert_eq!(
+            app(&h)
+                .doc
+                .as_ref()
+                .unwrap()
+                .calibration
+                .as_ref()
+                .unwrap()
+                .homography(),
+            before.homography(),
+            "not taken until asked"
+        );
+        h.get_by_label("Use it anyway").click();
+        h.run();
+        let a = app(&h);
+        assert_eq!(
+            a.doc.as_ref().unwrap().calibration.as_ref().unwrap().homography(),
+            snapped.homography()
+        );
+        assert!(a.calib.snap_pending.is_none());
+    }
+
+    #[test]
     fn the_field_view_shows_the_log_from_above() {
         let mut h = harness();
         until(&mut h, |a| a.frame.is_some());
