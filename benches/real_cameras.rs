@@ -160,7 +160,7 @@ fn detail(t: &SnapTrial) {
             r.rms_px,
             100.0 * r.coverage,
             r.trusted,
-            r.warnings.first().map_or("", String::as_str)
+            r.verdict.reasons.join("; ")
         ),
         Err(e) => eprintln!("  seed {}: {e}", t.seed),
     }

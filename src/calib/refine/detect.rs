@@ -13,11 +13,25 @@ use crate::geom::Vec2;
 use crate::image::RgbImage;
 
 /// Brightness of a picture (Rec. 601 luma, 0–255), for sampling between
-/// pixels.
+/// pixels, and its chromaticity (each pixel's red and green share of its
+/// sum, × 255: about the same in sun and shade), to tell the floor from
+/// what is beside it.
 pub struct Luma {
     w: usize,
     h: usize,
     px: Vec<f32>,
+    chroma: Vec<[u8; 2]>,
+}
+
+/// A pixel's red and green shares of `r + g + b`, × 255 (a third each for
+/// black).
+fn chromaticity(r: u8, g: u8, b: u8) -> [u8; 2] {
+    let sum = u32::from(r) + u32::from(g) + u32::from(b);
+    if sum == 0 {
+        return [85, 85];
+    }
+    let share = |c: u8| ((u32::from(c) * 255 + sum / 2) / sum) as u8;
+    [share(r), share(g)]
 }
 
 impl Luma {
@@ -25,21 +39,32 @@ impl Luma {
     pub fn of(img: &RgbImage) -> Luma {
         let (h, w, _) = img.dim();
         let mut px = Vec::with_capacity(w * h);
+        let mut chroma = Vec::with_capacity(w * h);
+        let mut add = |r: u8, g: u8, b: u8| {
+            px.push(0.299 * f32::from(r) + 0.587 * f32::from(g) + 0.114 * f32::from(b));
+            chroma.push(chromaticity(r, g, b));
+        };
         match img.as_slice() {
-            Some(s) => px.extend(
-                s.chunks_exact(3)
-                    .map(|c| 0.299 * f32::from(c[0]) + 0.587 * f32::from(c[1]) + 0.114 * f32::from(c[2])),
-            ),
+            Some(s) => s.chunks_exact(3).for_each(|c| add(c[0], c[1], c[2])),
             None => {
                 for v in 0..h {
                     for u in 0..w {
-                        let c = |k| f32::from(img[[v, u, k]]);
-                        px.push(0.299 * c(0) + 0.587 * c(1) + 0.114 * c(2));
+                        add(img[[v, u, 0]], img[[v, u, 1]], img[[v, u, 2]]);
                     }
                 }
             }
         }
-        Luma { w, h, px }
+        Luma { w, h, px, chroma }
+    }
+
+    /// The chromaticity ([`chromaticity`]) at the pixel nearest `p`;
+    /// `None` outside.
+    pub fn chroma_at(&self, p: Vec2) -> Option<[u8; 2]> {
+        let (x, y) = (p.x.round(), p.y.round());
+        if !(x >= 0.0 && y >= 0.0 && x <= (self.w - 1) as f64 && y <= (self.h - 1) as f64) {
+            return None;
+        }
+        self.chroma.get(y as usize * self.w + x as usize).copied()
     }
 
     /// `[width, height]`.
@@ -171,6 +196,10 @@ pub struct Found {
     pub offset: f64,
     /// How much brighter than either side it is (luma levels).
     pub contrast: f32,
+    /// The unit direction across the line in the picture.
+    pub across: Vec2,
+    /// The line's width in the picture, pixels.
+    pub width: f64,
 }
 
 /// How to search.
@@ -332,6 +361,8 @@ fn find_one(
         image: at + n * s,
         offset: s,
         contrast: r,
+        across: n,
+        width,
     })
 }
 

@@ -242,21 +242,23 @@ pub fn refine_luma(
     };
     let (a, mut verdict) = results.swap_remove(best);
     if verdict.trusted {
-        // Another result that passes as well but puts the lines elsewhere:
-        // the paint does not decide between them.
-        let tolerance = AGREE * diag;
-        let worst = results
+        // Another result that passes and explains about as much of the
+        // paint but puts the lines elsewhere — on average, or far off
+        // somewhere: the paint does not decide between them. (One that
+        // explains clearly less is a worse fit, not a rival.)
+        let (mean_limit, max_limit) = (AGREE * diag, AGREE_MAX * diag);
+        let rival = results
             .iter()
-            .filter(|(_, v)| v.trusted)
-            .filter_map(|(o, _)| {
-                crate::calib::compare::lines_apart(&a.calib, &o.calib, &preset.lines, size).map(|d| d.mean_px)
-            })
-            .fold(0.0, f64::max);
-        if worst > tolerance {
+            .filter(|(_, v)| v.trusted && v.score() >= verdict.score() - RIVAL_SCORE)
+            .filter_map(|(o, _)| crate::calib::compare::lines_apart(&a.calib, &o.calib, &preset.lines, size))
+            .filter(|d| d.mean_px > mean_limit || d.max_px > max_limit)
+            .max_by(|x, y| x.mean_px.total_cmp(&y.mean_px));
+        if let Some(d) = rival {
             verdict.trusted = false;
             verdict.reasons.push(format!(
-                "another search explains the paint as well but puts the lines {worst:.0} px elsewhere on average: \
-                 the lines in view do not decide between them"
+                "another search explains the paint as well but puts the lines {:.0} px elsewhere on average \
+                 ({:.0} px at most): the lines in view do not decide between them",
+                d.mean_px, d.max_px
             ));
         }
     }
@@ -459,6 +461,12 @@ const SEARCH_SCALES: [f64; 4] = [1.0, 2.0, 0.5, 3.0];
 /// Two results agree when they put the lines in view this close on average
 /// (share of the picture's diagonal).
 const AGREE: f64 = 0.005;
+/// …and nowhere further apart than this.
+const AGREE_MAX: f64 = 0.02;
+/// A passing result scoring this much less than the best ([`Verdict::score`]:
+/// the share of the lines found) explains clearly less of the paint: it is
+/// no rival to the best.
+const RIVAL_SCORE: f64 = 0.1;
 
 /// Lines with at least one point found.
 fn count_lines(found: &[detect::Found], lines: usize) -> usize {

@@ -388,3 +388,69 @@ fn a_picture_of_parallel_lines_only_is_not_trusted() {
         v.reasons
     );
 }
+
+/// A picture of turf with every line of `preset` painted where `truth`
+/// puts it but the touchline at +y, and a bright strip beside that line,
+/// `beside` world units beyond it, with `beyond` the colour past the strip.
+fn strip_beside_touchline(
+    truth: &Calibration,
+    size: (usize, usize),
+    beside: f64,
+    beyond: [u8; 3],
+) -> RgbImage {
+    let turf = [40u8, 120, 50];
+    let preset = ssl_division_b();
+    let top = preset
+        .lines
+        .iter()
+        .filter_map(|l| match *l {
+            FieldLine::Segment { a, b } if (a.y - b.y).abs() < 1e-9 => Some(a.y),
+            _ => None,
+        })
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (w, h) = size;
+    let mut pic = RgbImage::zeros((h, w, 3));
+    for v in 0..h {
+        for u in 0..w {
+            let world = truth.unproject(Vec2::new(u as f64, v as f64));
+            let c = match world {
+                Some(p) if (p.y - (top + beside)).abs() <= preset.line_width / 2.0 => [235, 235, 235],
+                Some(p) if p.y > top + beside => beyond,
+                _ => turf,
+            };
+            for k in 0..3 {
+                pic[[v, u, k]] = c[k];
+            }
+        }
+    }
+    let mut others = preset.clone();
+    others
+        .lines
+        .retain(|l| !matches!(*l, FieldLine::Segment { a, b } if (a.y - b.y).abs() < 1e-9 && a.y == top));
+    crate::eval::draw_lines(&mut pic, truth, &others, [235, 235, 235]);
+    pic
+}
+
+#[test]
+fn a_bright_edge_beside_a_line_is_paint_only_with_floor_on_both_sides() {
+    let truth = Camera::demo(960, 540).unwrap().calibration().unwrap();
+    let preset = ssl_division_b();
+    let touchline = |v: &verify::Verdict| {
+        v.lines
+            .iter()
+            .filter(|l| l.against.is_some())
+            .map(|l| l.line.clone())
+            .collect::<Vec<_>>()
+    };
+    // Turf beyond the strip: a painted line beside the touchline, which
+    // is not painted where the calibration puts it.
+    let turf = strip_beside_touchline(&truth, (960, 540), 250.0, [40, 120, 50]);
+    let v = verify::verify(&Luma::of(&turf), &truth, &preset, 10.0, &[]);
+    assert_eq!(touchline(&v).len(), 1, "{:?}", v.lines);
+    assert!(!v.trusted);
+    // A red board beyond it: the board's edge, not paint; the touchline is
+    // only missing.
+    let board = strip_beside_touchline(&truth, (960, 540), 250.0, [200, 30, 40]);
+    let v = verify::verify(&Luma::of(&board), &truth, &preset, 10.0, &[]);
+    assert!(touchline(&v).is_empty(), "{:?}", v.lines);
+}

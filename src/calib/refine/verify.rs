@@ -159,10 +159,19 @@ pub fn verify(
         .map(|(p, _)| *p)
         .collect();
     let far = search(search_px, &unfound);
+    // Paint lies on the floor: a ridge beside a line with something else
+    // on one side of it (an advertising board's edge, a white shirt
+    // against the stands) is not its line.
+    let floor = FloorColour::of(
+        luma,
+        near.iter()
+            .filter(|f| f.contrast >= gate && f.offset.abs() <= band),
+    );
     for (i, o) in off.iter_mut().enumerate() {
         let mut offsets: Vec<f64> = far
             .iter()
             .filter(|f| f.line == i && f.contrast >= gate)
+            .filter(|f| floor.as_ref().is_none_or(|c| c.on_floor(luma, f)))
             .map(|f| f.offset)
             .collect();
         if offsets.len() < LINE_OFF_POINTS {
@@ -259,6 +268,68 @@ pub fn verify(
         click_px,
         reasons,
     }
+}
+
+/// The floor's colour beside the paint, learned from the sides of the
+/// ridges found on their lines.
+struct FloorColour {
+    /// Median chromaticity.
+    centre: [f64; 2],
+    /// How far from it a side may be and still be floor.
+    radius: f64,
+}
+
+/// Least and most [`FloorColour::radius`], chromaticity units (× 255).
+const FLOOR_RADIUS: (f64, f64) = (8.0, 30.0);
+/// Fewest sides to learn the floor's colour from.
+const FLOOR_SAMPLES: usize = 20;
+
+impl FloorColour {
+    fn of<'a>(luma: &Luma, found: impl Iterator<Item = &'a super::detect::Found>) -> Option<FloorColour> {
+        let sides: Vec<[f64; 2]> = found.flat_map(|f| sides(luma, f)).flatten().collect();
+        if sides.len() < FLOOR_SAMPLES {
+            return None;
+        }
+        let mut r: Vec<f64> = sides.iter().map(|c| c[0]).collect();
+        let mut g: Vec<f64> = sides.iter().map(|c| c[1]).collect();
+        let centre = [super::median(&mut r), super::median(&mut g)];
+        let mut dist: Vec<f64> = sides
+            .iter()
+            .map(|c| (c[0] - centre[0]).hypot(c[1] - centre[1]))
+            .collect();
+        dist.sort_by(f64::total_cmp);
+        let p90 = dist[(dist.len() * 9 / 10).min(dist.len() - 1)];
+        Some(FloorColour {
+            centre,
+            radius: (1.5 * p90).clamp(FLOOR_RADIUS.0, FLOOR_RADIUS.1),
+        })
+    }
+
+    /// Whether both sides of `f` look like the floor (a side out of the
+    /// picture may be).
+    fn on_floor(&self, luma: &Luma, f: &super::detect::Found) -> bool {
+        sides(luma, f)
+            .iter()
+            .flatten()
+            .all(|c| (c[0] - self.centre[0]).hypot(c[1] - self.centre[1]) <= self.radius)
+    }
+}
+
+/// The mean chromaticity a little beyond each side of a found ridge (three
+/// pixels along it), or `None` for a side out of the picture.
+fn sides(luma: &Luma, f: &super::detect::Found) -> [Option<[f64; 2]>; 2] {
+    let along = Vec2::new(f.across.y, -f.across.x);
+    let reach = 1.5 * f.width + 2.0;
+    [-1.0, 1.0].map(|sign| {
+        let centre = f.image + f.across * (sign * reach);
+        let mut sum = [0.0; 2];
+        for k in [-2.0, 0.0, 2.0] {
+            let c = luma.chroma_at(centre + along * k)?;
+            sum[0] += f64::from(c[0]) / 3.0;
+            sum[1] += f64::from(c[1]) / 3.0;
+        }
+        Some(sum)
+    })
 }
 
 /// The line's length in a `w × h` picture under `calib`, pixels.
