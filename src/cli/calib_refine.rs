@@ -20,7 +20,9 @@ use crate::calib::points::read_points;
 /// Arguments of `underlay calib refine`.
 #[derive(Debug, clap::Args)]
 pub struct RefineArgs {
-    /// A picture of the field, or a video (its frame at --at).
+    /// A picture of the field, or a video of a fixed camera (its
+    /// background picture — each pixel's median over --frames frames spread
+    /// across it, the players taken out — or its frame at --at).
     #[arg(value_name = "IMAGE")]
     pub image: PathBuf,
     /// The rough calibration to start from (in the preset's world frame,
@@ -49,9 +51,14 @@ pub struct RefineArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
-    /// The video's frame at this time, in seconds (a picture has one frame).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = super::common::parse_seconds)]
-    pub at: f64,
+    /// Snap to the video's frame at this time, in seconds, instead of its
+    /// background picture (a picture has one frame).
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
+    pub at: Option<f64>,
+    /// Frames of a video the background picture is the median of (1: the
+    /// first frame alone).
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u16).range(1..=31))]
+    pub frames: u16,
     /// Half the width searched across each line at first, in pixels
     /// (default: 15 px plus 1.5 % of the picture's diagonal).
     #[arg(long, value_name = "PX", value_parser = super::common::parse_pixels)]
@@ -60,6 +67,10 @@ pub struct RefineArgs {
     /// not found where it puts them): write it and exit 0.
     #[arg(long)]
     pub accept: bool,
+    /// Also write the picture snapped to (a video's background picture, or
+    /// its frame) to this file (PNG or JPEG), to look at.
+    #[arg(long, value_name = "PICTURE.png")]
+    pub save_picture: Option<PathBuf>,
     /// Least brightness of a painted line over the floor beside it (luma
     /// levels, 0 to 255).
     #[arg(long, value_name = "LEVELS", default_value_t = 10.0)]
@@ -70,6 +81,9 @@ pub struct RefineArgs {
 #[derive(Serialize)]
 struct JsonOut<'a> {
     image: String,
+    /// What was snapped to: "the frame at T s" or "the background of N
+    /// frames from A s to B s".
+    picture: String,
     preset: String,
     #[serde(flatten)]
     report: &'a RefineReport,
@@ -78,8 +92,10 @@ struct JsonOut<'a> {
 }
 
 pub fn run(a: RefineArgs) -> anyhow::Result<()> {
-    if !(a.at.is_finite() && a.at >= 0.0) {
-        bail!("--at must be a time in seconds from 0, not {}", a.at);
+    if let Some(at) = a.at
+        && !(at.is_finite() && at >= 0.0)
+    {
+        bail!("--at must be a time in seconds from 0, not {at}");
     }
     if let Some(s) = a.search
         && !(s.is_finite() && s > 0.0)
@@ -115,11 +131,12 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         );
     }
 
-    let mut source = open(&a.image, &OpenOptions::default())?;
-    let frame = source
-        .frame_at(a.at)
-        .with_context(|| format!("{}: reading the frame at {} s", a.image.display(), a.at))?
-        .with_context(|| format!("{}: no picture in this file", a.image.display()))?;
+    let (picture, what) = picture(&a)?;
+    if let Some(p) = &a.save_picture {
+        crate::files::refuse_overwriting_inputs(p, [a.image.as_path()])?;
+        crate::video::still::save_rgb(p, &picture)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     let opts = RefineOptions {
         model: match a.model {
             Model::Homography => calib::Model::Homography,
@@ -130,8 +147,8 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         ..RefineOptions::default()
     };
     let t0 = Instant::now();
-    let refined = refine(&frame.image, &rough_mm, &preset, &opts)
-        .with_context(|| format!("cannot refine {from} on {}", a.image.display()))?;
+    let refined = refine(&picture, &rough_mm, &preset, &opts)
+        .with_context(|| format!("cannot refine {from} on {} ({what})", a.image.display()))?;
     let seconds = t0.elapsed().as_secs_f64();
     // The field whose lines it was snapped to is where the floor is.
     let mut result = refined
@@ -163,6 +180,7 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
     if a.json {
         let j = JsonOut {
             image: a.image.display().to_string(),
+            picture: what.clone(),
             preset: preset.spec(),
             report: &refined.report,
             seconds,
@@ -178,7 +196,7 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
     } else {
         emit(&text_report(
             &refined.report,
-            &from,
+            &format!("{from} on {what}"),
             seconds,
             a.output.as_deref().filter(|_| write),
         ))?;
@@ -195,6 +213,49 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The picture to snap to and what it is: a video's background picture
+/// (unless --at names a frame, --frames is 1, or the camera moves, which is
+/// said), else the frame at --at (the first).
+fn picture(a: &RefineArgs) -> anyhow::Result<(crate::image::RgbImage, String)> {
+    let mut source = open(&a.image, &OpenOptions::default())?;
+    let info = source.info().clone();
+    let several = info.duration > 1.5 * info.frame_duration();
+    if a.at.is_none() && a.frames > 1 && several {
+        let t0 = Instant::now();
+        let bg = crate::video::background::background(source.as_mut(), usize::from(a.frames))
+            .with_context(|| format!("{}: making its background picture", a.image.display()))?;
+        let (first, last) = (bg.times.first().copied(), bg.times.last().copied());
+        if !bg.camera_moves()
+            && let (Some(first), Some(last)) = (first, last)
+        {
+            let what = format!(
+                "the background of {} frames from {first:.1} s to {last:.1} s ({:.2} s to make)",
+                bg.times.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            return Ok((bg.image, what));
+        }
+        let moved = bg.moved_frames();
+        eprintln!(
+            "underlay: {}: the camera moves ({moved} of {} frames spread over it show another view), so there is \
+             no background picture: snapping to its first frame (--at chooses another)",
+            a.image.display(),
+            bg.changed.len()
+        );
+    }
+    let at = a.at.unwrap_or(0.0);
+    let frame = source
+        .frame_at(at)
+        .with_context(|| format!("{}: reading the frame at {at} s", a.image.display()))?
+        .with_context(|| format!("{}: no picture in this file", a.image.display()))?;
+    let what = if several {
+        format!("the frame at {:.3} s", frame.time)
+    } else {
+        "the picture".to_owned()
+    };
+    Ok((frame.image, what))
 }
 
 /// The start: the calibration file, or a homography fitted to the points.

@@ -1,7 +1,8 @@
 //! Video in and out: decoding any file FFmpeg reads into RGB frames with
 //! their presentation times, and encoding RGB frames (H.264 in MP4) or
 //! floor masks (lossless FFV1 in Matroska) with exact timestamps. Frame
-//! sources of every kind ([`source`]) and the mapping of frame times to
+//! sources of every kind ([`source`]), the background picture of a fixed
+//! camera ([`background`]) and the mapping of frame times to
 //! log times ([`TimeMap`]) live here too.
 //!
 //! Times are seconds from the start of the video stream, taken from the
@@ -10,6 +11,7 @@
 //! in the stream's display matrix, so frames come out upright.
 
 mod audio;
+pub mod background;
 mod clock;
 mod convert;
 mod decode;

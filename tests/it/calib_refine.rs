@@ -301,3 +301,87 @@ fn a_result_that_is_not_trustworthy_is_said_and_kept_out_unless_accepted() {
     assert!(out.exists());
     Calibration::load(&out).unwrap();
 }
+
+/// A demo video of a fixed camera: snapped to its background picture by
+/// default (the players taken out), or to one frame with --at.
+#[test]
+fn a_video_is_snapped_on_its_background_picture() {
+    let dir = tmp();
+    let d = dir.path();
+    let demo = d.join("demo");
+    assert_ok(&run([
+        "demo",
+        "--out",
+        demo.to_str().unwrap(),
+        "--no-view",
+        "--width",
+        "960",
+        "--height",
+        "540",
+        "--fps",
+        "10",
+        "--duration",
+        "4",
+    ]));
+    let video = demo.join("video.mp4");
+    let truth = Camera::demo(960, 540).unwrap().calibration().unwrap();
+    let clicks = d.join("clicks.csv");
+    std::fs::write(&clicks, points(&truth, &CORNERS, 12.0, 1.0)).unwrap();
+    let (out, picture) = (d.join("refined.toml"), d.join("background.png"));
+    let o = run([
+        "calib",
+        "refine",
+        video.to_str().unwrap(),
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "-o",
+        out.to_str().unwrap(),
+        "--save-picture",
+        picture.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let text = stdout(&o);
+    assert!(
+        text.contains("on the background of 15 frames from 0.1 s to 3.7 s"),
+        "{text}"
+    );
+    let after = check_rms(d, &truth, &out, 1.0);
+    assert!(after < 0.5, "{after} px\n{text}");
+    // The picture it snapped to, without the players: fewer pixels that
+    // are not green carpet (the robots) than in any one frame.
+    let background = underlay::video::still::load_rgb(&picture).unwrap();
+    assert_eq!(background.dim(), (540, 960, 3));
+    let not_carpet = |img: &RgbImage| {
+        img.lanes(ndarray::Axis(2))
+            .into_iter()
+            .filter(|c| {
+                let (r, g, b) = (i32::from(c[0]), i32::from(c[1]), i32::from(c[2]));
+                !(g > r + 15 && g > b + 15) && !(r > 150 && g > 150 && b > 150)
+            })
+            .count()
+    };
+    let one = d.join("one.png");
+    let o = run([
+        "calib",
+        "refine",
+        video.to_str().unwrap(),
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--at",
+        "2",
+        "--save-picture",
+        one.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("on the frame at 2.000 s"), "{}", stdout(&o));
+    let frame = underlay::video::still::load_rgb(&one).unwrap();
+    let (bg, fr) = (not_carpet(&background), not_carpet(&frame));
+    assert!(
+        bg + 1000 < fr,
+        "pixels neither carpet nor paint: background {bg}, frame {fr}"
+    );
+}
