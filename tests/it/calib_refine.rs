@@ -358,7 +358,9 @@ fn a_video_is_snapped_on_its_background_picture() {
             .into_iter()
             .filter(|c| {
                 let (r, g, b) = (i32::from(c[0]), i32::from(c[1]), i32::from(c[2]));
-                !(g > r + 15 && g > b + 15) && !(r > 150 && g > 150 && b > 150)
+                let carpet = g > r + 15 && g > b + 15;
+                let paint = r > 150 && g > 150 && b > 150;
+                !(carpet || paint)
             })
             .count()
     };
