@@ -53,6 +53,9 @@ pub struct Decoder {
     last: Option<(frame::Video, f64)>,
     /// After `seek`: the target time the next frame must show.
     target: Option<Target>,
+    /// The time of the last [`Decoder::keyframe_at`]: decoding on from
+    /// its keyframe reaches the frame at that time without another seek.
+    previewed: Option<f64>,
     /// While decoding towards a target.
     skip: Option<SkipState>,
     /// Times of the frames from the start of the stream, in order, as far
@@ -187,6 +190,7 @@ impl Decoder {
             held: None,
             last: None,
             target: None,
+            previewed: None,
             skip: None,
             known_times: Vec::new(),
             at_known_end: true,
@@ -340,6 +344,7 @@ impl Decoder {
             });
         }
         self.reposition(t)?;
+        self.previewed = None;
         self.target = Some(Target {
             time: t,
             repositioned: true,
@@ -353,8 +358,11 @@ impl Decoder {
     /// during playback), and no decoding at all when it is the current one.
     pub fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, VideoError> {
         let ahead = self.last.as_ref().map(|l| t - l.1);
+        // After the keyframe for `t` was shown, everything up to `t` is
+        // decoded on from where it is, however far.
+        let previewed = self.previewed.take() == Some(t);
         match ahead {
-            Some(d) if d.is_finite() && (-TIME_EPS..=FORWARD_WINDOW).contains(&d) => {
+            Some(d) if d.is_finite() && d >= -TIME_EPS && (d <= FORWARD_WINDOW || previewed) => {
                 self.target = Some(Target {
                     time: t,
                     repositioned: false,
@@ -373,7 +381,9 @@ impl Decoder {
     pub fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, VideoError> {
         self.seek(t)?;
         self.target = None;
-        self.next_frame()
+        let f = self.next_frame()?;
+        self.previewed = Some(t);
+        Ok(f)
     }
 
     /// Moves the demuxer to the keyframe at or before `t` and resets decoding.

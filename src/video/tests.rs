@@ -437,6 +437,22 @@ fn keyframe_at_returns_the_keyframe_before_the_time() {
     assert_eq!(which(&d.next_frame().unwrap().unwrap().image), 11);
     // An exact request afterwards still lands on the right frame.
     assert_eq!(which(&d.frame_at(1.37).unwrap().unwrap().image), 13);
+    // Decoding on from the keyframe for that very time, however far (a
+    // long group of pictures), without another seek; another time seeks.
+    let s = EncoderSettings {
+        keyframe_interval: 20,
+        ..crisp()
+    };
+    let p = dir.path().join("long.mp4");
+    write_video(&p, 32, 32, &times, s);
+    let mut d = Decoder::open(&p).unwrap();
+    assert_eq!(which(&d.keyframe_at(1.78).unwrap().unwrap().image), 0);
+    assert_eq!(which(&d.frame_at(1.78).unwrap().unwrap().image), 17);
+    assert_eq!(which(&d.keyframe_at(1.78).unwrap().unwrap().image), 0);
+    assert_eq!(which(&d.frame_at(0.42).unwrap().unwrap().image), 4);
+    assert_eq!(which(&d.keyframe_at(1.5).unwrap().unwrap().image), 0);
+    assert_eq!(which(&d.next_frame().unwrap().unwrap().image), 1);
+    assert_eq!(which(&d.frame_at(1.5).unwrap().unwrap().image), 15);
 }
 
 #[test]

@@ -146,6 +146,11 @@ pub struct Shown {
     pub is_last: bool,
     /// Each image pixel stands for `reduction`² frame pixels.
     pub reduction: usize,
+    /// A stand-in shown while the frame asked for is decoded: the keyframe
+    /// a far seek decodes first (a video may need a whole group of
+    /// pictures decoded to reach the frame itself). The frame asked for
+    /// follows.
+    pub preview: bool,
 }
 
 enum Request {
@@ -413,6 +418,9 @@ struct Worker {
     /// Epoch of the latest show request (see [`Player::discard_upcoming`]).
     epoch: u64,
     playing: bool,
+    /// The show request (its number) a keyframe was shown for while its
+    /// frame is decoded.
+    previewed: Option<u64>,
     /// The copy of a ring frame that is drawn onto, kept for its buffers.
     scratch: SourceFrame,
 }
@@ -442,6 +450,7 @@ impl Worker {
             seq: 0,
             epoch: 0,
             playing: false,
+            previewed: None,
             scratch: SourceFrame::empty(),
         }
     }
@@ -596,6 +605,15 @@ impl Worker {
             return;
         };
         let t0 = Instant::now();
+        if let Target::Time(t) = target
+            && self.previewed != Some(self.seq)
+            && self.ring.is_far(t)
+        {
+            self.previewed = Some(self.seq);
+            if self.preview(t, t0) {
+                return;
+            }
+        }
         let pos = match target {
             Target::Time(t) | Target::Frame(t) => self.ring.locate_time(t),
             Target::Step { from, n } => self.ring.locate_step(from, n),
@@ -626,6 +644,8 @@ impl Worker {
                 requested: self.requested,
                 seq: self.seq,
                 timing: FrameTiming::default(),
+                preview: false,
+                is_last: self.ring.is_last(time),
                 ..last.clone()
             };
             self.deliver(again, false);
@@ -655,6 +675,34 @@ impl Worker {
         shown.requested = self.requested;
         shown.seq = self.seq;
         self.deliver(shown, true);
+    }
+
+    /// A far seek to `t`: the keyframe before it decoded alone and shown
+    /// first; `true` when it was (the frame at `t` follows), `false` when
+    /// the keyframe is that frame or there is none.
+    fn preview(&mut self, t: f64, t0: Instant) -> bool {
+        let pos = self.ring.preview(t);
+        self.after_ring();
+        let Some(pos) = pos else { return false };
+        let Some(time) = self.ring.get(pos).map(|f| f.time) else {
+            return false;
+        };
+        // Within a frame of `t` (or of the end, for a time past it) it is
+        // the frame itself or next to it: reading on is quicker than
+        // another seek.
+        if t.min(self.info.end()) - time < self.info.frame_duration() {
+            return false;
+        }
+        let decode = t0.elapsed();
+        let Some(mut shown) = self.draw_copy(pos) else {
+            return false;
+        };
+        shown.timing.decode = decode;
+        shown.requested = self.requested;
+        shown.seq = self.seq;
+        shown.preview = true;
+        self.deliver(shown, true);
+        true
     }
 
     /// Draws the frame after the last one sent, for smooth playback.
@@ -740,6 +788,7 @@ impl Worker {
                 convert: t3 - t2,
             },
             is_last,
+            preview: false,
         }
     }
 
@@ -828,6 +877,64 @@ mod tests {
             || {},
         )
         .unwrap()
+    }
+
+    /// Frames with a keyframe every `gop`; a seek to the frame itself
+    /// waits until the test lets it go.
+    struct Keyframed {
+        inner: SyntheticSource,
+        gop: u64,
+        gate: crossbeam_channel::Receiver<()>,
+    }
+
+    impl FrameSource for Keyframed {
+        fn info(&self) -> &crate::video::source::SourceInfo {
+            self.inner.info()
+        }
+        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
+            self.inner.next_frame()
+        }
+        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
+            let _ = self.gate.recv_timeout(Duration::from_secs(10));
+            self.inner.frame_at(t)
+        }
+        fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
+            let fps = self.inner.info().fps;
+            let k = ((t * fps + 1e-9).floor() as u64) / self.gop * self.gop;
+            self.inner.frame_at(k as f64 / fps)
+        }
+    }
+
+    #[test]
+    fn a_far_seek_shows_the_keyframe_first_then_the_frame() {
+        let (open, gate) = crossbeam_channel::unbounded();
+        let src = Keyframed {
+            inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
+            gop: 30,
+            gate,
+        };
+        let p = Player::spawn(
+            Box::new(src),
+            Box::new(Marker { red: false }),
+            DrawSettings::default(),
+            || {},
+        )
+        .unwrap();
+        p.show(0.0, false);
+        let first = wait_for(&p, |s| s.requested == Some(0.0));
+        assert!(!first.preview && first.index == 0);
+        // Far: the keyframe at 6 s first, marked, for the time asked.
+        p.show(8.55, false);
+        let key = wait_for(&p, |s| s.requested == Some(8.55));
+        assert!(key.preview && key.time == 6.0, "{} {}", key.preview, key.time);
+        // Then the frame itself, once its seek goes through.
+        open.send(()).unwrap();
+        let exact = wait_for(&p, |s| s.requested == Some(8.55) && !s.preview);
+        assert_eq!(exact.index, 85);
+        // Near (read on from what is there): no stand-in.
+        p.show(9.0, false);
+        let near = wait_for(&p, |s| s.requested == Some(9.0));
+        assert!(!near.preview && near.index == 90);
     }
 
     #[test]

@@ -50,6 +50,18 @@ impl DecoderSource {
     pub fn decoder(&self) -> &Decoder {
         &self.decoder
     }
+
+    /// The decoder wants a finite time: before the start is the start,
+    /// after the end the end.
+    fn clamp(&self, t: f64) -> f64 {
+        if t.is_nan() || t < self.info.start {
+            self.info.start
+        } else if t > self.info.start + self.info.duration {
+            self.info.start + self.info.duration
+        } else {
+            t
+        }
+    }
 }
 
 impl FrameSource for DecoderSource {
@@ -66,15 +78,12 @@ impl FrameSource for DecoderSource {
     }
 
     fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
-        // The decoder wants a finite time: before the start is the start,
-        // after the end the end.
-        let t = if t.is_nan() || t < self.info.start {
-            self.info.start
-        } else if t > self.info.start + self.info.duration {
-            self.info.start + self.info.duration
-        } else {
-            t
-        };
+        let t = self.clamp(t);
         Ok(self.decoder.frame_at(t)?)
+    }
+
+    fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        let t = self.clamp(t);
+        Ok(self.decoder.keyframe_at(t)?)
     }
 }

@@ -229,6 +229,16 @@ pub trait FrameSource: Send {
     /// `None` only when the source has no frames.
     fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError>;
 
+    /// A quick stand-in for [`Self::frame_at`] when seeking far: the frame
+    /// decoded first after a seek (a video's keyframe at or before `t`, one
+    /// frame's work where the exact frame may need a whole group of
+    /// pictures decoded). Afterwards [`Self::next_frame`] continues after
+    /// it, towards `t`. Sources that reach any frame at once give
+    /// [`Self::frame_at`]'s.
+    fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        self.frame_at(t)
+    }
+
     /// Like [`Self::next_frame`] into `out`, reusing its buffers where the
     /// source can; `false` at the end (then `out` is unspecified).
     fn read_into(&mut self, out: &mut SourceFrame) -> Result<bool, SourceError> {

@@ -16,6 +16,11 @@ const SPARE: usize = 2;
 
 enum AheadCmd {
     Seek(u64, f64),
+    /// The keyframe for a far seek: read nothing after it until told (the
+    /// reader usually seeks to the frame itself next).
+    Keyframe(u64, f64),
+    /// Read on after a keyframe.
+    Resume,
 }
 
 type AheadMsg = (u64, Result<Option<SourceFrame>, SourceError>);
@@ -27,6 +32,8 @@ pub struct ReadAhead {
     frames: crossbeam_channel::Receiver<AheadMsg>,
     spare: crossbeam_channel::Sender<SourceFrame>,
     epoch: u64,
+    /// The thread holds after a keyframe until the next read asks for more.
+    held: bool,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -44,8 +51,10 @@ impl ReadAhead {
                 // The next message to hand over, and whether decoding goes on.
                 let mut pending: Option<AheadMsg> = None;
                 let mut more = true;
+                // Reading ahead (not held after a keyframe).
+                let mut reading = true;
                 loop {
-                    if pending.is_none() {
+                    if pending.is_none() && reading {
                         // After the end, keep saying so (like the source would).
                         let r = if more {
                             let mut f = spare_rx.try_recv().unwrap_or_else(|_| SourceFrame::empty());
@@ -68,13 +77,25 @@ impl ReadAhead {
                                 recv(cmd_rx) -> cmd => cmd,
                             }
                         }
-                        None => return,
+                        None => cmd_rx.recv(),
                     };
-                    let Ok(AheadCmd::Seek(e, t)) = cmd else {
-                        return;
+                    let r = match cmd {
+                        Ok(AheadCmd::Seek(e, t)) => {
+                            epoch = e;
+                            reading = true;
+                            source.frame_at(t)
+                        }
+                        Ok(AheadCmd::Keyframe(e, t)) => {
+                            epoch = e;
+                            reading = false;
+                            source.keyframe_at(t)
+                        }
+                        Ok(AheadCmd::Resume) => {
+                            reading = true;
+                            continue;
+                        }
+                        Err(_) => return,
                     };
-                    epoch = e;
-                    let r = source.frame_at(t);
                     more = matches!(r, Ok(Some(_)));
                     pending = Some((epoch, r));
                 }
@@ -85,6 +106,7 @@ impl ReadAhead {
             frames: rx,
             spare: spare_tx,
             epoch: 0,
+            held: false,
             handle: Some(handle),
         })
     }
@@ -110,13 +132,28 @@ impl FrameSource for ReadAhead {
     }
 
     fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        if std::mem::take(&mut self.held)
+            && let Some(c) = &self.cmd
+        {
+            let _ = c.send(AheadCmd::Resume);
+        }
         self.receive()
     }
 
     fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        self.held = false;
         self.epoch += 1;
         if let Some(c) = &self.cmd {
             let _ = c.send(AheadCmd::Seek(self.epoch, t));
+        }
+        self.receive()
+    }
+
+    fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        self.held = true;
+        self.epoch += 1;
+        if let Some(c) = &self.cmd {
+            let _ = c.send(AheadCmd::Keyframe(self.epoch, t));
         }
         self.receive()
     }
@@ -157,5 +194,27 @@ mod tests {
             }
         }
         drop(ahead); // joins the thread, even with frames queued
+    }
+
+    #[test]
+    fn after_a_keyframe_reading_goes_on_from_it_or_seeks() {
+        let src = SyntheticSource::new(32, 18, 10.0, 30).unwrap();
+        let mut plain = src.clone();
+        let mut ahead = ReadAhead::new(Box::new(src)).unwrap();
+        for t in [1.55, 0.0, 2.9] {
+            assert_eq!(
+                ahead.keyframe_at(t).unwrap(),
+                plain.keyframe_at(t).unwrap(),
+                "at {t}"
+            );
+            // Held until asked: then the frames after it.
+            for _ in 0..4 {
+                assert_eq!(ahead.next_frame().unwrap(), plain.next_frame().unwrap());
+            }
+            assert_eq!(ahead.keyframe_at(t).unwrap(), plain.keyframe_at(t).unwrap());
+            // Or a seek to the frame itself.
+            assert_eq!(ahead.frame_at(t - 0.3).unwrap(), plain.frame_at(t - 0.3).unwrap());
+            assert_eq!(ahead.next_frame().unwrap(), plain.next_frame().unwrap());
+        }
     }
 }

@@ -183,6 +183,41 @@ impl FrameRing {
         }
     }
 
+    /// Whether the frame shown at `t` needs a seek: it is not in the ring,
+    /// nor a short read after its last frame.
+    pub fn is_far(&self, t: f64) -> bool {
+        self.find(t).is_none()
+            && !self
+                .ring
+                .back()
+                .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT)
+    }
+
+    /// Seeks for `t` and holds only the frame the source decodes first
+    /// there ([`FrameSource::keyframe_at`]: a video's keyframe at or before
+    /// `t`), to show while the frame at `t` is decoded; returns its
+    /// position. [`Self::locate_time`] then finds the frame itself.
+    pub fn preview(&mut self, t: f64) -> Option<usize> {
+        self.ring.clear();
+        self.eof = false;
+        self.seeks += 1;
+        match self.source.keyframe_at(t) {
+            Ok(Some(f)) => {
+                self.at_start = f.time > t || f.time <= self.info.start;
+                self.ring.push_back(f);
+                Some(0)
+            }
+            Ok(None) => {
+                self.eof = true;
+                None
+            }
+            Err(e) => {
+                self.failed(e);
+                None
+            }
+        }
+    }
+
     /// Makes the ring hold the frame shown at `t`; returns its position.
     pub fn locate_time(&mut self, t: f64) -> Option<usize> {
         if let Some(p) = self.find(t) {

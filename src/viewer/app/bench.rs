@@ -150,6 +150,7 @@ impl ViewerApp {
         let mut composite = pick(&|t| t.composite);
         let mut convert = pick(&|t| t.convert);
         let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
+        let mut first: Vec<f64> = self.perf.seeks_first.iter().map(|&d| ms(d)).collect();
         format!(
             "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1×\n\
              frames on screen: {} of {expected} ({:.1}%)\n\
@@ -162,7 +163,8 @@ impl ViewerApp {
              \x20   of which drawing: {}\n\
              \x20   of which compositing: {}\n\
              \x20 texture conversion: {}\n\
-             seek to a random time (request → on screen, {} seeks): {}",
+             seek to a random time (request → on screen, {} seeks): {}\n\
+             \x20 first picture (the keyframe before it, or the frame): {}",
             b.shown.len(),
             100.0 * b.shown.len() as f64 / expected.max(1.0),
             fmt_ms(crate::viewer::bench::spread(&mut ui)),
@@ -176,6 +178,7 @@ impl ViewerApp {
             fmt_ms(crate::viewer::bench::spread(&mut convert)),
             seeks.len(),
             fmt_ms(crate::viewer::bench::spread(&mut seeks)),
+            fmt_ms(crate::viewer::bench::spread(&mut first)),
         )
     }
 }

@@ -146,6 +146,8 @@ pub struct FrameMeta {
     pub size: [usize; 2],
     /// The texture holds one pixel per `reduction`² frame pixels.
     pub reduction: usize,
+    /// The keyframe shown while the frame asked for is decoded.
+    pub preview: bool,
 }
 
 /// A message for the status bar.
@@ -212,7 +214,12 @@ pub struct Perf {
     pub ui_build: Vec<Duration>,
     /// Seeks: wall time from request to the frame being on screen.
     pub seeks: Vec<Duration>,
+    /// Seeks: wall time from request to a first picture on screen (the
+    /// keyframe before a far target, or the frame itself).
+    pub seeks_first: Vec<Duration>,
     seek_started: Option<(f64, Instant)>,
+    /// A first picture of the current seek is on screen.
+    seek_first_seen: bool,
 }
 
 const PERF_KEEP: usize = 5000;
@@ -530,6 +537,7 @@ impl ViewerApp {
             p.show(self.playback.time, self.playback.playing);
             if !self.playback.playing {
                 self.perf.seek_started = Some((self.playback.time, Instant::now()));
+                self.perf.seek_first_seen = false;
             }
         }
     }
@@ -785,8 +793,14 @@ impl ViewerApp {
             && shown.requested == Some(t)
             && shown.generation == gen_now
         {
-            push_capped(&mut self.perf.seeks, started.elapsed());
-            self.perf.seek_started = None;
+            if !self.perf.seek_first_seen {
+                push_capped(&mut self.perf.seeks_first, started.elapsed());
+                self.perf.seek_first_seen = true;
+            }
+            if !shown.preview {
+                push_capped(&mut self.perf.seeks, started.elapsed());
+                self.perf.seek_started = None;
+            }
         }
         self.frame = Some(FrameMeta {
             index: shown.index,
@@ -797,6 +811,7 @@ impl ViewerApp {
             primitives: shown.stats.primitives,
             size: shown.size,
             reduction: shown.reduction,
+            preview: shown.preview,
         });
     }
 
@@ -804,7 +819,9 @@ impl ViewerApp {
     /// with the current settings.
     pub fn frame_is_current(&self) -> bool {
         match (&self.frame, &self.player) {
-            (Some(f), Some(p)) => f.generation == p.generation() && f.requested == Some(self.playback.time),
+            (Some(f), Some(p)) => {
+                !f.preview && f.generation == p.generation() && f.requested == Some(self.playback.time)
+            }
             _ => false,
         }
     }

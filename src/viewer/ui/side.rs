@@ -375,7 +375,15 @@ fn stats(app: &ViewerApp, ui: &mut egui::Ui) {
         ));
     }
     if let Some(s) = app.perf.seeks.last() {
-        ui.label(format!("last seek: {:.0} ms", ms(*s)));
+        let first = app.perf.seeks_first.last().filter(|f| *f < s);
+        match first {
+            Some(f) => ui.label(format!(
+                "last seek: {:.0} ms (its keyframe after {:.0} ms)",
+                ms(*s),
+                ms(*f)
+            )),
+            None => ui.label(format!("last seek: {:.0} ms", ms(*s))),
+        };
     }
 }
 

@@ -86,6 +86,13 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         ui.monospace(format!("video {} / {}", fmt_time(shown), fmt_time(info.end())));
         if let Some(f) = frame {
             ui.monospace(format!("frame {}", f.index));
+            if f.preview {
+                ui.weak(format!(
+                    "(the keyframe at {}: decoding to {}…)",
+                    fmt_time(f.time),
+                    fmt_time(pb.time)
+                ));
+            }
         }
         if let Some(m) = &time_map {
             let log = m.log_time_at(VideoTime(shown)).secs();
