@@ -35,6 +35,10 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if args.iter().any(|a| a == "--no-clicks") {
+        no_clicks(&frames, only.as_deref(), out.as_deref());
+        return;
+    }
     println!(
         "| frame | tolerance | truth to paint | start (mean px) | snapped (mean px) | within | trusted | trusted & wrong | snap s | mask kept / above, uncut | cut to the truth's field |"
     );
@@ -143,6 +147,113 @@ fn main() {
                 }
             }
         }
+    }
+}
+
+/// Calibration with no clicks ([`underlay::calib::refine::search`]): each
+/// frame under each hint, the result's mean distance from the truth over
+/// the pitch in view and whether it is trusted.
+fn no_clicks(
+    frames: &[(eval::RealFrame, underlay::image::RgbImage)],
+    only: Option<&str>,
+    out: Option<&std::path::Path>,
+) {
+    use underlay::calib::refine::search::{Hint, find};
+    let hints = [
+        Hint::Side,
+        Hint::BehindLeftGoal,
+        Hint::BehindRightGoal,
+        Hint::Above,
+    ];
+    println!("| frame | tolerance | side | behind left goal | behind right goal | above | s per hint |");
+    println!("|---|---|---|---|---|---|---|");
+    for (f, img) in frames {
+        if only.is_some_and(|o| !f.name.contains(o)) {
+            continue;
+        }
+        let tol = eval::tolerance_px(f.size);
+        let mut cells = Vec::new();
+        let t0 = std::time::Instant::now();
+        for hint in hints {
+            let cell = match find(img, &f.preset, hint, &RefineOptions::default()) {
+                Ok(r) => {
+                    eprintln!(
+                        "  {} {hint:?}: trusted {}, spread {:?}, found {:.2}, {}",
+                        f.name,
+                        r.report.trusted,
+                        r.report.verdict.floor_spread,
+                        r.report.verdict.found_share,
+                        r.report.verdict.reasons.join("; ")
+                    );
+                    lines(&r.report);
+                    if let Some(dir) = out {
+                        let _ = std::fs::create_dir_all(dir);
+                        let mut pic = img.clone();
+                        eval::draw_lines(&mut pic, &f.truth, &f.preset, [255, 128, 0]);
+                        eval::draw_lines(&mut pic, &r.calibration, &f.preset, [0, 255, 255]);
+                        let stem = f.name.replace(['/', '.'], "_");
+                        let _ = underlay::video::still::save_rgb(
+                            &dir.join(format!("{stem}_noclick_{hint:?}.png")),
+                            &pic,
+                        );
+                    }
+                    let apart = underlay::calib::compare::lines_apart(
+                        &f.truth,
+                        &r.calibration,
+                        &f.preset.lines,
+                        f.size,
+                    );
+                    let mark = match (r.report.trusted, apart.is_some_and(|a| a.mean_px <= tol)) {
+                        (true, true) => "trusted, within",
+                        (true, false) => "TRUSTED, WRONG",
+                        (false, true) => "within, not trusted",
+                        (false, false) => "not trusted",
+                    };
+                    // The field is symmetric: the same lines under a mirrored or
+                    // turned labelling.
+                    let twin = [(-1.0, 1.0), (1.0, -1.0), (-1.0, -1.0)]
+                        .iter()
+                        .filter_map(|&(sx, sy)| {
+                            let h = *r.calibration.homography();
+                            let m = [
+                                [h[0][0] * sx, h[0][1] * sy, h[0][2]],
+                                [h[1][0] * sx, h[1][1] * sy, h[1][2]],
+                                [h[2][0] * sx, h[2][1] * sy, h[2][2]],
+                            ];
+                            let c = underlay::calib::Calibration::from_parts(
+                                m,
+                                r.calibration.distortion().copied(),
+                            )
+                            .ok()?;
+                            let a =
+                                underlay::calib::compare::lines_apart(&f.truth, &c, &f.preset.lines, f.size)?;
+                            Some((a.mean_px, sx, sy))
+                        })
+                        .min_by(|a, b| a.0.total_cmp(&b.0));
+                    if let Some((d, sx, sy)) = twin {
+                        eprintln!(
+                            "  {} {hint:?}: mirrored ({sx}, {sy}) it is {d:.1} px from the truth",
+                            f.name
+                        );
+                    }
+                    match apart {
+                        Some(a) => format!("{:.0} px ({mark})", a.mean_px),
+                        None => format!("pitch out of view ({mark})"),
+                    }
+                }
+                Err(e) => {
+                    eprintln!("  {} {hint:?}: {e}", f.name);
+                    "failed".to_owned()
+                }
+            };
+            cells.push(cell);
+        }
+        println!(
+            "| {} | {tol:.1} px | {} | {:.1} |",
+            f.name,
+            cells.join(" | "),
+            t0.elapsed().as_secs_f64() / hints.len() as f64
+        );
     }
 }
 

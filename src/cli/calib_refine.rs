@@ -30,14 +30,19 @@ pub struct RefineArgs {
     #[arg(
         long,
         value_name = "ROUGH.toml",
-        required_unless_present = "points",
-        conflicts_with = "points"
+        required_unless_present_any = ["points", "from"],
+        conflicts_with_all = ["points", "from"]
     )]
     pub calib: Option<PathBuf>,
     /// Start from a homography fitted to these points (`u,v,x,y`, as for
     /// `calib solve`; four clicked preset points are enough) instead of --calib.
-    #[arg(long, value_name = "POINTS.csv")]
+    #[arg(long, value_name = "POINTS.csv", conflicts_with = "from")]
     pub points: Option<PathBuf>,
+    /// No clicks: search the camera poses where it stands, roughly, for the
+    /// one whose field agrees best with the picture, then snap (a stretch:
+    /// it finds broadcast views from the side; the verdict says when not).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub from: Option<crate::calib::refine::search::Hint>,
     /// The field whose painted lines are in the picture (ssl-a, ssl-b,
     /// football, or football:LxW for a pitch L × W metres).
     #[arg(long, value_name = "PRESET")]
@@ -119,17 +124,29 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
             .collect();
         crate::files::refuse_overwriting_inputs(out, inputs)?;
     }
-    let (rough, from) = rough_calibration(&a)?;
+    let (rough, from) = match a.from {
+        Some(hint) => (None, format!("no clicks (the camera {})", hint.describe())),
+        None => {
+            let (r, f) = rough_calibration(&a)?;
+            (Some(r), f)
+        }
+    };
     // The preset is in its unit; a calibration in another known unit is
     // converted for the search and back for the result.
-    let own_unit = rough.world_unit().map(str::to_owned);
-    let (rough_mm, check) = rough.for_unit(preset.unit);
-    if let calib::unit::UnitCheck::Unknown { calibration, .. } = &check {
-        bail!(
-            "{from}: its world unit `{calibration}` cannot be converted to the preset's {}",
-            preset.unit
-        );
-    }
+    let own_unit = rough.as_ref().and_then(|r| r.world_unit().map(str::to_owned));
+    let rough_mm = match &rough {
+        Some(r) => {
+            let (r_mm, check) = r.for_unit(preset.unit);
+            if let calib::unit::UnitCheck::Unknown { calibration, .. } = &check {
+                bail!(
+                    "{from}: its world unit `{calibration}` cannot be converted to the preset's {}",
+                    preset.unit
+                );
+            }
+            Some(r_mm)
+        }
+        None => None,
+    };
 
     let (picture, what) = picture(&a)?;
     if let Some(p) = &a.save_picture {
@@ -147,8 +164,12 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         ..RefineOptions::default()
     };
     let t0 = Instant::now();
-    let refined = refine(&picture, &rough_mm, &preset, &opts)
-        .with_context(|| format!("cannot refine {from} on {} ({what})", a.image.display()))?;
+    let refined = match (&rough_mm, a.from) {
+        (Some(r), _) => refine(&picture, r, &preset, &opts),
+        (None, Some(hint)) => crate::calib::refine::search::find(&picture, &preset, hint, &opts),
+        (None, None) => bail!("give --calib ROUGH.toml, --points POINTS.csv or --from WHERE"),
+    }
+    .with_context(|| format!("cannot refine {from} on {} ({what})", a.image.display()))?;
     let seconds = t0.elapsed().as_secs_f64();
     // The field whose lines it was snapped to is where the floor is.
     let mut result = refined
@@ -198,6 +219,7 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
             &refined.report,
             &format!("{from} on {what}"),
             seconds,
+            a.from.is_none(),
             a.output.as_deref().filter(|_| write),
         ))?;
     }
@@ -278,7 +300,7 @@ fn rough_calibration(a: &RefineArgs) -> anyhow::Result<(Calibration, String)> {
     Ok((Calibration::load(c)?, c.display().to_string()))
 }
 
-fn text_report(r: &RefineReport, from: &str, seconds: f64, output: Option<&Path>) -> String {
+fn text_report(r: &RefineReport, from: &str, seconds: f64, moved: bool, output: Option<&Path>) -> String {
     let mut s = String::new();
     let v = &r.verdict;
     let _ = writeln!(
@@ -308,11 +330,13 @@ fn text_report(r: &RefineReport, from: &str, seconds: f64, output: Option<&Path>
             " (says nothing about the lines it did not reach)"
         }
     );
-    let _ = writeln!(
-        s,
-        "the field moved by up to {:.1} px from the rough calibration",
-        r.moved_px
-    );
+    if moved {
+        let _ = writeln!(
+            s,
+            "the field moved by up to {:.1} px from the rough calibration",
+            r.moved_px
+        );
+    }
     let _ = writeln!(s, "\n  in view  length px  on paint  beside    RMS px  line");
     for l in &v.lines {
         let rms = l.rms_px.map_or("-".to_string(), |v| format!("{v:.2}"));

@@ -387,3 +387,63 @@ fn a_video_is_snapped_on_its_background_picture() {
         "pixels neither carpet nor paint: background {bg}, frame {fr}"
     );
 }
+
+/// No clicks: the demo camera stands beside the field; searched from that
+/// hint, the result lands on the lines and is trusted. From above it is
+/// not found, and says so.
+#[test]
+fn with_no_clicks_the_camera_is_found_from_where_it_stands() {
+    let dir = tmp();
+    let d = dir.path();
+    let (img, truth) = frame(d);
+    let out = d.join("found.toml");
+    let o = run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--from",
+        "side",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let text = stdout(&o);
+    assert!(
+        text.contains("refined from no clicks (the camera beside a touchline)"),
+        "{text}"
+    );
+    assert!(text.contains("trusted:"), "{text}");
+    let after = check_rms(d, &truth, &out, 1.0);
+    assert!(after < 1.0, "{after} px\n{text}");
+    // A place it does not stand: not trusted, nothing written.
+    let wrong = d.join("wrong.toml");
+    let o = run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--from",
+        "behind-left-goal",
+        "-o",
+        wrong.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("not trustworthy"), "{}", stderr(&o));
+    assert!(!wrong.exists());
+    // --from goes alone.
+    let o = run([
+        "calib",
+        "refine",
+        img.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--from",
+        "side",
+        "--calib",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+}

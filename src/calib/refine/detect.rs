@@ -73,7 +73,7 @@ impl Luma {
     }
 
     /// Bilinear luma at `p` (pixel centres at integers); `None` outside.
-    fn at(&self, p: Vec2) -> Option<f32> {
+    pub(super) fn at(&self, p: Vec2) -> Option<f32> {
         if !(p.x >= 0.0 && p.y >= 0.0 && p.x <= (self.w - 1) as f64 && p.y <= (self.h - 1) as f64) {
             return None;
         }

@@ -14,6 +14,7 @@
 //! It stops when a round moves the field by less than 0.05 px.
 
 mod detect;
+pub mod search;
 #[cfg(test)]
 mod tests;
 pub mod verify;

@@ -74,6 +74,10 @@ pub struct Verdict {
     /// The largest distance between a clicked point and where the result
     /// puts it, pixels (when the start records its points).
     pub click_px: Option<f64>,
+    /// How far the colours beside the lines found spread (chromaticity
+    /// × 255, nine in ten within): paint lies on one floor, so a few units;
+    /// lines "found" on stands, boards and crowds spread widely.
+    pub floor_spread: Option<f64>,
     /// Why it is not trusted (empty when it is).
     pub reasons: Vec<String>,
 }
@@ -247,6 +251,15 @@ pub fn verify(
             l.against.as_deref().unwrap_or_default()
         ));
     }
+    let floor_spread = floor.as_ref().map(|f| f.spread);
+    if let Some(s) = floor_spread
+        && s > FLOOR_SPREAD
+    {
+        reasons.push(format!(
+            "the lines it finds do not lie on one floor: the colours beside them spread {s:.0} units \
+             (at most {FLOOR_SPREAD:.0} for paint on a floor)"
+        ));
+    }
     let click_px = clicks
         .iter()
         .filter_map(|&(px, world)| Some((calib.project(world)? - px).length()))
@@ -266,6 +279,7 @@ pub fn verify(
         search_px,
         lines,
         click_px,
+        floor_spread,
         reasons,
     }
 }
@@ -277,8 +291,12 @@ struct FloorColour {
     centre: [f64; 2],
     /// How far from it a side may be and still be floor.
     radius: f64,
+    /// How far from it nine in ten sides are.
+    spread: f64,
 }
 
+/// Most [`Verdict::floor_spread`] of a trusted result.
+const FLOOR_SPREAD: f64 = 20.0;
 /// Least and most [`FloorColour::radius`], chromaticity units (× 255).
 const FLOOR_RADIUS: (f64, f64) = (8.0, 30.0);
 /// Fewest sides to learn the floor's colour from.
@@ -302,6 +320,7 @@ impl FloorColour {
         Some(FloorColour {
             centre,
             radius: (1.5 * p90).clamp(FLOOR_RADIUS.0, FLOOR_RADIUS.1),
+            spread: p90,
         })
     }
 

@@ -454,6 +454,7 @@ mod app_tests {
                 rms_px: Some(1.0),
                 against: Some("a painted line runs beside it, not on it, along 80 % of it".into()),
             }],
+            floor_spread: Some(6.0),
             click_px: None,
             reasons: vec!["only 20 % of the lines in view lie on painted lines".into()],
         };
