@@ -21,6 +21,12 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
+    // `cargo test --all-targets` runs benches too, unoptimised and without
+    // `--bench`: the harness's test (`tests/it/real_cameras.rs`) is that run.
+    if !args.iter().any(|a| a == "--bench") {
+        println!("real_cameras: a bench (cargo bench --bench real_cameras); skipped as a test");
+        return;
+    }
     let draws: u64 = arg("--draws").and_then(|v| v.parse().ok()).unwrap_or(8);
     let out = arg("--out").map(PathBuf::from);
     let only = arg("--only");

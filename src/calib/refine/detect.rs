@@ -57,7 +57,8 @@ impl Luma {
         Luma { w, h, px, chroma }
     }
 
-    /// The chromaticity ([`chromaticity`]) at the pixel nearest `p`;
+    /// The chromaticity (red and green shares of the sum, × 255) at the
+    /// pixel nearest `p`;
     /// `None` outside.
     pub fn chroma_at(&self, p: Vec2) -> Option<[u8; 2]> {
         let (x, y) = (p.x.round(), p.y.round());

@@ -162,23 +162,35 @@ impl FrameRing {
     }
 
     fn seek(&mut self, t: f64) -> bool {
+        self.restart(t, false).is_some()
+    }
+
+    /// Empties the ring and seeks the source for `t`, holding the frame
+    /// it returns ([`FrameSource::keyframe_at`]'s when `keyframe`): its
+    /// position.
+    fn restart(&mut self, t: f64, keyframe: bool) -> Option<usize> {
         self.ring.clear();
         self.eof = false;
         self.seeks += 1;
-        match self.source.frame_at(t) {
+        let got = if keyframe {
+            self.source.keyframe_at(t)
+        } else {
+            self.source.frame_at(t)
+        };
+        match got {
             Ok(Some(f)) => {
                 // A frame after the time asked for is the source's first.
                 self.at_start = f.time > t || f.time <= self.info.start;
                 self.ring.push_back(f);
-                true
+                Some(0)
             }
             Ok(None) => {
                 self.eof = true;
-                false
+                None
             }
             Err(e) => {
                 self.failed(e);
-                false
+                None
             }
         }
     }
@@ -198,24 +210,7 @@ impl FrameRing {
     /// `t`), to show while the frame at `t` is decoded; returns its
     /// position. [`Self::locate_time`] then finds the frame itself.
     pub fn preview(&mut self, t: f64) -> Option<usize> {
-        self.ring.clear();
-        self.eof = false;
-        self.seeks += 1;
-        match self.source.keyframe_at(t) {
-            Ok(Some(f)) => {
-                self.at_start = f.time > t || f.time <= self.info.start;
-                self.ring.push_back(f);
-                Some(0)
-            }
-            Ok(None) => {
-                self.eof = true;
-                None
-            }
-            Err(e) => {
-                self.failed(e);
-                None
-            }
-        }
+        self.restart(t, true)
     }
 
     /// Makes the ring hold the frame shown at `t`; returns its position.

@@ -326,6 +326,21 @@ mod app_tests {
         h
     }
 
+    /// A keyframe shown while a far seek decodes is said in the timeline
+    /// and is not the current frame (a screenshot or the bench waits on).
+    #[test]
+    fn a_keyframe_stand_in_is_said_and_not_current() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame_is_current());
+        assert!(h.query_by_label_contains("the keyframe at").is_none());
+        if let Some(f) = h.state_mut().as_mut().and_then(|a| a.frame.as_mut()) {
+            f.preview = true;
+        }
+        h.step();
+        assert!(!app(&h).frame_is_current());
+        assert!(h.query_by_label_contains("the keyframe at").is_some());
+    }
+
     /// A rendered match is drawn from its own log: the viewer offers no
     /// time sync (no offset, align or "Find offset") for it; over a video
     /// it does.
