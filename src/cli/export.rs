@@ -72,6 +72,11 @@ pub struct Args {
     /// output is the same whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
     pub workers: Option<u8>,
+    /// Also print where the CPU went: the stages that see the frames in
+    /// order (reading, encoding), the workers, and the rest (FFmpeg's and
+    /// x264's own threads).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// Exports the annotated video; Ctrl-C stops it with [`crate::Interrupted`].
@@ -121,7 +126,45 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.elapsed,
         report.frames as f64 / report.elapsed.max(1e-9)
     );
+    if args.stats {
+        eprint!("{}", cpu_table(&report.cpu, report.frames));
+    }
     Ok(())
+}
+
+/// `--stats`: the CPU by stage, per frame and as shares of the process's.
+fn cpu_table(c: &crate::export::StageCpu, frames: u64) -> String {
+    let total = c.process.as_secs_f64();
+    let per = |d: std::time::Duration| d.as_secs_f64() * 1e3 / frames.max(1) as f64;
+    let share = |d: std::time::Duration| {
+        if total > 0.0 {
+            100.0 * d.as_secs_f64() / total
+        } else {
+            0.0
+        }
+    };
+    let rest = c.process.saturating_sub(c.reading + c.workers + c.encoder);
+    let mut s = format!(
+        "CPU {:.2} s, {:.2} ms a frame; in frame order {:.1} %:
+",
+        total,
+        per(c.process),
+        100.0 * c.ordered_share()
+    );
+    for (name, d) in [
+        ("reading (in order)", c.reading),
+        ("  of which preparing (in order)", c.prepare),
+        ("encoding thread (in order)", c.encoder),
+        ("workers", c.workers),
+        ("FFmpeg's and x264's threads", rest),
+    ] {
+        s.push_str(&format!(
+            "  {name:<32} {:>8.2} ms a frame  {:>5.1} %\n",
+            per(d),
+            share(d)
+        ));
+    }
+    s
 }
 
 /// The export of `session`; one made for a file (not read from a session

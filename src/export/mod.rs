@@ -198,6 +198,65 @@ pub struct ExportReport {
     pub elapsed: f64,
     /// Things the user should know that did not stop the export.
     pub warnings: Vec<String>,
+    /// Where the CPU went.
+    pub cpu: StageCpu,
+}
+
+/// CPU time by stage over an export. The reading and encoding threads see
+/// the frames in order, so their own time bounds a machine with many
+/// cores; the workers run in parallel; FFmpeg's decoding and x264's
+/// encoding threads are the rest of the process's time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageCpu {
+    /// The whole process over the export, user + system.
+    pub process: Duration,
+    /// The reading thread: demuxing, waiting on FFmpeg's decoding threads,
+    /// the picture's conversion to RGB, and the in-order preparation.
+    pub reading: Duration,
+    /// Of `reading`, the in-order preparation (the mask's running model).
+    pub prepare: Duration,
+    /// All workers together: masking and drawing.
+    pub workers: Duration,
+    /// The encoding thread: the drawn parts converted back, handed to the
+    /// encoder, written (x264's own threads not counted).
+    pub encoder: Duration,
+}
+
+impl StageCpu {
+    /// The share of the process's CPU spent in frame order (the reading
+    /// and encoding threads).
+    pub fn ordered_share(&self) -> f64 {
+        let p = self.process.as_secs_f64();
+        if p > 0.0 {
+            (self.reading + self.encoder).as_secs_f64() / p
+        } else {
+            0.0
+        }
+    }
+}
+
+/// CPU time of the calling thread (user + system).
+fn thread_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time of the whole process (user + system, all threads).
+fn process_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+fn cpu_clock(clock: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a timespec to write into.
+    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
+    if ok && ts.tv_sec >= 0 && ts.tv_nsec >= 0 {
+        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    } else {
+        Duration::ZERO
+    }
 }
 
 /// Buffers in circulation beyond those held by each stage.
@@ -232,6 +291,9 @@ struct Signals<'a> {
 #[derive(Default)]
 struct DecodeSummary {
     warnings: Vec<String>,
+    /// The reading thread's CPU, and of it the preparation's.
+    cpu: Duration,
+    prepare_cpu: Duration,
 }
 
 /// Runs `job`, drawing with `processors` (one worker thread each; at least
@@ -258,6 +320,7 @@ pub fn run_planned<P: Send>(
     cancel: &AtomicBool,
 ) -> Result<ExportReport, ExportError> {
     let start = Instant::now();
+    let cpu_start = process_cpu();
     check_paths(job)?;
     let (from, to) = (
         job.from.unwrap_or(f64::NEG_INFINITY),
@@ -323,27 +386,47 @@ pub fn run_planned<P: Send>(
         if processors.is_empty() {
             processors.push(Box::new(|_: &mut SourceFrame, _: P| Ok(())));
         }
+        let mut workers = Vec::new();
         for mut p in processors {
             let (rx, tx) = (work_rx.clone(), done_tx.clone());
-            s.spawn(move || worker(&mut *p, &rx, &tx));
+            workers.push(s.spawn(move || {
+                let c0 = thread_cpu();
+                worker(&mut *p, &rx, &tx);
+                thread_cpu().saturating_sub(c0)
+            }));
         }
         // Only the threads hold the channel ends from here on, so each
         // stage sees the end when the one before it finishes.
         drop(work_rx);
         drop(done_tx);
+        let e0 = thread_cpu();
         let encoded = encode_stage(job, &info, &temp, done_rx, free_tx, &bar, signals);
+        let encoder_cpu = thread_cpu().saturating_sub(e0);
         stop.store(true, Ordering::SeqCst);
         // A panic in the decoder is a bug: pass it on rather than write a
         // video that silently ends early.
         let summary = decode.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        encoded.map(|(frames, duration, warnings)| (frames, duration, warnings, summary))
+        let workers_cpu: Duration = workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .sum();
+        encoded.map(|(frames, duration, warnings)| {
+            (frames, duration, warnings, summary, workers_cpu, encoder_cpu)
+        })
     });
     if job.progress {
         bar.finish_and_clear();
         crate::video::set_ffmpeg_quiet(false);
     }
-    let (frames, duration, enc_warnings, summary) = result?;
+    let (frames, duration, enc_warnings, summary, workers_cpu, encoder_cpu) = result?;
     temp.commit(&job.output)?;
+    let cpu = StageCpu {
+        process: process_cpu().saturating_sub(cpu_start),
+        reading: summary.cpu,
+        prepare: summary.prepare_cpu,
+        workers: workers_cpu,
+        encoder: encoder_cpu,
+    };
     let mut warnings = summary.warnings;
     warnings.extend(enc_warnings);
     Ok(ExportReport {
@@ -351,6 +434,7 @@ pub fn run_planned<P: Send>(
         duration,
         elapsed: start.elapsed().as_secs_f64(),
         warnings,
+        cpu,
     })
 }
 
@@ -487,6 +571,7 @@ fn decode_stage<P>(
     free: Receiver<SourceFrame>,
     sig: Signals<'_>,
 ) -> DecodeSummary {
+    let cpu0 = thread_cpu();
     let mut summary = DecodeSummary::default();
     let mut made = 0;
     let mut seq = 0;
@@ -533,7 +618,10 @@ fn decode_stage<P>(
             continue;
         }
         last_time = frame.time;
-        let msg = match (r.prepare)(&frame) {
+        let p0 = thread_cpu();
+        let prepared = (r.prepare)(&frame);
+        summary.prepare_cpu += thread_cpu().saturating_sub(p0);
+        let msg = match prepared {
             Ok(p) => Work::Frame(seq, frame, p),
             Err(source) => Work::Failed(
                 seq,
@@ -557,6 +645,7 @@ fn decode_stage<P>(
             r.input.display()
         ));
     }
+    summary.cpu = thread_cpu().saturating_sub(cpu0);
     summary
 }
 

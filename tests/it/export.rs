@@ -677,6 +677,64 @@ fn binary_exports_without_a_session() {
     assert!(is_magenta(&px(f, 100, 120)));
 }
 
+/// `--stats`: the CPU by stage, the ordered stages' share of it, and the
+/// rows adding up to the process's time.
+#[test]
+fn stats_say_where_the_cpu_went() {
+    let dir = tmp();
+    scene(dir.path(), 8);
+    let out = underlay(
+        dir.path(),
+        &[
+            "export",
+            "session.toml",
+            "-o",
+            "s.mp4",
+            "--stats",
+            "--workers",
+            "2",
+        ],
+    );
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let head = err
+        .lines()
+        .find(|l| l.starts_with("CPU "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let number = |s: &str, after: &str| -> f64 {
+        let rest = &s[s.find(after).unwrap_or_else(|| panic!("{after} in {s}")) + after.len()..];
+        rest.trim_start()
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let per_frame = number(head, "s, ");
+    let ordered = number(head, "in frame order");
+    assert!(per_frame > 0.0 && (0.0..=100.0).contains(&ordered), "{head}");
+    let row = |name: &str| {
+        let l = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{name}: {err}"));
+        number(l, name)
+    };
+    let (reading, encoder, workers, rest) = (
+        row("reading (in order)"),
+        row("encoding thread (in order)"),
+        row("workers"),
+        row("FFmpeg's and x264's threads"),
+    );
+    assert!(row("of which preparing (in order)") <= reading, "{err}");
+    assert!(workers > 0.0, "{err}");
+    let sum = reading + encoder + workers + rest;
+    assert!(
+        (sum - per_frame).abs() <= 0.05 * per_frame + 0.02,
+        "{sum} vs {per_frame}: {err}"
+    );
+}
+
 #[test]
 fn binary_refuses_to_overwrite_its_inputs() {
     let dir = tmp();
