@@ -176,6 +176,34 @@ pub struct FitView {
     pub warnings: Vec<String>,
 }
 
+/// A snap to the lines, ready to run on a picture.
+#[derive(Clone, Debug)]
+pub struct SnapPlan {
+    /// The calibration to start from, in the preset's unit.
+    start: Calibration,
+    preset: FieldPreset,
+    opts: RefineOptions,
+    /// The log's world unit, the result's.
+    unit: String,
+}
+
+impl SnapPlan {
+    /// Refines on `image`: the calibration in the log's unit, and how it
+    /// went.
+    pub fn run(&self, image: &RgbImage) -> Result<(Calibration, RefineReport), String> {
+        if image.is_empty() {
+            return Err("the frame is no longer in memory; try again".into());
+        }
+        let r = refine(image, &self.start, &self.preset, &self.opts).map_err(|e| crate::error::chain(&e))?;
+        let (back, _) = r
+            .calibration
+            .with_world_unit(self.preset.unit)
+            .with_field(presets::FieldSpec::Preset(self.preset.spec()))
+            .for_unit(&self.unit);
+        Ok((back.with_world_unit(&self.unit), r.report))
+    }
+}
+
 /// The state of calibration mode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CalibMode {
@@ -200,6 +228,8 @@ pub struct CalibMode {
     pub snap: Option<Result<RefineReport, String>>,
     /// Time of the frame a snap waits for.
     pub snap_waiting: Option<f64>,
+    /// A snap is running (on its own thread).
+    pub snap_running: bool,
     /// A snapped calibration not trusted (its lines not found where it
     /// puts them): kept out of the session until the user takes it.
     pub snap_pending: Option<Calibration>,
@@ -222,6 +252,7 @@ impl Default for CalibMode {
             fitted: None,
             snap: None,
             snap_waiting: None,
+            snap_running: false,
             snap_pending: None,
             open_section: false,
         }
@@ -369,12 +400,15 @@ impl CalibMode {
         calib: &Calibration,
         unit: &str,
     ) -> Result<(Calibration, RefineReport), String> {
+        self.snap_plan(calib, unit)?.run(image)
+    }
+
+    /// What a snap of `calib` (in the log's `unit`) needs, to run away from
+    /// the UI ([`SnapPlan::run`]); an error says what is missing.
+    pub fn snap_plan(&self, calib: &Calibration, unit: &str) -> Result<SnapPlan, String> {
         let preset = self
             .field()
             .ok_or_else(|| "choose the field whose lines are painted in the picture".to_string())?;
-        if image.is_empty() {
-            return Err("the frame is no longer in memory; try again".into());
-        }
         let (start, check) = calib.clone().with_world_unit(unit).for_unit(preset.unit);
         if let crate::calib::unit::UnitCheck::Unknown { .. } = check {
             return Err(format!(
@@ -382,17 +416,15 @@ impl CalibMode {
                 preset.unit
             ));
         }
-        let opts = RefineOptions {
-            model: self.model,
-            ..RefineOptions::default()
-        };
-        let r = refine(image, &start, &preset, &opts).map_err(|e| crate::error::chain(&e))?;
-        let (back, _) = r
-            .calibration
-            .with_world_unit(preset.unit)
-            .with_field(presets::FieldSpec::Preset(preset.spec()))
-            .for_unit(unit);
-        Ok((back.with_world_unit(unit), r.report))
+        Ok(SnapPlan {
+            start,
+            preset,
+            opts: RefineOptions {
+                model: self.model,
+                ..RefineOptions::default()
+            },
+            unit: unit.to_owned(),
+        })
     }
 
     /// The field preset all the named points belong to (name and place),

@@ -150,6 +150,12 @@ pub struct FrameMeta {
     pub preview: bool,
 }
 
+/// What a snap to the lines found, and on what picture.
+struct SnapOutcome {
+    result: Result<(crate::calib::Calibration, crate::calib::refine::RefineReport), String>,
+    on: String,
+}
+
 /// A message for the status bar.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -264,6 +270,8 @@ pub struct ViewerApp {
     /// The session's calibration before calibration mode changed it
     /// (for undo); `Some(None)` when it had none.
     pub calib_backup: Option<Option<crate::calib::Calibration>>,
+    /// A running "Snap to lines": its result, and on what picture.
+    snap_job: Option<crossbeam_channel::Receiver<SnapOutcome>>,
     pub export: super::export::ExportDialog,
     /// The time-sync panel's "Find offset".
     pub finder: super::find_offset::Finder,
@@ -308,6 +316,7 @@ impl ViewerApp {
             entities: EntitiesUi::default(),
             calib: CalibMode::default(),
             calib_backup: None,
+            snap_job: None,
             export: Default::default(),
             finder: Default::default(),
             mask_tuning: Default::default(),
@@ -577,6 +586,7 @@ impl ViewerApp {
         }
         self.receive_patch();
         self.receive_snap_frame();
+        self.receive_snap(ctx);
         for e in errors {
             self.error(crate::error::chain(&e));
             // A screenshot run cannot get its frame once decoding failed:
@@ -696,9 +706,10 @@ impl ViewerApp {
         self.status("took the snapped calibration although it was not trustworthy".to_owned());
     }
 
-    /// The frame a snap waited for: the calibration refined on it goes into
-    /// the session (undoable, and revertible like a fit) when it is
-    /// trusted; otherwise it waits for "Use it anyway".
+    /// The frame a snap waited for: the snap runs on its own thread — on
+    /// a fixed camera's background picture (the median of frames spread
+    /// over the video, players taken out) as `calib refine` does, else on
+    /// this frame.
     fn receive_snap_frame(&mut self) {
         let Some(frame) = self.player.as_ref().and_then(Player::take_decoded) else {
             return;
@@ -706,19 +717,86 @@ impl ViewerApp {
         if self.calib.snap_waiting.take().is_none() {
             return;
         }
-        let Some(doc) = &mut self.doc else { return };
+        let Some(doc) = &self.doc else { return };
         let Some(current) = doc.calibration.clone() else {
             self.calib.snap = Some(Err(
                 "the session has no calibration to start from: click four field points first".into(),
             ));
             return;
         };
-        let unit = doc.log.header.world_unit.clone();
-        match self.calib.snap_to_lines(&frame.pixels, &current, &unit) {
+        let plan = match self.calib.snap_plan(&current, &doc.log.header.world_unit) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(format!("snap to lines: {e}"));
+                self.calib.snap = Some(Err(e));
+                return;
+            }
+        };
+        // A video of several frames, not a rendered match (which knows its
+        // own camera) nor generated frames.
+        let video = self.info().filter(|i| {
+            self.synthetic.is_none()
+                && i.calibration.is_none()
+                && !i.has_masks
+                && i.duration > 1.5 * i.frame_duration()
+        });
+        let path = video.map(|_| (doc.session.video.clone(), doc.session.picture.open_options()));
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let spawned = std::thread::Builder::new()
+            .name("underlay-snap".into())
+            .spawn(move || {
+                let background = path.and_then(|(path, open)| {
+                    let mut source = crate::formats::open_source(&path, &open).ok()?;
+                    let b = crate::video::background::background(source.as_mut(), 15).ok()?;
+                    (!b.camera_moves() && b.image.dim() == frame.pixels.dim()).then_some(b)
+                });
+                let (picture, on) = match &background {
+                    Some(b) => (&b.image, format!("the background of {} frames", b.times.len())),
+                    None => (&frame.pixels, "the frame on screen".to_owned()),
+                };
+                let _ = tx.send(SnapOutcome {
+                    result: plan.run(picture),
+                    on,
+                });
+            });
+        match spawned {
+            Ok(_) => {
+                self.snap_job = Some(rx);
+                self.calib.snap_running = true;
+            }
+            Err(e) => {
+                let e = format!("cannot start the snap: {e}");
+                self.error(format!("snap to lines: {e}"));
+                self.calib.snap = Some(Err(e));
+            }
+        }
+    }
+
+    /// A finished snap: its calibration goes into the session (undoable,
+    /// and revertible like a fit) when it is trusted; otherwise it waits
+    /// for "Use it anyway".
+    fn receive_snap(&mut self, ctx: &egui::Context) {
+        let Some(rx) = &self.snap_job else { return };
+        let outcome = match rx.try_recv() {
+            Ok(o) => o,
+            Err(crossbeam_channel::TryRecvError::Empty) => {
+                ctx.request_repaint_after(Duration::from_millis(50));
+                return;
+            }
+            Err(crossbeam_channel::TryRecvError::Disconnected) => SnapOutcome {
+                result: Err("the snap stopped without a result".into()),
+                on: String::new(),
+            },
+        };
+        self.snap_job = None;
+        self.calib.snap_running = false;
+        let Some(doc) = &mut self.doc else { return };
+        match outcome.result {
             Ok((c, report)) if !report.trusted => {
                 // Not taken: the lines in view are not where it puts them.
                 self.error(format!(
-                    "snap to lines: not trustworthy ({}); the calibration is unchanged",
+                    "snap to lines on {}: not trustworthy ({}); the calibration is unchanged",
+                    outcome.on,
                     report.verdict.reasons.join("; ")
                 ));
                 self.calib.snap_pending = Some(c);
@@ -730,7 +808,8 @@ impl ViewerApp {
                 }
                 doc.set_calibration(Some(c));
                 self.status(format!(
-                    "snapped to the lines: {:.0} % of the lines in view on the paint, RMS {:.2} px across them",
+                    "snapped to the lines on {}: {:.0} % of the lines in view on the paint, RMS {:.2} px across them",
+                    outcome.on,
                     100.0 * report.verdict.found_share,
                     report.rms_px
                 ));

@@ -32,19 +32,24 @@ mod app_tests {
 
     /// The whole app started with `opts`.
     fn harness_with(opts: ViewerOptions) -> Harness<'static, Option<ViewerApp>> {
-        Harness::builder().with_size([1000.0, 700.0]).build_ui_state(
-            move |ui, app: &mut Option<ViewerApp>| {
-                let app = app.get_or_insert_with(|| {
-                    let mut a = ViewerApp::new(ui.ctx().clone(), Persisted::default());
-                    a.start(&opts, Arc::new(Mutex::new(None)));
-                    a
-                });
-                app.logic(ui.ctx());
-                crate::viewer::ui::show(app, ui);
-                app.run_commands();
-            },
-            None,
-        )
+        // The player answers on its own thread: on a busy machine a frame
+        // may arrive a few steps late and wake the UI again.
+        Harness::builder()
+            .with_size([1000.0, 700.0])
+            .with_max_steps(32)
+            .build_ui_state(
+                move |ui, app: &mut Option<ViewerApp>| {
+                    let app = app.get_or_insert_with(|| {
+                        let mut a = ViewerApp::new(ui.ctx().clone(), Persisted::default());
+                        a.start(&opts, Arc::new(Mutex::new(None)));
+                        a
+                    });
+                    app.logic(ui.ctx());
+                    crate::viewer::ui::show(app, ui);
+                    app.run_commands();
+                },
+                None,
+            )
     }
 
     fn app<'a>(h: &'a Harness<'_, Option<ViewerApp>>) -> &'a ViewerApp {
@@ -326,6 +331,80 @@ mod app_tests {
         h
     }
 
+    /// "Snap to lines" on a video of a fixed camera runs on its own thread,
+    /// on the video's background picture (as `calib refine` does), and
+    /// brings a calibration put off by a few pixels back to the lines.
+    #[test]
+    fn snap_to_lines_on_a_video_uses_its_background_picture() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = crate::demo::DemoSpec {
+            width: 640,
+            height: 360,
+            fps: 10.0,
+            duration: 3.0,
+            ..Default::default()
+        };
+        let files = crate::demo::generate(
+            dir.path(),
+            &spec,
+            &|_, _| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+        let mut h = harness_with(ViewerOptions {
+            open: OpenRequest {
+                input: Some(files.session.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        until(&mut h, |a| a.doc.is_some() && a.frame_is_current());
+        let truth = app(&h).doc.as_ref().unwrap().calibration.clone().unwrap();
+        let m = *truth.homography();
+        let dx = 6.0;
+        let off = crate::calib::Calibration::from_parts(
+            [
+                [
+                    m[0][0] + dx * m[2][0],
+                    m[0][1] + dx * m[2][1],
+                    m[0][2] + dx * m[2][2],
+                ],
+                m[1],
+                m[2],
+            ],
+            truth.distortion().copied(),
+        )
+        .unwrap();
+        {
+            let a = app_mut(&mut h);
+            a.doc.as_mut().unwrap().calibration = Some(off);
+            a.calib.preset = Some("ssl-b");
+            a.calib.model = crate::calib::Model::Homography;
+            a.snap_to_lines();
+        }
+        until(&mut h, |a| a.calib.snap.is_some());
+        let a = app(&h);
+        let report = a.calib.snap.as_ref().unwrap().as_ref().unwrap();
+        assert!(report.trusted, "{:?}", report.verdict.reasons);
+        assert!(
+            a.messages
+                .iter()
+                .any(|m| m.text.contains("on the background of 15 frames")),
+            "{:?}",
+            a.messages
+        );
+        let snapped = a.doc.as_ref().unwrap().calibration.clone().unwrap();
+        let size = [640, 360];
+        let apart = crate::calib::compare::lines_apart(
+            &truth,
+            &snapped,
+            &crate::calib::presets::ssl_division_b().lines,
+            size,
+        )
+        .unwrap();
+        assert!(apart.mean_px < 1.0, "{apart:?}");
+    }
+
     /// A keyframe shown while a far seek decodes is said in the timeline
     /// and is not the current frame (a screenshot or the bench waits on).
     #[test]
@@ -517,7 +596,10 @@ mod app_tests {
             "not taken until asked"
         );
         h.get_by_label("Use it anyway").click();
-        h.run();
+        // The player redraws with the new calibration on its own thread:
+        // step until the click is taken rather than wait for the UI to
+        // settle (a busy machine delivers the redraw late).
+        until(&mut h, |a| a.calib.snap_pending.is_none());
         let a = app(&h);
         assert_eq!(
             a.doc.as_ref().unwrap().calibration.as_ref().unwrap().homography(),

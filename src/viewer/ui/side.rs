@@ -215,12 +215,13 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
     });
     let can_snap = mode.preset.is_some() && app.doc.as_ref().is_some_and(|d| d.calibration.is_some());
     ui.horizontal(|ui| {
-        let waiting = mode.snap_waiting.is_some();
+        let waiting = mode.snap_waiting.is_some() || mode.snap_running;
         if ui
             .add_enabled(can_snap && !waiting, egui::Button::new("Snap to lines"))
             .on_hover_text(
-                "find the field's painted lines near where the calibration puts them in this frame, and fit the \
-                 model to them (from four points clicked to within about 15 px)",
+                "find the field's painted lines near where the calibration puts them — in a fixed camera's \
+                 background picture (the median of frames spread over the video: players taken out), else in this \
+                 frame — and fit the model to them (from four points clicked to within about 15 px)",
             )
             .on_disabled_hover_text("choose the field, and click four of its points first")
             .clicked()
