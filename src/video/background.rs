@@ -39,6 +39,11 @@ const CHANGED_LEVELS: u32 = 60;
 /// A frame changing more than this share of the picture is not of the same
 /// view as the median…
 const FRAME_CHANGED: f64 = 0.35;
+/// …nor one whose edges the median keeps less than this share of (a pan
+/// over a uniform floor changes few pixels' colour but moves every line).
+const EDGES_KEPT: f64 = 0.5;
+/// A luma step across three pixels this large is an edge.
+const EDGE_LEVELS: i32 = 48;
 /// …and when more than this share of the frames is not, the camera moves.
 const MOVING_FRAMES: f64 = 0.3;
 
@@ -50,6 +55,9 @@ pub struct Background {
     pub times: Vec<f64>,
     /// Per frame, the share of the picture where it differs from the median.
     pub changed: Vec<f64>,
+    /// Per frame, the share of its edges the median has too (`None`: the
+    /// frame has almost none).
+    pub edges_kept: Vec<Option<f64>>,
 }
 
 impl Background {
@@ -61,7 +69,11 @@ impl Background {
 
     /// How many of the frames show another view than the median.
     pub fn moved_frames(&self) -> usize {
-        self.changed.iter().filter(|&&c| c > FRAME_CHANGED).count()
+        self.changed
+            .iter()
+            .zip(&self.edges_kept)
+            .filter(|&(&c, &e)| c > FRAME_CHANGED || e.is_some_and(|e| e < EDGES_KEPT))
+            .count()
     }
 }
 
@@ -109,10 +121,12 @@ pub fn background(source: &mut dyn FrameSource, count: usize) -> Result<Backgrou
     }
     let image = median(&frames);
     let changed = frames.iter().map(|f| changed_share(f, &image)).collect();
+    let edges_kept = frames.iter().map(|f| edges_kept(f, &image)).collect();
     Ok(Background {
         image,
         times,
         changed,
+        edges_kept,
     })
 }
 
@@ -189,6 +203,31 @@ fn changed_share(frame: &RgbImage, median: &RgbImage) -> f64 {
     } else {
         changed as f64 / all as f64
     }
+}
+
+/// The share of `frame`'s edge pixels (every 2nd of every 2nd row) where
+/// `median` has an edge too, at half the strength; `None` when the frame
+/// has fewer than a thousandth of its samples on edges.
+fn edges_kept(frame: &RgbImage, median: &RgbImage) -> Option<f64> {
+    let (h, w, _) = frame.dim();
+    let luma = |img: &RgbImage, v: usize, u: usize| {
+        (299 * i32::from(img[[v, u, 0]]) + 587 * i32::from(img[[v, u, 1]]) + 114 * i32::from(img[[v, u, 2]]))
+            / 1000
+    };
+    let edge = |img: &RgbImage, v: usize, u: usize| {
+        (luma(img, v, u + 1) - luma(img, v, u - 1)).abs() + (luma(img, v + 1, u) - luma(img, v - 1, u)).abs()
+    };
+    let (mut edges, mut kept, mut all) = (0usize, 0usize, 0usize);
+    for v in (1..h.saturating_sub(1)).step_by(2) {
+        for u in (1..w.saturating_sub(1)).step_by(2) {
+            all += 1;
+            if edge(frame, v, u) >= EDGE_LEVELS {
+                edges += 1;
+                kept += usize::from(edge(median, v, u) >= EDGE_LEVELS / 2);
+            }
+        }
+    }
+    (edges * 1000 >= all && edges > 0).then(|| kept as f64 / edges as f64)
 }
 
 #[cfg(test)]
@@ -271,6 +310,33 @@ mod tests {
     fn a_panning_camera_is_said() {
         let b = background(&mut scene(5), 9).unwrap();
         assert!(b.camera_moves(), "{:?}", b.changed);
+    }
+
+    /// A pan over a uniform floor with a few lines: few pixels change
+    /// colour, every line moves.
+    #[test]
+    fn a_pan_over_a_plain_floor_is_said() {
+        let frames: Vec<RgbImage> = (0..9)
+            .map(|k| {
+                RgbImage::from_shape_fn(
+                    (48, 96, 3),
+                    |(_, u, _)| {
+                        if (u + 7 * k) % 32 < 2 { 230 } else { 90 }
+                    },
+                )
+            })
+            .collect();
+        let image = median(&frames);
+        let changed: Vec<f64> = frames.iter().map(|f| changed_share(f, &image)).collect();
+        assert!(changed.iter().all(|&c| c < FRAME_CHANGED), "{changed:?}");
+        let edges_kept: Vec<Option<f64>> = frames.iter().map(|f| edges_kept(f, &image)).collect();
+        let b = Background {
+            image,
+            times: (0..9).map(f64::from).collect(),
+            changed,
+            edges_kept,
+        };
+        assert!(b.camera_moves(), "{:?}", b.edges_kept);
     }
 
     #[test]

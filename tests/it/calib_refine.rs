@@ -447,3 +447,41 @@ fn with_no_clicks_the_camera_is_found_from_where_it_stands() {
     ]);
     assert!(!o.status.success());
 }
+
+/// A panning camera has no background picture: said, and the first frame
+/// used.
+#[test]
+fn a_moving_camera_is_said_and_its_frame_used() {
+    use underlay::video::{Encoder, EncoderSettings};
+    let dir = tmp();
+    let d = dir.path();
+    let (img, truth) = frame(d);
+    let picture = underlay::video::still::load_rgb(&img).unwrap();
+    let (h, w, _) = picture.dim();
+    // The demo frame sliding sideways 40 px a frame.
+    let video = d.join("pan.mp4");
+    let mut e = Encoder::create(&video, w as u32, h as u32, &EncoderSettings::default()).unwrap();
+    for k in 0..12usize {
+        let shifted = RgbImage::from_shape_fn((h, w, 3), |(v, u, c)| picture[[v, (u + 40 * k) % w, c]]);
+        e.push(&shifted, k as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    let clicks = d.join("clicks.csv");
+    std::fs::write(&clicks, points(&truth, &CORNERS, 12.0, 1.0)).unwrap();
+    let o = run([
+        "calib",
+        "refine",
+        video.to_str().unwrap(),
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--accept",
+    ]);
+    let err = stderr(&o);
+    assert!(err.contains("the camera moves"), "{err}");
+    assert!(err.contains("snapping to its first frame"), "{err}");
+    // The first frame is the demo frame itself: the snap lands.
+    assert_ok(&o);
+    assert!(stdout(&o).contains("on the frame at 0.000 s"), "{}", stdout(&o));
+}
