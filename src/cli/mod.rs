@@ -5,6 +5,7 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod batch;
 pub mod calib;
 pub mod calib_refine;
 pub mod common;
@@ -42,6 +43,9 @@ pub enum Command {
     View(view::Args),
     /// Export an annotated video: the overlay drawn onto every frame.
     Export(export::Args),
+    /// Run the exports a manifest lists, or this task's share of them
+    /// (resumable; one job's failure does not stop the others).
+    Batch(batch::Args),
     /// Compute floor masks of an image or a video.
     Mask(mask::Args),
     /// Camera calibration from image ↔ world point correspondences.
@@ -68,6 +72,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Demo(a)) => demo::run(a),
         Some(Command::View(a)) => view::run(a),
         Some(Command::Export(a)) => export::run(a),
+        Some(Command::Batch(a)) => batch::run(a),
         Some(Command::Mask(a)) => mask::run(a),
         Some(Command::Calib(c)) => calib::run(c),
         Some(Command::Sync(a)) => sync::run(a),

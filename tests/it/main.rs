@@ -12,6 +12,7 @@ mod util;
 
 mod bad_input;
 mod bad_input3;
+mod batch;
 mod calib_cli;
 mod calib_refine;
 mod demo;
