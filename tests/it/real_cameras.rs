@@ -90,3 +90,39 @@ fn the_calibrated_mask_is_never_below_the_uncalibrated_one() {
         }
     }
 }
+
+/// No clicks, from the side: the wide broadcast view is found and
+/// trusted; the zoomed PTZ view (whose search once put a pitch on the
+/// stand's roof) is never trusted wrong.
+#[test]
+fn no_clicks_finds_the_broadcast_view_and_is_never_trusted_wrong() {
+    use underlay::calib::refine::search::{Hint, find};
+    let Some(dir) = fields() else { return };
+    let frames = eval::frames(&dir).expect("the shared fields load");
+    let mut seen = 0;
+    for (f, img) in frames
+        .iter()
+        .filter(|(f, _)| ["16.jpg", "0623.jpg"].iter().any(|n| f.name.ends_with(n)))
+    {
+        let tol = eval::tolerance_px(f.size);
+        let r = find(img, &f.preset, Hint::Side, &RefineOptions::default());
+        let apart = r.as_ref().ok().and_then(|r| {
+            underlay::calib::compare::lines_apart(&f.truth, &r.calibration, &f.preset.lines, f.size)
+        });
+        let trusted = r.as_ref().is_ok_and(|r| r.report.trusted);
+        assert!(
+            !trusted || apart.is_some_and(|a| a.mean_px <= tol),
+            "{}: trusted but {apart:?}",
+            f.name
+        );
+        if f.name.ends_with("16.jpg") {
+            assert!(
+                trusted && apart.is_some_and(|a| a.mean_px <= tol),
+                "{}: {apart:?}",
+                f.name
+            );
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 2);
+}
