@@ -228,8 +228,6 @@ pub struct CalibMode {
     pub snap: Option<Result<RefineReport, String>>,
     /// Time of the frame a snap waits for.
     pub snap_waiting: Option<f64>,
-    /// A snap is running (on its own thread).
-    pub snap_running: bool,
     /// A snapped calibration not trusted (its lines not found where it
     /// puts them): kept out of the session until the user takes it.
     pub snap_pending: Option<Calibration>,
@@ -252,7 +250,6 @@ impl Default for CalibMode {
             fitted: None,
             snap: None,
             snap_waiting: None,
-            snap_running: false,
             snap_pending: None,
             open_section: false,
         }

@@ -694,6 +694,11 @@ impl ViewerApp {
         self.calib.snap_pending = None;
     }
 
+    /// Whether a snap to the lines is running on its own thread.
+    pub fn snap_running(&self) -> bool {
+        self.snap_job.is_some()
+    }
+
     /// Takes the snapped calibration that was not trusted.
     pub fn accept_snap(&mut self) {
         let (Some(doc), Some(c)) = (&mut self.doc, self.calib.snap_pending.take()) else {
@@ -762,7 +767,6 @@ impl ViewerApp {
         match spawned {
             Ok(_) => {
                 self.snap_job = Some(rx);
-                self.calib.snap_running = true;
             }
             Err(e) => {
                 let e = format!("cannot start the snap: {e}");
@@ -789,7 +793,6 @@ impl ViewerApp {
             },
         };
         self.snap_job = None;
-        self.calib.snap_running = false;
         let Some(doc) = &mut self.doc else { return };
         match outcome.result {
             Ok((c, report)) if !report.trusted => {

@@ -192,6 +192,7 @@ pub fn sync_section(ui: &mut egui::Ui, doc: &mut Document, frame_time: f64, fram
 }
 
 fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    let snap_running = app.snap_running();
     let mode = &mut app.calib;
     ui.checkbox(&mut mode.active, "Calibration mode")
         .on_hover_text("click the video to add points, drag them to move; Delete removes the selected one");
@@ -215,7 +216,7 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
     });
     let can_snap = mode.preset.is_some() && app.doc.as_ref().is_some_and(|d| d.calibration.is_some());
     ui.horizontal(|ui| {
-        let waiting = mode.snap_waiting.is_some() || mode.snap_running;
+        let waiting = mode.snap_waiting.is_some() || snap_running;
         if ui
             .add_enabled(can_snap && !waiting, egui::Button::new("Snap to lines"))
             .on_hover_text(
