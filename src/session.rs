@@ -175,6 +175,7 @@ impl PictureSettings {
     pub fn open_options(&self) -> crate::video::source::OpenOptions {
         crate::video::source::OpenOptions {
             keep_yuv: false,
+            defer_rgb: false,
             size: self.size.map(|[w, h]| (w, h)),
             fps: self.fps,
             follow: self.follow.clone(),

@@ -145,21 +145,23 @@ fn cpu_table(c: &crate::export::StageCpu, frames: u64) -> String {
     };
     let rest = c.process.saturating_sub(c.reading + c.workers + c.encoder);
     let mut s = format!(
-        "CPU {:.2} s, {:.2} ms a frame; in frame order {:.1} %:
-",
+        "CPU {:.2} s, {:.2} ms a frame; in frame order {:.1} %, of which underlay's own {:.1} %:\n",
         total,
         per(c.process),
-        100.0 * c.ordered_share()
+        100.0 * c.ordered_share(),
+        100.0 * c.own_ordered_share()
     );
     for (name, d) in [
         ("reading (in order)", c.reading),
-        ("  of which preparing (in order)", c.prepare),
+        ("  in FFmpeg's demuxer and decoder", c.decoding),
+        ("  preparing (underlay's)", c.prepare),
         ("encoding thread (in order)", c.encoder),
+        ("  in x264's intake and the muxer", c.encoding),
         ("workers", c.workers),
         ("FFmpeg's and x264's threads", rest),
     ] {
         s.push_str(&format!(
-            "  {name:<32} {:>8.2} ms a frame  {:>5.1} %\n",
+            "  {name:<36} {:>8.2} ms a frame  {:>5.1} %\n",
             per(d),
             share(d)
         ));

@@ -55,8 +55,11 @@ pub type Processor<'a, P> = Box<dyn FnMut(&mut SourceFrame, P) -> Result<(), Box
 
 /// The per-frame work that must see the frames in order, before the
 /// processors ([`crate::pipeline::Pipeline::prepare`]); runs on the
-/// reading thread.
-pub type Preparer<'a, P> = Box<dyn FnMut(&SourceFrame) -> Result<P, BoxError> + Send + 'a>;
+/// reading thread. Frames come with their picture still to be converted
+/// where the video allows ([`SourceFrame::rgb_pending`]): a preparer that
+/// reads pixels converts what it reads ([`crate::video::Yuv420::to_rgb_rows`]),
+/// keeping the reading thread's own work small.
+pub type Preparer<'a, P> = Box<dyn FnMut(&mut SourceFrame) -> Result<P, BoxError> + Send + 'a>;
 
 /// Per-frame work that needs no preparation.
 pub type SimpleProcessor<'a> = Box<dyn FnMut(&mut SourceFrame) -> Result<(), BoxError> + Send + 'a>;
@@ -206,32 +209,53 @@ pub struct ExportReport {
 /// the frames in order, so their own time bounds a machine with many
 /// cores; the workers run in parallel; FFmpeg's decoding and x264's
 /// encoding threads are the rest of the process's time.
+///
+/// Of the in-order time, part is spent inside FFmpeg's calls — the
+/// demuxer and the decoder's intake on the reading thread, x264's intake
+/// (its copy of the picture, its look-ahead analysis) and the muxer on the
+/// encoding thread — which any program running the same decoder and
+/// encoder (ffmpeg itself) pays in order too; the rest is underlay's own
+/// ([`StageCpu::own_ordered_share`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageCpu {
     /// The whole process over the export, user + system.
     pub process: Duration,
     /// The reading thread: demuxing, waiting on FFmpeg's decoding threads,
-    /// the picture's conversion to RGB, and the in-order preparation.
+    /// and the in-order preparation (the pictures' conversion to RGB runs
+    /// on the workers where the video allows).
     pub reading: Duration,
+    /// Of `reading`, the time inside the frame source's read (FFmpeg's
+    /// demuxer and decoder, for a video).
+    pub decoding: Duration,
     /// Of `reading`, the in-order preparation (the mask's running model).
     pub prepare: Duration,
-    /// All workers together: masking and drawing.
+    /// All workers together: conversions, masking and drawing.
     pub workers: Duration,
-    /// The encoding thread: the drawn parts converted back, handed to the
+    /// The encoding thread: frames put back in order, handed to the
     /// encoder, written (x264's own threads not counted).
     pub encoder: Duration,
+    /// Of `encoder`, the time inside the encoder's calls (x264's intake,
+    /// the muxer).
+    pub encoding: Duration,
 }
 
 impl StageCpu {
     /// The share of the process's CPU spent in frame order (the reading
     /// and encoding threads).
     pub fn ordered_share(&self) -> f64 {
+        self.share(self.reading + self.encoder)
+    }
+
+    /// The share of the process's CPU spent in frame order outside
+    /// FFmpeg's calls: what underlay itself does in order.
+    pub fn own_ordered_share(&self) -> f64 {
+        let own = (self.reading.saturating_sub(self.decoding)) + (self.encoder.saturating_sub(self.encoding));
+        self.share(own)
+    }
+
+    fn share(&self, d: Duration) -> f64 {
         let p = self.process.as_secs_f64();
-        if p > 0.0 {
-            (self.reading + self.encoder).as_secs_f64() / p
-        } else {
-            0.0
-        }
+        if p > 0.0 { d.as_secs_f64() / p } else { 0.0 }
     }
 }
 
@@ -291,8 +315,10 @@ struct Signals<'a> {
 #[derive(Default)]
 struct DecodeSummary {
     warnings: Vec<String>,
-    /// The reading thread's CPU, and of it the preparation's.
+    /// The reading thread's CPU, and of it the source's reads' and the
+    /// preparation's.
     cpu: Duration,
+    read_cpu: Duration,
     prepare_cpu: Duration,
 }
 
@@ -308,7 +334,7 @@ pub fn run(
         .into_iter()
         .map(|mut p| -> Processor<'_, ()> { Box::new(move |f: &mut SourceFrame, ()| p(f)) })
         .collect();
-    run_planned(job, Box::new(|_: &SourceFrame| Ok(())), processors, cancel)
+    run_planned(job, Box::new(|_: &mut SourceFrame| Ok(())), processors, cancel)
 }
 
 /// Like [`run`], with `prepare` run on every frame in frame order before
@@ -330,8 +356,10 @@ pub fn run_planned<P: Send>(
         return Err(ExportError::BadRange { from, to });
     }
     // Pixels no drawing touches go to the encoder as they were decoded.
+    // The pictures are converted to RGB on the workers, not here.
     let open = OpenOptions {
         keep_yuv: true,
+        defer_rgb: true,
         ..job.open.clone()
     };
     let mut source = crate::formats::open_source(&job.input, &open)?;
@@ -400,7 +428,17 @@ pub fn run_planned<P: Send>(
         drop(work_rx);
         drop(done_tx);
         let e0 = thread_cpu();
-        let encoded = encode_stage(job, &info, &temp, done_rx, free_tx, &bar, signals);
+        let mut encoding_cpu = Duration::ZERO;
+        let encoded = encode_stage(
+            job,
+            &info,
+            &temp,
+            done_rx,
+            free_tx,
+            &bar,
+            signals,
+            &mut encoding_cpu,
+        );
         let encoder_cpu = thread_cpu().saturating_sub(e0);
         stop.store(true, Ordering::SeqCst);
         // A panic in the decoder is a bug: pass it on rather than write a
@@ -411,21 +449,30 @@ pub fn run_planned<P: Send>(
             .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .sum();
         encoded.map(|(frames, duration, warnings)| {
-            (frames, duration, warnings, summary, workers_cpu, encoder_cpu)
+            (
+                frames,
+                duration,
+                warnings,
+                summary,
+                workers_cpu,
+                (encoder_cpu, encoding_cpu),
+            )
         })
     });
     if job.progress {
         bar.finish_and_clear();
         crate::video::set_ffmpeg_quiet(false);
     }
-    let (frames, duration, enc_warnings, summary, workers_cpu, encoder_cpu) = result?;
+    let (frames, duration, enc_warnings, summary, workers_cpu, (encoder_cpu, encoding_cpu)) = result?;
     temp.commit(&job.output)?;
     let cpu = StageCpu {
         process: process_cpu().saturating_sub(cpu_start),
         reading: summary.cpu,
+        decoding: summary.read_cpu,
         prepare: summary.prepare_cpu,
         workers: workers_cpu,
         encoder: encoder_cpu,
+        encoding: encoding_cpu,
     };
     let mut warnings = summary.warnings;
     warnings.extend(enc_warnings);
@@ -587,7 +634,7 @@ fn decode_stage<P>(
         }
         let frame = match r.first.take() {
             Some(f) => Ok(f),
-            None => next_frame(&mut r, &mut spare, &mut made, &free),
+            None => next_frame(&mut r, &mut spare, &mut made, &free, &mut summary.read_cpu),
         };
         let frame = match frame {
             Ok(f) => f,
@@ -619,7 +666,8 @@ fn decode_stage<P>(
         }
         last_time = frame.time;
         let p0 = thread_cpu();
-        let prepared = (r.prepare)(&frame);
+        let mut frame = frame;
+        let prepared = (r.prepare)(&mut frame);
         summary.prepare_cpu += thread_cpu().saturating_sub(p0);
         let msg = match prepared {
             Ok(p) => Work::Frame(seq, frame, p),
@@ -665,6 +713,7 @@ fn next_frame<P>(
     spare: &mut Option<SourceFrame>,
     made: &mut usize,
     free: &Receiver<SourceFrame>,
+    read_cpu: &mut Duration,
 ) -> Result<SourceFrame, Next> {
     let mut frame = match spare.take().map_or_else(|| free.try_recv(), Ok) {
         Ok(f) => f,
@@ -678,7 +727,10 @@ fn next_frame<P>(
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Err(Next::End),
         },
     };
-    match r.source.read_into(&mut frame) {
+    let c0 = thread_cpu();
+    let read = r.source.read_into(&mut frame);
+    *read_cpu += thread_cpu().saturating_sub(c0);
+    match read {
         Ok(true) => Ok(frame),
         Ok(false) => Err(Next::End),
         Err(e) => Err(Next::Failed(e)),
@@ -694,7 +746,10 @@ fn worker<P>(
     for item in work.iter() {
         let msg = match item {
             Work::Frame(seq, mut f, p) => {
-                let r = process(&mut f, p);
+                // The picture's conversions both ways run here, in
+                // parallel, not on the threads that see every frame.
+                f.finish_rgb();
+                let r = process(&mut f, p).and_then(|()| f.bake_yuv().map_err(BoxError::from));
                 (seq, Done::Frame(f, r))
             }
             Work::Failed(seq, e) => (seq, Done::Failed(e)),
@@ -706,7 +761,9 @@ fn worker<P>(
 }
 
 /// Puts processed frames back in order and encodes them; returns frames
-/// written, output duration and encoder warnings.
+/// written, output duration and encoder warnings, and adds the CPU spent
+/// in the encoder's calls to `encoding_cpu`.
+#[allow(clippy::too_many_arguments)]
 fn encode_stage(
     job: &ExportJob,
     info: &SourceInfo,
@@ -715,6 +772,7 @@ fn encode_stage(
     free: Sender<SourceFrame>,
     bar: &indicatif::ProgressBar,
     sig: Signals<'_>,
+    encoding_cpu: &mut Duration,
 ) -> Result<(u64, f64, Vec<String>), ExportError> {
     let mut pending: BTreeMap<u64, Done> = BTreeMap::new();
     let mut next = 0u64;
@@ -772,8 +830,10 @@ fn encode_stage(
                 }
             };
             last_out = frame.time - t0;
-            enc.push_frame(&frame, last_out)
-                .map_err(|e| temp.name_output(e, &job.output))?;
+            let c0 = thread_cpu();
+            let pushed = enc.push_frame(&frame, last_out);
+            *encoding_cpu += thread_cpu().saturating_sub(c0);
+            pushed.map_err(|e| temp.name_output(e, &job.output))?;
             bar.inc(1);
             if let Some(c) = &job.counter {
                 c.done.fetch_add(1, Ordering::Relaxed);

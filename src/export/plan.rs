@@ -330,7 +330,7 @@ impl ExportPlan {
             }));
         }
         let prepare: Preparer<'_, FramePlan> =
-            Box::new(move |frame: &SourceFrame| Ok(leader.prepare(frame)?));
+            Box::new(move |frame: &mut SourceFrame| Ok(leader.prepare(frame)?));
         let mut job = self.job.clone();
         job.counter = progress;
         let mut report = super::run_planned(&job, prepare, processors, cancel)?;

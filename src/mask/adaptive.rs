@@ -473,6 +473,14 @@ impl Masker for AdaptiveMasker {
         Ok(MaskStep::Adaptive(self.measure_and_blend(frame, time)?))
     }
 
+    fn rows_advanced(&self, width: usize, height: usize) -> super::RowsRead {
+        let step = grid_step(width, height, self.settings.samples);
+        super::RowsRead::Every {
+            first: step / 2,
+            step,
+        }
+    }
+
     fn compute_step(
         &mut self,
         frame: &RgbImage,
@@ -612,10 +620,16 @@ struct Samples {
     sat: Vec<u8>,
 }
 
+/// The spacing of the grid of about `samples` pixels a `w`×`h` picture is
+/// measured on (rows and columns `step / 2`, `step / 2 + step`, …).
+fn grid_step(w: usize, h: usize, samples: u32) -> usize {
+    (((w * h) as f64 / f64::from(samples)).sqrt().round() as usize).max(1)
+}
+
 /// Measures one frame's floor model on a grid subsample.
 fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorModel {
     let (w, h) = (rows.width, rows.height);
-    let step = (((w * h) as f64 / s.samples as f64).sqrt().round() as usize).max(1);
+    let step = grid_step(w, h, s.samples);
     let (per_row, row_count) = (
         w.saturating_sub(step / 2).div_ceil(step),
         h.saturating_sub(step / 2).div_ceil(step),

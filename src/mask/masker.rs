@@ -52,6 +52,29 @@ pub enum MaskStep {
     Adaptive(Option<Thresholds>),
 }
 
+/// Which rows of a picture a step reads ([`Masker::rows_advanced`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowsRead {
+    /// None.
+    None,
+    /// Every row.
+    All,
+    /// Rows `first`, `first + step`, `first + 2·step`, ….
+    Every { first: usize, step: usize },
+}
+
+impl RowsRead {
+    /// The rows read of a picture `height` rows high.
+    pub fn rows(self, height: usize) -> impl Iterator<Item = usize> {
+        let (first, step, end) = match self {
+            RowsRead::None => (0, 1, 0),
+            RowsRead::All => (0, 1, height),
+            RowsRead::Every { first, step } => (first, step.max(1), height),
+        };
+        (first.min(end)..end).step_by(step)
+    }
+}
+
 /// Computes floor masks for frames.
 ///
 /// A masker whose result depends on earlier frames splits its work: the
@@ -74,6 +97,16 @@ pub trait Masker: Send {
     fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
         let _ = (frame, time);
         Ok(MaskStep::Stateless)
+    }
+
+    /// The rows of a `width`×`height` picture that [`advance`](Self::advance)
+    /// reads, so that a frame whose picture is converted later (export's
+    /// workers convert it) has only those converted in frame order. The
+    /// default goes with the default `advance`, which reads nothing; a
+    /// masker that overrides `advance` overrides this too.
+    fn rows_advanced(&self, width: usize, height: usize) -> RowsRead {
+        let _ = (width, height);
+        RowsRead::None
     }
 
     /// Writes the floor mask of `frame` given its `step` (from

@@ -47,7 +47,7 @@ pub use adaptive::AdaptiveMasker;
 pub use adaptive_params::{AdaptiveSettings, FloorModel, Thresholds};
 pub use external::{StaticMasker, VideoMasker};
 pub(crate) use masker::RgbRows;
-pub use masker::{MaskError, MaskStep, Masker, NoMask, SourceMasks};
+pub use masker::{MaskError, MaskStep, Masker, NoMask, RowsRead, SourceMasks};
 pub use thesis::ThesisMasker;
 
 /// How masks are made, as saved in a session file (`[mask]` table with a

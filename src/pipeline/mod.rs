@@ -20,7 +20,7 @@ use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
-use crate::mask::{MaskError, MaskStep, Masker, NoMask};
+use crate::mask::{MaskError, MaskStep, Masker, NoMask, RowsRead};
 use crate::select::{Filter, Index, SelectError};
 use crate::time::LogTime;
 use crate::video::SourceFrame;
@@ -352,7 +352,12 @@ impl Pipeline {
     /// processed by any pipeline configured the same way
     /// ([`process_planned`](Self::process_planned)), in any order: the
     /// result is the same as one pipeline processing every frame in order.
-    pub fn prepare(&mut self, frame: &SourceFrame) -> Result<FramePlan, PipelineError> {
+    ///
+    /// A frame whose picture is still to be converted
+    /// ([`SourceFrame::rgb_pending`]) has only the rows the mask's running
+    /// model reads converted here ([`crate::mask::Masker::rows_advanced`]);
+    /// [`process_planned`](Self::process_planned) converts the rest.
+    pub fn prepare(&mut self, frame: &mut SourceFrame) -> Result<FramePlan, PipelineError> {
         let Some(settings) = &self.applied else {
             return Ok(FramePlan::default());
         };
@@ -360,6 +365,14 @@ impl Pipeline {
         let own_mask = frame.mask.is_some() && settings.mask.takes_source_masks();
         if !(toggles.floor_mask || toggles.tint) || own_mask {
             return Ok(FramePlan::default());
+        }
+        if let Some(yuv) = frame.yuv.as_ref().filter(|y| y.rgb_pending()) {
+            let (w, h) = (yuv.width(), yuv.height());
+            match self.masker.rows_advanced(w, h) {
+                RowsRead::None => {}
+                RowsRead::All => frame.finish_rgb(),
+                read => yuv.to_rgb_rows(&mut frame.image, read.rows(h)),
+            }
         }
         let mask = self
             .masker
@@ -375,6 +388,7 @@ impl Pipeline {
         frame: &mut SourceFrame,
         plan: &FramePlan,
     ) -> Result<FrameStats, PipelineError> {
+        frame.finish_rgb();
         let stats = self.draw_frame(frame, plan)?;
         if let Some(yuv) = &mut frame.yuv {
             let (h, w, _) = frame.image.dim();
@@ -850,6 +864,55 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn frames_converted_late_are_drawn_as_frames_converted_on_reading() {
+        use crate::mask::synth::{SynthOptions, generate};
+        use crate::video::{Decoder, Encoder, EncoderSettings};
+        let dir = tempfile::tempdir().unwrap();
+        let video = dir.path().join("in.mp4");
+        let encoding = EncoderSettings {
+            crf: 10,
+            preset: "ultrafast".into(),
+            ..Default::default()
+        };
+        let mut e = Encoder::create(&video, 80, 40, &encoding).unwrap();
+        for i in 0..4u8 {
+            let f = generate(&SynthOptions {
+                width: 80,
+                height: 40,
+                carpet: [20 + 5 * i, 110 + 6 * i, 30],
+                ..Default::default()
+            });
+            e.push(&f.frame, f64::from(i) * 0.2).unwrap();
+        }
+        e.finish().unwrap();
+        let s = DrawSettings {
+            mask: MaskSettings::default(),
+            ..settings()
+        };
+        let log = Arc::new(dot_log());
+        let mut drawn = Vec::new();
+        for defer in [false, true] {
+            let mut d = Decoder::open(&video).unwrap();
+            d.set_keep_yuv(true);
+            d.set_defer_rgb(defer);
+            let mut leader = Pipeline::new(Arc::clone(&log), &s).unwrap();
+            let mut worker = leader.fork().unwrap();
+            let mut f = SourceFrame::empty();
+            let mut frames = Vec::new();
+            while d.read_into(&mut f).unwrap() {
+                assert_eq!(f.rgb_pending(), defer);
+                let plan = leader.prepare(&mut f).unwrap();
+                worker.process_planned(&mut f, &plan).unwrap();
+                assert!(!f.rgb_pending());
+                frames.push((plan, f.image.clone()));
+            }
+            drawn.push(frames);
+        }
+        assert_eq!(drawn[0].len(), 4);
+        assert_eq!(drawn[0], drawn[1]);
+    }
+
+    #[test]
     fn planned_in_order_and_drawn_anywhere_equals_drawn_in_order() {
         use crate::mask::synth::{SynthOptions, generate};
         let s = DrawSettings {
@@ -875,8 +938,8 @@ pub(crate) mod tests {
         for (i, f) in frames.iter().enumerate() {
             let mut want = f.clone();
             one.process(&mut want).unwrap();
-            let plan = leader.prepare(f).unwrap();
             let mut got = f.clone();
+            let plan = leader.prepare(&mut got).unwrap();
             // Backwards through the workers, so neither sees every frame.
             workers[(i / 2) % 2].process_planned(&mut got, &plan).unwrap();
             assert_eq!(got.image, want.image, "frame {i}");

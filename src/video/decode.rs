@@ -72,6 +72,8 @@ pub struct Decoder {
     last_index: u64,
     /// Also hand out the decoded YUV 4:2:0 planes ([`SourceFrame::yuv`]).
     keep_yuv: bool,
+    /// Leave the RGB conversion of frames with YUV planes to their user.
+    defer_rgb: bool,
 }
 
 /// Skipping of non-reference frames while decoding towards a target.
@@ -199,6 +201,7 @@ impl Decoder {
             returned: 0,
             last_index: 0,
             keep_yuv: false,
+            defer_rgb: false,
         })
     }
 
@@ -228,12 +231,22 @@ impl Decoder {
             return Ok(false);
         };
         let index = self.index_of(time);
-        self.convert(&raw, &mut out.image)
-            .map_err(|message| self.bad_frame(index, time, message))?;
         let size = (self.info.width, self.info.height);
         let reuse = out.yuv.take();
         if self.keep_yuv && self.info.rotation == 0 {
             out.yuv = Yuv420::reference(&raw, size, reuse);
+        }
+        match &mut out.yuv {
+            Some(yuv) if self.defer_rgb => {
+                let (w, h) = (size.0 as usize, size.1 as usize);
+                if out.image.dim() != (h, w, 3) {
+                    out.image = RgbImage::zeros((h, w, 3));
+                }
+                yuv.set_rgb_pending();
+            }
+            _ => self
+                .convert(&raw, &mut out.image)
+                .map_err(|message| self.bad_frame(index, time, message))?,
         }
         out.time = time;
         out.index = index;
@@ -251,6 +264,14 @@ impl Decoder {
     /// more buffers, as each frame handed out keeps its picture alive.
     pub fn set_keep_yuv(&mut self, on: bool) {
         self.keep_yuv = on;
+    }
+
+    /// Whether frames that carry their YUV planes leave the RGB picture to
+    /// be converted by whoever uses them ([`Yuv420::rgb_pending`],
+    /// [`SourceFrame::finish_rgb`]): export converts on its parallel
+    /// workers instead of the reading thread. Off by default.
+    pub fn set_defer_rgb(&mut self, on: bool) {
+        self.defer_rgb = on;
     }
 
     /// For mask videos: the next frame's luma (0–255, upright) into `out`,

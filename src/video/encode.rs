@@ -16,8 +16,8 @@ use ffmpeg_next::{Dictionary, Packet, Rational, codec, frame};
 use super::audio::AudioCopy;
 use super::convert::{Colorimetry, Planes, Scaler};
 use super::decode::rational_fps;
-use super::planes::Yuv420;
-use super::yuv::{Coeffs, Plane, PlaneMut, rgb_to_yuv420, rgb_to_yuv420_rect, same_matrix};
+use super::planes::{Yuv420, convert_changed, planes_mut};
+use super::yuv::{Coeffs, Plane, rgb_to_yuv420, same_matrix};
 use super::{SourceFrame, VideoError, init, ratio};
 use crate::image::{MaskImage, RgbImage};
 
@@ -100,6 +100,9 @@ pub struct Encoder {
     color: Colorimetry,
     coeffs: Coeffs,
     frame: frame::Video,
+    /// A reference to a picture made elsewhere ([`Yuv420::bake`]) while it
+    /// is sent.
+    sent: frame::Video,
     scaler: Option<Scaler>,
     fps_hint: f64,
     last_pts: Option<i64>,
@@ -315,6 +318,7 @@ impl Encoder {
             color,
             coeffs: Coeffs::for_space(color.space),
             frame,
+            sent: frame::Video::empty(),
             scaler: None,
             fps_hint,
             last_pts: None,
@@ -363,7 +367,8 @@ impl Encoder {
     /// Adds a decoded (and perhaps annotated) frame shown from `time`: its
     /// decoded YUV planes ([`SourceFrame::yuv`]), with the parts marked
     /// changed converted from its RGB picture, when they match this
-    /// encoder's size and colour matrix; else the whole RGB picture
+    /// encoder's size and colour matrix (the picture made beforehand with
+    /// [`Yuv420::bake`] when it was, as it is); else the whole RGB picture
     /// converted.
     pub fn push_frame(&mut self, frame: &SourceFrame, time: f64) -> Result<(), VideoError> {
         let (h, w, _) = frame.image.dim();
@@ -375,11 +380,33 @@ impl Encoder {
                     && same_matrix(yuv.space(), self.color.space) =>
             {
                 self.check_size(w, h, time)?;
+                if let Some(baked) = yuv.baked() {
+                    return self.send_baked(baked, time);
+                }
                 self.yuv_to_frame(yuv, rgb, time)?;
                 self.send(time)
             }
             _ => self.push(&frame.image, time),
         }
+    }
+
+    /// Sends a picture made by [`Yuv420::bake`] (a reference to it, not a
+    /// copy: the encoder copies what it keeps before `send_frame` returns).
+    fn send_baked(&mut self, baked: &frame::Video, time: f64) -> Result<(), VideoError> {
+        // SAFETY: valid frames; the old reference is dropped first.
+        let ret = unsafe {
+            ffi::av_frame_unref(self.sent.as_mut_ptr());
+            ffi::av_frame_ref(self.sent.as_mut_ptr(), baked.as_ptr())
+        };
+        if ret < 0 {
+            return Err(self.encode_error(time, ffmpeg::Error::from(ret)));
+        }
+        unsafe_set_color(&mut self.sent, false, self.color);
+        let result = self.send_picture(time, true);
+        // SAFETY: a valid frame; drops the reference so the maker may
+        // write its buffer again.
+        unsafe { ffi::av_frame_unref(self.sent.as_mut_ptr()) };
+        result
     }
 
     /// Adds a mask (255 = floor) shown from `time`; stored losslessly by a
@@ -508,7 +535,7 @@ impl Encoder {
     fn rgb_to_frame(&mut self, src: &[u8], time: f64) -> Result<(), VideoError> {
         self.writable(time)?;
         let (ew, eh) = (self.enc_width as usize, self.enc_height as usize);
-        let [y, u, v] = yuv_planes(&mut self.frame, eh);
+        let [y, u, v] = planes_mut(&mut self.frame, eh);
         rgb_to_yuv420(
             Plane {
                 data: src,
@@ -537,32 +564,22 @@ impl Encoder {
                 return Err(self.bad_frame(time, format!("decoded plane {i} is smaller than the picture")));
             }
         }
-        let mut dst = yuv_planes(&mut self.frame, h);
-        for (i, d) in dst.iter_mut().enumerate() {
+        let [mut py, mut pu, mut pv] = planes_mut(&mut self.frame, h);
+        for (i, d) in [&mut py, &mut pu, &mut pv].into_iter().enumerate() {
             let (pw, ph) = if i == 0 { (w, h) } else { (w / 2, h / 2) };
             let (src, stride) = yuv.plane(i);
             for row in 0..ph {
                 d.data[row * d.stride..][..pw].copy_from_slice(&src[row * stride..][..pw]);
             }
         }
-        let [mut py, mut pu, mut pv] = dst;
-        for &[x0, y0, x1, y1] in yuv.changed() {
-            // Changed parts are thin spans row after row: ask for the
-            // next row pair's lines early.
-            let below = y1 * w + x0;
-            crate::simd::prefetch(rgb, 3 * below);
-            crate::simd::prefetch(rgb, 3 * (below + w));
-            crate::simd::prefetch(py.data, y1 * py.stride + x0);
-            crate::simd::prefetch(py.data, (y1 + 1) * py.stride + x0);
-            crate::simd::prefetch(pu.data, y1 / 2 * pu.stride + x0 / 2);
-            crate::simd::prefetch(pv.data, y1 / 2 * pv.stride + x0 / 2);
-            let (x0, y0) = (x0 & !1, y0 & !1);
-            let (x1, y1) = ((x1 + 1).min(w) & !1, (y1 + 1).min(h) & !1);
-            if x0 >= x1 || y0 >= y1 {
-                continue;
-            }
-            rgb_to_yuv420_rect(rgb, w, [x0, y0, x1, y1], &mut py, &mut pu, &mut pv, &self.coeffs);
-        }
+        convert_changed(
+            yuv.changed(),
+            rgb,
+            w,
+            h,
+            [&mut py, &mut pu, &mut pv],
+            &self.coeffs,
+        );
         Ok(())
     }
 
@@ -601,6 +618,12 @@ impl Encoder {
 
     /// Sends the filled frame at `time` to the encoder and writes what comes out.
     fn send(&mut self, time: f64) -> Result<(), VideoError> {
+        self.send_picture(time, false)
+    }
+
+    /// Sends the reusable frame, or with `baked` the reference in `sent`,
+    /// at `time`.
+    fn send_picture(&mut self, time: f64, baked: bool) -> Result<(), VideoError> {
         let pts = (time / self.tb).round() as i64;
         if let Some(last) = self.last_pts {
             if pts <= last {
@@ -616,10 +639,10 @@ impl Encoder {
             self.durations.insert(last, pts - last);
             self.last_duration = Some(pts - last);
         }
-        self.frame.set_pts(Some(pts));
-        self.enc
-            .send_frame(&self.frame)
-            .map_err(|e| self.encode_error(time, e))?;
+        let picture = if baked { &mut self.sent } else { &mut self.frame };
+        picture.set_pts(Some(pts));
+        let sent = self.enc.send_frame(picture);
+        sent.map_err(|e| self.encode_error(time, e))?;
         self.last_pts = Some(pts);
         self.last_time = time;
         self.pushed += 1;
@@ -667,23 +690,6 @@ impl Encoder {
         }
         Ok(())
     }
-}
-
-/// The three planes of a writable YUV420P `frame` of `height` rows.
-fn yuv_planes(frame: &mut frame::Video, height: usize) -> [PlaneMut<'_>; 3] {
-    // SAFETY: the pointer of an allocated frame.
-    let f = unsafe { frame.as_mut_ptr() };
-    // SAFETY: a writable YUV420P frame: plane 0 has `height` rows of
-    // linesize[0] bytes, planes 1 and 2 have height/2 rows; the three planes
-    // do not overlap, and they live as long as the borrow of `frame`.
-    let plane = |i: usize, rows: usize| unsafe {
-        let stride = (*f).linesize[i] as usize;
-        PlaneMut {
-            data: std::slice::from_raw_parts_mut((*f).data[i], stride * rows),
-            stride,
-        }
-    };
-    [plane(0, height), plane(1, height / 2), plane(2, height / 2)]
 }
 
 /// Tags the reusable frame with the colorimetry it is converted with.

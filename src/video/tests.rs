@@ -596,6 +596,77 @@ fn decoded_planes_pass_through_and_only_marked_blocks_are_converted() {
     }
 }
 
+/// Paints the red square of the test above on `f` and marks it.
+fn paint_marked(f: &mut SourceFrame, [x0, y0, x1, y1]: [usize; 4]) {
+    for y in y0..y1 {
+        for x in x0..x1 {
+            f.image[[y, x, 0]] = 250;
+            f.image[[y, x, 1]] = 10;
+            f.image[[y, x, 2]] = 10;
+        }
+    }
+    f.yuv.as_mut().unwrap().mark_changed([x0, y0, x1, y1]);
+}
+
+#[test]
+fn deferred_rgb_and_baked_planes_give_the_same_pictures_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (64, 48);
+    let input = dir.path().join("in.mp4");
+    let mut e = Encoder::create(&input, w as u32, h as u32, &crisp()).unwrap();
+    for i in 0..5 {
+        e.push(&textured(w, h, i), i as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    let square = [11, 7, 20, 13];
+    // The usual way: RGB converted on reading, planes made by the encoder.
+    let plain = dir.path().join("plain.mp4");
+    let mut d = Decoder::open(&input).unwrap();
+    d.set_keep_yuv(true);
+    let mut enc = Encoder::create(&plain, w as u32, h as u32, &crisp()).unwrap();
+    let mut f = SourceFrame::empty();
+    let mut pictures = Vec::new();
+    while d.read_into(&mut f).unwrap() {
+        assert!(!f.rgb_pending());
+        pictures.push(f.image.clone());
+        paint_marked(&mut f, square);
+        enc.push_frame(&f, f.time).unwrap();
+    }
+    enc.finish().unwrap();
+    // Deferred: a few rows converted first (as the mask's model does),
+    // then the rest; the encoder's picture baked beforehand.
+    let baked = dir.path().join("baked.mp4");
+    let mut d = Decoder::open(&input).unwrap();
+    d.set_keep_yuv(true);
+    d.set_defer_rgb(true);
+    let mut enc = Encoder::create(&baked, w as u32, h as u32, &crisp()).unwrap();
+    let mut i = 0;
+    while d.read_into(&mut f).unwrap() {
+        assert!(f.rgb_pending(), "frame {i}");
+        let yuv = f.yuv.as_ref().unwrap();
+        yuv.to_rgb_rows(&mut f.image, (3..h).step_by(7));
+        for y in (3..h).step_by(7) {
+            assert_eq!(
+                f.image.slice(ndarray::s![y, .., ..]),
+                pictures[i].slice(ndarray::s![y, .., ..]),
+                "frame {i} row {y}"
+            );
+        }
+        f.finish_rgb();
+        assert!(!f.rgb_pending());
+        assert_eq!(f.image, pictures[i], "frame {i}");
+        paint_marked(&mut f, square);
+        f.bake_yuv().unwrap();
+        assert!(f.yuv.as_ref().unwrap().changed().is_empty(), "baked in");
+        enc.push_frame(&f, f.time).unwrap();
+        i += 1;
+    }
+    enc.finish().unwrap();
+    assert_eq!(i, 5);
+    assert_eq!(all_planes(&plain), all_planes(&baked));
+    assert_eq!(std::fs::read(&plain).unwrap(), std::fs::read(&baked).unwrap());
+}
+
 #[test]
 fn frames_without_planes_are_converted_from_rgb() {
     let dir = tempfile::tempdir().unwrap();

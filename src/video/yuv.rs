@@ -326,13 +326,45 @@ fn yuv420_to_rgb_with(
     c: &InvCoeffs,
     cpu: Option<Avx2>,
 ) {
+    rows_to_rgb_with(y, u, v, width, height, 0..height, dst, c, cpu);
+}
+
+/// Like [`yuv420_to_rgb`], for `rows` of the picture only (each row of
+/// `dst` written is the row the whole conversion writes; rows at or past
+/// `height` are ignored).
+#[allow(clippy::too_many_arguments)]
+pub fn yuv420_rows_to_rgb(
+    y: Plane<'_>,
+    u: Plane<'_>,
+    v: Plane<'_>,
+    width: usize,
+    height: usize,
+    rows: impl Iterator<Item = usize>,
+    dst: &mut [u8],
+    c: &InvCoeffs,
+) {
+    rows_to_rgb_with(y, u, v, width, height, rows, dst, c, Avx2::detect());
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rows_to_rgb_with(
+    y: Plane<'_>,
+    u: Plane<'_>,
+    v: Plane<'_>,
+    width: usize,
+    height: usize,
+    rows: impl Iterator<Item = usize>,
+    dst: &mut [u8],
+    c: &InvCoeffs,
+    cpu: Option<Avx2>,
+) {
     let (cw, ch) = (width.div_ceil(2), height.div_ceil(2));
     let fits = |p: &Plane<'_>, w: usize, h: usize| {
         h == 0 || (p.stride >= w && p.data.len() >= p.stride * (h - 1) + w)
     };
     assert!(fits(&y, width, height) && fits(&u, cw, ch) && fits(&v, cw, ch));
     assert!(dst.len() >= 3 * width * height);
-    for row in 0..height {
+    for row in rows.filter(|&r| r < height) {
         let yr = &y.data[row * y.stride..][..width];
         let ur = &u.data[(row / 2) * u.stride..][..cw];
         let vr = &v.data[(row / 2) * v.stride..][..cw];

@@ -18,6 +18,7 @@ impl DecoderSource {
     pub fn open(path: &Path, options: &OpenOptions) -> Result<Self, SourceError> {
         let mut decoder = Decoder::open(path)?;
         decoder.set_keep_yuv(options.keep_yuv);
+        decoder.set_defer_rgb(options.keep_yuv && options.defer_rgb);
         let vi = decoder.info().clone();
         let fps = if vi.avg_fps.is_finite() && vi.avg_fps > 0.0 {
             vi.avg_fps

@@ -213,6 +213,29 @@ impl SourceFrame {
     pub fn empty() -> Self {
         SourceFrame::new(0, 0.0, RgbImage::zeros((0, 0, 3)))
     }
+
+    /// Converts `image` from the YUV planes if the source left it to be
+    /// converted ([`OpenOptions::defer_rgb`]); afterwards `image` is the
+    /// picture.
+    pub fn finish_rgb(&mut self) {
+        if let Some(yuv) = &mut self.yuv {
+            yuv.finish_rgb(&mut self.image);
+        }
+    }
+
+    /// Whether `image` still waits for [`finish_rgb`](Self::finish_rgb).
+    pub fn rgb_pending(&self) -> bool {
+        self.yuv.as_ref().is_some_and(Yuv420::rgb_pending)
+    }
+
+    /// Makes the encoder's picture from the YUV planes and the changed
+    /// parts of `image` ([`Yuv420::bake`]), when the frame has planes.
+    pub fn bake_yuv(&mut self) -> Result<(), String> {
+        match (&mut self.yuv, self.image.as_slice()) {
+            (Some(yuv), Some(rgb)) => yuv.bake(rgb),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A seekable sequence of frames in presentation order.
@@ -267,6 +290,11 @@ pub struct OpenOptions {
     /// Keep each frame's decoded YUV 4:2:0 planes ([`SourceFrame::yuv`]),
     /// for the export's fast path. Sources that do not decode video ignore it.
     pub keep_yuv: bool,
+    /// With `keep_yuv`: frames that carry their planes come with the RGB
+    /// picture still to be converted ([`SourceFrame::finish_rgb`]), so that
+    /// the conversion runs where the frame is used (export's parallel
+    /// workers) rather than where it is read.
+    pub defer_rgb: bool,
     /// For sources that render their pictures (a match): their size,
     /// `(width, height)`; `None` for the source's default.
     pub size: Option<(usize, usize)>,
