@@ -163,31 +163,7 @@ fn parse(text: &str, name: &str) -> anyhow::Result<Vec<Option<super::export::Arg
 /// This task's number and the number of tasks: the flags, else a Slurm
 /// array's or a Kubernetes Indexed Job's variables.
 fn share(a: &Args) -> anyhow::Result<(usize, usize)> {
-    let env = |name: &str| -> anyhow::Result<Option<usize>> {
-        match std::env::var(name) {
-            Ok(v) => v
-                .trim()
-                .parse()
-                .map(Some)
-                .map_err(|_| anyhow::anyhow!("{name}={v:?} is not a whole number")),
-            Err(_) => Ok(None),
-        }
-    };
-    let tasks = match a.tasks {
-        Some(n) => n as usize,
-        None => env("SLURM_ARRAY_TASK_COUNT")?.unwrap_or(1),
-    };
-    let task = match a.task {
-        Some(t) => t,
-        None => match env("SLURM_ARRAY_TASK_ID")? {
-            Some(id) => id.saturating_sub(env("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0)),
-            None => env("JOB_COMPLETION_INDEX")?.unwrap_or(0),
-        },
-    };
-    if tasks == 0 || task >= tasks {
-        bail!("task {task} of {tasks}: a task is numbered from 0 to one less than the number of tasks");
-    }
-    Ok((task, tasks))
+    super::common::task_share(a.task, a.tasks.map(|n| n as usize))
 }
 
 /// Whether the job's output exists and is newer than every file it is

@@ -217,6 +217,62 @@ number_parsers! {
     parse_levels: 0.0, 255.0, "a number of luma levels";
 }
 
+/// This task's number (from 0) and the number of tasks sharing a job:
+/// `task` and `tasks` when given, else a Slurm array's variables
+/// (`SLURM_ARRAY_TASK_ID` less `SLURM_ARRAY_TASK_MIN`,
+/// `SLURM_ARRAY_TASK_COUNT`) or a Kubernetes Indexed Job's
+/// (`JOB_COMPLETION_INDEX`; its count must be given), else task 0 of 1.
+pub fn task_share(task: Option<usize>, tasks: Option<usize>) -> anyhow::Result<(usize, usize)> {
+    let env = |name: &str| -> anyhow::Result<Option<usize>> {
+        match std::env::var(name) {
+            Ok(v) => v
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| anyhow::anyhow!("{name}={v:?} is not a whole number")),
+            Err(_) => Ok(None),
+        }
+    };
+    let tasks = match tasks {
+        Some(n) => n,
+        None => env("SLURM_ARRAY_TASK_COUNT")?.unwrap_or(1),
+    };
+    let task = match task {
+        Some(t) => t,
+        None => match env("SLURM_ARRAY_TASK_ID")? {
+            Some(id) => id.saturating_sub(env("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0)),
+            None => env("JOB_COMPLETION_INDEX")?.unwrap_or(0),
+        },
+    };
+    if tasks == 0 || task >= tasks {
+        anyhow::bail!(
+            "task {task} of {tasks}: a task is numbered from 0 to one less than the number of tasks"
+        );
+    }
+    Ok((task, tasks))
+}
+
+/// `--segment`: `K/N` (part K, from 1, of N), or `task` / `task/N`: this
+/// task's part of a scheduler's array ([`task_share`]; `task/N` for a
+/// Kubernetes Indexed Job, whose count is not in its variables).
+pub fn parse_segment(s: &str) -> Result<crate::export::Segment, String> {
+    let from_task = |count: Option<usize>| {
+        let (task, tasks) = task_share(None, count).map_err(|e| e.to_string())?;
+        format!("{}/{tasks}", task + 1).parse()
+    };
+    match s.trim() {
+        "task" => from_task(None),
+        t if t.starts_with("task/") => {
+            let n = t["task/".len()..]
+                .trim()
+                .parse()
+                .map_err(|_| format!("{s:?}: give task/N with N the number of tasks"))?;
+            from_task(Some(n))
+        }
+        t => t.parse(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,12 @@ pub struct Args {
     /// output is the same whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
     pub workers: Option<u8>,
+    /// Write only part K of N of the export (`K/N`), cut at times every
+    /// part computes alike, to be joined with `underlay concat`; `task`
+    /// takes this task's part of a Slurm array (`task/N` for a Kubernetes
+    /// Indexed Job of N completions).
+    #[arg(long, value_name = "K/N", value_parser = super::common::parse_segment)]
+    pub segment: Option<crate::export::Segment>,
     /// Also print where the CPU went: the stages that see the frames in
     /// order (reading, encoding), the workers, and the rest (FFmpeg's and
     /// x264's own threads).
@@ -99,6 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         workers: args.workers.map(usize::from),
         progress_bar: std::io::stderr().is_terminal(),
         no_calibration: args.no_calibration,
+        segment: args.segment,
     };
     // Unknown entity names, a bad calibration or mask settings fail here,
     // before any frame is decoded.

@@ -9,6 +9,7 @@ pub mod batch;
 pub mod calib;
 pub mod calib_refine;
 pub mod common;
+pub mod concat;
 pub mod demo;
 pub mod export;
 pub mod formats;
@@ -46,6 +47,9 @@ pub enum Command {
     /// Run the exports a manifest lists, or this task's share of them
     /// (resumable; one job's failure does not stop the others).
     Batch(batch::Args),
+    /// Join the parts of an export (`export --segment K/N`) into one video
+    /// without re-encoding.
+    Concat(concat::Args),
     /// Compute floor masks of an image or a video.
     Mask(mask::Args),
     /// Camera calibration from image ↔ world point correspondences.
@@ -73,6 +77,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::View(a)) => view::run(a),
         Some(Command::Export(a)) => export::run(a),
         Some(Command::Batch(a)) => batch::run(a),
+        Some(Command::Concat(a)) => concat::run(a),
         Some(Command::Mask(a)) => mask::run(a),
         Some(Command::Calib(c)) => calib::run(c),
         Some(Command::Sync(a)) => sync::run(a),

@@ -32,6 +32,7 @@ use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 pub mod plan;
 mod tally;
 
+pub use crate::video::Segment;
 pub use plan::{ExportOptions, ExportPlan, PRESETS, default_workers};
 
 use crate::mask::MaskError;
@@ -126,6 +127,8 @@ pub enum ExportError {
     BadRange { from: f64, to: f64 },
     #[error("{what}")]
     EmptyPart { what: String },
+    #[error("{input}: the video's length is not known, so it cannot be cut into parts; export it whole")]
+    UnknownLength { input: PathBuf },
     #[error("{fps} pictures per second is not possible")]
     BadRate { fps: f64 },
     #[error(transparent)]
@@ -170,6 +173,12 @@ pub struct ExportJob {
     pub progress: bool,
     /// Count frames written here too (the viewer's progress bar).
     pub counter: Option<Arc<Progress>>,
+    /// Write only this part of the export ([`Segment`]).
+    pub segment: Option<Segment>,
+    /// Seconds of frames before a part's first frame that the in-order
+    /// preparation looks at (the adaptive mask's memory), so that a part
+    /// starts with the state the whole export has there.
+    pub lead_in: f64,
 }
 
 impl ExportJob {
@@ -186,6 +195,8 @@ impl ExportJob {
             protected: Vec::new(),
             progress: false,
             counter: None,
+            segment: None,
+            lead_in: 0.0,
         }
     }
 }
@@ -372,10 +383,15 @@ pub fn run_planned<P: Send>(
             duration: info.duration,
         });
     }
-    let first = match job.from {
+    let mut first = match job.from {
         Some(f) => source.frame_at(f)?,
         None => None,
     };
+    let span = span_of(job, &info, first.as_ref().map(|f| f.time), to)?;
+    if span.from > f64::NEG_INFINITY {
+        // A later part: start its lead-in, frames only prepared.
+        first = source.frame_at(span.from - job.lead_in.max(0.0))?;
+    }
 
     let temp = TempFile::beside(&job.output)?;
     let workers = processors.len().max(1);
@@ -390,7 +406,7 @@ pub fn run_planned<P: Send>(
         cancel,
     };
 
-    let expected = expected_frames(&info, from, to);
+    let expected = expected_frames(&info, from.max(span.from), span.to);
     if let Some(c) = &job.counter {
         c.done.store(0, Ordering::Relaxed);
         c.total.store(expected.unwrap_or(0), Ordering::Relaxed);
@@ -406,7 +422,8 @@ pub fn run_planned<P: Send>(
             first,
             prepare,
             input: &job.input,
-            to,
+            lead_until: span.from,
+            to: span.to,
             pool_limit,
         };
         let decode = s.spawn(move || decode_stage(reading, work_tx, free_rx, signals));
@@ -432,6 +449,7 @@ pub fn run_planned<P: Send>(
         let encoded = encode_stage(
             job,
             &info,
+            &span,
             &temp,
             done_rx,
             free_tx,
@@ -483,6 +501,84 @@ pub fn run_planned<P: Send>(
         warnings,
         cpu,
     })
+}
+
+/// What an export or a part of one writes, in source times.
+#[derive(Clone, Debug)]
+struct Span {
+    /// The time that becomes output time 0.
+    t0: f64,
+    /// Frames before this time are only prepared (a part's lead-in);
+    /// `-inf` for the first part and a whole export.
+    from: f64,
+    /// Frames from this time on are left out.
+    to: f64,
+    /// Where the last frame ends, when it is a part's cut rather than the
+    /// range's or the video's end.
+    end: Option<f64>,
+    /// The audio to copy (`None`: all of it).
+    audio: Option<crate::video::AudioWindow>,
+}
+
+/// The span of `job`: the whole range, or its part; `first` is the time
+/// of the frame shown at `--from`.
+fn span_of(job: &ExportJob, info: &SourceInfo, first: Option<f64>, to: f64) -> Result<Span, ExportError> {
+    use crate::video::AudioWindow;
+    // The output starts at 0 with the frame at --from, else keeps the
+    // video's own times.
+    let t0 = match (job.from, first) {
+        (Some(_), Some(t)) => t,
+        _ => 0.0,
+    };
+    let ranged = job.from.is_some() || job.to.is_some();
+    let mut span = Span {
+        t0,
+        from: f64::NEG_INFINITY,
+        to,
+        end: None,
+        audio: ranged.then_some(AudioWindow {
+            origin: t0,
+            from: t0,
+            to,
+            split: false,
+        }),
+    };
+    let Some(seg) = job.segment else {
+        return Ok(span);
+    };
+    let begin = match (job.from, first) {
+        (Some(_), Some(t)) => t,
+        _ => info.start,
+    };
+    let stop = to.min(info.start + info.duration);
+    if !(info.duration > 0.0 && stop.is_finite() && stop > begin) {
+        return Err(ExportError::UnknownLength {
+            input: job.input.clone(),
+        });
+    }
+    // Every part computes every cut with the same expression.
+    let cut = |i: u32| begin + (stop - begin) * f64::from(i) / f64::from(seg.count);
+    if seg.index > 1 {
+        span.from = cut(seg.index - 1);
+    }
+    if seg.index < seg.count {
+        span.to = cut(seg.index);
+        span.end = Some(span.to);
+    }
+    let audio_from = if seg.index > 1 {
+        span.from
+    } else if job.from.is_some() {
+        t0
+    } else {
+        f64::NEG_INFINITY
+    };
+    span.audio = Some(AudioWindow {
+        origin: t0,
+        from: audio_from,
+        to: span.to,
+        split: seg.index > 1,
+    });
+    Ok(span)
 }
 
 /// The container a stream output is written in: the one its name's
@@ -606,6 +702,8 @@ struct Reading<'a, P> {
     first: Option<SourceFrame>,
     prepare: Preparer<'a, P>,
     input: &'a Path,
+    /// Frames before this time are only prepared (a part's lead-in).
+    lead_until: f64,
     to: f64,
     pool_limit: usize,
 }
@@ -665,10 +763,15 @@ fn decode_stage<P>(
             continue;
         }
         last_time = frame.time;
-        let p0 = thread_cpu();
         let mut frame = frame;
+        let p0 = thread_cpu();
         let prepared = (r.prepare)(&mut frame);
         summary.prepare_cpu += thread_cpu().saturating_sub(p0);
+        if frame.time < r.lead_until && prepared.is_ok() {
+            // A part's lead-in: the state is what counts; not written.
+            spare = Some(frame);
+            continue;
+        }
         let msg = match prepared {
             Ok(p) => Work::Frame(seq, frame, p),
             Err(source) => Work::Failed(
@@ -767,6 +870,7 @@ fn worker<P>(
 fn encode_stage(
     job: &ExportJob,
     info: &SourceInfo,
+    span: &Span,
     temp: &TempFile,
     done: Receiver<(u64, Done)>,
     free: Sender<SourceFrame>,
@@ -777,8 +881,10 @@ fn encode_stage(
     let mut pending: BTreeMap<u64, Done> = BTreeMap::new();
     let mut next = 0u64;
     let mut encoder: Option<Encoder> = None;
-    let mut t0 = 0.0;
+    let t0 = span.t0;
     let mut last_out = 0.0;
+    // The output time of the first frame (later than 0 in a later part).
+    let mut first_out: Option<f64> = None;
     loop {
         if sig.cancel.load(Ordering::SeqCst) {
             return Err(crate::Interrupted.into());
@@ -806,9 +912,6 @@ fn encode_stage(
             let enc = match &mut encoder {
                 Some(e) => e,
                 None => {
-                    // The output starts with this frame: at time 0 for a part,
-                    // at its own time for the whole video (times kept exactly).
-                    t0 = if job.from.is_some() { frame.time } else { 0.0 };
                     let (h, w, _) = frame.image.dim();
                     let mut settings = job.encoder.clone();
                     settings.time_base = info.time_base;
@@ -819,9 +922,9 @@ fn encode_stage(
                         && let Some(audio) = &info.audio
                     {
                         settings.audio_from = Some(audio.clone());
-                        settings.audio_window = (job.from.is_some() || job.to.is_some())
-                            .then(|| (t0, job.to.unwrap_or(f64::INFINITY)));
+                        settings.audio_window = span.audio;
                     }
+                    settings.comment = job.segment.map(|s| s.comment());
                     if temp.is_stream() {
                         settings.stream_format = Some(stream_container(&job.output));
                     }
@@ -830,6 +933,7 @@ fn encode_stage(
                 }
             };
             last_out = frame.time - t0;
+            first_out.get_or_insert(last_out);
             let c0 = thread_cpu();
             let pushed = enc.push_frame(&frame, last_out);
             *encoding_cpu += thread_cpu().saturating_sub(c0);
@@ -866,7 +970,9 @@ fn encode_stage(
     let warnings = enc.warnings().to_vec();
     let frames = enc.frames();
     // The last frame lasts until the end of the range or of the input.
-    let end = job.to.unwrap_or(info.duration).min(info.duration.max(0.0));
+    let end = span
+        .end
+        .unwrap_or_else(|| job.to.unwrap_or(info.duration).min(info.duration.max(0.0)));
     let end_out = end - t0;
     let duration;
     if end > 0.0 && end_out > last_out && !sig.truncated.load(Ordering::SeqCst) {
@@ -877,6 +983,11 @@ fn encode_stage(
         duration = last_out;
         enc.finish().map_err(|e| temp.name_output(e, &job.output))?;
     }
+    // A part's own length.
+    let duration = match (job.segment, first_out) {
+        (Some(_), Some(first)) => duration - first,
+        _ => duration,
+    };
     Ok((frames, duration, warnings))
 }
 
@@ -1018,6 +1129,69 @@ mod tests {
         let seen = seen.into_inner().unwrap();
         assert!((seen[0] - 0.5).abs() < 1e-6, "{seen:?}");
         assert!((report.duration - 0.5).abs() < 1e-6, "{report:?}");
+    }
+
+    /// Exports `job` with a preparer that counts the frames it saw and a
+    /// processor that paints the count into the top-left corner.
+    fn counted(job: &ExportJob) -> ExportReport {
+        let mut seen = 0u8;
+        let prepare: Preparer<'_, u8> = Box::new(move |_: &mut SourceFrame| {
+            seen += 1;
+            Ok(seen)
+        });
+        let paint: Processor<'_, u8> = Box::new(|f: &mut SourceFrame, n: u8| {
+            f.finish_rgb();
+            for y in 0..16 {
+                for x in 0..16 {
+                    for c in 0..3 {
+                        f.image[[y, x, c]] = 10 * n;
+                    }
+                }
+            }
+            if let Some(yuv) = &mut f.yuv {
+                yuv.mark_changed([0, 0, 16, 16]);
+            }
+            Ok(())
+        });
+        run_planned(job, prepare, vec![paint], &AtomicBool::new(false)).unwrap()
+    }
+
+    #[test]
+    fn parts_with_a_lead_in_join_into_the_whole_export() {
+        let dir = tempfile::tempdir().unwrap();
+        let times: Vec<f64> = (0..20).map(|i| f64::from(i) / 10.0).collect();
+        let inp = input(dir.path(), &times);
+        let whole = dir.path().join("whole.mp4");
+        counted(&crisp_job(&inp, &whole));
+        let mut parts = Vec::new();
+        for (k, lead_in) in (1..=4).zip([0.0, 0.25, 5.0, 5.0]) {
+            let out = dir.path().join(format!("p{k}.mp4"));
+            let mut job = crisp_job(&inp, &out);
+            job.segment = Some(Segment { index: k, count: 4 });
+            job.lead_in = lead_in;
+            let report = counted(&job);
+            assert_eq!(report.frames, 5, "part {k}");
+            parts.push(out);
+        }
+        let joined = dir.path().join("joined.mp4");
+        crate::video::concat::join(&parts, &joined).unwrap();
+        let count = |f: &SourceFrame| (f64::from(f.image[[8, 8, 1]]) / 10.0).round() as usize;
+        let (w, j) = (decode_all(&whole), decode_all(&joined));
+        assert_eq!(w.len(), 20);
+        assert_eq!(j.len(), 20);
+        for (i, (a, b)) in w.iter().zip(&j).enumerate() {
+            assert!((a.time - b.time).abs() < 1e-9 && (a.time - times[i]).abs() < 1e-6);
+            assert_eq!(which(&b.image), i);
+            assert_eq!(count(a), i + 1, "frame {i} of the whole export");
+            // Part 2's lead-in of 0.25 s starts with the frame shown then
+            // (0.2 s) and sees 3 frames before its own, not 5: a lead-in
+            // shorter than the state's memory shows.
+            let want = match i {
+                5..=9 => i + 1 - 2,
+                _ => i + 1,
+            };
+            assert_eq!(count(b), want, "frame {i} of the joined parts");
+        }
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub struct ExportOptions {
     /// Export even with no calibration (nothing of the log can be placed
     /// on the picture then; without it, that is an error).
     pub no_calibration: bool,
+    /// Write only this part of the export (`--segment K/N`).
+    pub segment: Option<super::Segment>,
 }
 
 impl Default for ExportOptions {
@@ -100,6 +102,7 @@ impl Default for ExportOptions {
             workers: None,
             progress_bar: false,
             no_calibration: false,
+            segment: None,
         }
     }
 }
@@ -283,6 +286,8 @@ impl ExportPlan {
         job.encoder.preset = options.preset.clone();
         job.progress = options.progress_bar;
         job.protected = session.inputs();
+        job.segment = options.segment;
+        job.lead_in = probe.memory();
         job.protected.extend(session_file.map(Path::to_owned));
         let expected = expected_frames(
             &info,

@@ -473,6 +473,13 @@ impl Masker for AdaptiveMasker {
         Ok(MaskStep::Adaptive(self.measure_and_blend(frame, time)?))
     }
 
+    /// The model forgets exponentially with the smoothing's time constant:
+    /// after 20 of them what came before weighs e^-20 ≈ 2·10^-9, below an
+    /// f32's resolution.
+    fn memory(&self) -> f64 {
+        20.0 * self.settings.smoothing.max(0.0)
+    }
+
     fn rows_advanced(&self, width: usize, height: usize) -> super::RowsRead {
         let step = grid_step(width, height, self.settings.samples);
         super::RowsRead::Every {

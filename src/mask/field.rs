@@ -313,6 +313,10 @@ impl Masker for FieldMasker {
         self.inner.advance(frame, time)
     }
 
+    fn memory(&self) -> f64 {
+        self.inner.memory()
+    }
+
     fn rows_advanced(&self, width: usize, height: usize) -> super::RowsRead {
         self.inner.rows_advanced(width, height)
     }

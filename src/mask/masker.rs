@@ -99,6 +99,14 @@ pub trait Masker: Send {
         Ok(MaskStep::Stateless)
     }
 
+    /// Seconds of frames before a frame that its step depends on: starting
+    /// [`advance`](Self::advance) that long before a frame gives the step
+    /// of a masker that saw every frame from the start (to within float
+    /// rounding). 0 for maskers without state.
+    fn memory(&self) -> f64 {
+        0.0
+    }
+
     /// The rows of a `width`×`height` picture that [`advance`](Self::advance)
     /// reads, so that a frame whose picture is converted later (export's
     /// workers convert it) has only those converted in frame order. The

@@ -381,6 +381,15 @@ impl Pipeline {
         Ok(FramePlan { mask })
     }
 
+    /// Seconds of frames before a frame that [`prepare`](Self::prepare)'s
+    /// result depends on ([`Masker::memory`]; 0 when the mask is off).
+    pub fn memory(&self) -> f64 {
+        match &self.applied {
+            Some(s) if s.toggles.floor_mask || s.toggles.tint => self.masker.memory(),
+            _ => 0.0,
+        }
+    }
+
     /// Annotates `frame` as [`process`](Self::process) does, with the
     /// order-dependent part already worked out by [`prepare`](Self::prepare).
     pub fn process_planned(

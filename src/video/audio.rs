@@ -44,10 +44,13 @@ pub(super) struct AudioCopy {
     map: Vec<Option<Route>>,
     /// Source seconds that become output time 0.
     origin: f64,
+    /// Source seconds before which nothing is copied (see `split`).
+    start: f64,
     /// Source seconds after which nothing is copied.
     end: f64,
-    /// Copy packets that start before the window start (whole copy only).
-    keep_early: bool,
+    /// A packet must start at or after `start` (a segment's inner cut),
+    /// rather than merely play past it.
+    split: bool,
     pending: Option<(Packet, f64)>,
     done: bool,
 }
@@ -57,7 +60,7 @@ impl AudioCopy {
     /// a copy when the output container can hold the codec, else AAC.
     pub(super) fn open(
         src: &Path,
-        window: Option<(f64, f64)>,
+        window: Option<super::AudioWindow>,
         octx: &mut ffmpeg::format::context::Output,
         warnings: &mut Vec<String>,
     ) -> Result<Option<AudioCopy>, VideoError> {
@@ -72,18 +75,16 @@ impl AudioCopy {
                 (s.start_time() != ffi::AV_NOPTS_VALUE).then(|| s.start_time() as f64 * tb)
             })
             .unwrap_or(0.0);
-        let (from, to) = window.unwrap_or((0.0, f64::INFINITY));
-        let (origin, end) = (video_start + from, video_start + to);
-        // Samples kept when re-encoding: all before the end for a whole
-        // copy, else those of the part.
-        let keep = (
-            if window.is_none() {
-                f64::NEG_INFINITY
-            } else {
-                origin
-            },
-            end,
-        );
+        let w = window.unwrap_or(super::AudioWindow {
+            origin: 0.0,
+            from: f64::NEG_INFINITY,
+            to: f64::INFINITY,
+            split: false,
+        });
+        let (origin, start, end) = (video_start + w.origin, video_start + w.from, video_start + w.to);
+        let from = w.from;
+        // Samples kept when re-encoding: those of the part.
+        let keep = (start, end);
         let setting_up = |message: String| VideoError::Settings {
             path: src.to_owned(),
             message,
@@ -162,8 +163,9 @@ impl AudioCopy {
             input,
             map,
             origin,
+            start,
             end,
-            keep_early: window.is_none(),
+            split: w.split,
             pending: None,
             done: false,
         }))
@@ -207,7 +209,7 @@ impl AudioCopy {
                     (pkt, t)
                 }
             };
-            let (origin, end, keep_early) = (self.origin, self.end, self.keep_early);
+            let (origin, start, end, split) = (self.origin, self.start, self.end, self.split);
             let Some(Some(route)) = self.map.get_mut(pkt.stream()) else {
                 continue;
             };
@@ -220,7 +222,7 @@ impl AudioCopy {
                 }
                 continue;
             }
-            if !keep_early && t + dur.max(0.0) <= origin {
+            if (split && t < start) || (!split && t + dur.max(0.0) <= start) {
                 continue;
             }
             if t - origin > until {

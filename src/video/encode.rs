@@ -28,6 +28,23 @@ const AUDIO_LEAD: f64 = 0.5;
 /// pictures in the same Matroska file (see [`Encoder::create`]).
 pub const MAX_FFV1_PIXELS: u64 = 3840 * 2160;
 
+/// Which audio an export of a part copies, in video times (seconds) of
+/// the `audio_from` file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AudioWindow {
+    /// The time that becomes output time 0.
+    pub origin: f64,
+    /// Packets that play from here on (`-inf`: from the file's start,
+    /// including audio before the first picture)…
+    pub from: f64,
+    /// …and start before this time (`inf`: to the end).
+    pub to: f64,
+    /// Cut between two segments of one export: a packet belongs to the
+    /// part its start time falls in, so joined parts hold each packet
+    /// once. Otherwise a packet playing across `from` is copied whole.
+    pub split: bool,
+}
+
 /// How to encode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncoderSettings {
@@ -50,9 +67,12 @@ pub struct EncoderSettings {
     /// only when the output container cannot hold its codec) into the
     /// output, aligned with the video times of that file.
     pub audio_from: Option<PathBuf>,
-    /// Copy only the audio between these video times (seconds) of the
-    /// `audio_from` file, moved to start at 0 (for an export of a part).
-    pub audio_window: Option<(f64, f64)>,
+    /// Copy only this part of the `audio_from` file's audio (an export of
+    /// a part); `None`: all of it.
+    pub audio_window: Option<AudioWindow>,
+    /// Written into the file's metadata as its comment (`underlay export
+    /// --segment` says which part of which export it is).
+    pub comment: Option<String>,
     /// Encoder threads; 0 lets the encoder decide.
     pub threads: usize,
     /// Largest distance between keyframes in frames (shorter GOPs seek
@@ -74,6 +94,7 @@ impl Default for EncoderSettings {
             time_base: None,
             audio_from: None,
             audio_window: None,
+            comment: None,
             threads: 0,
             keyframe_interval: 0,
             stream_format: None,
@@ -286,12 +307,26 @@ impl Encoder {
             None => None,
         };
 
+        if let Some(comment) = &settings.comment {
+            let mut meta = Dictionary::new();
+            meta.set("comment", comment);
+            octx.set_metadata(meta);
+        }
         let mut header_opts = Dictionary::new();
         if is_mp4 && settings.stream_format.is_some() {
             // Nothing can be sought back into: the index first, then fragments.
             header_opts.set("movflags", "+frag_keyframe+empty_moov+default_base_moof");
         } else if is_mp4 {
             header_opts.set("movflags", "+faststart");
+            if settings.comment.is_some() {
+                // A part of an export starts later than 0, which MP4 says
+                // with an edit list in the movie's time scale (1/1000 s by
+                // default): one all tracks' scales divide keeps the start
+                // exact, so joined parts keep the whole export's times.
+                if let Some(scale) = common_timescale(&octx) {
+                    header_opts.set("movie_timescale", &scale.to_string());
+                }
+            }
         }
         octx.write_header_with(header_opts)
             .map_err(|e| bad(format!("cannot write the file header: {e}")))?;
@@ -690,6 +725,36 @@ impl Encoder {
         }
         Ok(())
     }
+}
+
+/// The smallest time scale every track's MP4 time scale divides (the
+/// muxer's: a video stream's time base denominator doubled up to at least
+/// 10000, an audio stream's sample rate), when it fits an `i32`.
+fn common_timescale(octx: &ffmpeg::format::context::Output) -> Option<i64> {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    let mut scale = 1i64;
+    for s in octx.streams() {
+        let p = s.parameters();
+        let mut t = if p.medium() == ffmpeg::media::Type::Audio {
+            // SAFETY: valid codec parameters of a stream.
+            i64::from(unsafe { (*p.as_ptr()).sample_rate })
+        } else {
+            i64::from(s.time_base().denominator())
+        };
+        if t <= 0 {
+            return None;
+        }
+        while p.medium() == ffmpeg::media::Type::Video && t < 10_000 {
+            t *= 2;
+        }
+        scale = scale / gcd(scale, t) * t;
+        if scale > i64::from(i32::MAX) {
+            return None;
+        }
+    }
+    Some(scale)
 }
 
 /// Tags the reusable frame with the colorimetry it is converted with.

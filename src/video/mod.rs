@@ -2,8 +2,9 @@
 //! their presentation times, and encoding RGB frames (H.264 in MP4) or
 //! floor masks (lossless FFV1 in Matroska) with exact timestamps. Frame
 //! sources of every kind ([`source`]), the background picture of a fixed
-//! camera ([`background`]) and the mapping of frame times to
-//! log times ([`TimeMap`]) live here too.
+//! camera ([`background`]), the mapping of frame times to
+//! log times ([`TimeMap`]) and the joining of an export's parts
+//! ([`concat`]) live here too.
 //!
 //! Times are seconds from the start of the video stream, taken from the
 //! presentation timestamps (variable frame rate is respected, never
@@ -13,6 +14,7 @@
 mod audio;
 pub mod background;
 mod clock;
+pub mod concat;
 mod convert;
 mod decode;
 mod encode;
@@ -25,8 +27,9 @@ mod time_map;
 pub mod yuv;
 
 pub use clock::{ClockError, ClockTable};
+pub use concat::Segment;
 pub use decode::Decoder;
-pub use encode::{Encoder, EncoderSettings};
+pub use encode::{AudioWindow, Encoder, EncoderSettings};
 pub use ffmpeg::{StepError, VideoError, VideoInfo, is_known_container, set_ffmpeg_quiet};
 pub(crate) use ffmpeg::{init, open_input, ratio};
 pub use planes::Yuv420;

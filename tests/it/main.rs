@@ -24,6 +24,7 @@ mod mask;
 mod matches;
 mod pipeline;
 mod real_cameras;
+mod segments;
 mod sim3d;
 mod ssl;
 mod structure;
