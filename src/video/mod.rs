@@ -4,7 +4,7 @@
 //! sources of every kind ([`source`]), the background picture of a fixed
 //! camera ([`background`]), the mapping of frame times to
 //! log times ([`TimeMap`]) and the joining of an export's parts
-//! ([`concat`]) live here too.
+//! ([`mod@concat`]) live here too.
 //!
 //! Times are seconds from the start of the video stream, taken from the
 //! presentation timestamps (variable frame rate is respected, never

@@ -26,6 +26,7 @@ mod pipeline;
 mod real_cameras;
 mod segments;
 mod sim3d;
+mod slurm;
 mod ssl;
 mod structure;
 mod sync;
