@@ -108,7 +108,7 @@ pub enum ConcatError {
         start: f64,
         previous: f64,
     },
-    #[error("{path}: reading packets: {source}")]
+    #[error("{path}: reading packets")]
     Read {
         path: PathBuf,
         #[source]
