@@ -726,7 +726,11 @@ fn stats_say_where_the_cpu_went() {
         row("workers"),
         row("FFmpeg's and x264's threads"),
     );
-    assert!(row("of which preparing (in order)") <= reading, "{err}");
+    assert!(row("preparing (underlay's)") <= reading, "{err}");
+    assert!(row("in FFmpeg's demuxer and decoder") <= reading, "{err}");
+    assert!(row("in x264's intake and the muxer") <= encoder, "{err}");
+    let own = number(head, "of which underlay's own");
+    assert!(own <= ordered, "{head}");
     assert!(workers > 0.0, "{err}");
     let sum = reading + encoder + workers + rest;
     assert!(
