@@ -16,7 +16,9 @@
 //!
 //! Jobs are made from an [`ExportPlan`] (`plan.rs`), which runs through
 //! these stages and reports [`ExportError`]: the two files name each
-//! other.
+//! other. `span.rs` says which frames a job (or one part of it,
+//! [`Segment`]) writes; `cpu.rs` measures where the CPU went
+//! ([`StageCpu`]).
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
@@ -29,11 +31,16 @@ use std::sync::atomic::AtomicU64;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
+mod cpu;
 pub mod plan;
+mod span;
 mod tally;
 
 pub use crate::video::Segment;
+pub use cpu::StageCpu;
+use cpu::{process_cpu, thread_cpu};
 pub use plan::{ExportOptions, ExportPlan, PRESETS, default_workers};
+use span::{Span, span_of};
 
 use crate::mask::MaskError;
 use crate::pipeline::PipelineError;
@@ -214,84 +221,6 @@ pub struct ExportReport {
     pub warnings: Vec<String>,
     /// Where the CPU went.
     pub cpu: StageCpu,
-}
-
-/// CPU time by stage over an export. The reading and encoding threads see
-/// the frames in order, so their own time bounds a machine with many
-/// cores; the workers run in parallel; FFmpeg's decoding and x264's
-/// encoding threads are the rest of the process's time.
-///
-/// Of the in-order time, part is spent inside FFmpeg's calls — the
-/// demuxer and the decoder's intake on the reading thread, x264's intake
-/// (its copy of the picture, its look-ahead analysis) and the muxer on the
-/// encoding thread — which any program running the same decoder and
-/// encoder (ffmpeg itself) pays in order too; the rest is underlay's own
-/// ([`StageCpu::own_ordered_share`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StageCpu {
-    /// The whole process over the export, user + system.
-    pub process: Duration,
-    /// The reading thread: demuxing, waiting on FFmpeg's decoding threads,
-    /// and the in-order preparation (the pictures' conversion to RGB runs
-    /// on the workers where the video allows).
-    pub reading: Duration,
-    /// Of `reading`, the time inside the frame source's read (FFmpeg's
-    /// demuxer and decoder, for a video).
-    pub decoding: Duration,
-    /// Of `reading`, the in-order preparation (the mask's running model).
-    pub prepare: Duration,
-    /// All workers together: conversions, masking and drawing.
-    pub workers: Duration,
-    /// The encoding thread: frames put back in order, handed to the
-    /// encoder, written (x264's own threads not counted).
-    pub encoder: Duration,
-    /// Of `encoder`, the time inside the encoder's calls (x264's intake,
-    /// the muxer).
-    pub encoding: Duration,
-}
-
-impl StageCpu {
-    /// The share of the process's CPU spent in frame order (the reading
-    /// and encoding threads).
-    pub fn ordered_share(&self) -> f64 {
-        self.share(self.reading + self.encoder)
-    }
-
-    /// The share of the process's CPU spent in frame order outside
-    /// FFmpeg's calls: what underlay itself does in order.
-    pub fn own_ordered_share(&self) -> f64 {
-        let own = (self.reading.saturating_sub(self.decoding)) + (self.encoder.saturating_sub(self.encoding));
-        self.share(own)
-    }
-
-    fn share(&self, d: Duration) -> f64 {
-        let p = self.process.as_secs_f64();
-        if p > 0.0 { d.as_secs_f64() / p } else { 0.0 }
-    }
-}
-
-/// CPU time of the calling thread (user + system).
-fn thread_cpu() -> Duration {
-    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// CPU time of the whole process (user + system, all threads).
-fn process_cpu() -> Duration {
-    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-fn cpu_clock(clock: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid clock id and a timespec to write into.
-    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
-    if ok && ts.tv_sec >= 0 && ts.tv_nsec >= 0 {
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    } else {
-        Duration::ZERO
-    }
 }
 
 /// Buffers in circulation beyond those held by each stage.
@@ -501,84 +430,6 @@ pub fn run_planned<P: Send>(
         warnings,
         cpu,
     })
-}
-
-/// What an export or a part of one writes, in source times.
-#[derive(Clone, Debug)]
-struct Span {
-    /// The time that becomes output time 0.
-    t0: f64,
-    /// Frames before this time are only prepared (a part's lead-in);
-    /// `-inf` for the first part and a whole export.
-    from: f64,
-    /// Frames from this time on are left out.
-    to: f64,
-    /// Where the last frame ends, when it is a part's cut rather than the
-    /// range's or the video's end.
-    end: Option<f64>,
-    /// The audio to copy (`None`: all of it).
-    audio: Option<crate::video::AudioWindow>,
-}
-
-/// The span of `job`: the whole range, or its part; `first` is the time
-/// of the frame shown at `--from`.
-fn span_of(job: &ExportJob, info: &SourceInfo, first: Option<f64>, to: f64) -> Result<Span, ExportError> {
-    use crate::video::AudioWindow;
-    // The output starts at 0 with the frame at --from, else keeps the
-    // video's own times.
-    let t0 = match (job.from, first) {
-        (Some(_), Some(t)) => t,
-        _ => 0.0,
-    };
-    let ranged = job.from.is_some() || job.to.is_some();
-    let mut span = Span {
-        t0,
-        from: f64::NEG_INFINITY,
-        to,
-        end: None,
-        audio: ranged.then_some(AudioWindow {
-            origin: t0,
-            from: t0,
-            to,
-            split: false,
-        }),
-    };
-    let Some(seg) = job.segment else {
-        return Ok(span);
-    };
-    let begin = match (job.from, first) {
-        (Some(_), Some(t)) => t,
-        _ => info.start,
-    };
-    let stop = to.min(info.start + info.duration);
-    if !(info.duration > 0.0 && stop.is_finite() && stop > begin) {
-        return Err(ExportError::UnknownLength {
-            input: job.input.clone(),
-        });
-    }
-    // Every part computes every cut with the same expression.
-    let cut = |i: u32| begin + (stop - begin) * f64::from(i) / f64::from(seg.count);
-    if seg.index > 1 {
-        span.from = cut(seg.index - 1);
-    }
-    if seg.index < seg.count {
-        span.to = cut(seg.index);
-        span.end = Some(span.to);
-    }
-    let audio_from = if seg.index > 1 {
-        span.from
-    } else if job.from.is_some() {
-        t0
-    } else {
-        f64::NEG_INFINITY
-    };
-    span.audio = Some(AudioWindow {
-        origin: t0,
-        from: audio_from,
-        to: span.to,
-        split: seg.index > 1,
-    });
-    Ok(span)
 }
 
 /// The container a stream output is written in: the one its name's

@@ -169,7 +169,7 @@ pub fn join(parts: &[PathBuf], output: &Path) -> Result<JoinReport, ConcatError>
             input,
         });
     }
-    let ordered = in_order(opened)?;
+    let mut ordered = in_order(opened)?;
     let first = &ordered[0];
     for p in &ordered[1..] {
         same_streams(first, p)?;
@@ -178,7 +178,7 @@ pub fn join(parts: &[PathBuf], output: &Path) -> Result<JoinReport, ConcatError>
         path: output.to_owned(),
         source,
     })?;
-    let report = write_joined(&ordered, sink.path(), output)?;
+    let report = write_joined(&mut ordered, sink.path(), output)?;
     sink.finish().map_err(|source| ConcatError::Io {
         path: output.to_owned(),
         source,
@@ -280,7 +280,7 @@ fn seconds(ts: i64, tb: Rational) -> f64 {
 
 /// Copies every part's packets into `path` (the temporary file of
 /// `output`, whose name the errors use).
-fn write_joined(parts: &[Part], path: &Path, output: &Path) -> Result<JoinReport, ConcatError> {
+fn write_joined(parts: &mut [Part], path: &Path, output: &Path) -> Result<JoinReport, ConcatError> {
     let write_err = |message: String| ConcatError::Write {
         path: output.to_owned(),
         message,
@@ -320,13 +320,12 @@ fn write_joined(parts: &[Part], path: &Path, output: &Path) -> Result<JoinReport
     };
     // The last decoding time written per stream, in seconds.
     let mut last = vec![f64::NEG_INFINITY; video.len()];
-    for part in parts {
+    for part in parts.iter_mut() {
         let in_tb: Vec<Rational> = part.input.streams().map(|s| s.time_base()).collect();
-        let mut input = open_input(&part.path)?;
         let mut started = vec![false; video.len()];
         let mut pkt = Packet::empty();
         loop {
-            match pkt.read(&mut input) {
+            match pkt.read(&mut part.input) {
                 Ok(()) => {}
                 Err(ffmpeg::Error::Eof) => break,
                 Err(source) => {

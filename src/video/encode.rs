@@ -318,14 +318,13 @@ impl Encoder {
             header_opts.set("movflags", "+frag_keyframe+empty_moov+default_base_moof");
         } else if is_mp4 {
             header_opts.set("movflags", "+faststart");
-            if settings.comment.is_some() {
-                // A part of an export starts later than 0, which MP4 says
-                // with an edit list in the movie's time scale (1/1000 s by
-                // default): one all tracks' scales divide keeps the start
-                // exact, so joined parts keep the whole export's times.
-                if let Some(scale) = common_timescale(&octx) {
-                    header_opts.set("movie_timescale", &scale.to_string());
-                }
+            // A file starting later than 0 (a part of an export, a video
+            // whose first frame is late) says so with an edit list in the
+            // movie's time scale (1/1000 s by default): one every track's
+            // scale divides keeps the start exact, so joined parts keep the
+            // whole export's times.
+            if let Some(scale) = common_timescale(&octx) {
+                header_opts.set("movie_timescale", &scale.to_string());
             }
         }
         octx.write_header_with(header_opts)
