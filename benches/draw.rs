@@ -302,6 +302,9 @@ impl OpenCvReference {
                         let _ = imgproc::draw_marker(&mut drawn, at, col, cross, 12, 2, imgproc::LINE_AA);
                     }
                 }
+                Shape::Raised(r) => {
+                    underlay::draw::raised::raised_outline(r, calib, 0.25, rings);
+                }
                 Shape::Sector {
                     center,
                     outer,

@@ -38,6 +38,10 @@ pub struct Calibration {
     pub(super) h: Mat3,
     pub(super) inv: Mat3,
     pub(super) lens: Option<Box<Lens>>,
+    /// A full camera's column for heights ([`super::space`]): the
+    /// undistorted pixel of `(x, y, z)` is `h·(x, y, 1) + z·z_col`,
+    /// dehomogenised. `None`: the calibration knows only the floor.
+    pub(super) z_col: Option<[f64; 3]>,
     pub(super) image_size: Option<[u32; 2]>,
     /// The mappable region as world half-planes (derived).
     pub(super) clip: Vec<HalfPlane>,
@@ -65,6 +69,12 @@ pub struct CalibrationFile {
     /// Lens distortion applied after the homography.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distortion: Option<Distortion>,
+    /// A full camera's column for heights: the undistorted pixel of a
+    /// point `(x, y, z)` is `homography·(x, y, 1) + z·height_column`,
+    /// dehomogenised (the projection matrix's third column, scaled as the
+    /// homography is). Absent: the calibration knows only the floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height_column: Option<[f64; 3]>,
     /// The unit of the world coordinates (`mm`, `cm`, `m`), when known: a
     /// log in another known unit is converted, with a warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +93,9 @@ impl TryFrom<CalibrationFile> for Calibration {
     type Error = CalibError;
     fn try_from(f: CalibrationFile) -> Result<Self, CalibError> {
         let mut c = Calibration::from_parts(f.homography, f.distortion)?;
+        if let Some(col) = f.height_column {
+            c = c.with_height_column(col)?;
+        }
         c.origin = Box::new(unit::Origin {
             world_unit: f.world_unit,
             points: f.points,
@@ -101,6 +114,7 @@ impl From<Calibration> for CalibrationFile {
             homography: c.h,
             image_size: c.image_size,
             distortion: c.lens.map(|l| *l.distortion()),
+            height_column: c.z_col,
             world_unit: c.origin.world_unit,
             points: c.origin.points,
             field: c.origin.field,
@@ -141,6 +155,7 @@ impl Calibration {
             homography: self.h,
             image_size: self.image_size,
             distortion: self.lens.as_ref().map(|l| *l.distortion()),
+            height_column: self.z_col,
             world_unit: self.origin.world_unit.clone(),
             points: self.origin.points.clone(),
             field: self.origin.field.clone(),
@@ -169,6 +184,7 @@ impl Calibration {
             h,
             inv,
             lens,
+            z_col: None,
             image_size: None,
             clip: Vec::new(),
             origin: Box::default(),
@@ -480,6 +496,24 @@ impl Calibration {
     /// image (around the image when its size is known) and, with a lens, a
     /// polygon inscribed in its valid circle.
     fn clip_planes(&self) -> Vec<HalfPlane> {
+        let h = &self.h;
+        self.image_lines()
+            .iter()
+            .filter_map(|l| {
+                // (Hᵀ l)·(x, y, 1)
+                HalfPlane::new([
+                    h[0][0] * l[0] + h[1][0] * l[1] + h[2][0] * l[2],
+                    h[0][1] * l[0] + h[1][1] * l[1] + h[2][1] * l[2],
+                    h[0][2] * l[0] + h[1][2] * l[1] + h[2][2] * l[2],
+                ])
+            })
+            .collect()
+    }
+
+    /// The mappable region in the undistorted image as half-planes
+    /// `l·(x, y, w) ≥ 0` of homogeneous pixels: the clip box, w > 0, and
+    /// with a lens a polygon inside its valid circle.
+    pub(super) fn image_lines(&self) -> Vec<[f64; 3]> {
         let (x0, y0, x1, y1) = self.clip_box();
         let mut img: Vec<[f64; 3]> = vec![
             [1.0, 0.0, -x0],
@@ -507,17 +541,7 @@ impl Calibration {
                 ]);
             }
         }
-        let h = &self.h;
-        img.iter()
-            .filter_map(|l| {
-                // (Hᵀ l)·(x, y, 1)
-                HalfPlane::new([
-                    h[0][0] * l[0] + h[1][0] * l[1] + h[2][0] * l[2],
-                    h[0][1] * l[0] + h[1][1] * l[1] + h[2][1] * l[2],
-                    h[0][2] * l[0] + h[1][2] * l[1] + h[2][2] * l[2],
-                ])
-            })
-            .collect()
+        img
     }
 
     /// The clipping box in undistorted pixels: `(x0, y0, x1, y1)`.

@@ -105,7 +105,13 @@ impl Calibration {
             p1,
             p2,
         };
-        Calibration::from_parts(h, Some(d))
+        let r3 = [r[0][2], r[1][2], r[2][2]];
+        let z_col = [
+            kn[0][0] * r3[0] + kn[0][1] * r3[1] + kn[0][2] * r3[2],
+            kn[1][1] * r3[1] + kn[1][2] * r3[2],
+            r3[2],
+        ];
+        Calibration::from_parts(h, Some(d))?.with_height_column(z_col)
     }
 }
 

@@ -12,6 +12,11 @@
 //! curves are sampled adaptively so the drawn polygon stays within a pixel
 //! tolerance of the true image of the shape.
 //!
+//! A calibration that knows the camera in space (a full camera: from a
+//! known pinhole camera, an SSL camera, or points clicked at known
+//! heights) also maps points above the floor ([`Calibration::project3`],
+//! `space.rs`); one that knows only the floor refuses them.
+//!
 //! Submodules: [`fit`](mod@fit) estimates a calibration from point correspondences
 //! and reports residuals and outliers; [`presets`] holds named field points
 //! and field lines; [`camera`] builds a calibration from a known camera;
@@ -30,11 +35,13 @@ pub(crate) mod linalg;
 pub mod points;
 pub mod presets;
 pub mod refine;
+mod space;
 #[cfg(any(test, feature = "test-util"))]
 pub mod synthetic;
 pub mod unit;
 
 pub use calibration::*;
+pub use space::FLOOR_ONLY;
 pub use error::{CalibError, DuplicatePair};
 pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
 pub use lens::{Distortion, DistortionModel};

@@ -185,6 +185,9 @@ impl Calibration {
             [h[2][0] * f, h[2][1] * f, h[2][2]],
         ];
         let mut c = Calibration::from_parts(scaled, self.distortion().copied())?;
+        if let Some(col) = self.height_column() {
+            c = c.with_height_column(col.map(|v| v * f))?;
+        }
         if let Some([w, hh]) = self.image_size() {
             c = c.with_image_size(w, hh);
         }

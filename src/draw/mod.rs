@@ -17,6 +17,7 @@
 //! is skipped with a [`SkipReason`]; huge but finite coordinates are
 //! clipped, never looped over.
 
+pub mod raised;
 pub mod raster;
 pub mod text;
 
@@ -26,7 +27,7 @@ use crate::calib::Calibration;
 use crate::geom::PixelPoint;
 use crate::geom::Vec2;
 use crate::image::{FLOOR, MaskImage, RgbImage};
-use crate::log::{MarkerKind, Primitive, Rgba, Shape, ThicknessUnit};
+use crate::log::{MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit};
 use crate::simd::Avx2;
 
 use raster::{ChunkDirty, Coverage};
@@ -110,8 +111,10 @@ pub enum SkipReason {
     EmptyText,
     /// Text too large to rasterize.
     TextSize,
-    /// A polygon without vertices.
+    /// A polygon without vertices (a raised path: fewer than two points).
     NoVertices,
+    /// A shape with heights, and a calibration that knows only the floor.
+    FloorOnly,
 }
 
 impl fmt::Display for SkipReason {
@@ -124,6 +127,7 @@ impl fmt::Display for SkipReason {
             SkipReason::EmptyText => "text is empty",
             SkipReason::TextSize => "text is too large to draw",
             SkipReason::NoVertices => "polygon has no vertices",
+            SkipReason::FloorOnly => crate::calib::FLOOR_ONLY,
         })
     }
 }
@@ -765,7 +769,7 @@ impl Painter {
                 }
                 self.rings.clear();
                 calib.project_circle(*center, *radius, TOLERANCE_PX, &mut self.rings);
-                self.outline_and_fill(ov, calib, p, true);
+                self.outline_and_fill(ov, calib, &p.style, true);
             }
             Shape::Line { start, end } => {
                 if !(start.is_finite() && end.is_finite()) {
@@ -773,7 +777,7 @@ impl Painter {
                 }
                 self.rings.clear();
                 calib.project_polyline(&[*start, *end], false, TOLERANCE_PX, &mut self.rings);
-                self.outline_and_fill(ov, calib, p, false);
+                self.outline_and_fill(ov, calib, &p.style, false);
             }
             Shape::Rectangle {
                 center,
@@ -789,7 +793,7 @@ impl Painter {
                 let corners = Shape::rectangle_corners(*center, *size, *orientation);
                 self.rings.clear();
                 calib.project_polyline(&corners, true, TOLERANCE_PX, &mut self.rings);
-                self.outline_and_fill(ov, calib, p, true);
+                self.outline_and_fill(ov, calib, &p.style, true);
             }
             Shape::Polygon { vertices, closed } => {
                 if vertices.is_empty() {
@@ -800,7 +804,7 @@ impl Painter {
                 }
                 self.rings.clear();
                 calib.project_polyline(vertices, *closed, TOLERANCE_PX, &mut self.rings);
-                self.outline_and_fill(ov, calib, p, *closed && vertices.len() > 2);
+                self.outline_and_fill(ov, calib, &p.style, *closed && vertices.len() > 2);
             }
             Shape::Text { anchor, text, size } => {
                 if !(anchor.is_finite() && size.is_finite()) {
@@ -884,19 +888,20 @@ impl Painter {
                 }
                 self.rings.clear();
                 project_sector(calib, *center, *inner, *outer, *start, *sweep, &mut self.rings);
-                self.outline_and_fill(ov, calib, p, inner < outer);
+                self.outline_and_fill(ov, calib, &p.style, inner < outer);
             }
+            Shape::Raised(r) => self.raised(ov, calib, p, r)?,
         }
         Ok(())
     }
 
     /// Fills (when asked and `closed`) and strokes the projected pieces in
     /// `self.rings`.
-    fn outline_and_fill(&mut self, ov: &mut Overlay, calib: &Calibration, p: &Primitive, closed: bool) {
+    fn outline_and_fill(&mut self, ov: &mut Overlay, calib: &Calibration, style: &Style, closed: bool) {
         if self.rings.is_empty() {
             return;
         }
-        if let Some(fill) = p.style.fill
+        if let Some(fill) = style.fill
             && closed
             && fill.a() > 0
         {
@@ -912,14 +917,14 @@ impl Painter {
             });
             self.fill = contour;
         }
-        if p.style.color.a() == 0 {
+        if style.color.a() == 0 {
             return;
         }
         let max_hw = self.max_half_width();
-        let thickness = p.style.thickness as f64;
+        let thickness = style.thickness as f64;
         let rings = std::mem::take(&mut self.rings);
         for ring in &rings {
-            if thickness == 0.0 || p.style.unit == ThicknessUnit::Pixels {
+            if thickness == 0.0 || style.unit == ThicknessUnit::Pixels {
                 let w = if thickness == 0.0 {
                     self.default_width()
                 } else {
@@ -943,7 +948,7 @@ impl Painter {
             }
         }
         self.rings = rings;
-        ov.blend(&mut self.cov, p.style.color);
+        ov.blend(&mut self.cov, style.color);
     }
 }
 

@@ -30,6 +30,7 @@ pub mod model;
 pub mod names;
 pub mod native;
 pub mod proto;
+pub mod raised;
 pub mod reference;
 mod save;
 pub mod summary;

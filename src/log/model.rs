@@ -12,7 +12,9 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 
+pub use super::raised::Raised;
 pub use crate::geom::Vec2;
+pub use crate::geom::vec3::Vec3;
 
 /// A colour as `0xRRGGBBAA` (alpha 255 = opaque).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -217,6 +219,8 @@ pub enum Shape {
         start: f64,
         sweep: f64,
     },
+    /// A shape with heights, above the floor ([`Raised`]).
+    Raised(Box<Raised>),
 }
 
 impl Shape {
@@ -231,6 +235,7 @@ impl Shape {
             Shape::Point { .. } => "point",
             Shape::Sector { inner, outer, .. } if inner == outer => "arc",
             Shape::Sector { .. } => "sector",
+            Shape::Raised(r) => r.kind_name(),
         }
     }
 

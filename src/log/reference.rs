@@ -125,6 +125,7 @@ impl From<&Shape> for pb::primitive::Shape {
                 start: *start,
                 sweep: *sweep,
             }),
+            Shape::Raised(_) => todo!("issue 33: raised shapes in the reference encoder"),
         }
     }
 }

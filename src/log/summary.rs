@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::names::PathNames;
 use super::{EntityId, FrameTime, Log, Shape};
 
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 17] = [
     "circle",
     "line",
     "rectangle",
@@ -21,7 +21,32 @@ const KINDS: [&str; 8] = [
     "point",
     "arc",
     "sector",
+    // Shapes with heights.
+    "raised line",
+    "raised polyline",
+    "raised polygon",
+    "raised circle",
+    "raised text",
+    "raised point",
+    "sphere",
+    "cylinder",
+    "box",
 ];
+
+/// The index in [`KINDS`] of a raised shape.
+fn raised_kind(r: &super::Raised) -> usize {
+    match r.kind_name() {
+        "line" => 8,
+        "polyline" => 9,
+        "polygon" => 10,
+        "circle" => 11,
+        "text" => 12,
+        "point" => 13,
+        "sphere" => 14,
+        "cylinder" => 15,
+        _ => 16,
+    }
+}
 
 /// Counts and ranges of a log.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,6 +107,7 @@ impl Summary {
                     Shape::Point { .. } => 5,
                     Shape::Sector { inner, outer, .. } if inner == outer => 6,
                     Shape::Sector { .. } => 7,
+                    Shape::Raised(ref r) => raised_kind(r),
                 };
                 kinds[kind] += 1;
                 // Levels are few and repeat: remember the last one's slot.

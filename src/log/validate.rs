@@ -278,6 +278,7 @@ pub(crate) fn drawable(p: &Primitive) -> bool {
                 && start.is_finite()
                 && sweep.is_finite()
         }
+        Shape::Raised(r) => r.invalid().is_none(),
     };
     shape && size(f64::from(p.style.thickness))
 }
@@ -334,6 +335,7 @@ pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
             .or_else(|| (inner > outer).then(|| format!("inner radius {inner} exceeds outer radius {outer}")))
             .or_else(|| (!start.is_finite()).then(|| format!("start angle {start} is not finite")))
             .or_else(|| (!sweep.is_finite()).then(|| format!("sweep {sweep} is not finite"))),
+        Shape::Raised(r) => r.invalid().map(|why| format!("raised {}: {why}", r.kind_name())),
     };
     shape.or_else(|| size("thickness", f64::from(p.style.thickness)))
 }

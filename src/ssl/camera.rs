@@ -70,7 +70,10 @@ pub fn calibration(cam: &CameraModel) -> Result<Calibration, CalibError> {
         k1: cam.distortion,
         ..Distortion::radial(cam.principal_point, f, 0.0, 0.0)
     });
-    let c = Calibration::from_parts(*pinhole.homography(), lens)?;
+    let mut c = Calibration::from_parts(*pinhole.homography(), lens)?;
+    if let Some(col) = pinhole.height_column() {
+        c = c.with_height_column(col)?;
+    }
     Ok(match cam.image_size {
         Some([w, h]) => c.with_image_size(w, h),
         None => c,

@@ -34,6 +34,11 @@ pub fn extent(log: &Log) -> Option<(Vec2, Vec2)> {
             Shape::Point { position, .. } => add(*position, 0.0),
             Shape::Sector { center, outer, .. } => add(*center, *outer),
             Shape::Text { .. } => {}
+            Shape::Raised(r) => {
+                let (x, y, _) = r.extent();
+                add(Vec2::new(x[0], y[0]), 0.0);
+                add(Vec2::new(x[1], y[1]), 0.0);
+            }
         }
     }
     (lo.x < hi.x && lo.y < hi.y).then_some((lo, hi))

@@ -6,7 +6,7 @@
 use crate::calib::Calibration;
 use crate::geom::vec2::distance_to_segment;
 use crate::geom::{PixelPoint, Vec2};
-use crate::log::{FrameTime, Log, Shape};
+use crate::log::{FrameTime, Log, Raised, Shape};
 use crate::select::{Filter, Index};
 use crate::time::LogTime;
 
@@ -58,6 +58,9 @@ pub fn hit_test(
 pub fn outline(shape: &Shape, calibration: &Calibration, out: &mut Vec<Vec<PixelPoint>>) {
     out.clear();
     match shape {
+        Shape::Raised(r) => {
+            crate::draw::raised::raised_outline(r, calibration, TOL_PX, out);
+        }
         Shape::Circle { center, radius } => calibration.project_circle(*center, *radius, TOL_PX, out),
         Shape::Line { start, end } => calibration.project_polyline(&[*start, *end], false, TOL_PX, out),
         Shape::Rectangle {
@@ -196,6 +199,7 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
             start.to_degrees(),
             sweep.to_degrees()
         ),
+        Shape::Raised(r) => describe_raised(r, precision),
     };
     let frame = frame_of(log, position).map_or_else(String::new, |f| match log.frames[f].time {
         FrameTime::Instant(t) => format!("frame {f}: instantaneous at {t:.3} s"),
@@ -207,6 +211,42 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
         p.level,
         log.header.world_unit
     )
+}
+
+/// A raised shape in words, its heights given as `z` (the third
+/// coordinate of each point).
+fn describe_raised(r: &Raised, precision: usize) -> String {
+    let v = |p: &[f64; 3]| format!("({:.*}, {:.*}, z {:.*})", precision, p[0], precision, p[1], precision, p[2]);
+    let n = |x: f64| format!("{x:.precision$}");
+    let (_, _, [z0, z1]) = r.extent();
+    let heights = if z0 == z1 {
+        format!("at height {}", n(z0))
+    } else {
+        format!("heights {} … {}", n(z0), n(z1))
+    };
+    let what = match r {
+        Raised::Path { points, .. } => {
+            let pts: Vec<String> = points.iter().take(6).map(v).collect();
+            let more = if points.len() > 6 { ", …" } else { "" };
+            format!("{} of {} points: {}{more}", r.kind_name(), points.len(), pts.join(", "))
+        }
+        Raised::Circle { center, radius, .. } => format!("circle at {} radius {}", v(center), n(*radius)),
+        Raised::Text { anchor, text, .. } => format!("text “{text}” at {}", v(anchor)),
+        Raised::Point { position, .. } => format!("point at {}", v(position)),
+        Raised::Sphere { center, radius } => format!("sphere at {} radius {}", v(center), n(*radius)),
+        Raised::Cylinder { base, radius, height } => {
+            format!("cylinder on {} radius {} height {}", v(base), n(*radius), n(*height))
+        }
+        Raised::Box { base, size, orientation } => format!(
+            "box on {} size {} × {} × {} turned {:.1}°",
+            v(base),
+            n(size[0]),
+            n(size[1]),
+            n(size[2]),
+            orientation.to_degrees()
+        ),
+    };
+    format!("{what}; {heights}")
 }
 
 /// Decimals that show world coordinates to about a pixel: the world

@@ -831,6 +831,7 @@ fn shape_field(shape: &Shape) -> u32 {
         Shape::Text { .. } => 5,
         Shape::Point { .. } => 6,
         Shape::Sector { .. } => 7,
+        Shape::Raised(_) => todo!("issue 33: raised shapes in the native format"),
     }
 }
 
@@ -867,6 +868,7 @@ fn shape_body_len(shape: &Shape) -> usize {
             start,
             sweep,
         } => v(*center) + f64_len(*inner) + f64_len(*outer) + f64_len(*start) + f64_len(*sweep),
+        Shape::Raised(_) => todo!("issue 33: raised shapes in the native format"),
     }
 }
 
@@ -928,6 +930,7 @@ fn put_shape(out: &mut Vec<u8>, shape: &Shape) {
             put_f64_opt(out, 4, *start);
             put_f64_opt(out, 5, *sweep);
         }
+        Shape::Raised(_) => todo!("issue 33: raised shapes in the native format"),
     }
 }
 

@@ -887,6 +887,7 @@ pub fn primitive_to_string(log: &Log, p: &Primitive) -> String {
             fmt_f64(*start),
             fmt_f64(*sweep)
         ),
+        Shape::Raised(_) => todo!("issue 33: raised shapes in the text notation"),
     };
     let mut s = format!(
         "{{ {{ {geometry} }}; {}; {{{}; {}}}",

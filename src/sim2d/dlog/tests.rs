@@ -54,6 +54,7 @@ fn check_sane(log: &Log) {
             Shape::Rectangle { center, size, .. } => {
                 center.x.is_finite() && center.y.is_finite() && size.x >= 0.0 && size.y >= 0.0
             }
+            Shape::Raised(r) => r.invalid().is_none(),
         };
         assert!(ok, "{p:?}");
     }
