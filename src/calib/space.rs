@@ -113,6 +113,20 @@ impl Calibration {
         x.iter().all(|v| v.is_finite()).then_some(x)
     }
 
+    /// The direction of the ray through pixel `px` (from the camera's
+    /// centre, forwards; not normalised), or `None` where the lens model
+    /// cannot have produced the pixel or without a full camera.
+    pub fn ray3(&self, px: PixelPoint) -> Option<Vec3> {
+        let c = self.z_col?;
+        let u = self.undistort_pixel(px)?;
+        let h = &self.h;
+        let m = [[h[0][0], h[0][1], c[0]], [h[1][0], h[1][1], c[1]], [h[2][0], h[2][1], c[2]]];
+        let inv = crate::geom::mat3::invert(&m)?;
+        let v = [u.x, u.y, 1.0];
+        let d: Vec3 = std::array::from_fn(|i| (0..3).map(|j| inv[i][j] * v[j]).sum());
+        d.iter().all(|x| x.is_finite()).then_some(d)
+    }
+
     /// Pixels per world unit at a point in space, across the line of sight
     /// (for sizes and widths in world units).
     pub fn pixels_per_unit3(&self, p: Vec3) -> Option<f64> {

@@ -17,6 +17,7 @@
 //! is skipped with a [`SkipReason`]; huge but finite coordinates are
 //! clipped, never looped over.
 
+pub mod occlude;
 pub mod raised;
 pub mod raster;
 pub mod text;
@@ -588,6 +589,9 @@ pub struct Painter {
     rings: Vec<Vec<Vec2>>,
     fill: Vec<Vec2>,
     widths: Vec<f64>,
+    /// Where the raised shapes drawn since the last clear are, and how far
+    /// from the camera ([`occlude`]).
+    pub depth_samples: Vec<occlude::DepthSample>,
 }
 
 // Each export worker owns a painter and its overlay.
@@ -607,6 +611,7 @@ impl Painter {
             rings: Vec::new(),
             fill: Vec::new(),
             widths: Vec::new(),
+            depth_samples: Vec::new(),
         }
     }
 

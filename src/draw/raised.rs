@@ -8,6 +8,7 @@
 //! stroked by the same code as floor shapes. What hides a raised drawing is
 //! decided when it is composited (docs/mask.md), not here.
 
+use super::occlude::{DepthSample, ground_distance};
 use super::{Overlay, Painter, SkipReason, TOLERANCE_PX};
 use crate::calib::Calibration;
 use crate::geom::PixelPoint;
@@ -137,6 +138,7 @@ impl Painter {
         let Some(scale) = scale else {
             return Ok(());
         };
+        self.record_depth(calib, r);
         match r {
             Raised::Text { anchor, text, size } => {
                 if text.is_empty() {
@@ -184,6 +186,64 @@ impl Painter {
         Ok(())
     }
 }
+
+impl Painter {
+    /// Adds depth samples along a raised shape ([`DepthSample`]): points
+    /// of its paths no more than [`SAMPLE_SPACING_PX`] apart in the
+    /// picture, the front of a solid at its centre's picture.
+    fn record_depth(&mut self, calib: &Calibration, r: &Raised) {
+        let Some(eye) = calib.camera_center() else {
+            return;
+        };
+        let out = &mut self.depth_samples;
+        let mut add = |p: Vec3, ahead: f64| {
+            if let Some(at) = calib.project3(p) {
+                out.push(DepthSample {
+                    at,
+                    distance: (ground_distance(eye, p) - ahead).max(0.0),
+                });
+            }
+        };
+        let path = |pts: &[Vec3], closed: bool, add: &mut dyn FnMut(Vec3, f64)| {
+            let n = pts.len();
+            let segs = if closed && n > 2 { n } else { n.saturating_sub(1) };
+            if n == 1 {
+                add(pts[0], 0.0);
+            }
+            for i in 0..segs {
+                let (a, b) = (pts[i], pts[(i + 1) % n]);
+                let len = match (calib.project3(a), calib.project3(b)) {
+                    (Some(pa), Some(pb)) => (pa - pb).length(),
+                    _ => 64.0 * SAMPLE_SPACING_PX,
+                };
+                let k = ((len / SAMPLE_SPACING_PX).ceil() as usize).clamp(1, MAX_SAMPLES_PER_SEGMENT);
+                for j in 0..=k {
+                    let t = j as f64 / k as f64;
+                    add(std::array::from_fn(|c| a[c] + (b[c] - a[c]) * t), 0.0);
+                }
+            }
+        };
+        match r {
+            Raised::Path { points, closed } => path(points, *closed, &mut add),
+            Raised::Circle { center, radius, normal } => {
+                let pts = calib.circle_points3(*center, *radius, *normal, TOLERANCE_PX);
+                path(&pts, true, &mut add);
+            }
+            Raised::Text { anchor: p, .. } | Raised::Point { position: p, .. } => add(*p, 0.0),
+            Raised::Sphere { center, radius } => add(*center, *radius),
+            Raised::Cylinder { base, radius, height } => add([base[0], base[1], base[2] + height / 2.0], *radius),
+            Raised::Box { base, size, .. } => {
+                add([base[0], base[1], base[2] + size[2] / 2.0], 0.5 * size[0].hypot(size[1]))
+            }
+        }
+    }
+}
+
+/// Largest distance between depth samples along a raised path, in pixels.
+const SAMPLE_SPACING_PX: f64 = 8.0;
+
+/// Most depth samples per segment of a raised path.
+const MAX_SAMPLES_PER_SEGMENT: usize = 1024;
 
 #[cfg(test)]
 mod tests;

@@ -11,12 +11,14 @@
 //! reuses them frame after frame; it is `Send`, so export can run one per
 //! worker thread.
 
+mod band;
 pub mod settings;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::draw::{self, DrawError, Overlay, Painter, SkipReason};
+use crate::draw::{self, DrawError, Overlay, SkipReason};
+use band::{Band, What};
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
@@ -88,84 +90,6 @@ pub struct FrameStats {
 pub struct FramePlan {
     /// The mask's state for the frame.
     pub mask: MaskStep,
-}
-
-/// What the overlay is drawn with: a painter and its layers.
-#[derive(Debug)]
-struct Band {
-    painter: Painter,
-    overlay: Overlay,
-    /// What is drawn above the mask.
-    above_overlay: Overlay,
-}
-
-impl Band {
-    fn new() -> Band {
-        Band {
-            painter: Painter::new(0, 0),
-            overlay: Overlay::new(0, 0),
-            above_overlay: Overlay::new(0, 0),
-        }
-    }
-
-    /// Makes the layers ready for a `w`×`h` frame with nothing drawn.
-    fn ready(&mut self, w: usize, h: usize, above_any: bool, backdrop: draw::TextBackdrop) {
-        if (self.overlay.width(), self.overlay.height()) != (w, h) {
-            self.overlay = Overlay::new(w, h);
-            self.painter.resize(w, h);
-        } else {
-            self.overlay.clear();
-        }
-        if above_any && (self.above_overlay.width(), self.above_overlay.height()) != (w, h) {
-            self.above_overlay = Overlay::new(w, h);
-        } else {
-            self.above_overlay.clear();
-        }
-        self.painter.backdrop = backdrop;
-    }
-
-    /// Selects the primitives for `log_time` and draws them through
-    /// `calib`, each onto its layer.
-    fn draw(
-        &mut self,
-        what: &What<'_>,
-        calib: &crate::calib::Calibration,
-        log_time: LogTime,
-        stats: &mut FrameStats,
-    ) {
-        let t1 = Instant::now();
-        let selected = what.index.select(what.log, log_time, what.threshold, what.filter);
-        stats.primitives = selected.len();
-        stats.instant = !selected.instant_frames().is_empty();
-        let t2 = Instant::now();
-        stats.select_time = t2 - t1;
-        for p in &selected {
-            let layer = if what.above.get(p.entity.index()).copied().unwrap_or(false) {
-                &mut self.above_overlay
-            } else {
-                &mut self.overlay
-            };
-            match self.painter.primitive(layer, calib, p) {
-                Ok(()) => stats.drawn += 1,
-                Err(why) => {
-                    stats.skipped += 1;
-                    stats.skip_reason.get_or_insert(why);
-                }
-            }
-        }
-        stats.draw_time = t2.elapsed();
-    }
-}
-
-/// What is drawn: the pipeline's log and selection, borrowed apart from
-/// its layers, masker and mask, so that the mask can be computed on
-/// another thread meanwhile.
-struct What<'a> {
-    index: &'a Index,
-    log: &'a Log,
-    filter: &'a Filter,
-    threshold: f64,
-    above: &'a [bool],
 }
 
 /// Turns a frame into the annotated frame.
@@ -405,7 +329,7 @@ impl Pipeline {
             if tint {
                 yuv.mark_changed([0, 0, w, h]);
             } else {
-                for layer in [&self.band.overlay, &self.band.above_overlay] {
+                for layer in self.band.layers() {
                     if !layer.is_empty() {
                         layer.for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
                     }
@@ -522,7 +446,16 @@ impl Pipeline {
 
         if let Some(margin) = margin_of_windows {
             let t = Instant::now();
-            if self.band.overlay.is_empty() {
+            if !self.band.raised.is_empty() {
+                // What hides a raised drawing is judged from where things
+                // touch the floor below it: the whole mask is needed.
+                self.whole_last = true;
+                if only_drawn.is_some() {
+                    self.masker
+                        .compute_step(image, time, &plan.mask, &mut self.mask)
+                        .map_err(|source| self.mask_error(time, source))?;
+                }
+            } else if self.band.overlay.is_empty() {
                 self.whole_last = false;
             } else {
                 let overlay = &self.band.overlay;
@@ -542,11 +475,17 @@ impl Pipeline {
         if toggles.tint {
             draw::tint_floor(image, &self.mask).map_err(draw_err)?;
         }
-        let band = &self.band;
-        if !band.overlay.is_empty() {
+        if !self.band.overlay.is_empty() {
             let mask = toggles.floor_mask.then_some(&self.mask);
-            band.overlay.composite(image, mask).map_err(draw_err)?;
+            self.band.overlay.composite(image, mask).map_err(draw_err)?;
         }
+        let standing = draw::occlude::DEFAULT_STANDING_HEIGHT_M
+            / crate::calib::unit::metres_per(&self.log.header.world_unit).unwrap_or(1e-3);
+        let floor = toggles.floor_mask.then_some(&self.mask);
+        self.band
+            .composite_raised(image, floor, calib, standing)
+            .map_err(draw_err)?;
+        let band = &self.band;
         if !band.above_overlay.is_empty() {
             band.above_overlay.composite(image, None).map_err(draw_err)?;
         }

@@ -229,3 +229,19 @@ proptest! {
         prop_assert!(compared >= 20, "only {compared} of 60 points compared");
     }
 }
+
+#[test]
+fn a_pixels_ray_passes_through_the_points_it_sees() {
+    let (k, r, t) = camera([1000.0, -8000.0, 4000.0], [0.0, 0.0, 0.0]);
+    let c = Calibration::from_camera(&k, &[-0.2, 0.05, 0.0, 0.0, 0.0], &r, t).unwrap();
+    let eye = c.camera_center().unwrap();
+    for p in [[0.0, 0.0, 0.0], [500.0, 300.0, 1200.0], [-2000.0, 1500.0, 300.0]] {
+        let px = c.project3(p).unwrap();
+        let d = c.ray3(px).unwrap();
+        let to = sub(p, eye);
+        // Parallel and pointing the same way.
+        let cr = cross(d, to);
+        let n = dot(cr, cr).sqrt() / (dot(d, d).sqrt() * dot(to, to).sqrt());
+        assert!(n < 1e-7 && dot(d, to) > 0.0, "{p:?}: {n}");
+    }
+}

@@ -1,0 +1,143 @@
+//! What a frame's drawings are drawn with: a painter and its layers —
+//! the floor layer (hidden by the floor mask), the layer of entities drawn
+//! above everything, and the layer of shapes above the floor (hidden only
+//! by what stands in front of them, [`crate::draw::occlude`]) — and
+//! selecting and drawing a frame's primitives onto them.
+
+use std::time::Instant;
+
+use super::FrameStats;
+use crate::draw::{self, Overlay, Painter};
+use crate::image::MaskImage;
+use crate::log::{Log, Shape};
+use crate::select::{Filter, Index};
+use crate::time::LogTime;
+
+/// What the overlay is drawn with: a painter and its layers.
+#[derive(Debug)]
+pub(super) struct Band {
+    pub(super) painter: Painter,
+    pub(super) overlay: Overlay,
+    /// What is drawn above the mask.
+    pub(super) above_overlay: Overlay,
+    /// Shapes above the floor ([`Shape::Raised`]) not drawn above the
+    /// mask; their depth samples are the painter's.
+    pub(super) raised: Overlay,
+    /// Where `raised` shows ([`draw::occlude::raised_visibility`]).
+    visibility: MaskImage,
+}
+
+impl Band {
+    pub(super) fn new() -> Band {
+        Band {
+            painter: Painter::new(0, 0),
+            overlay: Overlay::new(0, 0),
+            above_overlay: Overlay::new(0, 0),
+            raised: Overlay::new(0, 0),
+            visibility: MaskImage::zeros((0, 0)),
+        }
+    }
+
+    /// Makes the layers ready for a `w`×`h` frame with nothing drawn.
+    pub(super) fn ready(&mut self, w: usize, h: usize, above_any: bool, backdrop: draw::TextBackdrop) {
+        if (self.overlay.width(), self.overlay.height()) != (w, h) {
+            self.overlay = Overlay::new(w, h);
+            self.painter.resize(w, h);
+        } else {
+            self.overlay.clear();
+        }
+        for (layer, wanted) in [(&mut self.above_overlay, above_any), (&mut self.raised, true)] {
+            if wanted && (layer.width(), layer.height()) != (w, h) {
+                *layer = Overlay::new(w, h);
+            } else {
+                layer.clear();
+            }
+        }
+        self.painter.depth_samples.clear();
+        self.painter.backdrop = backdrop;
+    }
+
+    /// Selects the primitives for `log_time` and draws them through
+    /// `calib`, each onto its layer.
+    pub(super) fn draw(
+        &mut self,
+        what: &What<'_>,
+        calib: &crate::calib::Calibration,
+        log_time: LogTime,
+        stats: &mut FrameStats,
+    ) {
+        let t1 = Instant::now();
+        let selected = what.index.select(what.log, log_time, what.threshold, what.filter);
+        stats.primitives = selected.len();
+        stats.instant = !selected.instant_frames().is_empty();
+        let t2 = Instant::now();
+        stats.select_time = t2 - t1;
+        for p in &selected {
+            let layer = if what.above.get(p.entity.index()).copied().unwrap_or(false) {
+                &mut self.above_overlay
+            } else if matches!(p.shape, Shape::Raised(_)) {
+                &mut self.raised
+            } else {
+                &mut self.overlay
+            };
+            match self.painter.primitive(layer, calib, p) {
+                Ok(()) => stats.drawn += 1,
+                Err(why) => {
+                    stats.skipped += 1;
+                    stats.skip_reason.get_or_insert(why);
+                }
+            }
+        }
+        stats.draw_time = t2.elapsed();
+    }
+}
+
+impl Band {
+    /// The layers that change the picture where they are not empty.
+    pub(super) fn layers(&self) -> [&Overlay; 3] {
+        [&self.overlay, &self.raised, &self.above_overlay]
+    }
+
+    /// Composites the raised layer onto `image`: where `floor` says floor,
+    /// and elsewhere where nothing stands in front of the drawing (`None`:
+    /// everywhere). `standing` is the height of standing things in world
+    /// units.
+    pub(super) fn composite_raised(
+        &mut self,
+        image: &mut crate::image::RgbImage,
+        floor: Option<&MaskImage>,
+        calib: Option<&crate::calib::Calibration>,
+        standing: f64,
+    ) -> Result<(), draw::DrawError> {
+        if self.raised.is_empty() {
+            return Ok(());
+        }
+        match (floor, calib) {
+            (Some(floor), Some(calib)) => {
+                draw::occlude::raised_visibility(
+                    floor,
+                    &self.raised,
+                    &self.painter.depth_samples,
+                    calib,
+                    standing,
+                    &mut self.visibility,
+                );
+                self.raised.composite(image, Some(&self.visibility))
+            }
+            (Some(floor), None) => self.raised.composite(image, Some(floor)),
+            (None, _) => self.raised.composite(image, None),
+        }
+    }
+}
+
+/// What is drawn: the pipeline's log and selection, borrowed apart from
+/// its layers, masker and mask, so that the mask can be computed on
+/// another thread meanwhile.
+pub(super) struct What<'a> {
+    pub(super) index: &'a Index,
+    pub(super) log: &'a Log,
+    pub(super) filter: &'a Filter,
+    pub(super) threshold: f64,
+    pub(super) above: &'a [bool],
+}
+
