@@ -12,6 +12,7 @@
 //! `ssl.rs` fails with this module's [`DemoError`], and `generate` calls
 //! it: the two files name each other.
 
+pub mod air;
 pub mod render;
 pub mod sim;
 pub mod ssl;
@@ -27,8 +28,9 @@ use crate::session::{CalibrationSource, Session};
 use crate::video::{Encoder, EncoderSettings};
 
 /// Bumped whenever the generated files change, so cached demos are renewed
-/// (2: closed GOPs, so players can start at every keyframe).
-pub const VERSION: u32 = 3;
+/// (2: closed GOPs, so players can start at every keyframe; 4: a chipped
+/// ball, drawings above the floor).
+pub const VERSION: u32 = 4;
 
 /// Epoch time (s) of the start of the log's clock: 2024-07-17 09:14:03.3172
 /// UTC, during RoboCup 2024 in Eindhoven.

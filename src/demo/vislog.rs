@@ -157,6 +157,7 @@ pub fn write_log(run: &Run, path: &Path, log_t0: f64) -> Result<LogStats, LogErr
         })
         .collect();
     declare_entities(&mut w, &names);
+    super::air::declare_entities(&mut w, &names[sim::robot_index(Team::Blue, PLANNED_ROBOT)]);
 
     // Persistent frames in the order the autoref learns of them.
     let mut events: Vec<(f64, Event)> = Vec::new();
@@ -179,6 +180,7 @@ pub fn write_log(run: &Run, path: &Path, log_t0: f64) -> Result<LogStats, LogErr
         .color(BLUE)
         .entity("labels")
         .level(1);
+    super::air::draw_goals(&mut w);
     let mut persistent = 1;
 
     let mut planner = Planner::new(run.seed);
@@ -199,6 +201,7 @@ pub fn write_log(run: &Run, path: &Path, log_t0: f64) -> Result<LogStats, LogErr
             planner.plan(snap.robots[me].pos, plan.targets[me], &obstacles);
         }
         planner.draw(&mut w);
+        super::air::draw_moment(&mut w, run, k);
         while let Some((known, e)) = events.get(next_event)
             && *known <= snap.t
         {

@@ -62,6 +62,12 @@ pub const MAX_TURN_RATE: f64 = 6.0;
 pub const MAX_TURN_ACCEL: f64 = 40.0;
 /// Deceleration of a rolling ball (mm/s²).
 pub const BALL_DECEL: f64 = 500.0;
+/// Gravity (mm/s²).
+pub const GRAVITY: f64 = 9810.0;
+/// Upward speed kept by a bounce of the chipped ball.
+pub const BALL_RESTITUTION: f64 = 0.45;
+/// Below this upward speed after a bounce (mm/s) the ball rolls.
+const BALL_SETTLE: f64 = 400.0;
 /// During a stop, robots keep this far from the ball (mm, from the robot's edge).
 pub const STOP_DISTANCE: f64 = 500.0;
 /// Speed limit during a stop (mm/s).
@@ -192,6 +198,17 @@ pub struct Pass {
     pub received: Option<f64>,
 }
 
+/// A chipped kick: the ball flies from `t` until it first lands at `end`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Chip {
+    pub t: f64,
+    /// When it first touched the floor again (`None`: still in the air
+    /// when the run ended).
+    pub end: Option<f64>,
+    /// Where it was kicked from.
+    pub from: Vec2,
+}
+
 /// The ball left the field.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BallOut {
@@ -234,6 +251,8 @@ pub struct Run {
     pub plans: Vec<Plan>,
     pub touches: Vec<Touch>,
     pub passes: Vec<Pass>,
+    /// Chipped kicks: the ball in the air.
+    pub chips: Vec<Chip>,
     pub outs: Vec<BallOut>,
     pub too_close: Vec<TooClose>,
 }
@@ -319,6 +338,7 @@ pub fn simulate(seed: u64, duration: f64) -> Run {
         plans,
         touches: game.touches,
         passes: game.passes,
+        chips: game.chips,
         outs: game.outs,
         too_close: game.too_close,
     }
@@ -347,6 +367,10 @@ struct Command {
 struct Ball {
     pos: Vec2,
     vel: Vec2,
+    /// Height of its lowest point (mm) and upward speed (mm/s): in the air
+    /// after a chip.
+    height: f64,
+    vz: f64,
     holder: Option<usize>,
     /// A robot that just kicked the ball and does not touch it until then.
     ignore: Option<(usize, f64)>,
@@ -424,6 +448,7 @@ struct Game {
     yellow_chaser: Option<usize>,
     touches: Vec<Touch>,
     passes: Vec<Pass>,
+    chips: Vec<Chip>,
     outs: Vec<BallOut>,
     too_close: Vec<TooClose>,
     open_close: [Option<TooClose>; ROBOTS],
@@ -467,6 +492,8 @@ impl Game {
             ball: Ball {
                 pos: Vec2::ZERO,
                 vel: Vec2::ZERO,
+                height: 0.0,
+                vz: 0.0,
                 holder: Some(4),
                 ignore: None,
             },
@@ -479,6 +506,7 @@ impl Game {
             yellow_chaser: None,
             touches: Vec::new(),
             passes: Vec::new(),
+            chips: Vec::new(),
             outs: Vec::new(),
             too_close: Vec::new(),
             open_close: [None; ROBOTS],
@@ -512,7 +540,7 @@ impl Game {
                 .collect(),
             ball: BallState {
                 pos: self.ball.pos,
-                height: 0.0,
+                height: self.ball.height,
                 vel: self.ball.vel,
             },
         }
@@ -541,3 +569,6 @@ impl Game {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

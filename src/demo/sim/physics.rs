@@ -17,6 +17,44 @@ impl Game {
         self.touch(h);
     }
 
+    /// A chipped kick: the ball flies at `speed` over the floor and lands
+    /// first `carry` mm away.
+    pub(super) fn chip(&mut self, h: usize, speed: f64, carry: f64) {
+        let from = self.ball.pos;
+        self.kick(h, speed);
+        let flight = carry / self.ball.vel.length().max(1.0);
+        self.ball.vz = GRAVITY * flight / 2.0;
+        self.chips.push(Chip {
+            t: self.t,
+            end: None,
+            from,
+        });
+    }
+
+    /// The chipped ball's flight, one step: exact for constant gravity,
+    /// bouncing with [`BALL_RESTITUTION`] until it rolls. Returns whether it
+    /// is in the air.
+    fn fly(&mut self) -> bool {
+        if self.ball.height <= 0.0 && self.ball.vz <= 0.0 {
+            return false;
+        }
+        let z = self.ball.height + self.ball.vz * DT - 0.5 * GRAVITY * DT * DT;
+        self.ball.vz -= GRAVITY * DT;
+        if z > 0.0 {
+            self.ball.height = z;
+            return true;
+        }
+        self.ball.height = 0.0;
+        if let Some(c) = self.chips.last_mut()
+            && c.end.is_none()
+        {
+            c.end = Some(self.t);
+        }
+        let up = -self.ball.vz * BALL_RESTITUTION;
+        self.ball.vz = if up > BALL_SETTLE { up } else { 0.0 };
+        self.ball.vz > 0.0
+    }
+
     fn touch(&mut self, i: usize) {
         let (team, id) = robot_of(i);
         if let Some(last) = self.touches.last()
@@ -215,8 +253,9 @@ impl Game {
             self.ball.vel = self.bodies[h].vel;
             return;
         }
+        let airborne = self.fly();
         let speed = self.ball.vel.length();
-        if speed > 0.0 {
+        if speed > 0.0 && !airborne {
             let slower = (speed - BALL_DECEL * DT).max(0.0);
             self.ball.vel = self.ball.vel * (slower / speed);
         }
@@ -229,6 +268,11 @@ impl Game {
         }
         if self.ball.ignore.is_some_and(|(_, until)| self.t >= until) {
             self.ball.ignore = None;
+        }
+        if airborne {
+            // In the air it passes over the robots.
+            self.ball.pos = inside_ball_bounds(self.ball.pos);
+            return;
         }
         // Contacts with robots: caught by a dribbler or bounced off.
         for i in 0..ROBOTS {
@@ -318,6 +362,8 @@ impl Game {
 
     fn catch(&mut self, i: usize) {
         self.ball.holder = Some(i);
+        self.ball.height = 0.0;
+        self.ball.vz = 0.0;
         self.ball.ignore = None;
         self.touch(i);
         if let Some(f) = self.off.flight

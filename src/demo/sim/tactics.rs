@@ -636,7 +636,9 @@ impl Game {
             let v = (1500.0_f64.powi(2) + 2.0 * BALL_DECEL * d)
                 .sqrt()
                 .clamp(1800.0, 3500.0);
-            self.kick(h, v);
+            // Clearances are chipped over whoever is in the way: the first
+            // bounce at about half the way.
+            self.chip(h, v, (0.5 * d).clamp(800.0, 2500.0));
             self.free_kick = None;
             self.off.primary = None;
             self.off.pass = None;

@@ -1,7 +1,9 @@
 //! Tests of the whole simulation: determinism, physical limits, the
 //! scripted events and interpolation.
 
+use super::field::ball_bounds;
 use super::*;
+use crate::geom::vec2::wrap_angle as wrap;
 
 fn check_physics(run: &Run) {
     let bounds = robot_bounds();
@@ -42,7 +44,7 @@ fn check_physics(run: &Run) {
             }
         }
         let bb = ball_bounds();
-        assert!(s.ball.pos.is_finite() && s.ball.vel.is_finite() && s.ball.height == 0.0);
+        assert!(s.ball.pos.is_finite() && s.ball.vel.is_finite() && s.ball.height >= 0.0);
         assert!(s.ball.pos.x.abs() <= bb.x + 1e-9 && s.ball.pos.y.abs() <= bb.y + 1e-9);
     }
 }
@@ -141,4 +143,22 @@ fn at_interpolates_and_clamps() {
     assert!((mid.robots[3].pos - want).length() < 1e-9);
     assert!((mid.t - (s[10].t + s[11].t) / 2.0).abs() < 1e-12);
     assert_eq!(mid.robots.len(), ROBOTS);
+}
+
+#[test]
+fn clearances_are_chipped_and_fly_as_thrown() {
+    let run = simulate(1, 20.0);
+    let chip = run.chips.first().expect("a chipped clearance in the default demo");
+    let end = chip.end.expect("it lands before the end");
+    let flight: Vec<&Snapshot> = run.snapshots.iter().filter(|s| s.t > chip.t && s.t < end).collect();
+    assert!(flight.len() > 10 && flight.iter().all(|s| s.ball.height > 0.0));
+    // Constant gravity: the height's second difference is −g·dt².
+    for w in flight.windows(3) {
+        let dd = w[2].ball.height - 2.0 * w[1].ball.height + w[0].ball.height;
+        assert!((dd + GRAVITY * DT * DT).abs() < 1e-6, "{dd}");
+    }
+    // Straight over the floor at constant speed while in the air.
+    for w in flight.windows(2) {
+        assert!((w[1].ball.vel - w[0].ball.vel).length() < 1e-9);
+    }
 }
