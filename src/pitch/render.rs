@@ -84,7 +84,10 @@ impl View {
     }
 
     /// The view as a calibration (world → pixel homography); `None` for
-    /// a scale no homography can hold.
+    /// a scale no homography can hold. It is a full camera: a pinhole
+    /// straight above the picture's centre ([`Self::camera_height`]), which
+    /// sees the floor exactly as the similarity does and shows drawings
+    /// above the floor where such a camera would.
     pub fn calibration(&self) -> Option<Calibration> {
         let (cx, cy) = ((self.width as f64 - 1.0) / 2.0, (self.height as f64 - 1.0) / 2.0);
         let s = self.scale;
@@ -93,9 +96,22 @@ impl View {
             [0.0, -s, cy + s * self.center.y],
             [0.0, 0.0, 1.0],
         ];
+        // (u, v, w) of a point at height z: the floor's, less z/H of the
+        // centre's, with w = 1 − z/H.
+        let hc = self.camera_height();
+        let column = [-cx / hc, -cy / hc, -1.0 / hc];
         Calibration::from_homography(h)
+            .and_then(|c| c.with_height_column(column))
             .ok()
             .map(|c| c.with_image_size(self.width as u32, self.height as u32))
+    }
+
+    /// How high above the floor (world units) the view's camera is: where
+    /// a lens of 60° across the picture's larger side sees what the view
+    /// shows.
+    pub fn camera_height(&self) -> f64 {
+        let side = self.width.max(self.height) as f64 / self.scale;
+        side / 2.0 / (std::f64::consts::PI / 6.0).tan()
     }
 }
 
@@ -606,6 +622,15 @@ mod tests {
         let c = v.calibration().unwrap();
         let p = c.project(Vec2::new(-3.0, 2.5)).unwrap();
         assert!((p - v.to_pixel(Vec2::new(-3.0, 2.5))).length() < 1e-9);
+        // A full camera straight above the centre: a point above the floor
+        // is seen farther out from the centre, and the camera is there.
+        let eye = c.camera_center().unwrap();
+        assert!(eye[0].abs() < 1e-9 && eye[1].abs() < 1e-9 && (eye[2] - v.camera_height()).abs() < 1e-6);
+        let up = c.project3([4.0, 2.0, 1.0]).unwrap();
+        let down = c.project3([4.0, 2.0, 0.0]).unwrap();
+        let centre = v.to_pixel(Vec2::ZERO);
+        let k = v.camera_height() / (v.camera_height() - 1.0);
+        assert!(((up - centre) - (down - centre) * k).length() < 1e-9, "{up:?} {down:?}");
         assert!(View::fit((Vec2::ZERO, Vec2::ZERO), 10, 10).is_none());
     }
 

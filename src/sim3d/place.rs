@@ -9,7 +9,7 @@
 //! | level | kind | what |
 //! |---|---|---|
 //! | 0 | `pose` | the camera's place on the floor and its view direction |
-//! | 0 | `ball` | the ball where the agent saw it |
+//! | 0 | `ball` | the ball where the agent saw it (on the floor; in the air also at its height) |
 //! | 1 | `view` | the view footprint: the 120° × 120° frustum cut by the floor, clipped to the pitch |
 //! | 1 | `robots` | each robot seen, at the mean of its seen parts, with team and number |
 //! | 2 | `markers`, `lines` | field markers and field lines where the agent saw them |
@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use crate::geom::Vec2;
-use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit};
+use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Raised, Rgba, Shape, Style, TimeUnit};
 
 use super::field::FieldGeometry;
 use super::monitor::MonitorLog;
@@ -36,6 +36,9 @@ use crate::geom::mat3::mul as mat_mul;
 use crate::geom::vec3::{self, Vec3};
 
 use super::pose::{self, Correspondence, Head, Pose, PoseSource, quat_to_mat, rot_y, rot_z};
+
+/// A ball seen higher than this many radii (its centre) is in the air.
+const AIRBORNE: f64 = 2.5;
 
 /// SimSpark's vision noise: σ of distance per metre, of azimuth and of
 /// inclination in degrees.
@@ -653,6 +656,23 @@ pub fn to_log(placed: &Placed, log: &PerceptionLog, monitor: Option<&MonitorLog>
                 },
                 Style::color(BALL),
             );
+            if w[2] > AIRBORNE * g.ball_radius {
+                // In the air: the ball itself where it was seen, above its
+                // place on the floor.
+                push(
+                    "ball",
+                    0,
+                    Shape::Raised(Box::new(Raised::Sphere {
+                        center: w,
+                        radius: g.ball_radius.max(0.05),
+                    })),
+                    Style {
+                        fill: Some(BALL),
+                        thickness: 1.0,
+                        ..Style::color(BALL)
+                    },
+                );
+            }
             if let Some(b) = monitor.and_then(|m| m.ball_at(truth_t, GAP)) {
                 push(
                     "errors",

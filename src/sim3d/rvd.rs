@@ -22,9 +22,11 @@
 //! clock is then the simulation's), else its receive time.
 //!
 //! Dotted set names become the entity DAG: `animated.team.path` under
-//! `animated.team` under `animated`. Shapes are drawn on the floor: 3D
-//! points are projected straight down; spheres become filled discs,
-//! annotations text. Agent annotations are placed above the agent's robot
+//! `animated.team` under `animated`. Shapes keep their heights: a line,
+//! point, polygon or annotation with every z = 0 is a floor shape as
+//! before, one above the floor a raised shape ([`crate::log::Raised`],
+//! drawn through a full camera, hidden only by what stands in front of
+//! it); spheres are raised spheres; circles lie on the floor. Agent annotations are placed above the agent's robot
 //! in the monitor log given, and left out (with a warning) without one.
 
 use crate::log::Skipped;
@@ -32,7 +34,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::geom::Vec2;
-use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, TimeUnit};
+use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Raised, Rgba, Shape, Style, TimeUnit};
 
 use super::monitor::{MonitorLog, Side};
 use super::roboviz::{Command, Rgba8, parse_datagram};
@@ -198,6 +200,10 @@ fn rgba(c: Rgba8) -> Rgba {
     Rgba::from_rgba8(c[0], c[1], c[2], c[3])
 }
 
+fn raised(r: Raised) -> Shape {
+    Shape::Raised(Box::new(r))
+}
+
 fn xy(p: [f64; 3]) -> Vec2 {
     Vec2::new(p[0], p[1])
 }
@@ -345,9 +351,16 @@ pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, Convert
                 } => (
                     set,
                     (
-                        Shape::Line {
-                            start: xy(start),
-                            end: xy(end),
+                        if start[2] == 0.0 && end[2] == 0.0 {
+                            Shape::Line {
+                                start: xy(start),
+                                end: xy(end),
+                            }
+                        } else {
+                            raised(Raised::Path {
+                                points: vec![start, end].into(),
+                                closed: false,
+                            })
                         },
                         Style {
                             thickness: thickness.clamp(0.0, 100.0) as f32,
@@ -363,10 +376,18 @@ pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, Convert
                 } => (
                     set,
                     (
-                        Shape::Point {
-                            position: xy(position),
-                            kind: MarkerKind::Dot,
-                            size: size.clamp(0.0, 100.0),
+                        if position[2] == 0.0 {
+                            Shape::Point {
+                                position: xy(position),
+                                kind: MarkerKind::Dot,
+                                size: size.clamp(0.0, 100.0),
+                            }
+                        } else {
+                            raised(Raised::Point {
+                                position,
+                                kind: MarkerKind::Dot,
+                                size: size.clamp(0.0, 100.0),
+                            })
                         },
                         Style::color(rgba(color)),
                     ),
@@ -379,10 +400,10 @@ pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, Convert
                 } => (
                     set,
                     (
-                        Shape::Circle {
-                            center: xy(center),
+                        raised(Raised::Sphere {
+                            center,
                             radius: radius.abs(),
-                        },
+                        }),
                         Style {
                             fill: Some(rgba(color)),
                             ..Style::color(rgba(color))
@@ -396,9 +417,16 @@ pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, Convert
                     (
                         set,
                         (
-                            Shape::Polygon {
-                                vertices: vertices.iter().map(|v| xy(*v)).collect(),
-                                closed: true,
+                            if vertices.iter().all(|v| v[2] == 0.0) {
+                                Shape::Polygon {
+                                    vertices: vertices.iter().map(|v| xy(*v)).collect(),
+                                    closed: true,
+                                }
+                            } else {
+                                raised(Raised::Path {
+                                    points: vertices.clone().into(),
+                                    closed: true,
+                                })
                             },
                             Style {
                                 fill: Some(rgba(color)),
@@ -415,10 +443,18 @@ pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, Convert
                 } => (
                     set,
                     (
-                        Shape::Text {
-                            anchor: xy(position),
-                            text: text.into(),
-                            size: 12.0,
+                        if position[2] == 0.0 {
+                            Shape::Text {
+                                anchor: xy(position),
+                                text: text.into(),
+                                size: 12.0,
+                            }
+                        } else {
+                            raised(Raised::Text {
+                                anchor: position,
+                                text: text.into(),
+                                size: 12.0,
+                            })
                         },
                         Style::color(rgba(color)),
                     ),
