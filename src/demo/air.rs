@@ -15,7 +15,8 @@
 use super::sim::{Run, robot_index};
 use super::vislog::{ORANGE, PLANNED_ROBOT};
 use super::world::{
-    BALL_RADIUS, FIELD_LENGTH, GOAL_DEPTH, GOAL_HEIGHT, GOAL_WALL, GOAL_WIDTH, ROBOT_HEIGHT, ROBOT_RADIUS, Snapshot, Team,
+    BALL_RADIUS, FIELD_LENGTH, GOAL_DEPTH, GOAL_HEIGHT, GOAL_WALL, GOAL_WIDTH, ROBOT_HEIGHT, ROBOT_RADIUS,
+    Snapshot, Team,
 };
 use crate::geom::Vec2;
 use crate::geom::vec2::dir;
@@ -54,7 +55,12 @@ pub fn draw_goals<W: std::io::Write>(w: &mut Writer<W>) {
         let x = side * FIELD_LENGTH / 2.0;
         let bx = side * (FIELD_LENGTH / 2.0 + GOAL_DEPTH + GOAL_WALL);
         let hw = GOAL_WIDTH / 2.0;
-        let mouth = vec![[x, -hw, 0.0], [x, -hw, GOAL_HEIGHT], [x, hw, GOAL_HEIGHT], [x, hw, 0.0]];
+        let mouth = vec![
+            [x, -hw, 0.0],
+            [x, -hw, GOAL_HEIGHT],
+            [x, hw, GOAL_HEIGHT],
+            [x, hw, 0.0],
+        ];
         w.shape(raised(Raised::Path {
             points: mouth.into(),
             closed: false,
@@ -162,7 +168,12 @@ fn draw_frustum<W: std::io::Write>(w: &mut Writer<W>, snap: &Snapshot) {
         let z = (CAMERA_HEIGHT - reach * down.tan()).max(0.0);
         [p.x, p.y, z]
     };
-    let corners = [corner(-1.0, 1.0), corner(1.0, 1.0), corner(1.0, -1.0), corner(-1.0, -1.0)];
+    let corners = [
+        corner(-1.0, 1.0),
+        corner(1.0, 1.0),
+        corner(1.0, -1.0),
+        corner(-1.0, -1.0),
+    ];
     for c in corners {
         w.shape(raised(Raised::Path {
             points: vec![eye, c].into(),

@@ -91,7 +91,15 @@ pub fn raised_visibility(
 
 /// Whether foreground pixel `(x, y)` is something standing in front of a
 /// drawing `distance` away (see the module docs).
-fn hidden(floor: &MaskImage, calib: &Calibration, eye: Vec3, x: usize, y: usize, distance: f64, standing: f64) -> bool {
+fn hidden(
+    floor: &MaskImage,
+    calib: &Calibration,
+    eye: Vec3,
+    x: usize,
+    y: usize,
+    distance: f64,
+    standing: f64,
+) -> bool {
     let h = floor.dim().0;
     // The last foreground pixel going down the column.
     let mut c = y;
@@ -201,14 +209,20 @@ mod tests {
         // A camera 3 m up, 6 m behind the origin, world in millimetres.
         let k = [[500.0, 0.0, 160.0], [0.0, 500.0, 120.0], [0.0, 0.0, 1.0]];
         let (r, t) = look_at([0.0, -6000.0, 3000.0], [0.0, 0.0, 0.0]).unwrap();
-        let calib = Calibration::from_camera(&k, &[], &r, t).unwrap().with_image_size(320, 240);
+        let calib = Calibration::from_camera(&k, &[], &r, t)
+            .unwrap()
+            .with_image_size(320, 240);
         let eye = calib.camera_center().unwrap();
         // A robot 300 mm tall standing at the origin: foreground from its
         // foot up to its top.
         let foot = calib.project3([0.0, 0.0, 0.0]).unwrap();
         let top = calib.project3([0.0, 0.0, 300.0]).unwrap();
         let mut floor = MaskImage::from_elem((240, 320), FLOOR);
-        let (x, y0, y1) = (foot.x.round() as usize, top.y.round() as usize, foot.y.round() as usize);
+        let (x, y0, y1) = (
+            foot.x.round() as usize,
+            top.y.round() as usize,
+            foot.y.round() as usize,
+        );
         for y in y0..=y1 {
             for xx in x - 3..=x + 3 {
                 floor[[y, xx]] = 0;

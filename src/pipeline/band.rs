@@ -140,4 +140,3 @@ pub(super) struct What<'a> {
     pub(super) threshold: f64,
     pub(super) above: &'a [bool],
 }
-

@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::draw::{self, DrawError, Overlay, SkipReason};
-use band::{Band, What};
 use crate::image::{FLOOR, MaskImage, RgbImage};
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
@@ -26,6 +25,7 @@ use crate::mask::{MaskError, MaskStep, Masker, NoMask, RowsRead};
 use crate::select::{Filter, Index, SelectError};
 use crate::time::LogTime;
 use crate::video::SourceFrame;
+use band::{Band, What};
 
 pub use settings::{DrawSettings, DrawToggles, InstantThreshold};
 

@@ -630,7 +630,10 @@ mod tests {
         let down = c.project3([4.0, 2.0, 0.0]).unwrap();
         let centre = v.to_pixel(Vec2::ZERO);
         let k = v.camera_height() / (v.camera_height() - 1.0);
-        assert!(((up - centre) - (down - centre) * k).length() < 1e-9, "{up:?} {down:?}");
+        assert!(
+            ((up - centre) - (down - centre) * k).length() < 1e-9,
+            "{up:?} {down:?}"
+        );
         assert!(View::fit((Vec2::ZERO, Vec2::ZERO), 10, 10).is_none());
     }
 

@@ -16,6 +16,7 @@ mod batch;
 mod calib_cli;
 mod calib_refine;
 mod demo;
+mod demo_air;
 mod draw;
 mod export;
 mod export_plan;

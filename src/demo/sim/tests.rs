@@ -108,9 +108,7 @@ fn the_script_happens() {
         let close = run
             .too_close
             .iter()
-            .find(|v| {
-                v.team == Team::Yellow && v.start >= out.t && v.start < end && v.end - v.start > 0.5
-            })
+            .find(|v| v.team == Team::Yellow && v.start >= out.t && v.start < end && v.end - v.start > 0.5)
             .unwrap_or_else(|| panic!("seed {seed}: nobody too close: {:?}", run.too_close));
         assert!(close.start >= out.t + STOP_GRACE - 1e-9 && close.closest < STOP_DISTANCE);
         if let Some(restart) = out.restart {
@@ -148,9 +146,16 @@ fn at_interpolates_and_clamps() {
 #[test]
 fn clearances_are_chipped_and_fly_as_thrown() {
     let run = simulate(1, 20.0);
-    let chip = run.chips.first().expect("a chipped clearance in the default demo");
+    let chip = run
+        .chips
+        .first()
+        .expect("a chipped clearance in the default demo");
     let end = chip.end.expect("it lands before the end");
-    let flight: Vec<&Snapshot> = run.snapshots.iter().filter(|s| s.t > chip.t && s.t < end).collect();
+    let flight: Vec<&Snapshot> = run
+        .snapshots
+        .iter()
+        .filter(|s| s.t > chip.t && s.t < end)
+        .collect();
     assert!(flight.len() > 10 && flight.iter().all(|s| s.ball.height > 0.0));
     // Constant gravity: the height's second difference is −g·dt².
     for w in flight.windows(3) {

@@ -1,0 +1,264 @@
+//! The demo's drawings above the floor (issue 33), end to end: the demo
+//! written by the real binary has a chipped clearance; the arc its log
+//! draws through the ball's centre passes within 2 px of the ball in every
+//! frame the ball is in the air (the ball's true position is in the demo's
+//! ground truth), and, drawn by the pipeline over the true masks, it is
+//! hidden exactly where a robot or a goal stands in front of it and
+//! nowhere else.
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::Arc;
+
+use underlay::calib::Calibration;
+use underlay::geom::Vec2;
+use underlay::geom::vec2::distance_to_segment;
+use underlay::image::{FLOOR, MaskImage};
+use underlay::log::{Raised, Shape};
+use underlay::pipeline::Pipeline;
+use underlay::select::{FilterSpec, Index};
+use underlay::session::{CalibrationSource, Session};
+use underlay::video::{Decoder, SourceFrame};
+
+use crate::util::text;
+
+const ROBOT_RADIUS: f64 = 90.0;
+const ROBOT_HEIGHT: f64 = 150.0;
+const BALL_RADIUS: f64 = 21.5;
+
+fn demo(dir: &Path) -> Output {
+    crate::util::run(&[
+        "demo",
+        "--out",
+        dir.to_str().unwrap(),
+        "--no-view",
+        "--width",
+        "640",
+        "--height",
+        "360",
+        "--fps",
+        "15",
+        "--duration",
+        "20",
+    ])
+}
+
+/// One row of the demo's `truth/trajectory.csv`.
+struct Truth {
+    t: f64,
+    ball: [f64; 3],
+    robots: Vec<Vec2>,
+}
+
+fn read_truth(path: &Path) -> Vec<Truth> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, bx, by, bh) = (
+        col("video_time_s"),
+        col("ball_x"),
+        col("ball_y"),
+        col("ball_height"),
+    );
+    let robot_cols: Vec<(usize, usize)> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.ends_with("_x") && !h.starts_with("ball"))
+        .map(|(i, _)| (i, i + 1))
+        .collect();
+    lines
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            Truth {
+                t: v[t],
+                ball: [v[bx], v[by], v[bh]],
+                robots: robot_cols.iter().map(|&(x, y)| Vec2::new(v[x], v[y])).collect(),
+            }
+        })
+        .collect()
+}
+
+fn read_all(path: &Path) -> Vec<SourceFrame> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some(f) = d.next_frame().unwrap() {
+        out.push(f);
+    }
+    out
+}
+
+fn read_masks(path: &Path) -> Vec<MaskImage> {
+    let mut d = Decoder::open(path).unwrap();
+    let mut out = Vec::new();
+    let mut m = MaskImage::zeros((0, 0));
+    while d.read_gray_into(&mut m).unwrap().is_some() {
+        out.push(m.clone());
+    }
+    out
+}
+
+/// Whether the segment from `eye` to `x` passes through an upright
+/// cylinder (a robot) or a box (a goal wall) before reaching `x`.
+fn blocked(eye: [f64; 3], x: [f64; 3], robots: &[Vec2], walls: &[([f64; 3], [f64; 3])]) -> bool {
+    const STEPS: usize = 4000;
+    (1..STEPS).any(|k| {
+        let s = k as f64 / STEPS as f64;
+        let p: [f64; 3] = std::array::from_fn(|i| eye[i] + (x[i] - eye[i]) * s);
+        let in_robot = p[2] >= 0.0
+            && p[2] <= ROBOT_HEIGHT
+            && robots
+                .iter()
+                .any(|r| (Vec2::new(p[0], p[1]) - *r).length() <= ROBOT_RADIUS);
+        let in_wall = walls
+            .iter()
+            .any(|(lo, hi)| (0..3).all(|i| p[i] >= lo[i] && p[i] <= hi[i]));
+        in_robot || in_wall
+    })
+}
+
+/// Whether the true mask changes within `r` pixels of `(x, y)` (an edge,
+/// where anti-aliased drawings and masks are half one, half the other).
+fn near_edge(mask: &MaskImage, x: usize, y: usize, r: usize) -> bool {
+    let (h, w) = mask.dim();
+    let v = mask[[y, x]];
+    (y.saturating_sub(r)..=(y + r).min(h - 1))
+        .any(|yy| (x.saturating_sub(r)..=(x + r).min(w - 1)).any(|xx| mask[[yy, xx]] != v))
+}
+
+#[test]
+fn the_chipped_balls_arc_follows_the_ball_and_hides_only_behind_what_stands_in_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let o = demo(&dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let session = Session::load(&dir.join("session.toml")).unwrap();
+    let Some(CalibrationSource::Inline(calib)) = &session.calibration else {
+        panic!("no inline calibration");
+    };
+    assert!(calib.is_full_camera(), "the demo's true camera is a full camera");
+    let calib: &Calibration = calib;
+    let eye = calib.camera_center().unwrap();
+    let log = Arc::new(session.load_logs().unwrap());
+    let index = Index::new(&log);
+    let filter = FilterSpec::default().compile(&log).unwrap();
+    let truth = read_truth(&dir.join("truth/trajectory.csv"));
+
+    // 1. The arc passes within 2 px of the ball whenever it is in the air.
+    let mut in_air = 0;
+    let mut arcs: Vec<(usize, Vec<[f64; 3]>)> = Vec::new();
+    for (i, row) in truth.iter().enumerate() {
+        if row.ball[2] <= 0.0 {
+            continue;
+        }
+        in_air += 1;
+        let sel = index.select(
+            &log,
+            underlay::time::LogTime(row.t + session.offset),
+            index.default_threshold(),
+            &filter,
+        );
+        let arc = sel
+            .iter()
+            .filter(|p| log.entities.name(p.entity) == "ball/flight")
+            .find_map(|p| match &p.shape {
+                Shape::Raised(r) => match &**r {
+                    Raised::Path { points, .. } if points.len() > 2 => Some(points.to_vec()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "frame {i} (t {:.3}): the ball is in the air but no arc is drawn",
+                    row.t
+                )
+            });
+        let ball = calib
+            .project3([row.ball[0], row.ball[1], row.ball[2] + BALL_RADIUS])
+            .unwrap();
+        let mut pieces = Vec::new();
+        calib.project_path3(&arc, false, 0.1, &mut pieces);
+        let d = pieces
+            .iter()
+            .flat_map(|p| p.windows(2))
+            .map(|s| distance_to_segment(ball, s[0], s[1]))
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            d <= 2.0,
+            "frame {i} (t {:.3}): the arc passes {d:.2} px from the ball",
+            row.t
+        );
+        arcs.push((i, arc));
+    }
+    assert!(in_air >= 8, "only {in_air} frames with the ball in the air");
+
+    // 2. Drawn over the true masks, the arc is hidden where a robot or a
+    //    goal wall is between it and the camera, and shows elsewhere.
+    let frames = read_all(&dir.join("video.mp4"));
+    let masks = read_masks(&dir.join("truth/masks.mkv"));
+    let mut settings = session.draw_settings().unwrap();
+    settings.filter = FilterSpec {
+        only: vec!["ball/flight".into()],
+        ..FilterSpec::default()
+    };
+    let mut pipeline = Pipeline::new(Arc::clone(&log), &settings).unwrap();
+    let walls: Vec<([f64; 3], [f64; 3])> = [-1.0, 1.0]
+        .into_iter()
+        .flat_map(underlay::demo::world::goal_walls)
+        .collect();
+    let (mut shown, mut hidden, mut wrong) = (0, 0, Vec::new());
+    for (i, arc) in &arcs {
+        let mut frame = frames[*i].clone();
+        let before = frame.image.clone();
+        frame.mask = Some(masks[*i].clone());
+        pipeline.process(&mut frame).unwrap();
+        let mask = &masks[*i];
+        let robots = &truth[*i].robots;
+        // The shadow on the floor and the ball itself are drawn or stand
+        // near the arc: judge only arc pixels away from both.
+        let ball = truth[*i].ball;
+        let ball_px = calib.project3([ball[0], ball[1], ball[2] + BALL_RADIUS]).unwrap();
+        let mut shadow = Vec::new();
+        let ground: Vec<Vec2> = arc.iter().map(|p| Vec2::new(p[0], p[1])).collect();
+        calib.project_polyline(&ground, false, 0.1, &mut shadow);
+        for w in arc.windows(2) {
+            for k in 0..8 {
+                let s = k as f64 / 8.0;
+                let x: [f64; 3] = std::array::from_fn(|c| w[0][c] + (w[1][c] - w[0][c]) * s);
+                let Some(q) = calib.project3(x) else { continue };
+                let (u, v) = (q.x.round(), q.y.round());
+                if u < 2.0 || v < 2.0 || u > 637.0 || v > 357.0 {
+                    continue;
+                }
+                let (u, v) = (u as usize, v as usize);
+                let near_shadow = shadow
+                    .iter()
+                    .flat_map(|p| p.windows(2))
+                    .any(|s| distance_to_segment(q, s[0], s[1]) < 5.0);
+                if near_shadow || (q - ball_px).length() < 6.0 || near_edge(mask, u, v, 2) {
+                    continue;
+                }
+                let expect_hidden = mask[[v, u]] != FLOOR && blocked(eye, x, robots, &walls);
+                let changed = (0..3).any(|c| before[[v, u, c]].abs_diff(frame.image[[v, u, c]]) > 24);
+                let untouched = (0..3).all(|c| before[[v, u, c]] == frame.image[[v, u, c]]);
+                match (expect_hidden, changed, untouched) {
+                    (true, _, true) => hidden += 1,
+                    (false, true, _) => shown += 1,
+                    _ => wrong.push((*i, q, expect_hidden)),
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} arc pixels judged wrongly (frame, pixel, expected hidden): {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(12)]
+    );
+    assert!(shown > 100, "only {shown} arc pixels shown");
+    assert!(
+        hidden > 0,
+        "no arc pixel hidden: no robot stands in front of the flight"
+    );
+}
