@@ -65,6 +65,25 @@ impl Calibration {
         Ok(self)
     }
 
+    /// A top-down calibration (an affine homography: no perspective on the
+    /// floor, as a map or a rendered match's picture) made a full camera: a
+    /// pinhole `height` world units straight above the floor point shown at
+    /// pixel `centre`. The floor maps exactly as before; a point above it is
+    /// seen farther from `centre` the higher it is, as from such a camera.
+    pub fn seen_from_above(self, centre: PixelPoint, height: f64) -> Result<Self, CalibError> {
+        let h = self.h;
+        let affine = h[2][0] == 0.0 && h[2][1] == 0.0 && h[2][2] != 0.0;
+        if !(affine && height.is_finite() && height > 0.0) {
+            return Err(CalibError::InvalidCamera(format!(
+                "a camera straight above needs a top-down homography and a positive height (got {height})"
+            )));
+        }
+        // (u, v, w) of a point at height z: the floor's, less z/height of
+        // the centre's, with w = (1 − z/height)·h₃₃.
+        let k = h[2][2] / height;
+        self.with_height_column([-centre.x * k, -centre.y * k, -k])
+    }
+
     /// The projection matrix's column for heights, when this calibration
     /// knows the camera in space.
     pub fn height_column(&self) -> Option<[f64; 3]> {

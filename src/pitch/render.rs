@@ -96,12 +96,8 @@ impl View {
             [0.0, -s, cy + s * self.center.y],
             [0.0, 0.0, 1.0],
         ];
-        // (u, v, w) of a point at height z: the floor's, less z/H of the
-        // centre's, with w = 1 − z/H.
-        let hc = self.camera_height();
-        let column = [-cx / hc, -cy / hc, -1.0 / hc];
         Calibration::from_homography(h)
-            .and_then(|c| c.with_height_column(column))
+            .and_then(|c| c.seen_from_above(Vec2::new(cx, cy), self.camera_height()))
             .ok()
             .map(|c| c.with_image_size(self.width as u32, self.height as u32))
     }

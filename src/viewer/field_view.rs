@@ -1,6 +1,8 @@
 //! The field view's geometry: the world seen from above, fitted to a
 //! panel, as a calibration (so every shape is drawn by the same
-//! projection as on the video), and the box of the world to show.
+//! projection as on the video; a full camera straight above, so shapes
+//! above the floor show at their heights), and the box of the world to
+//! show.
 
 use crate::calib::Calibration;
 use crate::geom::Vec2;
@@ -76,7 +78,12 @@ pub fn top_down(extent: (Vec2, Vec2), width: f64, height: f64) -> Option<Calibra
         [0.0, -scale, height / 2.0 + scale * cy],
         [0.0, 0.0, 1.0],
     ];
-    Calibration::from_homography(m).ok()
+    // Seen from a camera straight above (a 60° lens across the panel's
+    // larger side), so drawings above the floor show at their heights.
+    let above = width.max(height) / scale / 2.0 / (std::f64::consts::PI / 6.0).tan();
+    Calibration::from_homography(m)
+        .and_then(|c| c.seen_from_above(Vec2::new(width / 2.0, height / 2.0), above))
+        .ok()
 }
 
 #[cfg(test)]
