@@ -34,7 +34,11 @@ pub enum Raised {
     /// as a floor text's.
     Text { anchor: Vec3, text: Box<str>, size: f64 },
     /// A marker at a point in space; `size` as a floor marker's.
-    Point { position: Vec3, kind: MarkerKind, size: f64 },
+    Point {
+        position: Vec3,
+        kind: MarkerKind,
+        size: f64,
+    },
     /// A ball: every point within `radius` of `center`.
     Sphere { center: Vec3, radius: f64 },
     /// A vertical cylinder of `radius` whose bottom face is centred on
@@ -42,7 +46,11 @@ pub enum Raised {
     Cylinder { base: Vec3, radius: f64, height: f64 },
     /// A box whose bottom face is centred on `base`: `size` is its length
     /// along `orientation`, its width across it, and its height.
-    Box { base: Vec3, size: Vec3, orientation: f64 },
+    Box {
+        base: Vec3,
+        size: Vec3,
+        orientation: f64,
+    },
 }
 
 impl Raised {
@@ -71,7 +79,11 @@ impl Raised {
         let mut out = Vec::new();
         match self {
             Raised::Path { points, .. } => points.iter().for_each(|p| out.extend(point(p))),
-            Raised::Circle { center, radius, normal } => {
+            Raised::Circle {
+                center,
+                radius,
+                normal,
+            } => {
                 out.extend(point(center));
                 out.push((*radius, true));
                 out.extend(point(normal));

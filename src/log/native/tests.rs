@@ -1,5 +1,7 @@
+use super::encode::{put_frame_record, write_records};
 use super::*;
 use crate::log::testutil::sample;
+use crate::log::{Primitive, Style, Vec2};
 
 /// Issue 15, finding 9: a small compressed log whose stream expands to
 /// far more than its frames account for (records skipped as unknown,
@@ -16,7 +18,7 @@ fn decompression_is_bounded_by_what_it_yields() {
     let mut raw = Vec::new();
     let mut log = sample();
     log.frames.truncate(1);
-    write_records(&log, &mut raw, false).unwrap();
+    write_records(&log, FLOOR_VERSION, &mut raw, false).unwrap();
     for _ in 0..1600 {
         raw.extend_from_slice(&record);
     }
