@@ -457,8 +457,12 @@ mod tests {
 
     #[test]
     fn fast_encoder_writes_what_prost_writes() {
-        let log = crate::log::testutil::sample();
-        assert_eq!(native::to_bytes(&log), encode(&log));
+        for log in [
+            crate::log::testutil::sample(),
+            crate::log::testutil::sample_raised(),
+        ] {
+            assert_eq!(native::to_bytes(&log), encode(&log));
+        }
     }
 
     proptest::proptest! {
@@ -474,14 +478,21 @@ mod tests {
             proptest::prop_assert_eq!(&fast, &encode(&log));
             proptest::prop_assert_eq!(&decode(&fast).unwrap(), &log);
             proptest::prop_assert_eq!(&native::read(&fast[..]).unwrap(), &log);
+            // Version 2 exactly when the log has a shape above the floor.
+            let raised = log.primitives.iter().any(|p| matches!(p.shape, Shape::Raised(_)));
+            proptest::prop_assert_eq!(fast[8], if raised { 2 } else { 1 });
         }
     }
 
     #[test]
     fn prost_reads_what_the_fast_reader_reads() {
-        let log = crate::log::testutil::sample();
-        let bytes = encode(&log);
-        assert_eq!(decode(&bytes).unwrap(), log);
-        assert_eq!(native::read(&bytes[..]).unwrap(), log);
+        for log in [
+            crate::log::testutil::sample(),
+            crate::log::testutil::sample_raised(),
+        ] {
+            let bytes = encode(&log);
+            assert_eq!(decode(&bytes).unwrap(), log);
+            assert_eq!(native::read(&bytes[..]).unwrap(), log);
+        }
     }
 }

@@ -846,6 +846,93 @@ mod tests {
         assert!(w.finish().unwrap_err().to_string().contains("cycle"));
     }
 
+    /// Issue 33: with `heights` the log is version 2 and holds every
+    /// shape above the floor the builder makes.
+    #[test]
+    fn heights_make_a_version_2_log_of_shapes_above_the_floor() {
+        let opts = WriterOptions {
+            heights: true,
+            ..WriterOptions::default()
+        };
+        let mut w = Writer::with_options(Vec::new(), Header::default(), opts).unwrap();
+        w.instant(1.0).line3((0.0, 0.0, 0.0), [1.0, 0.0, 2.0]).entity("a");
+        w.instant(1.0)
+            .polyline3([(0.0, 0.0, 0.0), (1.0, 0.0, 1.0), (2.0, 0.0, 0.0)]);
+        w.instant(1.0)
+            .polygon3([(0.0, 0.0, 1.0), (1.0, 0.0, 1.0), (0.0, 1.0, 1.0)])
+            .fill(Rgba::BLACK);
+        w.instant(1.0).circle3((0.0, 0.0, 5.0), 2.0);
+        w.instant(1.0)
+            .circle3_facing((0.0, 0.0, 5.0), 2.0, (1.0, 0.0, 0.0));
+        w.instant(1.0).text3((0.0, 0.0, 9.0), "up", 12.0);
+        w.instant(1.0).point3((0.0, 0.0, 9.0), MarkerKind::Dot, 3.0);
+        w.instant(1.0)
+            .sphere((1.0, 2.0, 21.5), 21.5)
+            .color(Rgba::named("orange"));
+        w.instant(1.0).cylinder((0.0, 0.0, 0.0), 90.0, 150.0);
+        w.instant(1.0).box3((0.0, 0.0, 0.0), (3.0, 2.0, 1.0), 0.25);
+        w.instant(1.0).circle((0.0, 0.0), 1.0);
+        let bytes = w.finish().unwrap();
+        assert_eq!(&bytes[..10], b"UNDERLAY\x02\x00");
+        let log = log::native::read(&bytes[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        let kinds: Vec<&str> = log.primitives.iter().map(|p| p.shape.kind_name()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "line", "polyline", "polygon", "circle", "circle", "text", "point", "sphere", "cylinder",
+                "box", "circle"
+            ]
+        );
+        assert_eq!(
+            log.primitives[9].shape,
+            Shape::Raised(Box::new(Raised::Box {
+                base: [0.0; 3],
+                size: [3.0, 2.0, 1.0],
+                orientation: 0.25
+            }))
+        );
+        assert!(matches!(
+            &log.primitives[4].shape,
+            Shape::Raised(r) if matches!(**r, Raised::Circle { normal: [1.0, 0.0, 0.0], .. })
+        ));
+        assert!(matches!(
+            &log.primitives[3].shape,
+            Shape::Raised(r) if matches!(**r, Raised::Circle { normal: UP, .. })
+        ));
+    }
+
+    /// Without `heights` the log stays version 1 (its header too): a shape
+    /// above the floor is not written and `finish` says which option it
+    /// needs; the rest of the log is written.
+    #[test]
+    fn a_log_without_heights_refuses_shapes_above_the_floor() {
+        let bytes = write_sample(WriterOptions::default());
+        assert_eq!(&bytes[..10], b"UNDERLAY\x01\x00");
+        let mut sink = Vec::new();
+        {
+            let mut w = Writer::new(&mut sink, Header::default()).unwrap();
+            w.instant(1.0).circle((0.0, 0.0), 1.0);
+            w.instant(1.0).sphere((0.0, 0.0, 1.0), 1.0);
+            w.instant(2.0).line((0.0, 0.0), (1.0, 1.0));
+            let e = w.finish().unwrap_err().to_string();
+            assert!(
+                e.contains("a sphere above the floor was not written") && e.contains("heights: true"),
+                "{e}"
+            );
+        }
+        assert_eq!(sink[8], 1);
+        let log = log::native::read(&sink[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        assert_eq!(log.frames.len(), 2);
+        assert_eq!(log.primitives.len(), 2);
+        assert!(
+            log.primitives
+                .iter()
+                .all(|p| !matches!(p.shape, Shape::Raised(_)))
+        );
+    }
+
     #[test]
     fn garbage_after_prefix_is_corrupt_not_a_panic() {
         let mut bytes = native::prefix(false).to_vec();
