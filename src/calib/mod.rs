@@ -41,7 +41,7 @@ pub mod synthetic;
 pub mod unit;
 
 pub use calibration::*;
+pub use space::FLOOR_ONLY;
 pub use error::{CalibError, DuplicatePair};
 pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
 pub use lens::{Distortion, DistortionModel};
-pub use space::FLOOR_ONLY;

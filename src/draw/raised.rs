@@ -29,11 +29,7 @@ pub fn raised_outline(r: &Raised, calib: &Calibration, tol: f64, out: &mut Vec<V
             calib.project_path3(points, *closed, tol, out);
             *closed && points.len() > 2
         }
-        Raised::Circle {
-            center,
-            radius,
-            normal,
-        } => {
+        Raised::Circle { center, radius, normal } => {
             let pts = calib.circle_points3(*center, *radius, *normal, tol);
             calib.project_path3(&pts, true, tol, out);
             true
@@ -74,9 +70,7 @@ pub fn raised_outline(r: &Raised, calib: &Calibration, tol: f64, out: &mut Vec<V
         } => {
             let (s, c) = orientation.sin_cos();
             let (hx, hy) = (size[0] / 2.0, size[1] / 2.0);
-            let corner = |dx: f64, dy: f64, z: f64| {
-                [base[0] + dx * c - dy * s, base[1] + dx * s + dy * c, base[2] + z]
-            };
+            let corner = |dx: f64, dy: f64, z: f64| [base[0] + dx * c - dy * s, base[1] + dx * s + dy * c, base[2] + z];
             let mut v = Vec::with_capacity(8);
             for z in [0.0, size[2]] {
                 for (dx, dy) in [(-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy)] {

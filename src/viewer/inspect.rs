@@ -216,12 +216,7 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
 /// A raised shape in words, its heights given as `z` (the third
 /// coordinate of each point).
 fn describe_raised(r: &Raised, precision: usize) -> String {
-    let v = |p: &[f64; 3]| {
-        format!(
-            "({:.*}, {:.*}, z {:.*})",
-            precision, p[0], precision, p[1], precision, p[2]
-        )
-    };
+    let v = |p: &[f64; 3]| format!("({:.*}, {:.*}, z {:.*})", precision, p[0], precision, p[1], precision, p[2]);
     let n = |x: f64| format!("{x:.precision$}");
     let (_, _, [z0, z1]) = r.extent();
     let heights = if z0 == z1 {
@@ -233,30 +228,16 @@ fn describe_raised(r: &Raised, precision: usize) -> String {
         Raised::Path { points, .. } => {
             let pts: Vec<String> = points.iter().take(6).map(v).collect();
             let more = if points.len() > 6 { ", …" } else { "" };
-            format!(
-                "{} of {} points: {}{more}",
-                r.kind_name(),
-                points.len(),
-                pts.join(", ")
-            )
+            format!("{} of {} points: {}{more}", r.kind_name(), points.len(), pts.join(", "))
         }
         Raised::Circle { center, radius, .. } => format!("circle at {} radius {}", v(center), n(*radius)),
         Raised::Text { anchor, text, .. } => format!("text “{text}” at {}", v(anchor)),
         Raised::Point { position, .. } => format!("point at {}", v(position)),
         Raised::Sphere { center, radius } => format!("sphere at {} radius {}", v(center), n(*radius)),
         Raised::Cylinder { base, radius, height } => {
-            format!(
-                "cylinder on {} radius {} height {}",
-                v(base),
-                n(*radius),
-                n(*height)
-            )
+            format!("cylinder on {} radius {} height {}", v(base), n(*radius), n(*height))
         }
-        Raised::Box {
-            base,
-            size,
-            orientation,
-        } => format!(
+        Raised::Box { base, size, orientation } => format!(
             "box on {} size {} × {} × {} turned {:.1}°",
             v(base),
             n(size[0]),

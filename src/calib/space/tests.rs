@@ -69,9 +69,7 @@ fn the_height_column_is_saved_and_read_back_and_follows_the_unit() {
 #[test]
 fn a_segment_through_the_camera_plane_is_cut_not_wrapped() {
     let (k, r, t) = camera([0.0, -5000.0, 1500.0], [0.0, 0.0, 0.0]);
-    let c = Calibration::from_camera(&k, &[], &r, t)
-        .unwrap()
-        .with_image_size(1280, 720);
+    let c = Calibration::from_camera(&k, &[], &r, t).unwrap().with_image_size(1280, 720);
     // From in front of the camera to far behind it.
     let mut out = Vec::new();
     c.project_path3(&[[0.0, 0.0, 500.0], [0.0, -20000.0, 500.0]], false, 0.5, &mut out);
@@ -83,12 +81,7 @@ fn a_segment_through_the_camera_plane_is_cut_not_wrapped() {
     assert!(out[0].iter().all(|p| p.is_finite()));
     // Wholly behind: nothing.
     out.clear();
-    c.project_path3(
-        &[[0.0, -9000.0, 500.0], [100.0, -9000.0, 800.0]],
-        false,
-        0.5,
-        &mut out,
-    );
+    c.project_path3(&[[0.0, -9000.0, 500.0], [100.0, -9000.0, 800.0]], false, 0.5, &mut out);
     assert!(out.is_empty(), "{out:?}");
 }
 
@@ -98,12 +91,7 @@ fn a_closed_path_in_view_is_one_ring() {
     let c = Calibration::from_camera(&k, &[-0.1, 0.01, 0.0, 0.0, 0.0], &r, t)
         .unwrap()
         .with_image_size(1280, 720);
-    let square = [
-        [-500.0, -500.0, 300.0],
-        [500.0, -500.0, 300.0],
-        [500.0, 500.0, 300.0],
-        [-500.0, 500.0, 300.0],
-    ];
+    let square = [[-500.0, -500.0, 300.0], [500.0, -500.0, 300.0], [500.0, 500.0, 300.0], [-500.0, 500.0, 300.0]];
     let mut out = Vec::new();
     c.project_path3(&square, true, 0.25, &mut out);
     assert_eq!(out.len(), 1);
@@ -116,9 +104,7 @@ fn a_closed_path_in_view_is_one_ring() {
 #[test]
 fn solids_outline_as_convex_rings_around_their_points() {
     let (k, r, t) = camera([0.0, -6000.0, 3000.0], [0.0, 0.0, 0.0]);
-    let c = Calibration::from_camera(&k, &[], &r, t)
-        .unwrap()
-        .with_image_size(1280, 720);
+    let c = Calibration::from_camera(&k, &[], &r, t).unwrap().with_image_size(1280, 720);
     // A sphere's outline: every point of the ball projects inside it, and
     // the outline touches the picture of some point of the ball.
     let (centre, radius) = ([200.0, 100.0, 400.0], 300.0);
@@ -138,18 +124,8 @@ fn solids_outline_as_convex_rings_around_their_points() {
     let mut nearest_edge = f64::INFINITY;
     for i in 0..40 {
         for j in 0..20 {
-            let (a, b) = (
-                std::f64::consts::TAU * i as f64 / 40.0,
-                std::f64::consts::PI * j as f64 / 19.0,
-            );
-            let q = add(
-                centre,
-                [
-                    radius * b.sin() * a.cos(),
-                    radius * b.sin() * a.sin(),
-                    radius * b.cos(),
-                ],
-            );
+            let (a, b) = (std::f64::consts::TAU * i as f64 / 40.0, std::f64::consts::PI * j as f64 / 19.0);
+            let q = add(centre, [radius * b.sin() * a.cos(), radius * b.sin() * a.sin(), radius * b.cos()]);
             let px = c.project3(q).unwrap();
             assert!(inside(px), "{px:?}");
             let d = ring

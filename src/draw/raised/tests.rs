@@ -6,9 +6,7 @@ use crate::log::{EntityId, Rgba};
 fn camera() -> Calibration {
     let k = [[900.0, 0.0, 320.0], [0.0, 900.0, 240.0], [0.0, 0.0, 1.0]];
     let (r, t) = look_at([0.0, -6000.0, 3000.0], [0.0, 0.0, 300.0]).unwrap();
-    Calibration::from_camera(&k, &[], &r, t)
-        .unwrap()
-        .with_image_size(640, 480)
+    Calibration::from_camera(&k, &[], &r, t).unwrap().with_image_size(640, 480)
 }
 
 fn prim(r: Raised) -> Primitive {
@@ -60,10 +58,7 @@ fn a_sphere_is_drawn_where_its_centre_projects_and_a_floor_calibration_refuses_i
     assert!((y1 as f64) < under.y, "{y1} vs {under:?}");
     let floor = Calibration::from_homography(*calib.homography()).unwrap();
     let mut ov = Overlay::new(640, 480);
-    assert_eq!(
-        painter.primitive(&mut ov, &floor, &ball),
-        Err(SkipReason::FloorOnly)
-    );
+    assert_eq!(painter.primitive(&mut ov, &floor, &ball), Err(SkipReason::FloorOnly));
     assert!(SkipReason::FloorOnly.to_string().contains("knows only the floor"));
 }
 
