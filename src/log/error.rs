@@ -17,9 +17,12 @@ pub enum ReadError {
     /// is not its kind: a wrong magic).
     #[error("not a visualization log: {0}")]
     UnknownFormat(String),
-    /// A native log of a version this build cannot read.
-    #[error("native log format version {found} is not supported (this build reads version {supported})")]
-    UnsupportedVersion { found: u8, supported: u8 },
+    /// A native log of a version this build cannot read: written by a
+    /// newer underlay (or a damaged prefix: there is no version 0).
+    /// `newest` is the newest version this build reads; it reads every
+    /// version from 1 to it.
+    #[error("{}", unsupported_version(*.found, *.newest))]
+    UnsupportedVersion { found: u8, newest: u8 },
     /// A native log with an unknown compression byte.
     #[error("native log compression {0} is not supported (0 = none, 1 = zstd)")]
     UnsupportedCompression(u8),
@@ -62,6 +65,26 @@ pub enum ReadError {
     /// parse, say); it names the place in the file.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// What [`ReadError::UnsupportedVersion`] says.
+fn unsupported_version(found: u8, newest: u8) -> String {
+    let reads = match newest {
+        0 | 1 => "version 1".to_owned(),
+        2 => "versions 1 and 2".to_owned(),
+        n => format!("versions 1 to {n}"),
+    };
+    if found > newest {
+        format!(
+            "native log format version {found} is not supported: the file was written by a newer \
+             underlay, and this one reads {reads}; update underlay to read it"
+        )
+    } else {
+        format!(
+            "native log format version {found} is not supported: no underlay writes it (this one \
+             reads {reads}); the file's prefix is damaged"
+        )
+    }
 }
 
 impl ReadError {

@@ -3,7 +3,8 @@
 //! - [`model`]: the one in-memory form everything else uses.
 //! - [`native`]: underlay's own binary format (schema in
 //!   `proto/underlay.proto`): a 10-byte prefix, then varint-delimited
-//!   protobuf records, optionally zstd-compressed.
+//!   protobuf records, optionally zstd-compressed; version 1 for shapes on
+//!   the floor, version 2 when the log has shapes above it ([`raised`]).
 //! - [`text`]: the thesis's human-readable text notation, extended so that
 //!   it holds everything the model holds.
 //! - [`writer`]: the streaming [`Writer`] robot programs log with.

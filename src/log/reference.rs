@@ -9,11 +9,12 @@
 
 use prost::Message;
 
-use super::native::{FORMAT_VERSION, MAGIC, PREFIX_LEN};
+use super::native::{FLOOR_VERSION, FORMAT_VERSION, MAGIC, PREFIX_LEN, version_for, versioned_prefix};
 use super::proto::v1 as pb;
+use super::raised::UP;
 use super::{
-    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Place, Primitive, ReadError, Rgba, Shape,
-    Style, ThicknessUnit, TimeUnit, Vec2, Warnings, close_frame,
+    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Place, Primitive, Raised, ReadError, Rgba,
+    Shape, Style, ThicknessUnit, TimeUnit, Vec2, Vec3, Warnings, close_frame,
 };
 
 impl From<Vec2> for pb::Vec2 {
@@ -32,8 +33,36 @@ fn vec2(v: Option<pb::Vec2>) -> Vec2 {
     v.map(Vec2::from).unwrap_or_default()
 }
 
-impl From<&Header> for pb::Header {
-    fn from(h: &Header) -> Self {
+fn pb_vec3(v: Vec3) -> Option<pb::Vec3> {
+    Some(pb::Vec3 {
+        x: v[0],
+        y: v[1],
+        z: v[2],
+    })
+}
+
+fn vec3(v: Option<pb::Vec3>) -> Vec3 {
+    v.map_or([0.0; 3], |v| [v.x, v.y, v.z])
+}
+
+fn marker_kind(kind: MarkerKind) -> i32 {
+    let kind = match kind {
+        MarkerKind::Cross => pb::MarkerKind::Cross,
+        MarkerKind::Dot => pb::MarkerKind::Dot,
+    };
+    kind as i32
+}
+
+fn model_marker_kind(kind: i32) -> MarkerKind {
+    match pb::MarkerKind::try_from(kind) {
+        Ok(pb::MarkerKind::Dot) => MarkerKind::Dot,
+        _ => MarkerKind::Cross,
+    }
+}
+
+/// The header record of a log written in format `version`.
+fn header(h: &Header, version: u8) -> pb::Header {
+    {
         let hints = (h.hints != DisplayHints::default()).then(|| pb::DisplayHints {
             instant_threshold: h.hints.instant_threshold,
             default_max_level: h.hints.default_max_level,
@@ -43,7 +72,7 @@ impl From<&Header> for pb::Header {
             }),
         });
         pb::Header {
-            format_version: u32::from(FORMAT_VERSION),
+            format_version: u32::from(version),
             name: h.name.clone(),
             time_unit: match h.time_unit {
                 TimeUnit::EpochSeconds => pb::TimeUnit::EpochSeconds,
@@ -106,10 +135,7 @@ impl From<&Shape> for pb::primitive::Shape {
             }),
             Shape::Point { position, kind, size } => S::Point(pb::Point {
                 position: Some((*position).into()),
-                kind: match kind {
-                    MarkerKind::Cross => pb::MarkerKind::Cross,
-                    MarkerKind::Dot => pb::MarkerKind::Dot,
-                } as i32,
+                kind: marker_kind(*kind),
                 size: *size,
             }),
             Shape::Sector {
@@ -125,8 +151,61 @@ impl From<&Shape> for pb::primitive::Shape {
                 start: *start,
                 sweep: *sweep,
             }),
-            Shape::Raised(_) => todo!("issue 33: raised shapes in the reference encoder"),
+            Shape::Raised(r) => raised_to_pb(r),
         }
+    }
+}
+
+fn raised_to_pb(r: &Raised) -> pb::primitive::Shape {
+    use pb::primitive::Shape as S;
+    match r {
+        Raised::Path { points, closed } => S::Path3(pb::Path3 {
+            points: points.iter().filter_map(|&p| pb_vec3(p)).collect(),
+            open: !closed,
+        }),
+        Raised::Circle {
+            center,
+            radius,
+            normal,
+        } => S::Circle3(pb::Circle3 {
+            center: pb_vec3(*center),
+            radius: *radius,
+            // Bit for bit, as the fast encoder decides (a -0 is kept).
+            normal: normal
+                .iter()
+                .zip(UP)
+                .any(|(a, b)| a.to_bits() != b.to_bits())
+                .then(|| pb_vec3(*normal))
+                .flatten(),
+        }),
+        Raised::Text { anchor, text, size } => S::Text3(pb::Text3 {
+            anchor: pb_vec3(*anchor),
+            text: text.to_string(),
+            size: *size,
+        }),
+        Raised::Point { position, kind, size } => S::Point3(pb::Point3 {
+            position: pb_vec3(*position),
+            kind: marker_kind(*kind),
+            size: *size,
+        }),
+        Raised::Sphere { center, radius } => S::Sphere(pb::Sphere {
+            center: pb_vec3(*center),
+            radius: *radius,
+        }),
+        Raised::Cylinder { base, radius, height } => S::Cylinder(pb::Cylinder {
+            base: pb_vec3(*base),
+            radius: *radius,
+            height: *height,
+        }),
+        Raised::Box {
+            base,
+            size,
+            orientation,
+        } => S::Box3(pb::Box3 {
+            base: pb_vec3(*base),
+            size: pb_vec3(*size),
+            orientation: *orientation,
+        }),
     }
 }
 
@@ -158,10 +237,7 @@ impl From<pb::primitive::Shape> for Shape {
             },
             S::Point(p) => Shape::Point {
                 position: vec2(p.position),
-                kind: match pb::MarkerKind::try_from(p.kind) {
-                    Ok(pb::MarkerKind::Dot) => MarkerKind::Dot,
-                    _ => MarkerKind::Cross,
-                },
+                kind: model_marker_kind(p.kind),
                 size: p.size,
             },
             S::Sector(s) => Shape::Sector {
@@ -171,8 +247,45 @@ impl From<pb::primitive::Shape> for Shape {
                 start: s.start,
                 sweep: s.sweep,
             },
+            S::Path3(p) => raised(Raised::Path {
+                points: p.points.into_iter().map(|v| vec3(Some(v))).collect(),
+                closed: !p.open,
+            }),
+            S::Circle3(c) => raised(Raised::Circle {
+                center: vec3(c.center),
+                radius: c.radius,
+                normal: c.normal.map_or(UP, |n| vec3(Some(n))),
+            }),
+            S::Text3(t) => raised(Raised::Text {
+                anchor: vec3(t.anchor),
+                text: t.text.into(),
+                size: t.size,
+            }),
+            S::Point3(p) => raised(Raised::Point {
+                position: vec3(p.position),
+                kind: model_marker_kind(p.kind),
+                size: p.size,
+            }),
+            S::Sphere(s) => raised(Raised::Sphere {
+                center: vec3(s.center),
+                radius: s.radius,
+            }),
+            S::Cylinder(c) => raised(Raised::Cylinder {
+                base: vec3(c.base),
+                radius: c.radius,
+                height: c.height,
+            }),
+            S::Box3(b) => raised(Raised::Box {
+                base: vec3(b.base),
+                size: vec3(b.size),
+                orientation: b.orientation,
+            }),
         }
     }
+}
+
+fn raised(r: Raised) -> Shape {
+    Shape::Raised(Box::new(r))
 }
 
 impl From<&Primitive> for pb::Primitive {
@@ -197,7 +310,7 @@ impl From<&Primitive> for pb::Primitive {
 pub fn records(log: &Log) -> Vec<pb::Record> {
     use pb::record::Kind;
     let mut out = vec![pb::Record {
-        kind: Some(Kind::Header((&log.header).into())),
+        kind: Some(Kind::Header(header(&log.header, version_for(log)))),
     }];
     let entity = |id: EntityId, parents: &[EntityId]| pb::Record {
         kind: Some(Kind::Entity(pb::Entity {
@@ -232,9 +345,10 @@ pub fn records(log: &Log) -> Vec<pb::Record> {
     out
 }
 
-/// Encodes `log` (uncompressed) with prost.
+/// Encodes `log` (uncompressed, in the version
+/// [`version_for`] says) with prost.
 pub fn encode(log: &Log) -> Vec<u8> {
-    let mut out = crate::log::native::prefix(false).to_vec();
+    let mut out = versioned_prefix(version_for(log), false).to_vec();
     for r in records(log) {
         // Encoding into a Vec only fails for lack of capacity, which a Vec grows.
         let _ = r.encode_length_delimited(&mut out);
@@ -246,10 +360,14 @@ pub fn encode(log: &Log) -> Vec<u8> {
 /// reader: a torn record is an error, and warnings are only those of
 /// undrawable values.
 pub fn decode(bytes: &[u8]) -> Result<Log, ReadError> {
-    if bytes.len() < PREFIX_LEN || &bytes[..8] != MAGIC || bytes[8] != FORMAT_VERSION || bytes[9] != 0 {
-        return Err(ReadError::UnknownFormat(
-            "not an uncompressed version-1 native log".into(),
-        ));
+    if bytes.len() < PREFIX_LEN
+        || &bytes[..8] != MAGIC
+        || !(FLOOR_VERSION..=FORMAT_VERSION).contains(&bytes[8])
+        || bytes[9] != 0
+    {
+        return Err(ReadError::UnknownFormat(format!(
+            "not an uncompressed native log of version {FLOOR_VERSION} to {FORMAT_VERSION}"
+        )));
     }
     let mut log = Log::new();
     let mut warnings = Warnings::default();
@@ -339,8 +457,12 @@ mod tests {
 
     #[test]
     fn fast_encoder_writes_what_prost_writes() {
-        let log = crate::log::testutil::sample();
-        assert_eq!(native::to_bytes(&log), encode(&log));
+        for log in [
+            crate::log::testutil::sample(),
+            crate::log::testutil::sample_raised(),
+        ] {
+            assert_eq!(native::to_bytes(&log), encode(&log));
+        }
     }
 
     proptest::proptest! {
@@ -356,14 +478,21 @@ mod tests {
             proptest::prop_assert_eq!(&fast, &encode(&log));
             proptest::prop_assert_eq!(&decode(&fast).unwrap(), &log);
             proptest::prop_assert_eq!(&native::read(&fast[..]).unwrap(), &log);
+            // Version 2 exactly when the log has a shape above the floor.
+            let raised = log.primitives.iter().any(|p| matches!(p.shape, Shape::Raised(_)));
+            proptest::prop_assert_eq!(fast[8], if raised { 2 } else { 1 });
         }
     }
 
     #[test]
     fn prost_reads_what_the_fast_reader_reads() {
-        let log = crate::log::testutil::sample();
-        let bytes = encode(&log);
-        assert_eq!(decode(&bytes).unwrap(), log);
-        assert_eq!(native::read(&bytes[..]).unwrap(), log);
+        for log in [
+            crate::log::testutil::sample(),
+            crate::log::testutil::sample_raised(),
+        ] {
+            let bytes = encode(&log);
+            assert_eq!(decode(&bytes).unwrap(), log);
+            assert_eq!(native::read(&bytes[..]).unwrap(), log);
+        }
     }
 }

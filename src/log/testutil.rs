@@ -1,11 +1,13 @@
-//! Test fixtures (feature `test-util`): a hand-made sample log and proptest
-//! strategies for random valid logs (everything the model can hold).
+//! Test fixtures (feature `test-util`): hand-made sample logs (on the
+//! floor, and with shapes above it) and proptest strategies for random
+//! valid logs (everything the model can hold).
 
 use proptest::prelude::*;
 
+use super::raised::UP;
 use super::{
-    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit,
-    TimeUnit, Vec2,
+    DisplayHints, EntityId, FrameTime, Header, Log, MarkerKind, Primitive, Raised, Rgba, Shape, Style,
+    ThicknessUnit, TimeUnit, Vec2, Vec3,
 };
 
 /// A small log using every shape, style option and header field.
@@ -87,6 +89,128 @@ pub fn sample() -> Log {
     log
 }
 
+/// A small log with every kind of shape above the floor (and one on it):
+/// a format-version-2 log.
+pub fn sample_raised() -> Log {
+    let mut log = Log::new();
+    log.header.name = "heights".into();
+    let ball = log.entities.intern("ball");
+    let plan = log.entities.intern("plan/chip");
+    let p = |shape: Raised, entity| Primitive {
+        shape: Shape::Raised(Box::new(shape)),
+        style: Style::color(Rgba::named("orange").unwrap_or(Rgba::WHITE)),
+        entity,
+        level: 1,
+    };
+    log.push_frame(
+        FrameTime::Instant(2.0),
+        [
+            p(
+                Raised::Sphere {
+                    center: [1200.0, -300.0, 21.5],
+                    radius: 21.5,
+                },
+                ball,
+            ),
+            p(
+                Raised::Path {
+                    points: vec![[0.0, 0.0, 0.0], [600.0, 0.0, 350.5], [1200.0, 0.0, 0.0]].into(),
+                    closed: false,
+                },
+                plan,
+            ),
+            p(
+                Raised::Path {
+                    points: vec![[0.0, 0.0, 100.0], [10.0, 0.0, 100.0]].into(),
+                    closed: false,
+                },
+                plan,
+            ),
+            p(
+                Raised::Path {
+                    points: vec![[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]].into(),
+                    closed: true,
+                },
+                plan,
+            ),
+            Primitive {
+                shape: Shape::Circle {
+                    center: Vec2::new(5.0, 6.0),
+                    radius: 7.0,
+                },
+                style: Style::default(),
+                entity: ball,
+                level: 0,
+            },
+        ],
+    );
+    log.push_frame(
+        FrameTime::Persistent {
+            start: 1.0,
+            end: f64::INFINITY,
+        },
+        [
+            p(
+                Raised::Circle {
+                    center: [0.0, 0.0, 500.0],
+                    radius: 90.0,
+                    normal: UP,
+                },
+                ball,
+            ),
+            p(
+                Raised::Circle {
+                    center: [1.0, 2.0, 3.0],
+                    radius: 4.0,
+                    normal: [1.0, 0.0, 0.0],
+                },
+                ball,
+            ),
+            p(
+                Raised::Text {
+                    anchor: [1.0, 2.0, 180.0],
+                    text: "above \"me\"".into(),
+                    size: 14.0,
+                },
+                plan,
+            ),
+            p(
+                Raised::Point {
+                    position: [3.0, 4.0, 5.0],
+                    kind: MarkerKind::Dot,
+                    size: 6.0,
+                },
+                plan,
+            ),
+            p(
+                Raised::Point {
+                    position: [3.0, 4.0, 0.0],
+                    kind: MarkerKind::Cross,
+                    size: 0.0,
+                },
+                plan,
+            ),
+            p(
+                Raised::Cylinder {
+                    base: [100.0, 0.0, 0.0],
+                    radius: 90.0,
+                    height: 150.0,
+                },
+                ball,
+            ),
+            p(
+                Raised::Box {
+                    base: [-500.0, 250.0, 0.0],
+                    size: [180.0, 60.0, 40.0],
+                    orientation: 0.5,
+                },
+                ball,
+            ),
+        ],
+    );
+    log
+}
+
 /// Any finite f64, biased towards the values logs hold.
 /// (Zero is +0: the native writer keeps -0, which prost, the reference
 /// it is compared with byte for byte, drops; `-0` has its own tests.)
@@ -106,7 +230,53 @@ fn point() -> impl Strategy<Value = Vec2> {
     (coord(), coord()).prop_map(|(x, y)| Vec2::new(x, y))
 }
 
-fn shape() -> impl Strategy<Value = Shape> {
+fn point3() -> impl Strategy<Value = Vec3> {
+    (coord(), coord(), coord()).prop_map(|(x, y, z)| [x, y, z])
+}
+
+/// Any shape above the floor that can be drawn.
+pub fn raised_shape() -> impl Strategy<Value = Shape> {
+    let normal = prop_oneof![
+        Just(UP),
+        point3().prop_map(|n| if n.iter().all(|&v| v == 0.0) { UP } else { n }),
+    ];
+    prop_oneof![
+        (prop::collection::vec(point3(), 2..6), any::<bool>()).prop_map(|(p, closed)| Raised::Path {
+            points: p.into(),
+            closed
+        }),
+        (point3(), size(), normal).prop_map(|(center, radius, normal)| Raised::Circle {
+            center,
+            radius,
+            normal
+        }),
+        (point3(), any::<String>(), size()).prop_map(|(anchor, text, size)| Raised::Text {
+            anchor,
+            text: text.into(),
+            size
+        }),
+        (point3(), any::<bool>(), size()).prop_map(|(position, dot, size)| Raised::Point {
+            position,
+            kind: if dot { MarkerKind::Dot } else { MarkerKind::Cross },
+            size
+        }),
+        (point3(), size()).prop_map(|(center, radius)| Raised::Sphere { center, radius }),
+        (point3(), size(), size()).prop_map(|(base, radius, height)| Raised::Cylinder {
+            base,
+            radius,
+            height
+        }),
+        (point3(), size(), size(), size(), coord()).prop_map(|(base, l, w, h, orientation)| Raised::Box {
+            base,
+            size: [l, w, h],
+            orientation
+        }),
+    ]
+    .prop_map(|r| Shape::Raised(Box::new(r)))
+}
+
+/// Any shape on the floor that can be drawn.
+pub fn floor_shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         (point(), size()).prop_map(|(center, radius)| Shape::Circle { center, radius }),
         (point(), point()).prop_map(|(start, end)| Shape::Line { start, end }),
@@ -224,10 +394,24 @@ fn header() -> impl Strategy<Value = Header> {
         })
 }
 
-/// A random valid log: every value drawable, entity parents acyclic.
+/// A random valid log: every value drawable, entity parents acyclic;
+/// half of them with shapes above the floor (format version 2), half
+/// without (version 1).
 pub fn arb_log() -> impl Strategy<Value = Log> {
+    // Boxed: the nested strategies' types overflow a debug build's stack.
+    let mixed = prop_oneof![2 => floor_shape().boxed(), 1 => raised_shape().boxed()].boxed();
+    prop_oneof![arb_floor_log(), log_of(mixed)]
+}
+
+/// A random valid log whose shapes all lie on the floor (version 1).
+pub fn arb_floor_log() -> BoxedStrategy<Log> {
+    log_of(floor_shape().boxed())
+}
+
+/// A random valid log of shapes drawn from `shape`.
+fn log_of(shape: BoxedStrategy<Shape>) -> BoxedStrategy<Log> {
     let prim = (
-        shape(),
+        shape,
         style(),
         any::<prop::sample::Index>(),
         prop_oneof![-3i32..5, any::<i32>()],
@@ -265,4 +449,5 @@ pub fn arb_log() -> impl Strategy<Value = Log> {
             }
             log
         })
+        .boxed()
 }

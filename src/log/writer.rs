@@ -22,15 +22,42 @@
 //! reader of a file whose writer died mid-frame loads every complete frame
 //! before the tear. Output is buffered (64 KiB by default) and flushed on
 //! drop; call [`Writer::finish`] to see errors.
+//!
+//! # Shapes above the floor and the format version
+//!
+//! The writer writes the file's prefix, and with it the format version,
+//! before it knows what will be logged, so it is told in advance:
+//! [`WriterOptions::heights`] makes a version-2 log, which can hold the
+//! shapes above the floor ([`Writer::line3`], [`Writer::sphere`], … or any
+//! [`Raised`] through [`Writer::raised`]). Without it the log is version 1,
+//! byte for byte what underlay wrote before heights, and readable by every
+//! underlay; a shape above the floor logged there is not written, and
+//! [`Writer::flush`] or [`Writer::finish`] reports the misuse (naming the
+//! option), as for a primitive logged outside a frame. A log that sets the
+//! option but holds no shape above the floor is still version 2, which an
+//! underlay older than heights refuses: set it only when heights will come.
+//!
+//! ```no_run
+//! use underlay::log::{Header, Writer, WriterOptions};
+//! # fn main() -> Result<(), underlay::log::LogError> {
+//! let opts = WriterOptions { heights: true, ..WriterOptions::default() };
+//! let mut w = Writer::create_with_options("run.ulog".as_ref(), Header::default(), opts)?;
+//! let t = 1_700_000_000.25;
+//! w.instant(t).sphere((1200.0, -300.0, 21.5), 21.5).entity("ball");
+//! w.instant(t).polyline3([(0.0, 0.0, 0.0), (600.0, 0.0, 350.0), (1200.0, 0.0, 0.0)]).entity("plan/chip");
+//! w.finish()?;
+//! # Ok(()) }
+//! ```
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::native::{self, MAX_ENTITY_ID, put_entity_record, put_frame_record_encoded, put_primitive};
+use super::raised::UP;
 use super::{
-    Entities, EntityId, FrameTime, Header, LogError, MarkerKind, Primitive, Rgba, Shape, Style,
-    ThicknessUnit, Vec2,
+    Entities, EntityId, FrameTime, Header, LogError, MarkerKind, Primitive, Raised, Rgba, Shape, Style,
+    ThicknessUnit, Vec2, Vec3,
 };
 
 /// The entity of primitives that name none (see [`Writer::default_entity`]).
@@ -46,6 +73,10 @@ pub struct WriterOptions {
     pub flush_each_frame: bool,
     /// Bytes buffered before they are written.
     pub buffer_size: usize,
+    /// The log will hold shapes above the floor: write format version 2
+    /// (see the [module docs](self)). Without it a shape above the floor
+    /// is refused, and the log stays version 1.
+    pub heights: bool,
 }
 
 impl Default for WriterOptions {
@@ -54,6 +85,7 @@ impl Default for WriterOptions {
             zstd_level: None,
             flush_each_frame: false,
             buffer_size: 1 << 16,
+            heights: false,
         }
     }
 }
@@ -140,7 +172,12 @@ impl<W: Write> Writer<W> {
     /// Like [`Writer::new`], with options.
     pub fn with_options(mut w: W, header: Header, opts: WriterOptions) -> Result<Self, LogError> {
         let name = PathBuf::from("<stream>");
-        w.write_all(&native::prefix(opts.zstd_level.is_some()))
+        let version = if opts.heights {
+            native::RAISED_VERSION
+        } else {
+            native::FLOOR_VERSION
+        };
+        w.write_all(&native::versioned_prefix(version, opts.zstd_level.is_some()))
             .map_err(|e| LogError::io(&name, e))?;
         let sink = match opts.zstd_level {
             None => Sink::Plain(w),
@@ -149,7 +186,7 @@ impl<W: Write> Writer<W> {
             }
         };
         let mut out = Vec::with_capacity(opts.buffer_size.min(1 << 24) + 4096);
-        native::put_header_record(&mut out, &header);
+        native::put_header_record(&mut out, &header, version);
         Ok(Writer {
             sink: Some(sink),
             name,
@@ -382,6 +419,120 @@ impl<W: Write> Writer<W> {
         self.sector(center, radius, radius, start, sweep)
     }
 
+    /// A shape above the floor (needs [`WriterOptions::heights`]); the
+    /// methods below make each kind.
+    pub fn raised(&mut self, shape: Raised) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::Raised(Box::new(shape)))
+    }
+
+    /// A line segment in space (points `(x, y, z)`, z up from the floor).
+    pub fn line3(&mut self, start: impl Into<Vec3>, end: impl Into<Vec3>) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Path {
+            points: Box::new([start.into(), end.into()]),
+            closed: false,
+        })
+    }
+
+    /// An open polyline through points in space.
+    pub fn polyline3<P: Into<Vec3>>(
+        &mut self,
+        points: impl IntoIterator<Item = P>,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Path {
+            points: points.into_iter().map(Into::into).collect(),
+            closed: false,
+        })
+    }
+
+    /// A closed polygon through points in space (it can be filled).
+    pub fn polygon3<P: Into<Vec3>>(
+        &mut self,
+        points: impl IntoIterator<Item = P>,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Path {
+            points: points.into_iter().map(Into::into).collect(),
+            closed: true,
+        })
+    }
+
+    /// A horizontal circle of `radius` around `center`, at its height.
+    pub fn circle3(&mut self, center: impl Into<Vec3>, radius: f64) -> PrimitiveBuilder<'_, W> {
+        self.circle3_facing(center, radius, UP)
+    }
+
+    /// A circle of `radius` around `center` in the plane through it whose
+    /// normal is `normal` (any length but 0).
+    pub fn circle3_facing(
+        &mut self,
+        center: impl Into<Vec3>,
+        radius: f64,
+        normal: impl Into<Vec3>,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Circle {
+            center: center.into(),
+            radius,
+            normal: normal.into(),
+        })
+    }
+
+    /// Text anchored at a point in space (left end of its baseline), sized
+    /// as [`Self::text`].
+    pub fn text3(&mut self, anchor: impl Into<Vec3>, text: &str, size: f64) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Text {
+            anchor: anchor.into(),
+            text: text.into(),
+            size,
+        })
+    }
+
+    /// A point marker in space, sized as [`Self::point`].
+    pub fn point3(
+        &mut self,
+        position: impl Into<Vec3>,
+        kind: MarkerKind,
+        size: f64,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Point {
+            position: position.into(),
+            kind,
+            size,
+        })
+    }
+
+    /// A ball of `radius` around `center` (a ball on the floor has its
+    /// centre at height `radius`).
+    pub fn sphere(&mut self, center: impl Into<Vec3>, radius: f64) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Sphere {
+            center: center.into(),
+            radius,
+        })
+    }
+
+    /// A vertical cylinder of `radius` and `height` whose bottom face is
+    /// centred on `base`.
+    pub fn cylinder(&mut self, base: impl Into<Vec3>, radius: f64, height: f64) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Cylinder {
+            base: base.into(),
+            radius,
+            height,
+        })
+    }
+
+    /// A box whose bottom face is centred on `base`: `size` is its length
+    /// along `orientation` (radians), its width across it and its height.
+    pub fn box3(
+        &mut self,
+        base: impl Into<Vec3>,
+        size: impl Into<Vec3>,
+        orientation: f64,
+    ) -> PrimitiveBuilder<'_, W> {
+        self.raised(Raised::Box {
+            base: base.into(),
+            size: size.into(),
+            orientation,
+        })
+    }
+
     /// Frames and primitives written so far (including the open frame's primitives).
     pub fn counts(&self) -> (u64, u64) {
         (self.frames, self.primitives)
@@ -468,6 +619,14 @@ impl<W: Write> Writer<W> {
         if self.open.is_none() {
             self.fail(format!(
                 "a {} was added before any frame was started (call instant or persistent first)",
+                p.shape.kind_name()
+            ));
+            return;
+        }
+        if matches!(p.shape, Shape::Raised(_)) && !self.opts.heights {
+            self.fail(format!(
+                "a {} above the floor was not written: a log without heights (format version 1) cannot \
+                 hold it; create the writer with WriterOptions {{ heights: true, .. }}",
                 p.shape.kind_name()
             ));
             return;
@@ -685,6 +844,93 @@ mod tests {
         w.declare_entity("a", &["b"]);
         w.declare_entity("b", &["a"]);
         assert!(w.finish().unwrap_err().to_string().contains("cycle"));
+    }
+
+    /// Issue 33: with `heights` the log is version 2 and holds every
+    /// shape above the floor the builder makes.
+    #[test]
+    fn heights_make_a_version_2_log_of_shapes_above_the_floor() {
+        let opts = WriterOptions {
+            heights: true,
+            ..WriterOptions::default()
+        };
+        let mut w = Writer::with_options(Vec::new(), Header::default(), opts).unwrap();
+        w.instant(1.0).line3((0.0, 0.0, 0.0), [1.0, 0.0, 2.0]).entity("a");
+        w.instant(1.0)
+            .polyline3([(0.0, 0.0, 0.0), (1.0, 0.0, 1.0), (2.0, 0.0, 0.0)]);
+        w.instant(1.0)
+            .polygon3([(0.0, 0.0, 1.0), (1.0, 0.0, 1.0), (0.0, 1.0, 1.0)])
+            .fill(Rgba::BLACK);
+        w.instant(1.0).circle3((0.0, 0.0, 5.0), 2.0);
+        w.instant(1.0)
+            .circle3_facing((0.0, 0.0, 5.0), 2.0, (1.0, 0.0, 0.0));
+        w.instant(1.0).text3((0.0, 0.0, 9.0), "up", 12.0);
+        w.instant(1.0).point3((0.0, 0.0, 9.0), MarkerKind::Dot, 3.0);
+        w.instant(1.0)
+            .sphere((1.0, 2.0, 21.5), 21.5)
+            .color(Rgba::named("orange"));
+        w.instant(1.0).cylinder((0.0, 0.0, 0.0), 90.0, 150.0);
+        w.instant(1.0).box3((0.0, 0.0, 0.0), (3.0, 2.0, 1.0), 0.25);
+        w.instant(1.0).circle((0.0, 0.0), 1.0);
+        let bytes = w.finish().unwrap();
+        assert_eq!(&bytes[..10], b"UNDERLAY\x02\x00");
+        let log = log::native::read(&bytes[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        let kinds: Vec<&str> = log.primitives.iter().map(|p| p.shape.kind_name()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "line", "polyline", "polygon", "circle", "circle", "text", "point", "sphere", "cylinder",
+                "box", "circle"
+            ]
+        );
+        assert_eq!(
+            log.primitives[9].shape,
+            Shape::Raised(Box::new(Raised::Box {
+                base: [0.0; 3],
+                size: [3.0, 2.0, 1.0],
+                orientation: 0.25
+            }))
+        );
+        assert!(matches!(
+            &log.primitives[4].shape,
+            Shape::Raised(r) if matches!(**r, Raised::Circle { normal: [1.0, 0.0, 0.0], .. })
+        ));
+        assert!(matches!(
+            &log.primitives[3].shape,
+            Shape::Raised(r) if matches!(**r, Raised::Circle { normal: UP, .. })
+        ));
+    }
+
+    /// Without `heights` the log stays version 1 (its header too): a shape
+    /// above the floor is not written and `finish` says which option it
+    /// needs; the rest of the log is written.
+    #[test]
+    fn a_log_without_heights_refuses_shapes_above_the_floor() {
+        let bytes = write_sample(WriterOptions::default());
+        assert_eq!(&bytes[..10], b"UNDERLAY\x01\x00");
+        let mut sink = Vec::new();
+        {
+            let mut w = Writer::new(&mut sink, Header::default()).unwrap();
+            w.instant(1.0).circle((0.0, 0.0), 1.0);
+            w.instant(1.0).sphere((0.0, 0.0, 1.0), 1.0);
+            w.instant(2.0).line((0.0, 0.0), (1.0, 1.0));
+            let e = w.finish().unwrap_err().to_string();
+            assert!(
+                e.contains("a sphere above the floor was not written") && e.contains("heights: true"),
+                "{e}"
+            );
+        }
+        assert_eq!(sink[8], 1);
+        let log = log::native::read(&sink[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        assert_eq!(log.frames.len(), 2);
+        assert_eq!(log.primitives.len(), 2);
+        assert!(
+            log.primitives
+                .iter()
+                .all(|p| !matches!(p.shape, Shape::Raised(_)))
+        );
     }
 
     #[test]

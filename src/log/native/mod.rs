@@ -6,23 +6,47 @@
 //! as a varint. Entities are declared once by `Entity` records and
 //! primitives refer to them by id.
 //!
-//! The reader and encoder here are hand-written for speed (see
-//! `docs/PERFORMANCE.md`); [`reference`](super::reference) does the same
-//! through prost-generated types, and tests check that both agree byte for
-//! byte and value for value.
+//! Versions: a log of shapes on the floor only is version 1
+//! ([`FLOOR_VERSION`]); a log with shapes above the floor (`Primitive`
+//! fields 14 to 20) is version 2 ([`RAISED_VERSION`]), so that an underlay
+//! older than heights refuses it with a version error instead of dropping
+//! its shapes one warning at a time. Writers pick the oldest version that
+//! holds the log; this reader reads both, and refuses a newer version
+//! saying which ones it reads.
+//!
+//! This module reads records (the prefix, the record loop, entities and
+//! frames); `decode` decodes the messages inside them and `encode` writes
+//! them. Both are hand-written for speed (see `docs/PERFORMANCE.md`);
+//! [`reference`](super::reference) does the same through prost-generated
+//! types, and tests check that both agree byte for byte and value for
+//! value.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 
-use super::wire::{self, LEN, Reader, VARINT, WireError, WireResult};
+use super::wire::{self, LEN, Reader, VARINT, WireResult};
 use super::{
-    DisplayHints, Entities, EntityId, FrameTime, Header, Log, MAX_RECORD_LEN, MarkerKind, Place, Primitive,
-    ReadError, Rgba, Shape, Style, ThicknessUnit, TimeUnit, Vec2, Warnings, close_frame,
+    Entities, EntityId, FrameTime, Header, Log, MAX_RECORD_LEN, Place, Raised, ReadError, Shape, Warnings,
+    close_frame,
 };
+
+mod decode;
+mod encode;
+
+use decode::{decode_header, decode_primitive};
+pub(crate) use encode::{put_entity_record, put_frame_record_encoded, put_header_record, put_primitive};
+pub use encode::{to_bytes, version_for, write};
 
 /// The first eight bytes of every native log.
 pub const MAGIC: &[u8; 8] = b"UNDERLAY";
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u8 = 1;
+/// The format version of a log whose shapes all lie on the floor: what
+/// every underlay reads, and what such a log is written as.
+pub const FLOOR_VERSION: u8 = 1;
+/// The format version of a log with shapes above the floor (issue 33):
+/// `Primitive` fields 14 to 20.
+pub const RAISED_VERSION: u8 = 2;
+/// The newest format version this build reads and writes (it reads every
+/// version from [`FLOOR_VERSION`] on).
+pub const FORMAT_VERSION: u8 = RAISED_VERSION;
 /// Length of the file prefix: magic, version, compression.
 pub const PREFIX_LEN: usize = 10;
 /// Compression byte: records follow uncompressed.
@@ -48,11 +72,17 @@ const RECORD_HEADER: u32 = 1;
 const RECORD_ENTITY: u32 = 2;
 const RECORD_FRAME: u32 = 3;
 
-/// The 10-byte prefix of a native log.
+/// The 10-byte prefix of a native log of shapes on the floor only
+/// (version [`FLOOR_VERSION`]).
 pub fn prefix(compressed: bool) -> [u8; PREFIX_LEN] {
+    versioned_prefix(FLOOR_VERSION, compressed)
+}
+
+/// The 10-byte prefix of a native log of format `version`.
+pub fn versioned_prefix(version: u8, compressed: bool) -> [u8; PREFIX_LEN] {
     let mut p = [0u8; PREFIX_LEN];
     p[..8].copy_from_slice(MAGIC);
-    p[8] = FORMAT_VERSION;
+    p[8] = version;
     p[9] = if compressed {
         COMPRESSION_ZSTD
     } else {
@@ -89,10 +119,10 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
             message: format!("the file ends inside the {PREFIX_LEN}-byte prefix"),
         });
     }
-    if p[8] != FORMAT_VERSION {
+    if !(FLOOR_VERSION..=FORMAT_VERSION).contains(&p[8]) {
         return Err(ReadError::UnsupportedVersion {
             found: p[8],
-            supported: FORMAT_VERSION,
+            newest: FORMAT_VERSION,
         });
     }
     let mut dec = Decoder::new(p[8]);
@@ -290,11 +320,7 @@ impl Decoder {
             if compressed {
                 // Decompression is bounded by what it yields.
                 for p in self.log.primitives.get(counted..).unwrap_or(&[]) {
-                    drawn += 1 + match &p.shape {
-                        Shape::Polygon { vertices, .. } => vertices.len() as u64,
-                        Shape::Text { text, .. } => text.len() as u64 / 8,
-                        _ => 0,
-                    };
+                    drawn += items(&p.shape);
                 }
                 counted = self.log.primitives.len();
                 let items = drawn + self.log.frames.len() as u64 + self.log.entities.len() as u64;
@@ -568,631 +594,20 @@ pub(crate) fn add_parent_checked(
     }
 }
 
-#[inline(always)]
-fn decode_vec2(r: &mut Reader<'_>) -> WireResult<Vec2> {
-    match r.two_doubles() {
-        Some((x, y)) => Ok(Vec2::new(x, y)),
-        None => decode_vec2_general(r),
-    }
-}
-
-#[inline(never)]
-fn decode_vec2_general(r: &mut Reader<'_>) -> WireResult<Vec2> {
-    let mut m = r.sub()?;
-    let mut v = Vec2::ZERO;
-    while !m.is_empty() {
-        let (f, w) = m.key()?;
-        match (f, w) {
-            (1, wire::I64) => v.x = m.f64()?,
-            (2, wire::I64) => v.y = m.f64()?,
-            (1 | 2, _) => return Err(m.error(format!("coordinate field {f} has wire type {w}"))),
-            _ => m.skip(w)?,
-        }
-    }
-    Ok(v)
-}
-
-fn decode_header(m: &mut Reader<'_>) -> WireResult<(Header, u32)> {
-    let mut h = Header::default();
-    let mut version = 0u32;
-    while !m.is_empty() {
-        let (f, w) = m.key()?;
-        match (f, w) {
-            (1, VARINT) => version = m.varint()? as u32,
-            (2, LEN) => h.name = m.string()?.to_owned(),
-            (3, VARINT) => {
-                h.time_unit = match m.varint()? as i32 {
-                    1 => TimeUnit::RelativeSeconds,
-                    _ => TimeUnit::EpochSeconds,
-                }
-            }
-            (4, LEN) => h.world_unit = m.string()?.to_owned(),
-            (5, LEN) => h.hints = decode_hints(&mut m.sub()?)?,
-            (1..=5, _) => return Err(m.error(format!("header field {f} has wire type {w}"))),
-            _ => m.skip(w)?,
-        }
-    }
-    Ok((h, version))
-}
-
-fn decode_hints(m: &mut Reader<'_>) -> WireResult<DisplayHints> {
-    let mut h = DisplayHints::default();
-    while !m.is_empty() {
-        let (f, w) = m.key()?;
-        match (f, w) {
-            (1, wire::I64) => h.instant_threshold = Some(m.f64()?),
-            (2, VARINT) => h.default_max_level = Some(wire::unzigzag32(m.varint()?)),
-            (3, LEN) => {
-                let mut b = m.sub()?;
-                let (mut lo, mut hi) = (Vec2::ZERO, Vec2::ZERO);
-                while !b.is_empty() {
-                    let (f, w) = b.key()?;
-                    match (f, w) {
-                        (1, LEN) => lo = decode_vec2(&mut b)?,
-                        (2, LEN) => hi = decode_vec2(&mut b)?,
-                        (1 | 2, _) => return Err(b.error(format!("bounds field {f} has wire type {w}"))),
-                        _ => b.skip(w)?,
-                    }
-                }
-                h.world_bounds = Some((lo, hi));
-            }
-            (1..=3, _) => return Err(m.error(format!("hints field {f} has wire type {w}"))),
-            _ => m.skip(w)?,
-        }
-    }
-    Ok(h)
-}
-
-/// Decodes a primitive; the entity is left for the caller to resolve from
-/// the returned wire id. A primitive without a shape is `Err(problem)`.
-#[inline]
-fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primitive, String>, u32)> {
-    let mut shape = None;
-    let mut entity = 0u32;
-    let mut level = 0i32;
-    let mut style = Style::default();
-    let mut bad_unit = None;
-    while !m.is_empty() {
-        let (f, w) = m.key()?;
-        match (f, w) {
-            (1..=7, LEN) => shape = Some(decode_shape(f, &mut m.sub()?)?),
-            (8, VARINT) => entity = m.varint()? as u32,
-            (9, VARINT) => level = wire::unzigzag32(m.varint()?),
-            (10, wire::I32) => style.color = Rgba(m.fixed32()?),
-            (11, wire::I32) => style.fill = Some(Rgba(m.fixed32()?)),
-            (12, wire::I32) => style.thickness = f32::from_bits(m.fixed32()?),
-            (13, VARINT) => {
-                style.unit = match m.varint()? as i32 {
-                    0 => ThicknessUnit::Pixels,
-                    1 => ThicknessUnit::World,
-                    u => {
-                        bad_unit = Some(u);
-                        ThicknessUnit::Pixels
-                    }
-                }
-            }
-            (1..=13, _) => return Err(m.error(format!("primitive field {f} has wire type {w}"))),
-            _ => m.skip(w)?,
-        }
-    }
-    let result = match (shape, bad_unit) {
-        (None, _) => Err("it has no shape".to_owned()),
-        (Some(_), Some(u)) => Err(format!("unknown thickness unit {u}")),
-        (Some(shape), None) => Ok(Primitive {
-            shape,
-            style,
-            entity: EntityId(0),
-            level,
-        }),
-    };
-    Ok((result, entity))
-}
-
-fn decode_shape(kind: u32, m: &mut Reader<'_>) -> WireResult<Shape> {
-    // Every shape's fields: 1 and 2 are points or sizes (LEN) except where
-    // noted, 3 a double.
-    let mut a = Vec2::ZERO;
-    let mut b = Vec2::ZERO;
-    let mut x = 0.0;
-    // The sector's inner radius, outer radius, start and sweep.
-    let mut sector = [0.0; 4];
-    let mut vertices: Vec<Vec2> = Vec::new();
-    let mut flag = 0u64;
-    let mut text: &str = "";
-    let bad = |m: &Reader<'_>, f: u32, w: u32| -> WireError {
-        m.error(format!("field {f} of a {} has wire type {w}", kind_name(kind)))
-    };
-    while !m.is_empty() {
-        let (f, w) = m.key()?;
-        match (kind, f, w) {
-            // circle: center, radius
-            (1, 1, LEN) => a = decode_vec2(m)?,
-            (1, 2, wire::I64) => x = m.f64()?,
-            // line: start, end; rectangle: center, size, orientation
-            (2 | 3, 1, LEN) => a = decode_vec2(m)?,
-            (2 | 3, 2, LEN) => b = decode_vec2(m)?,
-            (3, 3, wire::I64) => x = m.f64()?,
-            // polygon: vertices, open
-            (4, 1, LEN) => vertices.push(decode_vec2(m)?),
-            (4, 2, VARINT) => flag = m.varint()?,
-            // text: anchor, text, size
-            (5, 1, LEN) => a = decode_vec2(m)?,
-            (5, 2, LEN) => text = m.string()?,
-            (5, 3, wire::I64) => x = m.f64()?,
-            // point: position, kind, size
-            (6, 1, LEN) => a = decode_vec2(m)?,
-            (6, 2, VARINT) => flag = m.varint()?,
-            (6, 3, wire::I64) => x = m.f64()?,
-            // sector: center, inner, outer, start, sweep
-            (7, 1, LEN) => a = decode_vec2(m)?,
-            (7, 2..=5, wire::I64) => sector[f as usize - 2] = m.f64()?,
-            (1, 1..=2, _) | (2, 1..=2, _) | (3..=6, 1..=3, _) | (7, 1..=5, _) => return Err(bad(m, f, w)),
-            _ => m.skip(w)?,
-        }
-    }
-    Ok(match kind {
-        1 => Shape::Circle { center: a, radius: x },
-        2 => Shape::Line { start: a, end: b },
-        3 => Shape::Rectangle {
-            center: a,
-            size: b,
-            orientation: x,
+/// What a shape counts for in bounding decompression
+/// ([`DECOMPRESSED_PER_ITEM`]): 1, plus its vertices, plus an eighth of
+/// its text's bytes.
+fn items(shape: &Shape) -> u64 {
+    1 + match shape {
+        Shape::Polygon { vertices, .. } => vertices.len() as u64,
+        Shape::Text { text, .. } => text.len() as u64 / 8,
+        Shape::Raised(r) => match &**r {
+            Raised::Path { points, .. } => points.len() as u64,
+            Raised::Text { text, .. } => text.len() as u64 / 8,
+            _ => 0,
         },
-        4 => Shape::Polygon {
-            vertices: vertices.into_boxed_slice(),
-            closed: flag == 0,
-        },
-        5 => Shape::Text {
-            anchor: a,
-            text: text.into(),
-            size: x,
-        },
-        7 => Shape::Sector {
-            center: a,
-            inner: sector[0],
-            outer: sector[1],
-            start: sector[2],
-            sweep: sector[3],
-        },
-        _ => Shape::Point {
-            position: a,
-            kind: if flag as i32 == 1 {
-                MarkerKind::Dot
-            } else {
-                MarkerKind::Cross
-            },
-            size: x,
-        },
-    })
-}
-
-fn kind_name(kind: u32) -> &'static str {
-    [
-        "circle",
-        "line",
-        "rectangle",
-        "polygon",
-        "text",
-        "point",
-        "sector",
-    ]
-    .get((kind as usize).wrapping_sub(1))
-    .copied()
-    .unwrap_or("shape")
-}
-
-// ---------------------------------------------------------------------------
-// Encoding. Field order and default omission follow prost (proto3): the
-// output equals prost's encoding of the same message, except that a double
-// of -0.0 is written, as the protobuf specification says (only +0.0 is the
-// default); prost compares with `==` and drops it, so -0 would come back
-// as +0.
-
-/// Whether a double field is written: anything but +0.0.
-#[inline]
-fn present(v: f64) -> bool {
-    v.to_bits() != 0
-}
-
-#[inline]
-fn vec2_len(v: Vec2) -> usize {
-    (if present(v.x) { 9 } else { 0 }) + (if present(v.y) { 9 } else { 0 })
-}
-
-#[inline]
-fn put_vec2(out: &mut Vec<u8>, field: u32, v: Vec2) {
-    wire::put_len(out, field, vec2_len(v));
-    if present(v.x) {
-        wire::put_f64(out, 1, v.x);
+        _ => 0,
     }
-    if present(v.y) {
-        wire::put_f64(out, 2, v.y);
-    }
-}
-
-#[inline]
-fn f64_len(v: f64) -> usize {
-    if present(v) { 9 } else { 0 }
-}
-
-#[inline]
-fn put_f64_opt(out: &mut Vec<u8>, field: u32, v: f64) {
-    if present(v) {
-        wire::put_f64(out, field, v);
-    }
-}
-
-fn shape_field(shape: &Shape) -> u32 {
-    match shape {
-        Shape::Circle { .. } => 1,
-        Shape::Line { .. } => 2,
-        Shape::Rectangle { .. } => 3,
-        Shape::Polygon { .. } => 4,
-        Shape::Text { .. } => 5,
-        Shape::Point { .. } => 6,
-        Shape::Sector { .. } => 7,
-        Shape::Raised(_) => todo!("issue 33: raised shapes in the native format"),
-    }
-}
-
-#[inline]
-fn shape_body_len(shape: &Shape) -> usize {
-    let v = |v: Vec2| 2 + vec2_len(v);
-    match shape {
-        Shape::Circle { center, radius } => v(*center) + f64_len(*radius),
-        Shape::Line { start, end } => v(*start) + v(*end),
-        Shape::Rectangle {
-            center,
-            size,
-            orientation,
-        } => v(*center) + v(*size) + f64_len(*orientation),
-        Shape::Polygon { vertices, closed } => {
-            vertices.iter().map(|&x| v(x)).sum::<usize>() + if *closed { 0 } else { 2 }
-        }
-        Shape::Text { anchor, text, size } => {
-            v(*anchor)
-                + if text.is_empty() {
-                    0
-                } else {
-                    wire::len_field_len(2, text.len())
-                }
-                + f64_len(*size)
-        }
-        Shape::Point { position, kind, size } => {
-            v(*position) + if *kind == MarkerKind::Dot { 2 } else { 0 } + f64_len(*size)
-        }
-        Shape::Sector {
-            center,
-            inner,
-            outer,
-            start,
-            sweep,
-        } => v(*center) + f64_len(*inner) + f64_len(*outer) + f64_len(*start) + f64_len(*sweep),
-        Shape::Raised(_) => todo!("issue 33: raised shapes in the native format"),
-    }
-}
-
-fn put_shape(out: &mut Vec<u8>, shape: &Shape) {
-    wire::put_len(out, shape_field(shape), shape_body_len(shape));
-    match shape {
-        Shape::Circle { center, radius } => {
-            put_vec2(out, 1, *center);
-            put_f64_opt(out, 2, *radius);
-        }
-        Shape::Line { start, end } => {
-            put_vec2(out, 1, *start);
-            put_vec2(out, 2, *end);
-        }
-        Shape::Rectangle {
-            center,
-            size,
-            orientation,
-        } => {
-            put_vec2(out, 1, *center);
-            put_vec2(out, 2, *size);
-            put_f64_opt(out, 3, *orientation);
-        }
-        Shape::Polygon { vertices, closed } => {
-            for v in vertices.iter() {
-                put_vec2(out, 1, *v);
-            }
-            if !closed {
-                wire::put_key(out, 2, VARINT);
-                out.push(1);
-            }
-        }
-        Shape::Text { anchor, text, size } => {
-            put_vec2(out, 1, *anchor);
-            if !text.is_empty() {
-                wire::put_len(out, 2, text.len());
-                out.extend_from_slice(text.as_bytes());
-            }
-            put_f64_opt(out, 3, *size);
-        }
-        Shape::Point { position, kind, size } => {
-            put_vec2(out, 1, *position);
-            if *kind == MarkerKind::Dot {
-                wire::put_key(out, 2, VARINT);
-                out.push(1);
-            }
-            put_f64_opt(out, 3, *size);
-        }
-        Shape::Sector {
-            center,
-            inner,
-            outer,
-            start,
-            sweep,
-        } => {
-            put_vec2(out, 1, *center);
-            put_f64_opt(out, 2, *inner);
-            put_f64_opt(out, 3, *outer);
-            put_f64_opt(out, 4, *start);
-            put_f64_opt(out, 5, *sweep);
-        }
-        Shape::Raised(_) => todo!("issue 33: raised shapes in the native format"),
-    }
-}
-
-/// Length of a primitive message's body (without its key and length).
-#[inline]
-fn primitive_body_len(p: &Primitive) -> usize {
-    let s = shape_body_len(&p.shape);
-    let mut n = wire::len_field_len(1, s);
-    if p.entity.0 != 0 {
-        n += 1 + wire::varint_len(u64::from(p.entity.0));
-    }
-    if p.level != 0 {
-        n += 1 + wire::varint_len(u64::from(wire::zigzag32(p.level)));
-    }
-    n += 5; // color, always present
-    if p.style.fill.is_some() {
-        n += 5;
-    }
-    if p.style.thickness != 0.0 {
-        n += 5;
-    }
-    if p.style.unit == ThicknessUnit::World {
-        n += 2;
-    }
-    n
-}
-
-/// Appends `p` as field `field` (a `Primitive` message) with entity id
-/// `p.entity`.
-#[inline]
-pub(crate) fn put_primitive(out: &mut Vec<u8>, field: u32, p: &Primitive) {
-    wire::put_len(out, field, primitive_body_len(p));
-    put_shape(out, &p.shape);
-    if p.entity.0 != 0 {
-        wire::put_key(out, 8, VARINT);
-        wire::put_varint(out, u64::from(p.entity.0));
-    }
-    if p.level != 0 {
-        wire::put_key(out, 9, VARINT);
-        wire::put_varint(out, u64::from(wire::zigzag32(p.level)));
-    }
-    wire::put_fixed32(out, 10, p.style.color.0);
-    if let Some(fill) = p.style.fill {
-        wire::put_fixed32(out, 11, fill.0);
-    }
-    if p.style.thickness != 0.0 {
-        wire::put_fixed32(out, 12, p.style.thickness.to_bits());
-    }
-    if p.style.unit == ThicknessUnit::World {
-        wire::put_key(out, 13, VARINT);
-        out.push(1);
-    }
-}
-
-/// Length of the frame's time field(s).
-fn time_len(time: FrameTime) -> usize {
-    match time {
-        FrameTime::Instant(_) => 9,
-        FrameTime::Persistent { start, end } => 2 + f64_len(start) + f64_len(end),
-    }
-}
-
-fn put_time(out: &mut Vec<u8>, time: FrameTime) {
-    match time {
-        FrameTime::Instant(t) => wire::put_f64(out, 1, t),
-        FrameTime::Persistent { start, end } => {
-            wire::put_len(out, 2, f64_len(start) + f64_len(end));
-            put_f64_opt(out, 1, start);
-            put_f64_opt(out, 2, end);
-        }
-    }
-}
-
-/// Appends a delimited frame record whose primitives are already encoded
-/// (as field 3 of `Frame`) in `encoded`.
-pub(crate) fn put_frame_record_encoded(out: &mut Vec<u8>, time: FrameTime, encoded: &[u8]) {
-    let frame_len = time_len(time) + encoded.len();
-    let record_len = wire::len_field_len(RECORD_FRAME, frame_len);
-    wire::put_varint(out, record_len as u64);
-    wire::put_len(out, RECORD_FRAME, frame_len);
-    put_time(out, time);
-    out.extend_from_slice(encoded);
-}
-
-/// Appends a delimited frame record.
-pub(crate) fn put_frame_record(out: &mut Vec<u8>, time: FrameTime, prims: &[Primitive]) {
-    let prims_len: usize = prims
-        .iter()
-        .map(|p| wire::len_field_len(3, primitive_body_len(p)))
-        .sum();
-    let frame_len = time_len(time) + prims_len;
-    let record_len = wire::len_field_len(RECORD_FRAME, frame_len);
-    out.reserve(record_len + 10);
-    wire::put_varint(out, record_len as u64);
-    wire::put_len(out, RECORD_FRAME, frame_len);
-    put_time(out, time);
-    for p in prims {
-        put_primitive(out, 3, p);
-    }
-}
-
-fn string_field_len(field: u32, s: &str) -> usize {
-    if s.is_empty() {
-        0
-    } else {
-        wire::len_field_len(field, s.len())
-    }
-}
-
-fn put_string(out: &mut Vec<u8>, field: u32, s: &str) {
-    if !s.is_empty() {
-        wire::put_len(out, field, s.len());
-        out.extend_from_slice(s.as_bytes());
-    }
-}
-
-/// Appends a delimited header record.
-pub(crate) fn put_header_record(out: &mut Vec<u8>, h: &Header) {
-    let hints = &h.hints;
-    let hints_len = (hints != &DisplayHints::default()).then(|| {
-        hints.instant_threshold.map_or(0, |_| 9)
-            + hints
-                .default_max_level
-                .map_or(0, |l| 1 + wire::varint_len(u64::from(wire::zigzag32(l))))
-            + hints.world_bounds.map_or(0, |(lo, hi)| {
-                wire::len_field_len(3, 4 + vec2_len(lo) + vec2_len(hi))
-            })
-    });
-    let time_unit = match h.time_unit {
-        TimeUnit::EpochSeconds => 0,
-        TimeUnit::RelativeSeconds => 1,
-    };
-    let body = 2 // format_version
-        + string_field_len(2, &h.name)
-        + if time_unit != 0 { 2 } else { 0 }
-        + wire::len_field_len(4, h.world_unit.len())
-        + hints_len.map_or(0, |l| wire::len_field_len(5, l));
-    let record = wire::len_field_len(RECORD_HEADER, body);
-    wire::put_varint(out, record as u64);
-    wire::put_len(out, RECORD_HEADER, body);
-    wire::put_key(out, 1, VARINT);
-    wire::put_varint(out, u64::from(FORMAT_VERSION));
-    put_string(out, 2, &h.name);
-    if time_unit != 0 {
-        wire::put_key(out, 3, VARINT);
-        wire::put_varint(out, time_unit);
-    }
-    wire::put_len(out, 4, h.world_unit.len());
-    out.extend_from_slice(h.world_unit.as_bytes());
-    if let Some(l) = hints_len {
-        wire::put_len(out, 5, l);
-        if let Some(t) = hints.instant_threshold {
-            wire::put_f64(out, 1, t);
-        }
-        if let Some(level) = hints.default_max_level {
-            wire::put_key(out, 2, VARINT);
-            wire::put_varint(out, u64::from(wire::zigzag32(level)));
-        }
-        if let Some((lo, hi)) = hints.world_bounds {
-            wire::put_len(out, 3, 4 + vec2_len(lo) + vec2_len(hi));
-            put_vec2(out, 1, lo);
-            put_vec2(out, 2, hi);
-        }
-    }
-}
-
-/// Appends a delimited entity record.
-pub(crate) fn put_entity_record(out: &mut Vec<u8>, id: u32, name: &str, parents: &[EntityId]) {
-    let packed: usize = parents.iter().map(|p| wire::varint_len(u64::from(p.0))).sum();
-    let body = if id != 0 {
-        1 + wire::varint_len(u64::from(id))
-    } else {
-        0
-    } + string_field_len(2, name)
-        + if parents.is_empty() {
-            0
-        } else {
-            wire::len_field_len(3, packed)
-        };
-    let record = wire::len_field_len(RECORD_ENTITY, body);
-    wire::put_varint(out, record as u64);
-    wire::put_len(out, RECORD_ENTITY, body);
-    if id != 0 {
-        wire::put_key(out, 1, VARINT);
-        wire::put_varint(out, u64::from(id));
-    }
-    put_string(out, 2, name);
-    if !parents.is_empty() {
-        wire::put_len(out, 3, packed);
-        for p in parents {
-            wire::put_varint(out, u64::from(p.0));
-        }
-    }
-}
-
-/// Appends the entity records of `entities`: in id order, each with its
-/// parents when they all come earlier; an entity with a later parent is
-/// declared bare first and again with its parents once all are declared.
-pub(crate) fn put_entity_records(out: &mut Vec<u8>, entities: &Entities) {
-    let mut later = Vec::new();
-    for id in entities.ids() {
-        let parents = entities.parents(id);
-        if parents.iter().all(|p| p.0 < id.0) {
-            put_entity_record(out, id.0, entities.name(id), parents);
-        } else {
-            put_entity_record(out, id.0, entities.name(id), &[]);
-            later.push(id);
-        }
-    }
-    for id in later {
-        put_entity_record(out, id.0, entities.name(id), entities.parents(id));
-    }
-}
-
-/// Writes `log` in the native format; `zstd_level` compresses.
-pub fn write(log: &Log, w: &mut impl Write, zstd_level: Option<i32>) -> io::Result<()> {
-    w.write_all(&prefix(zstd_level.is_some()))?;
-    match zstd_level {
-        None => write_records(log, w, false),
-        Some(level) => {
-            // Frame by frame, as the `Writer` does: each frame ends a zstd
-            // block, so a torn copy still decompresses to its complete
-            // frames (one stream in large blocks lost them all).
-            let mut z = zstd::stream::write::Encoder::new(w, level)?;
-            write_records(log, &mut z, true)?;
-            z.finish()?;
-            Ok(())
-        }
-    }
-}
-
-/// Writes the records of `log`; `flush_each_frame` flushes `w` after the
-/// header and entities and after each frame.
-fn write_records(log: &Log, w: &mut impl Write, flush_each_frame: bool) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(1 << 16);
-    put_header_record(&mut buf, &log.header);
-    put_entity_records(&mut buf, &log.entities);
-    if flush_each_frame {
-        w.write_all(&buf)?;
-        w.flush()?;
-        buf.clear();
-    }
-    for f in &log.frames {
-        put_frame_record(&mut buf, f.time, log.frame_primitives(f));
-        if flush_each_frame {
-            w.write_all(&buf)?;
-            w.flush()?;
-            buf.clear();
-        } else if buf.len() >= 1 << 16 {
-            w.write_all(&buf)?;
-            buf.clear();
-        }
-    }
-    w.write_all(&buf)
-}
-
-/// The native encoding of `log`, uncompressed.
-pub fn to_bytes(log: &Log) -> Vec<u8> {
-    let mut out = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = write(log, &mut out, None);
-    out
 }
 
 #[cfg(test)]

@@ -18,7 +18,14 @@
 //! also accepted, as in Figure 3.7), `{rectangle; C; (length, width);
 //! orientation}`, `{polygon; V; V; …}` (closed), `{polyline; V; …}` (open),
 //! `{text; A; "string"; size}` and `{point; P; cross|dot; size}`, with
-//! points written `(x, y)`. Colours are names (`red`), `#rrggbb`,
+//! points written `(x, y)`. A point written `(x, y, z)` has a height and
+//! makes its shape one above the floor ([`Raised`]; the shape's other
+//! points are then at height 0 unless given one): `{circle; C; r; N}`
+//! takes an optional normal (default `(0, 0, 1)`, horizontal), a rectangle
+//! with a height is a horizontal closed path, and three shapes exist only
+//! above the floor: `{sphere; C; r}`, `{cylinder; B; r; height}` and
+//! `{box; B; (length, width, height); orientation}`. Arcs and sectors lie
+//! on the floor. Colours are names (`red`), `#rrggbb`,
 //! `#rrggbbaa` or `0xRRGGBB`. Two more items carry the rest of the model:
 //! `{ header; name "…"; time relative; unit m; threshold 0.05; max-level
 //! 2; bounds (x, y) (x, y) }` and entity declarations `{ entity; name;
@@ -27,15 +34,20 @@
 //! full grammar.
 //!
 //! [`print()`] writes text that [`parse`] reads back to an equal log, in the
-//! thesis's style for logs the thesis could express.
+//! thesis's style for logs the thesis could express. This module parses;
+//! `lex` cuts the text into tokens and `print` writes it.
 
-use std::fmt::Write as _;
-use std::io::{self, Write};
+mod lex;
+mod print;
+
+use lex::{Lexer, Spanned, Tok};
+pub use print::{fmt_f64, primitive_to_string, print, write, write_filtered};
 
 use super::native::add_parent_checked;
+use super::raised::UP;
 use super::{
-    DisplayHints, EntityId, Frame, FrameTime, Header, Log, MarkerKind, Place, Primitive, ReadError, Rgba,
-    Shape, Style, ThicknessUnit, TimeUnit, Vec2, Warnings, close_frame,
+    FrameTime, Header, Log, MarkerKind, Place, Primitive, Raised, ReadError, Rgba, Shape, Style,
+    ThicknessUnit, TimeUnit, Vec2, Vec3, Warnings, close_frame,
 };
 
 /// Whether the first bytes of a file look like text notation: optional
@@ -50,188 +62,6 @@ pub fn looks_like_text(prefix: &[u8]) -> bool {
     match p.iter().position(|b| !b.is_ascii_whitespace()) {
         Some(i) => p[i] == b'{' || p[i..].starts_with(b"//"),
         None => false,
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Lexer
-
-#[derive(Clone, Debug, PartialEq)]
-enum Tok<'a> {
-    LBrace,
-    RBrace,
-    LParen,
-    RParen,
-    Semi,
-    Colon,
-    Comma,
-    Word(&'a str),
-    Str(String),
-    Eof,
-}
-
-impl Tok<'_> {
-    fn describe(&self) -> String {
-        match self {
-            Tok::LBrace => "'{'".into(),
-            Tok::RBrace => "'}'".into(),
-            Tok::LParen => "'('".into(),
-            Tok::RParen => "')'".into(),
-            Tok::Semi => "';'".into(),
-            Tok::Colon => "':'".into(),
-            Tok::Comma => "','".into(),
-            // Quoted input is cut: a 4 MiB word is not echoed whole.
-            Tok::Word(w) => format!("'{}'", crate::log::summary::shorten(w, 80)),
-            Tok::Str(s) => crate::log::summary::shorten(&format!("{s:?}"), 80),
-            Tok::Eof => "the end of the text".into(),
-        }
-    }
-}
-
-/// A token, its line and the text of that line before it (the column is
-/// counted only when an error needs it, so long lines stay linear).
-#[derive(Clone, Debug)]
-struct Spanned<'a> {
-    tok: Tok<'a>,
-    line: usize,
-    before: &'a str,
-}
-
-impl Spanned<'_> {
-    /// The 1-based column, in characters.
-    fn col(&self) -> usize {
-        self.before.chars().count() + 1
-    }
-}
-
-struct Lexer<'a> {
-    src: &'a str,
-    pos: usize,
-    line: usize,
-    line_start: usize,
-}
-
-fn is_delim(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | ';' | ':' | ',' | '"')
-}
-
-impl<'a> Lexer<'a> {
-    fn new(src: &'a str) -> Self {
-        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
-        Lexer {
-            src,
-            pos: 0,
-            line: 1,
-            line_start: 0,
-        }
-    }
-
-    fn col(&self, pos: usize) -> usize {
-        self.src[self.line_start..pos].chars().count() + 1
-    }
-
-    fn error(&self, pos: usize, message: impl Into<String>) -> ReadError {
-        ReadError::Syntax {
-            line: self.line,
-            column: self.col(pos),
-            message: message.into(),
-        }
-    }
-
-    fn next(&mut self) -> Result<Spanned<'a>, ReadError> {
-        // Skip whitespace and comments.
-        loop {
-            let rest = &self.src[self.pos..];
-            let Some(c) = rest.chars().next() else { break };
-            if c == '\n' {
-                self.pos += 1;
-                self.line += 1;
-                self.line_start = self.pos;
-            } else if c.is_whitespace() {
-                self.pos += c.len_utf8();
-            } else if rest.starts_with("//") {
-                self.pos += rest.find('\n').unwrap_or(rest.len());
-            } else {
-                break;
-            }
-        }
-        let start = self.pos;
-        let (line, before) = (self.line, &self.src[self.line_start..start]);
-        let rest = &self.src[start..];
-        let Some(c) = rest.chars().next() else {
-            return Ok(Spanned {
-                tok: Tok::Eof,
-                line,
-                before,
-            });
-        };
-        let single = match c {
-            '{' => Some(Tok::LBrace),
-            '}' => Some(Tok::RBrace),
-            '(' => Some(Tok::LParen),
-            ')' => Some(Tok::RParen),
-            ';' => Some(Tok::Semi),
-            ':' => Some(Tok::Colon),
-            ',' => Some(Tok::Comma),
-            _ => None,
-        };
-        let tok = if let Some(t) = single {
-            self.pos += 1;
-            t
-        } else if c == '"' {
-            Tok::Str(self.string(start)?)
-        } else {
-            let len = rest.find(is_delim).unwrap_or(rest.len());
-            self.pos += len;
-            Tok::Word(&rest[..len])
-        };
-        Ok(Spanned { tok, line, before })
-    }
-
-    /// A quoted string starting at `start` (the opening quote).
-    fn string(&mut self, start: usize) -> Result<String, ReadError> {
-        let mut out = String::new();
-        let mut chars = self.src[start + 1..].char_indices();
-        loop {
-            let Some((i, c)) = chars.next() else {
-                return Err(self.error(start, "string is not closed"));
-            };
-            match c {
-                '"' => {
-                    self.pos = start + 1 + i + 1;
-                    return Ok(out);
-                }
-                '\\' => {
-                    let esc = chars.next().map(|(_, e)| e);
-                    match esc {
-                        Some('n') => out.push('\n'),
-                        Some('t') => out.push('\t'),
-                        Some('r') => out.push('\r'),
-                        Some('\\') => out.push('\\'),
-                        Some('"') => out.push('"'),
-                        Some('u') => {
-                            let rest = chars.as_str();
-                            let close = rest.find('}');
-                            let code = rest
-                                .strip_prefix('{')
-                                .zip(close)
-                                .and_then(|(_, close)| u32::from_str_radix(&rest[1..close], 16).ok())
-                                .and_then(char::from_u32);
-                            let (Some(ch), Some(close)) = (code, close) else {
-                                return Err(self.error(start + 1 + i, "bad \\u{…} escape in string"));
-                            };
-                            out.push(ch);
-                            for _ in 0..=close {
-                                chars.next();
-                            }
-                        }
-                        _ => return Err(self.error(start + 1 + i, "unknown escape in string")),
-                    }
-                }
-                '\n' => return Err(self.error(start, "string is not closed on its line")),
-                c => out.push(c),
-            }
-        }
     }
 }
 
@@ -382,8 +212,8 @@ impl<'a> Parser<'a> {
                     "threshold" => h.hints.instant_threshold = Some(self.number("the threshold")?),
                     "max-level" => h.hints.default_max_level = Some(self.level()?),
                     "bounds" => {
-                        let lo = self.point()?;
-                        let hi = self.point()?;
+                        let lo = self.point(BOUNDS_ON_FLOOR)?;
+                        let hi = self.point(BOUNDS_ON_FLOOR)?;
                         h.hints.world_bounds = Some((lo, hi));
                     }
                     _ => return Err(Self::err_at(&t, format!("unknown header field '{key}'"))),
@@ -539,50 +369,97 @@ impl<'a> Parser<'a> {
                 format!("expected ';' or ':' after '{kind}', found {}", sep.tok.describe()),
             ));
         }
+        // A point given with a height (`(x, y, z)`) makes the shape one above
+        // the floor; its other points then have height 0 unless given one.
         let kind = kind.to_ascii_lowercase();
         let shape = match kind.as_str() {
             "circle" => {
-                let center = self.point()?;
+                let (center, high) = self.coords()?;
                 self.expect(Tok::Semi, "after the circle's center")?;
                 let radius = self.number("the radius")?;
-                Shape::Circle { center, radius }
+                let normal = if self.eat(&Tok::Semi)? && self.peek()?.tok == Tok::LParen {
+                    Some(self.vector3("a circle's normal is (x, y, z)")?)
+                } else {
+                    None
+                };
+                match (high, normal) {
+                    (false, None) => Shape::Circle {
+                        center: floor(center),
+                        radius,
+                    },
+                    _ => raised(Raised::Circle {
+                        center,
+                        radius,
+                        normal: normal.unwrap_or(UP),
+                    }),
+                }
             }
             "line" => {
-                let start = self.point()?;
+                let (start, a) = self.coords()?;
                 self.expect(Tok::Semi, "between the line's ends")?;
-                let end = self.point()?;
-                Shape::Line { start, end }
+                let (end, b) = self.coords()?;
+                if a || b {
+                    raised(Raised::Path {
+                        points: Box::new([start, end]),
+                        closed: false,
+                    })
+                } else {
+                    Shape::Line {
+                        start: floor(start),
+                        end: floor(end),
+                    }
+                }
             }
             "rectangle" => {
-                let center = self.point()?;
+                let (center, high) = self.coords()?;
                 self.expect(Tok::Semi, "after the rectangle's center")?;
-                let size = self.point()?;
+                let size = self.point(RECTANGLE_SIZE)?;
                 let orientation = if self.eat(&Tok::Semi)? {
                     self.number("the orientation")?
                 } else {
                     0.0
                 };
-                Shape::Rectangle {
-                    center,
-                    size,
-                    orientation,
+                if high {
+                    // A horizontal rectangle at the centre's height.
+                    let corners = Shape::rectangle_corners(floor(center), size, orientation);
+                    raised(Raised::Path {
+                        points: corners.iter().map(|c| [c.x, c.y, center[2]]).collect(),
+                        closed: true,
+                    })
+                } else {
+                    Shape::Rectangle {
+                        center: floor(center),
+                        size,
+                        orientation,
+                    }
                 }
             }
             "polygon" | "polyline" => {
-                let mut vertices = vec![self.point()?];
+                let (first, mut high) = self.coords()?;
+                let mut points = vec![first];
                 while self.eat(&Tok::Semi)? {
                     if self.peek()?.tok != Tok::LParen {
                         break;
                     }
-                    vertices.push(self.point()?);
+                    let (p, h) = self.coords()?;
+                    points.push(p);
+                    high |= h;
                 }
-                Shape::Polygon {
-                    vertices: vertices.into(),
-                    closed: kind == "polygon",
+                let closed = kind == "polygon";
+                if high {
+                    raised(Raised::Path {
+                        points: points.into(),
+                        closed,
+                    })
+                } else {
+                    Shape::Polygon {
+                        vertices: points.iter().map(|&p| floor(p)).collect(),
+                        closed,
+                    }
                 }
             }
             "text" => {
-                let anchor = self.point()?;
+                let (anchor, high) = self.coords()?;
                 self.expect(Tok::Semi, "after the text's anchor")?;
                 let s = self.bump()?;
                 let Tok::Str(text) = s.tok else {
@@ -596,14 +473,22 @@ impl<'a> Parser<'a> {
                 } else {
                     0.0
                 };
-                Shape::Text {
-                    anchor,
-                    text: text.into(),
-                    size,
+                if high {
+                    raised(Raised::Text {
+                        anchor,
+                        text: text.into(),
+                        size,
+                    })
+                } else {
+                    Shape::Text {
+                        anchor: floor(anchor),
+                        text: text.into(),
+                        size,
+                    }
                 }
             }
             "point" => {
-                let position = self.point()?;
+                let (position, high) = self.coords()?;
                 let mut kind = MarkerKind::Cross;
                 let mut size = 0.0;
                 if self.eat(&Tok::Semi)? {
@@ -622,10 +507,18 @@ impl<'a> Parser<'a> {
                         size = self.number("the marker size")?;
                     }
                 }
-                Shape::Point { position, kind, size }
+                if high {
+                    raised(Raised::Point { position, kind, size })
+                } else {
+                    Shape::Point {
+                        position: floor(position),
+                        kind,
+                        size,
+                    }
+                }
             }
             "arc" | "sector" => {
-                let center = self.point()?;
+                let center = self.point(SECTOR_ON_FLOOR)?;
                 self.expect(Tok::Semi, "after the center")?;
                 let inner = self.number("the radius")?;
                 self.expect(Tok::Semi, "after the radius")?;
@@ -647,12 +540,41 @@ impl<'a> Parser<'a> {
                     sweep,
                 }
             }
+            "sphere" => {
+                let (center, _) = self.coords()?;
+                self.expect(Tok::Semi, "after the sphere's center")?;
+                let radius = self.number("the radius")?;
+                raised(Raised::Sphere { center, radius })
+            }
+            "cylinder" => {
+                let (base, _) = self.coords()?;
+                self.expect(Tok::Semi, "after the cylinder's base")?;
+                let radius = self.number("the radius")?;
+                self.expect(Tok::Semi, "after the radius")?;
+                let height = self.number("the height")?;
+                raised(Raised::Cylinder { base, radius, height })
+            }
+            "box" => {
+                let (base, _) = self.coords()?;
+                self.expect(Tok::Semi, "after the box's base")?;
+                let size = self.vector3("a box's size is (length, width, height)")?;
+                let orientation = if self.eat(&Tok::Semi)? {
+                    self.number("the orientation")?
+                } else {
+                    0.0
+                };
+                raised(Raised::Box {
+                    base,
+                    size,
+                    orientation,
+                })
+            }
             _ => {
                 return Err(Self::err_at(
                     &t,
                     format!(
                         "unknown shape '{kind}' (expected circle, line, rectangle, polygon, polyline, \
-                         text, point, arc or sector)"
+                         text, point, arc, sector, sphere, cylinder or box)"
                     ),
                 ));
             }
@@ -662,13 +584,41 @@ impl<'a> Parser<'a> {
         Ok(shape)
     }
 
-    fn point(&mut self) -> Result<Vec2, ReadError> {
+    /// `(x, y)` or `(x, y, z)`: the numbers (z 0 when absent) and whether
+    /// there were three.
+    fn coords(&mut self) -> Result<(Vec3, bool), ReadError> {
         self.expect(Tok::LParen, "to open a point")?;
         let x = self.number("the x coordinate")?;
         self.expect(Tok::Comma, "between x and y")?;
         let y = self.number("the y coordinate")?;
+        let z = if self.eat(&Tok::Comma)? {
+            Some(self.number("the height z")?)
+        } else {
+            None
+        };
         self.expect(Tok::RParen, "to close a point")?;
-        Ok(Vec2::new(x, y))
+        Ok(([x, y, z.unwrap_or(0.0)], z.is_some()))
+    }
+
+    /// A point on the floor, `(x, y)`; `no_height` is the error for a
+    /// point given with a height.
+    fn point(&mut self, no_height: &str) -> Result<Vec2, ReadError> {
+        let open = self.peek()?.clone();
+        let (v, high) = self.coords()?;
+        if high {
+            return Err(Self::err_at(&open, no_height));
+        }
+        Ok(floor(v))
+    }
+
+    /// Three numbers `(x, y, z)`; `three` is the error for two.
+    fn vector3(&mut self, three: &str) -> Result<Vec3, ReadError> {
+        let open = self.peek()?.clone();
+        let (v, high) = self.coords()?;
+        if !high {
+            return Err(Self::err_at(&open, three));
+        }
+        Ok(v)
     }
 
     fn number(&mut self, what: &str) -> Result<f64, ReadError> {
@@ -744,282 +694,19 @@ fn parse_number(w: &str) -> Option<f64> {
     Some(if neg { -v } else { v })
 }
 
-// ---------------------------------------------------------------------------
-// Printer
+// What the parser says when a point that lies on the floor has a height.
+const BOUNDS_ON_FLOOR: &str = "the bounds lie on the floor: write each corner (x, y)";
+const RECTANGLE_SIZE: &str = "a rectangle's size is (length, width); for a solid with a height write \
+                              { box; (x, y, z); (length, width, height); orientation }";
+const SECTOR_ON_FLOOR: &str = "an arc or sector lies on the floor: write its center (x, y)";
 
-/// Formats a number so that [`parse`] reads back exactly the same value:
-/// plain decimals in the usual range (`700`, `27.56`), exponent form
-/// outside it, `inf`/`-inf`.
-pub fn fmt_f64(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 || (1e-5..1e16).contains(&a) || !a.is_finite() {
-        format!("{v}")
-    } else {
-        format!("{v:e}")
-    }
+/// The floor point under `v`.
+fn floor(v: Vec3) -> Vec2 {
+    Vec2::new(v[0], v[1])
 }
 
-fn fmt_f32(v: f32) -> String {
-    let a = v.abs();
-    if a == 0.0 || (1e-5..1e16).contains(&a) || !a.is_finite() {
-        format!("{v}")
-    } else {
-        format!("{v:e}")
-    }
-}
-
-fn fmt_color(c: Rgba) -> String {
-    match c.name() {
-        Some(n) => n.to_owned(),
-        None if c.a() == 255 => format!("#{:06x}", c.rgb()),
-        None => format!("#{:08x}", c.0),
-    }
-}
-
-/// A name as a bare word when that reads back unchanged, else quoted.
-fn fmt_name(s: &str) -> String {
-    let bare = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '+' | '@' | '#'))
-        && !s.contains("//");
-    if bare { s.to_owned() } else { quote(s) }
-}
-
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn fmt_point(v: Vec2) -> String {
-    format!("({}, {})", fmt_f64(v.x), fmt_f64(v.y))
-}
-
-fn fmt_time(t: FrameTime) -> String {
-    match t {
-        FrameTime::Instant(t) => fmt_f64(t),
-        FrameTime::Persistent { start, end } => format!("{{{}; {}}}", fmt_f64(start), fmt_f64(end)),
-    }
-}
-
-/// One primitive in text notation, e.g.
-/// `{ { circle; (2271, -1136); 70 }; green; {position; 0} }`.
-pub fn primitive_to_string(log: &Log, p: &Primitive) -> String {
-    let geometry = match &p.shape {
-        Shape::Circle { center, radius } => format!("circle; {}; {}", fmt_point(*center), fmt_f64(*radius)),
-        Shape::Line { start, end } => format!("line; {}; {}", fmt_point(*start), fmt_point(*end)),
-        Shape::Rectangle {
-            center,
-            size,
-            orientation,
-        } => format!(
-            "rectangle; {}; {}; {}",
-            fmt_point(*center),
-            fmt_point(*size),
-            fmt_f64(*orientation)
-        ),
-        Shape::Polygon { vertices, closed } => {
-            let vs: Vec<String> = vertices.iter().map(|&v| fmt_point(v)).collect();
-            format!(
-                "{}; {}",
-                if *closed { "polygon" } else { "polyline" },
-                vs.join("; ")
-            )
-        }
-        Shape::Text { anchor, text, size } => {
-            format!(
-                "text; {}; {}; {}",
-                fmt_point(*anchor),
-                quote(text),
-                fmt_f64(*size)
-            )
-        }
-        Shape::Point { position, kind, size } => format!(
-            "point; {}; {}; {}",
-            fmt_point(*position),
-            match kind {
-                MarkerKind::Cross => "cross",
-                MarkerKind::Dot => "dot",
-            },
-            fmt_f64(*size)
-        ),
-        Shape::Sector {
-            center,
-            inner,
-            outer,
-            start,
-            sweep,
-        } if inner == outer => format!(
-            "arc; {}; {}; {}; {}",
-            fmt_point(*center),
-            fmt_f64(*inner),
-            fmt_f64(*start),
-            fmt_f64(*sweep)
-        ),
-        Shape::Sector {
-            center,
-            inner,
-            outer,
-            start,
-            sweep,
-        } => format!(
-            "sector; {}; {}; {}; {}; {}",
-            fmt_point(*center),
-            fmt_f64(*inner),
-            fmt_f64(*outer),
-            fmt_f64(*start),
-            fmt_f64(*sweep)
-        ),
-        Shape::Raised(_) => todo!("issue 33: raised shapes in the text notation"),
-    };
-    let mut s = format!(
-        "{{ {{ {geometry} }}; {}; {{{}; {}}}",
-        fmt_color(p.style.color),
-        fmt_name(log.entities.name(p.entity)),
-        p.level
-    );
-    if let Some(fill) = p.style.fill {
-        let _ = write!(s, "; fill {}", fmt_color(fill));
-    }
-    if p.style.thickness != 0.0 || p.style.unit != ThicknessUnit::Pixels {
-        let unit = match p.style.unit {
-            ThicknessUnit::Pixels => "px",
-            ThicknessUnit::World => "world",
-        };
-        let _ = write!(s, "; thickness {} {unit}", fmt_f32(p.style.thickness));
-    }
-    s.push_str(" }");
-    s
-}
-
-fn header_item(h: &Header) -> Option<String> {
-    if h == &Header::default() {
-        return None;
-    }
-    let mut s = String::from("{ header");
-    if !h.name.is_empty() {
-        let _ = write!(s, "; name {}", quote(&h.name));
-    }
-    if h.time_unit == TimeUnit::RelativeSeconds {
-        s.push_str("; time relative");
-    }
-    if h.world_unit != "mm" {
-        let _ = write!(s, "; unit {}", fmt_name(&h.world_unit));
-    }
-    let DisplayHints {
-        instant_threshold,
-        default_max_level,
-        world_bounds,
-    } = &h.hints;
-    if let Some(t) = instant_threshold {
-        let _ = write!(s, "; threshold {}", fmt_f64(*t));
-    }
-    if let Some(l) = default_max_level {
-        let _ = write!(s, "; max-level {l}");
-    }
-    if let Some((lo, hi)) = world_bounds {
-        let _ = write!(s, "; bounds {} {}", fmt_point(*lo), fmt_point(*hi));
-    }
-    s.push_str(" }");
-    Some(s)
-}
-
-/// Whether parsing the printed frames alone would recreate the entity
-/// table: no edges, every entity used, first uses in id order.
-fn entities_implied<'a>(log: &Log, frames: impl Iterator<Item = &'a Frame>) -> bool {
-    if log.entities.has_edges() {
-        return false;
-    }
-    let mut next = 0u32;
-    for f in frames {
-        for p in log.frame_primitives(f) {
-            if p.entity.0 == next {
-                next += 1;
-            } else if p.entity.0 > next {
-                return false;
-            }
-        }
-    }
-    next as usize == log.entities.len()
-}
-
-fn entity_item(log: &Log, id: EntityId, parents: &[EntityId]) -> String {
-    let mut s = format!("{{ entity; {}", fmt_name(log.entities.name(id)));
-    if !parents.is_empty() {
-        let names: Vec<String> = parents.iter().map(|&p| fmt_name(log.entities.name(p))).collect();
-        let _ = write!(s, "; {{{}}}", names.join("; "));
-    }
-    s.push_str(" }");
-    s
-}
-
-/// Writes the frames of `log` that `keep` accepts, with the header and (when
-/// needed to read back the same entity table) the entity declarations.
-pub fn write_filtered(log: &Log, w: &mut impl Write, keep: impl Fn(&Frame) -> bool) -> io::Result<()> {
-    w.write_all(b"{\n")?;
-    if let Some(h) = header_item(&log.header) {
-        writeln!(w, "{h}")?;
-    }
-    if !entities_implied(log, log.frames.iter().filter(|f| keep(f))) {
-        // In id order; an entity with a later parent is declared again
-        // with its parents once they exist (as in the binary format).
-        let mut later = Vec::new();
-        for id in log.entities.ids() {
-            let parents = log.entities.parents(id);
-            if parents.iter().all(|p| p.0 < id.0) {
-                writeln!(w, "{}", entity_item(log, id, parents))?;
-            } else {
-                writeln!(w, "{}", entity_item(log, id, &[]))?;
-                later.push(id);
-            }
-        }
-        for id in later {
-            writeln!(w, "{}", entity_item(log, id, log.entities.parents(id)))?;
-        }
-    }
-    for f in log.frames.iter().filter(|f| keep(f)) {
-        let prims = log.frame_primitives(f);
-        if prims.is_empty() {
-            writeln!(w, "{{ {}; {{ }} }}", fmt_time(f.time))?;
-            continue;
-        }
-        writeln!(w, "{{ {}; {{", fmt_time(f.time))?;
-        for p in prims {
-            writeln!(w, "  {}", primitive_to_string(log, p))?;
-        }
-        w.write_all(b"} }\n")?;
-    }
-    w.write_all(b"}\n")
-}
-
-/// Writes the whole log in text notation.
-pub fn write(log: &Log, w: &mut impl Write) -> io::Result<()> {
-    write_filtered(log, w, |_| true)
-}
-
-/// The whole log in text notation.
-pub fn print(log: &Log) -> String {
-    let mut out = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = write(log, &mut out);
-    String::from_utf8(out).unwrap_or_default()
+fn raised(r: Raised) -> Shape {
+    Shape::Raised(Box::new(r))
 }
 
 #[cfg(test)]

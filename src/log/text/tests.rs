@@ -254,3 +254,251 @@ fn sniffs_text() {
     assert!(!looks_like_text(b"   "));
     assert!(!looks_like_text(b"{\0\0\0\x09abcdefgh"));
 }
+
+fn raised(p: &Primitive) -> &Raised {
+    match &p.shape {
+        Shape::Raised(r) => r,
+        other => panic!("not a raised shape: {other:?}"),
+    }
+}
+
+fn only_shape(geometry: &str) -> Result<Shape, ReadError> {
+    let log = parse(&format!(
+        "{{ {{ 1; {{ {{ {{ {geometry} }}; red; {{a; 0}} }} }} }} }}"
+    ))?;
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    Ok(log.primitives[0].shape.clone())
+}
+
+/// Issue 33: a point written `(x, y, z)` has a height; every kind of
+/// shape above the floor parses with its values.
+#[test]
+fn heights_parse_into_shapes_above_the_floor() {
+    let src = r#"{ { 1; {
+        { { line; (0, 0, 0); (1000, 0, 800) }; red; {a; 0} }
+        { { polyline; (0, 0, 0); (600, 0, 350); (1200, 0, 0) }; red; {a; 0} }
+        { { polygon; (0, 0, 10); (1, 0, 10); (0, 1, 10) }; red; {a; 0}; fill blue }
+        { { circle; (1, 2, 3); 4 }; red; {a; 0} }
+        { { circle; (1, 2, 3); 4; (0, 1, 0); }; red; {a; 0} }
+        { { text; (1, 2, 180); "up"; 14 }; red; {a; 0} }
+        { { point; (3, 4, 5); dot; 6 }; red; {a; 0} }
+        { { sphere; (1200, -300, 21.5); 21.5 }; orange; {ball; 0} }
+        { { cylinder; (100, 0, 0); 90; 150 }; blue; {robots; 0} }
+        { { box; (-500, 250, 0); (180, 60, 40); 0.5 }; red; {a; 0} }
+        { { box: (0, 0, 0); (1, 2, 3) }; red; {a; 0} }
+    } } }"#;
+    let log = parse(src).unwrap();
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    let r: Vec<&Raised> = log.primitives.iter().map(raised).collect();
+    assert_eq!(
+        r[0],
+        &Raised::Path {
+            points: vec![[0.0, 0.0, 0.0], [1000.0, 0.0, 800.0]].into(),
+            closed: false
+        }
+    );
+    assert!(
+        matches!(r[1], Raised::Path { points, closed: false } if points.len() == 3 && points[1][2] == 350.0)
+    );
+    assert!(matches!(r[2], Raised::Path { closed: true, .. }));
+    assert_eq!(log.primitives[2].style.fill, Rgba::named("blue"));
+    assert_eq!(
+        r[3],
+        &Raised::Circle {
+            center: [1.0, 2.0, 3.0],
+            radius: 4.0,
+            normal: [0.0, 0.0, 1.0]
+        }
+    );
+    assert!(matches!(r[4], Raised::Circle { normal, .. } if *normal == [0.0, 1.0, 0.0]));
+    assert!(
+        matches!(r[5], Raised::Text { anchor, text, size: 14.0 } if anchor[2] == 180.0 && &**text == "up")
+    );
+    assert_eq!(
+        r[6],
+        &Raised::Point {
+            position: [3.0, 4.0, 5.0],
+            kind: MarkerKind::Dot,
+            size: 6.0
+        }
+    );
+    assert_eq!(
+        r[7],
+        &Raised::Sphere {
+            center: [1200.0, -300.0, 21.5],
+            radius: 21.5
+        }
+    );
+    assert_eq!(
+        r[8],
+        &Raised::Cylinder {
+            base: [100.0, 0.0, 0.0],
+            radius: 90.0,
+            height: 150.0
+        }
+    );
+    assert_eq!(
+        r[9],
+        &Raised::Box {
+            base: [-500.0, 250.0, 0.0],
+            size: [180.0, 60.0, 40.0],
+            orientation: 0.5
+        }
+    );
+    assert!(matches!(r[10], Raised::Box { orientation: 0.0, .. }));
+}
+
+/// Once one point of a shape has a height, its points written `(x, y)`
+/// are at height 0; a shape given with heights stays above the floor even
+/// when they are all 0.
+#[test]
+fn mixed_points_take_height_zero() {
+    assert_eq!(
+        only_shape("line; (0, 0); (1, 1, 2)").unwrap(),
+        Shape::Raised(Box::new(Raised::Path {
+            points: vec![[0.0, 0.0, 0.0], [1.0, 1.0, 2.0]].into(),
+            closed: false
+        }))
+    );
+    let Shape::Raised(r) = only_shape("polyline; (0, 0, 5); (1, 1); (2, 2)").unwrap() else {
+        panic!()
+    };
+    assert!(
+        matches!(*r, Raised::Path { ref points, .. } if points[1] == [1.0, 1.0, 0.0] && points[2] == [2.0, 2.0, 0.0])
+    );
+    let Shape::Raised(r) = only_shape("circle; (1, 2); 3; (1, 0, 0)").unwrap() else {
+        panic!()
+    };
+    assert!(matches!(
+        *r,
+        Raised::Circle {
+            center: [1.0, 2.0, 0.0],
+            normal: [1.0, 0.0, 0.0],
+            ..
+        }
+    ));
+    assert!(matches!(
+        only_shape("sphere; (1, 2); 3").unwrap(),
+        Shape::Raised(_)
+    ));
+    assert!(matches!(
+        only_shape("line; (0, 0, 0); (1, 0, 0)").unwrap(),
+        Shape::Raised(_)
+    ));
+    assert!(matches!(
+        only_shape("line; (0, 0); (1, 0)").unwrap(),
+        Shape::Line { .. }
+    ));
+}
+
+/// A rectangle with a height is the horizontal closed path of its corners.
+#[test]
+fn a_rectangle_with_a_height_is_a_closed_path() {
+    let Shape::Raised(r) = only_shape("rectangle; (10, 20, 50); (4, 2); 0.5").unwrap() else {
+        panic!()
+    };
+    let corners = Shape::rectangle_corners(Vec2::new(10.0, 20.0), Vec2::new(4.0, 2.0), 0.5);
+    let expected: Vec<[f64; 3]> = corners.iter().map(|c| [c.x, c.y, 50.0]).collect();
+    assert_eq!(
+        *r,
+        Raised::Path {
+            points: expected.into(),
+            closed: true
+        }
+    );
+}
+
+#[test]
+fn heights_where_none_belong_are_syntax_errors() {
+    let cases = [
+        (
+            "box; (0, 0, 0); (1, 2); 0",
+            "a box's size is (length, width, height)",
+        ),
+        ("arc; (0, 0, 1); 1; 0; 1", "an arc or sector lies on the floor"),
+        (
+            "sector; (0, 0, 1); 0; 1; 0; 1",
+            "an arc or sector lies on the floor",
+        ),
+        (
+            "rectangle; (0, 0, 1); (1, 2, 3)",
+            "a rectangle's size is (length, width)",
+        ),
+        ("circle; (0, 0, 1); 1; (0, 1)", "a circle's normal is (x, y, z)"),
+        ("line; (0, 0, 1, 2); (1, 1)", "expected ')' to close a point"),
+        ("cylinder; (0, 0, 0); 1", "after the radius"),
+    ];
+    for (geometry, says) in cases {
+        let e = only_shape(geometry).unwrap_err().to_string();
+        assert!(e.contains(says), "{geometry}: {e}");
+    }
+    let e = parse("{ { header; bounds (0, 0, 0) (1, 1) } }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the bounds lie on the floor"), "{e}");
+    let e = only_shape("pyramid; (0, 0, 0)").unwrap_err().to_string();
+    assert!(e.contains("sphere, cylinder or box"), "{e}");
+}
+
+/// The printer writes every point of a shape above the floor with its
+/// height (0 too), a circle's normal only when it is not (0, 0, 1), and
+/// what it writes reads back to the same log and the same bytes.
+#[test]
+fn shapes_above_the_floor_print_and_read_back() {
+    let log = crate::log::testutil::sample_raised();
+    let printed = print(&log);
+    for line in [
+        "{ { sphere; (1200, -300, 21.5); 21.5 }; orange; {ball; 1} }",
+        "{ { polyline; (0, 0, 0); (600, 0, 350.5); (1200, 0, 0) }; orange; {plan/chip; 1} }",
+        "{ { line; (0, 0, 100); (10, 0, 100) }; orange; {plan/chip; 1} }",
+        "{ { polygon; (0, 0, 1); (1, 0, 1); (0, 1, 0) }; orange; {plan/chip; 1} }",
+        "{ { circle; (5, 6); 7 }; white; {ball; 0} }",
+        "{ { circle; (0, 0, 500); 90 }; orange; {ball; 1} }",
+        "{ { circle; (1, 2, 3); 4; (1, 0, 0) }; orange; {ball; 1} }",
+        r#"{ { text; (1, 2, 180); "above \"me\""; 14 }; orange; {plan/chip; 1} }"#,
+        "{ { point; (3, 4, 5); dot; 6 }; orange; {plan/chip; 1} }",
+        "{ { point; (3, 4, 0); cross; 0 }; orange; {plan/chip; 1} }",
+        "{ { cylinder; (100, 0, 0); 90; 150 }; orange; {ball; 1} }",
+        "{ { box; (-500, 250, 0); (180, 60, 40); 0.5 }; orange; {ball; 1} }",
+    ] {
+        assert!(printed.contains(line), "{line}\n{printed}");
+    }
+    let back = parse(&printed).unwrap();
+    assert_eq!(back, log);
+    let bin = crate::log::native::to_bytes(&log);
+    assert_eq!(crate::log::native::to_bytes(&back), bin);
+}
+
+/// `-0` survives native → text → native in a height and a normal.
+#[test]
+fn negative_zero_heights_survive_a_round_trip() {
+    let mut log = Log::new();
+    let e = log.entities.intern("e");
+    let shape = |r| Primitive {
+        shape: Shape::Raised(Box::new(r)),
+        style: Style::default(),
+        entity: e,
+        level: 0,
+    };
+    log.push_frame(
+        FrameTime::Instant(1.0),
+        [
+            shape(Raised::Sphere {
+                center: [1.0, 2.0, -0.0],
+                radius: 1.0,
+            }),
+            shape(Raised::Circle {
+                center: [0.0; 3],
+                radius: 1.0,
+                normal: [-0.0, 0.0, 1.0],
+            }),
+        ],
+    );
+    let bin = crate::log::native::to_bytes(&log);
+    let txt = print(&crate::log::native::read(&bin[..]).unwrap());
+    assert!(
+        txt.contains("(1, 2, -0)") && txt.contains("; (-0, 0, 1) }"),
+        "{txt}"
+    );
+    assert_eq!(crate::log::native::to_bytes(&parse(&txt).unwrap()), bin);
+}
