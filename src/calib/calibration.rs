@@ -41,7 +41,7 @@ pub struct Calibration {
     /// A full camera's column for heights ([`super::space`]): the
     /// undistorted pixel of `(x, y, z)` is `h·(x, y, 1) + z·z_col`,
     /// dehomogenised. `None`: the calibration knows only the floor.
-    pub(super) z_col: Option<[f64; 3]>,
+    pub(super) z_col: Option<Box<[f64; 3]>>,
     pub(super) image_size: Option<[u32; 2]>,
     /// The mappable region as world half-planes (derived).
     pub(super) clip: Vec<HalfPlane>,
@@ -114,7 +114,7 @@ impl From<Calibration> for CalibrationFile {
             homography: c.h,
             image_size: c.image_size,
             distortion: c.lens.map(|l| *l.distortion()),
-            height_column: c.z_col,
+            height_column: c.z_col.map(|c| *c),
             world_unit: c.origin.world_unit,
             points: c.origin.points,
             field: c.origin.field,
@@ -155,7 +155,7 @@ impl Calibration {
             homography: self.h,
             image_size: self.image_size,
             distortion: self.lens.as_ref().map(|l| *l.distortion()),
-            height_column: self.z_col,
+            height_column: self.z_col.as_deref().copied(),
             world_unit: self.origin.world_unit.clone(),
             points: self.origin.points.clone(),
             field: self.origin.field.clone(),

@@ -56,7 +56,7 @@ impl Calibration {
                 "the height column {col:?} is not finite"
             )));
         }
-        self.z_col = Some(col);
+        self.z_col = Some(Box::new(col));
         if self.camera_center().is_none() {
             return Err(CalibError::InvalidCamera(format!(
                 "the height column {col:?} gives no camera centre (the projection is singular)"
@@ -87,7 +87,7 @@ impl Calibration {
     /// The projection matrix's column for heights, when this calibration
     /// knows the camera in space.
     pub fn height_column(&self) -> Option<[f64; 3]> {
-        self.z_col
+        self.z_col.as_deref().copied()
     }
 
     /// Whether points above the floor can be mapped ([`Self::project3`]).
@@ -98,7 +98,7 @@ impl Calibration {
     /// The homogeneous ideal pixel of a point in space; `None` without a
     /// full camera.
     fn homogeneous3(&self, p: Vec3) -> Option<Vec3> {
-        let c = self.z_col?;
+        let c = self.height_column()?;
         let h = &self.h;
         Some(std::array::from_fn(|i| {
             h[i][0] * p[0] + h[i][1] * p[1] + h[i][2] + p[2] * c[i]
@@ -124,7 +124,7 @@ impl Calibration {
     /// The camera's centre in the world: the point every ray passes
     /// through (`None` without a full camera).
     pub fn camera_center(&self) -> Option<Vec3> {
-        let c = self.z_col?;
+        let c = self.height_column()?;
         let h = &self.h;
         // H·(x, y, 1) + z·c = 0 ⇔ [h₁ h₂ c]·(x, y, z) = −h₃.
         let m = [
@@ -142,7 +142,7 @@ impl Calibration {
     /// centre, forwards; not normalised), or `None` where the lens model
     /// cannot have produced the pixel or without a full camera.
     pub fn ray3(&self, px: PixelPoint) -> Option<Vec3> {
-        let c = self.z_col?;
+        let c = self.height_column()?;
         let u = self.undistort_pixel(px)?;
         let h = &self.h;
         let m = [
@@ -173,7 +173,7 @@ impl Calibration {
 
     /// The mappable region as world half-spaces (see the module docs).
     fn half_spaces(&self) -> Vec<HalfSpace> {
-        let Some(c) = self.z_col else {
+        let Some(c) = self.height_column() else {
             return Vec::new();
         };
         let h = &self.h;
@@ -333,7 +333,7 @@ impl Calibration {
         };
         let to_eye = sub(eye, center);
         let d = dot(to_eye, to_eye).sqrt();
-        if !(d > radius) || radius <= 0.0 {
+        if d.is_nan() || d <= radius || radius <= 0.0 {
             return Vec::new();
         }
         let u = scale(to_eye, 1.0 / d);

@@ -147,6 +147,8 @@ pub fn write_log(run: &Run, path: &Path, log_t0: f64) -> Result<LogStats, LogErr
     };
     let opts = WriterOptions {
         zstd_level: Some(3),
+        // The chipped ball, the goals' frames and the frustum (`air`).
+        heights: true,
         ..WriterOptions::default()
     };
     let mut w = Writer::create_with_options(path, header, opts)?;

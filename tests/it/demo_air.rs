@@ -27,7 +27,7 @@ const ROBOT_HEIGHT: f64 = 150.0;
 const BALL_RADIUS: f64 = 21.5;
 
 fn demo(dir: &Path) -> Output {
-    crate::util::run(&[
+    crate::util::run([
         "demo",
         "--out",
         dir.to_str().unwrap(),
