@@ -10,7 +10,8 @@
 //! distance from the camera. The drawing at that pixel is hidden when
 //!
 //! * the thing is nearer the camera than the drawing (horizontal
-//!   distances from the camera's foot point), and
+//!   distances from the camera's foot point) by more than its depth
+//!   ([`STANDING_DEPTH_SHARE`] of a standing thing's height: 10 cm), and
 //! * the pixel's ray passes the thing's contact no higher than a standing
 //!   thing's height ([`DEFAULT_STANDING_HEIGHT_M`], or the session's): a
 //!   foreground pixel that would have to be taller than that to stand at
@@ -35,6 +36,14 @@ use super::Overlay;
 /// The height of whatever stands on the floor, when the session gives none:
 /// 2 m, taller than any robot on the field and most people.
 pub const DEFAULT_STANDING_HEIGHT_M: f64 = 2.0;
+
+/// How deep a standing thing is taken to be behind where it touches the
+/// floor, as a share of its height: a drawing nearer than its contact plus
+/// this much is in front of it. The contact is the thing's nearest point
+/// on the floor in that column of the picture, and a drawing right beside
+/// a robot (a ball bouncing at its feet) is often farther than that point
+/// yet in front of the robot's surface where the pixel's ray meets it.
+pub const STANDING_DEPTH_SHARE: f64 = 0.05;
 
 /// Side of the grid cells samples are bucketed in, in pixels.
 const CELL: usize = 32;
@@ -111,7 +120,7 @@ fn hidden(
         return false;
     };
     let near = (foot.x - eye[0]).hypot(foot.y - eye[1]);
-    if near >= distance {
+    if near + STANDING_DEPTH_SHARE * standing >= distance {
         return false;
     }
     // The height at which the pixel's ray passes the foot.

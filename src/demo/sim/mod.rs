@@ -198,12 +198,12 @@ pub struct Pass {
     pub received: Option<f64>,
 }
 
-/// A chipped kick: the ball flies from `t` until it first lands at `end`.
+/// A chipped kick: the ball flies from `t`, bounces, and rolls from `end`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Chip {
     pub t: f64,
-    /// When it first touched the floor again (`None`: still in the air
-    /// when the run ended).
+    /// When it stopped bouncing (`None`: still in the air when the run
+    /// ended).
     pub end: Option<f64>,
     /// Where it was kicked from.
     pub from: Vec2,

@@ -45,13 +45,14 @@ impl Game {
             return true;
         }
         self.ball.height = 0.0;
-        if let Some(c) = self.chips.last_mut()
+        let up = -self.ball.vz * BALL_RESTITUTION;
+        self.ball.vz = if up > BALL_SETTLE { up } else { 0.0 };
+        if self.ball.vz == 0.0
+            && let Some(c) = self.chips.last_mut()
             && c.end.is_none()
         {
             c.end = Some(self.t);
         }
-        let up = -self.ball.vz * BALL_RESTITUTION;
-        self.ball.vz = if up > BALL_SETTLE { up } else { 0.0 };
         self.ball.vz > 0.0
     }
 

@@ -150,13 +150,23 @@ fn clearances_are_chipped_and_fly_as_thrown() {
         .chips
         .first()
         .expect("a chipped clearance in the default demo");
-    let end = chip.end.expect("it lands before the end");
+    let end = chip.end.expect("it settles before the end");
+    // Its first flight: from the kick to the first bounce.
     let flight: Vec<&Snapshot> = run
         .snapshots
         .iter()
         .filter(|s| s.t > chip.t && s.t < end)
+        .take_while(|s| s.ball.height > 0.0)
         .collect();
-    assert!(flight.len() > 10 && flight.iter().all(|s| s.ball.height > 0.0));
+    assert!(flight.len() > 10);
+    let first_bounce = flight[flight.len() - 1].t + 0.05;
+    let bounced = run
+        .snapshots
+        .iter()
+        .any(|s| s.t > first_bounce && s.t < end && s.ball.height > 0.0);
+    assert!(bounced, "the ball bounces");
+    let mut after = run.snapshots.iter().filter(|s| s.t > end && s.t < end + 0.5);
+    assert!(after.clone().count() > 0 && after.all(|s| s.ball.height == 0.0));
     // Constant gravity: the height's second difference is −g·dt².
     for w in flight.windows(3) {
         let dd = w[2].ball.height - 2.0 * w[1].ball.height + w[0].ball.height;
