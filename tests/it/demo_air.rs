@@ -4,7 +4,8 @@
 //! frame the ball is in the air (the ball's true position is in the demo's
 //! ground truth), and, drawn by the pipeline over the true masks, it is
 //! hidden exactly where a robot or a goal stands in front of it and
-//! nowhere else (arc points within a standing thing's depth, 10 cm, of a
+//! nowhere else — on the demo itself, and on a scene from the demo's low
+//! camera where robots stand just in front of a low arc (arc points within a standing thing's depth, 10 cm, of a
 //! robot are not judged: the rule cannot tell those, docs/mask.md).
 
 use std::path::Path;
