@@ -278,10 +278,10 @@ fn the_chipped_balls_arc_follows_the_ball_and_hides_only_behind_what_stands_in_f
         &wrong[..wrong.len().min(12)]
     );
     assert!(shown > 100, "only {shown} arc pixels shown");
-    assert!(
-        hidden > 0,
-        "no arc pixel hidden: no robot stands in front of the flight"
-    );
+    // From the demo's high camera a robot hides only what is at its feet
+    // (within `DEPTH` of it, not judged here): the hiding itself is tested
+    // from the low camera below.
+    let _ = hidden;
 }
 
 /// The hiding half on a scene built for it: the demo's renderer seen from
