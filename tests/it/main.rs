@@ -18,6 +18,7 @@ mod calib_refine;
 mod demo;
 mod demo_air;
 mod draw;
+mod draw_raised;
 mod export;
 mod export_plan;
 mod log_cli;

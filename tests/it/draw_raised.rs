@@ -1,0 +1,197 @@
+//! Golden images of shapes above the floor (issue 33): paths, circles
+//! (horizontal and upright), a text and a marker at heights, and the
+//! solids (sphere, cylinder, box), drawn through a full camera looking at
+//! the floor from above and in front, over the floor's grid for scale.
+//! Compared with `tests/data/golden/draw-raised-*.png` (`UNDERLAY_BLESS=1`
+//! rewrites them; look at every one you bless).
+
+use underlay::calib::Calibration;
+use underlay::calib::camera::look_at;
+use underlay::draw::{Overlay, Painter};
+use underlay::image::RgbImage;
+use underlay::log::{EntityId, MarkerKind, Primitive, Raised, Rgba, Shape, Style, ThicknessUnit, Vec2};
+
+use crate::util::check_golden;
+
+const W: usize = 160;
+const H: usize = 120;
+
+/// A camera 1.5 m up, 3 m in front of the origin, looking at a point
+/// 20 cm above it (millimetres).
+fn camera() -> Calibration {
+    let k = [[150.0, 0.0, 79.5], [0.0, 150.0, 59.5], [0.0, 0.0, 1.0]];
+    let (r, t) = look_at([600.0, -3000.0, 1500.0], [0.0, 0.0, 200.0]).unwrap();
+    Calibration::from_camera(&k, &[-0.05, 0.0], &r, t)
+        .unwrap()
+        .with_image_size(W as u32, H as u32)
+}
+
+fn prim(shape: Shape, color: Rgba, fill: Option<Rgba>, thickness: f32) -> Primitive {
+    Primitive {
+        shape,
+        style: Style {
+            color,
+            fill,
+            thickness,
+            unit: ThicknessUnit::Pixels,
+        },
+        entity: EntityId(0),
+        level: 0,
+    }
+}
+
+fn raised(r: Raised) -> Shape {
+    Shape::Raised(Box::new(r))
+}
+
+/// The floor's 500 mm grid in grey over a dark background, then `prims`.
+fn picture(calib: &Calibration, prims: &[Primitive]) -> RgbImage {
+    let mut painter = Painter::new(W, H);
+    let mut overlay = Overlay::new(W, H);
+    let grey = Rgba::from_rgba8(150, 150, 150, 255);
+    for k in -4..=4 {
+        let v = k as f64 * 500.0;
+        for (a, b) in [((v, -2000.0), (v, 2000.0)), ((-2000.0, v), (2000.0, v))] {
+            let line = prim(
+                Shape::Line {
+                    start: Vec2::new(a.0, a.1),
+                    end: Vec2::new(b.0, b.1),
+                },
+                grey,
+                None,
+                1.0,
+            );
+            painter.primitive(&mut overlay, calib, &line).unwrap();
+        }
+    }
+    for p in prims {
+        painter
+            .primitive(&mut overlay, calib, p)
+            .unwrap_or_else(|e| panic!("{:?} not drawn: {e}", p.shape));
+    }
+    let mut frame = RgbImage::from_elem((H, W, 3), 40);
+    overlay.composite(&mut frame, None).unwrap();
+    frame
+}
+
+#[test]
+fn golden_raised_paths_circles_text_and_markers() {
+    let calib = camera();
+    let orange = Rgba::from_rgb(0xff8000);
+    let arc: Vec<[f64; 3]> = (0..=40)
+        .map(|k| {
+            let s = k as f64 / 40.0;
+            [-1500.0 + 3000.0 * s, -500.0, 4.0 * 900.0 * s * (1.0 - s)]
+        })
+        .collect();
+    let prims = [
+        // A chip's arc and its shadow.
+        prim(
+            raised(Raised::Path {
+                points: arc.clone().into(),
+                closed: false,
+            }),
+            orange,
+            None,
+            2.0,
+        ),
+        prim(
+            Shape::Polygon {
+                vertices: arc.iter().map(|p| Vec2::new(p[0], p[1])).collect(),
+                closed: false,
+            },
+            Rgba::from_rgba8(0, 0, 0, 160),
+            None,
+            1.5,
+        ),
+        // A horizontal ring 600 mm up, and an upright one facing x.
+        prim(
+            raised(Raised::Circle {
+                center: [-800.0, 800.0, 600.0],
+                radius: 400.0,
+                normal: [0.0, 0.0, 1.0],
+            }),
+            Rgba::from_rgb(0x30c040),
+            Some(Rgba::from_rgba8(0x30, 0xc0, 0x40, 90)),
+            1.5,
+        ),
+        prim(
+            raised(Raised::Circle {
+                center: [900.0, 800.0, 500.0],
+                radius: 400.0,
+                normal: [1.0, 0.0, 0.0],
+            }),
+            Rgba::from_rgb(0x3060f0),
+            None,
+            2.0,
+        ),
+        // A pole with a marker and a label at its top.
+        prim(
+            raised(Raised::Path {
+                points: vec![[0.0, 1200.0, 0.0], [0.0, 1200.0, 1000.0]].into(),
+                closed: false,
+            }),
+            Rgba::WHITE,
+            None,
+            1.5,
+        ),
+        prim(
+            raised(Raised::Point {
+                position: [0.0, 1200.0, 1000.0],
+                kind: MarkerKind::Dot,
+                size: 6.0,
+            }),
+            Rgba::from_rgb(0xe03030),
+            None,
+            1.0,
+        ),
+        prim(
+            raised(Raised::Text {
+                anchor: [80.0, 1200.0, 1000.0],
+                text: "1 m".into(),
+                size: 10.0,
+            }),
+            Rgba::WHITE,
+            None,
+            0.0,
+        ),
+    ];
+    check_golden("draw-raised-paths.png", &picture(&calib, &prims));
+}
+
+#[test]
+fn golden_raised_solids() {
+    let calib = camera();
+    let prims = [
+        prim(
+            raised(Raised::Box {
+                base: [-1000.0, 500.0, 0.0],
+                size: [600.0, 400.0, 500.0],
+                orientation: 0.4,
+            }),
+            Rgba::WHITE,
+            Some(Rgba::from_rgba8(0xf0, 0xd0, 0x20, 140)),
+            1.5,
+        ),
+        prim(
+            raised(Raised::Cylinder {
+                base: [0.0, 0.0, 0.0],
+                radius: 250.0,
+                height: 600.0,
+            }),
+            Rgba::WHITE,
+            Some(Rgba::from_rgba8(0x30, 0x60, 0xf0, 140)),
+            1.5,
+        ),
+        prim(
+            raised(Raised::Sphere {
+                center: [1000.0, 300.0, 700.0],
+                radius: 250.0,
+            }),
+            Rgba::from_rgb(0xff8000),
+            Some(Rgba::from_rgba8(0xff, 0x80, 0x00, 200)),
+            1.0,
+        ),
+    ];
+    check_golden("draw-raised-solids.png", &picture(&calib, &prims));
+}
