@@ -33,7 +33,7 @@ const FRUSTUM: Rgba = Rgba::from_rgba8(0x40, 0xe0, 0xff, 0xd0);
 const CAMERA_HEIGHT: f64 = ROBOT_HEIGHT - 10.0;
 const CAMERA_TILT: f64 = 0.35;
 const CAMERA_HALF_FOV: (f64, f64) = (0.5, 0.3);
-const CAMERA_RANGE: f64 = 2500.0;
+const CAMERA_RANGE: f64 = 1800.0;
 
 fn raised(r: Raised) -> Shape {
     Shape::Raised(Box::new(r))
@@ -189,7 +189,7 @@ fn draw_frustum<W: std::io::Write>(w: &mut Writer<W>, snap: &Snapshot) {
         closed: true,
     }))
     .color(FRUSTUM)
-    .fill(FRUSTUM.with_alpha(0x30))
+    .fill(FRUSTUM.with_alpha(0x28))
     .thickness(1.5)
     .entity("vision/frustum")
     .level(2);

@@ -12,8 +12,8 @@
 //! * the thing is nearer the camera than the drawing (horizontal
 //!   distances from the camera's foot point) by more than its depth
 //!   ([`STANDING_DEPTH_SHARE`] of a standing thing's height: 10 cm), and
-//! * the pixel's ray passes the thing's contact no higher than a standing
-//!   thing's height ([`DEFAULT_STANDING_HEIGHT_M`], or the session's): a
+//! * the pixel is not above the picture of a standing thing's top at the
+//!   contact (a standing thing's height ([`DEFAULT_STANDING_HEIGHT_M`], or the session's): a
 //!   foreground pixel that would have to be taller than that to stand at
 //!   its contact is something else (a ball in the air, a blob whose foot
 //!   the mask missed) and hides nothing.
@@ -46,7 +46,7 @@ pub const DEFAULT_STANDING_HEIGHT_M: f64 = 2.0;
 pub const STANDING_DEPTH_SHARE: f64 = 0.05;
 
 /// Side of the grid cells samples are bucketed in, in pixels.
-const CELL: usize = 32;
+const CELL: usize = 16;
 
 /// A point of a raised drawing in the picture and its horizontal distance
 /// from the camera's foot point (world units).
@@ -80,68 +80,97 @@ pub fn raised_visibility(
     if out.dim() != (h, w) {
         *out = MaskImage::zeros((h, w));
     }
-    let grid = Grid::new(samples, w, h);
-    let eye = calib.camera_center();
+    let mut grid = Grid::new(samples, w, h);
+    let Some(eye) = calib.camera_center() else {
+        // Not a full camera: raised drawings were not drawn.
+        return;
+    };
+    // Per column, the foreground run last looked down and what stands
+    // there: every pixel of a run has the same contact.
+    let mut runs: Vec<Option<Stand>> = vec![None; w];
     overlay.for_each_span(|y, x0, x1| {
         for x in x0..x1.min(w) {
             if overlay.pixel(x, y)[3] == 0 {
                 continue;
             }
-            let on_floor = floor[[y, x]] == FLOOR;
-            let shows = on_floor
-                || match (eye, grid.nearest(Vec2::new(x as f64, y as f64))) {
-                    (Some(eye), Some(d)) => !hidden(floor, calib, eye, x, y, d, standing),
-                    _ => false,
+            let shows = floor[[y, x]] == FLOOR || {
+                let stand = match runs[x] {
+                    Some(s) if s.top <= y && y <= s.bottom => s,
+                    _ => {
+                        let s = Stand::below(floor, calib, eye, x, y, standing);
+                        runs[x] = Some(s);
+                        s
+                    }
                 };
+                // Hidden when it stands nearer by more than its depth and
+                // reaches up to this pixel.
+                let could_hide = stand.near.is_finite() && y as f64 >= stand.top_px;
+                !(could_hide
+                    && grid
+                        .nearest(Vec2::new(x as f64, y as f64))
+                        .is_some_and(|d| stand.near + STANDING_DEPTH_SHARE * standing < d))
+            };
             out[[y, x]] = if shows { FLOOR } else { 0 };
         }
     });
 }
 
-/// Whether foreground pixel `(x, y)` is something standing in front of a
-/// drawing `distance` away (see the module docs).
-fn hidden(
-    floor: &MaskImage,
-    calib: &Calibration,
-    eye: Vec3,
-    x: usize,
-    y: usize,
-    distance: f64,
-    standing: f64,
-) -> bool {
-    let h = floor.dim().0;
-    // The last foreground pixel going down the column.
-    let mut c = y;
-    while c + 1 < h && floor[[c + 1, x]] != FLOOR {
-        c += 1;
-    }
-    let Some(foot) = calib.unproject(Vec2::new(x as f64, c as f64 + 0.5)) else {
-        // Its foot is above the horizon: it is not standing on this floor.
-        return false;
-    };
-    let near = (foot.x - eye[0]).hypot(foot.y - eye[1]);
-    if near + STANDING_DEPTH_SHARE * standing >= distance {
-        return false;
-    }
-    // The height at which the pixel's ray passes the foot.
-    let Some(dir) = calib.ray3(Vec2::new(x as f64, y as f64)) else {
-        return false;
-    };
-    let across = dir[0].hypot(dir[1]);
-    if across <= 1e-12 {
-        // Straight down: the thing is right under the camera, in front.
-        return true;
-    }
-    let z = eye[2] + dir[2] * near / across;
-    z <= standing
+/// What stands at a foreground pixel, judged from the run of foreground
+/// below it in its column (see the module docs).
+#[derive(Clone, Copy, Debug)]
+struct Stand {
+    /// The rows of the run this was found for (`top` the first looked at).
+    top: usize,
+    bottom: usize,
+    /// Horizontal distance of its contact from the camera; infinite when
+    /// the contact is not on the floor (above the horizon).
+    near: f64,
+    /// The picture row of a standing thing's top at the contact: pixels
+    /// above it are not of something standing there.
+    top_px: f64,
 }
 
-/// Samples bucketed by grid cell, for nearest-sample queries.
+impl Stand {
+    fn below(floor: &MaskImage, calib: &Calibration, eye: Vec3, x: usize, y: usize, standing: f64) -> Stand {
+        let h = floor.dim().0;
+        // The last foreground pixel going down the column.
+        let mut c = y;
+        while c + 1 < h && floor[[c + 1, x]] != FLOOR {
+            c += 1;
+        }
+        let none = Stand {
+            top: y,
+            bottom: c,
+            near: f64::INFINITY,
+            top_px: f64::INFINITY,
+        };
+        let Some(foot) = calib.unproject(Vec2::new(x as f64, c as f64 + 0.5)) else {
+            return none;
+        };
+        // Where the top of something `standing` tall there is seen; a
+        // top above the picture (or behind the camera) leaves every pixel
+        // of the column below it.
+        let top_px = calib
+            .project3([foot.x, foot.y, standing])
+            .map_or(f64::NEG_INFINITY, |p| p.y);
+        Stand {
+            near: (foot.x - eye[0]).hypot(foot.y - eye[1]),
+            top_px,
+            ..none
+        }
+    }
+}
+
+/// Samples bucketed by grid cell, for nearest-sample queries: each cell
+/// keeps, once asked, the samples that can be nearest to any of its
+/// pixels (those within the nearest one's distance from its centre plus
+/// its diagonal), so a query looks at a few samples only.
 struct Grid<'a> {
     samples: &'a [DepthSample],
     cols: usize,
     rows: usize,
     cells: Vec<Vec<u32>>,
+    candidates: Vec<Option<Vec<u32>>>,
 }
 
 impl<'a> Grid<'a> {
@@ -158,6 +187,7 @@ impl<'a> Grid<'a> {
             cols,
             rows,
             cells,
+            candidates: vec![None; cols * rows],
         }
     }
 
@@ -172,38 +202,76 @@ impl<'a> Grid<'a> {
     }
 
     /// The distance of the sample nearest `p`.
-    fn nearest(&self, p: Vec2) -> Option<f64> {
+    fn nearest(&mut self, p: Vec2) -> Option<f64> {
         let k = Self::cell(p, self.cols, self.rows)?;
+        if self.candidates[k].is_none() {
+            self.candidates[k] = Some(self.gather(k));
+        }
+        let samples = self.samples;
+        self.candidates[k]
+            .as_ref()?
+            .iter()
+            .map(|&i| &samples[i as usize])
+            .fold(None, |best: Option<(f64, f64)>, s| {
+                let d = (s.at - p).length();
+                match best {
+                    Some((b, _)) if b <= d => best,
+                    _ => Some((d, s.distance)),
+                }
+            })
+            .map(|(_, d)| d)
+    }
+
+    /// The samples that can be nearest to a pixel of cell `k`.
+    fn gather(&self, k: usize) -> Vec<u32> {
         let (cx, cy) = ((k % self.cols) as isize, (k / self.cols) as isize);
-        let mut best: Option<(f64, f64)> = None;
-        // Rings of cells outwards; once a sample is found, one more ring
-        // settles which is nearest.
-        let most = self.cols.max(self.rows) as isize;
-        let mut stop_at = most;
-        for ring in 0..=most {
-            if ring > stop_at {
-                break;
-            }
+        let centre = Vec2::new((cx as f64 + 0.5) * CELL as f64, (cy as f64 + 0.5) * CELL as f64);
+        let diag = CELL as f64 * std::f64::consts::SQRT_2;
+        let ring_cells = |ring: isize| {
+            let mut out = Vec::new();
             for gy in cy - ring..=cy + ring {
                 for gx in cx - ring..=cx + ring {
                     let edge = (gy - cy).abs() == ring || (gx - cx).abs() == ring;
-                    if !edge || gx < 0 || gy < 0 || gx >= self.cols as isize || gy >= self.rows as isize {
-                        continue;
-                    }
-                    for &i in &self.cells[gy as usize * self.cols + gx as usize] {
-                        let s = &self.samples[i as usize];
-                        let d2 = (s.at - p).length();
-                        if best.is_none_or(|(b, _)| d2 < b) {
-                            best = Some((d2, s.distance));
-                        }
+                    if edge && gx >= 0 && gy >= 0 && gx < self.cols as isize && gy < self.rows as isize {
+                        out.push(gy as usize * self.cols + gx as usize);
                     }
                 }
             }
-            if best.is_some() && stop_at == most {
-                stop_at = ring + 1;
+            out
+        };
+        // The nearest sample to the centre: rings outwards until one is
+        // found, then one more ring (a nearer one may lie there).
+        let most = self.cols.max(self.rows) as isize;
+        let mut nearest = f64::INFINITY;
+        let mut found_at = None;
+        for ring in 0..=most {
+            if found_at.is_some_and(|f: isize| ring > f + 1) {
+                break;
+            }
+            for c in ring_cells(ring) {
+                for &i in &self.cells[c] {
+                    nearest = nearest.min((self.samples[i as usize].at - centre).length());
+                    found_at.get_or_insert(ring);
+                }
             }
         }
-        best.map(|(_, d)| d)
+        if found_at.is_none() {
+            return Vec::new();
+        }
+        // Every sample within reach, from the cells that can hold one.
+        let reach = nearest + diag;
+        let span = (reach / CELL as f64).ceil() as isize + 1;
+        let mut out = Vec::new();
+        for ring in 0..=span.min(most) {
+            for c in ring_cells(ring) {
+                for &i in &self.cells[c] {
+                    if (self.samples[i as usize].at - centre).length() <= reach {
+                        out.push(i);
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -273,10 +341,37 @@ mod tests {
                 distance: 2.0,
             },
         ];
-        let g = Grid::new(&samples, 320, 240);
+        let mut g = Grid::new(&samples, 320, 240);
         assert_eq!(g.nearest(Vec2::new(10.0, 10.0)), Some(1.0));
         assert_eq!(g.nearest(Vec2::new(190.0, 140.0)), Some(2.0));
         assert_eq!(g.nearest(Vec2::new(300.0, 230.0)), Some(2.0));
         assert_eq!(Grid::new(&[], 320, 240).nearest(Vec2::new(1.0, 1.0)), None);
+    }
+
+    proptest::proptest! {
+        /// The grid finds the nearest sample's distance, as a search of
+        /// every sample does.
+        #[test]
+        fn nearest_is_the_brute_force_nearest(
+            pts in proptest::collection::vec((0.0f64..320.0, 0.0f64..240.0, 0.0f64..1e4), 1..60),
+            queries in proptest::collection::vec((0.0f64..320.0, 0.0f64..240.0), 1..40),
+        ) {
+            let samples: Vec<DepthSample> = pts
+                .iter()
+                .map(|&(x, y, d)| DepthSample { at: Vec2::new(x, y), distance: d })
+                .collect();
+            let mut g = Grid::new(&samples, 320, 240);
+            for (x, y) in queries {
+                let p = Vec2::new(x, y);
+                let best = samples
+                    .iter()
+                    .map(|s| (s.at - p).length())
+                    .fold(f64::INFINITY, f64::min);
+                let got = g.nearest(p).unwrap();
+                // The distance of a sample at the nearest range (ties may pick either).
+                let ok = samples.iter().any(|s| s.distance == got && ((s.at - p).length() - best).abs() < 1e-9);
+                proptest::prop_assert!(ok, "{p:?}: got {got}");
+            }
+        }
     }
 }
