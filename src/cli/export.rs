@@ -58,6 +58,11 @@ pub struct Args {
     /// Draw over everything (no floor mask).
     #[arg(long)]
     pub no_mask: bool,
+    /// Draw shapes with heights flattened onto the floor when the
+    /// calibration knows only the floor (else they are left out, and the
+    /// export says why)
+    #[arg(long)]
+    pub flatten_heights: bool,
     /// Export even though the session has no calibration (then nothing of
     /// the log can be drawn).
     #[arg(long)]
@@ -99,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crf: args.crf,
         preset: args.preset.clone(),
         no_mask: args.no_mask,
+        flatten_heights: args.flatten_heights,
         offset: args.offset,
         max_level: args.max_level,
         entities: args.entities.clone(),

@@ -584,6 +584,10 @@ fn div255(v: u32) -> u32 {
 pub struct Painter {
     /// How text is set off from the picture.
     pub backdrop: TextBackdrop,
+    /// Shapes with heights through a calibration that knows only the
+    /// floor are drawn flattened onto it ([`raised::flattened`]) instead
+    /// of refused.
+    pub flatten_heights: bool,
     cov: Coverage,
     text: TextRenderer,
     rings: Vec<Vec<Vec2>>,
@@ -606,6 +610,7 @@ impl Painter {
     pub fn new(width: usize, height: usize) -> Self {
         Painter {
             backdrop: TextBackdrop::default(),
+            flatten_heights: false,
             cov: Coverage::new(width, height),
             text: TextRenderer::new(),
             rings: Vec::new(),

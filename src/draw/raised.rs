@@ -13,7 +13,7 @@ use super::{Overlay, Painter, SkipReason, TOLERANCE_PX};
 use crate::calib::Calibration;
 use crate::geom::PixelPoint;
 use crate::geom::vec3::Vec3;
-use crate::log::{Primitive, Raised, Style, ThicknessUnit};
+use crate::log::{Primitive, Raised, Shape, Style, ThicknessUnit};
 
 /// Sides of the polygon a vertical cylinder's circles are drawn with for
 /// its outline (its edges' hull; the outline's error at the sides is below
@@ -102,6 +102,84 @@ fn push_ring(ring: Vec<PixelPoint>, out: &mut Vec<Vec<PixelPoint>>) {
     }
 }
 
+/// A raised shape's footprint on the floor: what it is drawn as through a
+/// calibration that knows only the floor, when asked
+/// ([`Painter::flatten_heights`]). Paths and upright circles become their
+/// vertices straight below, solids their outline on the floor.
+pub fn flattened(r: &Raised) -> Shape {
+    let xy = |p: &Vec3| crate::geom::Vec2::new(p[0], p[1]);
+    match r {
+        Raised::Path { points, closed } => Shape::Polygon {
+            vertices: points.iter().map(xy).collect(),
+            closed: *closed,
+        },
+        Raised::Circle {
+            center,
+            radius,
+            normal,
+        } => {
+            let up = normal[2].abs() / (normal[0].hypot(normal[1]).hypot(normal[2])).max(1e-300);
+            if up > 1.0 - 1e-9 {
+                Shape::Circle {
+                    center: xy(center),
+                    radius: *radius,
+                }
+            } else {
+                // An upright or tilted circle is seen from above as the
+                // ellipse its points fall on: sampled.
+                let Some(n) = crate::geom::vec3::normalized(*normal) else {
+                    return Shape::Circle {
+                        center: xy(center),
+                        radius: *radius,
+                    };
+                };
+                let u = crate::geom::vec3::normalized(crate::geom::vec3::cross(n, [0.0, 0.0, 1.0]))
+                    .unwrap_or([1.0, 0.0, 0.0]);
+                let v = crate::geom::vec3::cross(n, u);
+                Shape::Polygon {
+                    vertices: (0..64)
+                        .map(|k| {
+                            let a = std::f64::consts::TAU * k as f64 / 64.0;
+                            crate::geom::Vec2::new(
+                                center[0] + radius * (a.cos() * u[0] + a.sin() * v[0]),
+                                center[1] + radius * (a.cos() * u[1] + a.sin() * v[1]),
+                            )
+                        })
+                        .collect(),
+                    closed: true,
+                }
+            }
+        }
+        Raised::Text { anchor, text, size } => Shape::Text {
+            anchor: xy(anchor),
+            text: text.clone(),
+            size: *size,
+        },
+        Raised::Point { position, kind, size } => Shape::Point {
+            position: xy(position),
+            kind: *kind,
+            size: *size,
+        },
+        Raised::Sphere { center, radius } => Shape::Circle {
+            center: xy(center),
+            radius: *radius,
+        },
+        Raised::Cylinder { base, radius, .. } => Shape::Circle {
+            center: xy(base),
+            radius: *radius,
+        },
+        Raised::Box {
+            base,
+            size,
+            orientation,
+        } => Shape::Rectangle {
+            center: xy(base),
+            size: crate::geom::Vec2::new(size[0], size[1]),
+            orientation: *orientation,
+        },
+    }
+}
+
 /// The point a raised shape's size in world units is measured at.
 fn reference_point(r: &Raised) -> Vec3 {
     match r {
@@ -133,7 +211,14 @@ impl Painter {
             });
         }
         if !calib.is_full_camera() {
-            return Err(SkipReason::FloorOnly);
+            if !self.flatten_heights {
+                return Err(SkipReason::FloorOnly);
+            }
+            let flat = Primitive {
+                shape: flattened(r),
+                ..p.clone()
+            };
+            return self.primitive(ov, calib, &flat);
         }
         // Sizes in world units: the scale across the line of sight where
         // the shape is (one scale for the whole shape).

@@ -66,6 +66,9 @@ pub struct ExportOptions {
     pub preset: String,
     /// Draw over everything (no floor mask), whatever the session says.
     pub no_mask: bool,
+    /// Draw shapes with heights flattened onto the floor when the
+    /// calibration knows only the floor, whatever the session says.
+    pub flatten_heights: bool,
     /// Log time offset instead of the session's.
     pub offset: Option<f64>,
     /// Draw only primitives with level ≤ this.
@@ -96,6 +99,7 @@ impl Default for ExportOptions {
             crf: 20,
             preset: "veryfast".into(),
             no_mask: false,
+            flatten_heights: false,
             offset: None,
             max_level: None,
             entities: Vec::new(),
@@ -164,6 +168,9 @@ impl ExportOptions {
         }
         if self.no_mask {
             session.draw.floor_mask = false;
+        }
+        if self.flatten_heights {
+            session.draw.flatten_heights = true;
         }
         if self.size.is_some() {
             session.picture.size = self.size;

@@ -39,7 +39,14 @@ impl Band {
     }
 
     /// Makes the layers ready for a `w`×`h` frame with nothing drawn.
-    pub(super) fn ready(&mut self, w: usize, h: usize, above_any: bool, backdrop: draw::TextBackdrop) {
+    pub(super) fn ready(
+        &mut self,
+        w: usize,
+        h: usize,
+        above_any: bool,
+        backdrop: draw::TextBackdrop,
+        flatten_heights: bool,
+    ) {
         if (self.overlay.width(), self.overlay.height()) != (w, h) {
             self.overlay = Overlay::new(w, h);
             self.painter.resize(w, h);
@@ -55,6 +62,7 @@ impl Band {
         }
         self.painter.depth_samples.clear();
         self.painter.backdrop = backdrop;
+        self.painter.flatten_heights = flatten_heights;
     }
 
     /// Selects the primitives for `log_time` and draws them through
@@ -113,7 +121,7 @@ impl Band {
             return Ok(());
         }
         match (floor, calib) {
-            (Some(floor), Some(calib)) => {
+            (Some(floor), Some(calib)) if calib.is_full_camera() => {
                 draw::occlude::raised_visibility(
                     floor,
                     &self.raised,
@@ -124,7 +132,9 @@ impl Band {
                 );
                 self.raised.composite(image, Some(&self.visibility))
             }
-            (Some(floor), None) => self.raised.composite(image, Some(floor)),
+            // Flattened onto the floor (a calibration that knows only the
+            // floor): hidden as floor drawings are.
+            (Some(floor), _) => self.raised.composite(image, Some(floor)),
             (None, _) => self.raised.composite(image, None),
         }
     }

@@ -364,7 +364,8 @@ impl Pipeline {
             ..FrameStats::default()
         };
         let above_any = self.above.iter().any(|&a| a);
-        self.band.ready(w, h, above_any, toggles.text);
+        self.band
+            .ready(w, h, above_any, toggles.text, toggles.flatten_heights);
 
         // The mask is computed from the untouched frame: the whole mask
         // when the tint shows it, else, for a masker that can, only around

@@ -27,6 +27,10 @@ pub struct DrawToggles {
     pub tint: bool,
     /// How text is set off from the picture (outline, box or shadow).
     pub text: crate::draw::TextBackdrop,
+    /// Draw shapes with heights flattened onto the floor (their footprint)
+    /// when the calibration knows only the floor; off, they are not drawn
+    /// and the frame says why.
+    pub flatten_heights: bool,
 }
 
 impl Default for DrawToggles {
@@ -36,6 +40,7 @@ impl Default for DrawToggles {
             floor_mask: true,
             tint: false,
             text: crate::draw::TextBackdrop::default(),
+            flatten_heights: false,
         }
     }
 }

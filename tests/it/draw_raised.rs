@@ -5,6 +5,8 @@
 //! Compared with `tests/data/golden/draw-raised-*.png` (`UNDERLAY_BLESS=1`
 //! rewrites them; look at every one you bless).
 
+use std::path::Path;
+
 use underlay::calib::Calibration;
 use underlay::calib::camera::look_at;
 use underlay::draw::{Overlay, Painter};
@@ -194,4 +196,71 @@ fn golden_raised_solids() {
         ),
     ];
     check_golden("draw-raised-solids.png", &picture(&calib, &prims));
+}
+
+/// A log with heights over a calibration that knows only the floor: the
+/// export says why its raised shapes are not drawn, and with
+/// `--flatten-heights` draws them on the floor instead.
+#[test]
+fn export_names_a_floor_only_calibration_and_flattens_when_asked() {
+    use underlay::video::{Encoder, EncoderSettings};
+    let dir = crate::util::tmp();
+    let video = dir.path().join("v.mp4");
+    let img = RgbImage::from_elem((120, 160, 3), 128);
+    let mut e = Encoder::create(&video, 160, 120, &EncoderSettings::default()).unwrap();
+    for k in 0..3 {
+        e.push(&img, k as f64 * 0.1).unwrap();
+    }
+    e.finish().unwrap();
+    let log = dir.path().join("l.txt");
+    std::fs::write(
+        &log,
+        "{\n{ 0.0; { { { sphere; (0, 0, 800); 20 }; red; {ball; 0} } } }\n{ 0.2; { { { sphere; (0, 0, 800); 20 }; red; {ball; 0} } } }\n}\n",
+    )
+    .unwrap();
+    let calib = dir.path().join("c.toml");
+    std::fs::write(
+        &calib,
+        "homography = [[1.0, 0.0, 80.0], [0.0, -1.0, 60.0], [0.0, 0.0, 1.0]]\n",
+    )
+    .unwrap();
+    let export = |extra: &[&str]| {
+        let out = dir.path().join("o.mp4");
+        let mut args = vec![
+            "export",
+            "--video",
+            video.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+            "--calib",
+            calib.to_str().unwrap(),
+            "--offset",
+            "0",
+            "--no-mask",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        crate::util::run(&args)
+    };
+    let o = export(&[]);
+    crate::util::assert_ok(&o);
+    let said = crate::util::text(&o);
+    assert!(said.contains("knows only the floor"), "{said}");
+    let o = export(&["--flatten-heights"]);
+    crate::util::assert_ok(&o);
+    let said = crate::util::text(&o);
+    assert!(!said.contains("could not be drawn"), "{said}");
+    // The ball's outline on the floor below it: a red ring of radius
+    // 20 px round the picture's centre, nothing red at the centre.
+    let mut d = underlay::video::Decoder::open(&dir.path().join("o.mp4")).unwrap();
+    let f = d.next_frame().unwrap().unwrap();
+    let red = |y: usize, x: usize| {
+        (y - 1..=y + 1).any(|y| (x - 1..=x + 1).any(|x| f.image[[y, x, 0]] > 150 && f.image[[y, x, 1]] < 110))
+    };
+    if std::env::var_os("AIR_DEBUG").is_some() {
+        underlay::video::still::save_rgb(Path::new("/tmp/flat.png"), &f.image).unwrap();
+    }
+    assert!(red(60, 100) && red(60, 60) && red(40, 80) && red(80, 80));
+    assert!(!red(60, 80));
 }

@@ -128,3 +128,33 @@ fn a_box_is_taller_in_the_picture_than_its_floor_print() {
     assert!(f.3.abs_diff(t.3) <= 2, "{f:?} {t:?}");
     assert!(t.1 + 40 < f.1, "{f:?} {t:?}");
 }
+
+#[test]
+fn heights_are_flattened_onto_the_floor_only_when_asked() {
+    let floor = Calibration::from_homography(*camera().homography()).unwrap();
+    let mut painter = Painter::new(640, 480);
+    let ball = prim(Raised::Sphere {
+        center: [0.0, 0.0, 800.0],
+        radius: 110.0,
+    });
+    let mut ov = Overlay::new(640, 480);
+    assert_eq!(
+        painter.primitive(&mut ov, &floor, &ball),
+        Err(SkipReason::FloorOnly)
+    );
+    assert!(drawn_box(&ov).is_none());
+    painter.flatten_heights = true;
+    painter.primitive(&mut ov, &floor, &ball).unwrap();
+    // Drawn as the disc on the floor below it.
+    let (x0, y0, x1, y1) = drawn_box(&ov).unwrap();
+    let c = floor.project(crate::geom::Vec2::new(0.0, 0.0)).unwrap();
+    assert!((x0 as f64) < c.x && c.x < x1 as f64 && (y0 as f64) < c.y && c.y < y1 as f64);
+    assert!(matches!(
+        flattened(&Raised::Box {
+            base: [0.0; 3],
+            size: [1.0, 2.0, 3.0],
+            orientation: 0.0
+        }),
+        crate::log::Shape::Rectangle { .. }
+    ));
+}
