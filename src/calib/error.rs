@@ -49,6 +49,10 @@ pub enum CalibError {
     /// A camera matrix, pose or coefficient vector that makes no camera.
     #[error("invalid camera: {0}")]
     InvalidCamera(String),
+    /// A calibration file's keys that do not make one calibration (both
+    /// or neither of a homography and a camera).
+    #[error("{0}")]
+    Format(String),
     /// Fewer points than the model has degrees of freedom for.
     #[error("the {model} model needs at least {needed} points, got {got}")]
     TooFewPoints { model: Model, needed: usize, got: usize },

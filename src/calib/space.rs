@@ -57,6 +57,8 @@ impl Calibration {
             )));
         }
         self.z_col = Some(col);
+        // A camera it was built from no longer says what it maps.
+        self.camera = None;
         if self.camera_center().is_none() {
             return Err(CalibError::InvalidCamera(format!(
                 "the height column {col:?} gives no camera centre (the projection is singular)"
@@ -81,7 +83,9 @@ impl Calibration {
     fn homogeneous3(&self, p: Vec3) -> Option<Vec3> {
         let c = self.z_col?;
         let h = &self.h;
-        Some(std::array::from_fn(|i| h[i][0] * p[0] + h[i][1] * p[1] + h[i][2] + p[2] * c[i]))
+        Some(std::array::from_fn(|i| {
+            h[i][0] * p[0] + h[i][1] * p[1] + h[i][2] + p[2] * c[i]
+        }))
     }
 
     /// A point in space → pixel of the ideal pinhole image; `None` behind
@@ -106,7 +110,11 @@ impl Calibration {
         let c = self.z_col?;
         let h = &self.h;
         // H·(x, y, 1) + z·c = 0 ⇔ [h₁ h₂ c]·(x, y, z) = −h₃.
-        let m = [[h[0][0], h[0][1], c[0]], [h[1][0], h[1][1], c[1]], [h[2][0], h[2][1], c[2]]];
+        let m = [
+            [h[0][0], h[0][1], c[0]],
+            [h[1][0], h[1][1], c[1]],
+            [h[2][0], h[2][1], c[2]],
+        ];
         let inv = crate::geom::mat3::invert(&m)?;
         let rhs = [-h[0][2], -h[1][2], -h[2][2]];
         let x: Vec3 = std::array::from_fn(|i| (0..3).map(|j| inv[i][j] * rhs[j]).sum());
@@ -118,7 +126,8 @@ impl Calibration {
     pub fn pixels_per_unit3(&self, p: Vec3) -> Option<f64> {
         let c = self.camera_center()?;
         let sight = normalized(sub(p, c))?;
-        let side = normalized(cross(sight, [0.0, 0.0, 1.0])).or_else(|| normalized(cross(sight, [1.0, 0.0, 0.0])))?;
+        let side = normalized(cross(sight, [0.0, 0.0, 1.0]))
+            .or_else(|| normalized(cross(sight, [1.0, 0.0, 0.0])))?;
         let up = cross(side, sight);
         let eps = 1e-3 * (1.0 + dot(p, p).sqrt());
         let o = self.project3(p)?;
@@ -250,12 +259,20 @@ impl Calibration {
             return Vec::new();
         };
         let v = cross(n, u);
-        let at = |a: f64| add(center, add(scale(u, radius * a.cos()), scale(v, radius * a.sin())));
+        let at = |a: f64| {
+            add(
+                center,
+                add(scale(u, radius * a.cos()), scale(v, radius * a.sin())),
+            )
+        };
         // Its size in pixels, from eight of its points; a circle partly
         // behind the camera gets many sides (clipping cuts what is not seen).
         let r_px = self.project3_undistorted(center).and_then(|o| {
             (0..8)
-                .map(|k| self.project3_undistorted(at(std::f64::consts::FRAC_PI_4 * k as f64)).map(|q| (q - o).length()))
+                .map(|k| {
+                    self.project3_undistorted(at(std::f64::consts::FRAC_PI_4 * k as f64))
+                        .map(|q| (q - o).length())
+                })
                 .try_fold(0.0f64, |m, d| d.map(|d| m.max(d)))
         });
         let tol = 0.5 * sanitize_tol(tol_px);

@@ -184,10 +184,17 @@ impl Calibration {
             [h[1][0] * f, h[1][1] * f, h[1][2]],
             [h[2][0] * f, h[2][1] * f, h[2][2]],
         ];
-        let mut c = Calibration::from_parts(scaled, self.distortion().copied())?;
-        if let Some(col) = self.height_column() {
-            c = c.with_height_column(col.map(|v| v * f))?;
-        }
+        let mut c = match self.camera_table() {
+            // A camera stays one: its place is in the new unit.
+            Some(cam) => Calibration::from_camera_table(&cam.scaled(f))?,
+            None => {
+                let mut c = Calibration::from_parts(scaled, self.distortion().copied())?;
+                if let Some(col) = self.height_column() {
+                    c = c.with_height_column(col.map(|v| v * f))?;
+                }
+                c
+            }
+        };
         if let Some([w, hh]) = self.image_size() {
             c = c.with_image_size(w, hh);
         }
