@@ -41,20 +41,16 @@ pub struct Calibration {
     pub(super) h: Mat3,
     pub(super) inv: Mat3,
     pub(super) lens: Option<Box<Lens>>,
-    /// A full camera's column for heights ([`super::space`]): the
-    /// undistorted pixel of `(x, y, z)` is `h·(x, y, 1) + z·z_col`,
-    /// dehomogenised. `None`: the calibration knows only the floor.
-    pub(super) z_col: Option<[f64; 3]>,
+    /// What a full camera knows of space ([`super::space`]): its column
+    /// for heights and the camera it was built from; boxed, as most
+    /// calibrations know only the floor. `None`: the floor only.
+    pub(super) space: Option<Box<super::space::Space>>,
     pub(super) image_size: Option<[u32; 2]>,
     /// The mappable region as world half-planes (derived).
     pub(super) clip: Vec<HalfPlane>,
     /// What it was fitted in and from (see [`unit`]); boxed, as it is
     /// rarely more than empty.
     pub(super) origin: Box<unit::Origin>,
-    /// The camera it was built from, as its file gives it
-    /// ([`super::camera`]); saved instead of the homography, lens and
-    /// column it makes. `None` for any other calibration.
-    pub(super) camera: Option<Box<super::camera::CameraTable>>,
 }
 
 // Every export worker maps through the same calibration.
@@ -84,11 +80,10 @@ impl Calibration {
             h,
             inv,
             lens,
-            z_col: None,
+            space: None,
             image_size: None,
             clip: Vec::new(),
             origin: Box::default(),
-            camera: None,
         };
         c.clip = c.clip_planes();
         Ok(c)

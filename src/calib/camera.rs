@@ -18,6 +18,7 @@
 mod decompose;
 mod table;
 
+pub(crate) use decompose::rq as decompose_rq;
 pub use decompose::{Camera, rotation_vector};
 pub use table::CameraTable;
 
@@ -166,7 +167,9 @@ impl Calibration {
             r3[2],
         ];
         let mut c = Calibration::from_parts(h, Some(d))?.with_height_column(z_col)?;
-        c.camera = Some(Box::new(table));
+        if let Some(space) = &mut c.space {
+            space.camera = Some(table);
+        }
         Ok(c)
     }
 }

@@ -68,6 +68,16 @@ pub enum CalibError {
         x: f64,
         y: f64,
     },
+    /// A point whose height is NaN or infinite, or beyond any floor's.
+    #[error("point {index} has a height z = {z} that is not a finite number within ±{limit:e}")]
+    BadHeight { index: usize, z: f64, limit: f64 },
+    /// A left-handed world frame given to a model that places the camera
+    /// in space.
+    #[error(
+        "the world frame is left-handed (seen from above, y is clockwise from x): a camera in space \
+         needs a right-handed frame with z up; negate the points' y (or swap x and y)"
+    )]
+    LeftHanded,
     /// Two points with identical world (or image) coordinates.
     #[error(
         "{}; one of each is probably mislabelled: fit with a robust method (lmeds or ransac) to have it found",

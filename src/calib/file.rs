@@ -118,13 +118,13 @@ impl Calibration {
     /// The saved form: the camera when it was built from one, else the
     /// homography, lens and column.
     fn file(&self) -> CalibrationFile {
-        let camera = self.camera.as_deref().cloned();
+        let camera = self.camera_table().cloned();
         let floor = camera.is_none();
         CalibrationFile {
             homography: floor.then_some(self.h),
             image_size: self.image_size,
             distortion: self.lens.as_ref().filter(|_| floor).map(|l| *l.distortion()),
-            height_column: self.z_col.filter(|_| floor),
+            height_column: self.height_column().filter(|_| floor),
             camera,
             world_unit: self.origin.world_unit.clone(),
             points: self.origin.points.clone(),

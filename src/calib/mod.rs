@@ -45,6 +45,8 @@ pub use calibration::*;
 pub use camera::{Camera, CameraTable};
 pub use error::{CalibError, DuplicatePair};
 pub use file::CalibrationFile;
-pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
+pub use fit::{
+    CalibReport, Correspondence, Correspondence3, Fit, FitOptions, Method, Model, fit, fit_camera,
+};
 pub use lens::{Distortion, DistortionModel};
 pub use space::FLOOR_ONLY;

@@ -23,6 +23,7 @@
 //! the convex hull of their projected edges.
 
 use super::calibration::Calibration;
+use super::camera::CameraTable;
 use super::clip;
 use super::error::CalibError;
 use crate::geom::vec3::{Vec3, add, cross, dot, normalized, scale, sub};
@@ -39,7 +40,20 @@ const MIN_SIDES: usize = 16;
 const MAX_SIDES: usize = 2048;
 
 /// The message for a height given to a calibration that knows only the floor.
-pub const FLOOR_ONLY: &str = "this calibration knows only the floor: add points above it (calib solve with a z column) or use a full camera";
+pub const FLOOR_ONLY: &str = "this calibration knows only the floor: fit a full camera to points on it and above it \
+                              (calib solve --model pinhole, heights in a z column) or give a [camera]";
+
+/// What a full camera knows beyond the floor.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Space {
+    /// The projection matrix's column for heights: the undistorted pixel
+    /// of `(x, y, z)` is `h·(x, y, 1) + z·column`, dehomogenised.
+    pub(super) column: [f64; 3],
+    /// The camera it was built from, as its file gives it
+    /// ([`super::camera`]); saved instead of the homography, lens and
+    /// column it makes. `None` for any other full camera.
+    pub(super) camera: Option<CameraTable>,
+}
 
 /// A world half-space `a·(x, y, z, 1) ≥ 0`.
 type HalfSpace = [f64; 4];
@@ -56,9 +70,11 @@ impl Calibration {
                 "the height column {col:?} is not finite"
             )));
         }
-        self.z_col = Some(col);
         // A camera it was built from no longer says what it maps.
-        self.camera = None;
+        self.space = Some(Box::new(Space {
+            column: col,
+            camera: None,
+        }));
         if self.camera_center().is_none() {
             return Err(CalibError::InvalidCamera(format!(
                 "the height column {col:?} gives no camera centre (the projection is singular)"
@@ -70,18 +86,18 @@ impl Calibration {
     /// The projection matrix's column for heights, when this calibration
     /// knows the camera in space.
     pub fn height_column(&self) -> Option<[f64; 3]> {
-        self.z_col
+        self.space.as_ref().map(|s| s.column)
     }
 
     /// Whether points above the floor can be mapped ([`Self::project3`]).
     pub fn is_full_camera(&self) -> bool {
-        self.z_col.is_some()
+        self.space.is_some()
     }
 
     /// The homogeneous ideal pixel of a point in space; `None` without a
     /// full camera.
     fn homogeneous3(&self, p: Vec3) -> Option<Vec3> {
-        let c = self.z_col?;
+        let c = self.height_column()?;
         let h = &self.h;
         Some(std::array::from_fn(|i| {
             h[i][0] * p[0] + h[i][1] * p[1] + h[i][2] + p[2] * c[i]
@@ -107,7 +123,7 @@ impl Calibration {
     /// The camera's centre in the world: the point every ray passes
     /// through (`None` without a full camera).
     pub fn camera_center(&self) -> Option<Vec3> {
-        let c = self.z_col?;
+        let c = self.height_column()?;
         let h = &self.h;
         // H·(x, y, 1) + z·c = 0 ⇔ [h₁ h₂ c]·(x, y, z) = −h₃.
         let m = [
@@ -138,7 +154,7 @@ impl Calibration {
 
     /// The mappable region as world half-spaces (see the module docs).
     fn half_spaces(&self) -> Vec<HalfSpace> {
-        let Some(c) = self.z_col else {
+        let Some(c) = self.height_column() else {
             return Vec::new();
         };
         let h = &self.h;
@@ -298,7 +314,7 @@ impl Calibration {
         };
         let to_eye = sub(eye, center);
         let d = dot(to_eye, to_eye).sqrt();
-        if !(d > radius) || radius <= 0.0 {
+        if d.is_nan() || d <= radius || radius <= 0.0 {
             return Vec::new();
         }
         let u = scale(to_eye, 1.0 / d);

@@ -305,8 +305,8 @@ mod tests {
         let cam = bare.camera().unwrap();
         assert!(close(&cam.matrix, &k, 1e-6), "{:?}", cam.matrix);
         assert!(close(&cam.rotation, &r, 1e-9), "{:?}", cam.rotation);
-        for i in 0..3 {
-            assert!((cam.position[i] - eye[i]).abs() < 1e-6, "{:?}", cam.position);
+        for (p, e) in cam.position.iter().zip(eye) {
+            assert!((p - e).abs() < 1e-6, "{:?}", cam.position);
         }
         let d = cam.distortion.unwrap();
         assert!(

@@ -100,7 +100,7 @@ impl Calibration {
     /// a `[camera]` table, `calib solve --model pinhole`). See
     /// [`Self::camera`] for any full camera.
     pub fn camera_table(&self) -> Option<&CameraTable> {
-        self.camera.as_deref()
+        self.space.as_ref()?.camera.as_ref()
     }
 }
 
