@@ -18,8 +18,8 @@
 mod decompose;
 mod table;
 
-pub(crate) use decompose::rq as decompose_rq;
 pub use decompose::{Camera, rotation_vector};
+pub(crate) use decompose::{nearest_rotation, rq as decompose_rq};
 pub use table::CameraTable;
 
 use crate::calib::{CalibError, Calibration, Distortion, Mat3};

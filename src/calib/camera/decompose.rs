@@ -20,6 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::calib::linalg::symmetric_eigen;
 use crate::calib::{Calibration, Distortion, DistortionModel, Mat3};
 use crate::geom::mat3::{det, invert, mul, mul_vec, transpose};
 use crate::geom::vec3::Vec3;
@@ -203,6 +204,27 @@ pub(crate) fn rq(m: &Mat3) -> Option<(Mat3, Mat3)> {
     k[2][0] = 0.0;
     k[2][1] = 0.0;
     Some((k, r))
+}
+
+/// The rotation nearest to `m` (polar decomposition `m (mᵀm)^(−1/2)`);
+/// `None` when `m` is singular or a reflection.
+pub(crate) fn nearest_rotation(m: &Mat3) -> Option<Mat3> {
+    let mtm = mul(&transpose(m), m);
+    let flat: Vec<f64> = mtm.iter().flatten().copied().collect();
+    let (vals, vecs) = symmetric_eigen(&flat, 3);
+    if vals[0].is_nan() || vals[0] <= 1e-12 * vals[2] || det(m) <= 0.0 {
+        return None;
+    }
+    // (mᵀm)^(−1/2) = V Λ^(−1/2) Vᵀ
+    let inv_sqrt: Mat3 = std::array::from_fn(|i| {
+        std::array::from_fn(|j| {
+            (0..3)
+                .map(|k| vecs[i * 3 + k] * vecs[j * 3 + k] / vals[k].sqrt())
+                .sum()
+        })
+    });
+    let r = mul(m, &inv_sqrt);
+    r.iter().flatten().all(|v| v.is_finite()).then_some(r)
 }
 
 /// The Rodrigues vector (axis × angle, radians) of a rotation matrix, as

@@ -14,14 +14,16 @@
 //! its rows are the camera's x right, y down and z forward axes in the
 //! world) or as OpenCV's Rodrigues vector (`rvec`); the pose once, as the
 //! camera's centre in the world (`position`, world units, z up) or as
-//! OpenCV's translation (`tvec`, `t = −R·position`). Everything else is
-//! checked as [`Calibration::from_camera`] checks it.
+//! OpenCV's translation (`tvec`, `t = −R·position`). A rotation matrix
+//! written to a few decimals (within 10⁻³ of orthonormal) is taken as the
+//! nearest rotation. Everything else is checked as
+//! [`Calibration::from_camera`] checks it.
 
 use serde::{Deserialize, Serialize};
 
-use super::rodrigues;
+use super::{nearest_rotation, rodrigues};
 use crate::calib::{CalibError, Calibration, Mat3};
-use crate::geom::mat3::{mul_vec, transpose};
+use crate::geom::mat3::{mul, mul_vec, transpose};
 use crate::geom::vec3::Vec3;
 
 /// The `[camera]` table of a calibration file (module docs).
@@ -57,7 +59,7 @@ impl CameraTable {
     pub fn pose(&self) -> Result<(Mat3, Vec3), CalibError> {
         let bad = |msg: &str| Err(CalibError::InvalidCamera(msg.to_owned()));
         let r = match (self.rotation, self.rvec) {
-            (Some(r), None) => r,
+            (Some(r), None) => squared_up(r),
             (None, Some(v)) => {
                 if !v.iter().all(|x| x.is_finite()) {
                     return Err(CalibError::InvalidCamera(format!("rvec {v:?} is not finite")));
@@ -91,6 +93,26 @@ impl CameraTable {
             tvec: self.tvec.map(|t| t.map(|v| v / f)),
             ..self.clone()
         }
+    }
+}
+
+/// Largest departure of a given rotation from orthonormality (largest
+/// entry of `RᵀR − I`) that is taken for rounding and squared up.
+const ROUNDED: f64 = 1e-3;
+
+/// A rotation written to a few decimals made exactly one (the nearest
+/// rotation); one that is a rotation to 10⁻⁹, or not one at all, as it is
+/// (a camera built from it says what is wrong).
+fn squared_up(r: Mat3) -> Mat3 {
+    let rtr = mul(&transpose(&r), &r);
+    let off = (0..3)
+        .flat_map(|i| (0..3).map(move |j| (i, j)))
+        .map(|(i, j)| (rtr[i][j] - if i == j { 1.0 } else { 0.0 }).abs())
+        .fold(0.0, f64::max);
+    if off > 1e-9 && off <= ROUNDED {
+        nearest_rotation(&r).unwrap_or(r)
+    } else {
+        r
     }
 }
 
@@ -171,5 +193,27 @@ mod tests {
         }
         let e = Calibration::from_camera_table(&skewed).unwrap_err().to_string();
         assert!(e.contains("orthonormal"), "{e}");
+    }
+
+    /// The example of docs/calibration.md loads: its rotation, written to
+    /// four decimals, is squared up.
+    #[test]
+    fn the_documented_example_loads() {
+        let doc = include_str!("../../../docs/calibration.md");
+        let start = doc.find("image_size = [1280, 720]\nworld_unit").unwrap();
+        let end = start + doc[start..].find("```").unwrap();
+        let c: Calibration = toml::from_str(&doc[start..end]).unwrap();
+        let cam = c.camera().unwrap();
+        assert!((cam.position[2] - 25_000.0).abs() < 1e-9);
+        let r = cam.rotation;
+        let rtr = mul(&transpose(&r), &r);
+        assert!(
+            (rtr[0][0] - 1.0).abs() < 1e-12 && rtr[0][1].abs() < 1e-12,
+            "{rtr:?}"
+        );
+        // Written back as it was given, and read back the same.
+        let again: Calibration = toml::from_str(&c.to_toml()).unwrap();
+        assert_eq!(again, c);
+        assert!(c.to_toml().contains("[0.9487, -0.3162, 0.0]"), "{}", c.to_toml());
     }
 }

@@ -41,7 +41,7 @@ mod tests;
 
 use super::report::{CalibReport, PointNote, outlier_warnings, rms};
 use super::robust::{OUTLIER_MIN_PX, RAYLEIGH_MEDIAN, median, outlier_sigmas};
-use super::{Correspondence3, Fit, FitOptions, Method, Model};
+use super::{Correspondence, Correspondence3, Fit, FitOptions, Method, Model, default_ransac_threshold};
 use crate::calib::linalg::cholesky_solve;
 use crate::calib::{CalibError, Calibration};
 use crate::geom::Vec2;
@@ -123,7 +123,18 @@ pub fn fit_camera(points: &[Correspondence3], opts: &FitOptions) -> Result<Fit, 
             2 * Model::Pinhole.min_points()
         ));
     }
-    let ransac = opts.ransac_threshold_px.filter(|_| opts.method == Method::Ransac);
+    let ransac = (opts.method == Method::Ransac).then(|| {
+        opts.ransac_threshold_px.unwrap_or_else(|| {
+            let flat: Vec<Correspondence> = points
+                .iter()
+                .map(|c| Correspondence {
+                    image: c.image,
+                    world: Vec2::new(c.world[0], c.world[1]),
+                })
+                .collect();
+            default_ransac_threshold(&flat, opts.image_size)
+        })
+    });
     let (mut kept, mut kept_cam) = (vec![true; n], cam);
     let mut flags = Flags::none(n);
     if check {

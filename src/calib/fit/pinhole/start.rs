@@ -19,7 +19,7 @@
 //! A start whose camera is below the floor (with the floor in front) is a
 //! left-handed world frame: no rotation makes it, and it is said.
 
-use crate::calib::camera::decompose_rq;
+use crate::calib::camera::{decompose_rq, nearest_rotation};
 use crate::calib::fit::model::{Problem as FloorProblem, Sample as FloorSample};
 use crate::calib::fit::start::opencv_homography;
 use crate::calib::fit::{Correspondence, Correspondence3, FitOptions, Method, Model};
@@ -198,27 +198,6 @@ fn pose_from_h(h: &Mat3, f: f64, c: Vec2, centroid: Vec2) -> Option<Result<(Mat3
     } else {
         Err(Mirrored)
     })
-}
-
-/// The rotation nearest to `m` (polar decomposition `m (mᵀm)^(−1/2)`);
-/// `None` when `m` is singular or a reflection.
-fn nearest_rotation(m: &Mat3) -> Option<Mat3> {
-    let mtm = mul(&transpose(m), m);
-    let flat: Vec<f64> = mtm.iter().flatten().copied().collect();
-    let (vals, vecs) = symmetric_eigen(&flat, 3);
-    if vals[0].is_nan() || vals[0] <= 1e-12 * vals[2] || det(m) <= 0.0 {
-        return None;
-    }
-    // (mᵀm)^(−1/2) = V Λ^(−1/2) Vᵀ
-    let inv_sqrt: Mat3 = std::array::from_fn(|i| {
-        std::array::from_fn(|j| {
-            (0..3)
-                .map(|k| vecs[i * 3 + k] * vecs[j * 3 + k] / vals[k].sqrt())
-                .sum()
-        })
-    });
-    let r = mul(m, &inv_sqrt);
-    r.iter().flatten().all(|v| v.is_finite()).then_some(r)
 }
 
 /// The camera `(K, R, t)` of the normalised DLT of the projection matrix

@@ -189,7 +189,10 @@ fn exact_clicks_recover_random_cameras_with_distortion() {
             .map(|i| (cam.position[i] - truth.eye[i]).powi(2))
             .sum::<f64>()
             .sqrt();
-        eprintln!("seed {seed}: rms {rms:.2e}, max {max:.2e} px; camera {off:.1} mm off");
+        // The figures of docs/PERFORMANCE.md (`-- --nocapture`).
+        eprintln!(
+            "pinhole exact, seed {seed}: over the picture ({n} points) RMS {rms:.4} px, largest {max:.4} px"
+        );
         assert!(off < 100.0, "seed {seed}: {:?} vs {:?}", cam.position, truth.eye);
         assert!((cam.matrix[0][0] - truth.k[0][0]).abs() < 1e-3 * truth.k[0][0]);
         let d = cam.distortion.unwrap();
@@ -213,11 +216,9 @@ fn noisy_clicks_recover_random_cameras_within_half_a_pixel() {
         assert!(loo > r.rms_px && loo < 0.6, "seed {seed}: loo {loo}");
         let (rms, max, _) = error_over_picture(&f.calibration, &truth.calib, PITCH, 3000.0);
         eprintln!(
-            "seed {seed}: fit rms {:.3} loo {loo:.3}; over the picture rms {rms:.3} max {max:.3}; {:?} truth {:?} {:?}",
-            r.rms_px,
-            r.camera.as_ref().map(|c| (c.matrix, c.distortion)),
-            truth.k,
-            truth.d
+            "pinhole 0.3 px, seed {seed}: RMS {:.3} px, leave-one-out {loo:.3} px; over the picture RMS \
+             {rms:.3} px, largest {max:.3} px",
+            r.rms_px
         );
         worst = (worst.0.max(rms), worst.1.max(max));
     }
@@ -283,8 +284,11 @@ fn the_demo_camera_is_recovered_over_the_whole_picture() {
         let (rms, max, n) = error_over_picture(&f.calibration, &truth, [5000.0, 3500.0], 500.0);
         assert!(n > 1000, "{n}");
         eprintln!(
-            "demo noise {noise}: fit rms {:.3} loo {:?}; picture rms {rms:.4} max {max:.4} over {n}",
-            f.report.rms_px, f.report.loo_rms_px
+            "pinhole demo camera, {} points, {noise} px: RMS {:.3} px, leave-one-out {:.4} px; over the picture \
+             ({n} points) RMS {rms:.4} px, largest {max:.4} px",
+            pts.len(),
+            f.report.rms_px,
+            f.report.loo_rms_px.unwrap_or(f64::NAN)
         );
         assert!(
             rms < 0.25 && max < 0.5,
@@ -359,6 +363,16 @@ fn a_mislabelled_height_is_flagged_and_left_out() {
     )
     .unwrap();
     assert_eq!(robust.report.excluded, vec![bad]);
+    let ransac = fit_camera(
+        &pts,
+        &FitOptions {
+            method: Method::Ransac,
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(ransac.report.excluded, vec![bad]);
+    assert!((ransac.report.ransac_threshold_px.unwrap() - 3.0).abs() < 0.01);
     let (_, max, _) = error_over_picture(&robust.calibration, &truth.calib, PITCH, 3000.0);
     assert!(max < 0.6, "{max}");
 }
