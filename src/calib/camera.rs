@@ -16,10 +16,12 @@
 //! ([`Calibration::camera`], `decompose`).
 
 mod decompose;
+mod rotation;
 mod table;
 
-pub use decompose::{Camera, rotation_vector};
-pub(crate) use decompose::{nearest_rotation, rq as decompose_rq};
+pub use decompose::Camera;
+pub(crate) use rotation::{nearest_rotation, rq as decompose_rq};
+pub use rotation::{rodrigues, rotation_vector};
 pub use table::CameraTable;
 
 use crate::calib::{CalibError, Calibration, Distortion, Mat3};
@@ -189,23 +191,6 @@ fn round_to_digits(v: f64, size: f64, digits: i32) -> f64 {
     let p = 10f64.powi(e);
     let r = (v * p).round() / p;
     if r.is_finite() { r } else { v }
-}
-
-/// Rotation matrix of a Rodrigues vector (axis × angle in radians), as
-/// OpenCV's `Rodrigues`.
-pub fn rodrigues(rvec: [f64; 3]) -> Mat3 {
-    let theta = (rvec[0] * rvec[0] + rvec[1] * rvec[1] + rvec[2] * rvec[2]).sqrt();
-    if theta < 1e-300 {
-        return [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
-    }
-    let [x, y, z] = rvec.map(|v| v / theta);
-    let (s, c) = theta.sin_cos();
-    let v = 1.0 - c;
-    [
-        [c + x * x * v, x * y * v - z * s, x * z * v + y * s],
-        [y * x * v + z * s, c + y * y * v, y * z * v - x * s],
-        [z * x * v - y * s, z * y * v + x * s, c + z * z * v],
-    ]
 }
 
 /// The pose `(R, t)` (world → camera, OpenCV axes) of a camera at `eye`

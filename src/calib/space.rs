@@ -89,6 +89,14 @@ impl Calibration {
         self.space.as_ref().map(|s| s.column)
     }
 
+    /// The camera this calibration was built from, as its file gives it
+    /// (`None` unless it was built from a camera: [`Self::from_camera`],
+    /// a `[camera]` table, `calib solve --model pinhole`). See
+    /// [`Self::camera`] for any full camera.
+    pub fn camera_table(&self) -> Option<&CameraTable> {
+        self.space.as_ref()?.camera.as_ref()
+    }
+
     /// Whether points above the floor can be mapped ([`Self::project3`]).
     pub fn is_full_camera(&self) -> bool {
         self.space.is_some()

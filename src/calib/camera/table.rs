@@ -21,8 +21,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{nearest_rotation, rodrigues};
-use crate::calib::{CalibError, Calibration, Mat3};
+use super::rotation::{nearest_rotation, rodrigues};
+use crate::calib::{CalibError, Mat3};
 use crate::geom::mat3::{mul, mul_vec, transpose};
 use crate::geom::vec3::Vec3;
 
@@ -116,19 +116,10 @@ fn squared_up(r: Mat3) -> Mat3 {
     }
 }
 
-impl Calibration {
-    /// The camera this calibration was built from, as its file gives it
-    /// (`None` unless it was built from a camera: [`Self::from_camera`],
-    /// a `[camera]` table, `calib solve --model pinhole`). See
-    /// [`Self::camera`] for any full camera.
-    pub fn camera_table(&self) -> Option<&CameraTable> {
-        self.space.as_ref()?.camera.as_ref()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calib::Calibration;
     use crate::calib::camera::look_at;
 
     fn table() -> CameraTable {
