@@ -128,6 +128,13 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         Some(hint) => (None, format!("no clicks (the camera {})", hint.describe())),
         None => {
             let (r, f) = rough_calibration(&a)?;
+            if r.is_full_camera() {
+                eprintln!(
+                    "underlay: note: {f} is a full camera; snapping to the painted lines fits the floor only, \
+                     so the result maps no heights (fit a camera to points at heights with `calib solve --model \
+                     pinhole`)"
+                );
+            }
             (Some(r), f)
         }
     };
