@@ -1,6 +1,6 @@
 //! The [`Calibration`] itself: world ↔ image mapping of the floor plane
 //! (a homography, then lens distortion), projection of points and shapes
-//! with clipping and adaptive sampling, and its file format.
+//! with clipping and adaptive sampling. Its file format is `file.rs`'s.
 //!
 //! What a calibration was fitted in and from, and its methods about that,
 //! are [`super::unit`]'s: the two files name each other.
@@ -33,15 +33,18 @@ const LENS_CLIP_SIDES: usize = 48;
 
 /// World ↔ image mapping of the floor plane.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "CalibrationFile", into = "CalibrationFile")]
+#[serde(
+    try_from = "super::file::CalibrationFile",
+    into = "super::file::CalibrationFile"
+)]
 pub struct Calibration {
     pub(super) h: Mat3,
     pub(super) inv: Mat3,
     pub(super) lens: Option<Box<Lens>>,
-    /// A full camera's column for heights ([`super::space`]): the
-    /// undistorted pixel of `(x, y, z)` is `h·(x, y, 1) + z·z_col`,
-    /// dehomogenised. `None`: the calibration knows only the floor.
-    pub(super) z_col: Option<Box<[f64; 3]>>,
+    /// What a full camera knows of space ([`super::space`]): its column
+    /// for heights and the camera it was built from; boxed, as most
+    /// calibrations know only the floor. `None`: the floor only.
+    pub(super) space: Option<Box<super::space::Space>>,
     pub(super) image_size: Option<[u32; 2]>,
     /// The mappable region as world half-planes (derived).
     pub(super) clip: Vec<HalfPlane>,
@@ -56,114 +59,7 @@ const _: () = {
     send_sync::<Calibration>();
 };
 
-/// The saved form of a [`Calibration`] (a TOML table).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CalibrationFile {
-    /// World → undistorted pixel homography, row-major.
-    pub homography: Mat3,
-    /// Image `[width, height]` in pixels, when known: shapes are clipped to
-    /// a margin around it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image_size: Option<[u32; 2]>,
-    /// Lens distortion applied after the homography.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distortion: Option<Distortion>,
-    /// A full camera's column for heights: the undistorted pixel of a
-    /// point `(x, y, z)` is `homography·(x, y, 1) + z·height_column`,
-    /// dehomogenised (the projection matrix's third column, scaled as the
-    /// homography is). Absent: the calibration knows only the floor.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub height_column: Option<[f64; 3]>,
-    /// The unit of the world coordinates (`mm`, `cm`, `m`), when known: a
-    /// log in another known unit is converted, with a warning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub world_unit: Option<String>,
-    /// The points it was fitted from.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub points: Vec<unit::FittedPoint>,
-    /// Where the field is (a preset's id, or a polygon in world units):
-    /// only its picture region can be floor, unless a session says
-    /// otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<unit::FieldSpec>,
-}
-
-impl TryFrom<CalibrationFile> for Calibration {
-    type Error = CalibError;
-    fn try_from(f: CalibrationFile) -> Result<Self, CalibError> {
-        let mut c = Calibration::from_parts(f.homography, f.distortion)?;
-        if let Some(col) = f.height_column {
-            c = c.with_height_column(col)?;
-        }
-        c.origin = Box::new(unit::Origin {
-            world_unit: f.world_unit,
-            points: f.points,
-            field: f.field,
-        });
-        Ok(match f.image_size {
-            Some([w, h]) => c.with_image_size(w, h),
-            None => c,
-        })
-    }
-}
-
-impl From<Calibration> for CalibrationFile {
-    fn from(c: Calibration) -> Self {
-        CalibrationFile {
-            homography: c.h,
-            image_size: c.image_size,
-            distortion: c.lens.map(|l| *l.distortion()),
-            height_column: c.z_col.map(|c| *c),
-            world_unit: c.origin.world_unit,
-            points: c.origin.points,
-            field: c.origin.field,
-        }
-    }
-}
-
 impl Calibration {
-    /// Reads a calibration file (the [`CalibrationFile`] TOML format, as
-    /// written by [`Self::save`] and `underlay calib solve -o`).
-    pub fn load(path: &std::path::Path) -> Result<Self, CalibError> {
-        let text = crate::files::read_text_limited(path, crate::files::MAX_SMALL_TEXT).map_err(|source| {
-            CalibError::Io {
-                path: path.to_owned(),
-                source,
-            }
-        })?;
-        crate::toml_text::parse(&text).map_err(|source| CalibError::Parse {
-            path: path.to_owned(),
-            source,
-        })
-    }
-
-    /// Writes the calibration file atomically, after `header` (comment
-    /// lines, each starting with `#`; may be empty).
-    pub fn save(&self, path: &std::path::Path, header: &str) -> Result<(), CalibError> {
-        let text = format!("{header}{}", self.to_toml());
-        crate::files::write_atomic(path, text.as_bytes()).map_err(|source| CalibError::Io {
-            path: path.to_owned(),
-            source,
-        })
-    }
-
-    /// The calibration as TOML (the [`CalibrationFile`] format), the
-    /// homography one row per line.
-    pub fn to_toml(&self) -> String {
-        let file = CalibrationFile {
-            homography: self.h,
-            image_size: self.image_size,
-            distortion: self.lens.as_ref().map(|l| *l.distortion()),
-            height_column: self.z_col.as_deref().copied(),
-            world_unit: self.origin.world_unit.clone(),
-            points: self.origin.points.clone(),
-            field: self.origin.field.clone(),
-        };
-        // Serialising plain numbers and tables cannot fail.
-        crate::toml_text::rows_on_lines(&toml::to_string(&file).unwrap_or_default())
-    }
-
     /// A calibration from a world → pixel homography (no distortion).
     ///
     /// The sign matters: world points in front of the camera must map with
@@ -184,7 +80,7 @@ impl Calibration {
             h,
             inv,
             lens,
-            z_col: None,
+            space: None,
             image_size: None,
             clip: Vec::new(),
             origin: Box::default(),
@@ -613,6 +509,15 @@ mod tests {
             .with_image_size(1280, 720)
     }
 
+    /// The floor mapping of `c` alone: its homography and lens.
+    fn floor_of(c: &Calibration) -> Calibration {
+        let f = Calibration::from_parts(*c.homography(), c.distortion().copied()).unwrap();
+        match c.image_size() {
+            Some([w, h]) => f.with_image_size(w, h),
+            None => f,
+        }
+    }
+
     /// Largest distance from dense samples of the true image curve `f` on
     /// [0, 1] to the polyline.
     fn max_gap(f: impl Fn(f64) -> Option<Vec2>, poly: &[Vec2]) -> f64 {
@@ -900,7 +805,9 @@ mod tests {
 
     #[test]
     fn file_format_round_trips_with_distortion() {
-        let c = distorted();
+        // Its floor mapping as a homography and a lens (a camera is saved
+        // as its `[camera]` table: `file.rs`).
+        let c = floor_of(&distorted());
         let text = toml::to_string(&c).unwrap();
         assert!(
             text.contains("[distortion]") && text.contains("k1 = -0.3"),
@@ -928,7 +835,7 @@ mod tests {
     fn save_and_load_round_trip_and_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("calib.toml");
-        let c = distorted();
+        let c = floor_of(&distorted());
         c.save(&path, "# test\n").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("# test\nhomography = [\n    ["), "{text}");

@@ -5,11 +5,28 @@
 //! is seen in camera coordinates as `R·X + t` (camera x right, y down, z
 //! forward), projected to `(x/z, y/z)`, distorted with `(k1, k2, p1, p2, k3)`
 //! and mapped to pixels by the camera matrix `K`. The floor homography is
-//! `K·[r1 r2 t]` (the first two columns of `R`, and `t`).
+//! `K·[r1 r2 t]` (the first two columns of `R`, and `t`), and the column
+//! for heights `K·r3`.
+//!
+//! A calibration built from a camera keeps it ([`CameraTable`], the
+//! `[camera]` table of its file), so that it is saved as the camera it
+//! is; its pose is held as the camera's centre `C` (`t = −R·C`), so a
+//! camera read back from its file maps bit for bit as before. Any full
+//! camera, kept or not, can be taken apart into `K`, `R`, `C` again
+//! ([`Calibration::camera`], `decompose`).
+
+mod decompose;
+mod rotation;
+mod table;
+
+pub use decompose::Camera;
+pub(crate) use rotation::{nearest_rotation, rq as decompose_rq};
+pub use rotation::{rodrigues, rotation_vector};
+pub use table::CameraTable;
 
 use crate::calib::{CalibError, Calibration, Distortion, Mat3};
-use crate::geom::mat3::{det, mul, transpose};
-use crate::geom::vec3::{cross, dot, normalized, sub};
+use crate::geom::mat3::{det, mul, mul_vec, transpose};
+use crate::geom::vec3::{Vec3, cross, dot, normalized, sub};
 
 impl Calibration {
     /// The calibration of a pinhole camera looking at the floor plane
@@ -22,15 +39,54 @@ impl Calibration {
     /// camera that is not above the floor (below it the image would be
     /// mirrored; in it the floor is a line).
     pub fn from_camera(k: &Mat3, dist: &[f64], r: &Mat3, t: [f64; 3]) -> Result<Self, CalibError> {
+        if !t.iter().all(|v| v.is_finite()) {
+            return Err(CalibError::InvalidCamera(
+                "camera matrix, rotation and translation must be finite".into(),
+            ));
+        }
+        // C = −Rᵀ·t: the pose is kept as the camera's centre (module docs),
+        // rid of the last bits −Rᵀ·(−R·C) adds to a round position, and of
+        // negative zeros, for whoever reads the file.
+        let centre = mul_vec(&transpose(r), t).map(|v| -v);
+        let size = centre.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let centre = centre.map(|v| round_to_digits(v, size, 12) + 0.0);
+        let r = r.map(|row| row.map(|v| v + 0.0));
+        let table = CameraTable {
+            matrix: *k,
+            distortion: dist.to_vec(),
+            rotation: Some(r),
+            rvec: None,
+            position: Some(centre),
+            tvec: None,
+        };
+        Calibration::from_camera_centre(k, dist, &r, centre, table)
+    }
+
+    /// A calibration from a camera table (a calibration file's `[camera]`):
+    /// the camera of [`Self::from_camera`], kept as the table says it.
+    pub fn from_camera_table(table: &CameraTable) -> Result<Self, CalibError> {
+        let (r, centre) = table.pose()?;
+        Calibration::from_camera_centre(&table.matrix, &table.distortion, &r, centre, table.clone())
+    }
+
+    /// [`Self::from_camera`] with the camera's centre in the world instead
+    /// of the translation, keeping `table` as the camera it was given as.
+    fn from_camera_centre(
+        k: &Mat3,
+        dist: &[f64],
+        r: &Mat3,
+        centre: Vec3,
+        table: CameraTable,
+    ) -> Result<Self, CalibError> {
         let bad = |msg: String| Err(CalibError::InvalidCamera(msg));
         if !k
             .iter()
             .flatten()
             .chain(r.iter().flatten())
-            .chain(t.iter())
+            .chain(centre.iter())
             .all(|v| v.is_finite())
         {
-            return bad("camera matrix, rotation and translation must be finite".into());
+            return bad("camera matrix, rotation and position must be finite".into());
         }
         if k[1][0] != 0.0 || k[2][0] != 0.0 || k[2][1] != 0.0 || k[2][2] <= 0.0 {
             return bad(format!(
@@ -76,9 +132,9 @@ impl Calibration {
         if !dist.iter().all(|v| v.is_finite()) {
             return bad(format!("distortion coefficients must be finite: {dist:?}"));
         }
-        // Camera centre C = −Rᵀ t; its height above the floor decides the side.
-        let height = -(r[0][2] * t[0] + r[1][2] * t[1] + r[2][2] * t[2]);
-        let scale = t.iter().map(|v| v.abs()).fold(0.0, f64::max).max(1e-300);
+        // The camera centre's height above the floor decides the side.
+        let height = centre[2];
+        let scale = centre.iter().map(|v| v.abs()).fold(0.0, f64::max).max(1e-300);
         if height.abs() <= 1e-12 * scale {
             return bad("the camera lies in the floor plane: the floor would be a line".into());
         }
@@ -87,6 +143,7 @@ impl Calibration {
                 "the camera is below the floor (height {height}): the floor would be seen mirrored"
             ));
         }
+        let t = mul_vec(r, centre).map(|v| -v);
         let kn: Mat3 = [[fx, skew, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]];
         let rt: Mat3 = [
             [r[0][0], r[0][1], t[0]],
@@ -111,25 +168,29 @@ impl Calibration {
             kn[1][1] * r3[1] + kn[1][2] * r3[2],
             r3[2],
         ];
-        Calibration::from_parts(h, Some(d))?.with_height_column(z_col)
+        let mut c = Calibration::from_parts(h, Some(d))?.with_height_column(z_col)?;
+        if let Some(space) = &mut c.space {
+            space.camera = Some(table);
+        }
+        Ok(c)
     }
 }
 
-/// Rotation matrix of a Rodrigues vector (axis × angle in radians), as
-/// OpenCV's `Rodrigues`.
-pub fn rodrigues(rvec: [f64; 3]) -> Mat3 {
-    let theta = (rvec[0] * rvec[0] + rvec[1] * rvec[1] + rvec[2] * rvec[2]).sqrt();
-    if theta < 1e-300 {
-        return [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+/// `v` rounded to `digits` significant digits of `size` (the largest of
+/// the values it goes with), when that is a power of ten a double holds
+/// exactly; else `v` as it is.
+fn round_to_digits(v: f64, size: f64, digits: i32) -> f64 {
+    if !(size.is_finite() && size > 0.0) {
+        return v;
     }
-    let [x, y, z] = rvec.map(|v| v / theta);
-    let (s, c) = theta.sin_cos();
-    let v = 1.0 - c;
-    [
-        [c + x * x * v, x * y * v - z * s, x * z * v + y * s],
-        [y * x * v + z * s, c + y * y * v, y * z * v - x * s],
-        [z * x * v - y * s, z * y * v + x * s, c + z * z * v],
-    ]
+    let e = digits - 1 - size.log10().floor() as i32;
+    if !(0..=22).contains(&e) {
+        return v;
+    }
+    // 10^e is exact up to 10²²: dividing by it rounds once.
+    let p = 10f64.powi(e);
+    let r = (v * p).round() / p;
+    if r.is_finite() { r } else { v }
 }
 
 /// The pose `(R, t)` (world → camera, OpenCV axes) of a camera at `eye`

@@ -49,6 +49,10 @@ pub enum CalibError {
     /// A camera matrix, pose or coefficient vector that makes no camera.
     #[error("invalid camera: {0}")]
     InvalidCamera(String),
+    /// A calibration file's keys that do not make one calibration (both
+    /// or neither of a homography and a camera).
+    #[error("{0}")]
+    Format(String),
     /// Fewer points than the model has degrees of freedom for.
     #[error("the {model} model needs at least {needed} points, got {got}")]
     TooFewPoints { model: Model, needed: usize, got: usize },
@@ -64,6 +68,16 @@ pub enum CalibError {
         x: f64,
         y: f64,
     },
+    /// A point whose height is NaN or infinite, or beyond any floor's.
+    #[error("point {index} has a height z = {z} that is not a finite number within ±{limit:e}")]
+    BadHeight { index: usize, z: f64, limit: f64 },
+    /// A left-handed world frame given to a model that places the camera
+    /// in space.
+    #[error(
+        "the world frame is left-handed (seen from above, y is clockwise from x): a camera in space \
+         needs a right-handed frame with z up; negate the points' y (or swap x and y)"
+    )]
+    LeftHanded,
     /// Two points with identical world (or image) coordinates.
     #[error(
         "{}; one of each is probably mislabelled: fit with a robust method (lmeds or ransac) to have it found",

@@ -29,6 +29,7 @@ pub mod camera;
 mod clip;
 pub mod compare;
 mod error;
+mod file;
 pub mod fit;
 mod lens;
 pub(crate) mod linalg;
@@ -41,7 +42,11 @@ pub mod synthetic;
 pub mod unit;
 
 pub use calibration::*;
+pub use camera::{Camera, CameraTable};
 pub use error::{CalibError, DuplicatePair};
-pub use fit::{CalibReport, Correspondence, Fit, FitOptions, Method, Model, fit};
+pub use file::CalibrationFile;
+pub use fit::{
+    CalibReport, Correspondence, Correspondence3, Fit, FitOptions, Method, Model, fit, fit_camera,
+};
 pub use lens::{Distortion, DistortionModel};
 pub use space::FLOOR_ONLY;

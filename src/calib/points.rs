@@ -1,13 +1,15 @@
 //! Image ↔ world correspondences as CSV files (`POINTS.csv`): a header
 //! naming the columns `u,v,x,y` (image pixels, world units; other columns
-//! such as a point's `name` kept or ignored), blank lines and lines
-//! starting with `#` skipped. `calib solve`, `calib check`, `calib refine
-//! --points` and the viewer's point table all read them here.
+//! such as a point's `name` kept or ignored) and optionally `z` (height
+//! above the floor, world units, z up; a missing column or an empty field
+//! is 0), blank lines and lines starting with `#` skipped. `calib solve`,
+//! `calib check`, `calib refine --points` and the viewer's point table all
+//! read them here.
 
 use std::path::{Path, PathBuf};
 
-use super::Correspondence;
 use super::fit::MAX_FIT_POINTS;
+use super::{Correspondence, Correspondence3};
 use crate::geom::Vec2;
 
 /// A points file that could not be read.
@@ -46,6 +48,52 @@ pub struct PointsFile {
     /// Each point's `name` column, when the file has one and it is not
     /// empty (a field preset's point name, as the viewer writes it).
     pub names: Vec<Option<String>>,
+    /// Each point's height above the floor (the `z` column; 0 without it).
+    pub heights: Vec<f64>,
+}
+
+impl PointsFile {
+    /// The points in space: `(x, y, z)` with each point's height.
+    pub fn points3(&self) -> Vec<Correspondence3> {
+        self.points
+            .iter()
+            .zip(&self.heights)
+            .map(|(c, &z)| Correspondence3 {
+                image: c.image,
+                world: [c.world.x, c.world.y, z],
+            })
+            .collect()
+    }
+
+    /// The indices of the points above (or below) the floor.
+    pub fn raised(&self) -> Vec<usize> {
+        (0..self.heights.len())
+            .filter(|&i| self.heights[i] != 0.0)
+            .collect()
+    }
+
+    /// The refusal of points with heights by something that maps only the
+    /// floor (`what`, e.g. "the homography model"): which lines, and what
+    /// to do instead. `None` when every point is on the floor.
+    pub fn heights_refused(&self, what: &str, instead: &str) -> Option<String> {
+        let raised = self.raised();
+        let first = *raised.first()?;
+        let mut lines: Vec<String> = raised
+            .iter()
+            .take(8)
+            .map(|&i| self.lines[i].to_string())
+            .collect();
+        if raised.len() > 8 {
+            lines.push(format!("and {} more", raised.len() - 8));
+        }
+        Some(format!(
+            "{} point(s) are above the floor (z ≠ 0 on line {}; the first at z = {}), and {what} maps only \
+             the floor: {instead}",
+            raised.len(),
+            lines.join(", "),
+            self.heights[first]
+        ))
+    }
 }
 
 /// Reads a `u,v,x,y` CSV file; errors name the file and line.
@@ -87,10 +135,12 @@ pub fn parse_points(text: &str) -> Result<PointsFile, SyntaxError> {
         ));
     };
     let iname = find("name");
+    let iz = find("z");
     let mut out = PointsFile {
         points: Vec::new(),
         lines: Vec::new(),
         names: Vec::new(),
+        heights: Vec::new(),
     };
     for (line, l) in lines {
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
@@ -124,6 +174,10 @@ pub fn parse_points(text: &str) -> Result<PointsFile, SyntaxError> {
         out.points.push(Correspondence {
             image: Vec2::new(num(iu)?, num(iv)?),
             world: Vec2::new(num(ix)?, num(iy)?),
+        });
+        out.heights.push(match iz {
+            Some(i) if !fields[i].is_empty() => num(i)?,
+            _ => 0.0,
         });
         out.lines.push(line);
         out.names.push(
@@ -191,6 +245,29 @@ mod tests {
         assert_eq!(p.lines, vec![4, 5]);
         assert_eq!(p.points[1].image, Vec2::new(5.0, 6.0));
         assert_eq!(p.points[0].world, Vec2::new(3.0, 4.0));
+    }
+
+    /// Issue 33: an optional `z` column gives heights; empty is the floor.
+    #[test]
+    fn a_z_column_gives_heights() {
+        let p =
+            parse_points("name,u,v,x,y,z\npost,1,2,3,4,800\nspot,5,6,7,8,\nbar,9,10,11,12,2440.5\n").unwrap();
+        assert_eq!(p.heights, vec![800.0, 0.0, 2440.5]);
+        assert_eq!(p.raised(), vec![0, 2]);
+        assert_eq!(p.points3()[2].world, [11.0, 12.0, 2440.5]);
+        let e = p
+            .heights_refused("the homography model", "use --model pinhole")
+            .unwrap();
+        assert!(
+            e.contains("2 point(s)") && e.contains("line 2, 4") && e.contains("--model pinhole"),
+            "{e}"
+        );
+        let e = parse_points("u,v,x,y,z\n1,2,3,4,high\n").unwrap_err().to_string();
+        assert!(e.contains("line 2, column z"), "{e}");
+        // Without the column every point is on the floor.
+        let p = parse_points("u,v,x,y\n1,2,3,4\n").unwrap();
+        assert_eq!(p.heights, vec![0.0]);
+        assert!(p.heights_refused("x", "y").is_none());
     }
 
     #[test]

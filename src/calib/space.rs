@@ -23,6 +23,7 @@
 //! the convex hull of their projected edges.
 
 use super::calibration::Calibration;
+use super::camera::CameraTable;
 use super::clip;
 use super::error::CalibError;
 use crate::geom::vec3::{Vec3, add, cross, dot, normalized, scale, sub};
@@ -39,7 +40,20 @@ const MIN_SIDES: usize = 16;
 const MAX_SIDES: usize = 2048;
 
 /// The message for a height given to a calibration that knows only the floor.
-pub const FLOOR_ONLY: &str = "this calibration knows only the floor: add points above it (calib solve with a z column) or use a full camera";
+pub const FLOOR_ONLY: &str = "this calibration knows only the floor: fit a full camera to points on it and above it \
+                              (calib solve --model pinhole, heights in a z column) or give a [camera]";
+
+/// What a full camera knows beyond the floor.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Space {
+    /// The projection matrix's column for heights: the undistorted pixel
+    /// of `(x, y, z)` is `h·(x, y, 1) + z·column`, dehomogenised.
+    pub(super) column: [f64; 3],
+    /// The camera it was built from, as its file gives it
+    /// ([`super::camera`]); saved instead of the homography, lens and
+    /// column it makes. `None` for any other full camera.
+    pub(super) camera: Option<CameraTable>,
+}
 
 /// A world half-space `a·(x, y, z, 1) ≥ 0`.
 type HalfSpace = [f64; 4];
@@ -56,7 +70,11 @@ impl Calibration {
                 "the height column {col:?} is not finite"
             )));
         }
-        self.z_col = Some(Box::new(col));
+        // A camera it was built from no longer says what it maps.
+        self.space = Some(Box::new(Space {
+            column: col,
+            camera: None,
+        }));
         if self.camera_center().is_none() {
             return Err(CalibError::InvalidCamera(format!(
                 "the height column {col:?} gives no camera centre (the projection is singular)"
@@ -87,12 +105,20 @@ impl Calibration {
     /// The projection matrix's column for heights, when this calibration
     /// knows the camera in space.
     pub fn height_column(&self) -> Option<[f64; 3]> {
-        self.z_col.as_deref().copied()
+        self.space.as_ref().map(|s| s.column)
+    }
+
+    /// The camera this calibration was built from, as its file gives it
+    /// (`None` unless it was built from a camera: [`Self::from_camera`],
+    /// a `[camera]` table, `calib solve --model pinhole`). See
+    /// [`Self::camera`] for any full camera.
+    pub fn camera_table(&self) -> Option<&CameraTable> {
+        self.space.as_ref()?.camera.as_ref()
     }
 
     /// Whether points above the floor can be mapped ([`Self::project3`]).
     pub fn is_full_camera(&self) -> bool {
-        self.z_col.is_some()
+        self.space.is_some()
     }
 
     /// The homogeneous ideal pixel of a point in space; `None` without a

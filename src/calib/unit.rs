@@ -47,9 +47,17 @@ pub struct FittedPoint {
     pub v: f64,
     pub x: f64,
     pub y: f64,
+    /// Height above the floor (a point a full camera was fitted to at a
+    /// known height); 0 on the floor, and then not written.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub z: f64,
     /// The field preset point it was picked as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl From<&super::Correspondence> for FittedPoint {
@@ -59,6 +67,20 @@ impl From<&super::Correspondence> for FittedPoint {
             v: c.image.y,
             x: c.world.x,
             y: c.world.y,
+            z: 0.0,
+            name: None,
+        }
+    }
+}
+
+impl From<&super::Correspondence3> for FittedPoint {
+    fn from(c: &super::Correspondence3) -> Self {
+        FittedPoint {
+            u: c.image.x,
+            v: c.image.y,
+            x: c.world[0],
+            y: c.world[1],
+            z: c.world[2],
             name: None,
         }
     }
@@ -184,10 +206,17 @@ impl Calibration {
             [h[1][0] * f, h[1][1] * f, h[1][2]],
             [h[2][0] * f, h[2][1] * f, h[2][2]],
         ];
-        let mut c = Calibration::from_parts(scaled, self.distortion().copied())?;
-        if let Some(col) = self.height_column() {
-            c = c.with_height_column(col.map(|v| v * f))?;
-        }
+        let mut c = match self.camera_table() {
+            // A camera stays one: its place is in the new unit.
+            Some(cam) => Calibration::from_camera_table(&cam.scaled(f))?,
+            None => {
+                let mut c = Calibration::from_parts(scaled, self.distortion().copied())?;
+                if let Some(col) = self.height_column() {
+                    c = c.with_height_column(col.map(|v| v * f))?;
+                }
+                c
+            }
+        };
         if let Some([w, hh]) = self.image_size() {
             c = c.with_image_size(w, hh);
         }
@@ -200,6 +229,7 @@ impl Calibration {
                 .map(|p| FittedPoint {
                     x: p.x / f,
                     y: p.y / f,
+                    z: p.z / f,
                     ..p.clone()
                 })
                 .collect(),
@@ -236,6 +266,7 @@ mod tests {
                 v: 60.0,
                 x: 1.0,
                 y: 0.0,
+                z: 0.0,
                 name: Some("corner".into()),
             }])
     }

@@ -1,10 +1,15 @@
 //! `underlay calib`: calibration from point correspondences.
 //!
-//! `calib solve POINTS.csv` reads image ↔ world points (header `u,v,x,y`;
-//! other columns such as a point name are ignored; blank lines and lines
-//! starting with `#` are skipped), fits a model, prints the report (text,
-//! or JSON with `--json`) and with `-o` writes the calibration file that
-//! sessions embed or reference. `calib refine` lives in `calib_refine`.
+//! `calib solve POINTS.csv` reads image ↔ world points (header `u,v,x,y`,
+//! and `z` for points above the floor; other columns such as a point name
+//! are ignored; blank lines and lines starting with `#` are skipped), fits
+//! a model, prints the report (text, or JSON with `--json`) and with `-o`
+//! writes the calibration file that sessions embed or reference. The
+//! `pinhole` model fits a full camera (floor and heights); the floor-only
+//! models refuse points with heights, naming their lines. `calib check`
+//! reports each point's reprojection, heights included, and whether the
+//! calibration is a full camera (and where that camera is). `calib refine`
+//! lives in `calib_refine`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use super::common::{Model, emit};
+use super::common::emit;
 use crate::calib::points::{LEFT_HANDED, PointsFile, read_points};
 use crate::calib::{self, CalibReport, FitOptions};
 use crate::geom::Vec2;
@@ -26,6 +31,19 @@ pub enum Method {
     Ransac,
     /// Least median of squares: flagged points are left out.
     Lmeds,
+}
+
+/// Models `calib solve` fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SolveModel {
+    /// A plain homography (≥ 4 floor points).
+    Homography,
+    /// Homography plus radial lens distortion (≥ 6 floor points).
+    Radial,
+    /// A full camera: focal length, principal point, radial distortion,
+    /// rotation and position (≥ 6 points; points at known heights, a `z`
+    /// column, let it map them and fit the principal point).
+    Pinhole,
 }
 
 /// Subcommands of `underlay calib`.
@@ -46,7 +64,8 @@ pub enum Command {
 /// Arguments of `underlay calib check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// CSV with header `u,v,x,y` (as for `solve`): the labelled points.
+    /// CSV with header `u,v,x,y` and optionally `z` (as for `solve`): the
+    /// labelled points.
     #[arg(value_name = "POINTS.csv")]
     pub points: PathBuf,
     /// The calibration to check.
@@ -77,12 +96,13 @@ pub struct FromSslArgs {
 /// Arguments of `underlay calib solve`.
 #[derive(Debug, clap::Args)]
 pub struct SolveArgs {
-    /// CSV with header `u,v,x,y`: image pixels and world coordinates.
+    /// CSV with header `u,v,x,y`: image pixels and world coordinates; an
+    /// optional `z` column gives heights above the floor (`--model pinhole`).
     #[arg(value_name = "POINTS.csv")]
     pub points: PathBuf,
     /// Camera model to fit.
-    #[arg(long, value_enum, default_value_t = Model::Homography)]
-    pub model: Model,
+    #[arg(long, value_enum, default_value_t = SolveModel::Homography)]
+    pub model: SolveModel,
     /// Write the calibration to this file (TOML).
     #[arg(short, long, value_name = "CALIB.toml")]
     pub output: Option<PathBuf>,
@@ -100,7 +120,8 @@ pub struct SolveArgs {
     /// the clipping margin stored in the calibration.
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub image_size: Option<[u32; 2]>,
-    /// Centre of distortion in pixels, e.g. 958.5,541 (default: the image centre).
+    /// Centre of distortion in pixels, e.g. 958.5,541 (default: the image
+    /// centre); for `pinhole`, the principal point, then held there.
     #[arg(long, value_name = "U,V", value_parser = parse_point)]
     pub principal_point: Option<Vec2>,
     /// Unit of the points' world coordinates (`mm`, `cm`, `m`), recorded in
@@ -152,32 +173,53 @@ struct Checked {
     v: f64,
     x: f64,
     y: f64,
-    /// Where the calibration puts the world point (`None`: not in the picture).
+    /// Height above the floor.
+    z: f64,
+    /// Where the calibration puts the world point (`None`: not in the
+    /// picture, or above the floor of a calibration that knows only it).
     predicted: Option<[f64; 2]>,
     /// Pixels from the labelled point.
     residual_px: Option<f64>,
 }
 
+/// Whether a calibration is a full camera, as a line of text.
+pub(crate) fn camera_line(cal: &calib::Calibration) -> String {
+    match (cal.is_full_camera(), cal.camera()) {
+        (true, Some(cam)) => format!("full camera {}", cam.describe()),
+        (true, None) => "full camera (maps heights; its projection is no right-handed camera's)".into(),
+        (false, _) => "floor only (a homography): points above the floor cannot be mapped; fit \
+                       `--model pinhole` with points at heights for a full camera"
+            .into(),
+    }
+}
+
 fn check(a: CheckArgs) -> anyhow::Result<()> {
     let pts = read_points(&a.points)?;
     let cal = calib::Calibration::load(&a.calib)?;
+    let full = cal.is_full_camera();
     let checked: Vec<Checked> = pts
-        .points
+        .points3()
         .iter()
         .zip(&pts.lines)
         .map(|(c, &line)| {
-            let p = cal.project(c.world);
+            let p = if c.world[2] == 0.0 {
+                cal.project(Vec2::new(c.world[0], c.world[1]))
+            } else {
+                cal.project3(c.world)
+            };
             Checked {
                 line,
                 u: c.image.x,
                 v: c.image.y,
-                x: c.world.x,
-                y: c.world.y,
+                x: c.world[0],
+                y: c.world[1],
+                z: c.world[2],
                 predicted: p.map(|p| [p.x, p.y]),
                 residual_px: p.map(|p| (p - c.image).length()),
             }
         })
         .collect();
+    let raised = if full { 0 } else { pts.raised().len() };
     let seen: Vec<f64> = checked.iter().filter_map(|c| c.residual_px).collect();
     let rms =
         (!seen.is_empty()).then(|| (seen.iter().map(|r| r * r).sum::<f64>() / seen.len() as f64).sqrt());
@@ -185,13 +227,16 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
         .iter()
         .copied()
         .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
-    let unseen = checked.len() - seen.len();
+    let unseen = checked.len() - seen.len() - raised;
     if a.json {
         let j = serde_json::json!({
             "points": checked.len(),
             "rms_px": rms,
             "max_px": max,
             "not_in_picture": unseen,
+            "above_floor_not_mapped": raised,
+            "full_camera": full,
+            "camera": cal.camera(),
             "residuals": checked,
         });
         return emit(&(serde_json::to_string_pretty(&j)? + "\n"));
@@ -204,14 +249,19 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
         a.points.display(),
         a.calib.display()
     )?;
+    writeln!(out, "calibration: {}", camera_line(&cal))?;
     for c in &checked {
+        let at = if c.z == 0.0 {
+            format!("({}, {})", c.x, c.y)
+        } else {
+            format!("({}, {}, {})", c.x, c.y, c.z)
+        };
         match c.residual_px {
-            Some(r) => writeln!(out, "  line {:>4}: ({}, {}) → {r:8.2} px", c.line, c.x, c.y)?,
-            None => writeln!(
-                out,
-                "  line {:>4}: ({}, {}) → not in the picture",
-                c.line, c.x, c.y
-            )?,
+            Some(r) => writeln!(out, "  line {:>4}: {at} → {r:8.2} px", c.line)?,
+            None if c.z != 0.0 && !full => {
+                writeln!(out, "  line {:>4}: {at} → above the floor: not mapped", c.line)?
+            }
+            None => writeln!(out, "  line {:>4}: {at} → not in the picture", c.line)?,
         }
     }
     match (rms, max) {
@@ -222,6 +272,13 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "{unseen} points fall outside the picture (behind the camera or beyond the lens)"
+        )?;
+    }
+    if raised > 0 {
+        writeln!(
+            out,
+            "{raised} points above the floor are not checked: {}",
+            calib::FLOOR_ONLY
         )?;
     }
     emit(&out)
@@ -308,8 +365,12 @@ fn from_ssl(a: FromSslArgs) -> anyhow::Result<()> {
     }
     let header = format!(
         "# underlay calibration: camera {id} of {name} (ssl-vision: focal length {} px, principal point \
-         ({}, {}), distortion {})\n",
-        model.focal_length, model.principal_point.x, model.principal_point.y, model.distortion
+         ({}, {}), distortion {})\n# {}\n",
+        model.focal_length,
+        model.principal_point.x,
+        model.principal_point.y,
+        model.distortion,
+        camera_line(&c)
     );
     for n in &notes {
         eprintln!("underlay: note: {n}");
@@ -335,6 +396,8 @@ struct JsonOut<'a> {
     lines: &'a [usize],
     /// The calibration file written, if any.
     output: Option<String>,
+    /// Whether the calibration maps points above the floor.
+    full_camera: bool,
 }
 
 fn solve(a: SolveArgs) -> anyhow::Result<()> {
@@ -352,11 +415,23 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
         bail!("--unit {u}: give mm, cm or m");
     }
     let pts = read_points(&a.points)?;
+    let model = match a.model {
+        SolveModel::Homography => calib::Model::Homography,
+        SolveModel::Radial => calib::Model::Radial,
+        SolveModel::Pinhole => calib::Model::Pinhole,
+    };
+    // Heights need a camera in space: the floor-only models refuse them
+    // rather than fit them as floor points.
+    if model != calib::Model::Pinhole
+        && let Some(e) = pts.heights_refused(
+            &format!("the {model} model"),
+            "fit a full camera with --model pinhole, or leave those points out",
+        )
+    {
+        bail!("cannot calibrate from {}: {e}", a.points.display());
+    }
     let opts = FitOptions {
-        model: match a.model {
-            Model::Homography => calib::Model::Homography,
-            Model::Radial => calib::Model::Radial,
-        },
+        model,
         method: match a.method {
             Method::Lsq => calib::Method::LeastSquares,
             Method::Ransac => calib::Method::Ransac,
@@ -366,14 +441,19 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
         principal_point: a.principal_point,
         image_size: a.image_size,
     };
-    let fit = calib::fit(&pts.points, &opts).map_err(|e| {
+    let fit = if model == calib::Model::Pinhole {
+        calib::fit_camera(&pts.points3(), &opts)
+    } else {
+        calib::fit(&pts.points, &opts)
+    };
+    let fit = fit.map_err(|e| {
         // Name the lines of the points an error talks about.
         anyhow::Error::new(e).context(format!("cannot calibrate from {}", a.points.display()))
     });
     let fit = fit.map_err(|e| annotate_lines(e, &pts.lines))?;
     if let Some(out) = &a.output {
         let header = format!(
-            "# underlay calibration: {} model fitted to {} of {} points from {}\n# RMS {:.3} px{}\n",
+            "# underlay calibration: {} model fitted to {} of {} points from {}\n# RMS {:.3} px{}\n# {}\n",
             fit.report.model,
             fit.report.used,
             fit.report.points,
@@ -382,9 +462,10 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
             fit.report
                 .loo_rms_px
                 .map(|l| format!(", leave-one-out RMS {l:.3} px"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            camera_line(&fit.calibration)
         );
-        let fitted = pts.points.iter().map(calib::unit::FittedPoint::from).collect();
+        let fitted = pts.points3().iter().map(calib::unit::FittedPoint::from).collect();
         let mut c = fit.calibration.clone().with_fitted_points(fitted);
         if let Some(u) = &a.unit {
             c = c.with_world_unit(u.clone());
@@ -398,12 +479,13 @@ fn solve(a: SolveArgs) -> anyhow::Result<()> {
             file: a.points.display().to_string(),
             lines: &pts.lines,
             output: a.output.as_ref().map(|p| p.display().to_string()),
+            full_camera: fit.calibration.is_full_camera(),
         };
         let mut text = serde_json::to_string_pretty(&j).context("cannot format the report")?;
         text.push('\n');
         emit(&text)
     } else {
-        emit(&text_report(&fit.report, &pts, a.output.as_deref()))
+        emit(&text_report(&fit, &pts, a.output.as_deref()))
     }
 }
 
@@ -434,14 +516,27 @@ fn fmt_opt(v: Option<f64>, width: usize) -> String {
 }
 
 /// The human-readable report.
-fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> String {
+fn text_report(fit: &calib::Fit, pts: &PointsFile, output: Option<&Path>) -> String {
+    let r = &fit.report;
     let mut s = String::new();
     let _ = writeln!(
         s,
         "model: {} (method {}), {} points, {} used",
         r.model, r.method, r.points, r.used
     );
-    if let Some(d) = &r.distortion {
+    let _ = writeln!(s, "calibration: {}", camera_line(&fit.calibration));
+    if let Some(cam) = &r.camera {
+        let d = cam.distortion.unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "camera: rvec = [{:.6}, {:.6}, {:.6}], tvec = [{:.3}, {:.3}, {:.3}], distortion k1 = {:.6}, k2 = {:.6}",
+            cam.rvec[0], cam.rvec[1], cam.rvec[2], cam.tvec[0], cam.tvec[1], cam.tvec[2], d[0], d[1]
+        );
+        if let Some(size) = fit.calibration.image_size() {
+            let [h, v] = cam.field_of_view_deg(size);
+            let _ = writeln!(s, "field of view: {h:.1}° × {v:.1}°");
+        }
+    } else if let Some(d) = &r.distortion {
         let _ = writeln!(
             s,
             "distortion: k1 = {:.6}, k2 = {:.6} about ({:.1}, {:.1}), normalised by {:.1} px",
@@ -468,10 +563,24 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
             r.rms_all_px
         );
     }
+    // A height column when any point has a height.
+    let heights = !pts.raised().is_empty();
     let _ = writeln!(
         s,
-        "\n{:>5} {:>5} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
-        "point", "line", "u", "v", "x", "y", "residual", "loo"
+        "\n{:>5} {:>5} {:>10} {:>10} {:>12} {:>12}{} {:>9} {:>9}",
+        "point",
+        "line",
+        "u",
+        "v",
+        "x",
+        "y",
+        if heights {
+            format!(" {:>10}", "z")
+        } else {
+            String::new()
+        },
+        "residual",
+        "loo"
     );
     let mut flag = vec![0u8; pts.points.len()];
     for &i in &r.outliers {
@@ -490,13 +599,18 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
         };
         let _ = writeln!(
             s,
-            "{:>5} {:>5} {:>10.2} {:>10.2} {:>12.2} {:>12.2} {} {}{}",
+            "{:>5} {:>5} {:>10.2} {:>10.2} {:>12.2} {:>12.2}{} {} {}{}",
             i,
             pts.lines[i],
             c.image.x,
             c.image.y,
             c.world.x,
             c.world.y,
+            if heights {
+                format!(" {:>10.2}", pts.heights[i])
+            } else {
+                String::new()
+            },
             fmt_opt(r.residuals_px[i], 9),
             fmt_opt(r.loo_residuals_px[i], 9),
             mark
@@ -514,9 +628,14 @@ fn text_report(r: &CalibReport, pts: &PointsFile, output: Option<&Path>) -> Stri
                 .unwrap_or_default()
         );
         for p in &r.outlier_points {
+            let z = if p.z == 0.0 {
+                String::new()
+            } else {
+                format!(", {}", p.z)
+            };
             let _ = writeln!(
                 s,
-                "  point {} (line {}): image ({}, {}), world ({}, {}): {:.3} px from the robust fit \
+                "  point {} (line {}): image ({}, {}), world ({}, {}{z}): {:.3} px from the robust fit \
                  (residual {} px)",
                 p.index,
                 pts.lines[p.index],

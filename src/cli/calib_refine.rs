@@ -128,6 +128,13 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
         Some(hint) => (None, format!("no clicks (the camera {})", hint.describe())),
         None => {
             let (r, f) = rough_calibration(&a)?;
+            if r.is_full_camera() {
+                eprintln!(
+                    "underlay: note: {f} is a full camera; snapping to the painted lines fits the floor only, \
+                     so the result maps no heights (fit a camera to points at heights with `calib solve --model \
+                     pinhole`)"
+                );
+            }
             (Some(r), f)
         }
     };
@@ -284,6 +291,12 @@ fn picture(a: &RefineArgs) -> anyhow::Result<(crate::image::RgbImage, String)> {
 fn rough_calibration(a: &RefineArgs) -> anyhow::Result<(Calibration, String)> {
     if let Some(p) = &a.points {
         let pts = read_points(p)?;
+        if let Some(e) = pts.heights_refused(
+            "refining on the painted lines",
+            "give floor points only (z = 0) to start from",
+        ) {
+            bail!("{}: {e}", p.display());
+        }
         let fit = calib::fit(&pts.points, &FitOptions::default())
             .with_context(|| format!("cannot fit a starting homography to {}", p.display()))?;
         // The clicks go with it: refine re-fits them under lens starts and

@@ -447,6 +447,7 @@ mod tests {
                 v: y,
                 x,
                 y,
+                z: 0.0,
                 name: None,
             })
             .to_vec();

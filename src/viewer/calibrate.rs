@@ -128,6 +128,13 @@ impl CalibPoints {
     pub fn from_csv(text: &str, path: &Path) -> anyhow::Result<Self> {
         let file = crate::calib::points::parse_points(text)
             .with_context(|| format!("in points file {}", path.display()))?;
+        // The point table holds floor points only (issue 33).
+        if let Some(e) = file.heights_refused(
+            "the viewer's point table",
+            "fit points at heights with `underlay calib solve --model pinhole`",
+        ) {
+            anyhow::bail!("in points file {}: {e}", path.display());
+        }
         let mut out = CalibPoints::default();
         for (c, name) in file.points.iter().zip(file.names) {
             out.points.push(CalibPoint {
@@ -356,6 +363,7 @@ impl CalibMode {
                         v: image.y,
                         x: world.x,
                         y: world.y,
+                        z: 0.0,
                         name: self.points.points.get(i).and_then(|p| p.name.clone()),
                     })
                     .collect();
@@ -639,6 +647,20 @@ mod tests {
         let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,inf\n", p).unwrap_err();
         assert!(format!("{e:#}").contains("finite"), "{e:#}");
         assert!(CalibPoints::from_csv("", p).is_err());
+        // Issue 33: the table holds floor points; heights are refused, a
+        // z column of zeros is not.
+        let e = CalibPoints::from_csv("u,v,x,y,z\n1,2,3,4,0\n5,6,7,8,2440\n", p).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("line 3") && format!("{e:#}").contains("--model pinhole"),
+            "{e:#}"
+        );
+        assert_eq!(
+            CalibPoints::from_csv("u,v,x,y,z\n1,2,3,4,0\n", p)
+                .unwrap()
+                .points
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod util;
 mod bad_input;
 mod bad_input3;
 mod batch;
+mod calib_camera;
 mod calib_cli;
 mod calib_refine;
 mod demo;

@@ -104,40 +104,47 @@ pub(super) fn check_points(
             }
             i = j;
         }
-        // Spread: the smaller principal axis of the points must not vanish.
-        // Measured on deviations scaled to at most 1, so that neither
-        // squares of large values overflow nor those of small ones
-        // underflow (which looked like points on a line).
-        let n = points.len() as f64;
-        let mean = points.iter().fold(Vec2::ZERO, |acc, c| acc + get(c)) * (1.0 / n);
-        let extent = points
-            .iter()
-            .map(|c| get(c) - mean)
-            .fold(0.0f64, |m, d| m.max(d.x.abs()).max(d.y.abs()));
-        if extent < MIN_EXTENT {
-            return Err(CalibError::TooSmall {
-                what,
-                extent,
-                min: MIN_EXTENT,
-            });
-        }
-        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
-        for c in points {
-            let d = (get(c) - mean) * (1.0 / extent);
-            sxx += d.x * d.x;
-            sxy += d.x * d.y;
-            syy += d.y * d.y;
-        }
-        let tr = sxx + syy;
-        let disc = ((sxx - syy).powi(2) + 4.0 * sxy * sxy).sqrt();
-        let small = 0.5 * (tr - disc);
-        if small.is_nan() || small <= 1e-12 * tr {
-            return Err(CalibError::Collinear { what });
-        }
+        let pts: Vec<Vec2> = points.iter().map(get).collect();
+        check_spread(&pts, what)?;
     }
     if !pairs.is_empty() && !duplicates_allowed {
         pairs.sort_by_key(|p| (p.first, p.second));
         return Err(CalibError::Duplicates { pairs });
+    }
+    Ok(())
+}
+
+/// The points' smaller principal axis must not vanish: neither too small
+/// an extent nor all on one line.
+pub(super) fn check_spread(pts: &[Vec2], what: &'static str) -> Result<(), CalibError> {
+    // Measured on deviations scaled to at most 1, so that neither squares
+    // of large values overflow nor those of small ones underflow (which
+    // looked like points on a line).
+    let n = pts.len().max(1) as f64;
+    let mean = pts.iter().fold(Vec2::ZERO, |acc, p| acc + *p) * (1.0 / n);
+    let extent = pts
+        .iter()
+        .map(|p| *p - mean)
+        .fold(0.0f64, |m, d| m.max(d.x.abs()).max(d.y.abs()));
+    if extent < MIN_EXTENT {
+        return Err(CalibError::TooSmall {
+            what,
+            extent,
+            min: MIN_EXTENT,
+        });
+    }
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for p in pts {
+        let d = (*p - mean) * (1.0 / extent);
+        sxx += d.x * d.x;
+        sxy += d.x * d.y;
+        syy += d.y * d.y;
+    }
+    let tr = sxx + syy;
+    let disc = ((sxx - syy).powi(2) + 4.0 * sxy * sxy).sqrt();
+    let small = 0.5 * (tr - disc);
+    if small.is_nan() || small <= 1e-12 * tr {
+        return Err(CalibError::Collinear { what });
     }
     Ok(())
 }

@@ -52,6 +52,11 @@ pub fn fit_to_lines(
     let np = match model {
         Model::Homography => 8,
         Model::Radial => 10,
+        Model::Pinhole => {
+            return Err(CalibError::RankDeficient(
+                "fitting to lines takes the homography or radial model, not the pinhole model".into(),
+            ));
+        }
     };
     if used < 2 * np {
         return Err(CalibError::RankDeficient(format!(

@@ -1,7 +1,9 @@
 //! Fitting a calibration to image ↔ world point correspondences, with
 //! residuals, leave-one-out error and outlier flags.
 //!
-//! Models: `homography` (8 parameters, ≥ 4 points) and `radial`: the
+//! Models: `homography` (8 parameters, ≥ 4 points), `pinhole` (a full
+//! camera from points on the floor and at known heights: `pinhole`'s own
+//! steps) and `radial`: the
 //! homography followed by radial distortion `k1, k2` about a centre (the
 //! given principal point, else the image centre), normalised by one length
 //! (half the image diagonal); 10 parameters, ≥ 6 points. Without an image
@@ -39,7 +41,8 @@
 //! One file per job: `checks` (steps 1 and 5), `model` (the parameters,
 //! the normalised coordinates they live in, prediction and
 //! Levenberg–Marquardt), `start` (step 2 and the DLT), `robust` (step 3),
-//! `report` (step 6 and the warnings); [`fit`] runs the steps. `lines`
+//! `report` (step 6 and the warnings); [`fit`] runs the steps. `pinhole`
+//! fits the pinhole model ([`fit_camera`]). `lines`
 //! fits the same models to pixels found on painted lines (distances across
 //! the lines), for [`crate::calib::refine`].
 
@@ -47,6 +50,7 @@ mod checks;
 pub mod lines;
 mod model;
 mod options;
+mod pinhole;
 mod report;
 mod robust;
 mod start;
@@ -63,7 +67,8 @@ use robust::robust_pass;
 use start::{dlt, opencv_homography};
 
 pub use checks::MAX_FIT_POINTS;
-pub use options::{Correspondence, FitOptions, Method, Model};
+pub use options::{Correspondence, Correspondence3, FitOptions, Method, Model};
+pub use pinhole::fit_camera;
 pub use report::{CalibReport, PointNote};
 
 /// A fitted calibration and how well it fits.
@@ -104,6 +109,10 @@ pub fn default_ransac_threshold(points: &[Correspondence], image_size: Option<[u
 /// Fits a calibration to `points` (see the module docs for the steps).
 pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibError> {
     let model = opts.model;
+    if model == Model::Pinhole {
+        let space: Vec<Correspondence3> = points.iter().map(Correspondence3::from).collect();
+        return fit_camera(&space, opts);
+    }
     let opts = &FitOptions {
         ransac_threshold_px: Some(
             opts.ransac_threshold_px
@@ -244,6 +253,7 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
             v: points[i].image.y,
             x: points[i].world.x,
             y: points[i].world.y,
+            z: 0.0,
             residual_px: residuals[i],
             flagged_residual_px: scores[i],
         })
@@ -268,6 +278,7 @@ pub fn fit(points: &[Correspondence], opts: &FitOptions) -> Result<Fit, CalibErr
         distortion,
         warnings,
         left_handed,
+        camera: None,
     };
     Ok(Fit { calibration, report })
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::geom::Vec2;
+use crate::geom::vec3::Vec3;
 use crate::geom::{PixelPoint, WorldPoint};
 
 /// A calibration model.
@@ -14,6 +15,10 @@ pub enum Model {
     Homography,
     /// Homography plus radial distortion k1, k2 (10 parameters, ≥ 6 points).
     Radial,
+    /// A full pinhole camera: focal length, principal point, radial
+    /// distortion k1, k2, rotation and position (9 to 11 parameters, ≥ 6
+    /// points), from floor points and points at known heights.
+    Pinhole,
 }
 
 impl Model {
@@ -21,7 +26,7 @@ impl Model {
     pub fn min_points(self) -> usize {
         match self {
             Model::Homography => 4,
-            Model::Radial => 6,
+            Model::Radial | Model::Pinhole => 6,
         }
     }
 
@@ -29,6 +34,7 @@ impl Model {
         match self {
             Model::Homography => 8,
             Model::Radial => 10,
+            Model::Pinhole => 11,
         }
     }
 }
@@ -38,6 +44,7 @@ impl std::fmt::Display for Model {
         f.write_str(match self {
             Model::Homography => "homography",
             Model::Radial => "radial",
+            Model::Pinhole => "pinhole",
         })
     }
 }
@@ -75,6 +82,24 @@ pub struct Correspondence {
     pub world: WorldPoint,
 }
 
+/// One image ↔ world correspondence in space (the pinhole model's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Correspondence3 {
+    /// Image pixel (u, v).
+    pub image: PixelPoint,
+    /// World point (x, y, z): z is the height above the floor.
+    pub world: Vec3,
+}
+
+impl From<&Correspondence> for Correspondence3 {
+    fn from(c: &Correspondence) -> Self {
+        Correspondence3 {
+            image: c.image,
+            world: [c.world.x, c.world.y, 0.0],
+        }
+    }
+}
+
 /// Options of [`super::fit`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct FitOptions {
@@ -85,8 +110,9 @@ pub struct FitOptions {
     /// RANSAC inlier threshold in pixels; `None` scales it with the
     /// picture ([`super::default_ransac_threshold`]).
     pub ransac_threshold_px: Option<f64>,
-    /// Centre of distortion; defaults to the image centre, else the centre
-    /// of the image points' bounding box.
+    /// Centre of distortion (the pinhole model's principal point, then
+    /// held there); defaults to the image centre, else the centre of the
+    /// image points' bounding box.
     pub principal_point: Option<Vec2>,
     /// Image `[width, height]`: centre and scale of the distortion, and
     /// stored in the calibration for clipping.

@@ -24,6 +24,9 @@ pub struct PointNote {
     /// World point.
     pub x: f64,
     pub y: f64,
+    /// Height above the floor (the pinhole model's points).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub z: f64,
     /// Distance in pixels between the point and its world point mapped by
     /// the fit; `None` when it does not map.
     pub residual_px: Option<f64>,
@@ -81,6 +84,13 @@ pub struct CalibReport {
     pub distortion: Option<Distortion>,
     /// Things the user should know.
     pub warnings: Vec<String>,
+    /// The camera in space (the pinhole model's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<crate::calib::Camera>,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 pub(super) fn rms(v: &[f64]) -> f64 {

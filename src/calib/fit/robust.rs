@@ -14,14 +14,14 @@ use crate::calib::linalg::cholesky_solve;
 /// [`outlier_sigmas`])…
 const OUTLIER_SIGMAS: f64 = 4.0;
 /// …and beyond this many pixels.
-const OUTLIER_MIN_PX: f64 = 1.0;
+pub(super) const OUTLIER_MIN_PX: f64 = 1.0;
 /// Random samples of the radial model's robust pass.
 const ROBUST_TRIALS: usize = 300;
 /// Sample size of the radial model's robust pass.
 const RADIAL_SAMPLE: usize = 6;
 /// Median of the Rayleigh distribution over its scale: turns a median 2-D
 /// residual into a per-axis standard deviation.
-const RAYLEIGH_MEDIAN: f64 = 1.177_410_022_515_474_6;
+pub(super) const RAYLEIGH_MEDIAN: f64 = 1.177_410_022_515_474_6;
 
 /// Result of the robust pass.
 pub(super) struct Robust {
@@ -49,7 +49,7 @@ fn mad_threshold(res: &[f64], np: usize) -> f64 {
 /// The cutoff in standard deviations for `n` points: 4, or more for many
 /// points so that clean Gaussian data gets a false flag in about one fit
 /// in twenty (2-D residuals: P(|r| > kσ) = exp(−k²/2)).
-fn outlier_sigmas(n: usize) -> f64 {
+pub(super) fn outlier_sigmas(n: usize) -> f64 {
     OUTLIER_SIGMAS.max((2.0 * (20.0 * n.max(1) as f64).ln()).sqrt())
 }
 

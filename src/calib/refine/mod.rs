@@ -192,9 +192,11 @@ pub fn refine_luma(
         .clamp(2.0, 0.25 * diag);
     let rough = rough.clone().with_image_size(size[0], size[1]);
     let grid = field_grid(preset);
+    // Clicks on the floor (points at heights are a full camera's).
     let clicks: Vec<(Vec2, Vec2)> = rough
         .fitted_points()
         .iter()
+        .filter(|p| p.z == 0.0)
         .map(|p| (Vec2::new(p.u, p.v), Vec2::new(p.x, p.y)))
         .filter(|(a, b)| a.is_finite() && b.is_finite())
         .collect();
