@@ -432,6 +432,9 @@ fn write_trajectory_row(w: &mut impl std::io::Write, t: f64, s: &world::Snapshot
 }
 
 #[cfg(test)]
+mod camera_fit_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

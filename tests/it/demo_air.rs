@@ -303,7 +303,11 @@ fn a_raised_arc_is_hidden_exactly_behind_the_robots_in_front_of_it() {
     assert!(calib.is_full_camera());
     let eye = calib.camera_center().unwrap();
     let robot = |id: u8, x: f64, y: f64| RobotState {
-        team: if id % 2 == 0 { Team::Blue } else { Team::Yellow },
+        team: if id.is_multiple_of(2) {
+            Team::Blue
+        } else {
+            Team::Yellow
+        },
         id,
         pos: Vec2::new(x, y),
         heading: 1.0,

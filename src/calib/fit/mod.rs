@@ -50,7 +50,7 @@ mod checks;
 pub mod lines;
 mod model;
 mod options;
-mod pinhole;
+pub(crate) mod pinhole;
 mod report;
 mod robust;
 mod start;

@@ -37,6 +37,8 @@ mod checks;
 mod model;
 mod start;
 #[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
 mod tests;
 
 use super::report::{CalibReport, PointNote, outlier_warnings, rms};

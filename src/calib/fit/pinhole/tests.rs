@@ -1,12 +1,13 @@
 //! Tests of the pinhole fit (issue 33's bar): clicked points on the floor
 //! and at heights recover known cameras — random ones with distortion,
-//! exact and with 0.3 px of noise, and the demo's — within 0.5 px over the
-//! whole picture, not only at the points; degenerate input is a clear
-//! error.
+//! exact and with 0.3 px of noise — within 0.5 px over the whole
+//! picture, not only at the points (the demo's camera: `demo`'s tests);
+//! degenerate input is a clear error.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::testkit::error_over_picture;
 use super::*;
 use crate::calib::Correspondence;
 use crate::calib::camera::look_at;
@@ -136,41 +137,6 @@ fn clicks(truth: &Calibration, world: &[Vec3], noise_px: f64, seed: u64) -> Vec<
         .collect()
 }
 
-/// RMS and largest distance between two calibrations over the whole
-/// picture: world points on a grid over `extent` (half-sizes, mm) at
-/// heights from the floor to `top`, wherever the truth puts them in the
-/// picture.
-fn error_over_picture(
-    fit: &Calibration,
-    truth: &Calibration,
-    extent: [f64; 2],
-    top: f64,
-) -> (f64, f64, usize) {
-    let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0usize);
-    for i in 0..=40 {
-        for j in 0..=30 {
-            for h in 0..=4 {
-                let p = [
-                    extent[0] * (f64::from(i) / 20.0 - 1.0),
-                    extent[1] * (f64::from(j) / 15.0 - 1.0),
-                    top * f64::from(h) / 4.0,
-                ];
-                let Some(t) = truth
-                    .project3(p)
-                    .filter(|t| t.x >= 0.0 && t.y >= 0.0 && t.x <= 1280.0 && t.y <= 720.0)
-                else {
-                    continue;
-                };
-                let d = fit.project3(p).map_or(f64::INFINITY, |q| (q - t).length());
-                sum += d * d;
-                worst = worst.max(d);
-                n += 1;
-            }
-        }
-    }
-    ((sum / n.max(1) as f64).sqrt(), worst, n)
-}
-
 #[test]
 fn exact_clicks_recover_random_cameras_with_distortion() {
     let world = pitch_points();
@@ -228,80 +194,6 @@ fn noisy_clicks_recover_random_cameras_within_half_a_pixel() {
         worst.0,
         worst.1
     );
-}
-
-/// The demo's camera: its field's marks and the tops of its goals' walls
-/// (16 cm), projected by the demo's own camera model; the fit agrees with
-/// it over the whole picture.
-#[test]
-fn the_demo_camera_is_recovered_over_the_whole_picture() {
-    use crate::demo::render::Camera;
-    use crate::demo::world::goal_walls;
-    let cam = Camera::demo(SIZE[0], SIZE[1]).unwrap();
-    let mut world: Vec<Vec3> = presets::ssl_division_b()
-        .points
-        .iter()
-        .map(|p| [p.pos.x, p.pos.y, 0.0])
-        .collect();
-    for side in [1.0, -1.0] {
-        for (lo, hi) in goal_walls(side) {
-            for x in [lo[0], hi[0]] {
-                for y in [lo[1], hi[1]] {
-                    world.push([x, y, hi[2]]);
-                }
-            }
-        }
-    }
-    // The walls share corners.
-    world.sort_by(|a, b| {
-        a.iter()
-            .zip(b)
-            .fold(std::cmp::Ordering::Equal, |o, (x, y)| o.then(x.total_cmp(y)))
-    });
-    world.dedup();
-    let pts: Vec<Correspondence3> = world
-        .iter()
-        .filter_map(|&p| {
-            let [u, v] = cam.project(p)?;
-            (u >= 0.0 && v >= 0.0 && u <= 1280.0 && v <= 720.0).then(|| Correspondence3 {
-                image: Vec2::new(u, v),
-                world: p,
-            })
-        })
-        .collect();
-    assert!(pts.len() > 30, "{} points in view", pts.len());
-    let truth = cam.calibration().unwrap();
-    for noise in [0.0, 0.3] {
-        let mut rng = StdRng::seed_from_u64(7);
-        let noisy: Vec<Correspondence3> = pts
-            .iter()
-            .map(|c| Correspondence3 {
-                image: c.image + Vec2::new(gaussian(&mut rng), gaussian(&mut rng)) * (noise / 2f64.sqrt()),
-                ..*c
-            })
-            .collect();
-        let f = fit_camera(&noisy, &opts()).unwrap();
-        let (rms, max, n) = error_over_picture(&f.calibration, &truth, [5000.0, 3500.0], 500.0);
-        assert!(n > 1000, "{n}");
-        eprintln!(
-            "pinhole demo camera, {} points, {noise} px: RMS {:.3} px, leave-one-out {:.4} px; over the picture \
-             ({n} points) RMS {rms:.4} px, largest {max:.4} px",
-            pts.len(),
-            f.report.rms_px,
-            f.report.loo_rms_px.unwrap_or(f64::NAN)
-        );
-        assert!(
-            rms < 0.25 && max < 0.5,
-            "noise {noise}: rms {rms}, max {max} px over {n} points"
-        );
-        let pos = f.report.camera.unwrap().position;
-        let off = (0..3).map(|i| (pos[i] - cam.eye[i]).powi(2)).sum::<f64>().sqrt();
-        assert!(
-            off < 100.0,
-            "noise {noise}: camera at {pos:?}, truly {:?}",
-            cam.eye
-        );
-    }
 }
 
 /// Floor points alone recover a camera whose principal point is the
