@@ -36,7 +36,7 @@ fn small_demo(dir: &Path) -> Output {
     ])
 }
 
-fn read_all(path: &Path) -> Vec<SourceFrame> {
+pub fn read_all(path: &Path) -> Vec<SourceFrame> {
     let mut d = Decoder::open(path).unwrap();
     let mut out = Vec::new();
     while let Some(f) = d.next_frame().unwrap() {
@@ -45,7 +45,7 @@ fn read_all(path: &Path) -> Vec<SourceFrame> {
     out
 }
 
-fn read_masks(path: &Path) -> Vec<MaskImage> {
+pub fn read_masks(path: &Path) -> Vec<MaskImage> {
     let mut d = Decoder::open(path).unwrap();
     let mut out = Vec::new();
     let mut m = MaskImage::zeros((0, 0));

@@ -20,8 +20,8 @@ use underlay::log::{Raised, Shape};
 use underlay::pipeline::Pipeline;
 use underlay::select::{FilterSpec, Index};
 use underlay::session::{CalibrationSource, Session};
-use underlay::video::{Decoder, SourceFrame};
 
+use crate::demo::{read_all, read_masks};
 use crate::util::text;
 
 const ROBOT_RADIUS: f64 = 90.0;
@@ -82,25 +82,6 @@ fn read_truth(path: &Path) -> Vec<Truth> {
             }
         })
         .collect()
-}
-
-fn read_all(path: &Path) -> Vec<SourceFrame> {
-    let mut d = Decoder::open(path).unwrap();
-    let mut out = Vec::new();
-    while let Some(f) = d.next_frame().unwrap() {
-        out.push(f);
-    }
-    out
-}
-
-fn read_masks(path: &Path) -> Vec<MaskImage> {
-    let mut d = Decoder::open(path).unwrap();
-    let mut out = Vec::new();
-    let mut m = MaskImage::zeros((0, 0));
-    while d.read_gray_into(&mut m).unwrap().is_some() {
-        out.push(m.clone());
-    }
-    out
 }
 
 /// Whether the segment from `eye` to `x` passes through an upright
