@@ -1,11 +1,13 @@
 //! The field view: the primitives drawn at this time, in world
 //! coordinates from above (the field preset's lines under them when one
 //! is chosen), beside the video and in step with it — for checking a
-//! calibration and for logs with no camera.
+//! calibration and for logs with no camera. Shapes above the floor are
+//! seen from a camera straight above, each with a stem down to the floor
+//! and its height written at its top.
 
 use eframe::egui::{self, Color32, Pos2, Stroke};
 
-use crate::log::{Rgba, Shape};
+use crate::log::{Raised, Rgba, Shape};
 use crate::viewer::app::ViewerApp;
 use crate::viewer::{field_view, inspect};
 
@@ -70,6 +72,30 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                     painter.circle_filled(at(&a), 2.5, color);
                 }
             }
+            Shape::Raised(r) => {
+                // Seen from above, heights show as the shape's place against
+                // its stem down to the floor, with the height written at
+                // the top.
+                if let Some((top, foot)) = stem(r)
+                    && let (Some(a), Some(b)) = (view.project3(top), view.project3(foot))
+                {
+                    painter.line_segment([at(&b), at(&a)], Stroke::new(1.0, color.gamma_multiply(0.6)));
+                    painter.text(
+                        at(&a),
+                        egui::Align2::LEFT_BOTTOM,
+                        format!("{:.0}", top[2]),
+                        egui::FontId::proportional(10.0),
+                        color,
+                    );
+                }
+                inspect::outline(&p.shape, &view, &mut lines);
+                for pl in &lines {
+                    painter.add(egui::Shape::line(
+                        pl.iter().map(at).collect(),
+                        Stroke::new(1.5, color),
+                    ));
+                }
+            }
             shape => {
                 inspect::outline(shape, &view, &mut lines);
                 let fill = p.style.fill.map(color32);
@@ -85,6 +111,38 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     }
 }
 
+/// The highest point of a raised shape and the floor point below it.
+fn stem(r: &Raised) -> Option<([f64; 3], [f64; 3])> {
+    let top = match r {
+        Raised::Path { points, .. } => points.iter().copied().max_by(|a, b| a[2].total_cmp(&b[2]))?,
+        Raised::Circle { center, .. } | Raised::Sphere { center, .. } => *center,
+        Raised::Text { anchor: p, .. } | Raised::Point { position: p, .. } => *p,
+        Raised::Cylinder { base, height, .. } => [base[0], base[1], base[2] + height],
+        Raised::Box { base, size, .. } => [base[0], base[1], base[2] + size[2]],
+    };
+    Some((top, [top[0], top[1], 0.0]))
+}
+
 fn color32(c: Rgba) -> Color32 {
     Color32::from_rgba_unmultiplied(c.r(), c.g(), c.b(), c.a())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stem_runs_from_a_shapes_top_down_to_the_floor() {
+        let arc = Raised::Path {
+            points: vec![[0.0, 0.0, 0.0], [500.0, 0.0, 700.0], [1000.0, 0.0, 0.0]].into(),
+            closed: false,
+        };
+        assert_eq!(stem(&arc), Some(([500.0, 0.0, 700.0], [500.0, 0.0, 0.0])));
+        let robot = Raised::Cylinder {
+            base: [1.0, 2.0, 0.0],
+            radius: 90.0,
+            height: 150.0,
+        };
+        assert_eq!(stem(&robot), Some(([1.0, 2.0, 150.0], [1.0, 2.0, 0.0])));
+    }
 }
