@@ -20,6 +20,10 @@ pub struct CalibPoint {
     pub image: Vec2,
     /// World point (x, y) on the floor; `None` until typed or picked.
     pub world: Option<Vec2>,
+    /// Its height above the floor (world units; 0 on the floor): a goal
+    /// post's or a pole's top. Points at heights are fitted with the
+    /// pinhole model (a full camera).
+    pub height: f64,
     /// The field preset point it was picked from, if any.
     pub name: Option<String>,
 }
@@ -39,6 +43,7 @@ impl CalibPoints {
         self.points.push(CalibPoint {
             image,
             world: None,
+            height: 0.0,
             name: None,
         });
         self.selected = Some(self.points.len() - 1);
@@ -65,6 +70,22 @@ impl CalibPoints {
             p.name = name;
             self.revision += 1;
         }
+    }
+
+    /// Sets the height above the floor of point `i` (a finite number).
+    pub fn set_height(&mut self, i: usize, height: f64) {
+        if let Some(p) = self.points.get_mut(i)
+            && height.is_finite()
+            && p.height != height
+        {
+            p.height = height;
+            self.revision += 1;
+        }
+    }
+
+    /// Whether some complete point is above the floor.
+    pub fn has_heights(&self) -> bool {
+        self.points.iter().any(|p| p.world.is_some() && p.height != 0.0)
     }
 
     pub fn remove(&mut self, i: usize) {
@@ -107,9 +128,15 @@ impl CalibPoints {
     }
 
     /// Writes the complete pairs as `u,v,x,y,name` CSV (the format of
-    /// `underlay calib solve`, which ignores the name).
+    /// `underlay calib solve`, which ignores the name), with a `z` column
+    /// when some point is above the floor.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from("u,v,x,y,name\n");
+        let heights = self.has_heights();
+        let mut s = String::from(if heights {
+            "u,v,x,y,z,name\n"
+        } else {
+            "u,v,x,y,name\n"
+        });
         for (i, img, w) in self.pairs() {
             // A name with a comma would shift the columns: it is left out.
             let name = self.points[i]
@@ -117,7 +144,12 @@ impl CalibPoints {
                 .as_deref()
                 .filter(|n| !n.contains(','))
                 .unwrap_or("");
-            s.push_str(&format!("{},{},{},{},{name}\n", img.x, img.y, w.x, w.y));
+            if heights {
+                let z = self.points[i].height;
+                s.push_str(&format!("{},{},{},{},{z},{name}\n", img.x, img.y, w.x, w.y));
+            } else {
+                s.push_str(&format!("{},{},{},{},{name}\n", img.x, img.y, w.x, w.y));
+            }
         }
         s
     }
@@ -128,18 +160,12 @@ impl CalibPoints {
     pub fn from_csv(text: &str, path: &Path) -> anyhow::Result<Self> {
         let file = crate::calib::points::parse_points(text)
             .with_context(|| format!("in points file {}", path.display()))?;
-        // The point table holds floor points only (issue 33).
-        if let Some(e) = file.heights_refused(
-            "the viewer's point table",
-            "fit points at heights with `underlay calib solve --model pinhole`",
-        ) {
-            anyhow::bail!("in points file {}: {e}", path.display());
-        }
         let mut out = CalibPoints::default();
-        for (c, name) in file.points.iter().zip(file.names) {
+        for (k, (c, name)) in file.points.iter().zip(file.names).enumerate() {
             out.points.push(CalibPoint {
                 image: c.image,
                 world: Some(c.world),
+                height: file.heights.get(k).copied().unwrap_or(0.0),
                 name,
             });
         }
@@ -159,6 +185,8 @@ pub enum FitError {
     },
     #[error("the fit failed")]
     Fit(#[source] std::sync::Arc<crate::calib::CalibError>),
+    #[error("points above the floor need the pinhole model (a full camera), not {model}")]
+    Heights { model: crate::calib::Model },
 }
 
 impl PartialEq for FitError {
@@ -272,6 +300,7 @@ impl CalibMode {
             .map(|p| super::state::SavedCalibPoint {
                 image: [p.image.x, p.image.y],
                 world: p.world.map(|w| [w.x, w.y]),
+                height: p.height,
                 name: p.name.clone(),
             })
             .collect()
@@ -289,10 +318,11 @@ impl CalibMode {
         self.points = CalibPoints {
             points: saved
                 .iter()
-                .filter(|p| finite(p.image) && p.world.is_none_or(finite))
+                .filter(|p| finite(p.image) && p.world.is_none_or(finite) && p.height.is_finite())
                 .map(|p| CalibPoint {
                     image: Vec2::new(p.image[0], p.image[1]),
                     world: p.world.map(|w| Vec2::new(w[0], w[1])),
+                    height: p.height,
                     name: p.name.clone(),
                 })
                 .collect(),
@@ -329,10 +359,16 @@ impl CalibMode {
             }));
             return None;
         }
+        let heights = self.points.has_heights();
+        if heights && self.model != Model::Pinhole {
+            self.fit = Some(Err(FitError::Heights { model: self.model }));
+            return None;
+        }
         let corr: Vec<Correspondence> = pairs
             .iter()
             .map(|&(_, image, world)| Correspondence { image, world })
             .collect();
+        let height = |i: usize| self.points.points.get(i).map_or(0.0, |p| p.height);
         let opts = FitOptions {
             model: self.model,
             method: if self.robust {
@@ -343,7 +379,19 @@ impl CalibMode {
             image_size,
             ..FitOptions::default()
         };
-        match fit(&corr, &opts) {
+        let fitted = if heights {
+            let corr3: Vec<crate::calib::Correspondence3> = pairs
+                .iter()
+                .map(|&(i, image, world)| crate::calib::Correspondence3 {
+                    image,
+                    world: [world.x, world.y, height(i)],
+                })
+                .collect();
+            crate::calib::fit_camera(&corr3, &opts)
+        } else {
+            fit(&corr, &opts)
+        };
+        match fitted {
             Ok(f) => {
                 let n = self.points.points.len();
                 let mut residuals = vec![None; n];
@@ -363,7 +411,7 @@ impl CalibMode {
                         v: image.y,
                         x: world.x,
                         y: world.y,
-                        z: 0.0,
+                        z: height(i),
                         name: self.points.points.get(i).and_then(|p| p.name.clone()),
                     })
                     .collect();
@@ -647,20 +695,18 @@ mod tests {
         let e = CalibPoints::from_csv("u,v,x,y\n1,2,3,inf\n", p).unwrap_err();
         assert!(format!("{e:#}").contains("finite"), "{e:#}");
         assert!(CalibPoints::from_csv("", p).is_err());
-        // Issue 33: the table holds floor points; heights are refused, a
-        // z column of zeros is not.
-        let e = CalibPoints::from_csv("u,v,x,y,z\n1,2,3,4,0\n5,6,7,8,2440\n", p).unwrap_err();
-        assert!(
-            format!("{e:#}").contains("line 3") && format!("{e:#}").contains("--model pinhole"),
-            "{e:#}"
-        );
+        // Issue 33: points at heights come and go with a z column.
+        let pts = CalibPoints::from_csv("u,v,x,y,z\n1,2,3,4,0\n5,6,7,8,2440\n", p).unwrap();
         assert_eq!(
-            CalibPoints::from_csv("u,v,x,y,z\n1,2,3,4,0\n", p)
-                .unwrap()
-                .points
-                .len(),
-            1
+            pts.points.iter().map(|q| q.height).collect::<Vec<_>>(),
+            [0.0, 2440.0]
         );
+        assert!(pts.has_heights());
+        let csv = pts.to_csv();
+        assert!(csv.starts_with("u,v,x,y,z,name\n"), "{csv}");
+        assert_eq!(CalibPoints::from_csv(&csv, p).unwrap().points, pts.points);
+        let flat = CalibPoints::from_csv("u,v,x,y,z\n1,2,3,4,0\n", p).unwrap();
+        assert!(!flat.has_heights() && flat.to_csv().starts_with("u,v,x,y,name\n"));
     }
 
     #[test]
@@ -689,5 +735,55 @@ mod tests {
         // Restoring nothing clears.
         back.restore(&[], None, None);
         assert!(back.points.points.is_empty());
+    }
+
+    /// Points clicked at heights on a known camera: the radial model
+    /// refuses them and says which model takes them; the pinhole model fits
+    /// the full camera, and a height typed into the table is kept.
+    #[test]
+    fn points_at_heights_fit_a_full_camera() {
+        let k = [[900.0, 0.0, 639.5], [0.0, 900.0, 359.5], [0.0, 0.0, 1.0]];
+        let (r, t) = crate::calib::camera::look_at([-500.0, -6000.0, 4000.0], [0.0, 0.0, 0.0]).unwrap();
+        let truth = Calibration::from_camera(&k, &[-0.05, 0.0], &r, t).unwrap();
+        let mut mode = CalibMode::default();
+        let world: Vec<[f64; 3]> = vec![
+            [-4500.0, -3000.0, 0.0],
+            [4500.0, -3000.0, 0.0],
+            [4500.0, 3000.0, 0.0],
+            [-4500.0, 3000.0, 0.0],
+            [0.0, 0.0, 0.0],
+            [0.0, 3000.0, 0.0],
+            [0.0, -3000.0, 0.0],
+            [-4500.0, 0.0, 0.0],
+            [4500.0, -500.0, 160.0],
+            [4500.0, 500.0, 160.0],
+            [-4500.0, -500.0, 160.0],
+            [-4500.0, 500.0, 160.0],
+            [2000.0, 1000.0, 1500.0],
+        ];
+        for w in &world {
+            let i = mode.points.add(truth.project3(*w).unwrap());
+            mode.points.set_world(i, Some(Vec2::new(w[0], w[1])), None);
+            mode.points.set_height(i, w[2]);
+        }
+        mode.model = Model::Radial;
+        assert!(mode.refit(Some([1280, 720])).is_none());
+        let e = mode.fit.as_ref().unwrap().as_ref().unwrap_err().to_string();
+        assert!(e.contains("pinhole"), "{e}");
+        mode.model = Model::Pinhole;
+        let c = mode.refit(Some([1280, 720])).expect("a full camera");
+        assert!(c.is_full_camera());
+        for w in &world {
+            let d = (c.project3(*w).unwrap() - truth.project3(*w).unwrap()).length();
+            assert!(d < 0.05, "{w:?}: {d} px");
+        }
+        let view = mode.fit_view().unwrap();
+        assert_eq!(view.calibration.fitted_points()[12].z, 1500.0);
+        // Saved with the session and back.
+        let saved = mode.saved_points();
+        assert_eq!(saved[12].height, 1500.0);
+        let mut back = CalibMode::default();
+        back.restore(&saved, Some(Model::Pinhole), None);
+        assert_eq!(back.points.points, mode.points.points);
     }
 }

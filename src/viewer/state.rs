@@ -84,6 +84,10 @@ pub struct SessionView {
     pub calib_preset: Option<String>,
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 /// One calibration point as saved in a session's `[viewer]` table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SavedCalibPoint {
@@ -92,6 +96,9 @@ pub struct SavedCalibPoint {
     /// World point `[x, y]`, once paired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub world: Option<[f64; 2]>,
+    /// Height above the floor (0: on it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub height: f64,
     /// The preset point it was picked from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -492,11 +499,19 @@ mod tests {
                 SavedCalibPoint {
                     image: [12.5, 40.0],
                     world: Some([-4500.0, 3000.0]),
+                    height: 0.0,
                     name: Some("corner -x+y".into()),
+                },
+                SavedCalibPoint {
+                    image: [620.0, 30.0],
+                    world: Some([-4500.0, 500.0]),
+                    height: 160.0,
+                    name: None,
                 },
                 SavedCalibPoint {
                     image: [600.0, 41.25],
                     world: None,
+                    height: 0.0,
                     name: None,
                 },
             ],

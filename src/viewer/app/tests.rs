@@ -609,6 +609,27 @@ mod app_tests {
     }
 
     #[test]
+    fn the_point_table_takes_heights_with_the_pinhole_model() {
+        let mut h = harness();
+        until(&mut h, |a| a.frame.is_some());
+        {
+            let a = app_mut(&mut h);
+            a.calib.active = true;
+            a.calib.open_section = true;
+            a.calib.points.add(crate::geom::Vec2::new(10.0, 10.0));
+        }
+        h.step();
+        h.run();
+        assert!(
+            h.query_by_label("z of point 1").is_some(),
+            "the table has a z column"
+        );
+        h.get_by_label("pinhole (full camera)").click();
+        h.run();
+        assert_eq!(app(&h).calib.model, crate::calib::Model::Pinhole);
+    }
+
+    #[test]
     fn the_field_view_shows_the_log_from_above() {
         let mut h = harness();
         until(&mut h, |a| a.frame.is_some());

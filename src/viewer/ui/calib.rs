@@ -128,8 +128,9 @@ pub fn points_table(
     }
     let mut remove = None;
     let mut edits = Vec::new();
+    let mut heights = Vec::new();
     let mut picks = Vec::new();
-    let grid = egui::Grid::new("calib_points").striped(true).num_columns(7);
+    let grid = egui::Grid::new("calib_points").striped(true).num_columns(8);
     // Wider than the panel with a field's column: it scrolls sideways
     // rather than widening the panel (which would push the rest out of view).
     egui::ScrollArea::horizontal()
@@ -140,6 +141,7 @@ pub fn points_table(
                 ui.strong("u, v (px)");
                 ui.strong("x");
                 ui.strong("y");
+                ui.strong("z").on_hover_text("height above the floor (a post's or a pole's top); points above it need the pinhole model");
                 ui.strong("residual");
                 ui.strong(if preset.is_some() { "field point" } else { "" });
                 ui.end_row();
@@ -158,8 +160,16 @@ pub fn points_table(
                     ry.widget_info(|| {
                         WidgetInfo::labeled(Role::SpinButton, true, format!("y of point {}", i + 1))
                     });
+                    let mut z = p.height;
+                    let rz = ui.add(egui::DragValue::new(&mut z).speed(1.0));
+                    rz.widget_info(|| {
+                        WidgetInfo::labeled(Role::SpinButton, true, format!("z of point {}", i + 1))
+                    });
                     if rx.changed() || ry.changed() {
                         edits.push((i, w));
+                    }
+                    if rz.changed() {
+                        heights.push((i, z));
                     }
                     match residuals.get(i).copied().flatten() {
                         Some(r) if flagged.contains(&i) => {
@@ -195,6 +205,9 @@ pub fn points_table(
         });
     for (i, w) in edits {
         mode.points.set_world(i, Some(w), None);
+    }
+    for (i, z) in heights {
+        mode.points.set_height(i, z);
     }
     for (i, w, name) in picks {
         mode.points.set_world(i, Some(w), Some(name));

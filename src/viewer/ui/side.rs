@@ -200,6 +200,8 @@ fn calibration(app: &mut ViewerApp, ui: &mut egui::Ui) {
         ui.label("Model");
         ui.radio_value(&mut mode.model, Model::Homography, "homography");
         ui.radio_value(&mut mode.model, Model::Radial, "radial (lens distortion)");
+        ui.radio_value(&mut mode.model, Model::Pinhole, "pinhole (full camera)")
+            .on_hover_text("a camera in space, for points at heights (z) and drawings above the floor");
     });
     ui.checkbox(&mut mode.robust, "Leave flagged points out of the fit (RANSAC)");
     ui.horizontal(|ui| {
