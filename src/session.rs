@@ -163,6 +163,10 @@ pub struct PictureSettings {
     /// following something and absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zoom: Option<f64>,
+    /// A rendered match seen at this slant (degrees from straight down,
+    /// 0 to 75) from beyond the side line; from straight above when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tilt: Option<f64>,
 }
 
 impl PictureSettings {
@@ -180,6 +184,7 @@ impl PictureSettings {
             fps: self.fps,
             follow: self.follow.clone(),
             zoom: self.zoom,
+            tilt: self.tilt,
         }
     }
 }

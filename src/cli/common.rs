@@ -46,6 +46,11 @@ pub struct MatchArgs {
     /// when following something).
     #[arg(long, value_name = "Z", value_parser = parse_zoom)]
     pub zoom: Option<f64>,
+    /// See a rendered match at a slant: degrees from straight down (0 to
+    /// 75), from beyond the side line, so drawings above the floor show
+    /// their heights
+    #[arg(long, value_name = "DEG", value_parser = parse_tilt)]
+    pub tilt: Option<f64>,
     /// Over a 2D match: the player whose sensing is drawn in detail
     /// (`l10`, `r3`: what it could see each cycle, level 3).
     #[arg(long, value_name = "PLAYER")]
@@ -205,6 +210,8 @@ pub const MAX_SECONDS: f64 = 7.0 * 86_400.0;
 number_parsers! {
     /// A rendered pitch's magnification.
     parse_zoom: 1.0, 8.0, "a magnification";
+    /// A rendered pitch's slant, degrees from straight down.
+    parse_tilt: 0.0, 75.0, "a slant in degrees from straight down";
     /// Pictures per second.
     parse_fps: 0.1, 240.0, "a number of pictures per second";
     /// An offset between clocks: any finite seconds within 10^12 (epoch times).

@@ -101,6 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         fps: args.fps,
         follow: args.shown.follow.clone(),
         zoom: args.shown.zoom,
+        tilt: args.shown.tilt,
         crf: args.crf,
         preset: args.preset.clone(),
         no_mask: args.no_mask,

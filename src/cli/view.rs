@@ -109,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             observer: args.shown.player,
             follow: args.shown.follow,
             zoom: args.shown.zoom,
+            tilt: args.shown.tilt,
             calibration: match args.shown.camera {
                 Some(n) => Some(Box::new(super::calib::log_camera(&args.log, n)?)),
                 None => None,

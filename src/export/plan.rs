@@ -58,6 +58,9 @@ pub struct ExportOptions {
     /// What a rendered match's camera follows (`ball`, `l10`), instead of
     /// the session's.
     pub follow: Option<String>,
+    /// A rendered match's slant (degrees from straight down), instead of
+    /// the session's.
+    pub tilt: Option<f64>,
     /// A rendered match's magnification, instead of the session's.
     pub zoom: Option<f64>,
     /// x264 constant rate factor, 0–51 (lower is better).
@@ -95,6 +98,7 @@ impl Default for ExportOptions {
             size: None,
             fps: None,
             follow: None,
+            tilt: None,
             zoom: None,
             crf: 20,
             preset: "veryfast".into(),
@@ -180,6 +184,9 @@ impl ExportOptions {
         }
         if self.follow.is_some() {
             session.picture.follow = self.follow.clone();
+        }
+        if self.tilt.is_some() {
+            session.picture.tilt = self.tilt;
         }
         if self.zoom.is_some() {
             session.picture.zoom = self.zoom;

@@ -14,6 +14,7 @@
 pub mod model;
 pub mod render;
 pub mod source;
+pub mod tilt;
 
 pub use model::{Body, Card, Field, Goal, Mark, Match, Pace, Snapshot, Team};
 pub use render::{Renderer, View};

@@ -257,6 +257,11 @@ impl Renderer {
     }
 
     /// The world ↔ pixel view.
+    /// The colour around the pitch.
+    pub fn surround(&self) -> [u8; 3] {
+        self.look.surround
+    }
+
     pub fn view(&self) -> &View {
         &self.view
     }

@@ -74,6 +74,10 @@ pub struct RenderOptions {
     pub follow: Follow,
     /// Magnification of the pitch (1: all of it in view).
     pub zoom: f64,
+    /// Seen at this slant (degrees from straight down) from beyond the
+    /// side line, so drawings above the floor show their heights
+    /// ([`super::tilt`]); `None`: from straight above.
+    pub tilt: Option<f64>,
 }
 
 impl Default for RenderOptions {
@@ -84,6 +88,7 @@ impl Default for RenderOptions {
             fps: None,
             follow: Follow::Pitch,
             zoom: 1.0,
+            tilt: None,
         }
     }
 }
@@ -95,10 +100,22 @@ impl RenderOptions {
         let mut r = RenderOptions {
             fps: o.fps,
             zoom: o.zoom.unwrap_or(1.0),
+            tilt: o.tilt,
             ..RenderOptions::default()
         };
         if let Some((w, h)) = o.size {
             (r.width, r.height) = (w, h);
+        }
+        if let Some(t) = o.tilt
+            && !(0.0..=super::tilt::MAX_TILT_DEG).contains(&t)
+        {
+            return Err(format!(
+                "a slant of {t}° is not possible (0 to {}° from straight down)",
+                super::tilt::MAX_TILT_DEG
+            ));
+        }
+        if o.tilt.is_some() && (o.follow.is_some() || o.zoom.is_some_and(|z| z != 1.0)) {
+            return Err("--tilt shows the whole pitch: it does not go with --follow or --zoom".into());
         }
         if let Some(f) = &o.follow {
             r.follow = f.parse()?;
@@ -124,6 +141,8 @@ pub enum MatchError {
     TooLong { frames: f64 },
     #[error(transparent)]
     Render(#[from] super::render::RenderError),
+    #[error("the pitch cannot be seen at a slant of {deg}°")]
+    Tilt { deg: f64 },
     #[error(transparent)]
     Clocks(#[from] crate::video::ClockError),
 }
@@ -132,6 +151,9 @@ pub enum MatchError {
 pub struct MatchSource {
     m: Arc<Match>,
     renderer: Renderer,
+    /// A slanted view, and the top-down picture and mask it warps.
+    tilt: Option<super::tilt::Tilt>,
+    top: (RgbImage, MaskImage),
     info: SourceInfo,
     /// Video time of each snapshot.
     times: Vec<f64>,
@@ -191,9 +213,28 @@ impl MatchSource {
             return Err(MatchError::TooLong { frames: n });
         }
         let frames = n as u64;
-        let renderer = Renderer::with_zoom(&m, options.width, options.height, options.zoom)?;
+        // A slanted view warps a top-down picture twice its size.
+        let renderer = match options.tilt {
+            Some(_) => Renderer::new(&m, 2 * options.width, 2 * options.height)?,
+            None => Renderer::with_zoom(&m, options.width, options.height, options.zoom)?,
+        };
+        let tilt = match options.tilt {
+            Some(deg) => Some(
+                super::tilt::Tilt::new(
+                    m.field.bounds(),
+                    renderer.view(),
+                    options.width,
+                    options.height,
+                    deg,
+                )
+                .ok_or(MatchError::Tilt { deg })?,
+            ),
+            None => None,
+        };
         let mut src = MatchSource {
             renderer,
+            tilt,
+            top: (RgbImage::zeros((0, 0, 3)), MaskImage::zeros((0, 0))),
             info: SourceInfo::new(
                 m.name.clone(),
                 options.width,
@@ -215,7 +256,10 @@ impl MatchSource {
         src.info.frame_count = Some(frames);
         src.info.has_masks = true;
         src.info.clocks = Some(Arc::new(clocks));
-        src.info.calibration = Some(src.renderer.calibration().clone());
+        src.info.calibration = Some(match &src.tilt {
+            Some(t) => t.calibration().clone(),
+            None => src.renderer.calibration().clone(),
+        });
         if let Pace::PerSnapshot { interval } = src.m.pace {
             // A simulator's records are its cycles: times can be given in them.
             src.info.clock_step = Some(interval);
@@ -285,11 +329,24 @@ impl MatchSource {
                 .find(|b| b.team == team && b.number == number)
                 .map(|b| b.position),
         };
-        let view = self.renderer.render_at(&snap, center, &mut out.image, &mut mask);
-        // A picture showing part of the pitch has a view of its own.
-        out.calibration = (view != *self.renderer.view())
-            .then(|| view.calibration().map(Arc::new))
-            .flatten();
+        if let Some(tilt) = &self.tilt {
+            let (image, top_mask) = &mut self.top;
+            self.renderer.render(&snap, image, top_mask);
+            tilt.warp(
+                image,
+                top_mask,
+                self.renderer.surround(),
+                &mut out.image,
+                &mut mask,
+            );
+            out.calibration = None;
+        } else {
+            let view = self.renderer.render_at(&snap, center, &mut out.image, &mut mask);
+            // A picture showing part of the pitch has a view of its own.
+            out.calibration = (view != *self.renderer.view())
+                .then(|| view.calibration().map(Arc::new))
+                .flatten();
+        }
         out.index = k;
         out.time = t;
         out.yuv = None;

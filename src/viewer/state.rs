@@ -132,6 +132,8 @@ pub struct OpenRequest {
     /// What a rendered match's camera follows, and its magnification.
     pub follow: Option<String>,
     pub zoom: Option<f64>,
+    /// A rendered match's slant (degrees from straight down).
+    pub tilt: Option<f64>,
 }
 
 /// Whether `path` names a session file ([`crate::session::is_session_file`]).
@@ -228,6 +230,9 @@ impl Document {
         }
         if req.zoom.is_some() {
             session.picture.zoom = req.zoom;
+        }
+        if req.tilt.is_some() {
+            session.picture.tilt = req.tilt;
         }
         let saved = session_path.as_ref().map(|_| session.clone());
         let mut doc = Document {

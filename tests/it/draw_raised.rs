@@ -264,3 +264,75 @@ fn export_names_a_floor_only_calibration_and_flattens_when_asked() {
     assert!(red(60, 100) && red(60, 60) && red(40, 80) && red(80, 80));
     assert!(!red(60, 80));
 }
+
+/// A rendered match seen at a slant (`--tilt`): its view is a full camera,
+/// the pitch is warped into it (the centre spot where the camera sees the
+/// centre), and a ball drawn 6 m up (a high ball over a whole pitch seen
+/// in 320×180) is drawn above its place on the floor, not on it.
+#[test]
+fn a_slanted_match_shows_heights() {
+    use std::sync::Arc;
+    use underlay::log::{FrameTime, Log};
+    use underlay::pipeline::{DrawSettings, Pipeline};
+    use underlay::video::source::OpenOptions;
+
+    let game = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sim2d/match2.rcg.gz");
+    let opts = OpenOptions {
+        tilt: Some(40.0),
+        size: Some((320, 180)),
+        ..OpenOptions::default()
+    };
+    let mut src = underlay::formats::open_source(&game, &opts).unwrap();
+    let calib = src
+        .info()
+        .calibration
+        .clone()
+        .expect("a rendered match has a view");
+    assert!(calib.is_full_camera(), "a slanted view is a full camera");
+    let mut frame = src.next_frame().unwrap().unwrap();
+    assert_eq!(frame.image.dim(), (180, 320, 3));
+    // The camera stands beyond the low-y side line, looking up the pitch:
+    // the far side line is shorter in the picture than the near one.
+    let px = |x: f64, y: f64| calib.project(Vec2::new(x, y)).unwrap();
+    assert!(px(52.5, 34.0).x - px(-52.5, 34.0).x < px(52.5, -34.0).x - px(-52.5, -34.0).x);
+
+    let mut log = Log::new();
+    let e = log.entities.intern("ball");
+    let ball = Raised::Sphere {
+        center: [10.0, 5.0, 6.0],
+        radius: 1.0,
+    };
+    log.push_frame(
+        FrameTime::Persistent {
+            start: f64::NEG_INFINITY,
+            end: f64::INFINITY,
+        },
+        [prim(
+            raised(ball),
+            Rgba::from_rgb(0xff00ff),
+            Some(Rgba::from_rgb(0xff00ff)),
+            1.0,
+        )]
+        .map(|mut p| {
+            p.entity = e;
+            p
+        }),
+    );
+    let settings = DrawSettings {
+        calibration: Some(calib.clone()),
+        ..DrawSettings::default()
+    };
+    let before = frame.image.clone();
+    let mut pipeline = Pipeline::new(Arc::new(log), &settings).unwrap();
+    pipeline.process(&mut frame).unwrap();
+    let magenta = |p: underlay::geom::Vec2| {
+        let (x, y) = (p.x.round() as usize, p.y.round() as usize);
+        frame.image[[y, x, 0]] > 200 && frame.image[[y, x, 1]] < 80 && frame.image[[y, x, 2]] > 200
+    };
+    let up = calib.project3([10.0, 5.0, 6.0]).unwrap();
+    let floor = calib.project3([10.0, 5.0, 0.0]).unwrap();
+    assert!(up.y < floor.y - 5.0, "{up:?} {floor:?}");
+    assert!(magenta(up), "the ball is drawn at its height");
+    assert!(!magenta(floor), "and not on the floor below it");
+    assert_ne!(before, frame.image);
+}

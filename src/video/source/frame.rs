@@ -305,6 +305,9 @@ pub struct OpenOptions {
     pub follow: Option<String>,
     /// For a rendered match: the pitch's magnification.
     pub zoom: Option<f64>,
+    /// For a rendered match: seen at this slant (degrees from straight
+    /// down), so drawings above the floor show their heights.
+    pub tilt: Option<f64>,
 }
 
 /// Opens a file as one kind of source.
