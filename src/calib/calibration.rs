@@ -370,7 +370,25 @@ impl Calibration {
         cur: &mut Vec<Vec2>,
         out: &mut Vec<Vec<Vec2>>,
     ) {
-        let (Some(ua), Some(ub)) = (self.project_undistorted(a), self.project_undistorted(b)) else {
+        let (ua, ub) = (self.project_undistorted(a), self.project_undistorted(b));
+        self.sample_undistorted(ua, ub, include_first, tol, budget, cur, out);
+    }
+
+    /// Samples a visible segment given by its ends in the ideal image (a
+    /// segment on the floor or in space is straight there; `None`: an end
+    /// did not map, and the piece is ended) onto `cur`, distorted, to `tol`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sample_undistorted(
+        &self,
+        ua: Option<Vec2>,
+        ub: Option<Vec2>,
+        include_first: bool,
+        tol: f64,
+        budget: &mut usize,
+        cur: &mut Vec<Vec2>,
+        out: &mut Vec<Vec<Vec2>>,
+    ) {
+        let (Some(ua), Some(ub)) = (ua, ub) else {
             clip::flush(cur, out);
             return;
         };

@@ -59,10 +59,16 @@ impl HalfPlane {
 /// The parameter interval `[t0, t1] ⊆ [0, 1]` of segment `a → b` inside
 /// every half-plane, or `None` when nothing of it is.
 pub(crate) fn clip_segment(planes: &[HalfPlane], a: Vec2, b: Vec2) -> Option<(f64, f64)> {
+    clip_interval(planes.iter().map(|hp| (hp.eval(a), hp.eval(b))))
+}
+
+/// The parameter interval `[t0, t1] ⊆ [0, 1]` of a segment inside every
+/// constraint, each given by its values `(at a, at b)` at the segment's ends
+/// (≥ 0 inside, linear along the segment: a half-plane on the floor, a
+/// half-space in the world), or `None` when nothing of it is.
+pub(crate) fn clip_interval(values: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64)> {
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for hp in planes {
-        let fa = hp.eval(a);
-        let fb = hp.eval(b);
+    for (fa, fb) in values {
         if !(fa.is_finite() && fb.is_finite()) {
             return None;
         }

@@ -291,20 +291,8 @@ impl Calibration {
         cur: &mut Vec<Vec2>,
         out: &mut Vec<Vec<Vec2>>,
     ) {
-        let (Some(ua), Some(ub)) = (self.project3_undistorted(a), self.project3_undistorted(b)) else {
-            clip::flush(cur, out);
-            return;
-        };
-        if self.distortion().is_none() {
-            if include_first {
-                cur.push(ua);
-            }
-            cur.push(ub);
-            return;
-        }
-        // Straight in the ideal image: sample there, distort each sample.
-        let f = |s: f64| self.distort_pixel(ua.lerp(ub, s));
-        clip::sample_curve(&f, 0.0, 1.0, 2, include_first, tol, budget, cur, out);
+        let (ua, ub) = (self.project3_undistorted(a), self.project3_undistorted(b));
+        self.sample_undistorted(ua, ub, include_first, tol, budget, cur, out);
     }
 
     /// The points of a circle in space (`radius` around `center`, in the
@@ -392,23 +380,7 @@ impl Calibration {
 /// every half-space, or `None` when nothing of it is.
 fn clip_segment3(spaces: &[HalfSpace], a: Vec3, b: Vec3) -> Option<(f64, f64)> {
     let eval = |s: &HalfSpace, p: Vec3| s[0] * p[0] + s[1] * p[1] + s[2] * p[2] + s[3];
-    let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for s in spaces {
-        let (fa, fb) = (eval(s, a), eval(s, b));
-        if !(fa.is_finite() && fb.is_finite()) {
-            return None;
-        }
-        match (fa >= 0.0, fb >= 0.0) {
-            (true, true) => {}
-            (false, false) => return None,
-            (false, true) => t0 = t0.max(fa / (fa - fb)),
-            (true, false) => t1 = t1.min(fa / (fa - fb)),
-        }
-        if t0 > t1 {
-            return None;
-        }
-    }
-    Some((t0, t1))
+    clip::clip_interval(spaces.iter().map(|s| (eval(s, a), eval(s, b))))
 }
 
 /// The convex hull of `pts`, counter-clockwise in pixel coordinates
