@@ -13,6 +13,7 @@ use super::{Overlay, Painter, SkipReason, TOLERANCE_PX};
 use crate::calib::Calibration;
 use crate::geom::PixelPoint;
 use crate::geom::vec3::Vec3;
+use crate::log::raised::Problem;
 use crate::log::{Primitive, Raised, Shape, Style, ThicknessUnit};
 
 /// Sides of the polygon a vertical cylinder's circles are drawn with for
@@ -201,13 +202,11 @@ impl Painter {
         p: &Primitive,
         r: &Raised,
     ) -> Result<(), SkipReason> {
-        if let Some(why) = r.invalid() {
-            return Err(if why.contains("negative") {
-                SkipReason::BadSize
-            } else if why.contains("two points") {
-                SkipReason::NoVertices
-            } else {
-                SkipReason::NotFinite
+        if let Some(problem) = r.problem() {
+            return Err(match problem {
+                Problem::Negative => SkipReason::BadSize,
+                Problem::TooFewPoints => SkipReason::NoVertices,
+                Problem::NotFinite | Problem::NoNormal => SkipReason::NotFinite,
             });
         }
         if !calib.is_full_camera() {

@@ -16,6 +16,31 @@
 use super::MarkerKind;
 use crate::geom::vec3::Vec3;
 
+/// Why a raised shape cannot be drawn ([`Raised::problem`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A coordinate or size is NaN or infinite.
+    NotFinite,
+    /// A size is negative.
+    Negative,
+    /// A path of fewer than two points.
+    TooFewPoints,
+    /// A circle's normal of length 0.
+    NoNormal,
+}
+
+impl Problem {
+    /// The problem in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Problem::NotFinite => "a coordinate or size is not finite",
+            Problem::Negative => "a size is negative",
+            Problem::TooFewPoints => "a path needs at least two points",
+            Problem::NoNormal => "a circle's normal has length 0",
+        }
+    }
+}
+
 /// The upward direction: the normal of a horizontal circle.
 pub const UP: Vec3 = [0.0, 0.0, 1.0];
 
@@ -72,71 +97,72 @@ impl Raised {
         }
     }
 
-    /// Every coordinate and size that must be finite, with whether it must
-    /// also be non-negative: what readers check before keeping a shape.
-    pub fn numbers(&self) -> Vec<(f64, bool)> {
-        let point = |p: &Vec3| p.iter().map(|&v| (v, false)).collect::<Vec<_>>();
-        let mut out = Vec::new();
+    /// Calls `f` with every coordinate and size that must be finite, and
+    /// whether it must also be non-negative: what readers check before
+    /// keeping a shape.
+    pub fn for_each_number(&self, mut f: impl FnMut(f64, bool)) {
+        let point = |p: &Vec3, f: &mut dyn FnMut(f64, bool)| p.iter().for_each(|&v| f(v, false));
         match self {
-            Raised::Path { points, .. } => points.iter().for_each(|p| out.extend(point(p))),
+            Raised::Path { points, .. } => points.iter().for_each(|p| point(p, &mut f)),
             Raised::Circle {
                 center,
                 radius,
                 normal,
             } => {
-                out.extend(point(center));
-                out.push((*radius, true));
-                out.extend(point(normal));
+                point(center, &mut f);
+                f(*radius, true);
+                point(normal, &mut f);
             }
-            Raised::Text { anchor, size, .. } => {
-                out.extend(point(anchor));
-                out.push((*size, true));
-            }
-            Raised::Point { position, size, .. } => {
-                out.extend(point(position));
-                out.push((*size, true));
+            Raised::Text { anchor: p, size, .. }
+            | Raised::Point {
+                position: p, size, ..
+            } => {
+                point(p, &mut f);
+                f(*size, true);
             }
             Raised::Sphere { center, radius } => {
-                out.extend(point(center));
-                out.push((*radius, true));
+                point(center, &mut f);
+                f(*radius, true);
             }
             Raised::Cylinder { base, radius, height } => {
-                out.extend(point(base));
-                out.push((*radius, true));
-                out.push((*height, true));
+                point(base, &mut f);
+                f(*radius, true);
+                f(*height, true);
             }
             Raised::Box {
                 base,
                 size,
                 orientation,
             } => {
-                out.extend(point(base));
-                out.extend(size.iter().map(|&v| (v, true)));
-                out.push((*orientation, false));
+                point(base, &mut f);
+                size.iter().for_each(|&v| f(v, true));
+                f(*orientation, false);
             }
         }
-        out
     }
 
-    /// Why the shape cannot be drawn, if it cannot: a number that is not
-    /// finite, a negative size, a path of fewer than two points or a
-    /// circle's normal of length 0.
-    pub fn invalid(&self) -> Option<&'static str> {
-        for (v, non_negative) in self.numbers() {
-            if !v.is_finite() {
-                return Some("a coordinate or size is not finite");
+    /// Why the shape cannot be drawn, if it cannot.
+    pub fn problem(&self) -> Option<Problem> {
+        let mut found = None;
+        self.for_each_number(|v, non_negative| {
+            if found.is_none() {
+                if !v.is_finite() {
+                    found = Some(Problem::NotFinite);
+                } else if non_negative && v < 0.0 {
+                    found = Some(Problem::Negative);
+                }
             }
-            if non_negative && v < 0.0 {
-                return Some("a size is negative");
-            }
-        }
-        match self {
-            Raised::Path { points, .. } if points.len() < 2 => Some("a path needs at least two points"),
-            Raised::Circle { normal, .. } if normal.iter().all(|&v| v == 0.0) => {
-                Some("a circle's normal has length 0")
-            }
+        });
+        found.or(match self {
+            Raised::Path { points, .. } if points.len() < 2 => Some(Problem::TooFewPoints),
+            Raised::Circle { normal, .. } if normal.iter().all(|&v| v == 0.0) => Some(Problem::NoNormal),
             _ => None,
-        }
+        })
+    }
+
+    /// Why the shape cannot be drawn, in words ([`Self::problem`]).
+    pub fn invalid(&self) -> Option<&'static str> {
+        self.problem().map(Problem::describe)
     }
 
     /// Its points on the floor and their heights' range, for bounds

@@ -278,7 +278,7 @@ pub(crate) fn drawable(p: &Primitive) -> bool {
                 && start.is_finite()
                 && sweep.is_finite()
         }
-        Shape::Raised(r) => r.invalid().is_none(),
+        Shape::Raised(r) => r.problem().is_none(),
     };
     shape && size(f64::from(p.style.thickness))
 }
