@@ -33,19 +33,7 @@ pub(super) fn check_points(
     model: Model,
     duplicates_allowed: bool,
 ) -> Result<(), CalibError> {
-    if points.len() < model.min_points() {
-        return Err(CalibError::TooFewPoints {
-            model,
-            needed: model.min_points(),
-            got: points.len(),
-        });
-    }
-    if points.len() > MAX_FIT_POINTS {
-        return Err(CalibError::TooManyPoints {
-            got: points.len(),
-            max: MAX_FIT_POINTS,
-        });
-    }
+    check_count(points.len(), model)?;
     for (index, c) in points.iter().enumerate() {
         if !(c.image.is_finite() && c.world.is_finite()) {
             return Err(CalibError::NotFinite {
@@ -197,4 +185,21 @@ impl Problem {
         let hn: Mat3 = [[th[0], th[1], th[2]], [th[3], th[4], th[5]], [th[6], th[7], 1.0]];
         det(&hn) > 0.0
     }
+}
+/// Refuses fewer points than `model` needs, or more than a fit takes.
+pub(super) fn check_count(n: usize, model: Model) -> Result<(), CalibError> {
+    if n < model.min_points() {
+        return Err(CalibError::TooFewPoints {
+            model,
+            needed: model.min_points(),
+            got: n,
+        });
+    }
+    if n > MAX_FIT_POINTS {
+        return Err(CalibError::TooManyPoints {
+            got: n,
+            max: MAX_FIT_POINTS,
+        });
+    }
+    Ok(())
 }

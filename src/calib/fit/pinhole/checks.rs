@@ -3,7 +3,7 @@
 //! image points spread in two directions, world points spread in space —
 //! not on one line, and in one plane only when that plane is the floor.
 
-use crate::calib::fit::checks::{MAX_COORD, MAX_FIT_POINTS, MIN_EXTENT, check_spread};
+use crate::calib::fit::checks::{MAX_COORD, MIN_EXTENT, check_count, check_spread};
 use crate::calib::fit::{Correspondence3, Model};
 use crate::calib::linalg::symmetric_eigen;
 use crate::calib::{CalibError, DuplicatePair};
@@ -12,19 +12,7 @@ use crate::geom::Vec2;
 /// Refuses input no camera can be fitted to (module docs).
 pub(super) fn check_points3(points: &[Correspondence3], duplicates_allowed: bool) -> Result<(), CalibError> {
     let model = Model::Pinhole;
-    if points.len() < model.min_points() {
-        return Err(CalibError::TooFewPoints {
-            model,
-            needed: model.min_points(),
-            got: points.len(),
-        });
-    }
-    if points.len() > MAX_FIT_POINTS {
-        return Err(CalibError::TooManyPoints {
-            got: points.len(),
-            max: MAX_FIT_POINTS,
-        });
-    }
+    check_count(points.len(), model)?;
     for (index, c) in points.iter().enumerate() {
         let [x, y, z] = c.world;
         if !(c.image.is_finite() && x.is_finite() && y.is_finite()) {
