@@ -23,6 +23,7 @@ pub mod log;
 pub mod mask;
 pub mod pipeline;
 pub mod pitch;
+pub mod ros;
 pub mod select;
 pub mod session;
 pub mod sexp;
