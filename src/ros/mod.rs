@@ -9,7 +9,14 @@
 //!   definition into a [`value::Value`] tree.
 
 pub mod bag;
+pub mod camera;
 pub mod cdr;
 pub mod db3;
+// pub mod drawings;
+pub mod markers;
+pub mod mcap_file;
 pub mod msgdef;
+pub mod picture;
+// pub mod recording;
+pub mod tf;
 pub mod value;

@@ -14,6 +14,7 @@
 mod audio;
 pub mod background;
 mod clock;
+pub mod coded;
 pub mod concat;
 mod convert;
 mod decode;

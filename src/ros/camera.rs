@@ -1,0 +1,150 @@
+//! A ROS camera as an underlay calibration: `sensor_msgs/CameraInfo` (the
+//! camera matrix and lens, `plumb_bob` or `rational_polynomial` with its
+//! higher terms zero) and the camera's optical frame placed in the world
+//! by the transform tree give a full camera ([`Calibration::from_camera`]).
+//! A rectified image (`…image_rect…`) is drawn through the projection
+//! matrix `P` without distortion, as `image_geometry` does.
+
+use super::tf::Transform;
+use super::value::Struct;
+use crate::calib::{CalibError, Calibration, Mat3};
+
+/// The intrinsics of a `CameraInfo`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Intrinsics {
+    pub width: u32,
+    pub height: u32,
+    /// The camera matrix.
+    pub k: Mat3,
+    /// OpenCV's `(k1, k2, p1, p2, k3)`, or empty.
+    pub distortion: Vec<f64>,
+    /// The optical frame (`header.frame_id`).
+    pub frame: String,
+}
+
+fn numbers(msg: &Struct<'_>, field: &str) -> Vec<f64> {
+    msg.array(field)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|v| v.as_f64())
+        .collect()
+}
+
+/// The intrinsics of a `CameraInfo` message, for pictures that are
+/// `rectified` or not; or why they cannot be drawn through.
+pub fn intrinsics(msg: &Struct<'_>, rectified: bool) -> Result<Intrinsics, String> {
+    let dim = |f: &str| {
+        msg.path(f)
+            .and_then(|v| v.as_i64())
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0)
+    };
+    let (width, height) = (dim("width"), dim("height"));
+    let k = numbers(msg, "k");
+    let p = numbers(msg, "p");
+    let k: Mat3 = if rectified {
+        if p.len() != 12 {
+            return Err(format!("its projection matrix has {} numbers, not 12", p.len()));
+        }
+        [[p[0], p[1], p[2]], [p[4], p[5], p[6]], [p[8], p[9], p[10]]]
+    } else {
+        if k.len() != 9 {
+            return Err(format!("its camera matrix has {} numbers, not 9", k.len()));
+        }
+        [[k[0], k[1], k[2]], [k[3], k[4], k[5]], [k[6], k[7], k[8]]]
+    };
+    if k[0][0] == 0.0 || k[1][1] == 0.0 {
+        return Err("its camera matrix is all zeros (the camera was not calibrated)".into());
+    }
+    let model = msg.str("distortion_model").unwrap_or("");
+    let d = numbers(msg, "d");
+    let distortion = if rectified || d.iter().all(|v| *v == 0.0) {
+        Vec::new()
+    } else {
+        match model {
+            "plumb_bob" | "rational_polynomial" => {
+                if d.len() > 5 && d[5..].iter().any(|v| *v != 0.0) {
+                    return Err(format!(
+                        "its lens ({model} with k4–k6 = {:?}) has terms underlay does not model; give a calibration with --calib",
+                        &d[5..]
+                    ));
+                }
+                d.into_iter().take(5).collect()
+            }
+            "equidistant" | "fisheye" => {
+                return Err(
+                    "its lens is a fisheye (equidistant), which underlay does not model; give a calibration with --calib"
+                        .into(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "its distortion model `{other}` is not one underlay knows"
+                ));
+            }
+        }
+    };
+    Ok(Intrinsics {
+        width,
+        height,
+        k,
+        distortion,
+        frame: super::tf::frame_name(msg.str("header.frame_id").unwrap_or("")).to_owned(),
+    })
+}
+
+/// The calibration of a camera with `intrinsics` whose optical frame (x
+/// right, y down, z forward) is at `world_from_camera` in the world.
+pub fn calibration(
+    intrinsics: &Intrinsics,
+    world_from_camera: &Transform,
+) -> Result<Calibration, CalibError> {
+    let camera_from_world = world_from_camera.inverse();
+    let r = camera_from_world.matrix();
+    let cal = Calibration::from_camera(
+        &intrinsics.k,
+        &intrinsics.distortion,
+        &r,
+        camera_from_world.translation,
+    )?;
+    Ok(if intrinsics.width > 0 && intrinsics.height > 0 {
+        cal.with_image_size(intrinsics.width, intrinsics.height)
+    } else {
+        cal
+    })
+}
+
+/// Whether a picture topic carries rectified pictures (`image_rect`,
+/// `image_rect_color`).
+pub fn is_rectified(topic: &str) -> bool {
+    topic.split('/').any(|part| part.starts_with("image_rect"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_camera_placed_by_its_transform_projects_like_the_true_one() {
+        // Looking straight down from 5 m over (1, 2): optical x = world x,
+        // optical y = −world y, optical z = −world z.
+        let world_from_camera = Transform::new([1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 5.0]).unwrap();
+        let intr = Intrinsics {
+            width: 640,
+            height: 480,
+            k: [[500.0, 0.0, 319.5], [0.0, 500.0, 239.5], [0.0, 0.0, 1.0]],
+            distortion: vec![],
+            frame: "cam".into(),
+        };
+        let cal = calibration(&intr, &world_from_camera).unwrap();
+        let px = cal.project(crate::geom::Vec2::new(2.0, 2.0)).unwrap();
+        // 1 m to the right at 5 m: 100 px right of the centre.
+        assert!(
+            (px.x - 419.5).abs() < 1e-6 && (px.y - 239.5).abs() < 1e-6,
+            "{px:?}"
+        );
+        let below = Transform::new([1.0, 0.0, 0.0, 0.0], [1.0, 2.0, -5.0]).unwrap();
+        assert!(calibration(&intr, &below).is_err());
+        assert!(is_rectified("/cam/image_rect_color") && !is_rectified("/cam/image_raw"));
+    }
+}

@@ -1,0 +1,312 @@
+//! What a recording's software drew for RViz, as a log: markers and
+//! marker arrays (their lives as [`super::markers`] keeps them), paths and
+//! poses, placed in the world frame through the transform tree at their
+//! stamps. Entities are the topic, then the marker namespace, then the id
+//! (`markers/robots/blue/3`: the tree the viewer filters by); shapes are at
+//! level 1, text at level 2.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use super::markers::{self, Command, Drawn, Key, Life, Lives, Spec};
+use super::recording::{Recording, Role, RosError};
+use super::tf::{TfTree, Transform, frame_name};
+use super::value::Struct;
+use crate::log::{FrameTime, Header, LoadWarning, Log, Primitive, Rgba, TimeUnit};
+
+/// What is drawn and in which frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DrawingOptions {
+    /// The world frame (`map`, `odom`); the root of the transform tree
+    /// when absent.
+    pub world: Option<String>,
+    /// Only these topics (all drawable ones when empty).
+    pub topics: Vec<String>,
+}
+
+/// The level of a drawing's shapes and of its text.
+const SHAPE_LEVEL: i32 = 1;
+const TEXT_LEVEL: i32 = 2;
+
+/// How long an arrow of a pose is (m), as RViz's pose displays draw it:
+/// 1 m for a pose, 0.3 m for each pose of an array.
+const POSE_ARROW: f64 = 1.0;
+const POSE_ARRAY_ARROW: f64 = 0.3;
+
+/// The world frame of a recording: the one asked for, else the root of
+/// the largest transform tree.
+pub fn world_frame(tf: &TfTree, asked: Option<&str>) -> Option<String> {
+    match asked {
+        Some(w) => Some(frame_name(w).to_owned()),
+        None => tf.roots().into_iter().next(),
+    }
+}
+
+/// Warnings kept a few of each kind.
+#[derive(Default)]
+struct Warnings {
+    tally: crate::log::validate::Tally,
+    list: Vec<LoadWarning>,
+}
+
+impl Warnings {
+    fn push(&mut self, message: String) {
+        if self.tally.keep(&message) {
+            self.list.push(LoadWarning {
+                offset: None,
+                frame: None,
+                message,
+            });
+        }
+    }
+
+    fn finish(mut self) -> Vec<LoadWarning> {
+        for message in self.tally.summary() {
+            self.list.push(LoadWarning {
+                offset: None,
+                frame: None,
+                message,
+            });
+        }
+        self.list
+    }
+}
+
+/// One topic's drawings as they are read.
+struct TopicLives {
+    entity_prefix: String,
+    lives: Lives,
+}
+
+/// Reads the drawings of a recording into a log.
+pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, RosError> {
+    let (tf, tf_notes) = rec.transforms()?;
+    let world = world_frame(&tf, options.world.as_deref());
+    if let (Some(w), Some(asked)) = (&world, &options.world) {
+        if !tf.knows(w) {
+            return Err(RosError::Usage {
+                path: rec.path.clone(),
+                message: format!("no transform names the world frame `{asked}`; its frames' roots are: {}", tf.roots().join(", ")),
+            });
+        }
+    }
+    let mut warnings = Warnings::default();
+    for n in rec.notes.iter().chain(&tf_notes) {
+        warnings.push(n.clone());
+    }
+    let wanted: Vec<(u32, String, Role)> = rec
+        .info()
+        .topics
+        .iter()
+        .filter(|t| Role::of(&t.type_name).is_drawing())
+        .filter(|t| options.topics.is_empty() || options.topics.iter().any(|n| n == &t.name))
+        .map(|t| (t.id, t.name.clone(), Role::of(&t.type_name)))
+        .collect();
+    for t in &rec.info().topics {
+        if let Some(why) = Role::of(&t.type_name).is_drawing().then(|| rec.undecodable(t)).flatten() {
+            warnings.push(format!("{}: not drawn: {why}", t.name));
+        }
+    }
+    let ids: Vec<u32> = wanted.iter().map(|w| w.0).collect();
+    let mut per_topic: HashMap<u32, TopicLives> = wanted
+        .iter()
+        .map(|(id, name, _)| {
+            let prefix = name.trim_start_matches('/').to_owned();
+            (*id, TopicLives { entity_prefix: prefix, lives: Lives::default() })
+        })
+        .collect();
+    let roles: HashMap<u32, Role> = wanted.iter().map(|w| (w.0, w.2)).collect();
+    let place = Placer { tf: &tf, world: world.as_deref() };
+    let mut last_time = f64::NEG_INFINITY;
+    let end_notes = rec.read(&ids, None, &mut |topic, log_time, msg| {
+        let now = log_time as f64 * 1e-9;
+        last_time = last_time.max(now);
+        let Some(state) = per_topic.get_mut(&topic.id) else {
+            return ControlFlow::Continue(());
+        };
+        let msg = match msg {
+            Ok(m) => m,
+            Err(e) => {
+                warnings.push(format!("{}: a message at {now:.3} s cannot be decoded: {e}", topic.name));
+                return ControlFlow::Continue(());
+            }
+        };
+        let role = roles.get(&topic.id).copied().unwrap_or(Role::Other);
+        let result = match role {
+            Role::Marker => marker(&place, &mut state.lives, &msg, now),
+            Role::MarkerArray => msg
+                .array("markers")
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|m| m.as_struct())
+                .map(|m| marker(&place, &mut state.lives, m, now))
+                .find(Result::is_err)
+                .unwrap_or(Ok(())),
+            Role::Path | Role::PoseStamped | Role::PoseArray => other(&place, &mut state.lives, &msg, role, now),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            warnings.push(format!("{}: {e}", topic.name));
+        }
+        ControlFlow::Continue(())
+    })?;
+    for n in end_notes {
+        warnings.push(n);
+    }
+    let mut log = Log::new();
+    log.header = Header {
+        name: rec
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        time_unit: TimeUnit::EpochSeconds,
+        world_unit: "m".to_owned(),
+        ..Header::default()
+    };
+    let mut topics: Vec<(u32, TopicLives)> = per_topic.into_iter().collect();
+    topics.sort_by_key(|t| t.0);
+    for (_, mut state) in topics {
+        state.lives.finish();
+        for ended in state.lives.ended {
+            let entity = entity_name(&state.entity_prefix, &ended.key);
+            let id = log.entities.intern(&entity);
+            let pieces = match (&ended.life.locked, &world) {
+                (Some(spec), Some(w)) if !tf.is_fixed(w, &spec.frame) => {
+                    markers::locked_pieces(&tf, w, spec, ended.start, ended.end)
+                }
+                _ => vec![(ended.start, ended.end, ended.life.shapes)],
+            };
+            for (start, end, shapes) in pieces {
+                let prims: Vec<Primitive> = shapes
+                    .into_iter()
+                    .map(|d| Primitive {
+                        level: if d.is_text { TEXT_LEVEL } else { SHAPE_LEVEL },
+                        shape: d.shape,
+                        style: d.style,
+                        entity: id,
+                    })
+                    .collect();
+                if !prims.is_empty() {
+                    log.push_frame(FrameTime::Persistent { start, end }, prims);
+                }
+            }
+        }
+    }
+    log.warnings = warnings.finish();
+    Ok(log)
+}
+
+/// The entity of a marker: topic, namespace, id.
+fn entity_name(prefix: &str, key: &Key) -> String {
+    let ns = key.0.trim_matches('/');
+    if ns.is_empty() {
+        format!("{prefix}/{}", key.1)
+    } else {
+        format!("{prefix}/{ns}/{}", key.1)
+    }
+}
+
+/// Places frames in the world.
+struct Placer<'a> {
+    tf: &'a TfTree,
+    world: Option<&'a str>,
+}
+
+impl Placer<'_> {
+    /// The transform from `frame` to the world at `t`.
+    fn world_from(&self, frame: &str, t: f64) -> Result<Transform, String> {
+        let frame = frame_name(frame);
+        match self.world {
+            Some(w) if w == frame => Ok(Transform::IDENTITY),
+            Some(w) => self.tf.lookup(w, frame, t).map_err(|e| e.to_string()),
+            // No transforms at all: every frame is the world.
+            None => Ok(Transform::IDENTITY),
+        }
+    }
+}
+
+/// One marker message applied to its topic's markers.
+fn marker(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, now: f64) -> Result<(), String> {
+    let t = markers::stamp(msg.sub("header")).unwrap_or(now);
+    match markers::command(msg)? {
+        Command::Delete(key) => lives.end(&key, t),
+        Command::DeleteAll(ns) => lives.end_all(&ns, t),
+        Command::Add(key) => {
+            let spec = markers::spec(msg)?;
+            let world = place.world_from(&spec.frame, t)?;
+            let shapes = markers::shapes(&spec, &world)?;
+            let until = if spec.lifetime > 0.0 { t + spec.lifetime } else { f64::INFINITY };
+            let locked = spec.locked.then(|| Arc::new(spec));
+            lives.add(key, Life { start: t, until, shapes, locked });
+        }
+    }
+    Ok(())
+}
+
+/// A path, pose or pose array: shown until the topic's next message.
+fn other(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, role: Role, now: f64) -> Result<(), String> {
+    let header = msg.sub("header");
+    let t = markers::stamp(header).unwrap_or(now);
+    let frame = header.and_then(|h| h.str("frame_id")).unwrap_or("");
+    let world = place.world_from(frame, t)?;
+    let colour = match role {
+        Role::Path => Rgba(0x19ff_00ff),
+        _ => Rgba(0xff19_00ff),
+    };
+    let poses: Vec<Transform> = match role {
+        Role::Path => msg
+            .array("poses")
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|p| markers::pose(p.as_struct()?.sub("pose")))
+            .collect(),
+        Role::PoseStamped => markers::pose(msg.sub("pose")).into_iter().collect(),
+        _ => msg
+            .array("poses")
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|p| markers::pose(p.as_struct()))
+            .collect(),
+    };
+    let shapes: Vec<Drawn> = if role == Role::Path {
+        let points: Vec<[f64; 3]> = poses.iter().map(|p| world.apply(p.translation)).collect();
+        if points.len() < 2 {
+            Vec::new()
+        } else {
+            vec![Drawn {
+                shape: markers::path(&points, false),
+                style: crate::log::Style {
+                    thickness: 2.0,
+                    ..crate::log::Style::color(colour)
+                },
+                is_text: false,
+            }]
+        }
+    } else {
+        let length = if role == Role::PoseStamped { POSE_ARROW } else { POSE_ARRAY_ARROW };
+        poses
+            .iter()
+            .filter_map(|p| {
+                let spec = Spec {
+                    kind: markers::kind::ARROW,
+                    pose: *p,
+                    scale: [length, length * 0.1, length * 0.1],
+                    color: colour,
+                    points: Vec::new(),
+                    colors: Vec::new(),
+                    text: "".into(),
+                    frame: frame.to_owned(),
+                    locked: false,
+                    lifetime: 0.0,
+                    stamp: Some(t),
+                };
+                markers::shapes(&spec, &world).ok()
+            })
+            .flatten()
+            .collect()
+    };
+    lives.add((Arc::from(""), 0), Life { start: t, until: f64::INFINITY, shapes, locked: None });
+    Ok(())
+}

@@ -1,0 +1,504 @@
+//! RViz's `visualization_msgs/Marker` as underlay shapes, and the markers'
+//! lives as RViz keeps them: a marker is shown from its stamp until the
+//! same namespace and id is added again, deleted, cleared by `DELETEALL`
+//! on its topic, or its `lifetime` runs out (0: never). Each life becomes a
+//! persistent frame; a `frame_locked` marker follows its frame, one frame
+//! per change of the transforms under it.
+//!
+//! Shapes are placed in the world frame through the transform tree at the
+//! marker's stamp. A shape that lies on the floor (every point at height 0)
+//! is a floor shape, drawn under the robots; anything else is raised.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::tf::{TfTree, Transform};
+use super::value::Struct;
+use crate::geom::Vec2;
+use crate::log::{Raised, Rgba, Shape, Style, ThicknessUnit};
+
+/// Marker types (`visualization_msgs/Marker.type`).
+pub mod kind {
+    pub const ARROW: i64 = 0;
+    pub const CUBE: i64 = 1;
+    pub const SPHERE: i64 = 2;
+    pub const CYLINDER: i64 = 3;
+    pub const LINE_STRIP: i64 = 4;
+    pub const LINE_LIST: i64 = 5;
+    pub const CUBE_LIST: i64 = 6;
+    pub const SPHERE_LIST: i64 = 7;
+    pub const POINTS: i64 = 8;
+    pub const TEXT_VIEW_FACING: i64 = 9;
+    pub const MESH_RESOURCE: i64 = 10;
+    pub const TRIANGLE_LIST: i64 = 11;
+}
+
+/// Marker actions.
+pub mod action {
+    pub const ADD: i64 = 0;
+    pub const DELETE: i64 = 2;
+    pub const DELETEALL: i64 = 3;
+}
+
+/// Heights closer to the floor than this (world metres) are on it.
+const ON_FLOOR: f64 = 1e-6;
+
+/// One shape of a marker, in world coordinates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drawn {
+    pub shape: Shape,
+    pub style: Style,
+    /// Text is drawn at a level of its own.
+    pub is_text: bool,
+}
+
+/// A marker's key: namespace and id.
+pub type Key = (Arc<str>, i64);
+
+/// What a marker message asks for.
+#[derive(Clone, Debug)]
+pub enum Command {
+    /// Show (or replace) the marker `key`.
+    Add(Key),
+    /// Remove the marker `key`.
+    Delete(Key),
+    /// Remove every marker of the topic (of `ns` only when it is not empty:
+    /// RViz 2 from Iron on).
+    DeleteAll(Arc<str>),
+}
+
+/// What a marker message asks for, or why it is not understood.
+pub fn command(marker: &Struct<'_>) -> Result<Command, String> {
+    let ns: Arc<str> = Arc::from(marker.str("ns").unwrap_or(""));
+    let id = marker.path("id").and_then(|v| v.as_i64()).unwrap_or(0);
+    match marker.path("action").and_then(|v| v.as_i64()) {
+        Some(action::ADD) | Some(1) => Ok(Command::Add((ns, id))),
+        Some(action::DELETE) => Ok(Command::Delete((ns, id))),
+        Some(action::DELETEALL) => Ok(Command::DeleteAll(ns)),
+        Some(a) => Err(format!("marker action {a} is not one RViz knows")),
+        None => Err("a marker without an action".into()),
+    }
+}
+
+/// A marker's header stamp in seconds (`None` for 0: "now", the
+/// message's own time then).
+pub fn stamp(header: Option<&Struct<'_>>) -> Option<f64> {
+    let h = header?;
+    let s = h.f64("stamp.sec")? + h.f64("stamp.nanosec")? * 1e-9;
+    (s > 0.0 && s.is_finite()).then_some(s)
+}
+
+/// A duration field (`builtin_interfaces/Duration`) in seconds.
+pub fn duration(marker: &Struct<'_>, field: &str) -> f64 {
+    let d = marker.sub(field);
+    let s = d.and_then(|d| Some(d.f64("sec")? + d.f64("nanosec")? * 1e-9));
+    s.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(0.0)
+}
+
+fn vec3(s: Option<&Struct<'_>>) -> Option<[f64; 3]> {
+    let s = s?;
+    Some([s.f64("x")?, s.f64("y")?, s.f64("z")?])
+}
+
+/// A `geometry_msgs/Pose` as a transform (an all-zero quaternion, as
+/// publishers often leave it, is no rotation).
+pub fn pose(p: Option<&Struct<'_>>) -> Option<Transform> {
+    let p = p?;
+    let t = vec3(p.sub("position"))?;
+    let q = p.sub("orientation")?;
+    let q = [q.f64("x")?, q.f64("y")?, q.f64("z")?, q.f64("w")?];
+    if q.iter().all(|v| *v == 0.0) {
+        return Transform::new([0.0, 0.0, 0.0, 1.0], t);
+    }
+    Transform::new(q, t)
+}
+
+/// A `std_msgs/ColorRGBA` (0–1 each) as a colour.
+pub fn color(c: Option<&Struct<'_>>) -> Option<Rgba> {
+    let c = c?;
+    let byte = |name: &str| c.f64(name).map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u32);
+    let (r, g, b, a) = (byte("r")?, byte("g")?, byte("b")?, byte("a")?);
+    Some(Rgba((r << 24) | (g << 16) | (b << 8) | a))
+}
+
+/// What a marker draws, taken out of its message once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// `Marker.type`.
+    pub kind: i64,
+    /// Its pose in its frame.
+    pub pose: Transform,
+    pub scale: [f64; 3],
+    pub color: Rgba,
+    pub points: Vec<[f64; 3]>,
+    /// Per-point colours (empty: `color` for every point).
+    pub colors: Vec<Rgba>,
+    pub text: Box<str>,
+    /// The frame its pose is in.
+    pub frame: String,
+    /// Follows its frame as it moves (`frame_locked`).
+    pub locked: bool,
+    /// Seconds it is shown for unless ended before (0: until ended).
+    pub lifetime: f64,
+    /// Its header stamp (`None`: 0, "now").
+    pub stamp: Option<f64>,
+}
+
+/// What an added marker draws, or why it is not understood.
+pub fn spec(marker: &Struct<'_>) -> Result<Spec, String> {
+    let kind = marker
+        .path("type")
+        .and_then(|v| v.as_i64())
+        .ok_or("a marker without a type")?;
+    let pose = pose(marker.sub("pose")).ok_or("a marker whose pose is not a finite pose")?;
+    let scale = vec3(marker.sub("scale")).ok_or("a marker without a scale")?;
+    if !scale.iter().all(|v| v.is_finite()) {
+        return Err("a marker whose scale is not finite".into());
+    }
+    let points = marker
+        .array("points")
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|p| vec3(p.as_struct()))
+        .filter(|p| p.iter().all(|v| v.is_finite()))
+        .collect();
+    let colors = marker
+        .array("colors")
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|c| color(c.as_struct()))
+        .collect();
+    let header = marker.sub("header");
+    Ok(Spec {
+        kind,
+        pose,
+        scale,
+        color: color(marker.sub("color")).unwrap_or(Rgba::WHITE),
+        points,
+        colors,
+        text: marker.str("text").unwrap_or("").into(),
+        frame: header.and_then(|h| h.str("frame_id")).unwrap_or("").to_owned(),
+        locked: marker.path("frame_locked").and_then(|v| v.as_i64()).unwrap_or(0) != 0,
+        lifetime: duration(marker, "lifetime"),
+        stamp: stamp(header),
+    })
+}
+
+/// The shapes of a marker in world coordinates, `world` taking the
+/// marker's frame to the world; or why it draws nothing.
+pub fn shapes(spec: &Spec, world: &Transform) -> Result<Vec<Drawn>, String> {
+    let kind = spec.kind;
+    let to_world = world.then_after(&spec.pose);
+    let scale = spec.scale;
+    let colour = spec.color;
+    let points = &spec.points;
+    let colours = &spec.colors;
+    let colour_of = |i: usize| colours.get(i).copied().unwrap_or(colour);
+    let placed: Vec<[f64; 3]> = points.iter().map(|p| to_world.apply(*p)).collect();
+    let filled = |c: Rgba| Style {
+        color: c,
+        fill: Some(c),
+        thickness: 0.0,
+        unit: ThicknessUnit::Pixels,
+    };
+    let line = |c: Rgba| Style {
+        color: c,
+        fill: None,
+        thickness: scale[0] as f32,
+        unit: ThicknessUnit::World,
+    };
+    let mut out = Vec::new();
+    let mut push = |shape: Shape, style: Style| {
+        out.push(Drawn {
+            shape,
+            style,
+            is_text: false,
+        })
+    };
+    match kind {
+        kind::ARROW => {
+            let (from, to, width) = if placed.len() >= 2 {
+                (placed[0], placed[1], scale[0])
+            } else {
+                (
+                    to_world.apply([0.0; 3]),
+                    to_world.apply([scale[0], 0.0, 0.0]),
+                    scale[1],
+                )
+            };
+            push(arrow(from, to, width, &to_world), filled(colour));
+        }
+        kind::CUBE => push(solid(&to_world, scale, Solid::Cube), filled(colour)),
+        kind::SPHERE => push(solid(&to_world, scale, Solid::Sphere), filled(colour)),
+        kind::CYLINDER => push(solid(&to_world, scale, Solid::Cylinder), filled(colour)),
+        kind::LINE_STRIP | kind::LINE_LIST => {
+            let pairs: Vec<(usize, usize)> = if kind == kind::LINE_STRIP {
+                (1..placed.len()).map(|i| (i - 1, i)).collect()
+            } else {
+                (0..placed.len() / 2).map(|i| (2 * i, 2 * i + 1)).collect()
+            };
+            if colours.is_empty() && kind == kind::LINE_STRIP && placed.len() >= 2 {
+                push(path(&placed, false), line(colour));
+            } else {
+                for (a, b) in pairs {
+                    push(path(&[placed[a], placed[b]], false), line(colour_of(a)));
+                }
+            }
+        }
+        kind::CUBE_LIST | kind::SPHERE_LIST => {
+            let what = if kind == kind::CUBE_LIST {
+                Solid::Cube
+            } else {
+                Solid::Sphere
+            };
+            for (i, p) in points.iter().enumerate() {
+                let at = to_world.then_after(&Transform {
+                    rotation: [0.0, 0.0, 0.0, 1.0],
+                    translation: *p,
+                });
+                push(solid(&at, scale, what), filled(colour_of(i)));
+            }
+        }
+        kind::POINTS => {
+            for (i, p) in placed.iter().enumerate() {
+                let size = scale[0].max(scale[1]).max(0.0);
+                let shape = if p[2].abs() < ON_FLOOR {
+                    Shape::Circle {
+                        center: Vec2::new(p[0], p[1]),
+                        radius: size / 2.0,
+                    }
+                } else {
+                    Shape::Raised(Box::new(Raised::Sphere {
+                        center: *p,
+                        radius: size / 2.0,
+                    }))
+                };
+                push(shape, filled(colour_of(i)));
+            }
+        }
+        kind::TEXT_VIEW_FACING => {
+            let text = spec.text.clone();
+            if text.is_empty() {
+                return Ok(Vec::new());
+            }
+            let at = to_world.apply([0.0; 3]);
+            let style = Style {
+                unit: ThicknessUnit::World,
+                ..Style::color(colour)
+            };
+            let size = scale[2].max(0.0);
+            let shape = if at[2].abs() < ON_FLOOR {
+                Shape::Text {
+                    anchor: Vec2::new(at[0], at[1]),
+                    text,
+                    size,
+                }
+            } else {
+                Shape::Raised(Box::new(Raised::Text {
+                    anchor: at,
+                    text,
+                    size,
+                }))
+            };
+            out.push(Drawn {
+                shape,
+                style,
+                is_text: true,
+            });
+        }
+        kind::TRIANGLE_LIST => {
+            for (i, tri) in placed.chunks_exact(3).enumerate() {
+                push(path(tri, true), filled(colour_of(3 * i)));
+            }
+        }
+        kind::MESH_RESOURCE => return Err("mesh markers are not drawn".into()),
+        other => return Err(format!("marker type {other} is not one underlay draws")),
+    }
+    Ok(out)
+}
+
+/// A path through points in the world: on the floor when every point is.
+pub fn path(points: &[[f64; 3]], closed: bool) -> Shape {
+    if points.iter().all(|p| p[2].abs() < ON_FLOOR) {
+        if let ([a, b], false) = (points, closed) {
+            return Shape::Line {
+                start: Vec2::new(a[0], a[1]),
+                end: Vec2::new(b[0], b[1]),
+            };
+        }
+        let vertices = points.iter().map(|p| Vec2::new(p[0], p[1])).collect();
+        return Shape::Polygon { vertices, closed };
+    }
+    Shape::Raised(Box::new(Raised::Path {
+        points: points.into(),
+        closed,
+    }))
+}
+
+/// An arrow from `from` to `to`, its head a third of its length (at most
+/// twice its width... as RViz draws it) in the plane of the arrow and the
+/// pose's y axis.
+fn arrow(from: [f64; 3], to: [f64; 3], width: f64, pose: &Transform) -> Shape {
+    let d = [0, 1, 2].map(|i| to[i] - from[i]);
+    let len = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if len <= 0.0 || !len.is_finite() {
+        return path(&[from, to], false);
+    }
+    let u = d.map(|v| v / len);
+    let y = pose.rotate([0.0, 1.0, 0.0]);
+    // Across the arrow: the pose's y without its part along the arrow.
+    let along = u[0] * y[0] + u[1] * y[1] + u[2] * y[2];
+    let mut side = [0, 1, 2].map(|i| y[i] - along * u[i]);
+    let n = side.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if n < 1e-9 {
+        side = [-u[1], u[0], 0.0];
+    } else {
+        side = side.map(|v| v / n);
+    }
+    let head = (len * 0.3).min(len);
+    let half = (width.abs() * 1.0).max(len * 0.08);
+    let base = [0, 1, 2].map(|i| to[i] - u[i] * head);
+    let l = [0, 1, 2].map(|i| base[i] + side[i] * half);
+    let r = [0, 1, 2].map(|i| base[i] - side[i] * half);
+    path(&[from, base, l, to, r, base], false)
+}
+
+#[derive(Clone, Copy)]
+enum Solid {
+    Cube,
+    Sphere,
+    Cylinder,
+}
+
+/// A cube, sphere or cylinder of `scale` at `at` (its centre): upright
+/// solids as underlay draws them (a tilted one by its upright bounds).
+fn solid(at: &Transform, scale: [f64; 3], what: Solid) -> Shape {
+    let c = at.apply([0.0; 3]);
+    let s = scale.map(f64::abs);
+    let base = [c[0], c[1], c[2] - s[2] / 2.0];
+    let raised = match what {
+        Solid::Sphere => Raised::Sphere {
+            center: c,
+            radius: s[0].max(s[1]).max(s[2]) / 2.0,
+        },
+        Solid::Cylinder => Raised::Cylinder {
+            base,
+            radius: s[0].max(s[1]) / 2.0,
+            height: s[2],
+        },
+        Solid::Cube => Raised::Box {
+            base,
+            size: s,
+            orientation: at.yaw(),
+        },
+    };
+    Shape::Raised(Box::new(raised))
+}
+
+/// The markers of one topic alive at a time, and the lives ended so far.
+#[derive(Debug, Default)]
+pub struct Lives {
+    alive: HashMap<Key, Life>,
+    /// Lives that ended: `(start, end, key, shapes)` in the order they ended.
+    pub ended: Vec<Ended>,
+}
+
+/// A marker shown from `start` while nothing ends it, until `until` at the
+/// latest (its lifetime).
+#[derive(Clone, Debug)]
+pub struct Life {
+    pub start: f64,
+    pub until: f64,
+    /// Its shapes in the world at `start`.
+    pub shapes: Vec<Drawn>,
+    /// What it draws, kept when it follows its frame (`frame_locked`).
+    pub locked: Option<Arc<Spec>>,
+}
+
+/// A life that ended.
+#[derive(Clone, Debug)]
+pub struct Ended {
+    pub key: Key,
+    pub start: f64,
+    pub end: f64,
+    pub life: Life,
+}
+
+impl Lives {
+    /// Shows `life` as the marker `key` from its start on.
+    pub fn add(&mut self, key: Key, life: Life) {
+        self.end(&key, life.start);
+        self.alive.insert(key, life);
+    }
+
+    /// Ends the marker `key` at `t`.
+    pub fn end(&mut self, key: &Key, t: f64) {
+        if let Some(life) = self.alive.remove(key) {
+            self.close(key.clone(), life, t);
+        }
+    }
+
+    /// Ends every marker (of namespace `ns` unless it is empty) at `t`.
+    pub fn end_all(&mut self, ns: &str, t: f64) {
+        let keys: Vec<Key> = self
+            .alive
+            .keys()
+            .filter(|k| ns.is_empty() || &*k.0 == ns)
+            .cloned()
+            .collect();
+        for k in keys {
+            self.end(&k, t);
+        }
+    }
+
+    /// Ends every marker still alive at the end of its lifetime (never, for
+    /// those without one).
+    pub fn finish(&mut self) {
+        let mut rest: Vec<(Key, Life)> = self.alive.drain().collect();
+        rest.sort_by(|a, b| a.1.start.total_cmp(&b.1.start).then(a.0.cmp(&b.0)));
+        for (k, life) in rest {
+            let until = life.until;
+            self.close(k, life, until);
+        }
+    }
+
+    fn close(&mut self, key: Key, life: Life, t: f64) {
+        let end = t.min(life.until);
+        if end >= life.start {
+            self.ended.push(Ended {
+                key,
+                start: life.start,
+                end,
+                life,
+            });
+        }
+    }
+}
+
+/// The shapes of a `frame_locked` marker over its life `[start, end]`:
+/// one piece per change of the transforms between its frame and the world.
+pub fn locked_pieces(
+    tf: &TfTree,
+    world: &str,
+    spec: &Spec,
+    start: f64,
+    end: f64,
+) -> Vec<(f64, f64, Vec<Drawn>)> {
+    let mut cuts = vec![start];
+    cuts.extend(
+        tf.changes(world, &spec.frame, start, end)
+            .into_iter()
+            .filter(|t| *t > start),
+    );
+    let mut out = Vec::with_capacity(cuts.len());
+    for (i, &a) in cuts.iter().enumerate() {
+        let b = cuts.get(i + 1).copied().unwrap_or(end);
+        let Ok(w) = tf.lookup(world, &spec.frame, a) else {
+            continue;
+        };
+        if let Ok(shapes) = shapes(spec, &w) {
+            out.push((a, b, shapes));
+        }
+    }
+    out
+}

@@ -1,0 +1,282 @@
+//! A ROS 2 recording opened: its container (MCAP or rosbag2's SQLite),
+//! the definitions of its message types (those the file carries, over the
+//! standard ones built in), its topics sorted by what underlay makes of
+//! them ([`Role`]), its messages decoded, and its transform tree.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use super::bag::{BagError, BagInfo, BagReader, Encoding, Topic};
+use super::msgdef::{Registry, normalise};
+use super::tf::{TfTree, Transform};
+use super::value::Struct;
+
+/// Why a recording cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RosError {
+    /// The container cannot be read.
+    #[error(transparent)]
+    Bag(#[from] BagError),
+    /// The recording cannot give what was asked of it.
+    #[error("{path}: {message}")]
+    Usage { path: PathBuf, message: String },
+}
+
+/// What underlay makes of a topic, from its message type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `sensor_msgs/Image`: pictures.
+    Image,
+    /// `sensor_msgs/CompressedImage`: pictures.
+    CompressedImage,
+    /// `foxglove_msgs/CompressedVideo`: pictures.
+    CompressedVideo,
+    /// `sensor_msgs/CameraInfo`: the camera's lens.
+    CameraInfo,
+    /// `tf2_msgs/TFMessage`: transforms.
+    Transforms,
+    /// `visualization_msgs/Marker`.
+    Marker,
+    /// `visualization_msgs/MarkerArray`.
+    MarkerArray,
+    /// `nav_msgs/Path`.
+    Path,
+    /// `geometry_msgs/PoseStamped`.
+    PoseStamped,
+    /// `geometry_msgs/PoseArray`.
+    PoseArray,
+    /// Drawings in the picture's pixels (`visualization_msgs/ImageMarker`,
+    /// `foxglove_msgs/ImageAnnotations`).
+    InPicture,
+    /// Anything else.
+    Other,
+}
+
+impl Role {
+    /// The role of messages of `type_name`.
+    pub fn of(type_name: &str) -> Role {
+        match normalise(type_name).as_str() {
+            "sensor_msgs/msg/Image" => Role::Image,
+            "sensor_msgs/msg/CompressedImage" => Role::CompressedImage,
+            "foxglove_msgs/msg/CompressedVideo" => Role::CompressedVideo,
+            "sensor_msgs/msg/CameraInfo" => Role::CameraInfo,
+            "tf2_msgs/msg/TFMessage" => Role::Transforms,
+            "visualization_msgs/msg/Marker" => Role::Marker,
+            "visualization_msgs/msg/MarkerArray" => Role::MarkerArray,
+            "nav_msgs/msg/Path" => Role::Path,
+            "geometry_msgs/msg/PoseStamped" => Role::PoseStamped,
+            "geometry_msgs/msg/PoseArray" => Role::PoseArray,
+            "visualization_msgs/msg/ImageMarker" | "foxglove_msgs/msg/ImageAnnotations" => Role::InPicture,
+            _ => Role::Other,
+        }
+    }
+
+    /// Pictures.
+    pub fn is_picture(self) -> bool {
+        matches!(self, Role::Image | Role::CompressedImage | Role::CompressedVideo)
+    }
+
+    /// Drawings placed in the world.
+    pub fn is_drawing(self) -> bool {
+        matches!(
+            self,
+            Role::Marker | Role::MarkerArray | Role::Path | Role::PoseStamped | Role::PoseArray
+        )
+    }
+
+    /// What underlay does with it, as `log info` says.
+    pub fn use_of(self) -> &'static str {
+        match self {
+            Role::Image | Role::CompressedImage | Role::CompressedVideo => "pictures",
+            Role::CameraInfo => "camera lens",
+            Role::Transforms => "transforms",
+            Role::Marker | Role::MarkerArray | Role::Path | Role::PoseStamped | Role::PoseArray => "drawn",
+            Role::InPicture => "in the picture's pixels: not drawn yet",
+            Role::Other => "",
+        }
+    }
+}
+
+/// A recording: its container and its types' definitions.
+pub struct Recording {
+    /// The file.
+    pub path: PathBuf,
+    bag: Box<dyn BagReader>,
+    registry: Registry,
+    /// What was noticed about the definitions it carries.
+    pub notes: Vec<String>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+/// Whether a file's first bytes are a recording's (MCAP, or SQLite: a
+/// rosbag2 database).
+pub fn looks_like_recording(start: &[u8]) -> bool {
+    super::mcap_file::looks_like_mcap(start) || super::db3::looks_like_db3(start)
+}
+
+/// Opens a recording, its container recognised from its first bytes.
+pub fn open(path: &Path) -> Result<Recording, RosError> {
+    let mut start = [0u8; 16];
+    let got = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|source| BagError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut n = 0;
+        while n < start.len() {
+            match f.read(&mut start[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(source) => {
+                    return Err(BagError::Io {
+                        path: path.to_owned(),
+                        source,
+                    }
+                    .into());
+                }
+            }
+        }
+        n
+    };
+    let bag: Box<dyn BagReader> = if super::mcap_file::looks_like_mcap(&start[..got]) {
+        Box::new(super::mcap_file::open(path)?)
+    } else if super::db3::looks_like_db3(&start[..got]) {
+        Box::new(super::db3::open(path)?)
+    } else {
+        return Err(RosError::Usage {
+            path: path.to_owned(),
+            message: "is neither an MCAP file nor a rosbag2 database".into(),
+        });
+    };
+    let mut registry = Registry::builtin();
+    let mut notes = Vec::new();
+    for topic in &bag.info().topics {
+        let Some(schema) = &topic.schema else { continue };
+        let text = String::from_utf8_lossy(&schema.data);
+        let added = match schema.encoding.as_str() {
+            "ros2msg" => registry.add_ros2msg(&topic.type_name, &text),
+            "ros2idl" => registry.add_ros2idl(&topic.type_name, &text),
+            _ => Ok(()),
+        };
+        if let Err(e) = added {
+            notes.push(format!("{}: its definition of {} is not understood ({e})", topic.name, topic.type_name));
+        }
+    }
+    Ok(Recording {
+        path: path.to_owned(),
+        bag,
+        registry,
+        notes,
+    })
+}
+
+impl Recording {
+    /// The recording's table of contents.
+    pub fn info(&self) -> &BagInfo {
+        self.bag.info()
+    }
+
+    /// Why the messages of `topic` cannot be decoded (`None`: they can).
+    pub fn undecodable(&self, topic: &Topic) -> Option<String> {
+        match &topic.encoding {
+            Encoding::Cdr => {}
+            Encoding::Json | Encoding::Protobuf => {
+                return Some(format!("{:?} messages are not decoded yet", topic.encoding).to_lowercase());
+            }
+            Encoding::Other(e) => return Some(format!("messages encoded as `{e}` are not decoded")),
+        }
+        let missing = self.registry.missing(&topic.type_name);
+        (!missing.is_empty()).then(|| format!("no definition of {}", missing.join(", ")))
+    }
+
+    /// The topics of `role`, in the recording's order.
+    pub fn topics_of(&self, role: Role) -> Vec<&Topic> {
+        self.info().topics.iter().filter(|t| Role::of(&t.type_name) == role).collect()
+    }
+
+    /// Calls `each` with the topic, log time (ns) and decoded message (or
+    /// why it cannot be decoded) of every message of `topics` from `from` on.
+    /// Returns what was noticed about the container's end.
+    pub fn read(
+        &mut self,
+        topics: &[u32],
+        from: Option<u64>,
+        each: &mut dyn FnMut(&Topic, u64, Result<Struct<'_>, String>) -> ControlFlow<()>,
+    ) -> Result<Vec<String>, RosError> {
+        let by_id: HashMap<u32, Topic> = self
+            .info()
+            .topics
+            .iter()
+            .filter(|t| topics.contains(&t.id))
+            .map(|t| (t.id, t.clone()))
+            .collect();
+        let registry = &self.registry;
+        let notes = self.bag.read(topics, from, &mut |m| {
+            let Some(topic) = by_id.get(&m.topic) else {
+                return ControlFlow::Continue(());
+            };
+            let decoded = super::cdr::decode(registry, &topic.type_name, m.data).map_err(|e| e.to_string());
+            each(topic, m.log_time, decoded)
+        })?;
+        Ok(notes)
+    }
+
+    /// The transform tree of every `tf2_msgs/TFMessage` topic (a topic
+    /// named `…tf_static` holds at every time), and what could not be read.
+    pub fn transforms(&mut self) -> Result<(TfTree, Vec<String>), RosError> {
+        let ids: Vec<u32> = self.topics_of(Role::Transforms).iter().map(|t| t.id).collect();
+        let mut tree = TfTree::default();
+        let mut problems = crate::log::validate::Tally::default();
+        let mut kept = Vec::new();
+        let mut notes = self.read(&ids, None, &mut |topic, _, msg| {
+            let fixed = topic.name.ends_with("tf_static");
+            match msg {
+                Ok(msg) => {
+                    for t in msg.array("transforms").unwrap_or(&[]) {
+                        if let Err(e) = add_transform(&mut tree, t.as_struct(), fixed) {
+                            let m = format!("{}: {e}", topic.name);
+                            if problems.keep(&m) {
+                                kept.push(m);
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    let m = format!("{}: {e}", topic.name);
+                    if problems.keep(&m) {
+                        kept.push(m);
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        tree.finish();
+        notes.extend(kept);
+        notes.extend(problems.summary());
+        Ok((tree, notes))
+    }
+}
+
+/// Adds one `geometry_msgs/TransformStamped` to the tree.
+fn add_transform(tree: &mut TfTree, t: Option<&Struct<'_>>, fixed: bool) -> Result<(), String> {
+    let t = t.ok_or("a transform that is not a message")?;
+    let parent = t.str("header.frame_id").ok_or("a transform without a parent frame")?;
+    let child = t.str("child_frame_id").ok_or("a transform without a child frame")?;
+    let stamp = super::markers::stamp(t.sub("header")).unwrap_or(0.0);
+    let tr = t.sub("transform").ok_or("a transform without its transform")?;
+    let v = tr.sub("translation").and_then(|v| Some([v.f64("x")?, v.f64("y")?, v.f64("z")?]));
+    let q = tr.sub("rotation").and_then(|q| Some([q.f64("x")?, q.f64("y")?, q.f64("z")?, q.f64("w")?]));
+    let (Some(v), Some(q)) = (v, q) else {
+        return Err("a transform without a translation and rotation".into());
+    };
+    let transform = Transform::new(q, v).ok_or_else(|| format!("the transform {parent} → {child} is not a rigid transform"))?;
+    tree.add(parent, child, stamp, transform, fixed);
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! Pictures coded in memory (a recording's JPEG and PNG images, its H.264
+//! and H.265 video packets) decoded with FFmpeg into RGB pictures, one
+//! packet at a time: no file, no container, the decoder kept between
+//! packets so a video's frames refer to the ones before.
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg_next::ffi::AVPixelFormat;
+use ffmpeg_next::{codec, frame};
+
+use super::StepError;
+use super::convert::{Colorimetry, Planes, Scaler};
+use super::init;
+use crate::image::RgbImage;
+
+/// How a packet's picture is coded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coding {
+    Jpeg,
+    Png,
+    H264,
+    H265,
+}
+
+impl Coding {
+    /// From a `CompressedImage.format` or `CompressedVideo.format` (`jpeg`,
+    /// `png`, `rgb8; jpeg compressed bgr8`, `h264`, `h265`).
+    pub fn from_format(format: &str) -> Option<Coding> {
+        let f = format.to_ascii_lowercase();
+        if f.contains("jpeg") || f.contains("jpg") {
+            Some(Coding::Jpeg)
+        } else if f.contains("png") {
+            Some(Coding::Png)
+        } else if f.contains("h264") || f.contains("avc") {
+            Some(Coding::H264)
+        } else if f.contains("h265") || f.contains("hevc") {
+            Some(Coding::H265)
+        } else {
+            None
+        }
+    }
+
+    /// Guessed from a picture's first bytes (its magic), when the format
+    /// field says nothing useful.
+    pub fn sniff(bytes: &[u8]) -> Option<Coding> {
+        if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+            Some(Coding::Jpeg)
+        } else if bytes.starts_with(b"\x89PNG") {
+            Some(Coding::Png)
+        } else {
+            None
+        }
+    }
+
+    fn id(self) -> codec::Id {
+        match self {
+            Coding::Jpeg => codec::Id::MJPEG,
+            Coding::Png => codec::Id::PNG,
+            Coding::H264 => codec::Id::H264,
+            Coding::H265 => codec::Id::HEVC,
+        }
+    }
+}
+
+/// A decoder of one coding's packets.
+pub struct PacketDecoder {
+    coding: Coding,
+    decoder: ffmpeg::decoder::Video,
+    raw: frame::Video,
+    scaler: Option<Scaler>,
+}
+
+// SAFETY: the decoder, frame and scaler are owned and only used through
+// `&mut self`; FFmpeg's contexts may move between threads.
+unsafe impl Send for PacketDecoder {}
+
+impl std::fmt::Debug for PacketDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacketDecoder")
+            .field("coding", &self.coding)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PacketDecoder {
+    /// A decoder for `coding`.
+    pub fn new(coding: Coding) -> Result<PacketDecoder, StepError> {
+        init();
+        let found =
+            ffmpeg::decoder::find(coding.id()).ok_or_else(|| format!("FFmpeg has no {coding:?} decoder"))?;
+        let decoder = codec::Context::new_with_codec(found)
+            .decoder()
+            .video()
+            .map_err(|e| StepError::with("cannot start the decoder", e))?;
+        Ok(PacketDecoder {
+            coding,
+            decoder,
+            raw: frame::Video::empty(),
+            scaler: None,
+        })
+    }
+
+    /// The coding it decodes.
+    pub fn coding(&self) -> Coding {
+        self.coding
+    }
+
+    /// Decodes one packet: its picture, or `None` when the decoder needs
+    /// more packets first (a video's start before its first keyframe).
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Option<RgbImage>, StepError> {
+        if bytes.is_empty() {
+            return Err("an empty picture".into());
+        }
+        let packet = ffmpeg::Packet::copy(bytes);
+        let (sent, messages) = super::messages::capture(|| self.decoder.send_packet(&packet));
+        sent.map_err(|e| {
+            StepError::with(
+                super::messages::explained("cannot decode the picture", &messages),
+                e,
+            )
+        })?;
+        if self.decoder.receive_frame(&mut self.raw).is_err() {
+            return Ok(None);
+        }
+        let (w, h) = (self.raw.width(), self.raw.height());
+        crate::image::check_picture_size(w, h)?;
+        let (wu, hu) = (w as usize, h as usize);
+        let mut out = RgbImage::zeros((hu, wu, 3));
+        let src_fmt: AVPixelFormat = self.raw.format().into();
+        let mut color = Colorimetry::of_frame(&self.raw);
+        color.full_range |= matches!(self.coding, Coding::Png | Coding::Jpeg) && !is_limited(src_fmt);
+        let scaler = Scaler::cached(
+            &mut self.scaler,
+            src_fmt,
+            w,
+            h,
+            AVPixelFormat::AV_PIX_FMT_RGB24,
+            w,
+            h,
+            color,
+        )?;
+        let Some(dst) = out.as_slice_mut() else {
+            return Err("a picture buffer that is not contiguous".into());
+        };
+        // SAFETY: the source planes belong to the decoded frame of the size
+        // and format the scaler was made for; `dst` holds h rows of 3·w bytes.
+        unsafe {
+            scaler.run(
+                &Planes::of_frame(self.raw.as_ptr()),
+                &Planes::packed(dst.as_mut_ptr(), wu * 3),
+            );
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Pixel formats FFmpeg's JPEG decoder gives for limited-range pictures
+/// (the `yuvj*` formats are full range).
+fn is_limited(fmt: AVPixelFormat) -> bool {
+    matches!(
+        fmt,
+        AVPixelFormat::AV_PIX_FMT_YUV420P
+            | AVPixelFormat::AV_PIX_FMT_YUV422P
+            | AVPixelFormat::AV_PIX_FMT_YUV444P
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_png_and_a_jpeg_in_memory_decode_to_their_pictures() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = RgbImage::from_shape_fn((24, 32, 3), |(y, x, c)| [(x * 8) as u8, (y * 10) as u8, 128][c]);
+        for (name, coding, tolerance) in [("p.png", Coding::Png, 0), ("p.jpg", Coding::Jpeg, 12)] {
+            let p = dir.path().join(name);
+            super::super::still::save_rgb(&p, &img).unwrap();
+            let bytes = std::fs::read(&p).unwrap();
+            assert_eq!(Coding::sniff(&bytes), Some(coding));
+            let mut d = PacketDecoder::new(coding).unwrap();
+            let got = d.decode(&bytes).unwrap().unwrap();
+            assert_eq!(got.dim(), img.dim());
+            let worst = got
+                .iter()
+                .zip(img.iter())
+                .map(|(a, b)| a.abs_diff(*b))
+                .max()
+                .unwrap();
+            assert!(worst <= tolerance, "{name}: {worst}");
+            // Garbage is an error, not a panic.
+            assert!(d.decode(&bytes[..bytes.len() / 3]).is_err() || d.decode(b"junk").is_err());
+        }
+        assert_eq!(
+            Coding::from_format("rgb8; jpeg compressed bgr8"),
+            Some(Coding::Jpeg)
+        );
+        assert_eq!(Coding::from_format("h264"), Some(Coding::H264));
+        assert_eq!(Coding::from_format("raw"), None);
+    }
+}
