@@ -58,6 +58,9 @@ pub struct ReadOptions {
     /// The player whose sensing is drawn in detail (`l10`, `r3`): a 2D
     /// game log's observer.
     pub observer: Option<String>,
+    /// A recording's world frame (`map`, `odom`): where its drawings are
+    /// placed; the root of its transform tree when `None`.
+    pub world: Option<String>,
 }
 
 /// What a file read beside others gives them (a game log's parsed match),
@@ -100,6 +103,9 @@ pub enum LogReader {
     /// From the whole file, read first (gzip undone) within the input
     /// budget ([`crate::bounded`]).
     Whole(fn(&[u8], &ReadContext<'_>) -> Result<Log, ReadError>),
+    /// From the file itself, by seeking (a container with an index: a ROS 2
+    /// recording); never from a pipe or out of gzip.
+    File(fn(&Path, &ReadContext<'_>) -> Result<Log, ReadError>),
 }
 
 /// What a format gives the files read beside it: parsed once, shared.

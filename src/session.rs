@@ -167,6 +167,14 @@ pub struct PictureSettings {
     /// 0 to 75) from beyond the side line; from straight above when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tilt: Option<f64>,
+    /// A recording's picture topic (`/camera/image_raw`); its first
+    /// picture topic when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    /// A recording's world frame (`map`, `odom`): where its camera and
+    /// drawings are placed; the root of its transform tree when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub world: Option<String>,
 }
 
 impl PictureSettings {
@@ -185,6 +193,8 @@ impl PictureSettings {
             follow: self.follow.clone(),
             zoom: self.zoom,
             tilt: self.tilt,
+            topic: self.topic.clone(),
+            world: self.world.clone(),
         }
     }
 }
@@ -465,7 +475,16 @@ impl Session {
         if self.logs.is_empty() {
             return Err(SessionError::NoLog);
         }
-        Ok(load_logs_observing(&self.logs, self.observer.as_deref())?)
+        Ok(crate::formats::load_merged(&self.logs, &self.read_options())?)
+    }
+
+    /// What the session's logs are read as: its 2D observer, its
+    /// recording's world frame.
+    pub fn read_options(&self) -> crate::input::ReadOptions {
+        crate::input::ReadOptions {
+            observer: self.observer.clone(),
+            world: self.picture.world.clone(),
+        }
     }
 
     /// Every file the session reads: the video, the logs, the calibration
@@ -494,6 +513,7 @@ pub fn load_logs(paths: &[PathBuf]) -> Result<Log, LogError> {
 pub fn load_logs_observing(paths: &[PathBuf], observer: Option<&str>) -> Result<Log, LogError> {
     let options = crate::input::ReadOptions {
         observer: observer.map(str::to_owned),
+        ..Default::default()
     };
     crate::formats::load_merged(paths, &options)
 }

@@ -55,10 +55,56 @@ pub struct MatchArgs {
     /// (`l10`, `r3`: what it could see each cycle, level 3).
     #[arg(long, value_name = "PLAYER")]
     pub player: Option<String>,
-    /// Calibrate with camera N of the SSL game log among the logs (its
-    /// ssl-vision model), instead of --calib.
-    #[arg(long, value_name = "N", conflicts_with = "calib")]
-    pub camera: Option<u32>,
+    /// A number N: calibrate with camera N of the SSL game log among the
+    /// logs (its ssl-vision model), instead of --calib. A topic
+    /// (`/camera/image_raw`): the picture topic of a ROS 2 recording (its
+    /// first by default).
+    #[arg(long, value_name = "N|TOPIC", value_parser = parse_camera)]
+    pub camera: Option<CameraArg>,
+    /// Of a ROS 2 recording: the world frame its camera and drawings are
+    /// placed in (`map`, `odom`); the root of its transform tree by default.
+    #[arg(long, value_name = "FRAME")]
+    pub world: Option<String>,
+}
+
+/// What `--camera` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CameraArg {
+    /// A camera of an SSL game log.
+    Number(u32),
+    /// A picture topic of a ROS 2 recording.
+    Topic(String),
+}
+
+impl MatchArgs {
+    /// The SSL camera asked for, if a number was given.
+    pub fn ssl_camera(&self) -> Option<u32> {
+        match self.camera {
+            Some(CameraArg::Number(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The picture topic asked for, if a topic was given.
+    pub fn topic(&self) -> Option<String> {
+        match &self.camera {
+            Some(CameraArg::Topic(t)) => Some(t.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// `--camera`: a number, or a topic name.
+fn parse_camera(s: &str) -> Result<CameraArg, String> {
+    if let Ok(n) = s.parse::<u32>() {
+        return Ok(CameraArg::Number(n));
+    }
+    if s.contains('/') && !s.contains(char::is_whitespace) {
+        return Ok(CameraArg::Topic(s.to_owned()));
+    }
+    Err(format!(
+        "`{s}` is neither a camera number (of an SSL game log) nor a picture topic (`/camera/image_raw`)"
+    ))
 }
 
 /// A flag that Ctrl-C (or SIGTERM, SIGHUP) sets while it lives, for long

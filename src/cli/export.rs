@@ -207,8 +207,15 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     if args.shown.player.is_some() {
         s.observer = args.shown.player.clone();
     }
-    if let Some(n) = args.shown.camera {
+    if let Some(n) = args.shown.ssl_camera() {
+        anyhow::ensure!(args.calib.is_none(), "--camera N and --calib both give a calibration: give one");
         s.calibration = Some(CalibrationSource::Inline(super::calib::log_camera(&s.logs, n)?));
+    }
+    if let Some(topic) = args.shown.topic() {
+        s.picture.topic = Some(topic);
+    }
+    if args.shown.world.is_some() {
+        s.picture.world = args.shown.world.clone();
     }
     Ok((s, file))
 }
@@ -238,7 +245,7 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         (None, Some(video)) => {
             anyhow::ensure!(!args.logs.is_empty(), "--log is needed with --video");
             anyhow::ensure!(
-                args.calib.is_some() || args.shown.camera.is_some() || args.no_calibration,
+                args.calib.is_some() || args.shown.ssl_camera().is_some() || args.no_calibration,
                 "--calib (or --camera N with an SSL game log) is needed with --video (or --no-calibration)"
             );
             let mut s = Session::new(video, "");

@@ -29,6 +29,10 @@ pub struct Inputs {
     /// (`l10`, `r3`).
     #[arg(long, value_name = "PLAYER")]
     pub player: Option<String>,
+    /// Of a ROS 2 recording: the world frame its drawings are placed in
+    /// (`map`, `odom`); the root of its transform tree by default.
+    #[arg(long, value_name = "FRAME")]
+    pub world: Option<String>,
 }
 
 /// The `log` subcommands.
@@ -154,6 +158,7 @@ fn read(inputs: &Inputs) -> anyhow::Result<Vec<(PathBuf, &'static Format, Log)>>
     let (paths, observer) = crate::session::logs_of_input(&inputs.input, &inputs.logs)?;
     let options = crate::input::ReadOptions {
         observer: inputs.player.clone().or(observer),
+        world: inputs.world.clone(),
     };
     let logs = crate::formats::load_logs(&paths, &options).context("cannot load the log")?;
     Ok(paths

@@ -110,8 +110,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             follow: args.shown.follow,
             zoom: args.shown.zoom,
             tilt: args.shown.tilt,
-            calibration: match args.shown.camera {
-                Some(n) => Some(Box::new(super::calib::log_camera(&args.log, n)?)),
+            topic: args.shown.topic(),
+            world: args.shown.world.clone(),
+            calibration: match args.shown.ssl_camera() {
+                Some(n) => {
+                    anyhow::ensure!(args.calib.is_none(), "--camera N and --calib both give a calibration: give one");
+                    Some(Box::new(super::calib::log_camera(&args.log, n)?))
+                }
                 None => None,
             },
         },

@@ -262,6 +262,14 @@ fn read_format(
             }
             meter.within(log)?
         }
+        LogReader::File(read) => match (input.path, decompressed) {
+            (Some(path), false) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => read(path, &cx)?,
+            _ => {
+                return Err(ReadError::Other(
+                    format!("a {} is read from its file by seeking: give it as a file, not through a pipe or gzip", format.name).into(),
+                ));
+            }
+        },
         LogReader::Whole(read) => {
             let bytes = read_whole(all)?;
             // Past the budget: said without parsing what came.

@@ -23,6 +23,8 @@ pub static FORMATS: &[Format] = &[
     crate::sim2d::logs::WORLD_MODEL,
     crate::sim2d::logs::DEBUG_LOG,
     crate::ssl::FORMAT,
+    crate::ros::MCAP,
+    crate::ros::DB3,
     crate::thesis::FORMAT,
 ];
 

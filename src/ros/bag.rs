@@ -96,18 +96,19 @@ pub struct BagMessage<'a> {
     pub data: &'a [u8],
 }
 
-/// Why a recording cannot be read.
+/// Why a recording cannot be read. The messages do not name the file:
+/// whoever reports the error does, once.
 #[derive(Debug, thiserror::Error)]
 pub enum BagError {
     /// The file cannot be opened or read.
-    #[error("{path}: {source}")]
+    #[error("cannot read it: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// The file is not what its format says, at a place.
-    #[error("{path}: {message}")]
+    #[error("{message}")]
     Corrupt { path: PathBuf, message: String },
 }
 

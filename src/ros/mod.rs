@@ -7,16 +7,66 @@
 //! - [`msgdef`]: message definitions (`.msg` text, as the files carry them,
 //!   and the standard ones built in); [`cdr`] decodes a message from its
 //!   definition into a [`value::Value`] tree.
+//! - [`recording`]: a recording opened (container, definitions, the role
+//!   of each topic, the transform tree of [`tf`]).
+//! - [`drawings`]: markers ([`markers`]), paths and poses as a log;
+//!   [`source`]: the camera topic as a frame source, its pictures decoded
+//!   by [`picture`] and its calibration made by [`camera`].
+//!
+//! [`MCAP`] and [`DB3`] are the recordings' lines in the format table.
 
 pub mod bag;
 pub mod camera;
 pub mod cdr;
 pub mod db3;
-// pub mod drawings;
+pub mod drawings;
 pub mod markers;
 pub mod mcap_file;
 pub mod msgdef;
 pub mod picture;
-// pub mod recording;
+pub mod recording;
+pub mod source;
 pub mod tf;
 pub mod value;
+
+use std::path::Path;
+
+use crate::input::{Format, Head, LogReader, ReadContext};
+use crate::log::{Log, ReadError};
+
+/// The format table's line for MCAP recordings: a log (what the robot's
+/// software drew) and a frame source (its camera).
+pub const MCAP: Format = Format {
+    log: Some(LogReader::File(read_log)),
+    source: Some(source::open),
+    ..Format::new(
+        "mcap",
+        "ROS 2 recording (MCAP)",
+        "an MCAP file (\"\\x89MCAP0\")",
+        "*.mcap",
+        |h: &Head<'_>| !h.gzip && mcap_file::looks_like_mcap(h.start()),
+    )
+};
+
+/// The format table's line for rosbag2's SQLite recordings.
+pub const DB3: Format = Format {
+    log: Some(LogReader::File(read_log)),
+    source: Some(source::open),
+    ..Format::new(
+        "db3",
+        "ROS 2 recording (rosbag2 SQLite)",
+        "an SQLite database (\"SQLite format 3\")",
+        "*.db3",
+        |h: &Head<'_>| !h.gzip && db3::looks_like_db3(h.start()),
+    )
+};
+
+/// Reads what a recording's software drew as a log.
+fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
+    let mut rec = recording::open(path).map_err(|e| ReadError::Other(Box::new(e)))?;
+    let options = drawings::DrawingOptions {
+        world: cx.options.world.clone(),
+        topics: Vec::new(),
+    };
+    drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
+}

@@ -18,8 +18,9 @@ pub enum RosError {
     /// The container cannot be read.
     #[error(transparent)]
     Bag(#[from] BagError),
-    /// The recording cannot give what was asked of it.
-    #[error("{path}: {message}")]
+    /// The recording cannot give what was asked of it (the message does
+    /// not name the file: whoever reports the error does).
+    #[error("{message}")]
     Usage { path: PathBuf, message: String },
 }
 

@@ -134,6 +134,9 @@ pub struct OpenRequest {
     pub zoom: Option<f64>,
     /// A rendered match's slant (degrees from straight down).
     pub tilt: Option<f64>,
+    /// A recording's picture topic and world frame.
+    pub topic: Option<String>,
+    pub world: Option<String>,
 }
 
 /// Whether `path` names a session file ([`crate::session::is_session_file`]).
@@ -231,6 +234,12 @@ impl Document {
         if req.zoom.is_some() {
             session.picture.zoom = req.zoom;
         }
+        if req.topic.is_some() {
+            session.picture.topic = req.topic.clone();
+        }
+        if req.world.is_some() {
+            session.picture.world = req.world.clone();
+        }
         if req.tilt.is_some() {
             session.picture.tilt = req.tilt;
         }
@@ -256,7 +265,7 @@ impl Document {
         doc.reload_calibration()?;
         if !doc.session.logs.is_empty() {
             let log =
-                crate::session::load_logs_observing(&doc.session.logs, doc.session.observer.as_deref())?;
+                crate::formats::load_merged(&doc.session.logs, &doc.session.read_options())?;
             doc.set_logs(log, doc.session.logs.clone());
             if doc.saved.is_none() {
                 let log = Arc::clone(&doc.log);

@@ -308,6 +308,12 @@ pub struct OpenOptions {
     /// For a rendered match: seen at this slant (degrees from straight
     /// down), so drawings above the floor show their heights.
     pub tilt: Option<f64>,
+    /// For a recording (a ROS 2 bag): the picture topic shown; the first
+    /// when `None`.
+    pub topic: Option<String>,
+    /// For a recording: the world frame its camera is placed in; the root
+    /// of its transform tree when `None`.
+    pub world: Option<String>,
 }
 
 /// Opens a file as one kind of source.

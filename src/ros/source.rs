@@ -1,0 +1,415 @@
+//! A recording's camera topic as a frame source: each picture at its
+//! header stamp (frames at the recording's own irregular times), the
+//! stamp as the frame's log clock, and the camera's calibration from its
+//! `CameraInfo` and the transform tree — one for the whole recording when
+//! the camera is fixed in the world, else one per frame.
+//!
+//! Opening reads the camera topic once for its stamps (the pictures'
+//! bytes are not decoded). Pictures are then read and decoded on a thread
+//! of their own, a couple ahead; a seek starts a new read at the frame's
+//! place in the recording (for a video topic, at the keyframe before it).
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_channel::{Receiver, bounded};
+
+use super::camera::{self, Intrinsics};
+use super::picture::{self, Compressed};
+use super::recording::{self, Recording, Role, RosError};
+use super::tf::{TfTree, frame_name};
+use super::value::Struct;
+use crate::calib::Calibration;
+use crate::image::RgbImage;
+use crate::video::ClockTable;
+use crate::video::source::{FrameSource, OpenOptions, SourceError, SourceFrame, SourceInfo};
+
+/// One picture message: where it is and when it was taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Entry {
+    /// Its log time (ns), where a read starts.
+    log_time: u64,
+    /// Its header stamp (s).
+    stamp: f64,
+    /// A video packet that starts a picture on its own (always, for images).
+    key: bool,
+}
+
+/// How the camera is placed: its lens, and the world it looks at.
+#[derive(Clone, Debug)]
+pub(crate) struct Placement {
+    intrinsics: Intrinsics,
+    world: String,
+    tf: Arc<TfTree>,
+}
+
+impl Placement {
+    fn at(&self, stamp: f64) -> Result<Calibration, String> {
+        let w = self
+            .tf
+            .lookup(&self.world, &self.intrinsics.frame, stamp)
+            .map_err(|e| e.to_string())?;
+        camera::calibration(&self.intrinsics, &w).map_err(|e| crate::error::chain(&e))
+    }
+}
+
+/// A picture read ahead: its entry's index and the picture or why not.
+type Read = (usize, Result<Option<RgbImage>, String>);
+
+/// A recording's camera topic as frames.
+pub struct RecordingSource {
+    path: PathBuf,
+    rec: Arc<Mutex<Recording>>,
+    info: SourceInfo,
+    topic: u32,
+    role: Role,
+    entries: Arc<Vec<Entry>>,
+    /// The camera, when it moves (a calibration per frame).
+    moving: Option<Placement>,
+    reading: Option<Receiver<Read>>,
+    /// The index of the frame `next_frame` gives next.
+    next: usize,
+}
+
+impl std::fmt::Debug for RecordingSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingSource").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+fn other(path: &Path, e: impl Into<crate::input::BoxError>) -> SourceError {
+    SourceError::Other {
+        path: path.to_owned(),
+        kind: "ROS 2 recording",
+        source: e.into(),
+    }
+}
+
+fn ros(e: RosError) -> crate::input::BoxError {
+    Box::new(e)
+}
+
+/// The picture topic to show: the one asked for, else the first.
+fn picture_topic(rec: &Recording, asked: Option<&str>) -> Result<(u32, String, Role), String> {
+    let pictures: Vec<_> = rec
+        .info()
+        .topics
+        .iter()
+        .filter(|t| Role::of(&t.type_name).is_picture())
+        .collect();
+    let chosen = match asked {
+        Some(name) => pictures.iter().find(|t| t.name == name).ok_or_else(|| {
+            let names: Vec<&str> = pictures.iter().map(|t| t.name.as_str()).collect();
+            if names.is_empty() {
+                format!("has no topic `{name}`, and no picture topic at all")
+            } else {
+                format!("has no picture topic `{name}`; its picture topics: {}", names.join(", "))
+            }
+        })?,
+        None => pictures.first().ok_or("has no picture topic (sensor_msgs/Image, CompressedImage or foxglove CompressedVideo)")?,
+    };
+    if let Some(why) = rec.undecodable(chosen) {
+        return Err(format!("{}: its pictures cannot be read: {why}", chosen.name));
+    }
+    Ok((chosen.id, chosen.name.clone(), Role::of(&chosen.type_name)))
+}
+
+/// Whether an H.264 or H.265 packet (Annex B) holds a picture that starts
+/// a run on its own (an IDR/IRAP unit), or carries its parameter sets.
+fn is_keyframe(data: &[u8]) -> bool {
+    let mut i = 0;
+    while i + 3 < data.len() {
+        if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
+            let h = data[i + 3];
+            let avc = h & 0x1f;
+            let hevc = (h >> 1) & 0x3f;
+            if avc == 5 || avc == 7 || (16..=21).contains(&hevc) || hevc == 32 || hevc == 33 {
+                return true;
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// A message's header stamp, else its log time.
+fn stamp_of(msg: &Struct<'_>, log_time: u64) -> f64 {
+    super::markers::stamp(msg.sub("header"))
+        .or_else(|| {
+            // foxglove's CompressedVideo has a `timestamp`, not a header.
+            let t = msg.sub("timestamp")?;
+            let s = t.f64("sec")? + t.f64("nanosec")? * 1e-9;
+            (s > 0.0).then_some(s)
+        })
+        .unwrap_or(log_time as f64 * 1e-9)
+}
+
+/// The camera's placement: its `CameraInfo` (the one beside the picture
+/// topic) and where the transform tree puts its optical frame.
+pub(crate) fn placement(rec: &mut Recording, topic: &str, world: Option<&str>, optical: &str) -> Result<Placement, String> {
+    let infos: Vec<(u32, String)> = rec
+        .topics_of(Role::CameraInfo)
+        .iter()
+        .map(|t| (t.id, t.name.clone()))
+        .collect();
+    let beside = |info: &str| {
+        let ns = info.rsplit_once('/').map_or("", |(ns, _)| ns);
+        topic.starts_with(&format!("{ns}/"))
+    };
+    let chosen = infos
+        .iter()
+        .filter(|(_, n)| beside(n))
+        .max_by_key(|(_, n)| n.len())
+        .or(if infos.len() == 1 { infos.first() } else { None })
+        .ok_or_else(|| {
+            if infos.is_empty() {
+                "it has no CameraInfo topic".to_owned()
+            } else {
+                format!("none of its CameraInfo topics sits beside {topic}")
+            }
+        })?;
+    let mut first: Option<Result<Intrinsics, String>> = None;
+    rec.read(&[chosen.0], None, &mut |_, _, msg| {
+        first = Some(msg.and_then(|m| camera::intrinsics(&m, camera::is_rectified(topic))));
+        ControlFlow::Break(())
+    })
+    .map_err(|e| e.to_string())?;
+    let mut intrinsics = first
+        .ok_or_else(|| format!("{} has no message", chosen.1))?
+        .map_err(|e| format!("{}: {e}", chosen.1))?;
+    if intrinsics.frame.is_empty() {
+        intrinsics.frame = frame_name(optical).to_owned();
+    }
+    let (tf, _) = rec.transforms().map_err(|e| e.to_string())?;
+    if !tf.knows(&intrinsics.frame) {
+        return Err(format!("no transform places the camera's frame `{}` in a world", intrinsics.frame));
+    }
+    let world = match world {
+        Some(w) => frame_name(w).to_owned(),
+        None => super::drawings::world_frame(&tf, None)
+            .filter(|w| tf.lookup(w, &intrinsics.frame, 0.0).is_ok())
+            .or_else(|| tf.root_of(&intrinsics.frame).map(str::to_owned))
+            .unwrap_or_default(),
+    };
+    Ok(Placement {
+        intrinsics,
+        world,
+        tf: Arc::new(tf),
+    })
+}
+
+/// Decodes one picture message.
+fn decode(role: Role, msg: &Struct<'_>, compressed: &mut Compressed) -> Result<Option<RgbImage>, String> {
+    match role {
+        Role::Image => picture::raw_image(msg).map(Some),
+        _ => compressed.decode(msg),
+    }
+}
+
+impl RecordingSource {
+    /// Opens the picture topic of the recording at `path`
+    /// ([`OpenOptions::topic`], else the first) with its camera placed in
+    /// [`OpenOptions::world`] (else the transform tree's root).
+    pub fn open(path: &Path, options: &OpenOptions) -> Result<RecordingSource, SourceError> {
+        let mut rec = recording::open(path).map_err(|e| other(path, ros(e)))?;
+        let (topic, name, role) = picture_topic(&rec, options.topic.as_deref()).map_err(|e| other(path, e))?;
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut optical = String::new();
+        let mut first_picture: Option<Result<Option<RgbImage>, String>> = None;
+        let mut compressed = Compressed::default();
+        let mut skipped = 0usize;
+        rec.read(&[topic], None, &mut |_, log_time, msg| {
+            let Ok(msg) = msg else {
+                skipped += 1;
+                return ControlFlow::Continue(());
+            };
+            let stamp = stamp_of(&msg, log_time);
+            if entries.last().is_some_and(|e| stamp <= e.stamp) {
+                skipped += 1;
+                return ControlFlow::Continue(());
+            }
+            let key = role != Role::CompressedVideo
+                || msg.path("data").and_then(|v| v.as_bytes()).is_some_and(is_keyframe);
+            if entries.is_empty() {
+                optical = msg.str("header.frame_id").or(msg.str("frame_id")).unwrap_or("").to_owned();
+            }
+            if first_picture.as_ref().is_none_or(|p| matches!(p, Ok(None))) {
+                first_picture = Some(decode(role, &msg, &mut compressed));
+            }
+            entries.push(Entry { log_time, stamp, key });
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| other(path, ros(e)))?;
+        let image = match first_picture {
+            Some(Ok(Some(image))) => image,
+            Some(Err(e)) => return Err(other(path, format!("{name}: its first picture cannot be read: {e}"))),
+            _ => return Err(other(path, format!("{name} has no picture"))),
+        };
+        let (h, w, _) = image.dim();
+        let t0 = entries.first().map_or(0.0, |e| e.stamp);
+        let n = entries.len();
+        let span = entries.last().map_or(0.0, |e| e.stamp - t0);
+        let fps = if n > 1 && span > 0.0 { (n - 1) as f64 / span } else { 30.0 };
+        let clocks = ClockTable::new(entries.iter().map(|e| (e.stamp - t0, e.stamp))).map_err(|e| other(path, e))?;
+        let mut info = SourceInfo {
+            frame_count: Some(n as u64),
+            clocks: Some(Arc::new(clocks)),
+            ..SourceInfo::new(format!("{} {name}", path.display()), w, h, fps, span + 1.0 / fps)
+        };
+        let mut moving = None;
+        match placement(&mut rec, &name, options.world.as_deref(), &optical) {
+            Ok(p) => {
+                let calibration = p.at(t0).map_err(|e| other(path, format!("{name}: the camera cannot be drawn through: {e}")))?;
+                info.calibration = Some(calibration);
+                if !p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
+                    moving = Some(p);
+                }
+            }
+            // Drawn through a calibration given otherwise (`--calib`);
+            // `log info` says why there is none.
+            Err(_) => info.calibration = None,
+        }
+        let _ = skipped;
+        Ok(RecordingSource {
+            path: path.to_owned(),
+            rec: Arc::new(Mutex::new(rec)),
+            info,
+            topic,
+            role,
+            entries: Arc::new(entries),
+            moving,
+            reading: None,
+            next: 0,
+        })
+    }
+
+    /// Starts reading pictures from entry `k` on (a video: from the
+    /// keyframe before it).
+    fn start(&mut self, k: usize) {
+        let from = if self.role == Role::CompressedVideo {
+            (0..=k.min(self.entries.len().saturating_sub(1)))
+                .rev()
+                .find(|&i| self.entries[i].key)
+                .unwrap_or(0)
+        } else {
+            k
+        };
+        let (tx, rx) = bounded::<Read>(2);
+        let rec = Arc::clone(&self.rec);
+        let entries = Arc::clone(&self.entries);
+        let (topic, role) = (self.topic, self.role);
+        std::thread::spawn(move || {
+            let Ok(mut rec) = rec.lock() else { return };
+            let Some(first) = entries.get(from) else { return };
+            let mut at = from;
+            let mut compressed = Compressed::default();
+            let result = rec.read(&[topic], Some(first.log_time), &mut |_, log_time, msg| {
+                let Ok(msg) = msg else { return ControlFlow::Continue(()) };
+                let stamp = stamp_of(&msg, log_time);
+                // Messages dropped when indexing (out of order) are passed over.
+                while entries.get(at).is_some_and(|e| e.stamp < stamp) {
+                    at += 1;
+                }
+                if entries.get(at).is_none_or(|e| e.stamp != stamp) {
+                    return ControlFlow::Continue(());
+                }
+                let picture = decode(role, &msg, &mut compressed);
+                let sent = tx.send((at, picture));
+                at += 1;
+                if sent.is_err() || at >= entries.len() {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            if let Err(e) = result {
+                let _ = tx.send((at, Err(e.to_string())));
+            }
+        });
+        self.reading = Some(rx);
+        self.next = k;
+    }
+
+    /// The frame at entry `k` (reading on from where the reader is).
+    fn read_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        let k = self.next;
+        if k >= self.entries.len() {
+            return Ok(None);
+        }
+        if self.reading.is_none() {
+            self.start(k);
+        }
+        loop {
+            let Some(rx) = &self.reading else { return Ok(None) };
+            let Ok((at, picture)) = rx.recv() else {
+                self.reading = None;
+                return Ok(None);
+            };
+            if at < k {
+                continue;
+            }
+            let picture = picture.map_err(|e| other(&self.path, format!("frame {at}: {e}")))?;
+            let Some(image) = picture else { continue };
+            if at > k {
+                // A picture that could not be shown (a video packet before
+                // its keyframe) was passed over.
+                self.next = at;
+            }
+            let e = self.entries[at];
+            let t0 = self.entries[0].stamp;
+            let mut frame = SourceFrame::new(at as u64, e.stamp - t0, image);
+            frame.clock = Some(e.stamp);
+            if let Some(p) = &self.moving {
+                frame.calibration = p.at(e.stamp).ok().map(Arc::new);
+            }
+            self.next = at + 1;
+            return Ok(Some(frame));
+        }
+    }
+}
+
+impl FrameSource for RecordingSource {
+    fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        self.read_frame()
+    }
+
+    fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        let t0 = self.entries.first().map_or(0.0, |e| e.stamp);
+        let k = self
+            .entries
+            .partition_point(|e| e.stamp - t0 <= t + 1e-9)
+            .saturating_sub(1);
+        if k != self.next || self.reading.is_none() {
+            self.reading = None;
+            self.start(k);
+        }
+        self.read_frame()
+    }
+}
+
+/// Opens a recording as a frame source (its format-table line's opener).
+pub fn open(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
+    Ok(Box::new(RecordingSource::open(path, options)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyframes_are_found_in_annex_b_packets() {
+        assert!(is_keyframe(&[0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x65, 9]));
+        assert!(is_keyframe(&[0, 0, 1, 0x65, 0x88]));
+        assert!(!is_keyframe(&[0, 0, 0, 1, 0x41, 0x9a]));
+        assert!(!is_keyframe(&[]));
+        // H.265: an IDR_W_RADL unit (type 19).
+        assert!(is_keyframe(&[0, 0, 1, 19 << 1, 1]));
+    }
+}
