@@ -156,6 +156,9 @@ pub struct Format {
     pub provides: Option<Provides>,
     /// The camera calibrations its files carry.
     pub cameras: Option<CameraReader>,
+    /// What a file holds besides its log, as `log info` lists it (a
+    /// recording's topics), one line each; or why it cannot say.
+    pub contents: Option<fn(&Path) -> Result<Vec<String>, String>>,
     /// The most (decompressed) bytes one of its files may deliver unless
     /// `--max-input` says otherwise: its model's memory is a multiple of
     /// its input (`docs/PERFORMANCE.md`), so formats that cost many times
@@ -184,6 +187,7 @@ impl Format {
             beside: None,
             provides: None,
             cameras: None,
+            contents: None,
             max_input: crate::bounded::DEFAULT_MAX_INPUT,
         }
     }

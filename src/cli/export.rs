@@ -208,7 +208,10 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         s.observer = args.shown.player.clone();
     }
     if let Some(n) = args.shown.ssl_camera() {
-        anyhow::ensure!(args.calib.is_none(), "--camera N and --calib both give a calibration: give one");
+        anyhow::ensure!(
+            args.calib.is_none(),
+            "--camera N and --calib both give a calibration: give one"
+        );
         s.calibration = Some(CalibrationSource::Inline(super::calib::log_camera(&s.logs, n)?));
     }
     if let Some(topic) = args.shown.topic() {

@@ -233,6 +233,15 @@ pub fn info_report(files: &[(&Path, &Format, Option<u64>)], log: &Log) -> String
             None => writeln!(r, "format:      {}, read as a stream", format.name),
         }
         .ok();
+        match format.contents.map(|c| c(path)) {
+            Some(Ok(lines)) => lines.iter().for_each(|l| {
+                let _ = writeln!(r, "{l}");
+            }),
+            Some(Err(e)) => {
+                let _ = writeln!(r, "contents:    cannot be listed: {e}");
+            }
+            None => {}
+        }
     }
     if !h.name.is_empty() {
         let _ = writeln!(r, "name:        {}", h.name);

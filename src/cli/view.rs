@@ -100,6 +100,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         _ => None,
     };
+    let (topic, ssl_camera) = (args.shown.topic(), args.shown.ssl_camera());
+    let calibration = match ssl_camera {
+        Some(n) => {
+            anyhow::ensure!(
+                args.calib.is_none(),
+                "--camera N and --calib both give a calibration: give one"
+            );
+            Some(Box::new(super::calib::log_camera(&args.log, n)?))
+        }
+        None => None,
+    };
     let opts = crate::viewer::ViewerOptions {
         open: crate::viewer::state::OpenRequest {
             input: args.input,
@@ -110,15 +121,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             follow: args.shown.follow,
             zoom: args.shown.zoom,
             tilt: args.shown.tilt,
-            topic: args.shown.topic(),
-            world: args.shown.world.clone(),
-            calibration: match args.shown.ssl_camera() {
-                Some(n) => {
-                    anyhow::ensure!(args.calib.is_none(), "--camera N and --calib both give a calibration: give one");
-                    Some(Box::new(super::calib::log_camera(&args.log, n)?))
-                }
-                None => None,
-            },
+            topic,
+            world: args.shown.world,
+            calibration,
         },
         synthetic: args.synthetic,
         calib_points: args.calib_points,

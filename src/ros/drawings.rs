@@ -87,7 +87,10 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
         if !tf.knows(w) {
             return Err(RosError::Usage {
                 path: rec.path.clone(),
-                message: format!("no transform names the world frame `{asked}`; its frames' roots are: {}", tf.roots().join(", ")),
+                message: format!(
+                    "no transform names the world frame `{asked}`; its frames' roots are: {}",
+                    tf.roots().join(", ")
+                ),
             });
         }
     }
@@ -104,7 +107,11 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
         .map(|t| (t.id, t.name.clone(), Role::of(&t.type_name)))
         .collect();
     for t in &rec.info().topics {
-        if let Some(why) = Role::of(&t.type_name).is_drawing().then(|| rec.undecodable(t)).flatten() {
+        if let Some(why) = Role::of(&t.type_name)
+            .is_drawing()
+            .then(|| rec.undecodable(t))
+            .flatten()
+        {
             warnings.push(format!("{}: not drawn: {why}", t.name));
         }
     }
@@ -113,11 +120,20 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
         .iter()
         .map(|(id, name, _)| {
             let prefix = name.trim_start_matches('/').to_owned();
-            (*id, TopicLives { entity_prefix: prefix, lives: Lives::default() })
+            (
+                *id,
+                TopicLives {
+                    entity_prefix: prefix,
+                    lives: Lives::default(),
+                },
+            )
         })
         .collect();
     let roles: HashMap<u32, Role> = wanted.iter().map(|w| (w.0, w.2)).collect();
-    let place = Placer { tf: &tf, world: world.as_deref() };
+    let place = Placer {
+        tf: &tf,
+        world: world.as_deref(),
+    };
     let mut last_time = f64::NEG_INFINITY;
     let end_notes = rec.read(&ids, None, &mut |topic, log_time, msg| {
         let now = log_time as f64 * 1e-9;
@@ -128,7 +144,10 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
         let msg = match msg {
             Ok(m) => m,
             Err(e) => {
-                warnings.push(format!("{}: a message at {now:.3} s cannot be decoded: {e}", topic.name));
+                warnings.push(format!(
+                    "{}: a message at {now:.3} s cannot be decoded: {e}",
+                    topic.name
+                ));
                 return ControlFlow::Continue(());
             }
         };
@@ -143,7 +162,9 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 .map(|m| marker(&place, &mut state.lives, m, now))
                 .find(Result::is_err)
                 .unwrap_or(Ok(())),
-            Role::Path | Role::PoseStamped | Role::PoseArray => other(&place, &mut state.lives, &msg, role, now),
+            Role::Path | Role::PoseStamped | Role::PoseArray => {
+                other(&place, &mut state.lives, &msg, role, now)
+            }
             _ => Ok(()),
         };
         if let Err(e) = result {
@@ -237,16 +258,34 @@ fn marker(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, now: f64) -> 
             let spec = markers::spec(msg)?;
             let world = place.world_from(&spec.frame, t)?;
             let shapes = markers::shapes(&spec, &world)?;
-            let until = if spec.lifetime > 0.0 { t + spec.lifetime } else { f64::INFINITY };
+            let until = if spec.lifetime > 0.0 {
+                t + spec.lifetime
+            } else {
+                f64::INFINITY
+            };
             let locked = spec.locked.then(|| Arc::new(spec));
-            lives.add(key, Life { start: t, until, shapes, locked });
+            lives.add(
+                key,
+                Life {
+                    start: t,
+                    until,
+                    shapes,
+                    locked,
+                },
+            );
         }
     }
     Ok(())
 }
 
 /// A path, pose or pose array: shown until the topic's next message.
-fn other(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, role: Role, now: f64) -> Result<(), String> {
+fn other(
+    place: &Placer<'_>,
+    lives: &mut Lives,
+    msg: &Struct<'_>,
+    role: Role,
+    now: f64,
+) -> Result<(), String> {
     let header = msg.sub("header");
     let t = markers::stamp(header).unwrap_or(now);
     let frame = header.and_then(|h| h.str("frame_id")).unwrap_or("");
@@ -285,7 +324,11 @@ fn other(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, role: Role, no
             }]
         }
     } else {
-        let length = if role == Role::PoseStamped { POSE_ARROW } else { POSE_ARRAY_ARROW };
+        let length = if role == Role::PoseStamped {
+            POSE_ARROW
+        } else {
+            POSE_ARRAY_ARROW
+        };
         poses
             .iter()
             .filter_map(|p| {
@@ -307,6 +350,209 @@ fn other(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, role: Role, no
             .flatten()
             .collect()
     };
-    lives.add((Arc::from(""), 0), Life { start: t, until: f64::INFINITY, shapes, locked: None });
+    lives.add(
+        (Arc::from(""), 0),
+        Life {
+            start: t,
+            until: f64::INFINITY,
+            shapes,
+            locked: None,
+        },
+    );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ros::value::Value;
+
+    fn st(fields: Vec<(&str, Value<'static>)>) -> Value<'static> {
+        Value::Struct(Struct {
+            type_name: Arc::from("t"),
+            fields: fields.into_iter().map(|(n, v)| (Arc::from(n), v)).collect(),
+        })
+    }
+
+    fn f(v: f64) -> Value<'static> {
+        Value::Float(v)
+    }
+
+    fn xyz(x: f64, y: f64, z: f64) -> Value<'static> {
+        st(vec![("x", f(x)), ("y", f(y)), ("z", f(z))])
+    }
+
+    fn time(t: f64) -> Value<'static> {
+        st(vec![
+            ("sec", Value::Int(t.floor() as i64)),
+            ("nanosec", Value::UInt(((t - t.floor()) * 1e9).round() as u64)),
+        ])
+    }
+
+    /// A marker message: `kind` at `(x, y, z)` in `frame`.
+    fn marker_msg(
+        ns: &str,
+        id: i64,
+        kind: i64,
+        action: i64,
+        at: [f64; 3],
+        frame: &str,
+        stamp: f64,
+        lifetime: f64,
+        locked: bool,
+    ) -> Struct<'static> {
+        let header = st(vec![
+            ("stamp", time(stamp)),
+            ("frame_id", Value::Str(frame.to_owned().into())),
+        ]);
+        let pose = st(vec![
+            ("position", xyz(at[0], at[1], at[2])),
+            (
+                "orientation",
+                st(vec![("x", f(0.0)), ("y", f(0.0)), ("z", f(0.0)), ("w", f(1.0))]),
+            ),
+        ]);
+        let color = st(vec![("r", f(1.0)), ("g", f(0.5)), ("b", f(0.0)), ("a", f(1.0))]);
+        let Value::Struct(s) = st(vec![
+            ("header", header),
+            ("ns", Value::Str(ns.to_owned().into())),
+            ("id", Value::Int(id)),
+            ("type", Value::Int(kind)),
+            ("action", Value::Int(action)),
+            ("pose", pose),
+            ("scale", xyz(0.2, 0.2, 0.2)),
+            ("color", color),
+            ("lifetime", time(lifetime)),
+            ("frame_locked", Value::Bool(locked)),
+            ("points", Value::Array(vec![])),
+            ("colors", Value::Array(vec![])),
+            ("text", Value::Str("".into())),
+        ]) else {
+            unreachable!()
+        };
+        s
+    }
+
+    fn centre(d: &[Drawn]) -> [f64; 3] {
+        match &d[0].shape {
+            crate::log::Shape::Raised(r) => match **r {
+                crate::log::Raised::Sphere { center, .. } => center,
+                ref other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn markers_live_as_rviz_keeps_them() {
+        use markers::{action::*, kind::*};
+        let tf = TfTree::default();
+        let place = Placer {
+            tf: &tf,
+            world: Some("map"),
+        };
+        let mut lives = Lives::default();
+        let m = |ns, id, action, stamp, lifetime| {
+            marker_msg(
+                ns,
+                id,
+                SPHERE,
+                action,
+                [1.0, 2.0, 0.5],
+                "map",
+                stamp,
+                lifetime,
+                false,
+            )
+        };
+        // a/0 replaced at 2 s; a/1 deleted at 3 s; b/0 with a 0.5 s lifetime;
+        // everything cleared at 4 s; a/0 again at 5 s, never ended.
+        marker(&place, &mut lives, &m("a", 0, ADD, 1.0, 0.0), 1.0).unwrap();
+        marker(&place, &mut lives, &m("a", 1, ADD, 1.0, 0.0), 1.0).unwrap();
+        marker(&place, &mut lives, &m("b", 0, ADD, 1.5, 0.5), 1.5).unwrap();
+        marker(&place, &mut lives, &m("a", 0, ADD, 2.0, 0.0), 2.0).unwrap();
+        marker(&place, &mut lives, &m("a", 1, DELETE, 3.0, 0.0), 3.0).unwrap();
+        marker(&place, &mut lives, &m("", 0, DELETEALL, 4.0, 0.0), 4.0).unwrap();
+        marker(&place, &mut lives, &m("a", 0, ADD, 5.0, 0.0), 5.0).unwrap();
+        lives.finish();
+        let mut got: Vec<(String, f64, f64)> = lives
+            .ended
+            .iter()
+            .map(|e| (format!("{}/{}", e.key.0, e.key.1), e.start, e.end))
+            .collect();
+        got.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        assert_eq!(
+            got,
+            [
+                ("a/0".to_owned(), 1.0, 2.0),
+                ("a/1".to_owned(), 1.0, 3.0),
+                ("b/0".to_owned(), 1.5, 2.0),
+                ("a/0".to_owned(), 2.0, 4.0),
+                ("a/0".to_owned(), 5.0, f64::INFINITY),
+            ]
+        );
+        assert_eq!(centre(&lives.ended[0].life.shapes), [1.0, 2.0, 0.5]);
+        // A stamp of 0 is the message's own time.
+        let mut lives = Lives::default();
+        marker(&place, &mut lives, &m("a", 0, ADD, 0.0, 0.0), 7.25).unwrap();
+        lives.finish();
+        assert_eq!(lives.ended[0].start, 7.25);
+        // An action RViz does not know is said.
+        assert!(marker(&place, &mut lives, &m("a", 0, 9, 1.0, 0.0), 1.0).is_err());
+    }
+
+    #[test]
+    fn markers_are_placed_through_the_transforms_and_locked_ones_follow_their_frame() {
+        use markers::{action::*, kind::*};
+        let mut tf = TfTree::default();
+        // The robot drives along x at 1 m/s from 0 to 2 s.
+        for i in 0..=4 {
+            let t = i as f64 * 0.5;
+            tf.add(
+                "map",
+                "robot",
+                t,
+                Transform::new([0.0, 0.0, 0.0, 1.0], [t, 0.0, 0.0]).unwrap(),
+                false,
+            );
+        }
+        tf.finish();
+        let place = Placer {
+            tf: &tf,
+            world: Some("map"),
+        };
+        let mut lives = Lives::default();
+        marker(
+            &place,
+            &mut lives,
+            &marker_msg("fixed", 0, SPHERE, ADD, [0.0, 1.0, 0.3], "robot", 0.5, 0.0, false),
+            0.5,
+        )
+        .unwrap();
+        marker(
+            &place,
+            &mut lives,
+            &marker_msg("locked", 0, SPHERE, ADD, [0.0, 1.0, 0.3], "robot", 0.5, 1.0, true),
+            0.5,
+        )
+        .unwrap();
+        lives.finish();
+        let fixed = lives.ended.iter().find(|e| &*e.key.0 == "fixed").unwrap();
+        // Placed where the robot was at its stamp, and stays there.
+        assert_eq!(centre(&fixed.life.shapes), [0.5, 1.0, 0.3]);
+        let locked = lives.ended.iter().find(|e| &*e.key.0 == "locked").unwrap();
+        assert_eq!((locked.start, locked.end), (0.5, 1.5));
+        let spec = locked.life.locked.as_ref().unwrap();
+        let pieces = markers::locked_pieces(&tf, "map", spec, locked.start, locked.end);
+        let got: Vec<(f64, f64, f64)> = pieces.iter().map(|(a, b, s)| (*a, *b, centre(s)[0])).collect();
+        assert_eq!(got, [(0.5, 1.0, 0.5), (1.0, 1.5, 1.0)]);
+        // A frame no transform names is said.
+        let e = marker(
+            &place,
+            &mut lives,
+            &marker_msg("x", 0, SPHERE, ADD, [0.0; 3], "nowhere", 1.0, 0.0, false),
+            1.0,
+        );
+        assert!(e.unwrap_err().contains("nowhere"));
+    }
 }

@@ -648,10 +648,9 @@ mod tests {
     fn not_an_mcap_file_is_refused() {
         let (_d, p) = file_with(b"hello, this is not an mcap file");
         let e = open(&p).unwrap_err().to_string();
-        assert!(e.contains("t.mcap") && e.contains("magic"), "{e}");
+        assert!(e.contains("magic"), "{e}");
         let (_d, p) = file_with(MAGIC);
-        let e = open(&p).unwrap_err().to_string();
-        assert!(e.contains("t.mcap"), "{e}");
+        assert!(open(&p).is_err());
     }
 
     /// Opens and reads every topic of a file: an error or messages.

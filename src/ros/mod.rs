@@ -39,6 +39,7 @@ use crate::log::{Log, ReadError};
 pub const MCAP: Format = Format {
     log: Some(LogReader::File(read_log)),
     source: Some(source::open),
+    contents: Some(contents),
     ..Format::new(
         "mcap",
         "ROS 2 recording (MCAP)",
@@ -52,6 +53,7 @@ pub const MCAP: Format = Format {
 pub const DB3: Format = Format {
     log: Some(LogReader::File(read_log)),
     source: Some(source::open),
+    contents: Some(contents),
     ..Format::new(
         "db3",
         "ROS 2 recording (rosbag2 SQLite)",
@@ -69,4 +71,81 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
         topics: Vec::new(),
     };
     drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
+}
+
+/// A recording's topics (name, type, count, what underlay makes of them),
+/// its time range, the camera it is drawn through, and its notes, for
+/// `log info`.
+fn contents(path: &Path) -> Result<Vec<String>, String> {
+    use recording::Role;
+    let mut rec = recording::open(path).map_err(|e| e.to_string())?;
+    let info = rec.info().clone();
+    let mut out = Vec::new();
+    let span = info
+        .time_range
+        .map(|(a, b)| {
+            format!(
+                ", {:.3} s from {:.3} s (log time)",
+                (b.saturating_sub(a)) as f64 * 1e-9,
+                a as f64 * 1e-9
+            )
+        })
+        .unwrap_or_default();
+    out.push(format!(
+        "topics:      {}{span}{}",
+        info.topics.len(),
+        if info.indexed { ", indexed" } else { "" }
+    ));
+    let name_w = info
+        .topics
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let type_w = info
+        .topics
+        .iter()
+        .map(|t| t.type_name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for t in &info.topics {
+        let role = Role::of(&t.type_name);
+        let count = t.count.map_or("?".to_owned(), |c| c.to_string());
+        let what = match rec.undecodable(t) {
+            Some(why) if role != Role::Other => format!("not read: {why}"),
+            Some(why) => format!("({why})"),
+            None if role == Role::Other => "not drawn (decodable)".to_owned(),
+            None => role.use_of().to_owned(),
+        };
+        out.push(format!(
+            "  {:name_w$}  {:type_w$}  {count:>7}  {what}",
+            t.name, t.type_name
+        ));
+    }
+    let pictures: Vec<String> = rec
+        .topics_of(Role::Image)
+        .into_iter()
+        .chain(rec.topics_of(Role::CompressedImage))
+        .chain(rec.topics_of(Role::CompressedVideo))
+        .map(|t| t.name.clone())
+        .collect();
+    if let Some(first) = pictures.first() {
+        match source::placement(&mut rec, first, None, "") {
+            Ok(p) => out.push(format!(
+                "camera:      {first}, frame `{}` in world `{}`{}",
+                p.intrinsics.frame,
+                p.world,
+                if p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
+                    " (fixed)"
+                } else {
+                    " (moving: a calibration per frame)"
+                }
+            )),
+            Err(why) => out.push(format!("camera:      {first}: not placed ({why}); give --calib")),
+        }
+    }
+    for n in info.notes.iter().chain(&rec.notes) {
+        out.push(format!("note:        {n}"));
+    }
+    Ok(out)
 }

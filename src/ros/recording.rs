@@ -111,7 +111,9 @@ pub struct Recording {
 
 impl std::fmt::Debug for Recording {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recording").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Recording")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -167,7 +169,10 @@ pub fn open(path: &Path) -> Result<Recording, RosError> {
             _ => Ok(()),
         };
         if let Err(e) = added {
-            notes.push(format!("{}: its definition of {} is not understood ({e})", topic.name, topic.type_name));
+            notes.push(format!(
+                "{}: its definition of {} is not understood ({e})",
+                topic.name, topic.type_name
+            ));
         }
     }
     Ok(Recording {
@@ -199,7 +204,11 @@ impl Recording {
 
     /// The topics of `role`, in the recording's order.
     pub fn topics_of(&self, role: Role) -> Vec<&Topic> {
-        self.info().topics.iter().filter(|t| Role::of(&t.type_name) == role).collect()
+        self.info()
+            .topics
+            .iter()
+            .filter(|t| Role::of(&t.type_name) == role)
+            .collect()
     }
 
     /// Calls `each` with the topic, log time (ns) and decoded message (or
@@ -268,16 +277,25 @@ impl Recording {
 /// Adds one `geometry_msgs/TransformStamped` to the tree.
 fn add_transform(tree: &mut TfTree, t: Option<&Struct<'_>>, fixed: bool) -> Result<(), String> {
     let t = t.ok_or("a transform that is not a message")?;
-    let parent = t.str("header.frame_id").ok_or("a transform without a parent frame")?;
-    let child = t.str("child_frame_id").ok_or("a transform without a child frame")?;
+    let parent = t
+        .str("header.frame_id")
+        .ok_or("a transform without a parent frame")?;
+    let child = t
+        .str("child_frame_id")
+        .ok_or("a transform without a child frame")?;
     let stamp = super::markers::stamp(t.sub("header")).unwrap_or(0.0);
     let tr = t.sub("transform").ok_or("a transform without its transform")?;
-    let v = tr.sub("translation").and_then(|v| Some([v.f64("x")?, v.f64("y")?, v.f64("z")?]));
-    let q = tr.sub("rotation").and_then(|q| Some([q.f64("x")?, q.f64("y")?, q.f64("z")?, q.f64("w")?]));
+    let v = tr
+        .sub("translation")
+        .and_then(|v| Some([v.f64("x")?, v.f64("y")?, v.f64("z")?]));
+    let q = tr
+        .sub("rotation")
+        .and_then(|q| Some([q.f64("x")?, q.f64("y")?, q.f64("z")?, q.f64("w")?]));
     let (Some(v), Some(q)) = (v, q) else {
         return Err("a transform without a translation and rotation".into());
     };
-    let transform = Transform::new(q, v).ok_or_else(|| format!("the transform {parent} → {child} is not a rigid transform"))?;
+    let transform = Transform::new(q, v)
+        .ok_or_else(|| format!("the transform {parent} → {child} is not a rigid transform"))?;
     tree.add(parent, child, stamp, transform, fixed);
     Ok(())
 }

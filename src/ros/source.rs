@@ -23,6 +23,7 @@ use super::value::Struct;
 use crate::calib::Calibration;
 use crate::image::RgbImage;
 use crate::video::ClockTable;
+use crate::video::coded::Coding;
 use crate::video::source::{FrameSource, OpenOptions, SourceError, SourceFrame, SourceInfo};
 
 /// One picture message: where it is and when it was taken.
@@ -39,9 +40,9 @@ struct Entry {
 /// How the camera is placed: its lens, and the world it looks at.
 #[derive(Clone, Debug)]
 pub(crate) struct Placement {
-    intrinsics: Intrinsics,
-    world: String,
-    tf: Arc<TfTree>,
+    pub(crate) intrinsics: Intrinsics,
+    pub(crate) world: String,
+    pub(crate) tf: Arc<TfTree>,
 }
 
 impl Placement {
@@ -74,7 +75,9 @@ pub struct RecordingSource {
 
 impl std::fmt::Debug for RecordingSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecordingSource").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("RecordingSource")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -104,10 +107,15 @@ fn picture_topic(rec: &Recording, asked: Option<&str>) -> Result<(u32, String, R
             if names.is_empty() {
                 format!("has no topic `{name}`, and no picture topic at all")
             } else {
-                format!("has no picture topic `{name}`; its picture topics: {}", names.join(", "))
+                format!(
+                    "has no picture topic `{name}`; its picture topics: {}",
+                    names.join(", ")
+                )
             }
         })?,
-        None => pictures.first().ok_or("has no picture topic (sensor_msgs/Image, CompressedImage or foxglove CompressedVideo)")?,
+        None => pictures
+            .first()
+            .ok_or("has no picture topic (sensor_msgs/Image, CompressedImage or foxglove CompressedVideo)")?,
     };
     if let Some(why) = rec.undecodable(chosen) {
         return Err(format!("{}: its pictures cannot be read: {why}", chosen.name));
@@ -117,14 +125,19 @@ fn picture_topic(rec: &Recording, asked: Option<&str>) -> Result<(u32, String, R
 
 /// Whether an H.264 or H.265 packet (Annex B) holds a picture that starts
 /// a run on its own (an IDR/IRAP unit), or carries its parameter sets.
-fn is_keyframe(data: &[u8]) -> bool {
+fn is_keyframe(data: &[u8], hevc: bool) -> bool {
     let mut i = 0;
     while i + 3 < data.len() {
         if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
             let h = data[i + 3];
-            let avc = h & 0x1f;
-            let hevc = (h >> 1) & 0x3f;
-            if avc == 5 || avc == 7 || (16..=21).contains(&hevc) || hevc == 32 || hevc == 33 {
+            let key = if hevc {
+                let t = (h >> 1) & 0x3f;
+                (16..=21).contains(&t) || t == 32 || t == 33
+            } else {
+                let t = h & 0x1f;
+                t == 5 || t == 7
+            };
+            if key {
                 return true;
             }
             i += 3;
@@ -149,7 +162,12 @@ fn stamp_of(msg: &Struct<'_>, log_time: u64) -> f64 {
 
 /// The camera's placement: its `CameraInfo` (the one beside the picture
 /// topic) and where the transform tree puts its optical frame.
-pub(crate) fn placement(rec: &mut Recording, topic: &str, world: Option<&str>, optical: &str) -> Result<Placement, String> {
+pub(crate) fn placement(
+    rec: &mut Recording,
+    topic: &str,
+    world: Option<&str>,
+    optical: &str,
+) -> Result<Placement, String> {
     let infos: Vec<(u32, String)> = rec
         .topics_of(Role::CameraInfo)
         .iter()
@@ -185,7 +203,10 @@ pub(crate) fn placement(rec: &mut Recording, topic: &str, world: Option<&str>, o
     }
     let (tf, _) = rec.transforms().map_err(|e| e.to_string())?;
     if !tf.knows(&intrinsics.frame) {
-        return Err(format!("no transform places the camera's frame `{}` in a world", intrinsics.frame));
+        return Err(format!(
+            "no transform places the camera's frame `{}` in a world",
+            intrinsics.frame
+        ));
     }
     let world = match world {
         Some(w) => frame_name(w).to_owned(),
@@ -215,7 +236,8 @@ impl RecordingSource {
     /// [`OpenOptions::world`] (else the transform tree's root).
     pub fn open(path: &Path, options: &OpenOptions) -> Result<RecordingSource, SourceError> {
         let mut rec = recording::open(path).map_err(|e| other(path, ros(e)))?;
-        let (topic, name, role) = picture_topic(&rec, options.topic.as_deref()).map_err(|e| other(path, e))?;
+        let (topic, name, role) =
+            picture_topic(&rec, options.topic.as_deref()).map_err(|e| other(path, e))?;
         let mut entries: Vec<Entry> = Vec::new();
         let mut optical = String::new();
         let mut first_picture: Option<Result<Option<RgbImage>, String>> = None;
@@ -232,9 +254,16 @@ impl RecordingSource {
                 return ControlFlow::Continue(());
             }
             let key = role != Role::CompressedVideo
-                || msg.path("data").and_then(|v| v.as_bytes()).is_some_and(is_keyframe);
+                || msg.path("data").and_then(|v| v.as_bytes()).is_some_and(|d| {
+                    let hevc = msg.str("format").and_then(Coding::from_format) == Some(Coding::H265);
+                    is_keyframe(d, hevc)
+                });
             if entries.is_empty() {
-                optical = msg.str("header.frame_id").or(msg.str("frame_id")).unwrap_or("").to_owned();
+                optical = msg
+                    .str("header.frame_id")
+                    .or(msg.str("frame_id"))
+                    .unwrap_or("")
+                    .to_owned();
             }
             if first_picture.as_ref().is_none_or(|p| matches!(p, Ok(None))) {
                 first_picture = Some(decode(role, &msg, &mut compressed));
@@ -245,15 +274,25 @@ impl RecordingSource {
         .map_err(|e| other(path, ros(e)))?;
         let image = match first_picture {
             Some(Ok(Some(image))) => image,
-            Some(Err(e)) => return Err(other(path, format!("{name}: its first picture cannot be read: {e}"))),
+            Some(Err(e)) => {
+                return Err(other(
+                    path,
+                    format!("{name}: its first picture cannot be read: {e}"),
+                ));
+            }
             _ => return Err(other(path, format!("{name} has no picture"))),
         };
         let (h, w, _) = image.dim();
         let t0 = entries.first().map_or(0.0, |e| e.stamp);
         let n = entries.len();
         let span = entries.last().map_or(0.0, |e| e.stamp - t0);
-        let fps = if n > 1 && span > 0.0 { (n - 1) as f64 / span } else { 30.0 };
-        let clocks = ClockTable::new(entries.iter().map(|e| (e.stamp - t0, e.stamp))).map_err(|e| other(path, e))?;
+        let fps = if n > 1 && span > 0.0 {
+            (n - 1) as f64 / span
+        } else {
+            30.0
+        };
+        let clocks =
+            ClockTable::new(entries.iter().map(|e| (e.stamp - t0, e.stamp))).map_err(|e| other(path, e))?;
         let mut info = SourceInfo {
             frame_count: Some(n as u64),
             clocks: Some(Arc::new(clocks)),
@@ -262,7 +301,9 @@ impl RecordingSource {
         let mut moving = None;
         match placement(&mut rec, &name, options.world.as_deref(), &optical) {
             Ok(p) => {
-                let calibration = p.at(t0).map_err(|e| other(path, format!("{name}: the camera cannot be drawn through: {e}")))?;
+                let calibration = p
+                    .at(t0)
+                    .map_err(|e| other(path, format!("{name}: the camera cannot be drawn through: {e}")))?;
                 info.calibration = Some(calibration);
                 if !p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
                     moving = Some(p);
@@ -307,7 +348,9 @@ impl RecordingSource {
             let mut at = from;
             let mut compressed = Compressed::default();
             let result = rec.read(&[topic], Some(first.log_time), &mut |_, log_time, msg| {
-                let Ok(msg) = msg else { return ControlFlow::Continue(()) };
+                let Ok(msg) = msg else {
+                    return ControlFlow::Continue(());
+                };
                 let stamp = stamp_of(&msg, log_time);
                 // Messages dropped when indexing (out of order) are passed over.
                 while entries.get(at).is_some_and(|e| e.stamp < stamp) {
@@ -405,11 +448,12 @@ mod tests {
 
     #[test]
     fn keyframes_are_found_in_annex_b_packets() {
-        assert!(is_keyframe(&[0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x65, 9]));
-        assert!(is_keyframe(&[0, 0, 1, 0x65, 0x88]));
-        assert!(!is_keyframe(&[0, 0, 0, 1, 0x41, 0x9a]));
-        assert!(!is_keyframe(&[]));
-        // H.265: an IDR_W_RADL unit (type 19).
-        assert!(is_keyframe(&[0, 0, 1, 19 << 1, 1]));
+        assert!(is_keyframe(&[0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x65, 9], false));
+        assert!(is_keyframe(&[0, 0, 1, 0x65, 0x88], false));
+        assert!(!is_keyframe(&[0, 0, 0, 1, 0x41, 0x9a], false));
+        assert!(!is_keyframe(&[], false));
+        // H.265: an IDR_W_RADL unit (type 19), not a trailing picture (1).
+        assert!(is_keyframe(&[0, 0, 1, 19 << 1, 1], true));
+        assert!(!is_keyframe(&[0, 0, 1, 1 << 1, 1], true));
     }
 }

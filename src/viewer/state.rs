@@ -264,8 +264,7 @@ impl Document {
         };
         doc.reload_calibration()?;
         if !doc.session.logs.is_empty() {
-            let log =
-                crate::formats::load_merged(&doc.session.logs, &doc.session.read_options())?;
+            let log = crate::formats::load_merged(&doc.session.logs, &doc.session.read_options())?;
             doc.set_logs(log, doc.session.logs.clone());
             if doc.saved.is_none() {
                 let log = Arc::clone(&doc.log);
