@@ -27,6 +27,7 @@ mod mask;
 mod matches;
 mod pipeline;
 mod real_cameras;
+mod ros_bags;
 mod segments;
 mod sim3d;
 mod slurm;

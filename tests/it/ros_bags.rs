@@ -1,0 +1,272 @@
+//! ROS 2 recordings end to end (issue 34): the demo written as a bag by
+//! `scripts/ros-demo-bag.py` (the PyPI packages `rosbags` and `mcap`, no ROS
+//! install) — its pictures, its true camera as `CameraInfo` and transforms,
+//! the truth's ball and robots as RViz markers — read by the real binary:
+//! `log info` lists it, the camera it is drawn through is the demo's true
+//! camera, the export of the bag draws exactly where the export of the demo
+//! video with the same drawings and the demo's calibration draws, an MCAP
+//! and a `.db3` of the same material export alike, and the markers live as
+//! RViz keeps them (lifetimes, `DELETEALL`, `frame_locked`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use underlay::geom::Vec2;
+use underlay::log::{FrameTime, Log, Raised, Shape};
+use underlay::video::source::{FrameSource, OpenOptions};
+
+use crate::util::{assert_ok, text};
+
+/// The demo's camera over 6 s at 10 fps, 640×360 (the `DELETEALL` of the
+/// bag is at 5 s).
+fn demo(dir: &Path) {
+    assert_ok(&crate::util::run([
+        "demo",
+        "--out",
+        dir.to_str().unwrap(),
+        "--no-view",
+        "--width",
+        "640",
+        "--height",
+        "360",
+        "--fps",
+        "10",
+        "--duration",
+        "6",
+    ]));
+}
+
+/// Writes the demo in `demo_dir` as a recording `out` with the script's
+/// `extra` options; `None` (skipped) without a Python that has the packages.
+fn bag(demo_dir: &Path, out: &Path, extra: &[&str]) -> Option<PathBuf> {
+    let python = crate::util::python_with("rosbags, mcap, cv2, numpy", "a Python with rosbags, mcap, cv2 and numpy")?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ros-demo-bag.py");
+    let o = Command::new(python)
+        .arg(script)
+        .arg(demo_dir)
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ros-demo-bag.py failed: {}", String::from_utf8_lossy(&o.stderr));
+    Some(out.to_owned())
+}
+
+/// The demo's session with `log` instead of its own, at the bag's clock
+/// (its stamps are 1 700 000 000 s plus the video time).
+fn session_with(demo_dir: &Path, log: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(demo_dir.join("session.toml")).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("log = ") {
+                format!("log = {:?}", log.to_str().unwrap())
+            } else if l.starts_with("offset = ") {
+                "offset = 1700000000.0".to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    let p = demo_dir.join("bag-session.toml");
+    std::fs::write(&p, edited.join("\n")).unwrap();
+    p
+}
+
+/// Pixels an export changed from the picture it drew on (any channel by
+/// more than 40), as a mask.
+fn drawn(export: &underlay::image::RgbImage, picture: &underlay::image::RgbImage) -> Vec<bool> {
+    export
+        .as_slice()
+        .unwrap()
+        .chunks_exact(3)
+        .zip(picture.as_slice().unwrap().chunks_exact(3))
+        .map(|(a, b)| a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > 40))
+        .collect()
+}
+
+/// How many of `a`'s pixels have none of `b`'s within 1 px.
+fn unmatched(a: &[bool], b: &[bool], w: usize, h: usize) -> usize {
+    let mut n = 0;
+    for y in 0..h {
+        for x in 0..w {
+            if !a[y * w + x] {
+                continue;
+            }
+            let near = (y.saturating_sub(1)..=(y + 1).min(h - 1))
+                .any(|yy| (x.saturating_sub(1)..=(x + 1).min(w - 1)).any(|xx| b[yy * w + xx]));
+            n += usize::from(!near);
+        }
+    }
+    n
+}
+
+/// Compares two exports frame by frame over the same input pictures: the
+/// same frames at the same times, drawn in the same places within 1 px.
+fn same_drawings(a: &Path, b: &Path, pictures: &Path) {
+    let (fa, fb, fp) = (
+        crate::demo::read_all(a),
+        crate::demo::read_all(b),
+        crate::demo::read_all(pictures),
+    );
+    assert_eq!(fa.len(), fb.len(), "{} and {}", a.display(), b.display());
+    let mut total = 0;
+    for ((x, y), p) in fa.iter().zip(&fb).zip(&fp) {
+        assert!((x.time - y.time).abs() < 1e-3, "{} vs {}", x.time, y.time);
+        let (h, w, _) = x.image.dim();
+        let (da, db) = (drawn(&x.image, &p.image), drawn(&y.image, &p.image));
+        let drawn_px = da.iter().filter(|v| **v).count();
+        total += drawn_px;
+        let off = unmatched(&da, &db, w, h) + unmatched(&db, &da, w, h);
+        // Encoding noise along edges: at most 1 % of what was drawn.
+        assert!(off * 100 <= drawn_px.max(100), "frame at {} s: {off} of {drawn_px} drawn pixels differ", x.time);
+    }
+    assert!(total > 1000, "hardly anything was drawn: {total} pixels");
+}
+
+#[test]
+fn a_demo_bag_is_drawn_through_its_true_camera_like_the_demo() {
+    let tmp = crate::util::tmp();
+    let d = tmp.path().join("demo");
+    demo(&d);
+    let Some(mcap) = bag(&d, &tmp.path().join("run.mcap"), &["--image", "raw"]) else {
+        return;
+    };
+    let Some(db3) = bag(&d, &tmp.path().join("run.db3"), &["--image", "png"]) else {
+        return;
+    };
+
+    // `log info` lists the topics and what each is for, and the camera.
+    let info = crate::util::run(["log", "info", mcap.to_str().unwrap()]);
+    assert_ok(&info);
+    let t = text(&info);
+    for want in [
+        "ROS 2 recording (MCAP)",
+        "/camera/image_raw",
+        "sensor_msgs/msg/Image",
+        "pictures",
+        "/camera/camera_info",
+        "camera lens",
+        "/tf_static",
+        "transforms",
+        "/markers",
+        "visualization_msgs/msg/MarkerArray",
+        "drawn",
+        "camera:      /camera/image_raw, frame `camera_optical` in world `map` (fixed)",
+        "world unit m",
+    ] {
+        assert!(t.contains(want), "`{want}` missing from:\n{t}");
+    }
+
+    // The camera from CameraInfo and the transforms is the demo's true one.
+    let session = underlay::session::Session::load(&d.join("session.toml")).unwrap();
+    let truth = session.draw_settings().unwrap().calibration.unwrap();
+    for path in [&mcap, &db3] {
+        let src = underlay::formats::open_source(path, &OpenOptions::default()).unwrap();
+        let cal = src.info().calibration.clone().expect("a camera from the recording");
+        assert_eq!((src.info().width, src.info().height), (640, 360));
+        assert_eq!(src.info().frame_count, Some(60));
+        let mut worst: f64 = 0.0;
+        for i in -4..=4 {
+            for j in -3..=3 {
+                let p = Vec2::new(i as f64 * 1.0, j as f64 * 1.0);
+                let (Some(a), Some(b)) = (cal.project(p), truth.project(p * 1000.0)) else {
+                    continue;
+                };
+                worst = worst.max((a - b).length());
+            }
+        }
+        assert!(worst < 0.01, "{}: {worst} px from the true camera", path.display());
+    }
+
+    // The bag's export draws where the demo video's export with the same
+    // drawings (converted to a native log) and the demo's camera draws.
+    let ulog = tmp.path().join("markers.ulog");
+    assert_ok(&crate::util::run(["log", "convert", mcap.to_str().unwrap(), ulog.to_str().unwrap()]));
+    let from_session = tmp.path().join("session.mp4");
+    let session_file = session_with(&d, &ulog);
+    assert_ok(&crate::util::run([
+        "export",
+        session_file.to_str().unwrap(),
+        "-o",
+        from_session.to_str().unwrap(),
+        "--no-mask",
+    ]));
+    let from_mcap = tmp.path().join("mcap.mp4");
+    assert_ok(&crate::util::run(["export", mcap.to_str().unwrap(), "-o", from_mcap.to_str().unwrap(), "--no-mask"]));
+    same_drawings(&from_mcap, &from_session, &d.join("video.mp4"));
+    let from_db3 = tmp.path().join("db3.mp4");
+    assert_ok(&crate::util::run(["export", db3.to_str().unwrap(), "-o", from_db3.to_str().unwrap(), "--no-mask"]));
+    same_drawings(&from_db3, &from_mcap, &d.join("video.mp4"));
+}
+
+/// The persistent frames of `entity`: (start, end, shapes).
+fn lives(log: &Log, entity: &str) -> Vec<(f64, f64, Vec<Shape>)> {
+    log.frames
+        .iter()
+        .filter_map(|f| {
+            let FrameTime::Persistent { start, end } = f.time else {
+                return None;
+            };
+            let prims = log.frame_primitives(f);
+            prims
+                .iter()
+                .any(|p| log.entities.name(p.entity) == entity)
+                .then(|| (start, end, prims.iter().map(|p| p.shape.clone()).collect()))
+        })
+        .collect()
+}
+
+#[test]
+fn the_demo_bags_markers_live_as_rviz_keeps_them() {
+    let tmp = crate::util::tmp();
+    let d = tmp.path().join("demo");
+    demo(&d);
+    let Some(mcap) = bag(&d, &tmp.path().join("run.mcap"), &["--image", "jpeg"]) else {
+        return;
+    };
+    let log = underlay::formats::load_log(&mcap).unwrap();
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    let t0 = 1_700_000_000.0;
+    let clear = t0 + 5.0;
+    // Nothing lives across the DELETEALL at 5 s.
+    for f in &log.frames {
+        if let FrameTime::Persistent { start, end } = f.time {
+            assert!(!(start < clear - 1e-6 && end > clear + 1e-6), "{start} – {end} spans the DELETEALL");
+        }
+    }
+    // A robot's cylinder lives 0.2 s unless replaced first (every 0.1 s).
+    let robot = lives(&log, "markers/robots/blue/3");
+    assert_eq!(robot.len(), 60);
+    assert!(robot.iter().all(|(a, b, _)| b - a <= 0.2 + 1e-6 && b > a), "{robot:?}");
+    assert!(robot.iter().filter(|(a, b, _)| (b - a - 0.1).abs() < 1e-6).count() >= 50);
+    // The ball (lifetime 0) lives until replaced: the last one forever.
+    let ball = lives(&log, "markers/ball/0");
+    assert_eq!(ball.last().map(|l| l.1), Some(f64::INFINITY));
+    // The frame-locked heading arrow starts where blue 0 is at each moment.
+    let arrow = lives(&log, "markers/heading/0");
+    assert!(arrow.len() >= 59, "{}", arrow.len());
+    let truth = std::fs::read_to_string(d.join("truth/trajectory.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = truth
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let mut checked = 0;
+    for (start, _, shapes) in &arrow {
+        let k = ((start - t0) * 10.0).round() as usize;
+        let Some(row) = rows.get(k) else { continue };
+        let robot = Vec2::new(row[4] / 1000.0, row[5] / 1000.0);
+        let from = match &shapes[0] {
+            Shape::Polygon { vertices, .. } => vertices[0],
+            Shape::Raised(r) => match &**r {
+                Raised::Path { points, .. } => Vec2::new(points[0][0], points[0][1]),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert!((from - robot).length() < 1e-3, "{start}: arrow from {from:?}, robot at {robot:?}");
+        checked += 1;
+    }
+    assert!(checked >= 59);
+}
