@@ -274,7 +274,7 @@ def to_json(v):
     if hasattr(v, "__msgtype__"):
         return {
             "type": v.__msgtype__,
-            "fields": [[f, to_json(getattr(v, f))] for f in v.__dataclass_fields__ if f != "__msgtype__"],
+            "fields": [[f, to_json(getattr(v, f))] for f, _ in STORE.fielddefs[v.__msgtype__][1]],
         }
     raise TypeError(type(v))
 
@@ -317,8 +317,11 @@ def write_schemas(ts) -> None:
     (ROOT / "tests/data/ros/cdr/mcap-schemas.json").write_text(json.dumps(out, indent=1) + "\n")
 
 
+STORE = store()
+
+
 def main() -> None:
-    ts = store()
+    ts = STORE
     write_builtin(ts)
     write_messages(ts)
     write_schemas(ts)

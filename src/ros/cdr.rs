@@ -272,13 +272,17 @@ impl<'a> Reader<'a, '_> {
         }
         let mut fields = Vec::with_capacity(def.fields.len());
         for f in &def.fields {
+            let start = self.pos;
             let v = match f.array {
                 ArrayKind::Single => self.one(&f.ty, depth),
-                ArrayKind::Fixed(n) => self.array(&f.ty, n as u64, depth),
-                ArrayKind::Unbounded | ArrayKind::Bounded(_) => match self.u32() {
-                    Ok(n) => self.array(&f.ty, u64::from(n), depth),
-                    Err(e) => Err(e),
-                },
+                ArrayKind::Fixed(n) => self.array(&f.ty, n as u64, depth, start),
+                ArrayKind::Unbounded | ArrayKind::Bounded(_) => {
+                    match self.align(4).and_then(|()| self.u32()) {
+                        // The count's own byte, past its padding.
+                        Ok(n) => self.array(&f.ty, u64::from(n), depth, self.pos - 4),
+                        Err(e) => Err(e),
+                    }
+                }
             };
             match v {
                 Ok(v) => fields.push((f.name.clone(), v)),
@@ -379,14 +383,15 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
-    /// `count` values of `ty` (the count, if any, already read).
-    fn array(&mut self, ty: &FieldType, count: u64, depth: usize) -> Res<Value<'a>> {
+    /// `count` values of `ty` (the count, if any, already read at `start`).
+    fn array(&mut self, ty: &FieldType, count: u64, depth: usize, start: usize) -> Res<Value<'a>> {
         let min = self.min_size(ty);
         let left = self.left();
         let Some(n) = usize::try_from(count)
             .ok()
             .filter(|n| n.checked_mul(min).is_some_and(|b| b <= left))
         else {
+            self.pos = start;
             return self.fail(Problem::TooLong { count, min, left });
         };
         match ty {

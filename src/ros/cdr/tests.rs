@@ -109,7 +109,7 @@ fn schema_text_decodes_the_same() {
             let a = decode(&reg, ty, &f.cdr).unwrap();
             let b = decode(&builtin, ty, &f.cdr).unwrap();
             compare_struct(ty, &f.value, &a);
-            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            assert_eq!(format!("{a:?}"), format!("{b:?}")); // NaN != NaN
             n += 1;
         }
         assert!(n > 0, "{ty}");
@@ -226,25 +226,35 @@ fn hand_made_marker_array() {
 #[test]
 fn error_names_field_and_byte() {
     let reg = Registry::builtin();
+    // A cut sequence of points fails at its count, before any point.
     let (bytes, ys) = marker_array(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
-    let cut = &bytes[..ys[1] + 3];
-    let e = decode(&reg, "visualization_msgs/msg/MarkerArray", cut).unwrap_err();
-    match &e {
-        CdrError::Field {
-            path,
-            offset,
-            problem,
-            ..
-        } => {
-            assert_eq!(path, "markers[0].points[1].y");
-            assert_eq!(*offset, ys[1]);
-            assert_eq!(*problem, Problem::Truncated { need: 8, left: 3 });
-        }
-        e => panic!("{e}"),
+    let e = decode(&reg, "visualization_msgs/msg/MarkerArray", &bytes[..ys[1] + 3]).unwrap_err();
+    let CdrError::Field { path, offset, problem, .. } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(path, "markers[0].points");
+    assert_eq!(*offset, ys[0] - 8 - 4); // its count
+    assert!(matches!(problem, Problem::TooLong { count: 2, min: 24, .. }), "{e}");
+    // A transform's frame longer than the message.
+    let mut m = W::new();
+    m.u32(2);
+    m.header(1, "map").str("a");
+    for _ in 0..7 {
+        m.f64(0.0);
     }
+    m.header(2, "map");
+    let at = m.pad(4).0.len();
+    m.u32(1000).0.extend([0; 64]);
+    let e = decode(&reg, "tf2_msgs/TFMessage", &m.0).unwrap_err();
+    let CdrError::Field { path, offset, problem, .. } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(path, "transforms[1].child_frame_id");
+    assert_eq!(*offset, at);
+    assert_eq!(*problem, Problem::Truncated { need: 1000, left: 64 });
     let text = e.to_string();
-    assert!(text.contains("markers[0].points[1].y"), "{text}");
-    assert!(text.contains(&format!("byte {}", ys[1])), "{text}");
+    assert!(text.contains("transforms[1].child_frame_id"), "{text}");
+    assert!(text.contains(&format!("byte {at}")), "{text}");
 }
 
 #[test]
@@ -308,7 +318,8 @@ fn recursive_definitions_stop_at_the_depth_limit() {
     let mut reg = Registry::new();
     reg.add_ros2msg("r/A", "r/B b\n===\nMSG: r/B\nuint8 x\nr/A a\n").unwrap();
     reg.add_ros2msg("r/L", "r/L[] kids\nuint8 x\n").unwrap();
-    let bytes = vec![1u8; 4096];
+    let mut bytes = vec![1u8; 4096];
+    bytes[..4].copy_from_slice(&[0, 1, 0, 0]);
     let e = decode(&reg, "r/A", &bytes).unwrap_err();
     assert!(
         matches!(&e, CdrError::Field { problem: Problem::TooDeep, .. }),
@@ -390,4 +401,114 @@ proptest::proptest! {
         let _ = decode(&reg, &f.ty, &bytes);
         let _ = decode(&reg, &f.ty, &bytes[..cut % (bytes.len() + 1)]);
     }
+}
+
+/// `geometry_msgs/PoseStamped` as an MCAP `ros2idl` schema carries it
+/// (rosidl's IDL, each file after a `=` line and `IDL:` line).
+const POSE_STAMPED_IDL: &str = r#"// generated from rosidl_adapter/resource/msg.idl.em
+#include "geometry_msgs/msg/Pose.idl"
+#include "std_msgs/msg/Header.idl"
+
+module geometry_msgs {
+  module msg {
+    @verbatim (language="comment", text=
+      "A Pose with reference coordinate frame and timestamp")
+    struct PoseStamped {
+      std_msgs::msg::Header header;
+
+      geometry_msgs::msg::Pose pose;
+    };
+  };
+};
+
+================================================================================
+IDL: geometry_msgs/msg/Pose
+module geometry_msgs {
+  module msg {
+    struct Pose {
+      geometry_msgs::msg::Point position;
+
+      geometry_msgs::msg::Quaternion orientation;
+    };
+  };
+};
+
+================================================================================
+IDL: geometry_msgs/msg/Point
+module geometry_msgs {
+  module msg {
+    struct Point {
+      double x;
+
+      double y;
+
+      double z;
+    };
+  };
+};
+
+================================================================================
+IDL: geometry_msgs/msg/Quaternion
+module geometry_msgs {
+  module msg {
+    struct Quaternion {
+      @default (value=0.0)
+      double x;
+
+      @default (value=0.0)
+      double y;
+
+      @default (value=0.0)
+      double z;
+
+      @default (value=1.0)
+      double w;
+    };
+  };
+};
+
+================================================================================
+IDL: std_msgs/msg/Header
+module std_msgs {
+  module msg {
+    struct Header {
+      builtin_interfaces::msg::Time stamp;
+
+      string frame_id;
+    };
+  };
+};
+
+================================================================================
+IDL: builtin_interfaces/msg/Time
+module builtin_interfaces {
+  module msg {
+    module Time_Constants {
+      const string NAME = "a \"quoted\" ; constant";
+    };
+    struct Time {
+      int32 sec;
+
+      uint32 nanosec;
+    };
+  };
+};
+"#;
+
+#[test]
+fn idl_schema_decodes_the_same() {
+    let ty = "geometry_msgs/msg/PoseStamped";
+    let mut reg = Registry::new();
+    reg.add_ros2idl(ty, POSE_STAMPED_IDL).unwrap();
+    assert!(reg.missing(ty).is_empty(), "{:?}", reg.missing(ty));
+    let builtin = Registry::builtin();
+    let mut n = 0;
+    for f in fixtures().iter().filter(|f| f.ty == ty) {
+        let a = decode(&reg, ty, &f.cdr).unwrap();
+        compare_struct(ty, &f.value, &a);
+        let b = decode(&builtin, ty, &f.cdr).unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        n += 1;
+    }
+    assert!(n > 0);
 }

@@ -617,4 +617,27 @@ module pkg { module msg { struct Part { /* a
             assert!(parse("a/msg/B", bad).is_err(), "{bad}");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::testing::fuzz_cases(),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// IDL cut short, with characters changed, never panics.
+        #[test]
+        fn damaged_idl_never_panics(
+            cut in 0usize..2000,
+            changes in proptest::collection::vec((0usize..2000, "[{}<>;:\\[\\]@(),\"/*a-z0-9 \n=]"), 0..5),
+        ) {
+            let mut text: Vec<char> = HEADER_IDL.chars().collect();
+            for (at, c) in changes {
+                let n = text.len();
+                text[at % n] = c.chars().next().unwrap_or(' ');
+            }
+            text.truncate(cut % (text.len() + 1));
+            let text: String = text.into_iter().collect();
+            let _ = parse("std_msgs/msg/Header", &text);
+        }
+    }
 }
