@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -181,7 +182,9 @@ def write_builtin(ts) -> None:
     for n in names:
         out.append(f"    ({json.dumps(n)}, {json.dumps(msg_text(ts, n))}),")
     out.append("];")
-    (ROOT / "src/ros/msgdef/builtin.rs").write_text("\n".join(out) + "\n")
+    path = ROOT / "src/ros/msgdef/builtin.rs"
+    path.write_text("\n".join(out) + "\n")
+    subprocess.run(["rustfmt", "--edition", "2024", str(path)], check=True)
 
 
 # ---------------------------------------------------------------- messages

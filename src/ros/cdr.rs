@@ -105,11 +105,7 @@ pub enum Problem {
 
 /// Decodes one CDR-encoded message of type `type_name` (any spelling
 /// [`Registry::get`] takes), its 4-byte encapsulation header first.
-pub fn decode<'a>(
-    registry: &Registry,
-    type_name: &str,
-    bytes: &'a [u8],
-) -> Result<Struct<'a>, CdrError> {
+pub fn decode<'a>(registry: &Registry, type_name: &str, bytes: &'a [u8]) -> Result<Struct<'a>, CdrError> {
     let def = registry
         .get(type_name)
         .ok_or_else(|| CdrError::UnknownType(type_name.to_owned()))?;
@@ -193,11 +189,7 @@ struct Reader<'a, 'r> {
 /// The size of a primitive read as a number, 0 for the others.
 fn prim_size(ty: &FieldType) -> usize {
     match ty {
-        FieldType::Bool
-        | FieldType::Int8
-        | FieldType::UInt8
-        | FieldType::Byte
-        | FieldType::Char => 1,
+        FieldType::Bool | FieldType::Int8 | FieldType::UInt8 | FieldType::Byte | FieldType::Char => 1,
         FieldType::Int16 | FieldType::UInt16 => 2,
         FieldType::Int32 | FieldType::UInt32 | FieldType::Float32 => 4,
         FieldType::Int64 | FieldType::UInt64 | FieldType::Float64 => 8,
@@ -302,9 +294,7 @@ impl<'a> Reader<'a, '_> {
         Ok(match ty {
             FieldType::Bool => Value::Bool(self.take(1)?[0] != 0),
             FieldType::Int8 => Value::Int(i64::from(self.take(1)?[0] as i8)),
-            FieldType::UInt8 | FieldType::Byte | FieldType::Char => {
-                Value::UInt(u64::from(self.take(1)?[0]))
-            }
+            FieldType::UInt8 | FieldType::Byte | FieldType::Char => Value::UInt(u64::from(self.take(1)?[0])),
             FieldType::Int16 => Value::Int(i64::from(i16::from_le_bytes(self.fixed()?))),
             FieldType::UInt16 => Value::UInt(u64::from(u16::from_le_bytes(self.fixed()?))),
             FieldType::Int32 => Value::Int(i64::from(i32::from_le_bytes(self.fixed()?))),

@@ -245,11 +245,19 @@ impl Registry {
                     return Err(syntax(&name, i + 1, "a `=` line with no `MSG:` line after it"));
                 };
                 let Some(dep) = h.strip_prefix("MSG:") else {
-                    return Err(syntax(&name, j + 1, format!("expected `MSG: pkg/Type`, found `{h}`")));
+                    return Err(syntax(
+                        &name,
+                        j + 1,
+                        format!("expected `MSG: pkg/Type`, found `{h}`"),
+                    ));
                 };
                 name = normalise(dep);
                 if !is_full_name(&name) {
-                    return Err(syntax(&name, j + 1, format!("`{}` is not a type name", dep.trim())));
+                    return Err(syntax(
+                        &name,
+                        j + 1,
+                        format!("`{}` is not a type name", dep.trim()),
+                    ));
                 }
                 start = j + 1;
             } else {
@@ -469,7 +477,11 @@ mod tests {
         assert_eq!(normalise("geometry_msgs::msg::Point"), "geometry_msgs/msg/Point");
         assert_eq!(normalise(" geometry_msgs/msg/Point "), "geometry_msgs/msg/Point");
         let r = Registry::builtin();
-        for n in ["geometry_msgs/Point", "geometry_msgs::msg::Point", "geometry_msgs/msg/Point"] {
+        for n in [
+            "geometry_msgs/Point",
+            "geometry_msgs::msg::Point",
+            "geometry_msgs/msg/Point",
+        ] {
             assert_eq!(&*r.get(n).unwrap().name, "geometry_msgs/msg/Point");
         }
         assert!(r.get("geometry_msgs/Nope").is_none());
@@ -547,7 +559,14 @@ mod tests {
                 ("pts", m("geometry_msgs/msg/Point"), ArrayKind::Unbounded),
             ]
         );
-        for bad in ["int32", "int32 3x", "uint8[0] z", "a/b/c/d x", "float64[ x", "int32 a\nint32 a"] {
+        for bad in [
+            "int32",
+            "int32 3x",
+            "uint8[0] z",
+            "a/b/c/d x",
+            "float64[ x",
+            "int32 a\nint32 a",
+        ] {
             let e = parse_msg("p/msg/T", bad, 0).unwrap_err();
             assert!(e.to_string().contains("p/msg/T"), "{e}");
         }
@@ -582,7 +601,8 @@ mod tests {
     #[test]
     fn missing_follows_cycles() {
         let mut r = Registry::new();
-        r.add_ros2msg("a/A", "a/B b\nc/C c\n===\nMSG: a/B\na/A back\n").unwrap();
+        r.add_ros2msg("a/A", "a/B b\nc/C c\n===\nMSG: a/B\na/A back\n")
+            .unwrap();
         assert_eq!(r.missing("a/A"), vec!["c/msg/C".to_owned()]);
         assert_eq!(r.missing("z/Z"), vec!["z/msg/Z".to_owned()]);
     }

@@ -49,11 +49,7 @@ fn compare(path: &str, want: &Json, got: &Value<'_>) {
             );
         }
         Value::Str(s) => assert_eq!(want.as_str(), Some(&**s), "{path}"),
-        Value::Bytes(b) => assert_eq!(
-            unhex(want["bytes"].as_str().unwrap()),
-            b.to_vec(),
-            "{path}"
-        ),
+        Value::Bytes(b) => assert_eq!(unhex(want["bytes"].as_str().unwrap()), b.to_vec(), "{path}"),
         Value::Array(items) => {
             let w = want.as_array().unwrap();
             assert_eq!(w.len(), items.len(), "{path}");
@@ -229,12 +225,28 @@ fn error_names_field_and_byte() {
     // A cut sequence of points fails at its count, before any point.
     let (bytes, ys) = marker_array(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
     let e = decode(&reg, "visualization_msgs/msg/MarkerArray", &bytes[..ys[1] + 3]).unwrap_err();
-    let CdrError::Field { path, offset, problem, .. } = &e else {
+    let CdrError::Field {
+        path,
+        offset,
+        problem,
+        ..
+    } = &e
+    else {
         panic!("{e}")
     };
     assert_eq!(path, "markers[0].points");
     assert_eq!(*offset, ys[0] - 8 - 4); // its count
-    assert!(matches!(problem, Problem::TooLong { count: 2, min: 24, .. }), "{e}");
+    assert!(
+        matches!(
+            problem,
+            Problem::TooLong {
+                count: 2,
+                min: 24,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // A transform's frame longer than the message.
     let mut m = W::new();
     m.u32(2);
@@ -246,7 +258,13 @@ fn error_names_field_and_byte() {
     let at = m.pad(4).0.len();
     m.u32(1000).0.extend([0; 64]);
     let e = decode(&reg, "tf2_msgs/TFMessage", &m.0).unwrap_err();
-    let CdrError::Field { path, offset, problem, .. } = &e else {
+    let CdrError::Field {
+        path,
+        offset,
+        problem,
+        ..
+    } = &e
+    else {
         panic!("{e}")
     };
     assert_eq!(path, "transforms[1].child_frame_id");
@@ -279,12 +297,18 @@ fn counts_are_checked_before_allocating() {
 #[test]
 fn headers_and_unknown_types() {
     let reg = Registry::builtin();
-    assert!(matches!(decode(&reg, "std_msgs/msg/String", &[0, 1]), Err(CdrError::NoHeader(2))));
+    assert!(matches!(
+        decode(&reg, "std_msgs/msg/String", &[0, 1]),
+        Err(CdrError::NoHeader(2))
+    ));
     assert!(matches!(
         decode(&reg, "std_msgs/msg/String", &[0, 3, 0, 0, 1, 0, 0, 0, 0]),
         Err(CdrError::Encapsulation { id: 3, .. })
     ));
-    assert!(matches!(decode(&reg, "no/Such", &[0, 1, 0, 0]), Err(CdrError::UnknownType(_))));
+    assert!(matches!(
+        decode(&reg, "no/Such", &[0, 1, 0, 0]),
+        Err(CdrError::UnknownType(_))
+    ));
     // XCDR2 aligns 8-byte values to 4.
     let bytes = [0, 7, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f];
     let reg2 = {
@@ -316,13 +340,20 @@ fn empty_types_take_a_byte() {
 #[test]
 fn recursive_definitions_stop_at_the_depth_limit() {
     let mut reg = Registry::new();
-    reg.add_ros2msg("r/A", "r/B b\n===\nMSG: r/B\nuint8 x\nr/A a\n").unwrap();
+    reg.add_ros2msg("r/A", "r/B b\n===\nMSG: r/B\nuint8 x\nr/A a\n")
+        .unwrap();
     reg.add_ros2msg("r/L", "r/L[] kids\nuint8 x\n").unwrap();
     let mut bytes = vec![1u8; 4096];
     bytes[..4].copy_from_slice(&[0, 1, 0, 0]);
     let e = decode(&reg, "r/A", &bytes).unwrap_err();
     assert!(
-        matches!(&e, CdrError::Field { problem: Problem::TooDeep, .. }),
+        matches!(
+            &e,
+            CdrError::Field {
+                problem: Problem::TooDeep,
+                ..
+            }
+        ),
         "{e}"
     );
     let mut nested = vec![0, 1, 0, 0];

@@ -6,42 +6,132 @@
 pub(super) const BUILTIN: &[(&str, &str)] = &[
     ("builtin_interfaces/msg/Duration", "int32 sec\nuint32 nanosec\n"),
     ("builtin_interfaces/msg/Time", "int32 sec\nuint32 nanosec\n"),
-    ("foxglove_msgs/msg/CircleAnnotation", "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nfloat64 diameter\nfloat64 thickness\nfoxglove_msgs/Color fill_color\nfoxglove_msgs/Color outline_color\n"),
-    ("foxglove_msgs/msg/Color", "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n"),
-    ("foxglove_msgs/msg/CompressedVideo", "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"),
-    ("foxglove_msgs/msg/ImageAnnotations", "foxglove_msgs/CircleAnnotation[] circles\nfoxglove_msgs/PointsAnnotation[] points\nfoxglove_msgs/TextAnnotation[] texts\n"),
+    (
+        "foxglove_msgs/msg/CircleAnnotation",
+        "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nfloat64 diameter\nfloat64 thickness\nfoxglove_msgs/Color fill_color\nfoxglove_msgs/Color outline_color\n",
+    ),
+    (
+        "foxglove_msgs/msg/Color",
+        "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n",
+    ),
+    (
+        "foxglove_msgs/msg/CompressedVideo",
+        "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n",
+    ),
+    (
+        "foxglove_msgs/msg/ImageAnnotations",
+        "foxglove_msgs/CircleAnnotation[] circles\nfoxglove_msgs/PointsAnnotation[] points\nfoxglove_msgs/TextAnnotation[] texts\n",
+    ),
     ("foxglove_msgs/msg/Point2", "float64 x\nfloat64 y\n"),
-    ("foxglove_msgs/msg/PointsAnnotation", "uint8 UNKNOWN=0\nuint8 POINTS=1\nuint8 LINE_LOOP=2\nuint8 LINE_STRIP=3\nuint8 LINE_LIST=4\nbuiltin_interfaces/Time timestamp\nuint8 type\nfoxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\nfoxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\nfloat64 thickness\n"),
-    ("foxglove_msgs/msg/TextAnnotation", "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nstring text\nfloat64 font_size\nfoxglove_msgs/Color text_color\nfoxglove_msgs/Color background_color\n"),
+    (
+        "foxglove_msgs/msg/PointsAnnotation",
+        "uint8 UNKNOWN=0\nuint8 POINTS=1\nuint8 LINE_LOOP=2\nuint8 LINE_STRIP=3\nuint8 LINE_LIST=4\nbuiltin_interfaces/Time timestamp\nuint8 type\nfoxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\nfoxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\nfloat64 thickness\n",
+    ),
+    (
+        "foxglove_msgs/msg/TextAnnotation",
+        "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nstring text\nfloat64 font_size\nfoxglove_msgs/Color text_color\nfoxglove_msgs/Color background_color\n",
+    ),
     ("geometry_msgs/msg/Point", "float64 x\nfloat64 y\nfloat64 z\n"),
     ("geometry_msgs/msg/Point32", "float32 x\nfloat32 y\nfloat32 z\n"),
     ("geometry_msgs/msg/Polygon", "geometry_msgs/Point32[] points\n"),
-    ("geometry_msgs/msg/PolygonStamped", "std_msgs/Header header\ngeometry_msgs/Polygon polygon\n"),
-    ("geometry_msgs/msg/Pose", "geometry_msgs/Point position\ngeometry_msgs/Quaternion orientation\n"),
-    ("geometry_msgs/msg/Pose2D", "float64 x\nfloat64 y\nfloat64 theta\n"),
-    ("geometry_msgs/msg/PoseArray", "std_msgs/Header header\ngeometry_msgs/Pose[] poses\n"),
-    ("geometry_msgs/msg/PoseStamped", "std_msgs/Header header\ngeometry_msgs/Pose pose\n"),
-    ("geometry_msgs/msg/PoseWithCovariance", "geometry_msgs/Pose pose\nfloat64[36] covariance\n"),
-    ("geometry_msgs/msg/Quaternion", "float64 x\nfloat64 y\nfloat64 z\nfloat64 w\n"),
-    ("geometry_msgs/msg/Transform", "geometry_msgs/Vector3 translation\ngeometry_msgs/Quaternion rotation\n"),
-    ("geometry_msgs/msg/TransformStamped", "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/Transform transform\n"),
-    ("geometry_msgs/msg/Twist", "geometry_msgs/Vector3 linear\ngeometry_msgs/Vector3 angular\n"),
-    ("geometry_msgs/msg/TwistWithCovariance", "geometry_msgs/Twist twist\nfloat64[36] covariance\n"),
+    (
+        "geometry_msgs/msg/PolygonStamped",
+        "std_msgs/Header header\ngeometry_msgs/Polygon polygon\n",
+    ),
+    (
+        "geometry_msgs/msg/Pose",
+        "geometry_msgs/Point position\ngeometry_msgs/Quaternion orientation\n",
+    ),
+    (
+        "geometry_msgs/msg/Pose2D",
+        "float64 x\nfloat64 y\nfloat64 theta\n",
+    ),
+    (
+        "geometry_msgs/msg/PoseArray",
+        "std_msgs/Header header\ngeometry_msgs/Pose[] poses\n",
+    ),
+    (
+        "geometry_msgs/msg/PoseStamped",
+        "std_msgs/Header header\ngeometry_msgs/Pose pose\n",
+    ),
+    (
+        "geometry_msgs/msg/PoseWithCovariance",
+        "geometry_msgs/Pose pose\nfloat64[36] covariance\n",
+    ),
+    (
+        "geometry_msgs/msg/Quaternion",
+        "float64 x\nfloat64 y\nfloat64 z\nfloat64 w\n",
+    ),
+    (
+        "geometry_msgs/msg/Transform",
+        "geometry_msgs/Vector3 translation\ngeometry_msgs/Quaternion rotation\n",
+    ),
+    (
+        "geometry_msgs/msg/TransformStamped",
+        "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/Transform transform\n",
+    ),
+    (
+        "geometry_msgs/msg/Twist",
+        "geometry_msgs/Vector3 linear\ngeometry_msgs/Vector3 angular\n",
+    ),
+    (
+        "geometry_msgs/msg/TwistWithCovariance",
+        "geometry_msgs/Twist twist\nfloat64[36] covariance\n",
+    ),
     ("geometry_msgs/msg/Vector3", "float64 x\nfloat64 y\nfloat64 z\n"),
-    ("nav_msgs/msg/Odometry", "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/PoseWithCovariance pose\ngeometry_msgs/TwistWithCovariance twist\n"),
-    ("nav_msgs/msg/Path", "std_msgs/Header header\ngeometry_msgs/PoseStamped[] poses\n"),
-    ("sensor_msgs/msg/CameraInfo", "std_msgs/Header header\nuint32 height\nuint32 width\nstring distortion_model\nfloat64[] d\nfloat64[9] k\nfloat64[9] r\nfloat64[12] p\nuint32 binning_x\nuint32 binning_y\nsensor_msgs/RegionOfInterest roi\n"),
-    ("sensor_msgs/msg/CompressedImage", "std_msgs/Header header\nstring format\nuint8[] data\n"),
-    ("sensor_msgs/msg/Image", "std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\nuint8[] data\n"),
-    ("sensor_msgs/msg/RegionOfInterest", "uint32 x_offset\nuint32 y_offset\nuint32 height\nuint32 width\nbool do_rectify\n"),
-    ("std_msgs/msg/ColorRGBA", "float32 r\nfloat32 g\nfloat32 b\nfloat32 a\n"),
+    (
+        "nav_msgs/msg/Odometry",
+        "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/PoseWithCovariance pose\ngeometry_msgs/TwistWithCovariance twist\n",
+    ),
+    (
+        "nav_msgs/msg/Path",
+        "std_msgs/Header header\ngeometry_msgs/PoseStamped[] poses\n",
+    ),
+    (
+        "sensor_msgs/msg/CameraInfo",
+        "std_msgs/Header header\nuint32 height\nuint32 width\nstring distortion_model\nfloat64[] d\nfloat64[9] k\nfloat64[9] r\nfloat64[12] p\nuint32 binning_x\nuint32 binning_y\nsensor_msgs/RegionOfInterest roi\n",
+    ),
+    (
+        "sensor_msgs/msg/CompressedImage",
+        "std_msgs/Header header\nstring format\nuint8[] data\n",
+    ),
+    (
+        "sensor_msgs/msg/Image",
+        "std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\nuint8[] data\n",
+    ),
+    (
+        "sensor_msgs/msg/RegionOfInterest",
+        "uint32 x_offset\nuint32 y_offset\nuint32 height\nuint32 width\nbool do_rectify\n",
+    ),
+    (
+        "std_msgs/msg/ColorRGBA",
+        "float32 r\nfloat32 g\nfloat32 b\nfloat32 a\n",
+    ),
     ("std_msgs/msg/Empty", "\n"),
-    ("std_msgs/msg/Header", "builtin_interfaces/Time stamp\nstring frame_id\n"),
+    (
+        "std_msgs/msg/Header",
+        "builtin_interfaces/Time stamp\nstring frame_id\n",
+    ),
     ("std_msgs/msg/String", "string data\n"),
-    ("tf2_msgs/msg/TFMessage", "geometry_msgs/TransformStamped[] transforms\n"),
-    ("visualization_msgs/msg/ImageMarker", "int32 CIRCLE=0\nint32 LINE_STRIP=1\nint32 LINE_LIST=2\nint32 POLYGON=3\nint32 POINTS=4\nint32 ADD=0\nint32 REMOVE=1\nstd_msgs/Header header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Point position\nfloat32 scale\nstd_msgs/ColorRGBA outline_color\nuint8 filled\nstd_msgs/ColorRGBA fill_color\nbuiltin_interfaces/Duration lifetime\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] outline_colors\n"),
-    ("visualization_msgs/msg/Marker", "int32 ARROW=0\nint32 CUBE=1\nint32 SPHERE=2\nint32 CYLINDER=3\nint32 LINE_STRIP=4\nint32 LINE_LIST=5\nint32 CUBE_LIST=6\nint32 SPHERE_LIST=7\nint32 POINTS=8\nint32 TEXT_VIEW_FACING=9\nint32 MESH_RESOURCE=10\nint32 TRIANGLE_LIST=11\nint32 ADD=0\nint32 MODIFY=0\nint32 DELETE=2\nint32 DELETEALL=3\nstd_msgs/Header header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Pose pose\ngeometry_msgs/Vector3 scale\nstd_msgs/ColorRGBA color\nbuiltin_interfaces/Duration lifetime\nbool frame_locked\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] colors\nstring texture_resource\nsensor_msgs/CompressedImage texture\nvisualization_msgs/UVCoordinate[] uv_coordinates\nstring text\nstring mesh_resource\nvisualization_msgs/MeshFile mesh_file\nbool mesh_use_embedded_materials\n"),
-    ("visualization_msgs/msg/MarkerArray", "visualization_msgs/Marker[] markers\n"),
-    ("visualization_msgs/msg/MeshFile", "string filename\nuint8[] data\n"),
+    (
+        "tf2_msgs/msg/TFMessage",
+        "geometry_msgs/TransformStamped[] transforms\n",
+    ),
+    (
+        "visualization_msgs/msg/ImageMarker",
+        "int32 CIRCLE=0\nint32 LINE_STRIP=1\nint32 LINE_LIST=2\nint32 POLYGON=3\nint32 POINTS=4\nint32 ADD=0\nint32 REMOVE=1\nstd_msgs/Header header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Point position\nfloat32 scale\nstd_msgs/ColorRGBA outline_color\nuint8 filled\nstd_msgs/ColorRGBA fill_color\nbuiltin_interfaces/Duration lifetime\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] outline_colors\n",
+    ),
+    (
+        "visualization_msgs/msg/Marker",
+        "int32 ARROW=0\nint32 CUBE=1\nint32 SPHERE=2\nint32 CYLINDER=3\nint32 LINE_STRIP=4\nint32 LINE_LIST=5\nint32 CUBE_LIST=6\nint32 SPHERE_LIST=7\nint32 POINTS=8\nint32 TEXT_VIEW_FACING=9\nint32 MESH_RESOURCE=10\nint32 TRIANGLE_LIST=11\nint32 ADD=0\nint32 MODIFY=0\nint32 DELETE=2\nint32 DELETEALL=3\nstd_msgs/Header header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Pose pose\ngeometry_msgs/Vector3 scale\nstd_msgs/ColorRGBA color\nbuiltin_interfaces/Duration lifetime\nbool frame_locked\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] colors\nstring texture_resource\nsensor_msgs/CompressedImage texture\nvisualization_msgs/UVCoordinate[] uv_coordinates\nstring text\nstring mesh_resource\nvisualization_msgs/MeshFile mesh_file\nbool mesh_use_embedded_materials\n",
+    ),
+    (
+        "visualization_msgs/msg/MarkerArray",
+        "visualization_msgs/Marker[] markers\n",
+    ),
+    (
+        "visualization_msgs/msg/MeshFile",
+        "string filename\nuint8[] data\n",
+    ),
     ("visualization_msgs/msg/UVCoordinate", "float32 u\nfloat32 v\n"),
 ];

@@ -178,10 +178,7 @@ fn tokenize(top: &str, text: &str) -> Result<Vec<(Tok, usize)>, DefError> {
 
 impl Parser<'_> {
     fn line(&self) -> usize {
-        self.toks
-            .get(self.at)
-            .or(self.toks.last())
-            .map_or(1, |t| t.1)
+        self.toks.get(self.at).or(self.toks.last()).map_or(1, |t| t.1)
     }
 
     fn err(&self, message: impl Into<String>) -> DefError {
@@ -444,7 +441,10 @@ impl Parser<'_> {
                     self.at += 1;
                     single(FieldType::Int64)
                 } else if self.peek() == Some(&Tok::Ident("double".into())) {
-                    Err(DefError::Unsupported(format!("IDL `long double` (definition of {})", self.top)))
+                    Err(DefError::Unsupported(format!(
+                        "IDL `long double` (definition of {})",
+                        self.top
+                    )))
                 } else {
                     single(FieldType::Int32)
                 }
@@ -461,7 +461,10 @@ impl Parser<'_> {
                 }
                 other => Err(self.err(format!("`unsigned {other}` is not a type"))),
             },
-            "wchar" => Err(DefError::Unsupported(format!("IDL `wchar` (definition of {})", self.top))),
+            "wchar" => Err(DefError::Unsupported(format!(
+                "IDL `wchar` (definition of {})",
+                self.top
+            ))),
             _ => self.named(first),
         }
     }
@@ -583,8 +586,11 @@ module pkg { module msg { struct Part { /* a
 "#;
         let defs = parse("pkg/msg/Thing", text).unwrap();
         assert_eq!(defs.len(), 2);
-        let f: Vec<(&str, FieldType, ArrayKind)> =
-            defs[0].fields.iter().map(|f| (&*f.name, f.ty.clone(), f.array)).collect();
+        let f: Vec<(&str, FieldType, ArrayKind)> = defs[0]
+            .fields
+            .iter()
+            .map(|f| (&*f.name, f.ty.clone(), f.array))
+            .collect();
         let part = FieldType::Message("pkg/msg/Part".into());
         assert_eq!(
             f,
