@@ -215,11 +215,16 @@ impl Registry {
     /// text, then for each dependency a line of `=` (80 of them; 3 or more
     /// are accepted), a line `MSG: pkg/Type`, its text. Definitions from a
     /// file replace built-in ones of the same name. Nothing is added when
-    /// any part is wrong.
+    /// any part is wrong. A blank text does not replace a definition the
+    /// registry has (rosbag2 writes an empty one when it had none to
+    /// write); a blank text for a new type defines it with no fields.
     pub fn add_ros2msg(&mut self, type_name: &str, text: &str) -> Result<(), DefError> {
         let top = normalise(type_name);
         if !is_full_name(&top) {
             return Err(DefError::BadTypeName(type_name.to_owned()));
+        }
+        if text.trim().is_empty() && self.defs.contains_key(&top) {
+            return Ok(());
         }
         let mut defs = Vec::new();
         let mut name = top;
@@ -289,6 +294,20 @@ impl Registry {
             self.defs.insert(d.name.to_string(), Arc::new(d));
         }
         Ok(())
+    }
+
+    /// Adds a schema by its encoding's name, as MCAP and rosbag2 give it:
+    /// `ros2msg` ([`Registry::add_ros2msg`]) or `ros2idl`
+    /// ([`Registry::add_ros2idl`]); any other is
+    /// [`DefError::Unsupported`].
+    pub fn add_schema(&mut self, type_name: &str, encoding: &str, text: &str) -> Result<(), DefError> {
+        match encoding {
+            "ros2msg" => self.add_ros2msg(type_name, text),
+            "ros2idl" => self.add_ros2idl(type_name, text),
+            other => Err(DefError::Unsupported(format!(
+                "schema encoding `{other}` (definition of {type_name})"
+            ))),
+        }
     }
 
     /// The definition of a type, by any common spelling: `pkg/msg/Type`,
@@ -594,6 +613,15 @@ mod tests {
         assert!(e.to_string().contains("a/msg/C"), "{e}");
         assert!(r.get("a/B").is_none());
         assert!(r.add_ros2msg("x", "int32 a").is_err());
+        // A blank text keeps what is known, or defines an empty type.
+        r.add_schema("std_msgs/msg/Header", "ros2msg", " \n").unwrap();
+        assert_eq!(r.get("std_msgs/msg/Header").unwrap().fields.len(), 1);
+        r.add_schema("new_pkg/msg/Nothing", "ros2msg", "").unwrap();
+        assert!(r.get("new_pkg/Nothing").unwrap().fields.is_empty());
+        assert!(matches!(
+            r.add_schema("a/B", "jsonschema", "{}"),
+            Err(DefError::Unsupported(_))
+        ));
         assert!(r.add_ros2msg("a/B", "int32 a\n=====\n").is_err());
         assert!(r.add_ros2msg("a/B", "int32 a\n=====\nNOT: x/Y\n").is_err());
     }
