@@ -543,3 +543,30 @@ fn idl_schema_decodes_the_same() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn fixed_arrays_have_no_count() {
+    let mut reg = Registry::new();
+    reg.add_ros2msg(
+        "f/F",
+        "uint8[3] rgb\nchar[2] c\nbool[2] flags\nint16[2] v\nstring[2] s",
+    )
+    .unwrap();
+    let mut m = W::new();
+    m.0.extend([1, 2, 3, b'h', b'i', 1, 0]);
+    m.pad(2).0.extend((-2i16).to_le_bytes());
+    m.0.extend(7i16.to_le_bytes());
+    m.str("a").str("");
+    let s = decode(&reg, "f/F", &m.0).unwrap();
+    assert_eq!(s.path("rgb").unwrap().as_bytes(), Some(&[1u8, 2, 3][..]));
+    assert_eq!(s.path("c").unwrap().as_bytes(), Some(&b"hi"[..]));
+    assert_eq!(
+        s.array("flags").unwrap(),
+        &[Value::Bool(true), Value::Bool(false)]
+    );
+    assert_eq!(s.array("v").unwrap(), &[Value::Int(-2), Value::Int(7)]);
+    assert_eq!(
+        s.array("s").unwrap(),
+        &[Value::Str("a".into()), Value::Str("".into())]
+    );
+}
