@@ -40,6 +40,12 @@ pub struct Registry {
     defs: HashMap<String, Arc<MsgDef>>,
 }
 
+// Readers on several threads share one registry.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Registry>();
+};
+
 /// One message type: its full name and its fields in declaration order
 /// (constants are parsed and dropped).
 #[derive(Clone, Debug, PartialEq, Eq)]
