@@ -5,7 +5,7 @@ SQLite .db3): the test material of the ROS readers.
     ros-demo-bag.py DEMO_DIR OUT [--format mcap|db3] [--frames N]
         [--start-frame K] [--image raw|jpeg|png] [--scale S]
         [--compression zstd|lz4|none] [--no-chunks] [--no-summary]
-        [--db3-without-definitions] [--delete-all-at SECONDS]
+        [--db3-without-definitions] [--delete-all-at SECONDS] [--no-verify]
 
 DEMO_DIR holds `video.mp4`, `truth/camera.toml` (K, distortion [k1, k2],
 R and t of OpenCV's convention with the world in mm, the floor z = 0, the
@@ -30,8 +30,10 @@ logged 20 ms after its stamp. Messages are serialised once (CDR, by rosbags'
 typestore of ROS 2 Humble) and the definitions written are that typestore's,
 so an MCAP and a db3 made with the same options hold the same bytes. The
 camera model carried by TF + CameraInfo is checked against the truth by
-projecting truth points both ways (the maximum difference is printed). The
-output is written under a temporary name and renamed.
+projecting truth points both ways (the maximum difference is printed); the
+recording is read back and every message decoded by mcap_ros2 (another CDR
+implementation) from the definitions in the file. The output is written
+under a temporary name and renamed.
 """
 
 from __future__ import annotations
@@ -502,6 +504,66 @@ class Db3Out:
             con.close()
 
 
+def stamp_ns(msg):
+    """The header stamp (ns) of a decoded message (the first transform's or
+    marker's when it has no header)."""
+    if hasattr(msg, "header"):
+        h = msg.header
+    elif getattr(msg, "transforms", None):
+        h = msg.transforms[0].header
+    else:
+        h = msg.markers[0].header
+    return h.stamp.sec * 1_000_000_000 + h.stamp.nanosec
+
+
+def verify(path: Path, fmt: str, counts):
+    """Reads the recording back with other code than wrote it (mcap's
+    reader, SQLite) and decodes every message with mcap_ros2's CDR decoder
+    from the definitions the file carries: the counts per topic, log time =
+    stamp + 20 ms, time order. Returns the number of messages checked."""
+    from mcap_ros2._dynamic import generate_dynamic
+
+    seen, last = {}, 0
+    decoders = {}
+
+    def check(topic, typename, deftext, log_time, data):
+        nonlocal last
+        if typename not in decoders:
+            decoders[typename] = generate_dynamic(typename, deftext)[typename]
+        msg = decoders[typename](bytes(data))
+        if log_time != stamp_ns(msg) + LOG_LATENCY_NS:
+            raise SystemExit(f"verify: {topic} at {log_time}: stamp {stamp_ns(msg)}")
+        if log_time < last:
+            raise SystemExit(f"verify: {topic} at {log_time} before {last}")
+        last = log_time
+        seen[topic] = seen.get(topic, 0) + 1
+
+    if fmt == "mcap":
+        from mcap.reader import make_reader
+
+        with path.open("rb") as f:
+            for schema, channel, message in make_reader(f).iter_messages(log_time_order=True):
+                check(channel.topic, schema.name, schema.data.decode(), message.log_time, message.data)
+    else:
+        con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+        try:
+            defs = {}
+            if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'message_definitions'").fetchone():
+                defs = dict(con.execute(
+                    "SELECT topic_type, encoded_message_definition FROM message_definitions"))
+            topics = {i: (n, t) for i, n, t in con.execute("SELECT id, name, type FROM topics")}
+            rows = con.execute("SELECT topic_id, timestamp, data FROM messages ORDER BY timestamp, id")
+            for topic_id, log_time, data in rows:
+                name, typename = topics[topic_id]
+                deftext = defs.get(typename) or TS.generate_msgdef(typename, ros_version=2)[0]
+                check(name, typename, deftext, log_time, data)
+        finally:
+            con.close()
+    if seen != counts:
+        raise SystemExit(f"verify: read back {seen}, wrote {counts}")
+    return sum(seen.values())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("demo_dir", type=Path)
@@ -519,6 +581,8 @@ def main():
     ap.add_argument("--no-summary", action="store_true", help="MCAP: no summary section or indexes")
     ap.add_argument("--db3-without-definitions", action="store_true",
                     help="db3: no message_definitions table (as before rosbag2 Iron)")
+    ap.add_argument("--no-verify", action="store_true",
+                    help="do not read the recording back and decode every message")
     ap.add_argument("--delete-all-at", type=float, default=5.0,
                     help="video time (s) of the MarkerArray that starts with DELETEALL")
     args = ap.parse_args()
@@ -595,6 +659,10 @@ def main():
             ]), ns)
             put("markers", MARKERS, markers_message(rows, i, ns, i == delete_all_frame), ns)
         writer.close()
+        written = tmp if fmt == "mcap" else writer.db
+        if not args.no_verify:
+            n = verify(written, fmt, counts)
+            print(f"read back and decoded {n} messages (mcap_ros2's decoder): as written")
         if fmt == "mcap":
             os.replace(tmp, out)
         else:
