@@ -27,7 +27,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use rusqlite::types::ValueRef;
-use rusqlite::{params_from_iter, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter};
 
 use super::bag::{BagError, BagInfo, BagMessage, BagReader, Encoding, SchemaText, Topic};
 
