@@ -3,7 +3,8 @@
 # and installs into it what is missing: protobuf and grpcio-tools (the
 # format example of docs/FORMAT.md), opencv-python-headless and numpy (the
 # thesis's reference mask), rcsssmj (the RoboCup 3D league's server, run by
-# the sim3d tests). Prints what it installs; installs nothing when
+# the sim3d tests), mcap, mcap-ros2-support and rosbags (the ROS 2
+# recordings of scripts/ros-demo-bag.py). Prints what it installs; installs nothing when
 # run again. When the venv cannot be made or PyPI cannot be reached it says
 # so and exits 0, unless UNDERLAY_REQUIRE_TOOLS=1, where that is a failure.
 set -euo pipefail
@@ -32,6 +33,9 @@ declare -A wanted=(
   [cv2]=opencv-python-headless
   [numpy]=numpy
   [rcsssmj]=rcsssmj
+  [mcap]=mcap
+  [mcap_ros2]=mcap-ros2-support
+  [rosbags]=rosbags
 )
 missing=()
 for module in "${!wanted[@]}"; do
