@@ -130,6 +130,9 @@ pub struct Camera {
 /// Reads the camera calibrations a file carries.
 pub type CameraReader = fn(&Path) -> Result<Vec<Camera>, LogError>;
 
+/// Lists what a file holds besides its log, one line each.
+pub type ContentsReader = fn(&Path) -> Result<Vec<String>, String>;
+
 /// One kind of input file.
 #[derive(Clone, Copy, Debug)]
 pub struct Format {
@@ -158,7 +161,7 @@ pub struct Format {
     pub cameras: Option<CameraReader>,
     /// What a file holds besides its log, as `log info` lists it (a
     /// recording's topics), one line each; or why it cannot say.
-    pub contents: Option<fn(&Path) -> Result<Vec<String>, String>>,
+    pub contents: Option<ContentsReader>,
     /// The most (decompressed) bytes one of its files may deliver unless
     /// `--max-input` says otherwise: its model's memory is a multiple of
     /// its input (`docs/PERFORMANCE.md`), so formats that cost many times

@@ -55,6 +55,10 @@ pub struct Args {
     /// Draw only this entity and its descendants (repeatable).
     #[arg(long = "entity", value_name = "NAME")]
     pub entities: Vec<String>,
+    /// Of a ROS 2 recording: draw only these topics' drawings
+    /// (`/markers,/plan`; their entities are named by the topic).
+    #[arg(long, value_name = "TOPIC,…", value_delimiter = ',')]
+    pub topics: Vec<String>,
     /// Draw over everything (no floor mask).
     #[arg(long)]
     pub no_mask: bool,
@@ -108,7 +112,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         flatten_heights: args.flatten_heights,
         offset: args.offset,
         max_level: args.max_level,
-        entities: args.entities.clone(),
+        entities: args
+            .entities
+            .iter()
+            .cloned()
+            .chain(args.topics.iter().map(|t| t.trim_matches('/').to_owned()))
+            .collect(),
         workers: args.workers.map(usize::from),
         progress_bar: std::io::stderr().is_terminal(),
         no_calibration: args.no_calibration,

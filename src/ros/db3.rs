@@ -805,7 +805,6 @@ mod tests {
         let p = changed(dir.path(), "DROP TABLE topics;");
         let m = msg(&p);
         assert!(m.contains("not a rosbag2 database: no table `topics`"), "{m}");
-        assert!(m.contains("changed.db3"), "{m}");
 
         let p = changed(
             dir.path(),
@@ -838,7 +837,7 @@ mod tests {
         let p = dir.path().join("missing.db3");
         let e = open(&p).err().unwrap();
         assert!(matches!(e, BagError::Io { .. }), "{e}");
-        assert!(e.to_string().contains("missing.db3"));
+        assert!(matches!(&e, BagError::Io { path, .. } if path == &p));
     }
 
     #[test]
@@ -894,7 +893,6 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("more than the 1000"), "{m}");
-        assert!(m.contains("demo-3.db3"), "{m}");
     }
 
     #[test]

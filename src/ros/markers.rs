@@ -458,12 +458,26 @@ impl Lives {
         rest.sort_by(|a, b| a.1.start.total_cmp(&b.1.start).then(a.0.cmp(&b.0)));
         for (k, life) in rest {
             let until = life.until;
-            self.close(k, life, until);
+            if until >= life.start {
+                self.ended.push(Ended {
+                    key: k,
+                    start: life.start,
+                    end: until,
+                    life,
+                });
+            }
         }
     }
 
+    /// Ends `life` at `t`: just before it, as a frame shown at `t` shows
+    /// what replaced or removed it (a persistent frame includes its end);
+    /// or at the end of its lifetime, when that comes first.
     fn close(&mut self, key: Key, life: Life, t: f64) {
-        let end = t.min(life.until);
+        let end = if life.until <= t {
+            life.until
+        } else {
+            t.next_down()
+        };
         if end >= life.start {
             self.ended.push(Ended {
                 key,
@@ -492,7 +506,8 @@ pub fn locked_pieces(
     );
     let mut out = Vec::with_capacity(cuts.len());
     for (i, &a) in cuts.iter().enumerate() {
-        let b = cuts.get(i + 1).copied().unwrap_or(end);
+        // Just before the next piece, which a frame at its start shows.
+        let b = cuts.get(i + 1).map_or(end, |t| t.next_down());
         let Ok(w) = tf.lookup(world, &spec.frame, a) else {
             continue;
         };

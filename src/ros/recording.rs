@@ -99,6 +99,10 @@ impl Role {
     }
 }
 
+/// What [`Recording::read`] calls with each message: its topic, log time
+/// (ns) and the message decoded, or why it cannot be.
+pub type Each<'a> = dyn FnMut(&Topic, u64, Result<Struct<'_>, String>) -> ControlFlow<()> + 'a;
+
 /// A recording: its container and its types' definitions.
 pub struct Recording {
     /// The file.
@@ -218,7 +222,7 @@ impl Recording {
         &mut self,
         topics: &[u32],
         from: Option<u64>,
-        each: &mut dyn FnMut(&Topic, u64, Result<Struct<'_>, String>) -> ControlFlow<()>,
+        each: &mut Each<'_>,
     ) -> Result<Vec<String>, RosError> {
         let by_id: HashMap<u32, Topic> = self
             .info()

@@ -110,7 +110,12 @@ impl PacketDecoder {
         if bytes.is_empty() {
             return Err("an empty picture".into());
         }
-        let packet = ffmpeg::Packet::copy(bytes);
+        let mut packet = ffmpeg::Packet::copy(bytes);
+        if matches!(self.coding, Coding::Jpeg | Coding::Png) {
+            // Each picture stands alone: FFmpeg's PNG decoder takes a packet
+            // not marked as a keyframe as a difference to the one before.
+            packet.set_flags(ffmpeg::packet::Flags::KEY);
+        }
         let (sent, messages) = super::messages::capture(|| self.decoder.send_packet(&packet));
         sent.map_err(|e| {
             StepError::with(
@@ -167,6 +172,20 @@ fn is_limited(fmt: AVPixelFormat) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// OpenCV's PNGs (as a ROS camera driver writes them) in a row: the
+    /// second is not taken as a difference to the first.
+    #[test]
+    fn pngs_written_by_opencv_decode_one_after_another() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pictures");
+        let mut d = PacketDecoder::new(Coding::Png).unwrap();
+        for k in 0..2 {
+            let p = dir.join(format!("opencv-{k}.png"));
+            let got = d.decode(&std::fs::read(&p).unwrap()).unwrap().unwrap();
+            let want = crate::video::still::load_rgb(&p).unwrap();
+            assert_eq!(got, want, "{}", p.display());
+        }
+    }
 
     #[test]
     fn a_png_and_a_jpeg_in_memory_decode_to_their_pictures() {

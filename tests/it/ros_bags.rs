@@ -13,7 +13,7 @@ use std::process::Command;
 
 use underlay::geom::Vec2;
 use underlay::log::{FrameTime, Log, Raised, Shape};
-use underlay::video::source::{FrameSource, OpenOptions};
+use underlay::video::source::OpenOptions;
 
 use crate::util::{assert_ok, text};
 
@@ -39,7 +39,10 @@ fn demo(dir: &Path) {
 /// Writes the demo in `demo_dir` as a recording `out` with the script's
 /// `extra` options; `None` (skipped) without a Python that has the packages.
 fn bag(demo_dir: &Path, out: &Path, extra: &[&str]) -> Option<PathBuf> {
-    let python = crate::util::python_with("rosbags, mcap, cv2, numpy", "a Python with rosbags, mcap, cv2 and numpy")?;
+    let python = crate::util::python_with(
+        "rosbags, mcap, cv2, numpy",
+        "a Python with rosbags, mcap, cv2 and numpy",
+    )?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ros-demo-bag.py");
     let o = Command::new(python)
         .arg(script)
@@ -48,7 +51,11 @@ fn bag(demo_dir: &Path, out: &Path, extra: &[&str]) -> Option<PathBuf> {
         .args(extra)
         .output()
         .unwrap();
-    assert!(o.status.success(), "ros-demo-bag.py failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "ros-demo-bag.py failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     Some(out.to_owned())
 }
 
@@ -63,6 +70,9 @@ fn session_with(demo_dir: &Path, log: &Path) -> PathBuf {
                 format!("log = {:?}", log.to_str().unwrap())
             } else if l.starts_with("offset = ") {
                 "offset = 1700000000.0".to_owned()
+            } else if l.starts_with("image_size = ") {
+                // The demo's camera is in mm, the bag's drawings in m.
+                format!("{l}\nworld_unit = \"mm\"")
             } else {
                 l.to_owned()
             }
@@ -119,7 +129,14 @@ fn same_drawings(a: &Path, b: &Path, pictures: &Path) {
         total += drawn_px;
         let off = unmatched(&da, &db, w, h) + unmatched(&db, &da, w, h);
         // Encoding noise along edges: at most 1 % of what was drawn.
-        assert!(off * 100 <= drawn_px.max(100), "frame at {} s: {off} of {drawn_px} drawn pixels differ", x.time);
+        assert!(
+            off * 100 <= drawn_px.max(100),
+            "frame at {} s ({} s, {} s): {off} of {drawn_px} drawn pixels differ ({} drawn in the other)",
+            x.time,
+            y.time,
+            p.time,
+            db.iter().filter(|v| **v).count()
+        );
     }
     assert!(total > 1000, "hardly anything was drawn: {total} pixels");
 }
@@ -163,7 +180,11 @@ fn a_demo_bag_is_drawn_through_its_true_camera_like_the_demo() {
     let truth = session.draw_settings().unwrap().calibration.unwrap();
     for path in [&mcap, &db3] {
         let src = underlay::formats::open_source(path, &OpenOptions::default()).unwrap();
-        let cal = src.info().calibration.clone().expect("a camera from the recording");
+        let cal = src
+            .info()
+            .calibration
+            .clone()
+            .expect("a camera from the recording");
         assert_eq!((src.info().width, src.info().height), (640, 360));
         assert_eq!(src.info().frame_count, Some(60));
         let mut worst: f64 = 0.0;
@@ -176,13 +197,22 @@ fn a_demo_bag_is_drawn_through_its_true_camera_like_the_demo() {
                 worst = worst.max((a - b).length());
             }
         }
-        assert!(worst < 0.01, "{}: {worst} px from the true camera", path.display());
+        assert!(
+            worst < 0.01,
+            "{}: {worst} px from the true camera",
+            path.display()
+        );
     }
 
     // The bag's export draws where the demo video's export with the same
     // drawings (converted to a native log) and the demo's camera draws.
     let ulog = tmp.path().join("markers.ulog");
-    assert_ok(&crate::util::run(["log", "convert", mcap.to_str().unwrap(), ulog.to_str().unwrap()]));
+    assert_ok(&crate::util::run([
+        "log",
+        "convert",
+        mcap.to_str().unwrap(),
+        ulog.to_str().unwrap(),
+    ]));
     let from_session = tmp.path().join("session.mp4");
     let session_file = session_with(&d, &ulog);
     assert_ok(&crate::util::run([
@@ -193,10 +223,22 @@ fn a_demo_bag_is_drawn_through_its_true_camera_like_the_demo() {
         "--no-mask",
     ]));
     let from_mcap = tmp.path().join("mcap.mp4");
-    assert_ok(&crate::util::run(["export", mcap.to_str().unwrap(), "-o", from_mcap.to_str().unwrap(), "--no-mask"]));
+    assert_ok(&crate::util::run([
+        "export",
+        mcap.to_str().unwrap(),
+        "-o",
+        from_mcap.to_str().unwrap(),
+        "--no-mask",
+    ]));
     same_drawings(&from_mcap, &from_session, &d.join("video.mp4"));
     let from_db3 = tmp.path().join("db3.mp4");
-    assert_ok(&crate::util::run(["export", db3.to_str().unwrap(), "-o", from_db3.to_str().unwrap(), "--no-mask"]));
+    assert_ok(&crate::util::run([
+        "export",
+        db3.to_str().unwrap(),
+        "-o",
+        from_db3.to_str().unwrap(),
+        "--no-mask",
+    ]));
     same_drawings(&from_db3, &from_mcap, &d.join("video.mp4"));
 }
 
@@ -232,14 +274,26 @@ fn the_demo_bags_markers_live_as_rviz_keeps_them() {
     // Nothing lives across the DELETEALL at 5 s.
     for f in &log.frames {
         if let FrameTime::Persistent { start, end } = f.time {
-            assert!(!(start < clear - 1e-6 && end > clear + 1e-6), "{start} – {end} spans the DELETEALL");
+            assert!(
+                !(start < clear - 1e-6 && end > clear + 1e-6),
+                "{start} – {end} spans the DELETEALL"
+            );
         }
     }
     // A robot's cylinder lives 0.2 s unless replaced first (every 0.1 s).
     let robot = lives(&log, "markers/robots/blue/3");
     assert_eq!(robot.len(), 60);
-    assert!(robot.iter().all(|(a, b, _)| b - a <= 0.2 + 1e-6 && b > a), "{robot:?}");
-    assert!(robot.iter().filter(|(a, b, _)| (b - a - 0.1).abs() < 1e-6).count() >= 50);
+    assert!(
+        robot.iter().all(|(a, b, _)| b - a <= 0.2 + 1e-6 && b > a),
+        "{robot:?}"
+    );
+    assert!(
+        robot
+            .iter()
+            .filter(|(a, b, _)| (b - a - 0.1).abs() < 1e-6)
+            .count()
+            >= 50
+    );
     // The ball (lifetime 0) lives until replaced: the last one forever.
     let ball = lives(&log, "markers/ball/0");
     assert_eq!(ball.last().map(|l| l.1), Some(f64::INFINITY));
@@ -265,7 +319,10 @@ fn the_demo_bags_markers_live_as_rviz_keeps_them() {
             },
             other => panic!("{other:?}"),
         };
-        assert!((from - robot).length() < 1e-3, "{start}: arrow from {from:?}, robot at {robot:?}");
+        assert!(
+            (from - robot).length() < 1e-3,
+            "{start}: arrow from {from:?}, robot at {robot:?}"
+        );
         checked += 1;
     }
     assert!(checked >= 59);

@@ -452,7 +452,7 @@ impl ViewerApp {
     /// Opens a session or a video (plus log) as the current document.
     pub fn open(&mut self, req: &OpenRequest) -> anyhow::Result<()> {
         if self.doc.as_ref().is_some_and(Document::is_dirty) && !std::mem::take(&mut self.discard_ok) {
-            self.confirm = Some(Pending::Run(Command::Open(req.clone())));
+            self.confirm = Some(Pending::Run(Box::new(Command::Open(req.clone()))));
             return Ok(());
         }
         let mut req = req.clone();
@@ -915,7 +915,7 @@ pub enum Pending {
     /// Closing the window.
     Close,
     /// A command that replaces the document.
-    Run(Command),
+    Run(Box<Command>),
 }
 
 impl ViewerApp {
@@ -980,7 +980,7 @@ impl ViewerApp {
         self.discard_ok = true;
         match pending {
             Pending::Close => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
-            Pending::Run(c) => self.run_command(c),
+            Pending::Run(c) => self.run_command(*c),
         }
     }
 }
