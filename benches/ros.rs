@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use underlay::ros::bag::BagReader;
-use underlay::video::source::{FrameSource, OpenOptions};
+use underlay::video::source::OpenOptions;
 
 const W: usize = 1280;
 const H: usize = 720;

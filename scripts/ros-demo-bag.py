@@ -5,7 +5,7 @@ SQLite .db3): the test material of the ROS readers.
     ros-demo-bag.py DEMO_DIR OUT [--format mcap|db3] [--frames N]
         [--start-frame K] [--image raw|jpeg|png] [--scale S]
         [--compression zstd|lz4|none] [--no-chunks] [--no-summary]
-        [--db3-without-definitions] [--delete-all-at SECONDS] [--no-verify]
+        [--db3-without-definitions] [--delete-all-at SECONDS] [--moving-camera] [--no-verify]
 
 DEMO_DIR holds `video.mp4`, `truth/camera.toml` (K, distortion [k1, k2],
 R and t of OpenCV's convention with the world in mm, the floor z = 0, the
@@ -583,6 +583,9 @@ def main():
                     help="db3: no message_definitions table (as before rosbag2 Iron)")
     ap.add_argument("--no-verify", action="store_true",
                     help="do not read the recording back and decode every message")
+    ap.add_argument("--moving-camera", action="store_true",
+                    help="map → camera_link on /tf every frame, the camera 5 cm further along x "
+                         "each frame (the pictures stay the demo's: for testing the per-frame camera)")
     ap.add_argument("--delete-all-at", type=float, default=5.0,
                     help="video time (s) of the MarkerArray that starts with DELETEALL")
     args = ap.parse_args()
@@ -639,10 +642,10 @@ def main():
             counts[names[key]] = counts.get(names[key], 0) + 1
 
         (p_link, q_link), (p_opt, q_opt) = cam.static_transforms()
-        put("tf_static", TF, make(TF, transforms=[
-            transform(T0_NS, "map", "camera_link", p_link, q_link),
-            transform(T0_NS, "camera_link", "camera_optical", p_opt, q_opt),
-        ]), T0_NS)
+        fixed = [transform(T0_NS, "camera_link", "camera_optical", p_opt, q_opt)]
+        if not args.moving_camera:
+            fixed.insert(0, transform(T0_NS, "map", "camera_link", p_link, q_link))
+        put("tf_static", TF, make(TF, transforms=fixed), T0_NS)
 
         video = args.demo_dir / "video.mp4"
         for n, img in enumerate(frames(video, start, count, cam)):
@@ -652,11 +655,13 @@ def main():
             put("info", CAMERA_INFO, camera_info_message(cam, ns), ns)
             typename = IMAGE if args.image == "raw" else COMPRESSED
             put("image", typename, image_message(img, ns, args.image), ns)
-            put("tf", TF, make(TF, transforms=[
-                transform(ns, "map", "blue_0",
-                          (row["blue_0_x"] / 1000.0, row["blue_0_y"] / 1000.0, 0.0),
-                          yaw_quat(row["blue_0_heading"])),
-            ]), ns)
+            moving = [transform(ns, "map", "blue_0",
+                                (row["blue_0_x"] / 1000.0, row["blue_0_y"] / 1000.0, 0.0),
+                                yaw_quat(row["blue_0_heading"]))]
+            if args.moving_camera:
+                mast = (p_link[0] + 0.05 * n, p_link[1], p_link[2])
+                moving.append(transform(ns, "map", "camera_link", mast, q_link))
+            put("tf", TF, make(TF, transforms=moving), ns)
             put("markers", MARKERS, markers_message(rows, i, ns, i == delete_all_frame), ns)
         writer.close()
         written = tmp if fmt == "mcap" else writer.db

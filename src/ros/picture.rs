@@ -189,3 +189,72 @@ impl Compressed {
         d.decode(data).map_err(|e| e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ros::value::Value;
+    use std::sync::Arc;
+
+    fn image(w: i64, h: i64, step: i64, encoding: &str, data: &[u8]) -> Struct<'_> {
+        let f = |n: &str, v: Value<'static>| (Arc::from(n), v);
+        Struct {
+            type_name: Arc::from("sensor_msgs/msg/Image"),
+            fields: vec![
+                f("height", Value::Int(h)),
+                f("width", Value::Int(w)),
+                f("encoding", Value::Str(encoding.to_owned().into())),
+                f("is_bigendian", Value::UInt(0)),
+                f("step", Value::Int(step)),
+                (Arc::from("data"), Value::Bytes(data)),
+            ],
+        }
+    }
+
+    #[test]
+    fn encodings_read_as_rgb() {
+        let rgb = [10u8, 20, 30, 40, 50, 60];
+        let bgr = [30u8, 20, 10, 60, 50, 40];
+        let want = RgbImage::from_shape_vec((1, 2, 3), rgb.to_vec()).unwrap();
+        assert_eq!(raw_image(&image(2, 1, 6, "rgb8", &rgb)).unwrap(), want);
+        assert_eq!(raw_image(&image(2, 1, 6, "bgr8", &bgr)).unwrap(), want);
+        let bgra = [30u8, 20, 10, 255, 60, 50, 40, 255];
+        assert_eq!(raw_image(&image(2, 1, 8, "bgra8", &bgra)).unwrap(), want);
+        // Rows padded past their pixels.
+        let padded = [10u8, 20, 30, 40, 50, 60, 0, 0, 10, 20, 30, 40, 50, 60];
+        assert_eq!(raw_image(&image(2, 2, 8, "rgb8", &padded)).unwrap().dim(), (2, 2, 3));
+        let mono16 = [0u8, 200, 0, 100];
+        let m = raw_image(&image(2, 1, 4, "mono16", &mono16)).unwrap();
+        assert_eq!((m[[0, 0, 0]], m[[0, 1, 2]]), (200, 100));
+        // Grey UYVY is grey.
+        let uyvy = [128u8, 128, 128, 128];
+        let g = raw_image(&image(2, 1, 4, "yuv422", &uyvy)).unwrap();
+        assert!(g.iter().all(|v| v.abs_diff(130) <= 2), "{g:?}");
+        // A flat Bayer picture stays flat.
+        let bayer = [90u8; 16];
+        assert!(raw_image(&image(4, 4, 4, "bayer_rggb8", &bayer)).unwrap().iter().all(|v| *v == 90));
+        // Too little data, rows too short, unknown encodings: said.
+        assert!(raw_image(&image(2, 2, 6, "rgb8", &rgb)).unwrap_err().contains("needs 12 bytes"));
+        assert!(raw_image(&image(2, 1, 5, "rgb8", &rgb)).is_err());
+        assert!(raw_image(&image(2, 1, 6, "32FC1", &rgb)).unwrap_err().contains("32fc1"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::testing::fuzz_cases(),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any sizes, steps and data never panic, and never allocate for a
+        /// picture the data cannot fill.
+        #[test]
+        fn any_image_fields_never_panic(
+            w in -3i64..40, h in -3i64..40, step in -3i64..200,
+            enc in 0usize..12,
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+        ) {
+            let encodings = ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "mono16", "yuv422", "yuv422_yuy2", "bayer_rggb8", "bayer_grbg8", "16UC1", "x"];
+            let _ = raw_image(&image(w, h, step, encodings[enc], &data));
+        }
+    }
+}

@@ -327,3 +327,39 @@ fn the_demo_bags_markers_live_as_rviz_keeps_them() {
     }
     assert!(checked >= 59);
 }
+
+#[test]
+fn a_camera_that_moves_is_drawn_through_a_calibration_per_frame() {
+    let tmp = crate::util::tmp();
+    let d = tmp.path().join("demo");
+    demo(&d);
+    let Some(mcap) = bag(&d, &tmp.path().join("moving.mcap"), &["--image", "jpeg", "--frames", "12", "--moving-camera"]) else {
+        return;
+    };
+    let info = crate::util::run(["log", "info", mcap.to_str().unwrap()]);
+    assert!(text(&info).contains("(moving: a calibration per frame)"), "{}", text(&info));
+    // Frame k's camera is the true one moved 5 cm along x per frame: it
+    // sees a floor point where the true camera sees it 5 cm further back.
+    let session = underlay::session::Session::load(&d.join("session.toml")).unwrap();
+    let truth = session.draw_settings().unwrap().calibration.unwrap();
+    let mut src = underlay::formats::open_source(&mcap, &OpenOptions::default()).unwrap();
+    let mut k = 0;
+    while let Some(f) = src.next_frame().unwrap() {
+        let cal = f.calibration.as_ref().expect("a calibration of its own");
+        let mut worst: f64 = 0.0;
+        for (x, y) in [(-3.0, -2.0), (0.0, 0.0), (2.5, 1.5), (4.0, -2.5)] {
+            let p = Vec2::new(x, y);
+            let shifted = Vec2::new(x - 0.05 * k as f64, y) * 1000.0;
+            let (a, b) = (cal.project(p).unwrap(), truth.project(shifted).unwrap());
+            worst = worst.max((a - b).length());
+        }
+        assert!(worst < 0.01, "frame {k}: {worst} px");
+        k += 1;
+    }
+    assert_eq!(k, 12);
+    // And a seek gives the frame's own camera too.
+    let f = src.frame_at(0.5).unwrap().unwrap();
+    let p = Vec2::new(1.0, 1.0);
+    let (a, b) = (f.calibration.unwrap().project(p).unwrap(), truth.project(Vec2::new(1.0 - 0.25, 1.0) * 1000.0).unwrap());
+    assert!((a - b).length() < 0.01, "{a:?} {b:?}");
+}
