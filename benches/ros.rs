@@ -33,7 +33,7 @@ const FRAMES: usize = 220;
 /// A `sensor_msgs/Image` in CDR (little endian).
 fn image(stamp_ns: u64, encoding: &str, bytes_per_pixel: usize, frame: usize) -> Vec<u8> {
     fn align(v: &mut Vec<u8>, n: usize) {
-        while (v.len() - 4) % n != 0 {
+        while !(v.len() - 4).is_multiple_of(n) {
             v.push(0);
         }
     }

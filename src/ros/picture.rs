@@ -196,7 +196,7 @@ mod tests {
     use crate::ros::value::Value;
     use std::sync::Arc;
 
-    fn image(w: i64, h: i64, step: i64, encoding: &str, data: &[u8]) -> Struct<'_> {
+    fn image<'a>(w: i64, h: i64, step: i64, encoding: &str, data: &'a [u8]) -> Struct<'a> {
         let f = |n: &str, v: Value<'static>| (Arc::from(n), v);
         Struct {
             type_name: Arc::from("sensor_msgs/msg/Image"),
@@ -222,7 +222,10 @@ mod tests {
         assert_eq!(raw_image(&image(2, 1, 8, "bgra8", &bgra)).unwrap(), want);
         // Rows padded past their pixels.
         let padded = [10u8, 20, 30, 40, 50, 60, 0, 0, 10, 20, 30, 40, 50, 60];
-        assert_eq!(raw_image(&image(2, 2, 8, "rgb8", &padded)).unwrap().dim(), (2, 2, 3));
+        assert_eq!(
+            raw_image(&image(2, 2, 8, "rgb8", &padded)).unwrap().dim(),
+            (2, 2, 3)
+        );
         let mono16 = [0u8, 200, 0, 100];
         let m = raw_image(&image(2, 1, 4, "mono16", &mono16)).unwrap();
         assert_eq!((m[[0, 0, 0]], m[[0, 1, 2]]), (200, 100));
@@ -232,11 +235,24 @@ mod tests {
         assert!(g.iter().all(|v| v.abs_diff(130) <= 2), "{g:?}");
         // A flat Bayer picture stays flat.
         let bayer = [90u8; 16];
-        assert!(raw_image(&image(4, 4, 4, "bayer_rggb8", &bayer)).unwrap().iter().all(|v| *v == 90));
+        assert!(
+            raw_image(&image(4, 4, 4, "bayer_rggb8", &bayer))
+                .unwrap()
+                .iter()
+                .all(|v| *v == 90)
+        );
         // Too little data, rows too short, unknown encodings: said.
-        assert!(raw_image(&image(2, 2, 6, "rgb8", &rgb)).unwrap_err().contains("needs 12 bytes"));
+        assert!(
+            raw_image(&image(2, 2, 6, "rgb8", &rgb))
+                .unwrap_err()
+                .contains("needs 12 bytes")
+        );
         assert!(raw_image(&image(2, 1, 5, "rgb8", &rgb)).is_err());
-        assert!(raw_image(&image(2, 1, 6, "32FC1", &rgb)).unwrap_err().contains("32fc1"));
+        assert!(
+            raw_image(&image(2, 1, 6, "32FC1", &rgb))
+                .unwrap_err()
+                .contains("32fc1")
+        );
     }
 
     proptest::proptest! {

@@ -333,11 +333,19 @@ fn a_camera_that_moves_is_drawn_through_a_calibration_per_frame() {
     let tmp = crate::util::tmp();
     let d = tmp.path().join("demo");
     demo(&d);
-    let Some(mcap) = bag(&d, &tmp.path().join("moving.mcap"), &["--image", "jpeg", "--frames", "12", "--moving-camera"]) else {
+    let Some(mcap) = bag(
+        &d,
+        &tmp.path().join("moving.mcap"),
+        &["--image", "jpeg", "--frames", "12", "--moving-camera"],
+    ) else {
         return;
     };
     let info = crate::util::run(["log", "info", mcap.to_str().unwrap()]);
-    assert!(text(&info).contains("(moving: a calibration per frame)"), "{}", text(&info));
+    assert!(
+        text(&info).contains("(moving: a calibration per frame)"),
+        "{}",
+        text(&info)
+    );
     // Frame k's camera is the true one moved 5 cm along x per frame: it
     // sees a floor point where the true camera sees it 5 cm further back.
     let session = underlay::session::Session::load(&d.join("session.toml")).unwrap();
@@ -360,6 +368,9 @@ fn a_camera_that_moves_is_drawn_through_a_calibration_per_frame() {
     // And a seek gives the frame's own camera too.
     let f = src.frame_at(0.5).unwrap().unwrap();
     let p = Vec2::new(1.0, 1.0);
-    let (a, b) = (f.calibration.unwrap().project(p).unwrap(), truth.project(Vec2::new(1.0 - 0.25, 1.0) * 1000.0).unwrap());
+    let (a, b) = (
+        f.calibration.unwrap().project(p).unwrap(),
+        truth.project(Vec2::new(1.0 - 0.25, 1.0) * 1000.0).unwrap(),
+    );
     assert!((a - b).length() < 0.01, "{a:?} {b:?}");
 }
