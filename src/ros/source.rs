@@ -26,6 +26,10 @@ use crate::video::ClockTable;
 use crate::video::coded::Coding;
 use crate::video::source::{FrameSource, OpenOptions, SourceError, SourceFrame, SourceInfo};
 
+/// Times closer than this are the same (s): a stamp since the epoch in
+/// seconds holds about a tenth of a microsecond.
+const STAMP_EPS: f64 = 1e-6;
+
 /// One picture message: where it is and when it was taken.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
@@ -71,6 +75,22 @@ pub struct RecordingSource {
     reading: Option<Receiver<Read>>,
     /// The index of the frame `next_frame` gives next.
     next: usize,
+    /// Frames at a steady rate (`OpenOptions::fps`) instead of the
+    /// pictures' own times.
+    steady: Option<Steady>,
+}
+
+/// Frames resampled to a steady rate: each shows the latest picture taken
+/// at or before its time.
+#[derive(Debug)]
+struct Steady {
+    fps: f64,
+    /// The entry each frame shows.
+    shown: Vec<usize>,
+    /// The frame `next_frame` gives next.
+    next: usize,
+    /// The last picture given, for frames that show it again.
+    last: Option<SourceFrame>,
 }
 
 impl std::fmt::Debug for RecordingSource {
@@ -298,6 +318,38 @@ impl RecordingSource {
             clocks: Some(Arc::new(clocks)),
             ..SourceInfo::new(format!("{} {name}", path.display()), w, h, fps, span + 1.0 / fps)
         };
+        let steady = match options.fps {
+            Some(f) if f.is_finite() && f > 0.0 => {
+                // At most a frame per 100 µs of the recording: a bound on memory.
+                let count = ((span * f).floor() as usize + 1).min(n.saturating_mul(100).max(1));
+                let shown: Vec<usize> = (0..count)
+                    .map(|j| {
+                        let t = j as f64 / f;
+                        entries
+                            .partition_point(|e| e.stamp - t0 <= t + STAMP_EPS)
+                            .saturating_sub(1)
+                    })
+                    .collect();
+                let clocks = ClockTable::new(
+                    shown
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &e)| (j as f64 / f, entries[e].stamp)),
+                )
+                .map_err(|e| other(path, e))?;
+                info.fps = f;
+                info.frame_count = Some(count as u64);
+                info.duration = count as f64 / f;
+                info.clocks = Some(Arc::new(clocks));
+                Some(Steady {
+                    fps: f,
+                    shown,
+                    next: 0,
+                    last: None,
+                })
+            }
+            _ => None,
+        };
         let mut moving = None;
         match placement(&mut rec, &name, options.world.as_deref(), &optical) {
             Ok(p) => {
@@ -324,7 +376,37 @@ impl RecordingSource {
             moving,
             reading: None,
             next: 0,
+            steady,
         })
+    }
+
+    /// The next frame at the steady rate.
+    fn steady_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+        let Some(s) = &self.steady else {
+            return self.read_frame();
+        };
+        let (j, fps) = (s.next, s.fps);
+        let Some(&e) = s.shown.get(j) else {
+            return Ok(None);
+        };
+        let reuse = s.last.as_ref().filter(|f| f.index as usize == e).cloned();
+        let mut frame = match reuse {
+            Some(f) => f,
+            None => loop {
+                match self.read_frame()? {
+                    Some(f) if (f.index as usize) < e => continue,
+                    Some(f) => break f,
+                    None => return Ok(None),
+                }
+            },
+        };
+        if let Some(s) = &mut self.steady {
+            s.last = Some(frame.clone());
+            s.next = j + 1;
+        }
+        frame.time = j as f64 / fps;
+        frame.index = j as u64;
+        Ok(Some(frame))
     }
 
     /// Starts reading pictures from entry `k` on (a video: from the
@@ -420,14 +502,25 @@ impl FrameSource for RecordingSource {
     }
 
     fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
-        self.read_frame()
+        self.steady_frame()
     }
 
     fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+        if let Some(s) = &mut self.steady {
+            let j = ((t.max(0.0) * s.fps + STAMP_EPS).floor() as usize).min(s.shown.len().saturating_sub(1));
+            let e = s.shown.get(j).copied().unwrap_or(0);
+            s.next = j;
+            if s.last.as_ref().is_none_or(|f| f.index as usize != e) {
+                s.last = None;
+                self.reading = None;
+                self.start(e);
+            }
+            return self.steady_frame();
+        }
         let t0 = self.entries.first().map_or(0.0, |e| e.stamp);
         let k = self
             .entries
-            .partition_point(|e| e.stamp - t0 <= t + 1e-9)
+            .partition_point(|e| e.stamp - t0 <= t + STAMP_EPS)
             .saturating_sub(1);
         if k != self.next || self.reading.is_none() {
             self.reading = None;

@@ -373,4 +373,24 @@ fn a_camera_that_moves_is_drawn_through_a_calibration_per_frame() {
         truth.project(Vec2::new(1.0 - 0.25, 1.0) * 1000.0).unwrap(),
     );
     assert!((a - b).length() < 0.01, "{a:?} {b:?}");
+    // Resampled to 5 fps: every other picture, at steady times, each with
+    // its own stamp and camera.
+    let steady = OpenOptions {
+        fps: Some(5.0),
+        ..OpenOptions::default()
+    };
+    let mut src = underlay::formats::open_source(&mcap, &steady).unwrap();
+    assert_eq!(src.info().frame_count, Some(6), "{:?}", src.info());
+    let mut j = 0;
+    while let Some(f) = src.next_frame().unwrap() {
+        assert!((f.time - j as f64 * 0.2).abs() < 1e-9, "{}", f.time);
+        assert!((f.clock.unwrap() - (1_700_000_000.0 + j as f64 * 0.2)).abs() < 1e-6);
+        let a = f.calibration.unwrap().project(p).unwrap();
+        let b = truth
+            .project(Vec2::new(1.0 - 0.1 * j as f64, 1.0) * 1000.0)
+            .unwrap();
+        assert!((a - b).length() < 0.01, "frame {j}: {a:?} {b:?}");
+        j += 1;
+    }
+    assert_eq!(j, 6);
 }
