@@ -101,7 +101,7 @@ pub struct BagMessage<'a> {
 #[derive(Debug, thiserror::Error)]
 pub enum BagError {
     /// The file cannot be opened or read.
-    #[error("cannot read it: {source}")]
+    #[error("cannot read it")]
     Io {
         path: PathBuf,
         #[source]

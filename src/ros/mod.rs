@@ -78,7 +78,7 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
 /// `log info`.
 fn contents(path: &Path) -> Result<Vec<String>, String> {
     use recording::Role;
-    let mut rec = recording::open(path).map_err(|e| e.to_string())?;
+    let mut rec = recording::open(path).map_err(|e| crate::error::chain(&e))?;
     let info = rec.info().clone();
     let mut out = Vec::new();
     let span = info

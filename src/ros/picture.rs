@@ -181,12 +181,12 @@ impl Compressed {
             .or_else(|| Coding::sniff(data))
             .ok_or_else(|| format!("pictures in format `{format}` are not ones underlay decodes"))?;
         if self.decoder.as_ref().is_none_or(|d| d.coding() != coding) {
-            self.decoder = Some(PacketDecoder::new(coding).map_err(|e| e.to_string())?);
+            self.decoder = Some(PacketDecoder::new(coding).map_err(|e| crate::error::chain(&e))?);
         }
         let Some(d) = self.decoder.as_mut() else {
             return Err("no decoder".into());
         };
-        d.decode(data).map_err(|e| e.to_string())
+        d.decode(data).map_err(|e| crate::error::chain(&e))
     }
 }
 

@@ -214,14 +214,14 @@ pub(crate) fn placement(
         first = Some(msg.and_then(|m| camera::intrinsics(&m, camera::is_rectified(topic))));
         ControlFlow::Break(())
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| crate::error::chain(&e))?;
     let mut intrinsics = first
         .ok_or_else(|| format!("{} has no message", chosen.1))?
         .map_err(|e| format!("{}: {e}", chosen.1))?;
     if intrinsics.frame.is_empty() {
         intrinsics.frame = frame_name(optical).to_owned();
     }
-    let (tf, _) = rec.transforms().map_err(|e| e.to_string())?;
+    let (tf, _) = rec.transforms().map_err(|e| crate::error::chain(&e))?;
     if !tf.knows(&intrinsics.frame) {
         return Err(format!(
             "no transform places the camera's frame `{}` in a world",
@@ -451,7 +451,7 @@ impl RecordingSource {
                 }
             });
             if let Err(e) = result {
-                let _ = tx.send((at, Err(e.to_string())));
+                let _ = tx.send((at, Err(crate::error::chain(&e))));
             }
         });
         self.reading = Some(rx);
