@@ -192,7 +192,11 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     topics.sort_by_key(|t| t.0);
     for (_, mut state) in topics {
         state.lives.finish();
-        for ended in state.lives.ended {
+        // Drawn in the order they were shown, then by namespace and id:
+        // the same log from the same recording, whatever its container.
+        let mut ended = std::mem::take(&mut state.lives.ended);
+        ended.sort_by(|a, b| a.start.total_cmp(&b.start).then_with(|| a.key.cmp(&b.key)));
+        for ended in ended {
             let entity = entity_name(&state.entity_prefix, &ended.key);
             let id = log.entities.intern(&entity);
             let pieces = match (&ended.life.locked, &world) {

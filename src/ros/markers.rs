@@ -440,12 +440,13 @@ impl Lives {
 
     /// Ends every marker (of namespace `ns` unless it is empty) at `t`.
     pub fn end_all(&mut self, ns: &str, t: f64) {
-        let keys: Vec<Key> = self
+        let mut keys: Vec<Key> = self
             .alive
             .keys()
             .filter(|k| ns.is_empty() || &*k.0 == ns)
             .cloned()
             .collect();
+        keys.sort();
         for k in keys {
             self.end(&k, t);
         }

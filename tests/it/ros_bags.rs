@@ -394,3 +394,88 @@ fn a_camera_that_moves_is_drawn_through_a_calibration_per_frame() {
     }
     assert_eq!(j, 6);
 }
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/ros")
+        .join(name)
+}
+
+/// The committed three-frame recordings (no Python needed): listed, read
+/// alike from both containers, exported with their drawings, converted.
+#[test]
+fn the_committed_recordings_list_export_and_convert_alike() {
+    let tmp = crate::util::tmp();
+    let mut exports = Vec::new();
+    for name in ["demo-3.mcap", "demo-3.db3"] {
+        let path = fixture(name);
+        let info = crate::util::run(["log", "info", path.to_str().unwrap()]);
+        assert_ok(&info);
+        let t = text(&info);
+        for want in [
+            "/camera/image_raw/compressed",
+            "sensor_msgs/msg/CompressedImage",
+            "      3  pictures",
+            "/markers",
+            "      3  drawn",
+            "(fixed)",
+        ] {
+            assert!(t.contains(want), "{name}: `{want}` missing from:\n{t}");
+        }
+        let out = tmp.path().join(format!("{name}.mp4"));
+        assert_ok(&crate::util::run([
+            "export",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--no-mask",
+        ]));
+        let frames = crate::demo::read_all(&out);
+        assert_eq!(frames.len(), 3, "{name}");
+        assert_eq!(frames[0].image.dim(), (180, 320, 3));
+        exports.push(frames);
+        let ulog = tmp.path().join(format!("{name}.ulog"));
+        assert_ok(&crate::util::run([
+            "log",
+            "convert",
+            path.to_str().unwrap(),
+            ulog.to_str().unwrap(),
+        ]));
+        let log = underlay::formats::load_log(&ulog).unwrap();
+        assert_eq!(log.header.world_unit, "m");
+        assert!(log.entities.get("markers/ball/0").is_some());
+    }
+    // Same messages in both containers: the same frames.
+    for (a, b) in exports[0].iter().zip(&exports[1]) {
+        assert_eq!(a.time, b.time);
+        assert_eq!(a.image, b.image);
+    }
+}
+
+/// A recording given to `--camera` a topic it does not have says which
+/// it has; an unknown world frame says the tree's roots.
+#[test]
+fn a_wrong_topic_or_world_frame_is_said() {
+    let tmp = crate::util::tmp();
+    let path = fixture("demo-3.mcap");
+    let out = tmp.path().join("x.mp4");
+    let o = crate::util::run([
+        "export",
+        path.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--camera",
+        "/front/image_raw",
+    ]);
+    assert!(!o.status.success());
+    let e = crate::util::stderr(&o);
+    assert!(
+        e.contains("/front/image_raw") && e.contains("/camera/image_raw/compressed"),
+        "{e}"
+    );
+    let o = crate::util::run(["log", "info", path.to_str().unwrap(), "--world", "odom"]);
+    assert!(!o.status.success());
+    let e = crate::util::stderr(&o);
+    assert!(e.contains("`odom`") && e.contains("map"), "{e}");
+    assert!(!out.exists());
+}

@@ -641,3 +641,33 @@ fn a_2d_match_shows_at_a_cycle() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("outside the video"), "{}", stderr(&o));
 }
+
+/// A ROS 2 recording opens in the window as a video with its own
+/// drawings: the committed three-frame bag's yellow robot markers are on
+/// screen, drawn through the camera its CameraInfo and transforms give.
+#[test]
+fn a_ros_recording_opens_with_its_markers() {
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("shot.png");
+    let bag = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros/demo-3.mcap");
+    let o = run(underlay()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .arg(&bag)
+        .args(["--at", "0.04", "--size", "1000x700", "--screenshot"])
+        .arg(&png));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let img = underlay::video::still::load_rgb(&png).unwrap();
+    // The yellow robots' markers: (1.0, 0.9, 0.1).
+    let yellow = img
+        .as_slice()
+        .unwrap()
+        .chunks_exact(3)
+        .filter(|p| p[0] > 235 && (210..=245).contains(&p[1]) && p[2] < 60)
+        .count();
+    assert!(yellow > 100, "{yellow} yellow pixels");
+}
