@@ -77,6 +77,8 @@ impl Warnings {
 struct TopicLives {
     entity_prefix: String,
     lives: Lives,
+    /// Scene entities, named by their id alone.
+    scene: bool,
 }
 
 /// Reads the drawings of a recording into a log.
@@ -127,6 +129,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 TopicLives {
                     entity_prefix: prefix,
                     lives: Lives::default(),
+                    scene: false,
                 },
             )
         })
@@ -154,22 +157,34 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
             }
         };
         let role = roles.get(&topic.id).copied().unwrap_or(Role::Other);
-        let result = match role {
-            Role::Marker => marker(&place, &mut state.lives, &msg, now),
+        let problems: Vec<String> = match role {
+            Role::Marker => marker(&place, &mut state.lives, &msg, now)
+                .err()
+                .into_iter()
+                .collect(),
+            // Every marker of the array is applied, whatever the others.
             Role::MarkerArray => msg
                 .array("markers")
                 .unwrap_or(&[])
                 .iter()
                 .filter_map(|m| m.as_struct())
-                .map(|m| marker(&place, &mut state.lives, m, now))
-                .find(Result::is_err)
-                .unwrap_or(Ok(())),
+                .filter_map(|m| marker(&place, &mut state.lives, m, now).err())
+                .collect(),
             Role::Path | Role::PoseStamped | Role::PoseArray => {
                 other(&place, &mut state.lives, &msg, role, now)
+                    .err()
+                    .into_iter()
+                    .collect()
             }
-            _ => Ok(()),
+            Role::SceneUpdate => {
+                state.scene = true;
+                super::scene::apply(&mut state.lives, &msg, now, &|frame, t| {
+                    place.world_from(frame, t)
+                })
+            }
+            _ => Vec::new(),
         };
-        if let Err(e) = result {
+        for e in problems {
             warnings.push(format!("{}: {e}", topic.name));
         }
         ControlFlow::Continue(())
@@ -197,7 +212,11 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
         let mut ended = std::mem::take(&mut state.lives.ended);
         ended.sort_by(|a, b| a.start.total_cmp(&b.start).then_with(|| a.key.cmp(&b.key)));
         for ended in ended {
-            let entity = entity_name(&state.entity_prefix, &ended.key);
+            let entity = if state.scene {
+                format!("{}/{}", state.entity_prefix, ended.key.0.trim_matches('/'))
+            } else {
+                entity_name(&state.entity_prefix, &ended.key)
+            };
             let id = log.entities.intern(&entity);
             let pieces = match (&ended.life.locked, &world) {
                 (Some(spec), Some(w)) if !tf.is_fixed(w, &spec.frame) => {

@@ -25,6 +25,7 @@ pub mod mcap_file;
 pub mod msgdef;
 pub mod picture;
 pub mod recording;
+pub mod scene;
 pub mod source;
 pub mod tf;
 pub mod value;

@@ -47,6 +47,8 @@ pub enum Role {
     PoseStamped,
     /// `geometry_msgs/PoseArray`.
     PoseArray,
+    /// `foxglove_msgs/SceneUpdate`.
+    SceneUpdate,
     /// Drawings in the picture's pixels (`visualization_msgs/ImageMarker`,
     /// `foxglove_msgs/ImageAnnotations`).
     InPicture,
@@ -68,6 +70,7 @@ impl Role {
             "nav_msgs/msg/Path" => Role::Path,
             "geometry_msgs/msg/PoseStamped" => Role::PoseStamped,
             "geometry_msgs/msg/PoseArray" => Role::PoseArray,
+            "foxglove_msgs/msg/SceneUpdate" => Role::SceneUpdate,
             "visualization_msgs/msg/ImageMarker" | "foxglove_msgs/msg/ImageAnnotations" => Role::InPicture,
             _ => Role::Other,
         }
@@ -82,7 +85,12 @@ impl Role {
     pub fn is_drawing(self) -> bool {
         matches!(
             self,
-            Role::Marker | Role::MarkerArray | Role::Path | Role::PoseStamped | Role::PoseArray
+            Role::Marker
+                | Role::MarkerArray
+                | Role::Path
+                | Role::PoseStamped
+                | Role::PoseArray
+                | Role::SceneUpdate
         )
     }
 
@@ -92,7 +100,12 @@ impl Role {
             Role::Image | Role::CompressedImage | Role::CompressedVideo => "pictures",
             Role::CameraInfo => "camera lens",
             Role::Transforms => "transforms",
-            Role::Marker | Role::MarkerArray | Role::Path | Role::PoseStamped | Role::PoseArray => "drawn",
+            Role::Marker
+            | Role::MarkerArray
+            | Role::Path
+            | Role::PoseStamped
+            | Role::PoseArray
+            | Role::SceneUpdate => "drawn",
             Role::InPicture => "in the picture's pixels: not drawn yet",
             Role::Other => "",
         }

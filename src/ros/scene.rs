@@ -1,0 +1,402 @@
+//! Foxglove's `SceneUpdate` (`foxglove_msgs/msg/SceneUpdate`): scene
+//! entities of arrows, cubes, spheres, cylinders, lines, triangles and
+//! texts, each entity living as a marker does ([`super::markers::Lives`]):
+//! from its timestamp until an entity of the same id replaces it, a
+//! deletion removes it (by id, or all), or its lifetime runs out. Each
+//! primitive becomes a marker [`Spec`] in the entity's frame, so it is
+//! drawn exactly as the RViz marker of the same shape.
+
+use std::sync::Arc;
+
+use super::markers::{self, Drawn, Key, Life, Lives, Spec, kind};
+use super::tf::Transform;
+use super::value::{Struct, Value};
+use crate::log::Rgba;
+
+/// A deletion of every entity (`SceneEntityDeletion.type`).
+const DELETE_ALL: i64 = 1;
+
+/// A `builtin_interfaces/Time` field in seconds (`None` for 0).
+fn time(s: &Struct<'_>, field: &str) -> Option<f64> {
+    let t = s.sub(field)?;
+    let v = t.f64("sec")? + t.f64("nanosec")? * 1e-9;
+    (v > 0.0 && v.is_finite()).then_some(v)
+}
+
+fn points(s: &Struct<'_>, field: &str) -> Vec<[f64; 3]> {
+    s.array(field)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|p| {
+            let p = p.as_struct()?;
+            Some([p.f64("x")?, p.f64("y")?, p.f64("z")?])
+        })
+        .filter(|p| p.iter().all(|v| v.is_finite()))
+        .collect()
+}
+
+fn colours(s: &Struct<'_>) -> Vec<Rgba> {
+    s.array("colors")
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|c| markers::color(c.as_struct()))
+        .collect()
+}
+
+/// Points of a line or triangle list taken by `indices` when it has them.
+fn indexed(s: &Struct<'_>, pts: Vec<[f64; 3]>) -> Vec<[f64; 3]> {
+    let Some(idx) = s.array("indices").filter(|i| !i.is_empty()) else {
+        return pts;
+    };
+    idx.iter()
+        .filter_map(Value::as_i64)
+        .filter_map(|i| usize::try_from(i).ok().and_then(|i| pts.get(i).copied()))
+        .collect()
+}
+
+/// The marker specs of one scene entity's primitives, in `frame`.
+fn specs(entity: &Struct<'_>, frame: &str) -> Vec<Spec> {
+    let mut out = Vec::new();
+    let base = |kind: i64, p: &Struct<'_>| -> Option<Spec> {
+        Some(Spec {
+            kind,
+            pose: markers::pose(p.sub("pose"))?,
+            scale: [0.0; 3],
+            color: markers::color(p.sub("color")).unwrap_or(Rgba::WHITE),
+            points: Vec::new(),
+            colors: Vec::new(),
+            text: "".into(),
+            frame: frame.to_owned(),
+            locked: false,
+            lifetime: 0.0,
+            stamp: None,
+        })
+    };
+    let each = |field: &str| -> Vec<&Struct<'_>> {
+        entity
+            .array(field)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(Value::as_struct)
+            .collect()
+    };
+    for a in each("arrows") {
+        if let Some(mut s) = base(kind::ARROW, a) {
+            let len = a.f64("shaft_length").unwrap_or(0.0) + a.f64("head_length").unwrap_or(0.0);
+            let d = a.f64("head_diameter").unwrap_or(0.0);
+            s.scale = [len, d / 2.0, d];
+            out.push(s);
+        }
+    }
+    for (field, k) in [
+        ("cubes", kind::CUBE),
+        ("spheres", kind::SPHERE),
+        ("cylinders", kind::CYLINDER),
+    ] {
+        for c in each(field) {
+            if let Some(mut s) = base(k, c) {
+                let size = c.sub("size");
+                s.scale = [0, 1, 2].map(|i| size.and_then(|v| v.f64(["x", "y", "z"][i])).unwrap_or(0.0));
+                out.push(s);
+            }
+        }
+    }
+    for l in each("lines") {
+        if let Some(mut s) = base(kind::LINE_STRIP, l) {
+            let mut pts = indexed(l, points(l, "points"));
+            match l.path("type").and_then(Value::as_i64) {
+                // A loop closes on its first point.
+                Some(1) => {
+                    if let Some(first) = pts.first().copied() {
+                        pts.push(first);
+                    }
+                }
+                Some(2) => s.kind = kind::LINE_LIST,
+                _ => {}
+            }
+            s.scale = [l.f64("thickness").unwrap_or(0.0), 0.0, 0.0];
+            s.points = pts;
+            s.colors = colours(l);
+            out.push(s);
+        }
+    }
+    for t in each("triangles") {
+        if let Some(mut s) = base(kind::TRIANGLE_LIST, t) {
+            s.points = indexed(t, points(t, "points"));
+            s.colors = colours(t);
+            out.push(s);
+        }
+    }
+    for t in each("texts") {
+        if let Some(mut s) = base(kind::TEXT_VIEW_FACING, t) {
+            s.scale = [0.0, 0.0, t.f64("font_size").unwrap_or(0.0)];
+            s.text = t.str("text").unwrap_or("").into();
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// One `SceneUpdate` applied to its topic's entities: deletions first,
+/// then the entities it adds, `world` placing a frame in the world at a
+/// time. Returns the problems met (the rest is applied).
+pub fn apply(
+    lives: &mut Lives,
+    msg: &Struct<'_>,
+    now: f64,
+    world: &dyn Fn(&str, f64) -> Result<Transform, String>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for d in msg
+        .array("deletions")
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Value::as_struct)
+    {
+        let t = time(d, "timestamp").unwrap_or(now);
+        if d.path("type").and_then(Value::as_i64) == Some(DELETE_ALL) {
+            lives.end_all("", t);
+        } else {
+            lives.end(&key(d), t);
+        }
+    }
+    for e in msg
+        .array("entities")
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Value::as_struct)
+    {
+        let t = time(e, "timestamp").unwrap_or(now);
+        let frame = e.str("frame_id").unwrap_or("").to_owned();
+        let lifetime = markers::duration(e, "lifetime");
+        let locked = e.path("frame_locked").and_then(Value::as_i64).unwrap_or(0) != 0;
+        let key = key(e);
+        let w = match world(&frame, t) {
+            Ok(w) => w,
+            Err(why) => {
+                problems.push(why);
+                continue;
+            }
+        };
+        let mut shapes: Vec<Drawn> = Vec::new();
+        let specs = specs(e, &frame);
+        for s in &specs {
+            match markers::shapes(s, &w) {
+                Ok(d) => shapes.extend(d),
+                Err(why) => problems.push(why),
+            }
+        }
+        let until = if lifetime > 0.0 {
+            t + lifetime
+        } else {
+            f64::INFINITY
+        };
+        // A locked entity follows its frame: one spec per primitive, kept.
+        let locked = (locked && specs.len() == 1).then(|| Arc::new(specs[0].clone()));
+        lives.add(
+            key,
+            Life {
+                start: t,
+                until,
+                shapes,
+                locked,
+            },
+        );
+    }
+    problems
+}
+
+/// An entity's key: its id as the namespace (the entity's name in the
+/// log is the topic, then the id).
+fn key(e: &Struct<'_>) -> Key {
+    (Arc::from(e.str("id").unwrap_or("")), 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Raised, Shape};
+
+    fn v(fields: Vec<(&str, Value<'static>)>) -> Value<'static> {
+        Value::Struct(Struct {
+            type_name: Arc::from("t"),
+            fields: fields.into_iter().map(|(n, v)| (Arc::from(n), v)).collect(),
+        })
+    }
+
+    fn f(x: f64) -> Value<'static> {
+        Value::Float(x)
+    }
+
+    fn s(text: &str) -> Value<'static> {
+        Value::Str(text.to_owned().into())
+    }
+
+    fn time(t: f64) -> Value<'static> {
+        v(vec![
+            ("sec", Value::Int(t.floor() as i64)),
+            ("nanosec", Value::UInt(((t - t.floor()) * 1e9).round() as u64)),
+        ])
+    }
+
+    fn xyz(x: f64, y: f64, z: f64) -> Value<'static> {
+        v(vec![("x", f(x)), ("y", f(y)), ("z", f(z))])
+    }
+
+    fn pose(x: f64, y: f64, z: f64) -> Value<'static> {
+        v(vec![
+            ("position", xyz(x, y, z)),
+            (
+                "orientation",
+                v(vec![("x", f(0.0)), ("y", f(0.0)), ("z", f(0.0)), ("w", f(1.0))]),
+            ),
+        ])
+    }
+
+    fn colour() -> Value<'static> {
+        v(vec![("r", f(0.0)), ("g", f(1.0)), ("b", f(0.0)), ("a", f(1.0))])
+    }
+
+    fn entity(id: &str, t: f64, lifetime: f64) -> Value<'static> {
+        let cube = v(vec![
+            ("pose", pose(1.0, 2.0, 0.25)),
+            ("size", xyz(0.5, 0.5, 0.5)),
+            ("color", colour()),
+        ]);
+        let line = v(vec![
+            ("type", Value::UInt(1)),
+            ("pose", pose(0.0, 0.0, 0.0)),
+            ("thickness", f(0.05)),
+            ("scale_invariant", Value::Bool(false)),
+            (
+                "points",
+                Value::Array(vec![xyz(0.0, 0.0, 0.0), xyz(1.0, 0.0, 0.0), xyz(1.0, 1.0, 0.0)]),
+            ),
+            ("color", colour()),
+            ("colors", Value::Array(vec![])),
+            ("indices", Value::Array(vec![])),
+        ]);
+        let text = v(vec![
+            ("pose", pose(0.0, 0.0, 1.0)),
+            ("font_size", f(0.2)),
+            ("color", colour()),
+            ("text", s("hello")),
+        ]);
+        v(vec![
+            ("timestamp", time(t)),
+            ("frame_id", s("map")),
+            ("id", s(id)),
+            ("lifetime", time(lifetime)),
+            ("frame_locked", Value::Bool(false)),
+            ("cubes", Value::Array(vec![cube])),
+            ("lines", Value::Array(vec![line])),
+            ("texts", Value::Array(vec![text])),
+        ])
+    }
+
+    fn update(entities: Vec<Value<'static>>, deletions: Vec<Value<'static>>) -> Struct<'static> {
+        let Value::Struct(u) = v(vec![
+            ("deletions", Value::Array(deletions)),
+            ("entities", Value::Array(entities)),
+        ]) else {
+            unreachable!()
+        };
+        u
+    }
+
+    fn deletion(t: f64, kind: u64, id: &str) -> Value<'static> {
+        v(vec![
+            ("timestamp", time(t)),
+            ("type", Value::UInt(kind)),
+            ("id", s(id)),
+        ])
+    }
+
+    #[test]
+    fn scene_entities_live_and_are_drawn_as_markers() {
+        let world = |_: &str, _: f64| Ok(Transform::IDENTITY);
+        let mut lives = Lives::default();
+        assert!(
+            apply(
+                &mut lives,
+                &update(vec![entity("a", 1.0, 0.0), entity("b", 1.0, 0.5)], vec![]),
+                1.0,
+                &world
+            )
+            .is_empty()
+        );
+        assert!(
+            apply(
+                &mut lives,
+                &update(vec![], vec![deletion(3.0, 0, "a")]),
+                3.0,
+                &world
+            )
+            .is_empty()
+        );
+        assert!(
+            apply(
+                &mut lives,
+                &update(vec![entity("a", 4.0, 0.0), entity("c", 4.0, 0.0)], vec![]),
+                4.0,
+                &world
+            )
+            .is_empty()
+        );
+        assert!(
+            apply(
+                &mut lives,
+                &update(vec![], vec![deletion(6.0, 1, "")]),
+                6.0,
+                &world
+            )
+            .is_empty()
+        );
+        lives.finish();
+        let mut got: Vec<(String, f64, f64)> = lives
+            .ended
+            .iter()
+            .map(|e| (e.key.0.to_string(), e.start, (e.end * 1e6).round() / 1e6))
+            .collect();
+        got.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        assert_eq!(
+            got,
+            [
+                ("a".to_owned(), 1.0, 3.0),
+                ("b".to_owned(), 1.0, 1.5),
+                ("a".to_owned(), 4.0, 6.0),
+                ("c".to_owned(), 4.0, 6.0)
+            ]
+        );
+        // The cube, the closed loop on the floor, the text above it.
+        let shapes: Vec<&Shape> = lives.ended[0].life.shapes.iter().map(|d| &d.shape).collect();
+        assert!(
+            matches!(shapes[0], Shape::Raised(r) if matches!(**r, Raised::Box { base, .. } if base == [1.0, 2.0, 0.0])),
+            "{shapes:?}"
+        );
+        assert!(
+            matches!(shapes[1], Shape::Polygon { vertices, closed: false } if vertices.len() == 4 && vertices[0] == vertices[3]),
+            "{shapes:?}"
+        );
+        assert!(
+            matches!(shapes[2], Shape::Raised(r) if matches!(**r, Raised::Text { .. })),
+            "{shapes:?}"
+        );
+        // A frame no transform names is said, the rest applied.
+        let nowhere = |f: &str, _: f64| {
+            if f == "map" {
+                Err("no transform names `map`".to_owned())
+            } else {
+                Ok(Transform::IDENTITY)
+            }
+        };
+        let mut lives = Lives::default();
+        let problems = apply(
+            &mut lives,
+            &update(vec![entity("x", 1.0, 0.0)], vec![]),
+            1.0,
+            &nowhere,
+        );
+        assert_eq!(problems, ["no transform names `map`"]);
+    }
+}
