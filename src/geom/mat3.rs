@@ -11,6 +11,33 @@ pub type Mat3 = [[f64; 3]; 3];
 pub const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// Product `a · b`.
+/// The rotation of the quaternion `[x, y, z, w]`, normalised first;
+/// `None` for a zero or non-finite quaternion.
+pub fn from_quaternion(q: [f64; 4]) -> Option<Mat3> {
+    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if !(n.is_finite() && n > 1e-12) {
+        return None;
+    }
+    let [x, y, z, w] = q.map(|v| v / n);
+    Some([
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - w * z),
+            2.0 * (x * z + w * y),
+        ],
+        [
+            2.0 * (x * y + w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - w * x),
+        ],
+        [
+            2.0 * (x * z - w * y),
+            2.0 * (y * z + w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ])
+}
+
 pub fn mul(a: &Mat3, b: &Mat3) -> Mat3 {
     let mut m = [[0.0; 3]; 3];
     for (r, row) in m.iter_mut().enumerate() {

@@ -392,27 +392,7 @@ mod tests {
     use super::*;
     use crate::ros::value::Value;
 
-    fn st(fields: Vec<(&str, Value<'static>)>) -> Value<'static> {
-        Value::Struct(Struct {
-            type_name: Arc::from("t"),
-            fields: fields.into_iter().map(|(n, v)| (Arc::from(n), v)).collect(),
-        })
-    }
-
-    fn f(v: f64) -> Value<'static> {
-        Value::Float(v)
-    }
-
-    fn xyz(x: f64, y: f64, z: f64) -> Value<'static> {
-        st(vec![("x", f(x)), ("y", f(y)), ("z", f(z))])
-    }
-
-    fn time(t: f64) -> Value<'static> {
-        st(vec![
-            ("sec", Value::Int(t.floor() as i64)),
-            ("nanosec", Value::UInt(((t - t.floor()) * 1e9).round() as u64)),
-        ])
-    }
+    use crate::ros::value::build::{colour, msg as st, pose as at, time, top, xyz};
 
     /// A marker message: `kind` at `(x, y, z)` in `frame`.
     #[allow(clippy::too_many_arguments)]
@@ -431,32 +411,25 @@ mod tests {
             ("stamp", time(stamp)),
             ("frame_id", Value::Str(frame.to_owned().into())),
         ]);
-        let pose = st(vec![
-            ("position", xyz(at[0], at[1], at[2])),
-            (
-                "orientation",
-                st(vec![("x", f(0.0)), ("y", f(0.0)), ("z", f(0.0)), ("w", f(1.0))]),
-            ),
-        ]);
-        let color = st(vec![("r", f(1.0)), ("g", f(0.5)), ("b", f(0.0)), ("a", f(1.0))]);
-        let Value::Struct(s) = st(vec![
+        top(vec![
             ("header", header),
             ("ns", Value::Str(ns.to_owned().into())),
             ("id", Value::Int(id)),
             ("type", Value::Int(kind)),
             ("action", Value::Int(action)),
-            ("pose", pose),
+            ("pose", at_pose(at)),
             ("scale", xyz(0.2, 0.2, 0.2)),
-            ("color", color),
+            ("color", colour(1.0, 0.5, 0.0)),
             ("lifetime", time(lifetime)),
             ("frame_locked", Value::Bool(locked)),
             ("points", Value::Array(vec![])),
             ("colors", Value::Array(vec![])),
             ("text", Value::Str("".into())),
-        ]) else {
-            unreachable!()
-        };
-        s
+        ])
+    }
+
+    fn at_pose(p: [f64; 3]) -> Value<'static> {
+        at(p[0], p[1], p[2])
     }
 
     fn centre(d: &[Drawn]) -> [f64; 3] {

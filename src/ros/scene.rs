@@ -217,44 +217,10 @@ mod tests {
     use super::*;
     use crate::log::{Raised, Shape};
 
-    fn v(fields: Vec<(&str, Value<'static>)>) -> Value<'static> {
-        Value::Struct(Struct {
-            type_name: Arc::from("t"),
-            fields: fields.into_iter().map(|(n, v)| (Arc::from(n), v)).collect(),
-        })
-    }
-
-    fn f(x: f64) -> Value<'static> {
-        Value::Float(x)
-    }
-
-    fn s(text: &str) -> Value<'static> {
-        Value::Str(text.to_owned().into())
-    }
-
-    fn time(t: f64) -> Value<'static> {
-        v(vec![
-            ("sec", Value::Int(t.floor() as i64)),
-            ("nanosec", Value::UInt(((t - t.floor()) * 1e9).round() as u64)),
-        ])
-    }
-
-    fn xyz(x: f64, y: f64, z: f64) -> Value<'static> {
-        v(vec![("x", f(x)), ("y", f(y)), ("z", f(z))])
-    }
-
-    fn pose(x: f64, y: f64, z: f64) -> Value<'static> {
-        v(vec![
-            ("position", xyz(x, y, z)),
-            (
-                "orientation",
-                v(vec![("x", f(0.0)), ("y", f(0.0)), ("z", f(0.0)), ("w", f(1.0))]),
-            ),
-        ])
-    }
+    use crate::ros::value::build::{f, msg as v, pose, s, time, top, xyz};
 
     fn colour() -> Value<'static> {
-        v(vec![("r", f(0.0)), ("g", f(1.0)), ("b", f(0.0)), ("a", f(1.0))])
+        crate::ros::value::build::colour(0.0, 1.0, 0.0)
     }
 
     fn entity(id: &str, t: f64, lifetime: f64) -> Value<'static> {
@@ -295,13 +261,10 @@ mod tests {
     }
 
     fn update(entities: Vec<Value<'static>>, deletions: Vec<Value<'static>>) -> Struct<'static> {
-        let Value::Struct(u) = v(vec![
+        top(vec![
             ("deletions", Value::Array(deletions)),
             ("entities", Value::Array(entities)),
-        ]) else {
-            unreachable!()
-        };
-        u
+        ])
     }
 
     fn deletion(t: f64, kind: u64, id: &str) -> Value<'static> {

@@ -37,24 +37,12 @@ impl Transform {
 
     /// The rotation as a matrix (rows).
     pub fn matrix(&self) -> [[f64; 3]; 3] {
-        let [x, y, z, w] = self.rotation;
-        [
-            [
-                1.0 - 2.0 * (y * y + z * z),
-                2.0 * (x * y - z * w),
-                2.0 * (x * z + y * w),
-            ],
-            [
-                2.0 * (x * y + z * w),
-                1.0 - 2.0 * (x * x + z * z),
-                2.0 * (y * z - x * w),
-            ],
-            [
-                2.0 * (x * z - y * w),
-                2.0 * (y * z + x * w),
-                1.0 - 2.0 * (x * x + y * y),
-            ],
-        ]
+        // A transform's rotation is a unit quaternion (`Transform::new`).
+        crate::geom::mat3::from_quaternion(self.rotation).unwrap_or([
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ])
     }
 
     /// `R·p`.

@@ -128,3 +128,66 @@ impl<'a> Value<'a> {
         }
     }
 }
+
+/// Messages built by hand for tests: the values a decoder would give.
+#[cfg(test)]
+pub(crate) mod build {
+    use super::{Struct, Value};
+    use std::sync::Arc;
+
+    /// A message of `fields`.
+    pub fn msg(fields: Vec<(&str, Value<'static>)>) -> Value<'static> {
+        Value::Struct(Struct {
+            type_name: Arc::from("t"),
+            fields: fields.into_iter().map(|(n, v)| (Arc::from(n), v)).collect(),
+        })
+    }
+
+    /// The same, as a message rather than a value.
+    pub fn top(fields: Vec<(&str, Value<'static>)>) -> Struct<'static> {
+        match msg(fields) {
+            Value::Struct(s) => s,
+            _ => Struct {
+                type_name: Arc::from("t"),
+                fields: Vec::new(),
+            },
+        }
+    }
+
+    pub fn f(v: f64) -> Value<'static> {
+        Value::Float(v)
+    }
+
+    pub fn s(text: &str) -> Value<'static> {
+        Value::Str(text.to_owned().into())
+    }
+
+    /// A `geometry_msgs/Point` or `Vector3`.
+    pub fn xyz(x: f64, y: f64, z: f64) -> Value<'static> {
+        msg(vec![("x", f(x)), ("y", f(y)), ("z", f(z))])
+    }
+
+    /// A `builtin_interfaces/Time` or `Duration` of `t` seconds.
+    pub fn time(t: f64) -> Value<'static> {
+        msg(vec![
+            ("sec", Value::Int(t.floor() as i64)),
+            ("nanosec", Value::UInt(((t - t.floor()) * 1e9).round() as u64)),
+        ])
+    }
+
+    /// A `geometry_msgs/Pose` at a point, not turned.
+    pub fn pose(x: f64, y: f64, z: f64) -> Value<'static> {
+        msg(vec![
+            ("position", xyz(x, y, z)),
+            (
+                "orientation",
+                msg(vec![("x", f(0.0)), ("y", f(0.0)), ("z", f(0.0)), ("w", f(1.0))]),
+            ),
+        ])
+    }
+
+    /// A `std_msgs/ColorRGBA`.
+    pub fn colour(r: f64, g: f64, b: f64) -> Value<'static> {
+        msg(vec![("r", f(r)), ("g", f(g)), ("b", f(b)), ("a", f(1.0))])
+    }
+}

@@ -40,28 +40,11 @@ pub fn rot_y(a: f64) -> Mat3 {
 
 /// The rotation of a unit quaternion (w, x, y, z); normalised first.
 pub fn quat_to_mat(q: [f64; 4]) -> Option<Mat3> {
-    let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
     if n.is_nan() || n <= 1e-6 || !n.is_finite() {
         return None;
     }
-    let [w, x, y, z] = q.map(|v| v / n);
-    Some([
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y - w * z),
-            2.0 * (x * z + w * y),
-        ],
-        [
-            2.0 * (x * y + w * z),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z - w * x),
-        ],
-        [
-            2.0 * (x * z - w * y),
-            2.0 * (y * z + w * x),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ])
+    crate::geom::mat3::from_quaternion([q[1], q[2], q[3], q[0]])
 }
 
 /// The angle in radians between two rotations.

@@ -24,28 +24,7 @@ use crate::log::LogError;
 /// The rotation matrix of the quaternion `[x, y, z, w]`, normalised first;
 /// `None` for a zero or non-finite quaternion.
 pub fn rotation(q: [f64; 4]) -> Option<Mat3> {
-    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
-    if !(n.is_finite() && n > 1e-12) {
-        return None;
-    }
-    let [x, y, z, w] = q.map(|v| v / n);
-    Some([
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y - w * z),
-            2.0 * (x * z + w * y),
-        ],
-        [
-            2.0 * (x * y + w * z),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z - w * x),
-        ],
-        [
-            2.0 * (x * z - w * y),
-            2.0 * (y * z + w * x),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ])
+    crate::geom::mat3::from_quaternion(q)
 }
 
 /// The calibration of one camera model (see the module docs). Fails when
