@@ -225,7 +225,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 _ => vec![(ended.start, ended.end, ended.life.shapes)],
             };
             for (start, end, shapes) in pieces {
-                let prims: Vec<Primitive> = shapes
+                let (prims, undrawable): (Vec<Primitive>, Vec<Primitive>) = shapes
                     .into_iter()
                     .map(|d| Primitive {
                         level: if d.is_text { TEXT_LEVEL } else { SHAPE_LEVEL },
@@ -233,7 +233,16 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                         style: d.style,
                         entity: id,
                     })
-                    .collect();
+                    .partition(crate::log::validate::drawable);
+                // What every reader does with shapes that cannot be drawn
+                // (a marker of infinite scale, say): dropped, and said.
+                for p in &undrawable {
+                    let why = crate::log::validate::shape_problem(p).unwrap_or_default();
+                    warnings.push(format!(
+                        "{entity} at {start:.3} s: a {} dropped: {why}",
+                        p.shape.kind_name()
+                    ));
+                }
                 if !prims.is_empty() {
                     log.push_frame(FrameTime::Persistent { start, end }, prims);
                 }

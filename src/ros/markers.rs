@@ -33,6 +33,70 @@ pub mod kind {
     pub const TRIANGLE_LIST: i64 = 11;
 }
 
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            -1e3f64..1e3,
+            Just(0.0),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(-1e300),
+            Just(1e300),
+        ]
+    }
+
+    fn point() -> impl Strategy<Value = [f64; 3]> {
+        [number(), number(), number()]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::fuzz_cases(),
+            ..ProptestConfig::default()
+        })]
+
+        /// Any marker of any kind, pose, scale and points gives shapes or a
+        /// reason, never a panic; with finite numbers of sensible size every
+        /// shape can be drawn.
+        #[test]
+        fn any_marker_gives_shapes_or_a_reason(
+            kind in -1i64..13,
+            at in point(),
+            q in [number(), number(), number(), number()],
+            scale in point(),
+            points in proptest::collection::vec(point(), 0..12),
+        ) {
+            let Some(pose) = Transform::new(q, at) else { return Ok(()) };
+            let spec = Spec {
+                kind,
+                pose,
+                scale,
+                color: Rgba::WHITE,
+                points: points.into_iter().filter(|p| p.iter().all(|v| v.is_finite())).collect(),
+                colors: Vec::new(),
+                text: "t".into(),
+                frame: "map".into(),
+                locked: false,
+                lifetime: 0.0,
+                stamp: None,
+            };
+            if let Ok(drawn) = shapes(&spec, &Transform::IDENTITY) {
+                let sensible = at.iter().chain(&scale).all(|v| v.abs() < 1e4);
+                for d in drawn {
+                    let p = crate::log::Primitive { shape: d.shape, style: d.style, entity: crate::log::EntityId(0), level: 1 };
+                    if sensible && spec.points.iter().flatten().all(|v| v.abs() < 1e4) {
+                        prop_assert!(crate::log::validate::drawable(&p), "{:?}", p);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Marker actions.
 pub mod action {
     pub const ADD: i64 = 0;
@@ -204,7 +268,7 @@ pub fn shapes(spec: &Spec, world: &Transform) -> Result<Vec<Drawn>, String> {
     let line = |c: Rgba| Style {
         color: c,
         fill: None,
-        thickness: scale[0] as f32,
+        thickness: scale[0].abs() as f32,
         unit: ThicknessUnit::World,
     };
     let mut out = Vec::new();
