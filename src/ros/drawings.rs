@@ -571,3 +571,72 @@ mod tests {
         assert!(e.unwrap_err().contains("nowhere"));
     }
 }
+
+/// A recording written by Foxglove's SDK (JSON messages of its own
+/// schemas), read end to end.
+#[cfg(test)]
+mod foxglove_json {
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_foxglove_json_recording_draws_its_scene_through_its_transforms() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fox.mcap");
+        {
+            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            let mut w = mcap::Writer::new(file).unwrap();
+            let scene = w.add_schema("foxglove.SceneUpdate", "jsonschema", b"{}").unwrap();
+            let tf = w
+                .add_schema("foxglove.FrameTransform", "jsonschema", b"{}")
+                .unwrap();
+            let scene = w.add_channel(scene, "/scene", "json", &BTreeMap::new()).unwrap();
+            let tf = w.add_channel(tf, "/tf", "json", &BTreeMap::new()).unwrap();
+            let mut put = |ch: u16, t: u64, json: String| {
+                let h = mcap::records::MessageHeader {
+                    channel_id: ch,
+                    sequence: 0,
+                    log_time: t,
+                    publish_time: t,
+                };
+                w.write_to_known_channel(&h, json.as_bytes()).unwrap();
+            };
+            let t0 = 1_700_000_000_000_000_000u64;
+            for k in 0..3u64 {
+                put(
+                    tf,
+                    t0 + k * 100_000_000,
+                    format!(
+                        r#"{{"timestamp":{{"sec":1700000000,"nsec":{}}},"parent_frame_id":"map","child_frame_id":"robot",
+                        "translation":{{"x":{},"y":0,"z":0}},"rotation":{{"x":0,"y":0,"z":0,"w":1}}}}"#,
+                        k * 100_000_000,
+                        k as f64
+                    ),
+                );
+            }
+            put(scene, t0 + 100_000_000, r#"{"deletions":[],"entities":[{"timestamp":{"sec":1700000000,"nsec":100000000},
+                "frame_id":"robot","id":"bot","lifetime":{"sec":0,"nsec":0},"frame_locked":false,"metadata":[],
+                "arrows":[],"cubes":[],"spheres":[{"pose":{"position":{"x":0,"y":1,"z":0.5},"orientation":{"x":0,"y":0,"z":0,"w":1}},
+                "size":{"x":0.2,"y":0.2,"z":0.2},"color":{"r":1,"g":0,"b":0,"a":1}}],"cylinders":[],"lines":[],"triangles":[],"texts":[],"models":[]}]}"#.to_owned());
+            w.finish().unwrap();
+        }
+        let log = crate::formats::load_log(&path).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        let f = &log.frames[0];
+        let p = &log.frame_primitives(f)[0];
+        assert_eq!(log.entities.name(p.entity), "scene/bot");
+        // The robot was 1 m along x at the entity's stamp (0.1 s).
+        match &p.shape {
+            crate::log::Shape::Raised(r) => match **r {
+                crate::log::Raised::Sphere { center, radius } => {
+                    assert!(
+                        (center[0] - 1.0).abs() < 1e-9 && center[1] == 1.0 && center[2] == 0.5,
+                        "{center:?}"
+                    );
+                    assert!((radius - 0.1).abs() < 1e-9);
+                }
+                ref other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+}

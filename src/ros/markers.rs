@@ -148,14 +148,13 @@ pub fn command(marker: &Struct<'_>) -> Result<Command, String> {
 /// message's own time then).
 pub fn stamp(header: Option<&Struct<'_>>) -> Option<f64> {
     let h = header?;
-    let s = h.f64("stamp.sec")? + h.f64("stamp.nanosec")? * 1e-9;
+    let s = h.seconds("stamp")?;
     (s > 0.0 && s.is_finite()).then_some(s)
 }
 
 /// A duration field (`builtin_interfaces/Duration`) in seconds.
 pub fn duration(marker: &Struct<'_>, field: &str) -> f64 {
-    let d = marker.sub(field);
-    let s = d.and_then(|d| Some(d.f64("sec")? + d.f64("nanosec")? * 1e-9));
+    let s = marker.seconds(field);
     s.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(0.0)
 }
 

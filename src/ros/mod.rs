@@ -20,6 +20,7 @@ pub mod camera;
 pub mod cdr;
 pub mod db3;
 pub mod drawings;
+pub mod json;
 pub mod markers;
 pub mod mcap_file;
 pub mod msgdef;

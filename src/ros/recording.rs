@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::bag::{BagError, BagInfo, BagReader, Encoding, Topic};
 use super::msgdef::{Registry, normalise};
 use super::tf::{TfTree, Transform};
-use super::value::Struct;
+use super::value::{Struct, Value};
 
 /// Why a recording cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +70,8 @@ impl Role {
             "nav_msgs/msg/Path" => Role::Path,
             "geometry_msgs/msg/PoseStamped" => Role::PoseStamped,
             "geometry_msgs/msg/PoseArray" => Role::PoseArray,
-            "foxglove_msgs/msg/SceneUpdate" => Role::SceneUpdate,
+            "foxglove_msgs/msg/SceneUpdate" | "foxglove.SceneUpdate" => Role::SceneUpdate,
+            "foxglove.FrameTransform" | "foxglove.FrameTransforms" => Role::Transforms,
             "visualization_msgs/msg/ImageMarker" | "foxglove_msgs/msg/ImageAnnotations" => Role::InPicture,
             _ => Role::Other,
         }
@@ -210,9 +211,8 @@ impl Recording {
     pub fn undecodable(&self, topic: &Topic) -> Option<String> {
         match &topic.encoding {
             Encoding::Cdr => {}
-            Encoding::Json | Encoding::Protobuf => {
-                return Some(format!("{:?} messages are not decoded yet", topic.encoding).to_lowercase());
-            }
+            Encoding::Json => return None,
+            Encoding::Protobuf => return Some("protobuf messages are not decoded yet".into()),
             Encoding::Other(e) => return Some(format!("messages encoded as `{e}` are not decoded")),
         }
         let missing = self.registry.missing(&topic.type_name);
@@ -249,7 +249,10 @@ impl Recording {
             let Some(topic) = by_id.get(&m.topic) else {
                 return ControlFlow::Continue(());
             };
-            let decoded = super::cdr::decode(registry, &topic.type_name, m.data).map_err(|e| e.to_string());
+            let decoded = match topic.encoding {
+                Encoding::Json => super::json::decode(&topic.type_name, m.data),
+                _ => super::cdr::decode(registry, &topic.type_name, m.data).map_err(|e| e.to_string()),
+            };
             each(topic, m.log_time, decoded)
         })?;
         Ok(notes)
@@ -266,7 +269,14 @@ impl Recording {
             let fixed = topic.name.ends_with("tf_static");
             match msg {
                 Ok(msg) => {
-                    for t in msg.array("transforms").unwrap_or(&[]) {
+                    // A foxglove.FrameTransform is one transform; the others
+                    // (TFMessage, foxglove.FrameTransforms) hold a list.
+                    let one = [Value::Struct(msg.clone())];
+                    let list = match msg.array("transforms") {
+                        Some(list) => list,
+                        None => &one[..],
+                    };
+                    for t in list {
                         if let Err(e) = add_transform(&mut tree, t.as_struct(), fixed) {
                             let m = format!("{}: {e}", topic.name);
                             if problems.keep(&m) {
@@ -294,14 +304,18 @@ impl Recording {
 /// Adds one `geometry_msgs/TransformStamped` to the tree.
 fn add_transform(tree: &mut TfTree, t: Option<&Struct<'_>>, fixed: bool) -> Result<(), String> {
     let t = t.ok_or("a transform that is not a message")?;
+    // A geometry_msgs/TransformStamped, or Foxglove's FrameTransform.
     let parent = t
         .str("header.frame_id")
+        .or_else(|| t.str("parent_frame_id"))
         .ok_or("a transform without a parent frame")?;
     let child = t
         .str("child_frame_id")
         .ok_or("a transform without a child frame")?;
-    let stamp = super::markers::stamp(t.sub("header")).unwrap_or(0.0);
-    let tr = t.sub("transform").ok_or("a transform without its transform")?;
+    let stamp = super::markers::stamp(t.sub("header"))
+        .or_else(|| t.seconds("timestamp").filter(|s| *s > 0.0))
+        .unwrap_or(0.0);
+    let tr = t.sub("transform").unwrap_or(t);
     let v = tr
         .sub("translation")
         .and_then(|v| Some([v.f64("x")?, v.f64("y")?, v.f64("z")?]));

@@ -18,8 +18,7 @@ const DELETE_ALL: i64 = 1;
 
 /// A `builtin_interfaces/Time` field in seconds (`None` for 0).
 fn time(s: &Struct<'_>, field: &str) -> Option<f64> {
-    let t = s.sub(field)?;
-    let v = t.f64("sec")? + t.f64("nanosec")? * 1e-9;
+    let v = s.seconds(field)?;
     (v > 0.0 && v.is_finite()).then_some(v)
 }
 

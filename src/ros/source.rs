@@ -173,8 +173,7 @@ fn stamp_of(msg: &Struct<'_>, log_time: u64) -> f64 {
     super::markers::stamp(msg.sub("header"))
         .or_else(|| {
             // foxglove's CompressedVideo has a `timestamp`, not a header.
-            let t = msg.sub("timestamp")?;
-            let s = t.f64("sec")? + t.f64("nanosec")? * 1e-9;
+            let s = msg.seconds("timestamp")?;
             (s > 0.0).then_some(s)
         })
         .unwrap_or(log_time as f64 * 1e-9)

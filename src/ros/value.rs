@@ -58,6 +58,15 @@ impl<'a> Struct<'a> {
         self.path(path)?.as_f64()
     }
 
+    /// The time or duration at `path` in seconds: a
+    /// `builtin_interfaces/Time` (`sec`, `nanosec`), or Foxglove's JSON
+    /// spelling (`sec`, `nsec`).
+    pub fn seconds(&self, path: &str) -> Option<f64> {
+        let t = self.sub(path)?;
+        let nanos = t.f64("nanosec").or_else(|| t.f64("nsec"))?;
+        Some(t.f64("sec")? + nanos * 1e-9)
+    }
+
     /// The text at `path`.
     pub fn str(&self, path: &str) -> Option<&str> {
         self.path(path)?.as_str()
