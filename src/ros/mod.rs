@@ -25,6 +25,7 @@ pub mod markers;
 pub mod mcap_file;
 pub mod msgdef;
 pub mod picture;
+pub mod protobuf;
 pub mod recording;
 pub mod scene;
 pub mod source;
@@ -44,7 +45,7 @@ pub const MCAP: Format = Format {
     contents: Some(contents),
     ..Format::new(
         "mcap",
-        "ROS 2 recording (MCAP)",
+        "MCAP recording (ROS 2, Foxglove)",
         "an MCAP file (\"\\x89MCAP0\")",
         "*.mcap",
         |h: &Head<'_>| !h.gzip && mcap_file::looks_like_mcap(h.start()),

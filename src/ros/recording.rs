@@ -123,6 +123,7 @@ pub struct Recording {
     pub path: PathBuf,
     bag: Box<dyn BagReader>,
     registry: Registry,
+    protobuf: super::protobuf::Descriptors,
     /// What was noticed about the definitions it carries.
     pub notes: Vec<String>,
 }
@@ -177,13 +178,19 @@ pub fn open(path: &Path) -> Result<Recording, RosError> {
         });
     };
     let mut registry = Registry::builtin();
+    let mut protobuf = super::protobuf::Descriptors::default();
     let mut notes = Vec::new();
     for topic in &bag.info().topics {
         let Some(schema) = &topic.schema else { continue };
         let text = String::from_utf8_lossy(&schema.data);
         let added = match schema.encoding.as_str() {
-            "ros2msg" => registry.add_ros2msg(&topic.type_name, &text),
-            "ros2idl" => registry.add_ros2idl(&topic.type_name, &text),
+            "ros2msg" => registry
+                .add_ros2msg(&topic.type_name, &text)
+                .map_err(|e| e.to_string()),
+            "ros2idl" => registry
+                .add_ros2idl(&topic.type_name, &text)
+                .map_err(|e| e.to_string()),
+            "protobuf" => protobuf.add(&topic.type_name, &schema.data),
             _ => Ok(()),
         };
         if let Err(e) = added {
@@ -197,6 +204,7 @@ pub fn open(path: &Path) -> Result<Recording, RosError> {
         path: path.to_owned(),
         bag,
         registry,
+        protobuf,
         notes,
     })
 }
@@ -212,7 +220,8 @@ impl Recording {
         match &topic.encoding {
             Encoding::Cdr => {}
             Encoding::Json => return None,
-            Encoding::Protobuf => return Some("protobuf messages are not decoded yet".into()),
+            Encoding::Protobuf if self.protobuf.knows(&topic.type_name) => return None,
+            Encoding::Protobuf => return Some(format!("no protobuf descriptor for {}", topic.type_name)),
             Encoding::Other(e) => return Some(format!("messages encoded as `{e}` are not decoded")),
         }
         let missing = self.registry.missing(&topic.type_name);
@@ -245,12 +254,14 @@ impl Recording {
             .map(|t| (t.id, t.clone()))
             .collect();
         let registry = &self.registry;
+        let protobuf = &self.protobuf;
         let notes = self.bag.read(topics, from, &mut |m| {
             let Some(topic) = by_id.get(&m.topic) else {
                 return ControlFlow::Continue(());
             };
             let decoded = match topic.encoding {
                 Encoding::Json => super::json::decode(&topic.type_name, m.data),
+                Encoding::Protobuf => protobuf.decode(&topic.type_name, m.data),
                 _ => super::cdr::decode(registry, &topic.type_name, m.data).map_err(|e| e.to_string()),
             };
             each(topic, m.log_time, decoded)

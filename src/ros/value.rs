@@ -59,12 +59,15 @@ impl<'a> Struct<'a> {
     }
 
     /// The time or duration at `path` in seconds: a
-    /// `builtin_interfaces/Time` (`sec`, `nanosec`), or Foxglove's JSON
-    /// spelling (`sec`, `nsec`).
+    /// `builtin_interfaces/Time` (`sec`, `nanosec`), Foxglove's JSON
+    /// spelling (`sec`, `nsec`) or protobuf's `Timestamp` (`seconds`, `nanos`).
     pub fn seconds(&self, path: &str) -> Option<f64> {
         let t = self.sub(path)?;
-        let nanos = t.f64("nanosec").or_else(|| t.f64("nsec"))?;
-        Some(t.f64("sec")? + nanos * 1e-9)
+        let nanos = t
+            .f64("nanosec")
+            .or_else(|| t.f64("nsec"))
+            .or_else(|| t.f64("nanos"))?;
+        Some(t.f64("sec").or_else(|| t.f64("seconds"))? + nanos * 1e-9)
     }
 
     /// The text at `path`.

@@ -158,7 +158,7 @@ fn a_demo_bag_is_drawn_through_its_true_camera_like_the_demo() {
     assert_ok(&info);
     let t = text(&info);
     for want in [
-        "ROS 2 recording (MCAP)",
+        "MCAP recording (ROS 2, Foxglove)",
         "/camera/image_raw",
         "sensor_msgs/msg/Image",
         "pictures",
