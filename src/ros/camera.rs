@@ -3,7 +3,9 @@
 //! higher terms zero) and the camera's optical frame placed in the world
 //! by the transform tree give a full camera ([`Calibration::from_camera`]).
 //! A rectified image (`…image_rect…`) is drawn through the projection
-//! matrix `P` without distortion, as `image_geometry` does.
+//! matrix `P` without distortion, as `image_geometry` does. Foxglove's
+//! `CameraCalibration` (the same fields, `K`, `D`, `P` in capitals) is read
+//! alike.
 
 use super::tf::Transform;
 use super::value::Struct;
@@ -22,8 +24,10 @@ pub struct Intrinsics {
     pub frame: String,
 }
 
+/// The numbers of an array field (`k`, or Foxglove's `K`).
 fn numbers(msg: &Struct<'_>, field: &str) -> Vec<f64> {
     msg.array(field)
+        .or_else(|| msg.array(&field.to_ascii_uppercase()))
         .unwrap_or(&[])
         .iter()
         .filter_map(|v| v.as_f64())
@@ -71,7 +75,7 @@ pub fn intrinsics(msg: &Struct<'_>, rectified: bool) -> Result<Intrinsics, Strin
                 }
                 d.into_iter().take(5).collect()
             }
-            "equidistant" | "fisheye" => {
+            "equidistant" | "fisheye" | "kannala_brandt" => {
                 return Err(
                     "its lens is a fisheye (equidistant), which underlay does not model; give a calibration with --calib"
                         .into(),
@@ -89,7 +93,12 @@ pub fn intrinsics(msg: &Struct<'_>, rectified: bool) -> Result<Intrinsics, Strin
         height,
         k,
         distortion,
-        frame: super::tf::frame_name(msg.str("header.frame_id").unwrap_or("")).to_owned(),
+        frame: super::tf::frame_name(
+            msg.str("header.frame_id")
+                .or_else(|| msg.str("frame_id"))
+                .unwrap_or(""),
+        )
+        .to_owned(),
     })
 }
 

@@ -386,7 +386,7 @@ impl<'a> Reader<'a, '_> {
         };
         match ty {
             FieldType::UInt8 | FieldType::Byte | FieldType::Char => {
-                return Ok(Value::Bytes(self.take(n)?));
+                return Ok(Value::Bytes(std::borrow::Cow::Borrowed(self.take(n)?)));
             }
             _ => {}
         }

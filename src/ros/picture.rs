@@ -206,7 +206,7 @@ mod tests {
                 f("encoding", Value::Str(encoding.to_owned().into())),
                 f("is_bigendian", Value::UInt(0)),
                 f("step", Value::Int(step)),
-                (Arc::from("data"), Value::Bytes(data)),
+                (Arc::from("data"), Value::Bytes(data.into())),
             ],
         }
     }

@@ -2,8 +2,8 @@
 //! SDKs write their own schemas), decoded from the `FileDescriptorSet` the
 //! file's schema carries with `prost-reflect`, into the same [`Value`] tree
 //! CDR messages decode to. Unset fields take their defaults (proto3 leaves
-//! zeros out of the wire). `bytes` fields are left empty: the decoded
-//! message owns them, so pictures are not read from protobuf yet.
+//! zeros out of the wire). `bytes` fields are copied out of the decoded
+//! message (a picture once).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -70,7 +70,7 @@ fn value(v: &prost_reflect::Value) -> Value<'static> {
         P::F32(f) => Value::Float(f64::from(*f)),
         P::F64(f) => Value::Float(*f),
         P::String(s) => Value::Str(Cow::Owned(s.clone())),
-        P::Bytes(_) => Value::Array(Vec::new()),
+        P::Bytes(b) => Value::Bytes(Cow::Owned(b.to_vec())),
         P::EnumNumber(n) => Value::Int(i64::from(*n)),
         P::Message(m) => Value::Struct(message(m)),
         P::List(items) => Value::Array(items.iter().map(value).collect()),
@@ -105,6 +105,7 @@ mod tests {
         let log = crate::formats::load_log(&path).unwrap();
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
         assert_eq!(log.frames.len(), 1);
+        assert_eq!(log.entities.get("scene/bot").map(|_| ()), Some(()));
         let f = &log.frames[0];
         let FrameTime::Persistent { start, end } = f.time else {
             panic!("{:?}", f.time)
@@ -149,6 +150,28 @@ mod tests {
         fn any_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
             let _ = scene_descriptors().decode("foxglove.SceneUpdate", &bytes);
         }
+    }
+
+    /// Its camera: JPEG pictures at their stamps, drawn through the
+    /// calibration and the transform that places it.
+    #[test]
+    fn a_foxglove_protobuf_recording_plays_its_camera() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros/foxglove-protobuf.mcap");
+        let mut src = crate::formats::open_source(&path, &Default::default()).unwrap();
+        let info = src.info().clone();
+        assert_eq!((info.width, info.height, info.frame_count), (160, 90, Some(3)));
+        // 5 m straight below: 1 m along x is 20 px right of the centre,
+        // 1 m along y 20 px up.
+        let cal = info.calibration.expect("the camera placed");
+        let px = cal.project(crate::geom::Vec2::new(1.0, 1.0)).unwrap();
+        assert!((px.x - 99.5).abs() < 1e-6 && (px.y - 24.5).abs() < 1e-6, "{px:?}");
+        let mut times = Vec::new();
+        while let Some(f) = src.next_frame().unwrap() {
+            times.push((f.time * 10.0).round());
+            assert_eq!(f.image.dim(), (90, 160, 3));
+        }
+        assert_eq!(times, [0.0, 1.0, 2.0]);
     }
 
     /// Damaged descriptors and messages are errors, not panics.

@@ -60,10 +60,10 @@ impl Role {
     /// The role of messages of `type_name`.
     pub fn of(type_name: &str) -> Role {
         match normalise(type_name).as_str() {
-            "sensor_msgs/msg/Image" => Role::Image,
-            "sensor_msgs/msg/CompressedImage" => Role::CompressedImage,
-            "foxglove_msgs/msg/CompressedVideo" => Role::CompressedVideo,
-            "sensor_msgs/msg/CameraInfo" => Role::CameraInfo,
+            "sensor_msgs/msg/Image" | "foxglove.RawImage" => Role::Image,
+            "sensor_msgs/msg/CompressedImage" | "foxglove.CompressedImage" => Role::CompressedImage,
+            "foxglove_msgs/msg/CompressedVideo" | "foxglove.CompressedVideo" => Role::CompressedVideo,
+            "sensor_msgs/msg/CameraInfo" | "foxglove.CameraCalibration" => Role::CameraInfo,
             "tf2_msgs/msg/TFMessage" => Role::Transforms,
             "visualization_msgs/msg/Marker" => Role::Marker,
             "visualization_msgs/msg/MarkerArray" => Role::MarkerArray,

@@ -19,8 +19,9 @@ pub enum Value<'a> {
     Float(f64),
     /// `string`, `wstring`.
     Str(Cow<'a, str>),
-    /// Arrays and sequences of `uint8`, `byte` or `char`: the bytes as they are.
-    Bytes(&'a [u8]),
+    /// Arrays and sequences of `uint8`, `byte` or `char`: the bytes as they
+    /// are (borrowed from the message where the encoding allows).
+    Bytes(Cow<'a, [u8]>),
     /// Any other array or sequence.
     Array(Vec<Value<'a>>),
     /// A nested message.
@@ -117,8 +118,8 @@ impl<'a> Value<'a> {
     }
 
     /// The bytes of a `uint8[]`.
-    pub fn as_bytes(&self) -> Option<&'a [u8]> {
-        match *self {
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
             Value::Bytes(b) => Some(b),
             _ => None,
         }
