@@ -5,7 +5,7 @@
 //! storage; everything above reads through this.
 
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How a topic's messages are encoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +110,23 @@ pub enum BagError {
     /// The file is not what its format says, at a place.
     #[error("{message}")]
     Corrupt { path: PathBuf, message: String },
+}
+
+/// The first `n` bytes of the file at `path` (fewer when it is shorter):
+/// where a container's magic is.
+pub fn file_start(path: &Path, n: u64) -> Result<Vec<u8>, BagError> {
+    use std::io::Read;
+    let io = |source| BagError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut start = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(n)
+        .read_to_end(&mut start)
+        .map_err(io)?;
+    Ok(start)
 }
 
 /// Reads a recording's messages.

@@ -112,23 +112,8 @@ impl BagReader for Db3Bag {
 /// SQLite database a clear "not a database" (SQLite itself would take an
 /// empty file for an empty database).
 fn check_magic(path: &Path) -> Result<(), BagError> {
-    use std::io::Read;
-    let io = |source| BagError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let mut start = [0u8; 16];
-    let mut got = 0;
-    while got < start.len() {
-        match file.read(&mut start[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io(e)),
-        }
-    }
-    if looks_like_db3(&start[..got]) {
+    let start = super::bag::file_start(path, 16)?;
+    if looks_like_db3(&start) {
         Ok(())
     } else {
         Err(corrupt(

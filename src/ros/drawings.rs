@@ -15,14 +15,13 @@ use super::tf::{TfTree, Transform, frame_name};
 use super::value::Struct;
 use crate::log::{FrameTime, Header, LoadWarning, Log, Primitive, Rgba, TimeUnit};
 
-/// What is drawn and in which frame.
+/// In which frame the drawings are placed. (Which topics are drawn is the
+/// session's entity filter: entities are named by their topic.)
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DrawingOptions {
     /// The world frame (`map`, `odom`); the root of the transform tree
     /// when absent.
     pub world: Option<String>,
-    /// Only these topics (all drawable ones when empty).
-    pub topics: Vec<String>,
 }
 
 /// The level of a drawing's shapes and of its text.
@@ -107,7 +106,6 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
         .topics
         .iter()
         .filter(|t| Role::of(&t.type_name).is_drawing())
-        .filter(|t| options.topics.is_empty() || options.topics.iter().any(|n| n == &t.name))
         .map(|t| (t.id, t.name.clone(), Role::of(&t.type_name)))
         .collect();
     for t in &rec.info().topics {

@@ -398,9 +398,9 @@ pub fn path(points: &[[f64; 3]], closed: bool) -> Shape {
     }))
 }
 
-/// An arrow from `from` to `to`, its head a third of its length (at most
-/// twice its width... as RViz draws it) in the plane of the arrow and the
-/// pose's y axis.
+/// An arrow from `from` to `to`: its shaft, and a head 30 % of its length
+/// and twice `width` across (at least 16 % of its length), in the plane of
+/// the arrow and the pose's y axis.
 fn arrow(from: [f64; 3], to: [f64; 3], width: f64, pose: &Transform) -> Shape {
     let d = [0, 1, 2].map(|i| to[i] - from[i]);
     let len = d.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -419,7 +419,7 @@ fn arrow(from: [f64; 3], to: [f64; 3], width: f64, pose: &Transform) -> Shape {
         side = side.map(|v| v / n);
     }
     let head = (len * 0.3).min(len);
-    let half = (width.abs() * 1.0).max(len * 0.08);
+    let half = width.abs().max(len * 0.08);
     let base = [0, 1, 2].map(|i| to[i] - u[i] * head);
     let l = [0, 1, 2].map(|i| base[i] + side[i] * half);
     let r = [0, 1, 2].map(|i| base[i] - side[i] * half);

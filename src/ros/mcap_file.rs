@@ -57,13 +57,11 @@ pub fn open(path: &Path) -> Result<McapBag, BagError> {
         path: path.to_owned(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    let mut head = [0u8; 8];
-    let got = read_up_to(&mut file, &mut head).map_err(io)?;
-    if !looks_like_mcap(&head[..got]) {
+    if !looks_like_mcap(&super::bag::file_start(path, MAGIC.len() as u64)?) {
         return Err(corrupt(path, "does not start with the MCAP magic"));
     }
+    let mut file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
     let (summary, why_not) = match read_summary(&mut file, len) {
         Ok(Some(s)) if !s.chunk_indexes.is_empty() => (Some(s), None),
         Ok(Some(_)) => (None, Some("its summary has no chunk index")),
@@ -83,7 +81,7 @@ pub fn open(path: &Path) -> Result<McapBag, BagError> {
         }
         None => {
             let mut scan = Scan::default();
-            let end = bag.linear(&mut |record, scan_state| scan.record(record, scan_state))?;
+            let end = bag.linear(&mut |record| scan.record(record))?;
             let topics = std::mem::take(&mut bag.info.topics);
             bag.info = scan.into_info(topics);
             bag.info.notes.push(format!(
@@ -135,19 +133,28 @@ fn read_summary(file: &mut File, len: u64) -> Result<Option<mcap::Summary>, mcap
     Ok(reader.finish())
 }
 
-fn topic_of(channel: &mcap::Channel<'_>) -> Topic {
-    let schema = channel.schema.as_ref();
+/// A topic from its channel's id, name and encoding and its schema's
+/// name, encoding and definition (when it has a schema).
+fn make_topic(id: u16, name: &str, encoding: &str, schema: Option<(&str, &str, &[u8])>) -> Topic {
     Topic {
-        id: u32::from(channel.id),
-        name: channel.topic.clone(),
-        type_name: schema.map(|s| s.name.clone()).unwrap_or_default(),
-        encoding: Encoding::from_name(&channel.message_encoding),
-        schema: schema.filter(|s| !s.data.is_empty()).map(|s| SchemaText {
-            encoding: s.encoding.clone(),
-            data: s.data.to_vec(),
+        id: u32::from(id),
+        name: name.to_owned(),
+        type_name: schema.map(|s| s.0.to_owned()).unwrap_or_default(),
+        encoding: Encoding::from_name(encoding),
+        schema: schema.filter(|s| !s.2.is_empty()).map(|s| SchemaText {
+            encoding: s.1.to_owned(),
+            data: s.2.to_vec(),
         }),
         count: None,
     }
+}
+
+fn topic_of(channel: &mcap::Channel<'_>) -> Topic {
+    let schema = channel
+        .schema
+        .as_ref()
+        .map(|s| (s.name.as_str(), s.encoding.as_str(), &s.data[..]));
+    make_topic(channel.id, &channel.topic, &channel.message_encoding, schema)
 }
 
 fn info_from_summary(s: &mcap::Summary) -> BagInfo {
@@ -179,12 +186,8 @@ fn info_from_summary(s: &mcap::Summary) -> BagInfo {
     }
 }
 
-/// What a linear pass knows as it goes: the channels seen so far.
-#[derive(Default)]
-struct LinearState {
-    schemas: BTreeMap<u16, (String, String, Vec<u8>)>,
-    channels: BTreeMap<u16, Topic>,
-}
+/// The schemas a linear pass has seen so far: name, encoding, definition.
+type Schemas = BTreeMap<u16, (String, String, Vec<u8>)>;
 
 /// The table of contents gathered by one scan.
 #[derive(Default)]
@@ -194,7 +197,7 @@ struct Scan {
 }
 
 impl Scan {
-    fn record(&mut self, record: &Record<'_>, _: &LinearState) -> ControlFlow<()> {
+    fn record(&mut self, record: &Record<'_>) -> ControlFlow<()> {
         if let Record::Message { header, .. } = record {
             *self.counts.entry(header.channel_id).or_default() += 1;
             let t = header.log_time;
@@ -224,7 +227,7 @@ impl McapBag {
     /// when it was torn or damaged (what came before is kept).
     fn linear(
         &mut self,
-        each: &mut dyn FnMut(&Record<'_>, &LinearState) -> ControlFlow<()>,
+        each: &mut dyn FnMut(&Record<'_>) -> ControlFlow<()>,
     ) -> Result<Option<String>, BagError> {
         let path = self.path.clone();
         let io = |source| BagError::Io {
@@ -239,7 +242,7 @@ impl McapBag {
             .with_emit_chunks(true)
             .with_record_length_limit(RECORD_LIMIT);
         let mut reader = LinearReader::new_with_options(options);
-        let mut state = LinearState::default();
+        let mut schemas = Schemas::new();
         let mut file = std::io::BufReader::with_capacity(1 << 20, self.file.try_clone().map_err(io)?);
         let mut messages = 0u64;
         while let Some(event) = reader.next_event() {
@@ -252,7 +255,7 @@ impl McapBag {
                         }
                         other => format!("is damaged ({other})"),
                     };
-                    if messages == 0 && self.info.topics.is_empty() && state.channels.is_empty() {
+                    if messages == 0 && self.info.topics.is_empty() {
                         return Err(corrupt(&self.path, format!("{at}, before any message")));
                     }
                     return Ok(Some(format!("{at}: every complete message before it is kept")));
@@ -287,11 +290,11 @@ impl McapBag {
                                 Ok(r) => r,
                                 Err(e) => return Ok(Some(damaged(op, &e.to_string()))),
                             };
-                            if self.take(&inner, &mut state, &mut messages, each).is_break() {
+                            if self.take(&inner, &mut schemas, &mut messages, each).is_break() {
                                 return Ok(None);
                             }
                         }
-                    } else if self.take(&record, &mut state, &mut messages, each).is_break() {
+                    } else if self.take(&record, &mut schemas, &mut messages, each).is_break() {
                         return Ok(None);
                     }
                 }
@@ -304,39 +307,30 @@ impl McapBag {
     fn take(
         &mut self,
         record: &Record<'_>,
-        state: &mut LinearState,
+        schemas: &mut Schemas,
         messages: &mut u64,
-        each: &mut dyn FnMut(&Record<'_>, &LinearState) -> ControlFlow<()>,
+        each: &mut dyn FnMut(&Record<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         match record {
             Record::Schema { header, data } => {
-                state.schemas.insert(
+                schemas.insert(
                     header.id,
                     (header.name.clone(), header.encoding.clone(), data.to_vec()),
                 );
             }
             Record::Channel(c) => {
-                let schema = state.schemas.get(&c.schema_id);
-                let topic = Topic {
-                    id: u32::from(c.id),
-                    name: c.topic.clone(),
-                    type_name: schema.map(|s| s.0.clone()).unwrap_or_default(),
-                    encoding: Encoding::from_name(&c.message_encoding),
-                    schema: schema.filter(|s| !s.2.is_empty()).map(|s| SchemaText {
-                        encoding: s.1.clone(),
-                        data: s.2.clone(),
-                    }),
-                    count: None,
-                };
-                if self.summary.is_none() && !self.info.topics.iter().any(|t| t.id == topic.id) {
-                    self.info.topics.push(topic.clone());
+                let schema = schemas
+                    .get(&c.schema_id)
+                    .map(|s| (s.0.as_str(), s.1.as_str(), &s.2[..]));
+                if !self.info.topics.iter().any(|t| t.id == u32::from(c.id)) {
+                    let topic = make_topic(c.id, &c.topic, &c.message_encoding, schema);
+                    self.info.topics.push(topic);
                 }
-                state.channels.insert(c.id, topic);
             }
             Record::Message { .. } => *messages += 1,
             _ => {}
         }
-        each(record, state)
+        each(record)
     }
 }
 
@@ -394,7 +388,7 @@ impl BagReader for McapBag {
     ) -> Result<Vec<String>, BagError> {
         let from = from.unwrap_or(0);
         let Some(summary) = self.summary.as_ref() else {
-            let end = self.linear(&mut |record, _| match record {
+            let end = self.linear(&mut |record| match record {
                 Record::Message { header, data }
                     if header.log_time >= from && topics.contains(&u32::from(header.channel_id)) =>
                 {

@@ -71,7 +71,6 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
     let mut rec = recording::open(path).map_err(|e| ReadError::Other(Box::new(e)))?;
     let options = drawings::DrawingOptions {
         world: cx.options.world.clone(),
-        topics: Vec::new(),
     };
     drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
 }

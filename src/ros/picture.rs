@@ -11,7 +11,10 @@ use crate::video::coded::{Coding, PacketDecoder};
 /// The size of the largest picture accepted, in pixels (as the video
 /// decoder's limit).
 fn check_size(width: usize, height: usize) -> Result<(), String> {
-    crate::image::check_picture_size(width as u32, height as u32).map_err(|e| e.to_string())
+    let (Ok(w), Ok(h)) = (u32::try_from(width), u32::try_from(height)) else {
+        return Err(format!("a {width}×{height} picture is too large"));
+    };
+    crate::image::check_picture_size(w, h).map_err(|e| e.to_string())
 }
 
 /// The picture of a `sensor_msgs/Image`.

@@ -136,40 +136,12 @@ impl std::fmt::Debug for Recording {
     }
 }
 
-/// Whether a file's first bytes are a recording's (MCAP, or SQLite: a
-/// rosbag2 database).
-pub fn looks_like_recording(start: &[u8]) -> bool {
-    super::mcap_file::looks_like_mcap(start) || super::db3::looks_like_db3(start)
-}
-
 /// Opens a recording, its container recognised from its first bytes.
 pub fn open(path: &Path) -> Result<Recording, RosError> {
-    let mut start = [0u8; 16];
-    let got = {
-        use std::io::Read;
-        let mut f = std::fs::File::open(path).map_err(|source| BagError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        let mut n = 0;
-        while n < start.len() {
-            match f.read(&mut start[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(source) => {
-                    return Err(BagError::Io {
-                        path: path.to_owned(),
-                        source,
-                    }
-                    .into());
-                }
-            }
-        }
-        n
-    };
-    let bag: Box<dyn BagReader> = if super::mcap_file::looks_like_mcap(&start[..got]) {
+    let start = super::bag::file_start(path, 16)?;
+    let bag: Box<dyn BagReader> = if super::mcap_file::looks_like_mcap(&start) {
         Box::new(super::mcap_file::open(path)?)
-    } else if super::db3::looks_like_db3(&start[..got]) {
+    } else if super::db3::looks_like_db3(&start) {
         Box::new(super::db3::open(path)?)
     } else {
         return Err(RosError::Usage {

@@ -261,15 +261,13 @@ impl RecordingSource {
         let mut optical = String::new();
         let mut first_picture: Option<Result<Option<RgbImage>, String>> = None;
         let mut compressed = Compressed::default();
-        let mut skipped = 0usize;
         rec.read(&[topic], None, &mut |_, log_time, msg| {
+            // Undecodable messages and stamps going back are not frames.
             let Ok(msg) = msg else {
-                skipped += 1;
                 return ControlFlow::Continue(());
             };
             let stamp = stamp_of(&msg, log_time);
             if entries.last().is_some_and(|e| stamp <= e.stamp) {
-                skipped += 1;
                 return ControlFlow::Continue(());
             }
             let key = role != Role::CompressedVideo
@@ -364,7 +362,6 @@ impl RecordingSource {
             // `log info` says why there is none.
             Err(_) => info.calibration = None,
         }
-        let _ = skipped;
         Ok(RecordingSource {
             path: path.to_owned(),
             rec: Arc::new(Mutex::new(rec)),

@@ -69,10 +69,6 @@ pub struct PacketDecoder {
     scaler: Option<Scaler>,
 }
 
-// SAFETY: the decoder, frame and scaler are owned and only used through
-// `&mut self`; FFmpeg's contexts may move between threads.
-unsafe impl Send for PacketDecoder {}
-
 impl std::fmt::Debug for PacketDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PacketDecoder")
