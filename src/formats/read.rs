@@ -266,7 +266,11 @@ fn read_format(
             (Some(path), false) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => read(path, &cx)?,
             _ => {
                 return Err(ReadError::Other(
-                    format!("a {} is read from its file by seeking: give it as a file, not through a pipe or gzip", format.name).into(),
+                    format!(
+                        "{}: read by seeking in the file; give it as a file, not through a pipe or gzip",
+                        format.name
+                    )
+                    .into(),
                 ));
             }
         },
