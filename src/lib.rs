@@ -19,6 +19,7 @@ pub mod formats;
 pub mod geom;
 pub mod image;
 pub mod input;
+pub mod live;
 pub mod log;
 pub mod mask;
 pub mod pipeline;

@@ -13,6 +13,7 @@ pub mod concat;
 pub mod demo;
 pub mod export;
 pub mod formats;
+pub mod live;
 pub mod log;
 pub mod mask;
 pub mod record_roboviz;
@@ -62,6 +63,9 @@ pub enum Command {
     Log(log::Command),
     /// List the input formats underlay reads and how it recognises them.
     Formats(formats::Args),
+    /// Draw live: a camera stream and logs arriving over the network,
+    /// composited behind the robots and sent on as a stream or recorded.
+    Live(live::Args),
     /// Record the RoboViz drawings 3D-league agents send (UDP), for
     /// `log convert` and the viewer.
     RecordRoboviz(record_roboviz::Args),
@@ -83,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Sync(a)) => sync::run(a),
         Some(Command::Log(c)) => log::run(c),
         Some(Command::Formats(a)) => formats::run(a),
+        Some(Command::Live(a)) => live::run(a),
         Some(Command::RecordRoboviz(a)) => record_roboviz::run(a),
     }
 }

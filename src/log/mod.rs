@@ -30,6 +30,7 @@ mod merge;
 pub mod model;
 pub mod names;
 pub mod native;
+pub mod net;
 pub mod proto;
 pub mod raised;
 pub mod reference;

@@ -146,7 +146,24 @@ pub struct Writer<W: Write = File> {
     failed: bool,
     frames: u64,
     primitives: u64,
+    /// Each frame sent as one self-contained datagram (`log::net`).
+    datagram: Option<Datagram>,
 }
+
+/// What a writer sending one datagram per frame keeps: every datagram is
+/// a whole native log (prefix, header, the entities its primitives name
+/// with their ancestors, the frame), so that a lost or reordered datagram
+/// costs only its own frame.
+struct Datagram {
+    version: u8,
+    /// The header record, sent in every datagram.
+    header: Vec<u8>,
+    /// Entities the open frame's primitives name.
+    used: Vec<EntityId>,
+}
+
+/// The largest payload of a UDP datagram (over IPv4).
+pub const MAX_DATAGRAM: usize = 65_507;
 
 impl Writer<File> {
     /// Creates (truncates) `path` and writes the prefix and header.
@@ -170,15 +187,36 @@ impl<W: Write> Writer<W> {
     }
 
     /// Like [`Writer::new`], with options.
-    pub fn with_options(mut w: W, header: Header, opts: WriterOptions) -> Result<Self, LogError> {
+    pub fn with_options(w: W, header: Header, opts: WriterOptions) -> Result<Self, LogError> {
+        Self::build(w, header, opts, false)
+    }
+
+    /// A writer sending each frame as one self-contained datagram through
+    /// `w`, whose `flush` sends what was written since the last one (see
+    /// `log::net`); compression does not apply.
+    pub(crate) fn datagrams(w: W, header: Header, opts: WriterOptions) -> Result<Self, LogError> {
+        Self::build(
+            w,
+            header,
+            WriterOptions {
+                zstd_level: None,
+                ..opts
+            },
+            true,
+        )
+    }
+
+    fn build(mut w: W, header: Header, opts: WriterOptions, datagrams: bool) -> Result<Self, LogError> {
         let name = PathBuf::from("<stream>");
         let version = if opts.heights {
             native::RAISED_VERSION
         } else {
             native::FLOOR_VERSION
         };
-        w.write_all(&native::versioned_prefix(version, opts.zstd_level.is_some()))
-            .map_err(|e| LogError::io(&name, e))?;
+        if !datagrams {
+            w.write_all(&native::versioned_prefix(version, opts.zstd_level.is_some()))
+                .map_err(|e| LogError::io(&name, e))?;
+        }
         let sink = match opts.zstd_level {
             None => Sink::Plain(w),
             Some(level) => {
@@ -187,6 +225,11 @@ impl<W: Write> Writer<W> {
         };
         let mut out = Vec::with_capacity(opts.buffer_size.min(1 << 24) + 4096);
         native::put_header_record(&mut out, &header, version);
+        let datagram = datagrams.then(|| Datagram {
+            version,
+            header: std::mem::take(&mut out),
+            used: Vec::new(),
+        });
         Ok(Writer {
             sink: Some(sink),
             name,
@@ -201,6 +244,7 @@ impl<W: Write> Writer<W> {
             failed: false,
             frames: 0,
             primitives: 0,
+            datagram,
         })
     }
 
@@ -234,6 +278,12 @@ impl<W: Write> Writer<W> {
 
     /// Ends the open frame (if any) and queues it as one record.
     pub fn end_frame(&mut self) -> &mut Self {
+        if self.datagram.is_some() {
+            if let Some(time) = self.open.take() {
+                self.send_datagram(time);
+            }
+            return self;
+        }
         if let Some(time) = self.open.take() {
             put_frame_record_encoded(&mut self.out, time, &self.frame);
             self.frame.clear();
@@ -547,9 +597,57 @@ impl<W: Write> Writer<W> {
         }
     }
 
+    /// Sends the open frame (ended at `time`) as one datagram: prefix,
+    /// header, the entities its primitives name and their ancestors
+    /// (parents before children), the frame.
+    fn send_datagram(&mut self, time: FrameTime) {
+        let Some(d) = self.datagram.as_mut() else {
+            return;
+        };
+        // Entity records queued by declarations go out with the frames
+        // that use them.
+        self.out.clear();
+        let mut datagram = native::versioned_prefix(d.version, false).to_vec();
+        datagram.extend_from_slice(&d.header);
+        let mut sent = vec![false; self.entities.len()];
+        let mut stack: Vec<(EntityId, bool)> = d.used.drain(..).rev().map(|e| (e, false)).collect();
+        while let Some((e, parents_done)) = stack.pop() {
+            if sent.get(e.index()).copied().unwrap_or(true) {
+                continue;
+            }
+            let parents = self.entities.parents(e);
+            if !parents_done {
+                stack.push((e, true));
+                stack.extend(parents.iter().rev().map(|&p| (p, false)));
+                continue;
+            }
+            sent[e.index()] = true;
+            put_entity_record(&mut datagram, e.0, self.entities.name(e), parents);
+        }
+        put_frame_record_encoded(&mut datagram, time, &self.frame);
+        self.frame.clear();
+        self.frames += 1;
+        if datagram.len() > MAX_DATAGRAM {
+            self.fail(format!(
+                "a frame of {} bytes does not fit one UDP datagram ({MAX_DATAGRAM} bytes): it was not sent; \
+                 send large frames over tcp://",
+                datagram.len()
+            ));
+            return;
+        }
+        let Some(sink) = self.sink.as_mut() else {
+            return;
+        };
+        // A datagram that cannot be sent (nobody listening yet) costs its
+        // own frame; the next ones are still sent, and flush reports it.
+        if let Err(e) = sink.write_all(&datagram).and_then(|()| sink.flush()) {
+            self.error.get_or_insert(LogError::io(&self.name, e));
+        }
+    }
+
     /// Writes the queued records; `sync` also flushes the sink.
     fn write_out(&mut self, sync: bool) -> Result<(), ()> {
-        if self.failed {
+        if self.failed || self.datagram.is_some() {
             self.out.clear();
             return Err(());
         }
@@ -633,6 +731,11 @@ impl<W: Write> Writer<W> {
         }
         put_primitive(&mut self.frame, 3, &p);
         self.primitives += 1;
+        if let Some(d) = &mut self.datagram
+            && !d.used.contains(&p.entity)
+        {
+            d.used.push(p.entity);
+        }
     }
 }
 

@@ -222,6 +222,28 @@ impl Pipeline {
         problem.map_or(Ok(()), Err)
     }
 
+    /// Draws `log` (indexed by `index`) from now on, with the same settings
+    /// and the mask's state kept: for logs that grow while frames are drawn
+    /// (a live run). The entity filter is compiled again against the new
+    /// log, leniently: a name the log does not know yet is not an error,
+    /// as it may come later.
+    pub fn set_log(&mut self, log: Arc<Log>, index: Arc<Index>) {
+        self.log = log;
+        self.index = index;
+        if let Some(settings) = &self.applied {
+            self.above = if settings.filter.above_mask.is_empty() {
+                Vec::new()
+            } else {
+                crate::select::above_mask(&self.log, &settings.filter.above_mask)
+            };
+            self.filter = settings.filter.compile_or_lenient(&self.log).0;
+            self.threshold = settings.instant_threshold.seconds(&self.index);
+        } else {
+            self.filter = Filter::all(&self.log, i32::MAX);
+            self.threshold = self.index.default_threshold();
+        }
+    }
+
     /// Uses `masker` instead of the one the mask settings build (a method
     /// of one's own: tests, benchmarks); the next [`configure`](Self::configure)
     /// with other mask settings replaces it.

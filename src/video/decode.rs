@@ -100,8 +100,24 @@ impl Decoder {
     /// Opens `path` and its best video stream.
     pub fn open(path: &Path) -> Result<Decoder, VideoError> {
         init();
+        Self::from_input(path, super::open_input(path)?)
+    }
+
+    /// Opens a live input (a stream URL, a device) with FFmpeg `options`
+    /// (low-latency demuxing, timeouts) and an `interrupt` asked during
+    /// blocking reads (`true` abandons the read, which then fails: a
+    /// stalled stream, a stop asked for). Frames are read in order with
+    /// [`read_into`](Self::read_into); a live input cannot seek.
+    pub fn open_live(
+        url: &Path,
+        options: &[(&str, String)],
+        interrupt: impl FnMut() -> bool + Send + 'static,
+    ) -> Result<Decoder, VideoError> {
+        Self::from_input(url, super::open_live_input(url, options, interrupt)?)
+    }
+
+    fn from_input(path: &Path, input: ffmpeg::format::context::Input) -> Result<Decoder, VideoError> {
         let p = path.to_owned();
-        let input = super::open_input(path)?;
         let stream = input
             .streams()
             .best(media::Type::Video)

@@ -82,6 +82,11 @@ pub struct EncoderSettings {
     /// container (an extension: `mp4`, `ts`, `mkv`): written as it is made,
     /// MP4 fragmented, nothing sought back into.
     pub stream_format: Option<String>,
+    /// Encode for a live stream: x264 tuned for zero latency (no B-frames,
+    /// no look-ahead, frames in slices), each packet written as soon as it
+    /// is made (lasting one nominal frame, `fps_hint`) and handed on by the
+    /// muxer at once, not gathered for a later interleave.
+    pub live: bool,
 }
 
 impl Default for EncoderSettings {
@@ -98,6 +103,7 @@ impl Default for EncoderSettings {
             threads: 0,
             keyframe_interval: 0,
             stream_format: None,
+            live: false,
         }
     }
 }
@@ -129,6 +135,8 @@ pub struct Encoder {
     last_pts: Option<i64>,
     last_time: f64,
     last_duration: Option<i64>,
+    /// Packets go out as soon as they are made ([`EncoderSettings::live`]).
+    live: bool,
     /// Duration of each frame (by pts) once the next frame's time is known.
     durations: HashMap<i64, i64>,
     /// Encoded packets waiting for their duration.
@@ -176,7 +184,7 @@ impl Encoder {
         let opened = match &settings.stream_format {
             Some(ext) => {
                 let name = guess_format(ext).ok_or_else(|| bad(format!("no container for .{ext}")))?;
-                ffmpeg::format::output_as(path, &name)
+                output_as(path, &name)
             }
             None => ffmpeg::format::output(path),
         };
@@ -280,6 +288,9 @@ impl Encoder {
         } else {
             opts.set("preset", &settings.preset);
             opts.set("crf", &settings.crf.to_string());
+            if settings.live {
+                opts.set("tune", "zerolatency");
+            }
         }
         let enc = enc.open_with(opts).map_err(|e| {
             bad(if gray {
@@ -327,6 +338,13 @@ impl Encoder {
                 header_opts.set("movie_timescale", &scale.to_string());
             }
         }
+        if settings.live {
+            // Every packet out as it is written: no interleaving queue, no
+            // muxing delay (MPEG-TS waits 0.7 s by default).
+            header_opts.set("flush_packets", "1");
+            header_opts.set("max_delay", "0");
+            header_opts.set("max_interleave_delta", "0");
+        }
         octx.write_header_with(header_opts)
             .map_err(|e| bad(format!("cannot write the file header: {e}")))?;
         let stream_tb = octx
@@ -358,6 +376,7 @@ impl Encoder {
             last_pts: None,
             last_time: 0.0,
             last_duration: None,
+            live: settings.live,
             durations: HashMap::new(),
             held: VecDeque::new(),
             pushed: 0,
@@ -680,6 +699,11 @@ impl Encoder {
         self.last_pts = Some(pts);
         self.last_time = time;
         self.pushed += 1;
+        if self.live {
+            // Not held for the next frame's time: one nominal frame.
+            let nominal = ((1.0 / self.fps_hint) / self.tb).round().max(1.0) as i64;
+            self.durations.insert(pts, nominal);
+        }
         self.drain(time)
     }
 
@@ -774,11 +798,49 @@ fn guess_format(ext: &str) -> Option<String> {
     let name = std::ffi::CString::new(format!("x.{ext}")).ok()?;
     // SAFETY: a valid C string; null format name and MIME type are allowed;
     // the returned format is static.
-    let fmt = unsafe { ffmpeg_next::ffi::av_guess_format(std::ptr::null(), name.as_ptr(), std::ptr::null()) };
+    let mut fmt =
+        unsafe { ffmpeg_next::ffi::av_guess_format(std::ptr::null(), name.as_ptr(), std::ptr::null()) };
+    if fmt.is_null() {
+        // A muxer's own name (`mpegts`, `flv`, `rtsp`).
+        let short = std::ffi::CString::new(ext).ok()?;
+        // SAFETY: as above.
+        fmt =
+            unsafe { ffmpeg_next::ffi::av_guess_format(short.as_ptr(), std::ptr::null(), std::ptr::null()) };
+    }
     if fmt.is_null() {
         return None;
     }
     // SAFETY: a non-null static format has a static, NUL-terminated name.
     let n = unsafe { std::ffi::CStr::from_ptr((*fmt).name) };
     Some(n.to_string_lossy().into_owned())
+}
+
+/// Opens `path` (a file or a URL) for writing in the container `format`
+/// (a muxer's name): like `ffmpeg_next::format::output_as`, which opens
+/// the path for writing even for muxers that open their own connection
+/// (RTSP pushes to a server over its own protocol, and `avio_open` knows no
+/// `rtsp://` to write to).
+fn output_as(path: &Path, format: &str) -> Result<ffmpeg::format::context::Output, ffmpeg::Error> {
+    let url =
+        std::ffi::CString::new(path.to_string_lossy().as_bytes()).map_err(|_| ffmpeg::Error::InvalidData)?;
+    let format = std::ffi::CString::new(format).map_err(|_| ffmpeg::Error::InvalidData)?;
+    let mut ps = std::ptr::null_mut();
+    // SAFETY: valid C strings; on success `ps` is a new context FFmpeg
+    // owns until it is wrapped (or freed below).
+    unsafe {
+        let ret =
+            ffi::avformat_alloc_output_context2(&mut ps, std::ptr::null_mut(), format.as_ptr(), url.as_ptr());
+        if ret < 0 || ps.is_null() {
+            return Err(ffmpeg::Error::from(ret.min(-1)));
+        }
+        let nofile = (*(*ps).oformat).flags & ffi::AVFMT_NOFILE != 0;
+        if !nofile {
+            let ret = ffi::avio_open(&mut (*ps).pb, url.as_ptr(), ffi::AVIO_FLAG_WRITE);
+            if ret < 0 {
+                ffi::avformat_free_context(ps);
+                return Err(ffmpeg::Error::from(ret));
+            }
+        }
+        Ok(ffmpeg::format::context::Output::wrap(ps))
+    }
 }

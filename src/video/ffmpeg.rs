@@ -165,6 +165,29 @@ pub(crate) fn open_input(path: &std::path::Path) -> Result<ffmpeg_next::format::
     })
 }
 
+/// Opens a live input (a stream URL, a device, or a file read as one) with
+/// demuxer and protocol `options` (low-latency flags, timeouts), and
+/// `interrupt` asked between blocking reads: returning `true` abandons the
+/// read in progress (a stalled stream, a stop asked for), which then fails.
+pub(crate) fn open_live_input(
+    path: &std::path::Path,
+    options: &[(&str, String)],
+    interrupt: impl FnMut() -> bool + Send + 'static,
+) -> Result<ffmpeg_next::format::context::Input, VideoError> {
+    init();
+    let mut dict = ffmpeg_next::Dictionary::new();
+    for (k, v) in options {
+        dict.set(k, v);
+    }
+    let (opened, messages) =
+        messages::capture(|| ffmpeg_next::format::input_with_interrupt_and_dictionary(path, interrupt, dict));
+    opened.map_err(|source| VideoError::Open {
+        path: path.to_owned(),
+        source,
+        detail: messages.join("; "),
+    })
+}
+
 /// Initializes FFmpeg once per process and keeps its own messages to errors.
 pub(crate) fn init() {
     static ONCE: Once = Once::new();

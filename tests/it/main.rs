@@ -22,6 +22,7 @@ mod draw;
 mod draw_raised;
 mod export;
 mod export_plan;
+mod live;
 mod log_cli;
 mod mask;
 mod matches;

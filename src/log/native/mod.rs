@@ -31,10 +31,12 @@ use super::{
 
 mod decode;
 mod encode;
+mod stream;
 
 use decode::{decode_header, decode_primitive};
 pub(crate) use encode::{put_entity_record, put_frame_record_encoded, put_header_record, put_primitive};
 pub use encode::{to_bytes, version_for, write};
+pub use stream::StreamReader;
 
 /// The first eight bytes of every native log.
 pub const MAGIC: &[u8; 8] = b"UNDERLAY";

@@ -1,0 +1,209 @@
+//! `underlay live`: a camera stream and live logs in, drawn behind the
+//! robots, out to a stream or a file.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::live::{CameraOptions, LiveOptions, LiveStatus, LogSource};
+use crate::session::{CalibrationSource, Session};
+
+/// Arguments of `underlay live`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The camera: a URL FFmpeg opens (rtsp://, srt://, udp://, rtmp://,
+    /// http://), a device (/dev/video0), or a file (with --realtime, played
+    /// at its own pace).
+    #[arg(value_name = "CAMERA")]
+    pub camera: String,
+    /// A log to draw: `udp://HOST:PORT` (native log datagrams),
+    /// `tcp://HOST:PORT` (native log streams; listens there), or a file of
+    /// any format underlay reads, drawn throughout (repeatable).
+    #[arg(long = "log", value_name = "SOURCE")]
+    pub logs: Vec<String>,
+    /// A session whose calibration, mask, filter, offset and logs are used
+    /// (its video is not read: the camera is).
+    #[arg(long, value_name = "S.toml")]
+    pub session: Option<PathBuf>,
+    /// Calibration file (instead of the session's).
+    #[arg(long, value_name = "C.toml")]
+    pub calib: Option<PathBuf>,
+    /// Log time = a frame's arrival on this machine's clock (Unix
+    /// seconds) + OFFSET; overrides the session's.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = super::common::parse_offset)]
+    pub offset: Option<f64>,
+    /// Hold each frame back this long, so that log data arriving up to
+    /// that much later than the picture still lands on its frame.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = super::common::parse_seconds)]
+    pub delay: f64,
+    /// Where the composited picture goes: srt://, udp://, tcp:// (MPEG-TS),
+    /// rtmp:// (FLV), rtsp:// (push to a server), or a file (repeatable).
+    #[arg(long = "out", value_name = "URL", required = true)]
+    pub outputs: Vec<String>,
+    /// Stop after this many seconds of camera time.
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
+    pub duration: Option<f64>,
+    /// Play a file camera at its own pace (for tests and rehearsals).
+    #[arg(long)]
+    pub realtime: bool,
+    /// The clock a frame's log time is read from (before the offset):
+    /// `arrival` on this machine (logs sent live), or the camera's own
+    /// `stream` times (a recorded video with its recorded log). Default:
+    /// `stream` for a file, `arrival` for a stream or device.
+    #[arg(long, value_enum, value_name = "CLOCK")]
+    pub clock: Option<crate::live::Clock>,
+    /// Seconds to wait for the camera's first picture before giving up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = super::common::parse_seconds)]
+    pub wait: f64,
+    /// Seconds a stream may stay silent before it is opened again.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0, value_parser = super::common::parse_seconds)]
+    pub stall: f64,
+    /// Draw over everything (no floor mask).
+    #[arg(long)]
+    pub no_mask: bool,
+    /// Stream even with no calibration (nothing can be drawn then).
+    #[arg(long)]
+    pub no_calibration: bool,
+    /// Draw only primitives with level ≤ N.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_level: Option<i32>,
+    /// Draw only this entity and its descendants (repeatable).
+    #[arg(long = "entity", value_name = "NAME")]
+    pub entities: Vec<String>,
+    /// x264 constant rate factor (0–51, lower is better).
+    #[arg(long, value_name = "N", default_value_t = 23, value_parser = clap::value_parser!(u8).range(0..=51))]
+    pub crf: u8,
+    /// x264 preset (ultrafast … veryslow).
+    #[arg(long, value_name = "P", default_value = "veryfast")]
+    pub preset: String,
+}
+
+/// Runs `underlay live`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        crate::export::PRESETS.contains(&args.preset.as_str()),
+        "unknown x264 preset {:?} (one of {})",
+        args.preset,
+        crate::export::PRESETS.join(", ")
+    );
+    let mut sources = Vec::new();
+    let mut files = Vec::new();
+    for l in &args.logs {
+        match LogSource::parse(l)? {
+            Some(s) => sources.push(s),
+            None => files.push(PathBuf::from(l)),
+        }
+    }
+    let mut session = match &args.session {
+        Some(path) => {
+            let mut s = Session::load(path).with_context(|| format!("reading {}", path.display()))?;
+            s.logs.extend(files);
+            s
+        }
+        None => {
+            let mut s = Session::new(&args.camera, "");
+            s.logs = files;
+            s
+        }
+    };
+    if let Some(c) = &args.calib {
+        session.calibration = Some(CalibrationSource::File { file: c.clone() });
+    }
+    if let Some(o) = args.offset {
+        session.offset = o;
+    }
+    if args.no_mask {
+        session.draw.floor_mask = false;
+    }
+    if args.max_level.is_some() {
+        session.filter.max_level = args.max_level;
+    }
+    if !args.entities.is_empty() {
+        session.filter.only = args.entities.clone();
+    }
+    let mut camera = CameraOptions::new(&args.camera);
+    camera.realtime = args.realtime;
+    camera.stall = std::time::Duration::from_secs_f64(args.stall.max(0.1));
+    let clock = args.clock.unwrap_or(if camera.is_stream() {
+        crate::live::Clock::Arrival
+    } else {
+        crate::live::Clock::Stream
+    });
+    let mut opts = LiveOptions::new(camera, session);
+    opts.clock = clock;
+    opts.sources = sources;
+    opts.delay = args.delay;
+    opts.outputs = args.outputs.clone();
+    opts.duration = args.duration;
+    opts.crf = args.crf;
+    opts.preset = args.preset.clone();
+    opts.no_calibration = args.no_calibration;
+    opts.first_picture = std::time::Duration::from_secs_f64(args.wait.max(0.1));
+    // A stream joined between keyframes makes FFmpeg's decoders complain
+    // until the next one; what matters reaches the status line.
+    crate::video::set_ffmpeg_quiet(true);
+    let cancel = super::common::cancel_on_ctrl_c("live");
+    let terminal = std::io::stderr().is_terminal();
+    // On a terminal one line kept current; in a log file a line every 5 s.
+    let mut logged = std::time::Instant::now();
+    let mut show = |s: &LiveStatus| {
+        let mut e = std::io::stderr();
+        if terminal {
+            let _ = write!(e, "\r\x1b[2K{}", status_line(s));
+            let _ = e.flush();
+        } else if logged.elapsed() >= std::time::Duration::from_secs(5) {
+            logged = std::time::Instant::now();
+            let _ = writeln!(e, "{}", status_line(s));
+        }
+    };
+    let report =
+        crate::live::run(&opts, &cancel, &mut show).with_context(|| format!("live from {}", args.camera))?;
+    if terminal {
+        eprintln!();
+    }
+    for w in &report.warnings {
+        eprintln!("underlay: warning: {w}");
+    }
+    eprintln!(
+        "live: {} frames in, {} written ({} dropped, {} reconnects) over {:.1} s; latency p50 {:.0} ms, p95 {:.0} ms; \
+         drawing p50 {:.1} ms, p95 {:.1} ms",
+        report.frames_in,
+        report.frames_out,
+        report.dropped,
+        report.reconnects,
+        report.duration,
+        report.latency_ms.0,
+        report.latency_ms.1,
+        report.draw_ms.0,
+        report.draw_ms.1
+    );
+    for s in &report.sources {
+        eprintln!(
+            "  {}: {} packets, {} bytes, {} ignored, {} frames dropped",
+            s.name, s.packets, s.bytes, s.bad, s.dropped_frames
+        );
+    }
+    Ok(())
+}
+
+/// The one-line status: rates, drops, latency, sources, the last error.
+fn status_line(s: &LiveStatus) -> String {
+    let mut line = format!(
+        "live {:.0} s · in {:.1} fps · out {:.1} fps · dropped {} · latency {:.0}/{:.0} ms",
+        s.elapsed, s.fps_in, s.fps_out, s.dropped, s.latency_ms.0, s.latency_ms.1
+    );
+    if let Some(t) = s.camera.no_signal_since {
+        line.push_str(&format!(" · NO SIGNAL for {:.0} s", crate::live::now() - t));
+    }
+    for c in &s.sources {
+        line.push_str(&format!(" · {} {} pkts", c.name, c.packets));
+        if c.bad > 0 {
+            line.push_str(&format!(" ({} bad)", c.bad));
+        }
+    }
+    if let Some(e) = &s.camera.last_error {
+        line.push_str(&format!(" · last error: {e}"));
+    }
+    line
+}

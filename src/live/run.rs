@@ -1,0 +1,445 @@
+//! The live loop: frames from the camera, held back by the delay, drawn
+//! with the logs that arrived by then, encoded to every output.
+//!
+//! **One clock.** A frame's log time is its arrival on this machine's
+//! clock (seconds since the Unix epoch) mapped by the session's time map
+//! (`+ offset`): a sender stamping its frames with the same clock (a
+//! robot on this machine, or one kept in step by NTP/PTP) needs no offset.
+//! A recorded video played with its recorded log takes the video's own
+//! times instead ([`Clock::Stream`]), and draws what an export draws.
+//! **The delay** holds each frame back that long before it is drawn, so a
+//! log frame that arrives up to that much later than the picture it
+//! belongs to is still drawn on it (SSL vision leads or lags a camera
+//! stream by 50–300 ms); it adds to the latency, one for one.
+//!
+//! **Outputs** are encoded as the frames come, with x264 tuned for zero
+//! latency and a keyframe every second, at the camera's rate; the
+//! container follows the URL: MPEG-TS for `srt://`, `udp://` and `tcp://`,
+//! FLV for `rtmp://`, RTSP (a push to a server such as MediaMTX) for
+//! `rtsp://`, and a file's extension for a file (recording while
+//! streaming). Output times are arrival times from the first frame, so a
+//! dropped or late frame leaves a gap of its own length, not a jump.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::LiveError;
+use super::camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
+use super::sources::{self, LogSource};
+use super::store::{LiveLogs, SourceCounts, StoreOptions};
+use crate::log::Log;
+use crate::pipeline::Pipeline;
+use crate::select::Index;
+use crate::session::Session;
+use crate::video::{Encoder, EncoderSettings};
+
+/// What a live run does.
+#[derive(Clone, Debug)]
+pub struct LiveOptions {
+    /// The camera.
+    pub camera: CameraOptions,
+    /// Logs arriving over the network.
+    pub sources: Vec<LogSource>,
+    /// Calibration, mask, filter, offset, and files drawn throughout (the
+    /// session's logs); its video is not read.
+    pub session: Session,
+    /// Seconds each frame is held back before it is drawn.
+    pub delay: f64,
+    /// Where the composited picture goes (URLs or files).
+    pub outputs: Vec<String>,
+    /// Stop after this many seconds of camera time.
+    pub duration: Option<f64>,
+    /// Give up when no first picture came within this.
+    pub first_picture: Duration,
+    /// x264 constant rate factor.
+    pub crf: u8,
+    /// x264 preset.
+    pub preset: String,
+    /// What the store keeps of each source.
+    pub store: StoreOptions,
+    /// Stream the picture even with no calibration (nothing drawn then).
+    pub no_calibration: bool,
+    /// The clock a frame's log time is taken from.
+    pub clock: Clock,
+}
+
+/// The clock a live frame's log time comes from (before the offset).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Clock {
+    /// Its arrival on this machine's clock (Unix seconds): logs sent live.
+    #[default]
+    Arrival,
+    /// The camera's own presentation time: a recorded video played with
+    /// its recorded log (a rehearsal), drawn as an export would.
+    Stream,
+}
+
+impl LiveOptions {
+    /// A run of `camera` with `session`'s settings and the defaults: no
+    /// delay, a 10 s wait for the first picture, crf 23, `veryfast`.
+    pub fn new(camera: CameraOptions, session: Session) -> Self {
+        LiveOptions {
+            camera,
+            sources: Vec::new(),
+            session,
+            delay: 0.0,
+            outputs: Vec::new(),
+            duration: None,
+            first_picture: Duration::from_secs(10),
+            crf: 23,
+            preset: "veryfast".into(),
+            store: StoreOptions::default(),
+            no_calibration: false,
+            clock: Clock::Arrival,
+        }
+    }
+}
+
+/// The container an output URL or file is written in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// A network stream in this muxer (`mpegts`, `flv`, `rtsp`).
+    Stream(&'static str),
+    /// A file, its container chosen by its extension.
+    File,
+}
+
+impl OutputKind {
+    /// What `output` is written as; an error for a scheme no muxer sends to.
+    pub fn of(output: &str) -> Result<OutputKind, LiveError> {
+        let Some((scheme, _)) = output.split_once("://") else {
+            return Ok(OutputKind::File);
+        };
+        match scheme {
+            "srt" | "udp" | "tcp" => Ok(OutputKind::Stream("mpegts")),
+            "rtmp" | "rtmps" => Ok(OutputKind::Stream("flv")),
+            "rtsp" => Ok(OutputKind::Stream("rtsp")),
+            "file" => Ok(OutputKind::File),
+            other => Err(LiveError::BadOutput {
+                output: output.to_owned(),
+                why: format!(
+                    "no stream is sent to {other}:// (srt://, udp://, tcp://, rtmp://, rtsp:// or a file)"
+                ),
+            }),
+        }
+    }
+}
+
+/// The state of a live run, for the status line (given about once a second).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveStatus {
+    /// Camera time so far (seconds since the first frame).
+    pub elapsed: f64,
+    /// Frames per second in from the camera and out to the outputs over
+    /// the last period.
+    pub fps_in: f64,
+    pub fps_out: f64,
+    /// Frames written to the outputs.
+    pub frames_out: u64,
+    /// Frames dropped: by the camera's slot, and held past the delay's room.
+    pub dropped: u64,
+    /// Arrival → written, this period: median and 95th percentile, ms.
+    pub latency_ms: (f64, f64),
+    /// The camera's own state.
+    pub camera: CameraStatus,
+    /// Every log source's counts.
+    pub sources: Vec<SourceCounts>,
+}
+
+/// What a live run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveReport {
+    /// Frames the camera gave, and those written.
+    pub frames_in: u64,
+    pub frames_out: u64,
+    /// Frames dropped (the machine behind, or the delay's room full).
+    pub dropped: u64,
+    /// Times the camera was opened again.
+    pub reconnects: u64,
+    /// Camera time covered, seconds.
+    pub duration: f64,
+    /// Arrival → written over the whole run: median and 95th percentile, ms.
+    pub latency_ms: (f64, f64),
+    /// Drawing and compositing a frame (the pipeline alone): median and
+    /// 95th percentile, ms.
+    pub draw_ms: (f64, f64),
+    /// Every log source's counts at the end.
+    pub sources: Vec<SourceCounts>,
+    /// What the run noticed (a camera error, sources that sent nothing).
+    pub warnings: Vec<String>,
+}
+
+/// Median and 95th percentile of `v` (sorted here).
+fn percentiles(v: &mut [f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.95))
+}
+
+/// Runs live until the camera ends, `duration` is reached or `cancel` is
+/// set; `status` is called about once a second.
+pub fn run(
+    opts: &LiveOptions,
+    cancel: &AtomicBool,
+    status: &mut dyn FnMut(&LiveStatus),
+) -> Result<LiveReport, LiveError> {
+    let kinds: Vec<OutputKind> = opts
+        .outputs
+        .iter()
+        .map(|o| OutputKind::of(o))
+        .collect::<Result<_, _>>()?;
+    for (o, k) in opts.outputs.iter().zip(&kinds) {
+        if *k == OutputKind::File {
+            let path = Path::new(o.strip_prefix("file://").unwrap_or(o));
+            let inputs: Vec<std::path::PathBuf> = opts
+                .session
+                .inputs()
+                .into_iter()
+                .chain([std::path::PathBuf::from(&opts.camera.input)])
+                .collect();
+            if crate::files::refuse_overwriting_inputs(path, inputs.iter().map(|p| p.as_path())).is_err() {
+                return Err(LiveError::WouldOverwrite(path.to_owned()));
+            }
+        }
+    }
+    let mut settings = opts.session.draw_settings()?;
+    if settings.calibration.is_none() && !opts.no_calibration {
+        return Err(LiveError::NoCalibration);
+    }
+    let store = Arc::new(LiveLogs::new(opts.store));
+    let fixed = opts.session.load_logs();
+    if !opts.session.logs.is_empty() {
+        let log = fixed?;
+        if let Some(c) = &settings.calibration {
+            settings.calibration = Some(c.for_unit(&log.header.world_unit).0);
+        }
+        let name = opts
+            .session
+            .logs
+            .first()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        store.add_fixed(&name, log);
+    }
+    let _receivers = sources::start(&opts.sources, &store)?;
+    let camera = LiveCamera::start(opts.camera.clone());
+
+    // The first picture: its size sets up the outputs and the mask.
+    let waited = Instant::now();
+    let first = loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(LiveReport::default());
+        }
+        if let Some(f) = camera.next(Duration::from_millis(100)) {
+            break f;
+        }
+        let st = camera.status();
+        if st.ended || waited.elapsed() >= opts.first_picture {
+            return Err(LiveError::NoPicture {
+                input: opts.camera.input.clone(),
+                waited: waited.elapsed().as_secs_f64(),
+                why: st.last_error,
+            });
+        }
+    };
+    let (h, w, _) = first.frame.image.dim();
+    let empty = Arc::new(Log::new());
+    let mut pipeline = Pipeline::with_index(Arc::clone(&empty), Arc::new(Index::new(&empty)), &settings)?;
+    pipeline
+        .check_video(w, h, None)
+        .map_err(|e| LiveError::DoesNotFit {
+            input: opts.camera.input.clone(),
+            source: e,
+        })?;
+    let fps = match camera.status().fps {
+        f if f.is_finite() && (1.0..=240.0).contains(&f) => f,
+        _ => 30.0,
+    };
+    let mut encoders = Vec::with_capacity(opts.outputs.len());
+    for (o, k) in opts.outputs.iter().zip(&kinds) {
+        let enc_settings = EncoderSettings {
+            crf: opts.crf,
+            preset: opts.preset.clone(),
+            fps_hint: fps,
+            keyframe_interval: fps.round().max(1.0) as u32,
+            stream_format: match k {
+                OutputKind::Stream(muxer) => Some((*muxer).to_owned()),
+                OutputKind::File => None,
+            },
+            live: true,
+            ..EncoderSettings::default()
+        };
+        let path = Path::new(o.strip_prefix("file://").unwrap_or(o));
+        encoders.push(Encoder::create(path, w as u32, h as u32, &enc_settings)?);
+    }
+
+    let mut report = LiveReport::default();
+    let mut generation = 0u64;
+    let t0 = first.arrival;
+    let mut last_out = f64::NEG_INFINITY;
+    // Frames held for the delay: room for the delay's frames at twice the
+    // rate, at least 8.
+    let room = ((opts.delay.max(0.0) * fps * 2.0).ceil() as usize).clamp(8, 4096);
+    let mut pending: VecDeque<LiveFrame> = VecDeque::from([first]);
+    let mut held_dropped = 0u64;
+    let (mut latencies, mut draws, mut period_latencies) = (Vec::new(), Vec::new(), Vec::new());
+    let mut period = (Instant::now(), 0u64, 0u64);
+    let mut received_before = 0u64;
+    // The first frame at or past the duration came.
+    let mut reached = false;
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let wait = match pending.front() {
+            Some(f) => Duration::from_secs_f64((f.arrival + opts.delay - now()).clamp(0.0, 0.1)),
+            None => Duration::from_millis(100),
+        };
+        if let Some(f) = camera.next(wait) {
+            pending.push_back(f);
+            while let Some(f) = camera.next(Duration::ZERO) {
+                pending.push_back(f);
+            }
+            while pending.len() > room {
+                pending.pop_front();
+                held_dropped += 1;
+            }
+        }
+        while pending.front().is_some_and(|f| now() >= f.arrival + opts.delay) {
+            let Some(lf) = pending.pop_front() else { break };
+            if let Some(d) = opts.duration
+                && lf.arrival - t0 >= d
+            {
+                pending.clear();
+                reached = true;
+                break;
+            }
+            let LiveFrame { mut frame, arrival } = lf;
+            let size = (frame.image.dim().1, frame.image.dim().0);
+            if size != (w, h) {
+                return Err(LiveError::SizeChanged {
+                    input: opts.camera.input.clone(),
+                    from: (w, h),
+                    to: size,
+                });
+            }
+            if let Some((g, log, index)) = store.snapshot(generation) {
+                generation = g;
+                pipeline.set_log(log, index);
+            }
+            if opts.clock == Clock::Arrival {
+                frame.time = arrival;
+            }
+            let drawing = Instant::now();
+            pipeline.process(&mut frame)?;
+            draws.push(drawing.elapsed().as_secs_f64() * 1e3);
+            let t = (arrival - t0).max(last_out + 1e-3);
+            last_out = t;
+            for e in &mut encoders {
+                e.push_frame(&frame, t)?;
+            }
+            report.frames_out += 1;
+            report.duration = t;
+            let latency = (now() - arrival) * 1e3;
+            latencies.push(latency);
+            period_latencies.push(latency);
+        }
+        let cam = camera.status();
+        let ended = cam.ended && pending.is_empty();
+        let done = reached;
+        if period.0.elapsed() >= Duration::from_secs(1) || ended || done {
+            let secs = period.0.elapsed().as_secs_f64().max(1e-3);
+            status(&LiveStatus {
+                elapsed: report.duration,
+                fps_in: (cam.received - received_before) as f64 / secs,
+                fps_out: (report.frames_out - period.1) as f64 / secs,
+                frames_out: report.frames_out,
+                dropped: cam.dropped + held_dropped,
+                latency_ms: percentiles(&mut period_latencies),
+                camera: cam.clone(),
+                sources: store.counts(),
+            });
+            period_latencies.clear();
+            received_before = cam.received;
+            period = (Instant::now(), report.frames_out, 0);
+        }
+        if ended || done {
+            break;
+        }
+    }
+    let cam = camera.status();
+    drop(camera);
+    for e in encoders {
+        e.finish()?;
+    }
+    report.frames_in = cam.received;
+    report.dropped = cam.dropped + held_dropped;
+    report.reconnects = cam.reconnects;
+    report.latency_ms = percentiles(&mut latencies);
+    report.draw_ms = percentiles(&mut draws);
+    report.sources = store.counts();
+    if let Some(e) = cam.last_error {
+        report.warnings.push(format!("the camera: {e}"));
+    }
+    for s in &report.sources {
+        if s.packets == 0 {
+            report.warnings.push(format!("{}: nothing came", s.name));
+        } else if s.bad > 0 {
+            report.warnings.push(format!(
+                "{}: {} packets were not logs and were ignored{}",
+                s.name,
+                s.bad,
+                s.last_error
+                    .as_ref()
+                    .map(|e| format!(" (the last: {e})"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_told_apart_by_scheme() {
+        assert_eq!(
+            OutputKind::of("srt://127.0.0.1:9000?mode=listener").unwrap(),
+            OutputKind::Stream("mpegts")
+        );
+        assert_eq!(
+            OutputKind::of("udp://239.0.0.1:1234").unwrap(),
+            OutputKind::Stream("mpegts")
+        );
+        assert_eq!(
+            OutputKind::of("rtmp://host/live/key").unwrap(),
+            OutputKind::Stream("flv")
+        );
+        assert_eq!(
+            OutputKind::of("rtsp://host:8554/field").unwrap(),
+            OutputKind::Stream("rtsp")
+        );
+        assert_eq!(OutputKind::of("rec.ts").unwrap(), OutputKind::File);
+        assert!(
+            OutputKind::of("ftp://x/y")
+                .unwrap_err()
+                .to_string()
+                .contains("ftp://x/y")
+        );
+    }
+
+    #[test]
+    fn percentiles_of_nothing_and_of_some() {
+        assert_eq!(percentiles(&mut []), (0.0, 0.0));
+        let mut v: Vec<f64> = (1..=100).map(f64::from).rev().collect();
+        assert_eq!(percentiles(&mut v), (51.0, 95.0));
+    }
+}

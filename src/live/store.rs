@@ -1,0 +1,392 @@
+//! The logs of a live run as they arrive: one growing log per source
+//! (a UDP port, a TCP connection, a file read once), kept within a window
+//! of time and a budget of primitives, and merged into one indexed log
+//! for drawing whenever something new came ([`LiveLogs::snapshot`]).
+//!
+//! Memory is bounded whatever the senders do: each source keeps its
+//! instantaneous frames from the last [`StoreOptions::keep`] seconds
+//! before its newest, its persistent frames until they have ended that
+//! long ago, and at most [`StoreOptions::max_primitives`] primitives and
+//! [`StoreOptions::max_entities`] entity names; beyond that the oldest
+//! frames go first, and what was dropped is counted and said.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::log::{EntityId, FrameTime, Log};
+use crate::select::Index;
+
+/// How much of each source is kept.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StoreOptions {
+    /// Seconds of a source's frames kept before its newest frame.
+    pub keep: f64,
+    /// Primitives a source may hold at once.
+    pub max_primitives: usize,
+    /// Distinct entity names a source may declare; primitives of further
+    /// names are dropped (a sender making a name per frame).
+    pub max_entities: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            keep: 10.0,
+            max_primitives: 2_000_000,
+            max_entities: 100_000,
+        }
+    }
+}
+
+/// What one source has sent, for the status line and the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceCounts {
+    /// The source as given (`udp://0.0.0.0:9870`, a file).
+    pub name: String,
+    /// Packets (datagrams, frames of a stream) taken in.
+    pub packets: u64,
+    /// Bytes taken in.
+    pub bytes: u64,
+    /// Packets that were not a log (garbage, damaged), ignored.
+    pub bad: u64,
+    /// Frames dropped to stay within the store's bounds.
+    pub dropped_frames: u64,
+    /// Primitives dropped for naming entities beyond the bound.
+    pub dropped_primitives: u64,
+    /// Frames held now.
+    pub frames: usize,
+    /// The last thing that went wrong, if anything did.
+    pub last_error: Option<String>,
+}
+
+struct Source {
+    counts: SourceCounts,
+    log: Log,
+    /// Never pruned (a file read once: the field's lines, say).
+    fixed: bool,
+    /// Newest finite frame time seen.
+    newest: f64,
+}
+
+/// The live logs; shared between the receiving threads and the drawing loop.
+#[derive(Default)]
+pub struct LiveLogs {
+    inner: Mutex<Inner>,
+    opts: StoreOptions,
+}
+
+#[derive(Default)]
+struct Inner {
+    sources: Vec<Source>,
+    /// Bumped by every change; a snapshot is made again only after one.
+    generation: u64,
+}
+
+/// One source's handle in a [`LiveLogs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceId(usize);
+
+impl LiveLogs {
+    /// An empty store keeping what `opts` says.
+    pub fn new(opts: StoreOptions) -> Self {
+        LiveLogs {
+            inner: Mutex::new(Inner::default()),
+            opts,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A receiver that panicked left counts, not broken invariants.
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds a source named `name` (as the user gave it).
+    pub fn add_source(&self, name: &str) -> SourceId {
+        let mut inner = self.lock();
+        inner.sources.push(Source {
+            counts: SourceCounts {
+                name: name.to_owned(),
+                ..SourceCounts::default()
+            },
+            log: Log::new(),
+            fixed: false,
+            newest: f64::NEG_INFINITY,
+        });
+        SourceId(inner.sources.len() - 1)
+    }
+
+    /// Adds a log read whole (a file), kept as it is.
+    pub fn add_fixed(&self, name: &str, log: Log) -> SourceId {
+        let id = self.add_source(name);
+        let mut inner = self.lock();
+        let s = &mut inner.sources[id.0];
+        s.counts.frames = log.frames.len();
+        s.counts.packets = 1;
+        s.log = log;
+        s.fixed = true;
+        inner.generation += 1;
+        id
+    }
+
+    /// Appends the frames of `batch` (a datagram's log, the frames a
+    /// stream completed), `bytes` long, to source `id`: entities by name,
+    /// their parents with them.
+    pub fn push(&self, id: SourceId, batch: Log, bytes: u64) {
+        let opts = self.opts;
+        let mut inner = self.lock();
+        inner.generation += 1;
+        let Some(s) = inner.sources.get_mut(id.0) else {
+            return;
+        };
+        s.counts.packets += 1;
+        s.counts.bytes += bytes;
+        if let Some(w) = batch.warnings.last() {
+            s.counts.last_error = Some(w.to_string());
+        }
+        if s.log.frames.is_empty() && s.log.entities.is_empty() {
+            s.log.header = batch.header.clone();
+        }
+        let mut ids: Vec<Option<EntityId>> = Vec::with_capacity(batch.entities.len());
+        for e in batch.entities.ids() {
+            let name = batch.entities.name(e);
+            let id = match s.log.entities.get(name) {
+                Some(id) => Some(id),
+                None if s.log.entities.len() < opts.max_entities => Some(s.log.entities.intern(name)),
+                None => None,
+            };
+            ids.push(id);
+        }
+        for e in batch.entities.ids() {
+            let Some(child) = ids[e.index()] else { continue };
+            for p in batch.entities.parents(e) {
+                if let Some(parent) = ids[p.index()]
+                    && !s.log.entities.has_parent(child, parent)
+                {
+                    // An edge making a cycle with what came before is left out.
+                    s.log.entities.add_parent_acyclic(child, parent);
+                }
+            }
+        }
+        for f in &batch.frames {
+            let prims = batch.frame_primitives(f);
+            let before = s.log.primitives.len();
+            s.log.primitives.extend(prims.iter().filter_map(|p| {
+                let entity = ids.get(p.entity.index()).copied().flatten()?;
+                let mut q = p.clone();
+                q.entity = entity;
+                Some(q)
+            }));
+            s.counts.dropped_primitives += (prims.len() - (s.log.primitives.len() - before)) as u64;
+            s.log.frames.push(crate::log::Frame {
+                time: f.time,
+                primitives: before..s.log.primitives.len(),
+            });
+            let t = match f.time {
+                FrameTime::Instant(t) => t,
+                FrameTime::Persistent { start, .. } => start,
+            };
+            if t.is_finite() && t > s.newest {
+                s.newest = t;
+            }
+        }
+        if !s.fixed {
+            prune(s, &opts);
+        }
+        s.counts.frames = s.log.frames.len();
+    }
+
+    /// Counts a packet of source `id` that was not a log.
+    pub fn bad(&self, id: SourceId, bytes: u64, error: String) {
+        let mut inner = self.lock();
+        if let Some(s) = inner.sources.get_mut(id.0) {
+            s.counts.bad += 1;
+            s.counts.bytes += bytes;
+            s.counts.last_error = Some(error);
+        }
+    }
+
+    /// Notes a problem of source `id` that is not a packet (a connection
+    /// refused, a socket error).
+    pub fn note(&self, id: SourceId, error: String) {
+        let mut inner = self.lock();
+        if let Some(s) = inner.sources.get_mut(id.0) {
+            s.counts.last_error = Some(error);
+        }
+    }
+
+    /// Every source's counts.
+    pub fn counts(&self) -> Vec<SourceCounts> {
+        self.lock().sources.iter().map(|s| s.counts.clone()).collect()
+    }
+
+    /// The sources merged into one log, and its index, unless nothing
+    /// changed since generation `since` (give 0 for the first); with the
+    /// generation it was made at.
+    pub fn snapshot(&self, since: u64) -> Option<(u64, Arc<Log>, Arc<Index>)> {
+        let (generation, logs) = {
+            let inner = self.lock();
+            if inner.generation == since {
+                return None;
+            }
+            let logs: Vec<Log> = inner
+                .sources
+                .iter()
+                .filter(|s| !s.log.frames.is_empty())
+                .map(|s| Log {
+                    warnings: Vec::new(),
+                    ..s.log.clone()
+                })
+                .collect();
+            (inner.generation, logs)
+        };
+        let log = Arc::new(crate::log::merge(logs));
+        let index = Arc::new(Index::new(&log));
+        Some((generation, log, index))
+    }
+}
+
+/// Drops what source `s` keeps beyond the window and the budget, oldest
+/// first, and compacts its log when a good part of it went.
+fn prune(s: &mut Source, opts: &StoreOptions) {
+    let horizon = s.newest - opts.keep;
+    let over = s.log.primitives.len().saturating_sub(opts.max_primitives);
+    let old = |t: &FrameTime| match *t {
+        FrameTime::Instant(t) => t < horizon,
+        FrameTime::Persistent { end, .. } => end < horizon,
+    };
+    // Compacting is linear in what is kept: done when a quarter can go
+    // (or the budget is exceeded), so each primitive is moved O(1) times.
+    let mut droppable = 0usize;
+    for f in &s.log.frames {
+        if old(&f.time) {
+            droppable += f.primitives.len();
+        }
+    }
+    if over == 0 && droppable * 4 < s.log.primitives.len().max(64) {
+        return;
+    }
+    let mut shed = 0usize;
+    let frames = std::mem::take(&mut s.log.frames);
+    let primitives = std::mem::take(&mut s.log.primitives);
+    let mut kept_frames = Vec::with_capacity(frames.len());
+    let mut kept = Vec::with_capacity(primitives.len());
+    let mut dropped = 0u64;
+    for f in frames {
+        let n = f.primitives.len();
+        if old(&f.time) || shed < over {
+            if !old(&f.time) {
+                dropped += 1;
+            }
+            shed += n;
+            continue;
+        }
+        let start = kept.len();
+        kept.extend_from_slice(primitives.get(f.primitives.clone()).unwrap_or(&[]));
+        kept_frames.push(crate::log::Frame {
+            time: f.time,
+            primitives: start..kept.len(),
+        });
+    }
+    s.counts.dropped_frames += dropped;
+    if dropped > 0 {
+        s.counts.last_error = Some(format!(
+            "more than {} primitives held: the oldest frames were dropped",
+            opts.max_primitives
+        ));
+    }
+    s.log.frames = kept_frames;
+    s.log.primitives = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Primitive, Shape, Style, Vec2};
+
+    fn batch(t: f64, entity: &str, n: usize) -> Log {
+        let mut log = Log::new();
+        let e = log.entities.intern(entity);
+        let parent = log.entities.intern("robots");
+        log.entities.add_parent(e, parent);
+        let prims = (0..n).map(|i| Primitive {
+            shape: Shape::Circle {
+                center: Vec2::new(i as f64, 0.0),
+                radius: 1.0,
+            },
+            style: Style::default(),
+            entity: e,
+            level: 0,
+        });
+        log.push_frame(FrameTime::Instant(t), prims);
+        log
+    }
+
+    #[test]
+    fn sources_merge_by_entity_name_and_snapshots_follow_changes() {
+        let store = LiveLogs::new(StoreOptions::default());
+        let a = store.add_source("udp://:1");
+        let b = store.add_source("tcp://:2");
+        store.push(a, batch(1.0, "robots/1", 2), 100);
+        store.push(b, batch(1.0, "robots/2", 1), 50);
+        let (g, log, index) = store.snapshot(0).unwrap();
+        assert_eq!(log.frames.len(), 2);
+        assert_eq!(log.primitives.len(), 3);
+        let robots = log.entities.get("robots").unwrap();
+        for name in ["robots/1", "robots/2"] {
+            let e = log.entities.get(name).unwrap();
+            assert!(log.entities.has_parent(e, robots));
+        }
+        assert_eq!(index.instant_count(), 2);
+        assert!(store.snapshot(g).is_none(), "nothing new");
+        store.bad(a, 7, "not a log".into());
+        let counts = store.counts();
+        assert_eq!((counts[0].packets, counts[0].bad, counts[0].bytes), (1, 1, 107));
+    }
+
+    #[test]
+    fn a_flood_stays_within_the_window_and_the_budget() {
+        let store = LiveLogs::new(StoreOptions {
+            keep: 2.0,
+            max_primitives: 1_000,
+            max_entities: 10,
+        });
+        let a = store.add_source("udp://:1");
+        for i in 0..2_000 {
+            store.push(a, batch(i as f64 * 0.01, "robots/1", 10), 0);
+        }
+        let c = &store.counts()[0];
+        let (_, log, _) = store.snapshot(0).unwrap();
+        assert!(log.primitives.len() <= 1_000 + 10, "{}", log.primitives.len());
+        let (lo, hi) = log.time_range().unwrap();
+        assert!(hi - lo <= 2.0, "{lo}..{hi}");
+        assert!(c.dropped_frames > 0 && c.last_error.is_some(), "{c:?}");
+        // Entity names beyond the bound: their primitives are dropped.
+        for i in 0..20 {
+            store.push(a, batch(30.0, &format!("e{i}"), 1), 0);
+        }
+        let c = &store.counts()[0];
+        assert!(c.dropped_primitives >= 10, "{c:?}");
+    }
+
+    #[test]
+    fn fixed_logs_are_kept_whole() {
+        let store = LiveLogs::new(StoreOptions {
+            keep: 1.0,
+            ..StoreOptions::default()
+        });
+        let mut field = batch(0.0, "field", 3);
+        field.push_frame(
+            FrameTime::Persistent {
+                start: f64::NEG_INFINITY,
+                end: f64::INFINITY,
+            },
+            [],
+        );
+        store.add_fixed("field.ulog", field);
+        let a = store.add_source("udp://:1");
+        store.push(a, batch(100.0, "robots/1", 1), 0);
+        let (_, log, _) = store.snapshot(0).unwrap();
+        assert_eq!(log.frames.len(), 3);
+    }
+}

@@ -1,0 +1,365 @@
+//! `underlay live` end to end on loopback: `ffmpeg -re` as the live
+//! camera (MPEG-TS over UDP), native logs sent over UDP by `Writer::udp`
+//! with garbage between them, the composited stream sent on over UDP to
+//! an `ffmpeg` receiver and recorded to a file; then a dead camera. Every
+//! process a test starts, it stops.
+
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use underlay::log::{Header, Rgba, Writer, WriterOptions};
+
+use crate::util::{have_tool, stderr, tmp, underlay_cmd};
+
+/// A child process killed when dropped (a failing test leaves nothing running).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_udp_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn epoch() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A calibration whose world is the picture's pixels.
+fn identity_calib(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("c.toml");
+    std::fs::write(
+        &p,
+        "homography = [\n    [1.0, 0.0, 0.0],\n    [0.0, 1.0, 0.0],\n    [0.0, 0.0, 1.0],\n]\nimage_size = [320, 240]\n",
+    )
+    .unwrap();
+    p
+}
+
+/// The frames of `video` as (count, the RGB of pixel (x, y) in the frame at `at` of them).
+fn probe(video: &std::path::Path, at: f64, x: usize, y: usize) -> (usize, [u8; 3]) {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args(["-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
+        .arg(video)
+        .output()
+        .unwrap();
+    // MPEG-TS lists the stream under its program too: the first number.
+    let frames: usize = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    let raw = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(video)
+        .args([
+            "-ss",
+            &format!("{at}"),
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    let i = 3 * (y * 320 + x);
+    let px = if raw.len() >= i + 3 {
+        [raw[i], raw[i + 1], raw[i + 2]]
+    } else {
+        [0, 0, 0]
+    };
+    (frames, px)
+}
+
+/// Who sends the robot's drawings during a live run.
+enum Robot {
+    /// `Writer::udp` from this test, with garbage between the frames.
+    Rust,
+    /// The Python sender of docs/FORMAT.md, run by this Python with the
+    /// generated module in this folder.
+    Python(std::path::PathBuf, std::path::PathBuf),
+}
+
+/// Runs `underlay live` for 3 s of a 320×240 UDP camera, `robot` sending
+/// a red square at the picture's centre; returns its standard error, the
+/// recording, and the folder (kept alive).
+fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::PathBuf, tempfile::TempDir) {
+    let dir = tmp();
+    let calib = identity_calib(dir.path());
+    let (cam, logs) = (free_udp_port(), free_udp_port());
+    let recorded = dir.path().join("live.ts");
+    let mut cmd = underlay_cmd();
+    cmd.args([
+        "live",
+        &format!("udp://127.0.0.1:{cam}"),
+        "--log",
+        &format!("udp://127.0.0.1:{logs}"),
+    ])
+    .arg("--calib")
+    .arg(&calib)
+    .args(["--no-mask", "--duration", "3", "--delay", "0.1", "--wait", "30"])
+    .arg("--out")
+    .arg(&recorded);
+    if let Some(port) = also_udp_out {
+        cmd.args(["--out", &format!("udp://127.0.0.1:{port}?pkt_size=1316")]);
+    }
+    let mut live = Running(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // The camera: a test picture over UDP MPEG-TS at its own pace.
+    let _camera = Running(
+        Command::new("ffmpeg")
+            .args([
+                "-v",
+                "error",
+                "-re",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=320x240:rate=25",
+            ])
+            .args([
+                "-t",
+                "30",
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-tune",
+                "zerolatency",
+                "-g",
+                "25",
+            ])
+            .args(["-f", "mpegts", &format!("udp://127.0.0.1:{cam}?pkt_size=1316")])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut python = None;
+    let sender = match robot {
+        Robot::Rust => {
+            // A red square stamped with this machine's clock, 50 times a
+            // second, and garbage on the same port.
+            let stop = Arc::clone(&stop);
+            Some(std::thread::spawn(move || {
+                let mut w =
+                    Writer::udp(("127.0.0.1", logs), Header::default(), WriterOptions::default()).unwrap();
+                let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    w.instant(epoch())
+                        .rectangle((160.0, 120.0), (60.0, 60.0), 0.0)
+                        .color(Rgba::named("red"))
+                        .fill(Rgba::named("red"))
+                        .entity("robot/plan");
+                    w.end_frame();
+                    let _ = w.flush();
+                    for _ in 0..20 {
+                        let _ = junk.send_to(b"\x00garbage that is not a log", ("127.0.0.1", logs));
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }))
+        }
+        Robot::Python(py, folder) => {
+            python = Some(Running(
+                Command::new(py)
+                    .current_dir(folder)
+                    .args(["sender.py", "127.0.0.1", &logs.to_string(), "30"])
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            ));
+            None
+        }
+    };
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = live.0.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = live.0.kill();
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("underlay live did not stop: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    stop.store(true, Ordering::Relaxed);
+    if let Some(s) = sender {
+        s.join().unwrap();
+    }
+    drop(python);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    (err, recorded, dir)
+}
+
+#[test]
+fn a_udp_camera_and_udp_logs_stream_out_with_the_drawings() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let sent = free_udp_port();
+    let out = tmp();
+    let received = out.path().join("received.ts");
+    // The receiving end of --out, listening first.
+    let _receiver = Running(
+        Command::new("ffmpeg")
+            .args([
+                "-v",
+                "fatal",
+                "-y",
+                "-i",
+                &format!("udp://127.0.0.1:{sent}?timeout=8000000"),
+            ])
+            .args(["-c", "copy", "-t", "20"])
+            .arg(&received)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let (err, recorded, _dir) = live_run(Robot::Rust, Some(sent));
+    // About 3 s of a 25 fps camera, with the drawing on it.
+    let (frames, centre) = probe(&recorded, 2.0, 160, 120);
+    assert!((60..=80).contains(&frames), "{frames} frames\n{err}");
+    assert!(
+        centre[0] > 180 && centre[1] < 90 && centre[2] < 90,
+        "centre {centre:?}\n{err}"
+    );
+    let (_, corner) = probe(&recorded, 2.0, 20, 20);
+    assert!(
+        !(corner[0] > 180 && corner[1] < 90 && corner[2] < 90),
+        "corner {corner:?}: drawn where nothing is"
+    );
+    // Garbage was counted and ignored; the report says what came.
+    assert!(err.contains("packets were not logs and were ignored"), "{err}");
+    assert!(err.contains(" written (0 dropped"), "{err}");
+    // The stream sent on arrived at its receiver.
+    let t = Instant::now();
+    let mut got = 0;
+    while t.elapsed() < Duration::from_secs(15) {
+        got = probe(&received, 0.5, 160, 120).0;
+        if got >= 60 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(got >= 50, "{got} frames received over UDP");
+}
+
+/// The Python sender docs/FORMAT.md shows, run as it is, is drawn live.
+#[test]
+fn the_python_sender_of_the_format_docs_is_drawn_live() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let Some(py) = crate::util::python_with(
+        "google.protobuf, grpc_tools",
+        "a Python with protobuf and grpcio-tools",
+    ) else {
+        return;
+    };
+    let folder = tmp();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/FORMAT.md")).unwrap();
+    let block = doc
+        .split("<!-- python-sender:start -->")
+        .nth(1)
+        .and_then(|r| r.split("<!-- python-sender:end -->").next())
+        .expect("the sender in docs/FORMAT.md");
+    let code: String = block
+        .lines()
+        .filter(|l| !l.starts_with("```"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(folder.path().join("sender.py"), code).unwrap();
+    let generated = Command::new(&py)
+        .args(["-m", "grpc_tools.protoc", "-I"])
+        .arg(root.join("proto"))
+        .arg(format!("--python_out={}", folder.path().display()))
+        .arg(root.join("proto/underlay.proto"))
+        .status()
+        .unwrap();
+    assert!(generated.success());
+    let (err, recorded, _dir) = live_run(Robot::Python(py, folder.path().to_owned()), None);
+    let (frames, centre) = probe(&recorded, 2.0, 160, 120);
+    assert!((60..=80).contains(&frames), "{frames} frames\n{err}");
+    assert!(
+        centre[0] > 180 && centre[1] < 90 && centre[2] < 90,
+        "centre {centre:?}\n{err}"
+    );
+    assert!(
+        err.contains(" 0 ignored") && !err.contains("were ignored"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
+    let dir = tmp();
+    let port = free_udp_port();
+    let out = underlay_cmd()
+        .args([
+            "live",
+            &format!("udp://127.0.0.1:{port}"),
+            "--no-calibration",
+            "--wait",
+            "2",
+            "--stall",
+            "0.5",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("x.ts"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&format!("udp://127.0.0.1:{port}: no picture came within")),
+        "{err}"
+    );
+    assert!(!dir.path().join("x.ts").exists(), "nothing written");
+    let out = underlay_cmd()
+        .args(["live", "cam.mp4", "--log", "ssl-vision://10006", "--out", "x.ts"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("ssl-vision://10006: the SSL league's"),
+        "{}",
+        stderr(&out)
+    );
+    let out = underlay_cmd()
+        .args(["live", "cam.mp4", "--no-calibration", "--out", "ftp://host/x"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("ftp://host/x: no stream is sent to ftp://"),
+        "{}",
+        stderr(&out)
+    );
+}
