@@ -39,8 +39,13 @@ pub struct Args {
     pub delay: f64,
     /// Where the composited picture goes: srt://, udp://, tcp:// (MPEG-TS),
     /// rtmp:// (FLV), rtsp:// (push to a server), or a file (repeatable).
-    #[arg(long = "out", value_name = "URL", required = true)]
+    #[arg(long = "out", value_name = "URL", required_unless_present = "overlay_outputs")]
     pub outputs: Vec<String>,
+    /// Where the drawings alone go, with alpha (as composited: hidden
+    /// behind the robots), for compositing in OBS: lossless FFV1 in
+    /// Matroska, to a .mkv file or srt://, tcp://, udp:// (repeatable).
+    #[arg(long = "overlay-out", value_name = "URL")]
+    pub overlay_outputs: Vec<String>,
     /// Stop after this many seconds of camera time.
     #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
     pub duration: Option<f64>,
@@ -135,6 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     opts.sources = sources;
     opts.delay = args.delay;
     opts.outputs = args.outputs.clone();
+    opts.overlay_outputs = args.overlay_outputs.clone();
     opts.duration = args.duration;
     opts.crf = args.crf;
     opts.preset = args.preset.clone();

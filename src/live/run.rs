@@ -19,6 +19,13 @@
 //! `rtsp://`, and a file's extension for a file (recording while
 //! streaming). Output times are arrival times from the first frame, so a
 //! dropped or late frame leaves a gap of its own length, not a jump.
+//!
+//! **The overlay alone** (`--overlay-out`) is the drawings as they were
+//! composited — hidden behind the robots where the floor mask says, which
+//! an overlay drawn without the picture cannot do — over nothing, with
+//! their alpha: lossless FFV1 in BGRA, in Matroska (a `.mkv` file, or a
+//! stream over `srt://`, `tcp://` or `udp://`), which FFmpeg-based players
+//! such as OBS's Media Source decode with the alpha.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -26,8 +33,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::LiveError;
 use super::camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
+use super::error::LiveError;
 use super::sources::{self, LogSource};
 use super::store::{LiveLogs, SourceCounts, StoreOptions};
 use crate::log::Log;
@@ -50,6 +57,8 @@ pub struct LiveOptions {
     pub delay: f64,
     /// Where the composited picture goes (URLs or files).
     pub outputs: Vec<String>,
+    /// Where the drawings alone go, with alpha (FFV1 in BGRA, in Matroska).
+    pub overlay_outputs: Vec<String>,
     /// Stop after this many seconds of camera time.
     pub duration: Option<f64>,
     /// Give up when no first picture came within this.
@@ -87,6 +96,7 @@ impl LiveOptions {
             session,
             delay: 0.0,
             outputs: Vec::new(),
+            overlay_outputs: Vec::new(),
             duration: None,
             first_picture: Duration::from_secs(10),
             crf: 23,
@@ -172,6 +182,76 @@ pub struct LiveReport {
     pub warnings: Vec<String>,
 }
 
+/// What an output's thread encodes.
+enum Job {
+    /// A composited frame shown from this output time.
+    Frame(Arc<crate::video::SourceFrame>, f64),
+    /// The drawings alone, straight RGBA.
+    Rgba(Arc<Vec<u8>>, f64),
+}
+
+/// Frames waiting for an output's encoder: when it falls further behind,
+/// the loop waits, and the camera's slot drops (and counts) frames.
+const OUTPUT_QUEUE: usize = 2;
+
+/// An output encoding on a thread of its own, so that outputs encode side
+/// by side and beside the drawing of the next frame.
+struct OutputThread {
+    tx: Option<std::sync::mpsc::SyncSender<Job>>,
+    thread: Option<std::thread::JoinHandle<Result<(), crate::video::VideoError>>>,
+}
+
+impl OutputThread {
+    fn start(mut encoder: Encoder) -> OutputThread {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(OUTPUT_QUEUE);
+        let thread = std::thread::spawn(move || {
+            for job in rx {
+                match job {
+                    Job::Frame(f, t) => encoder.push_frame(&f, t)?,
+                    Job::Rgba(p, t) => encoder.push_rgba(&p, t)?,
+                }
+            }
+            encoder.finish()
+        });
+        OutputThread {
+            tx: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Hands `job` over (waiting while the encoder is behind); an encoder
+    /// that failed gives its error here.
+    fn send(&mut self, job: Job) -> Result<(), LiveError> {
+        match &self.tx {
+            Some(tx) if tx.send(job).is_ok() => Ok(()),
+            _ => self.join(),
+        }
+    }
+
+    /// Ends the stream and waits for the encoder to finish it.
+    fn finish(mut self) -> Result<(), LiveError> {
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<(), LiveError> {
+        drop(self.tx.take());
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => Ok(r?),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for OutputThread {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Median and 95th percentile of `v` (sorted here).
 fn percentiles(v: &mut [f64]) -> (f64, f64) {
     if v.is_empty() {
@@ -194,7 +274,23 @@ pub fn run(
         .iter()
         .map(|o| OutputKind::of(o))
         .collect::<Result<_, _>>()?;
-    for (o, k) in opts.outputs.iter().zip(&kinds) {
+    let overlay_kinds: Vec<OutputKind> = opts
+        .overlay_outputs
+        .iter()
+        .map(|o| OutputKind::of(o))
+        .collect::<Result<_, _>>()?;
+    if opts.outputs.is_empty() && opts.overlay_outputs.is_empty() {
+        return Err(LiveError::BadOutput {
+            output: "(none)".into(),
+            why: "nothing to write: give an output for the picture, the overlay, or both".into(),
+        });
+    }
+    for (o, k) in opts
+        .outputs
+        .iter()
+        .zip(&kinds)
+        .chain(opts.overlay_outputs.iter().zip(&overlay_kinds))
+    {
         if *k == OutputKind::File {
             let path = Path::new(o.strip_prefix("file://").unwrap_or(o));
             let inputs: Vec<std::path::PathBuf> = opts
@@ -276,8 +372,37 @@ pub fn run(
             ..EncoderSettings::default()
         };
         let path = Path::new(o.strip_prefix("file://").unwrap_or(o));
-        encoders.push(Encoder::create(path, w as u32, h as u32, &enc_settings)?);
+        encoders.push(OutputThread::start(Encoder::create(
+            path,
+            w as u32,
+            h as u32,
+            &enc_settings,
+        )?));
     }
+    // The drawings alone: lossless with alpha, which Matroska carries.
+    let mut overlays = Vec::with_capacity(opts.overlay_outputs.len());
+    for (o, k) in opts.overlay_outputs.iter().zip(&overlay_kinds) {
+        let enc_settings = EncoderSettings {
+            fps_hint: fps,
+            alpha: true,
+            stream_format: match k {
+                OutputKind::Stream(_) => Some("matroska".to_owned()),
+                OutputKind::File => None,
+            },
+            live: true,
+            ..EncoderSettings::default()
+        };
+        let path = Path::new(o.strip_prefix("file://").unwrap_or(o));
+        overlays.push(OutputThread::start(Encoder::create(
+            path,
+            w as u32,
+            h as u32,
+            &enc_settings,
+        )?));
+    }
+    // Overlay pictures: buffers in flight to the outputs, and spare ones.
+    let (mut recycled, mut spare_rgba): (VecDeque<Arc<Vec<u8>>>, Vec<Vec<u8>>) =
+        (VecDeque::new(), Vec::new());
 
     let mut report = LiveReport::default();
     let mut generation = 0u64;
@@ -341,8 +466,37 @@ pub fn run(
             draws.push(drawing.elapsed().as_secs_f64() * 1e3);
             let t = (arrival - t0).max(last_out + 1e-3);
             last_out = t;
+            let rgba = if overlays.is_empty() {
+                None
+            } else {
+                let mut rgba = spare_rgba.pop().unwrap_or_default();
+                pipeline
+                    .drawings_rgba(frame.calibration.as_deref(), &mut rgba)
+                    .map_err(|source| crate::pipeline::PipelineError::Draw {
+                        time: frame.time,
+                        source,
+                    })?;
+                Some(Arc::new(rgba))
+            };
+            let frame = Arc::new(frame);
             for e in &mut encoders {
-                e.push_frame(&frame, t)?;
+                e.send(Job::Frame(Arc::clone(&frame), t))?;
+            }
+            if let Some(rgba) = rgba {
+                for e in &mut overlays {
+                    e.send(Job::Rgba(Arc::clone(&rgba), t))?;
+                }
+                // Its buffer back once every output has encoded it.
+                recycled.push_back(rgba);
+            }
+            while let Some(r) = recycled.pop_front() {
+                match Arc::try_unwrap(r) {
+                    Ok(v) => spare_rgba.push(v),
+                    Err(r) => {
+                        recycled.push_front(r);
+                        break;
+                    }
+                }
             }
             report.frames_out += 1;
             report.duration = t;
@@ -375,7 +529,7 @@ pub fn run(
     }
     let cam = camera.status();
     drop(camera);
-    for e in encoders {
+    for e in encoders.into_iter().chain(overlays) {
         e.finish()?;
     }
     report.frames_in = cam.received;

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::LiveError;
+use super::error::LiveError;
 use super::store::{LiveLogs, SourceId};
 use crate::log::native::{self, StreamReader};
 

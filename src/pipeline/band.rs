@@ -140,6 +140,30 @@ impl Band {
     }
 }
 
+/// Straight RGBA rows into `out` from the same layers composited over
+/// `black` (colour × alpha) and over `white` (that plus 255 × (1 − alpha)):
+/// compositing is linear in what is under it, so the two give each
+/// pixel's coverage and colour, up to rounding.
+pub(super) fn unmix(black: &crate::image::RgbImage, white: &crate::image::RgbImage, out: &mut Vec<u8>) {
+    out.clear();
+    let (Some(b), Some(wh)) = (black.as_slice(), white.as_slice()) else {
+        return;
+    };
+    out.reserve(b.len() / 3 * 4);
+    for (b, wh) in b.chunks_exact(3).zip(wh.chunks_exact(3)) {
+        let through = (0..3).map(|i| u32::from(wh[i].saturating_sub(b[i]))).sum::<u32>() / 3;
+        let a = 255 - through.min(255);
+        if a == 0 {
+            out.extend_from_slice(&[0, 0, 0, 0]);
+        } else {
+            for &c in b {
+                out.push(((u32::from(c) * 255 + a / 2) / a).min(255) as u8);
+            }
+            out.push(a as u8);
+        }
+    }
+}
+
 /// What is drawn: the pipeline's log and selection, borrowed apart from
 /// its layers, masker and mask, so that the mask can be computed on
 /// another thread meanwhile.
@@ -149,4 +173,38 @@ pub(super) struct What<'a> {
     pub(super) filter: &'a Filter,
     pub(super) threshold: f64,
     pub(super) above: &'a [bool],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::RgbImage;
+
+    /// A colour over black and over white unmixes to itself.
+    #[test]
+    fn unmixing_recovers_colour_and_coverage() {
+        for (rgb, a) in [
+            ([200u8, 40, 10], 255u32),
+            ([0, 128, 255], 128),
+            ([90, 90, 90], 20),
+            ([0, 0, 0], 0),
+        ] {
+            let over = |under: u8| {
+                RgbImage::from_shape_fn((1, 1, 3), |(_, _, c)| {
+                    ((u32::from(rgb[c]) * a + u32::from(under) * (255 - a) + 127) / 255) as u8
+                })
+            };
+            let mut out = Vec::new();
+            unmix(&over(0), &over(255), &mut out);
+            assert!((i32::from(out[3]) - a as i32).abs() <= 1, "{out:?} for alpha {a}");
+            if a >= 128 {
+                for c in 0..3 {
+                    assert!(
+                        (i32::from(out[c]) - i32::from(rgb[c])).abs() <= 2,
+                        "{out:?} for {rgb:?}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -111,6 +111,9 @@ pub struct Pipeline {
     cores: Vec<Rect>,
     /// Mask beside the drawing, on another thread ([`Pipeline::with_parallel_mask`]).
     parallel_mask: bool,
+    /// Pictures [`drawings_rgba`](Self::drawings_rgba) composites onto
+    /// (black, white), kept between frames.
+    canvases: (RgbImage, RgbImage),
     /// The masker masked (or would have masked) the last frame whole: its
     /// windows around the drawings would have cost more.
     whole_last: bool,
@@ -186,6 +189,7 @@ impl Pipeline {
             cores: Vec::new(),
             parallel_mask: false,
             whole_last: false,
+            canvases: (RgbImage::zeros((0, 0, 3)), RgbImage::zeros((0, 0, 3))),
         }
     }
 
@@ -498,22 +502,53 @@ impl Pipeline {
         if toggles.tint {
             draw::tint_floor(image, &self.mask).map_err(draw_err)?;
         }
-        if !self.band.overlay.is_empty() {
-            let mask = toggles.floor_mask.then_some(&self.mask);
-            self.band.overlay.composite(image, mask).map_err(draw_err)?;
-        }
-        let standing = draw::occlude::DEFAULT_STANDING_HEIGHT_M
-            / crate::calib::unit::metres_per(&self.log.header.world_unit).unwrap_or(1e-3);
-        let floor = toggles.floor_mask.then_some(&self.mask);
-        self.band
-            .composite_raised(image, floor, calib, standing)
-            .map_err(draw_err)?;
-        let band = &self.band;
-        if !band.above_overlay.is_empty() {
-            band.above_overlay.composite(image, None).map_err(draw_err)?;
-        }
+        composite_layers(
+            &mut self.band,
+            &self.mask,
+            &self.log.header.world_unit,
+            image,
+            calib,
+            toggles.floor_mask,
+        )
+        .map_err(draw_err)?;
         stats.composite_time = t3.elapsed();
         Ok(stats)
+    }
+
+    /// The last processed frame's drawings alone, as they were composited
+    /// onto its picture (hidden where the floor mask hid them), over
+    /// nothing: straight (not premultiplied) RGBA rows into `out`, for an
+    /// overlay composited elsewhere (OBS). `frame_calibration` is the
+    /// frame's own calibration, when it had one. The layers are composited
+    /// over black and over white, which gives each pixel's colour and
+    /// coverage exactly (compositing is linear in what is under it), up
+    /// to rounding.
+    pub fn drawings_rgba(
+        &mut self,
+        frame_calibration: Option<&crate::calib::Calibration>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DrawError> {
+        let Some(settings) = &self.applied else {
+            out.clear();
+            return Ok(());
+        };
+        let (w, h) = (self.band.overlay.width(), self.band.overlay.height());
+        let calib = frame_calibration.or(settings.calibration.as_ref());
+        let floor_mask = settings.toggles.floor_mask;
+        let (mut black, mut white) = std::mem::take(&mut self.canvases);
+        for (c, v) in [(&mut black, 0u8), (&mut white, 255u8)] {
+            if c.dim() == (h, w, 3) {
+                c.fill(v);
+            } else {
+                *c = RgbImage::from_elem((h, w, 3), v);
+            }
+        }
+        let unit = &self.log.header.world_unit;
+        let done = composite_layers(&mut self.band, &self.mask, unit, &mut black, calib, floor_mask)
+            .and_then(|()| composite_layers(&mut self.band, &self.mask, unit, &mut white, calib, floor_mask));
+        band::unmix(&black, &white, out);
+        self.canvases = (black, white);
+        done
     }
 
     fn mask_error(&self, time: f64, source: MaskError) -> PipelineError {
@@ -578,6 +613,31 @@ impl Pipeline {
     pub fn threshold(&self) -> f64 {
         self.threshold
     }
+}
+
+/// Composites what `band` holds for the last frame onto `image`: the
+/// floor layer through the floor `mask` (when `floor_mask`), the raised
+/// shapes hidden by what stands in front of them (standing things as
+/// high as the default in the log's `world_unit`), then what goes over
+/// everything.
+fn composite_layers(
+    band: &mut Band,
+    mask: &MaskImage,
+    world_unit: &str,
+    image: &mut RgbImage,
+    calib: Option<&crate::calib::Calibration>,
+    floor_mask: bool,
+) -> Result<(), DrawError> {
+    if !band.overlay.is_empty() {
+        band.overlay.composite(image, floor_mask.then_some(mask))?;
+    }
+    let standing =
+        draw::occlude::DEFAULT_STANDING_HEIGHT_M / crate::calib::unit::metres_per(world_unit).unwrap_or(1e-3);
+    band.composite_raised(image, floor_mask.then_some(mask), calib, standing)?;
+    if !band.above_overlay.is_empty() {
+        band.above_overlay.composite(image, None)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

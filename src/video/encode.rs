@@ -58,6 +58,11 @@ pub struct EncoderSettings {
     /// Lossless 8-bit gray (FFV1, every frame a keyframe) instead of H.264;
     /// for mask videos. Needs a `.mkv` file.
     pub gray_lossless: bool,
+    /// Lossless pictures with an alpha channel (FFV1 in BGRA, every frame
+    /// a keyframe), pushed with [`Encoder::push_rgba`]: drawings alone, for
+    /// compositing elsewhere (OBS). Needs Matroska (a `.mkv` file, or a
+    /// stream in `matroska`).
+    pub alpha: bool,
     /// Time base of the output stream as (numerator, denominator). Frame
     /// times are rounded to it; give the input's
     /// ([`VideoInfo::time_base`](super::VideoInfo)) to keep its timestamps
@@ -96,6 +101,7 @@ impl Default for EncoderSettings {
             preset: "veryfast".into(),
             fps_hint: 30.0,
             gray_lossless: false,
+            alpha: false,
             time_base: None,
             audio_from: None,
             audio_window: None,
@@ -124,6 +130,8 @@ pub struct Encoder {
     enc_width: u32,
     enc_height: u32,
     gray: bool,
+    /// BGRA pictures with alpha ([`EncoderSettings::alpha`]).
+    alpha: bool,
     color: Colorimetry,
     coeffs: Coeffs,
     frame: frame::Video,
@@ -201,16 +209,22 @@ impl Encoder {
         })?;
         let fmt_name = octx.format().name().to_string();
         let is_mp4 = fmt_name.split(',').any(|n| n == "mp4" || n == "mov");
-        let gray = settings.gray_lossless;
+        let alpha = settings.alpha;
+        // Lossless and intra-only: masks, and pictures with alpha.
+        let gray = settings.gray_lossless || alpha;
         if gray && !fmt_name.contains("matroska") {
-            return Err(bad("a lossless mask video must be a Matroska (.mkv) file".into()));
+            return Err(bad(if alpha {
+                "pictures with alpha are written as Matroska (a .mkv file, or a stream in matroska)".into()
+            } else {
+                "a lossless mask video must be a Matroska (.mkv) file".into()
+            }));
         }
         // FFmpeg's FFV1 encoder zeroes a worst-case packet buffer of about
         // 60 bytes per pixel (2.15 GB for an 8192×4320 mask); beyond 4K
         // UHD masks are written as PNG pictures instead, as lossless and
         // read the same way, with buffers of the picture's own size.
         let (codec_id, enc_width, enc_height) =
-            if gray && u64::from(width) * u64::from(height) > MAX_FFV1_PIXELS {
+            if gray && !alpha && u64::from(width) * u64::from(height) > MAX_FFV1_PIXELS {
                 (codec::Id::PNG, width, height)
             } else if gray {
                 (codec::Id::FFV1, width, height)
@@ -233,7 +247,9 @@ impl Encoder {
         enc.set_height(enc_height);
         enc.set_time_base(tb);
         enc.set_frame_rate(Some(rational_fps(fps_hint)));
-        let pix = if gray {
+        let pix = if alpha {
+            ffmpeg::format::Pixel::BGRA
+        } else if gray {
             ffmpeg::format::Pixel::GRAY8
         } else {
             ffmpeg::format::Pixel::YUV420P
@@ -283,6 +299,10 @@ impl Encoder {
         if codec_id == codec::Id::FFV1 {
             opts.set("level", "3");
             opts.set("slicecrc", "0");
+            if alpha {
+                // Slices are coded in parallel.
+                opts.set("slices", "16");
+            }
         } else if gray {
             // PNG: nothing to set (its default prediction suits masks).
         } else {
@@ -367,6 +387,7 @@ impl Encoder {
             enc_width,
             enc_height,
             gray,
+            alpha,
             color,
             coeffs: Coeffs::for_space(color.space),
             frame,
@@ -405,7 +426,13 @@ impl Encoder {
         let slice = std
             .as_slice()
             .ok_or_else(|| self.bad_frame(time, "non-contiguous image".into()))?;
-        if self.gray {
+        if self.alpha {
+            let bgra = (
+                ffi::AVPixelFormat::AV_PIX_FMT_RGB24,
+                ffi::AVPixelFormat::AV_PIX_FMT_BGRA,
+            );
+            self.convert_in(slice, bgra.0, 3, bgra.1, time)?;
+        } else if self.gray {
             let (rgb, gray) = (
                 ffi::AVPixelFormat::AV_PIX_FMT_RGB24,
                 ffi::AVPixelFormat::AV_PIX_FMT_GRAY8,
@@ -462,9 +489,37 @@ impl Encoder {
         result
     }
 
+    /// Adds a picture with alpha (`rgba`: rows of straight, not
+    /// premultiplied, RGBA, as wide as the encoder's pictures) shown from
+    /// `time`, to an encoder made with [`EncoderSettings::alpha`].
+    pub fn push_rgba(&mut self, rgba: &[u8], time: f64) -> Result<(), VideoError> {
+        let (w, h) = (self.width as usize, self.height as usize);
+        if !self.alpha {
+            return Err(self.bad_frame(time, "this encoder was not made for pictures with alpha".into()));
+        }
+        if rgba.len() != 4 * w * h {
+            return Err(self.bad_frame(
+                time,
+                format!("{} bytes of RGBA for a {w}×{h} picture", rgba.len()),
+            ));
+        }
+        self.check_size(w, h, time)?;
+        self.convert_in(
+            rgba,
+            ffi::AVPixelFormat::AV_PIX_FMT_RGBA,
+            4,
+            ffi::AVPixelFormat::AV_PIX_FMT_BGRA,
+            time,
+        )?;
+        self.send(time)
+    }
+
     /// Adds a mask (255 = floor) shown from `time`; stored losslessly by a
     /// gray encoder, as a black-and-white picture by an H.264 one.
     pub fn push_mask(&mut self, mask: &MaskImage, time: f64) -> Result<(), VideoError> {
+        if self.alpha {
+            return Err(self.bad_frame(time, "an encoder of pictures with alpha takes no masks".into()));
+        }
         let (h, w) = mask.dim();
         self.check_size(w, h, time)?;
         let std = mask.as_standard_layout();

@@ -106,6 +106,7 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
     let calib = identity_calib(dir.path());
     let (cam, logs) = (free_udp_port(), free_udp_port());
     let recorded = dir.path().join("live.ts");
+    let overlay = dir.path().join("overlay.mkv");
     let mut cmd = underlay_cmd();
     cmd.args([
         "live",
@@ -117,7 +118,9 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
     .arg(&calib)
     .args(["--no-mask", "--duration", "3", "--delay", "0.1", "--wait", "30"])
     .arg("--out")
-    .arg(&recorded);
+    .arg(&recorded)
+    .arg("--overlay-out")
+    .arg(&overlay);
     if let Some(port) = also_udp_out {
         cmd.args(["--out", &format!("udp://127.0.0.1:{port}?pkt_size=1316")]);
     }
@@ -256,6 +259,45 @@ fn a_udp_camera_and_udp_logs_stream_out_with_the_drawings() {
         !(corner[0] > 180 && corner[1] < 90 && corner[2] < 90),
         "corner {corner:?}: drawn where nothing is"
     );
+    // The drawings alone: opaque exactly on the square, clear elsewhere.
+    let decoded = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(recorded.with_file_name("overlay.mkv"))
+        .args([
+            "-ss",
+            "2",
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgba",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let raw = decoded.stdout;
+    assert_eq!(
+        raw.len(),
+        320 * 240 * 4,
+        "{err}\n{}",
+        String::from_utf8_lossy(&decoded.stderr)
+    );
+    let alpha = |x: usize, y: usize| raw[4 * (y * 320 + x) + 3];
+    assert_eq!(alpha(160, 120), 255);
+    assert_eq!(&raw[4 * (120 * 320 + 160)..][..3], &[255, 0, 0]);
+    assert_eq!(alpha(20, 20), 0);
+    // The square (60 × 60 with its outline) is opaque; nothing beyond its
+    // outline is drawn.
+    let inside = (131..190)
+        .flat_map(|x| (91..150).map(move |y| (x, y)))
+        .all(|(x, y)| alpha(x, y) == 255);
+    let beyond = (0..320)
+        .flat_map(|x| (0..240).map(move |y| (x, y)))
+        .filter(|&(x, y)| !(126..=194).contains(&x) || !(86..=154).contains(&y))
+        .all(|(x, y)| alpha(x, y) == 0);
+    let covered = (0..320 * 240).filter(|i| raw[4 * i + 3] > 0).count();
+    assert!(inside && beyond, "{covered} pixels drawn on the overlay");
     // Garbage was counted and ignored; the report says what came.
     assert!(err.contains("packets were not logs and were ignored"), "{err}");
     assert!(err.contains(" written (0 dropped"), "{err}");
