@@ -153,14 +153,11 @@ pub(super) fn unmix(black: &crate::image::RgbImage, white: &crate::image::RgbIma
     for (b, wh) in b.chunks_exact(3).zip(wh.chunks_exact(3)) {
         let through = (0..3).map(|i| u32::from(wh[i].saturating_sub(b[i]))).sum::<u32>() / 3;
         let a = 255 - through.min(255);
-        if a == 0 {
-            out.extend_from_slice(&[0, 0, 0, 0]);
-        } else {
-            for &c in b {
-                out.push(((u32::from(c) * 255 + a / 2) / a).min(255) as u8);
-            }
-            out.push(a as u8);
+        for &c in b {
+            // Transparent pixels are black.
+            out.push((u32::from(c) * 255 + a / 2).checked_div(a).map_or(0, |v| v.min(255)) as u8);
         }
+        out.push(a as u8);
     }
 }
 
