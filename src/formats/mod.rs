@@ -25,4 +25,4 @@ pub use head::HeadBuf;
 pub use read::{load_log, load_log_with_format, load_logs, load_merged, read_log};
 pub use source::{is_own_log, open_source, source_format_of};
 pub use table::{FORMATS, NATIVE, STILL, TEXT, any_format, by_id, log_format, source_format};
-pub use view::{AgentSpec, AgentViewError, agent_camera};
+pub use view::{AgentSpec, AgentViewError, agent_camera, camera_of};

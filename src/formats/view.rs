@@ -3,13 +3,14 @@
 //! session's logs) by the format table — the first whose format gives a
 //! moving camera ([`Format::track`]) for that agent — read beside what the
 //! match's own format provides (its monitor log, for the field and the
-//! teams' sides).
+//! teams' sides). [`camera_of`] reads one file's camera (`underlay calib
+//! agent`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::head::HeadBuf;
-use super::table::log_format;
+use super::table::{any_format, log_format};
 use crate::calib::track::CameraTrack;
 use crate::input::{AgentCamera, Companion, Format, ReadOptions};
 use crate::log::LogError;
@@ -21,6 +22,12 @@ pub enum AgentViewError {
     Spec(String),
     #[error("no camera of agent {spec} among the logs ({found})")]
     NotFound { spec: String, found: String },
+    #[error("{path}: a {format} gives no camera (an agent's perception log does)")]
+    NoCamera { path: PathBuf, format: &'static str },
+    #[error("{path}: not a file underlay reads")]
+    Unknown { path: PathBuf },
+    #[error("{path}: not the match a {format} is read beside")]
+    NotBeside { path: PathBuf, format: &'static str },
     #[error(transparent)]
     Read(#[from] LogError),
 }
@@ -120,6 +127,37 @@ pub fn agent_camera(
             format!("found {}", found.join(", "))
         },
     })
+}
+
+/// The camera the file at `path` gives (an agent's perception log), read
+/// beside `beside` when given and its format is what `path`'s is read
+/// beside (the match's monitor log: its field and teams).
+pub fn camera_of(path: &Path, beside: Option<&Path>) -> Result<AgentCamera, AgentViewError> {
+    let io = |e| AgentViewError::Read(LogError::io(path, e));
+    let head = HeadBuf::of_file(path).map_err(io)?;
+    let head = head.head(Some(path));
+    let format = log_format(&head).ok_or_else(|| AgentViewError::Unknown {
+        path: path.to_owned(),
+    })?;
+    let read = format.track.ok_or(AgentViewError::NoCamera {
+        path: path.to_owned(),
+        format: format.name,
+    })?;
+    let companion = match beside {
+        Some(other) => {
+            let theirs = HeadBuf::of_file(other).map_err(|e| AgentViewError::Read(LogError::io(other, e)))?;
+            let provides = any_format(&theirs.head(Some(other)))
+                .filter(|f| format.beside == Some(f.id))
+                .and_then(|f| f.provides)
+                .ok_or_else(|| AgentViewError::NotBeside {
+                    path: other.to_owned(),
+                    format: format.name,
+                })?;
+            Some((provides.parse)(other, &ReadOptions::default())?)
+        }
+        None => None,
+    };
+    Ok(read(path, companion.as_deref())?)
 }
 
 /// An agent as messages name it: `Alpha 1 (left)`.

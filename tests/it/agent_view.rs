@@ -221,3 +221,56 @@ fn an_agent_not_among_the_logs_is_refused_in_words() {
     assert!(text(&o).contains("does not go with --tilt"), "{}", text(&o));
     assert!(!out.exists());
 }
+
+/// `calib agent` writes the agent's camera at a time as a calibration
+/// file: a full camera that is the one the view draws through (the same
+/// pixel for a marker), and says when the camera is not known.
+#[test]
+fn calib_agent_writes_the_agents_camera_at_a_time() {
+    let dir = tmp();
+    let out = dir.path().join("cam.toml");
+    let o = run([
+        "calib".as_ref(),
+        "agent".as_ref(),
+        fixture("agent_Alpha_1.log.gz").as_os_str(),
+        "--monitor".as_ref(),
+        fixture("monitor.rsmp.log.gz").as_os_str(),
+        "--time".as_ref(),
+        "26.5".as_ref(),
+        "--size".as_ref(),
+        "640x360".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_ok(&o);
+    let c = underlay::calib::Calibration::load(&out).unwrap();
+    assert!(c.is_full_camera());
+    assert_eq!(c.image_size(), Some([640, 360]));
+    let m = monitor::load(&fixture("monitor.rsmp.log.gz")).unwrap();
+    let p = perception::load(&fixture("agent_Alpha_1.log.gz")).unwrap();
+    let camera = agent_camera(&p, Some(&fixture("agent_Alpha_1.log.gz")), Some(&m));
+    let want = camera
+        .track
+        .camera(&camera.track.pose_at(26.5).unwrap(), W, H)
+        .unwrap();
+    let mut seen = 0;
+    for q in [[-18.5, 16.5, 0.0], [-27.5, 1.83, 1.83], [-20.0, 5.0, 0.0]] {
+        match (c.project3(q), want.project3(q)) {
+            (Some(a), Some(b)) => {
+                assert!((a - b).length() < 1e-6, "{q:?}: {a:?} vs {b:?}");
+                seen += 1;
+            }
+            (a, b) => assert_eq!(a.is_some(), b.is_some(), "{q:?}"),
+        }
+    }
+    assert!(seen >= 1);
+    let o = run([
+        "calib".as_ref(),
+        "agent".as_ref(),
+        fixture("agent_Alpha_1.log.gz").as_os_str(),
+        "--time".as_ref(),
+        "20".as_ref(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("camera is not known at 20 s"), "{}", text(&o));
+}
