@@ -274,3 +274,67 @@ fn calib_agent_writes_the_agents_camera_at_a_time() {
     assert!(!o.status.success());
     assert!(text(&o).contains("camera is not known at 20 s"), "{}", text(&o));
 }
+
+/// Shapes above the floor are drawn through the agent's camera of each
+/// frame: a sphere 1.2 m up, 4 m ahead of the camera, lands where that
+/// frame's camera puts it, not on the floor below it.
+#[test]
+fn a_sphere_in_the_air_is_drawn_through_the_frames_camera() {
+    use std::sync::Arc;
+    use underlay::log::{FrameTime, Log, Primitive, Raised, Rgba, Shape, Style, ThicknessUnit};
+    use underlay::pipeline::{DrawSettings, Pipeline};
+    use underlay::video::source::OpenOptions;
+
+    let opts = OpenOptions {
+        size: Some((W, H)),
+        agent_view: Some("Alpha:1".into()),
+        beside: vec![fixture("agent_Alpha_1.log.gz")],
+        ..OpenOptions::default()
+    };
+    let mut src = underlay::formats::open_source(&fixture("monitor.rsmp.log.gz"), &opts).unwrap();
+    let mut frame = src.frame_at(1.0).unwrap().unwrap();
+    let calib = frame.calibration.clone().expect("a camera of its own");
+    // 4 m ahead of the camera, on its heading, 1.2 m up.
+    let camera = calib.camera().unwrap();
+    let [x, y, _] = camera.position;
+    let heading = camera.heading_deg.to_radians();
+    let at = [x + 4.0 * heading.cos(), y + 4.0 * heading.sin(), 1.2];
+    let mut log = Log::new();
+    let e = log.entities.intern("ball");
+    let magenta = Rgba::from_rgb(0xff00ff);
+    log.push_frame(
+        FrameTime::Persistent {
+            start: f64::NEG_INFINITY,
+            end: f64::INFINITY,
+        },
+        [Primitive {
+            shape: Shape::Raised(Box::new(Raised::Sphere {
+                center: at,
+                radius: 0.1,
+            })),
+            style: Style {
+                color: magenta,
+                fill: Some(magenta),
+                thickness: 1.0,
+                unit: ThicknessUnit::Pixels,
+            },
+            entity: e,
+            level: 0,
+        }],
+    );
+    let settings = DrawSettings {
+        calibration: src.info().calibration.clone(),
+        ..DrawSettings::default()
+    };
+    let mut pipeline = Pipeline::new(Arc::new(log), &settings).unwrap();
+    pipeline.process(&mut frame).unwrap();
+    let is_magenta = |p: Vec2| {
+        let (x, y) = (p.x.round() as usize, p.y.round() as usize);
+        frame.image[[y, x, 0]] > 200 && frame.image[[y, x, 1]] < 80 && frame.image[[y, x, 2]] > 200
+    };
+    let up = calib.project3(at).unwrap();
+    let floor = calib.project3([at[0], at[1], 0.0]).unwrap();
+    assert!(up.y < floor.y - 20.0, "{up:?} {floor:?}");
+    assert!(is_magenta(up), "the sphere is drawn at its height, at {up:?}");
+    assert!(!is_magenta(floor), "and not on the floor below it");
+}
