@@ -18,15 +18,24 @@ pub fn open_source(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSo
     let format = source_format_of(path)?;
     if let (Some(spec), None) = (&options.agent_view, &options.camera) {
         let not_a_match = || -> crate::video::source::BoxError {
-            "only a rendered match (a 3D monitor log) can be seen through an agent's camera".into()
+            "only a match whose agents' logs give their cameras (a 3D monitor log) can be seen through an agent's \
+             camera"
+                .into()
         };
-        let camera = match format.filter(|f| f.source.is_some()) {
+        // A match whose agents' files give cameras (read beside it).
+        let seen_by_agents = |f: &&Format| {
+            f.source.is_some()
+                && super::FORMATS
+                    .iter()
+                    .any(|a| a.track.is_some() && a.beside == Some(f.id))
+        };
+        let camera = match format.filter(seen_by_agents) {
             Some(f) => super::view::agent_camera(path, f, spec, &options.beside).map_err(|e| e.into()),
             None => Err(not_a_match()),
         }
         .map_err(|source| SourceError::Other {
             path: path.to_owned(),
-            kind: "an agent's view",
+            kind: "a match seen through an agent's camera",
             source,
         })?;
         let with_camera = OpenOptions {

@@ -167,7 +167,7 @@ pub enum MatchError {
     Render(#[from] super::render::RenderError),
     #[error("the pitch cannot be seen at a slant of {deg}°")]
     Tilt { deg: f64 },
-    #[error("{name}'s camera cannot be made: {source}")]
+    #[error("{name}'s camera cannot be made")]
     Camera {
         name: String,
         #[source]

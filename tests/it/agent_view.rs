@@ -219,6 +219,23 @@ fn an_agent_not_among_the_logs_is_refused_in_words() {
     let o = export(&["--agent-view", "l1", "--tilt", "30"]);
     assert!(!o.status.success());
     assert!(text(&o).contains("does not go with --tilt"), "{}", text(&o));
+    // A picture is no match an agent saw.
+    let png = dir.path().join("p.png");
+    underlay::video::still::save_rgb(&png, &RgbImage::from_elem((32, 48, 3), 90)).unwrap();
+    let o = run([
+        "export".as_ref(),
+        "--video".as_ref(),
+        png.as_os_str(),
+        "--log".as_ref(),
+        fixture("agent_Alpha_1.log.gz").as_os_str(),
+        "--agent-view".as_ref(),
+        "l1".as_ref(),
+        "--no-calibration".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("only a match whose agents"), "{}", text(&o));
     assert!(!out.exists());
 }
 
