@@ -7,7 +7,8 @@
 //! they are read beside ([`Format::beside`]: a 2D agent's debug log beside
 //! its match's game log) and what they give the files read beside them
 //! ([`Provides`]), and whether they carry camera calibrations
-//! ([`Format::cameras`]). The readers (`thesis`, `ssl`, `sim2d`, `sim3d`)
+//! ([`Format::cameras`]) or a moving camera of their own
+//! ([`Format::track`]: an agent's head camera). The readers (`thesis`, `ssl`, `sim2d`, `sim3d`)
 //! each declare theirs next to their code; only the table names them all.
 //!
 //! This module sits between the model and the readers: it names the
@@ -20,6 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::calib::Calibration;
+use crate::calib::track::CameraTrack;
 use crate::log::{Log, LogError, ReadError};
 use crate::video::source::OpenFn;
 
@@ -130,6 +132,25 @@ pub struct Camera {
 /// Reads the camera calibrations a file carries.
 pub type CameraReader = fn(&Path) -> Result<Vec<Camera>, LogError>;
 
+/// The camera an agent's file gives: who the agent is and where its
+/// camera was over time.
+#[derive(Clone, Debug)]
+pub struct AgentCamera {
+    /// The agent's team name ("" when not known).
+    pub team: String,
+    /// Its side, 0 left and 1 right, when known.
+    pub side: Option<u8>,
+    /// Its number, when known.
+    pub unum: Option<u32>,
+    /// Its camera.
+    pub track: CameraTrack,
+}
+
+/// Reads the camera an agent's file gives, beside what the file it is
+/// read beside gave (its match's monitor log), when there is one. Errors
+/// name the file.
+pub type TrackReader = fn(&Path, Option<&Companion>) -> Result<AgentCamera, LogError>;
+
 /// Lists what a file holds besides its log, one line each.
 pub type ContentsReader = fn(&Path) -> Result<Vec<String>, String>;
 
@@ -159,6 +180,9 @@ pub struct Format {
     pub provides: Option<Provides>,
     /// The camera calibrations its files carry.
     pub cameras: Option<CameraReader>,
+    /// The moving camera its files give (an agent's head camera), which a
+    /// rendered match can be seen through.
+    pub track: Option<TrackReader>,
     /// What a file holds besides its log, as `log info` lists it (a
     /// recording's topics), one line each; or why it cannot say.
     pub contents: Option<ContentsReader>,
@@ -190,6 +214,7 @@ impl Format {
             beside: None,
             provides: None,
             cameras: None,
+            track: None,
             contents: None,
             max_input: crate::bounded::DEFAULT_MAX_INPUT,
         }

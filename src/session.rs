@@ -167,6 +167,10 @@ pub struct PictureSettings {
     /// 0 to 75) from beyond the side line; from straight above when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tilt: Option<f64>,
+    /// A rendered match seen through an agent's head camera (`l3`, `r1`,
+    /// `Alpha:1`), whose perception log is among the session's logs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_view: Option<String>,
     /// A recording's picture topic (`/camera/image_raw`); its first
     /// picture topic when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,6 +199,9 @@ impl PictureSettings {
             tilt: self.tilt,
             topic: self.topic.clone(),
             world: self.world.clone(),
+            agent_view: self.agent_view.clone(),
+            beside: Vec::new(),
+            camera: None,
         }
     }
 }
@@ -261,6 +268,16 @@ impl Default for OldToggles {
 }
 
 impl Session {
+    /// The options the session's picture source is opened with: the
+    /// `[picture]` table's, with the session's logs as the files read
+    /// beside it (where an agent's camera is found).
+    pub fn open_options(&self) -> crate::video::source::OpenOptions {
+        crate::video::source::OpenOptions {
+            beside: self.logs.clone(),
+            ..self.picture.open_options()
+        }
+    }
+
     /// A session for `video` and `log` with default settings (no log when
     /// `log` is empty).
     pub fn new(video: impl Into<PathBuf>, log: impl Into<PathBuf>) -> Self {
@@ -576,6 +593,25 @@ mod tests {
         assert!(text.contains("video = \"run.mp4\""), "{text}");
         let back = Session::load(&p).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// `[picture] agent_view` is kept, and the source is opened with it and
+    /// the session's logs beside it (where the agent's camera is found).
+    #[test]
+    fn an_agent_view_round_trips_and_opens_beside_the_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let mut s = Session::new(dir.path().join("m.rsmp.log"), dir.path().join("agent_A_1.log"));
+        s.picture.agent_view = Some("l1".into());
+        s.save(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("[picture]\nagent_view = \"l1\""), "{text}");
+        let back = Session::load(&p).unwrap();
+        assert_eq!(back, s);
+        let o = back.open_options();
+        assert_eq!(o.agent_view.as_deref(), Some("l1"));
+        assert_eq!(o.beside, [dir.path().join("agent_A_1.log")]);
+        assert!(o.camera.is_none());
     }
 
     /// `field` is a preset's id or a polygon; both come back as written.

@@ -20,7 +20,8 @@
 //! Submodules: [`fit`](mod@fit) estimates a calibration from point correspondences
 //! and reports residuals and outliers; [`presets`] holds named field points
 //! and field lines; [`camera`] builds a calibration from a known camera;
-//! [`refine`](mod@refine) snaps a rough calibration to the painted lines in a picture.
+//! [`refine`](mod@refine) snaps a rough calibration to the painted lines in a picture;
+//! [`track`] is a camera that moves (its poses over time).
 
 pub use crate::geom::Mat3;
 
@@ -39,6 +40,7 @@ pub mod refine;
 mod space;
 #[cfg(any(test, feature = "test-util"))]
 pub mod synthetic;
+pub mod track;
 pub mod unit;
 
 pub use calibration::*;

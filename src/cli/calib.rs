@@ -59,6 +59,31 @@ pub enum Command {
     /// Snap a rough calibration to the painted field lines of a picture
     /// (radial distortion included) and report each line's fit.
     Refine(super::calib_refine::RefineArgs),
+    /// A 3D agent's head camera at a time, from its perception log (the
+    /// pose of its vision messages; 120° field of view across the
+    /// picture's larger side), as a full-camera calibration.
+    Agent(AgentArgs),
+}
+
+/// Arguments of `underlay calib agent`.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// The agent's perception log (plain or gzip'ed).
+    #[arg(value_name = "PERCEPTION")]
+    pub log: PathBuf,
+    /// The match's monitor log: its field, and the times the agent's
+    /// messages saw (without it, the messages' own times).
+    #[arg(long, value_name = "MATCH.rsmp")]
+    pub monitor: Option<PathBuf>,
+    /// The time (simulation seconds, the logs' clock).
+    #[arg(long, value_name = "SECONDS")]
+    pub time: f64,
+    /// The picture's size.
+    #[arg(long, value_name = "WxH", value_parser = parse_size, default_value = "1280x720")]
+    pub size: [u32; 2],
+    /// Write the calibration to this file (TOML) instead of standard output.
+    #[arg(short, long, value_name = "CALIB.toml")]
+    pub output: Option<PathBuf>,
 }
 
 /// Arguments of `underlay calib check`.
@@ -161,6 +186,54 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
         Command::FromSsl(a) => from_ssl(a),
         Command::Check(a) => check(a),
         Command::Refine(a) => super::calib_refine::run(a),
+        Command::Agent(a) => agent(a),
+    }
+}
+
+fn agent(a: AgentArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.output {
+        let inputs = std::iter::once(a.log.as_path()).chain(a.monitor.as_deref());
+        crate::files::refuse_overwriting_inputs(out, inputs)?;
+    }
+    let camera = crate::formats::camera_of(&a.log, a.monitor.as_deref())?;
+    let track = &camera.track;
+    let name = a.log.display();
+    let Some(pose) = track.pose_at(a.time) else {
+        match (track.poses().first(), track.poses().last()) {
+            (Some(first), Some(last)) => bail!(
+                "{name}: {}'s camera is not known at {} s: its vision messages place it from {} s to {} s (held {} s after each)",
+                track.name,
+                a.time,
+                first.time,
+                last.time,
+                track.hold
+            ),
+            _ => bail!("{name}: none of {}'s vision messages could be placed", track.name),
+        }
+    };
+    let [w, h] = a.size;
+    let c = track
+        .camera(&pose, w as usize, h as usize)
+        .with_context(|| format!("{}'s camera at {} s", track.name, a.time))?;
+    let header = format!(
+        "# underlay calibration: {}'s head camera at {} s, from {name} ({}° across the larger side of {w}×{h})\n# {}\n",
+        track.name,
+        a.time,
+        track.fov_deg,
+        camera_line(&c)
+    );
+    match &a.output {
+        Some(out) => {
+            c.save(out, &header)
+                .context("cannot write the calibration file")?;
+            emit(&format!(
+                "{}'s camera at {} s → {}\n",
+                track.name,
+                a.time,
+                out.display()
+            ))
+        }
+        None => emit(&format!("{header}{}", c.to_toml())),
     }
 }
 

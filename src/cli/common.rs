@@ -51,6 +51,12 @@ pub struct MatchArgs {
     /// their heights
     #[arg(long, value_name = "DEG", value_parser = parse_tilt)]
     pub tilt: Option<f64>,
+    /// See a 3D match (its monitor log) through an agent's head camera:
+    /// `l3`, `r1`, or team and number (`Alpha:1`); its perception log must
+    /// be among the logs (--log). The camera at each frame's time, with
+    /// the simulator's 120° field of view
+    #[arg(long, value_name = "SIDE:UNUM")]
+    pub agent_view: Option<String>,
     /// Over a 2D match: the player whose sensing is drawn in detail
     /// (`l10`, `r3`: what it could see each cycle, level 3).
     #[arg(long, value_name = "PLAYER")]

@@ -106,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         follow: args.shown.follow.clone(),
         zoom: args.shown.zoom,
         tilt: args.shown.tilt,
+        agent_view: args.shown.agent_view.clone(),
         crf: args.crf,
         preset: args.preset.clone(),
         no_mask: args.no_mask,

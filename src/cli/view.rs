@@ -121,6 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             follow: args.shown.follow,
             zoom: args.shown.zoom,
             tilt: args.shown.tilt,
+            agent_view: args.shown.agent_view,
             topic,
             world: args.shown.world,
             calibration,

@@ -63,6 +63,9 @@ pub struct ExportOptions {
     pub tilt: Option<f64>,
     /// A rendered match's magnification, instead of the session's.
     pub zoom: Option<f64>,
+    /// A rendered match seen through this agent's camera, instead of the
+    /// session's view.
+    pub agent_view: Option<String>,
     /// x264 constant rate factor, 0–51 (lower is better).
     pub crf: u8,
     /// x264 preset (one of [`PRESETS`]).
@@ -99,6 +102,7 @@ impl Default for ExportOptions {
             fps: None,
             follow: None,
             tilt: None,
+            agent_view: None,
             zoom: None,
             crf: 20,
             preset: "veryfast".into(),
@@ -191,6 +195,9 @@ impl ExportOptions {
         if self.zoom.is_some() {
             session.picture.zoom = self.zoom;
         }
+        if self.agent_view.is_some() {
+            session.picture.agent_view = self.agent_view.clone();
+        }
     }
 }
 
@@ -250,7 +257,7 @@ impl ExportPlan {
         let mut settings = session.draw_settings()?;
         // The source must open, and a mask image or video fit it, before
         // anything is written.
-        let open_options = session.picture.open_options();
+        let open_options = session.open_options();
         let info = open(&session.video, &open_options)?.info().clone();
         settings.time = settings.time.with_clocks(info.clocks.clone());
         if settings.calibration.is_none() {

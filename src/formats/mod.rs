@@ -11,15 +11,18 @@
 //! - `read`: logs from streams and files, and sets of files read together.
 //! - `source`: files as frame sources.
 //! - `camera`: the cameras a log carries.
+//! - `view`: an agent's camera, to see a rendered match through.
 
 mod camera;
 mod head;
 mod read;
 mod source;
 mod table;
+mod view;
 
 pub use camera::cameras_among;
 pub use head::HeadBuf;
 pub use read::{load_log, load_log_with_format, load_logs, load_merged, read_log};
 pub use source::{is_own_log, open_source, source_format_of};
 pub use table::{FORMATS, NATIVE, STILL, TEXT, any_format, by_id, log_format, source_format};
+pub use view::{AgentSpec, AgentViewError, agent_camera, camera_of};

@@ -1,7 +1,8 @@
 //! Opening a file as a frame source through the format table: the first
 //! format that opens the file's content as a source (a still picture, a
 //! match rendered from its record) opens it; anything else is given to
-//! FFmpeg (a video).
+//! FFmpeg (a video). A match seen through an agent's camera finds that
+//! camera among the files beside it here (`super::view`).
 
 use std::path::Path;
 
@@ -10,9 +11,40 @@ use super::table::source_format;
 use crate::input::Format;
 use crate::video::source::{FrameSource, OpenOptions, SourceError, open_video};
 
-/// Opens `path` as a frame source.
+/// Opens `path` as a frame source; with [`OpenOptions::agent_view`], seen
+/// through that agent's camera, found among [`OpenOptions::beside`]
+/// (`super::view`).
 pub fn open_source(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSource>, SourceError> {
-    match source_format_of(path)?.and_then(|f| f.source) {
+    let format = source_format_of(path)?;
+    if let (Some(spec), None) = (&options.agent_view, &options.camera) {
+        let not_a_match = || -> crate::video::source::BoxError {
+            "only a match whose agents' logs give their cameras (a 3D monitor log) can be seen through an agent's \
+             camera"
+                .into()
+        };
+        // A match whose agents' files give cameras (read beside it).
+        let seen_by_agents = |f: &&Format| {
+            f.source.is_some()
+                && super::FORMATS
+                    .iter()
+                    .any(|a| a.track.is_some() && a.beside == Some(f.id))
+        };
+        let camera = match format.filter(seen_by_agents) {
+            Some(f) => super::view::agent_camera(path, f, spec, &options.beside).map_err(|e| e.into()),
+            None => Err(not_a_match()),
+        }
+        .map_err(|source| SourceError::Other {
+            path: path.to_owned(),
+            kind: "a match seen through an agent's camera",
+            source,
+        })?;
+        let with_camera = OpenOptions {
+            camera: Some(camera),
+            ..options.clone()
+        };
+        return open_source(path, &with_camera);
+    }
+    match format.and_then(|f| f.source) {
         Some(open) => open(path, options),
         None => {
             // FFmpeg waits in silence for a FIFO's writer: say what for.

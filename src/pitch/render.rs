@@ -373,6 +373,26 @@ impl Renderer {
         self.overlay.clear();
     }
 
+    /// Writes `text` at the top left of `image` (of any size) in the
+    /// caption's look: what a picture of another camera says over itself.
+    pub fn caption_on(&mut self, image: &mut RgbImage, text: &str) {
+        let (h, w, _) = image.dim();
+        if text.is_empty() || w < 16 || h < 16 {
+            return;
+        }
+        let mut painter = Painter::new(w, h);
+        let mut overlay = Overlay::new(w, h);
+        let size = (h as f64 / 32.0).max(10.0);
+        painter.text(
+            &mut overlay,
+            Vec2::new(size * 0.6, size * 1.2),
+            text,
+            size,
+            Rgba::WHITE,
+        );
+        let _ = overlay.composite(image, None);
+    }
+
     /// Draws `snap` into `image` and its floor mask into `mask` (both
     /// resized to the view when they differ), the whole pitch.
     pub fn render(&mut self, snap: &Snapshot, image: &mut RgbImage, mask: &mut MaskImage) {

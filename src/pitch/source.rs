@@ -9,9 +9,19 @@
 //! frame's clock is the nearest snapshot's (so a log's instantaneous
 //! drawings change with the records, never blink between them) — or, for
 //! [`Pace::Clock`], the clock at that time.
+//!
+//! A match may also be seen through a moving camera (a 3D-league agent's
+//! head camera, [`RenderOptions::camera`]): each picture is the top-down
+//! one warped into that camera at the frame's clock ([`super::tilt::FloorWarp`]),
+//! and the camera is the frame's calibration. A frame whose camera is not
+//! known (before the agent's first vision message, or too long after its
+//! last) is the surround colour with a caption saying so, nothing floor,
+//! and drawn through a camera that sees nothing.
 
 use std::sync::Arc;
 
+use crate::calib::Calibration;
+use crate::calib::track::CameraTrack;
 use crate::image::{MaskImage, RgbImage};
 use crate::video::ClockTable;
 use crate::video::source::{FrameSource, SourceError, SourceFrame, SourceInfo};
@@ -63,7 +73,7 @@ impl std::str::FromStr for Follow {
 }
 
 /// Size and rate of the pictures, and what they show.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RenderOptions {
     pub width: usize,
     pub height: usize,
@@ -78,6 +88,9 @@ pub struct RenderOptions {
     /// side line, so drawings above the floor show their heights
     /// ([`super::tilt`]); `None`: from straight above.
     pub tilt: Option<f64>,
+    /// Seen through this moving camera (an agent's head camera) at each
+    /// frame's clock; `None`: the view the other options make.
+    pub camera: Option<Arc<CameraTrack>>,
 }
 
 impl Default for RenderOptions {
@@ -89,6 +102,7 @@ impl Default for RenderOptions {
             follow: Follow::Pitch,
             zoom: 1.0,
             tilt: None,
+            camera: None,
         }
     }
 }
@@ -101,6 +115,7 @@ impl RenderOptions {
             fps: o.fps,
             zoom: o.zoom.unwrap_or(1.0),
             tilt: o.tilt,
+            camera: o.camera.clone(),
             ..RenderOptions::default()
         };
         if let Some((w, h)) = o.size {
@@ -116,6 +131,15 @@ impl RenderOptions {
         }
         if o.tilt.is_some() && (o.follow.is_some() || o.zoom.is_some_and(|z| z != 1.0)) {
             return Err("--tilt shows the whole pitch: it does not go with --follow or --zoom".into());
+        }
+        if o.camera.is_some() && (o.tilt.is_some() || o.follow.is_some() || o.zoom.is_some_and(|z| z != 1.0))
+        {
+            return Err(
+                "an agent's view is its own camera: it does not go with --tilt, --follow or --zoom".into(),
+            );
+        }
+        if o.agent_view.is_some() && o.camera.is_none() {
+            return Err("an agent's view needs the agent's perception log among the logs".into());
         }
         if let Some(f) = &o.follow {
             r.follow = f.parse()?;
@@ -143,6 +167,12 @@ pub enum MatchError {
     Render(#[from] super::render::RenderError),
     #[error("the pitch cannot be seen at a slant of {deg}°")]
     Tilt { deg: f64 },
+    #[error("{name}'s camera cannot be made")]
+    Camera {
+        name: String,
+        #[source]
+        source: crate::calib::CalibError,
+    },
     #[error(transparent)]
     Clocks(#[from] crate::video::ClockError),
 }
@@ -153,6 +183,9 @@ pub struct MatchSource {
     renderer: Renderer,
     /// A slanted view, and the top-down picture and mask it warps.
     tilt: Option<super::tilt::Tilt>,
+    /// A moving camera, and the one that sees nothing for frames where it
+    /// is not known.
+    camera: Option<(Arc<CameraTrack>, Arc<Calibration>)>,
     top: (RgbImage, MaskImage),
     info: SourceInfo,
     /// Video time of each snapshot.
@@ -214,9 +247,22 @@ impl MatchSource {
         }
         let frames = n as u64;
         // A slanted view warps a top-down picture twice its size.
-        let renderer = match options.tilt {
-            Some(_) => Renderer::new(&m, 2 * options.width, 2 * options.height)?,
-            None => Renderer::with_zoom(&m, options.width, options.height, options.zoom)?,
+        let renderer = if options.tilt.is_some() || options.camera.is_some() {
+            Renderer::new(&m, 2 * options.width, 2 * options.height)?
+        } else {
+            Renderer::with_zoom(&m, options.width, options.height, options.zoom)?
+        };
+        let camera = match &options.camera {
+            Some(track) => {
+                let blind = crate::calib::track::blind(options.width, options.height).map_err(|source| {
+                    MatchError::Camera {
+                        name: track.name.clone(),
+                        source,
+                    }
+                })?;
+                Some((track.clone(), Arc::new(blind)))
+            }
+            None => None,
         };
         let tilt = match options.tilt {
             Some(deg) => Some(
@@ -234,6 +280,7 @@ impl MatchSource {
         let mut src = MatchSource {
             renderer,
             tilt,
+            camera,
             top: (RgbImage::zeros((0, 0, 3)), MaskImage::zeros((0, 0))),
             info: SourceInfo::new(
                 m.name.clone(),
@@ -256,9 +303,15 @@ impl MatchSource {
         src.info.frame_count = Some(frames);
         src.info.has_masks = true;
         src.info.clocks = Some(Arc::new(clocks));
-        src.info.calibration = Some(match &src.tilt {
-            Some(t) => t.calibration().clone(),
-            None => src.renderer.calibration().clone(),
+        src.info.calibration = Some(match (&src.tilt, &src.camera) {
+            (Some(t), _) => t.calibration().clone(),
+            // The camera at its first pose (each frame has its own).
+            (None, Some((track, blind))) => track
+                .poses()
+                .first()
+                .and_then(|p| track.camera(p, options.width, options.height).ok())
+                .unwrap_or_else(|| (**blind).clone()),
+            (None, None) => src.renderer.calibration().clone(),
         });
         if let Pace::PerSnapshot { interval } = src.m.pace {
             // A simulator's records are its cycles: times can be given in them.
@@ -329,7 +382,46 @@ impl MatchSource {
                 .find(|b| b.team == team && b.number == number)
                 .map(|b| b.position),
         };
-        if let Some(tilt) = &self.tilt {
+        if let Some((track, blind)) = &self.camera {
+            let clock = self.clock_at(t);
+            let (w, h) = (self.info.width, self.info.height);
+            let seen = track.pose_at(clock).and_then(|pose| {
+                let calibration = track.camera(&pose, w, h).ok()?;
+                let warp = super::tilt::FloorWarp::new(
+                    &track.floor_homography(&pose, w, h),
+                    self.renderer.view(),
+                    w,
+                    h,
+                )?;
+                Some((calibration, warp))
+            });
+            match seen {
+                Some((calibration, warp)) => {
+                    let (image, top_mask) = &mut self.top;
+                    self.renderer.render(&snap, image, top_mask);
+                    warp.warp(
+                        image,
+                        top_mask,
+                        self.renderer.surround(),
+                        &mut out.image,
+                        &mut mask,
+                    );
+                    self.renderer.caption_on(&mut out.image, &snap.caption);
+                    out.calibration = Some(Arc::new(calibration));
+                }
+                None => {
+                    blank(&mut out.image, &mut mask, w, h, self.renderer.surround());
+                    let why = match track.start() {
+                        Some(start) if clock < start => "before its first vision message",
+                        Some(_) => "no vision message just before",
+                        None => "no vision message placed",
+                    };
+                    let text = format!("{}: camera not known at {clock:.2} s ({why})", track.name);
+                    self.renderer.caption_on(&mut out.image, &text);
+                    out.calibration = Some(blind.clone());
+                }
+            }
+        } else if let Some(tilt) = &self.tilt {
             let (image, top_mask) = &mut self.top;
             self.renderer.render(&snap, image, top_mask);
             tilt.warp(
@@ -353,6 +445,17 @@ impl MatchSource {
         out.clock = Some(self.clock_at(t));
         out.mask = Some(mask);
     }
+}
+
+/// A `w`×`h` picture of `surround` with no floor.
+fn blank(image: &mut RgbImage, mask: &mut MaskImage, w: usize, h: usize, surround: [u8; 3]) {
+    if image.dim() != (h, w, 3) {
+        *image = RgbImage::zeros((h, w, 3));
+    }
+    for mut px in image.rows_mut() {
+        px.assign(&ndarray::ArrayView1::from(&surround));
+    }
+    *mask = MaskImage::zeros((h, w));
 }
 
 /// Pictures per second for snapshots at `times` (seconds): their own
@@ -620,6 +723,54 @@ mod tests {
         assert_eq!(s.info().frame_count, Some(21));
         let f = s.frame_at(1.0).unwrap().unwrap();
         assert!((f.clock.unwrap() - 101.0).abs() < 1e-9);
+    }
+
+    /// Through a moving camera: no picture before its first pose (the
+    /// surround, nothing floor, a camera that sees nothing), then the
+    /// pitch warped into it with the camera as the frame's calibration.
+    #[test]
+    fn a_moving_camera_shows_the_pitch_from_its_first_pose_on() {
+        use crate::calib::track::TrackPose;
+        let m = game(&[0.0, 0.1, 0.2, 0.3], Pace::PerSnapshot { interval: 0.1 });
+        let (rotation, _) = crate::calib::camera::look_at([0.0, -20.0, 3.0], [0.0, 0.0, 0.0]).unwrap();
+        let pose = TrackPose {
+            time: 0.1,
+            rotation,
+            centre: [0.0, -20.0, 3.0],
+        };
+        let track = CameraTrack::new("cam", vec![pose], 120.0, 0.5);
+        let o = RenderOptions {
+            camera: Some(Arc::new(track)),
+            ..opts(None)
+        };
+        let mut s = MatchSource::new(Arc::new(m), &o).unwrap();
+        let first = s.info().calibration.clone().unwrap();
+        assert!(first.is_full_camera());
+        let f = s.next_frame().unwrap().unwrap();
+        let mask = f.mask.as_ref().unwrap();
+        assert!(
+            mask.iter().all(|&v| v == 0),
+            "nothing is floor before the first pose"
+        );
+        let c = f.calibration.as_ref().unwrap();
+        assert!(c.project(Vec2::ZERO).is_none(), "and nothing is drawn");
+        let f = s.next_frame().unwrap().unwrap();
+        let c = f.calibration.as_ref().unwrap();
+        assert_eq!(**c, first);
+        // The centre of the pitch is in the middle of the picture, and floor;
+        // above the horizon is not.
+        let p = c.project(Vec2::ZERO).unwrap();
+        assert!((p.x - 319.5).abs() < 1e-6 && (p.y - 239.5).abs() < 1e-6, "{p:?}");
+        let mask = f.mask.as_ref().unwrap();
+        assert_eq!(mask[[240, 320]], 255);
+        assert_eq!(mask[[5, 320]], 0);
+        assert_eq!(f.image[[5, 320, 1]], s.renderer().surround()[1]);
+        let e = RenderOptions::from_open(&crate::video::source::OpenOptions {
+            agent_view: Some("l1".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.contains("perception log"), "{e}");
     }
 
     #[test]

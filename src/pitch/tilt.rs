@@ -9,7 +9,8 @@
 //! `H_tilted · V⁻¹` (V: world → top-down pixels), exactly, up to the
 //! resampling (bilinear for the picture, nearest for the mask). The
 //! slanted camera is a full camera ([`Calibration::from_camera`]), which is
-//! what the logs are drawn through.
+//! what the logs are drawn through. [`FloorWarp`] is that warp for any
+//! camera (an agent's moving head camera too).
 
 use crate::calib::Calibration;
 use crate::calib::camera::look_at;
@@ -26,7 +27,15 @@ pub const MAX_TILT_DEG: f64 = 75.0;
 #[derive(Clone, Debug)]
 pub struct Tilt {
     calibration: Calibration,
-    /// Output pixel → top-down pixel (homogeneous).
+    warp: FloorWarp,
+}
+
+/// The warp of a top-down picture of the floor into another camera's
+/// picture: output pixel → top-down pixel, a homography.
+#[derive(Clone, Debug)]
+pub struct FloorWarp {
+    /// Output pixel → top-down pixel (homogeneous; positive third
+    /// coordinate in front of the camera).
     back: Mat3,
     width: usize,
     height: usize,
@@ -80,23 +89,8 @@ impl Tilt {
         let calibration = Calibration::from_camera(&k, &[], &r, t)
             .ok()?
             .with_image_size(width as u32, height as u32);
-        // Top-down pixel → world (the inverse of the view's similarity),
-        // then world → slanted pixel; inverted for sampling.
-        let (tcx, tcy) = ((top.width as f64 - 1.0) / 2.0, (top.height as f64 - 1.0) / 2.0);
-        let s = top.scale;
-        let to_world = [
-            [1.0 / s, 0.0, top.center.x - tcx / s],
-            [0.0, -1.0 / s, top.center.y + tcy / s],
-            [0.0, 0.0, 1.0],
-        ];
-        let forward = mul(calibration.homography(), &to_world);
-        let back = invert(&forward)?;
-        Some(Tilt {
-            calibration,
-            back,
-            width,
-            height,
-        })
+        let warp = FloorWarp::new(calibration.homography(), top, width, height)?;
+        Some(Tilt { calibration, warp })
     }
 
     /// The slanted camera.
@@ -107,6 +101,42 @@ impl Tilt {
     /// Warps the top-down `image` and `mask` into the slanted picture and
     /// mask (`out_*`, made the view's size). What the top-down picture does
     /// not show is `surround`, and not floor.
+    pub fn warp(
+        &self,
+        image: &RgbImage,
+        mask: &MaskImage,
+        surround: [u8; 3],
+        out_image: &mut RgbImage,
+        out_mask: &mut MaskImage,
+    ) {
+        self.warp.warp(image, mask, surround, out_image, out_mask);
+    }
+}
+
+impl FloorWarp {
+    /// The warp into a `width`×`height` picture whose camera maps the
+    /// floor by `homography` (world → pixels, its sign kept so that floor
+    /// points in front of the camera have a positive third coordinate),
+    /// of pictures rendered in the top-down view `top`. `None` when the
+    /// camera sees the floor edge on.
+    pub fn new(homography: &Mat3, top: &View, width: usize, height: usize) -> Option<FloorWarp> {
+        // Top-down pixel → world (the inverse of the view's similarity),
+        // then world → the camera's pixel; inverted for sampling.
+        let (tcx, tcy) = ((top.width as f64 - 1.0) / 2.0, (top.height as f64 - 1.0) / 2.0);
+        let s = top.scale;
+        let to_world = [
+            [1.0 / s, 0.0, top.center.x - tcx / s],
+            [0.0, -1.0 / s, top.center.y + tcy / s],
+            [0.0, 0.0, 1.0],
+        ];
+        let forward = mul(homography, &to_world);
+        let back = invert(&forward)?;
+        Some(FloorWarp { back, width, height })
+    }
+
+    /// Warps the top-down `image` and `mask` into the camera's picture and
+    /// mask (`out_*`, made the warp's size). What the top-down picture does
+    /// not show (beyond it, above the horizon) is `surround`, and not floor.
     pub fn warp(
         &self,
         image: &RgbImage,

@@ -3,7 +3,9 @@
 //! becomes what it saw, placed in the world ([`place`]); a RoboViz
 //! recording becomes its drawings ([`rvd`]); a monitor log the ball's
 //! trail and a rendered match. Read beside the match's monitor log, what
-//! an agent saw is drawn with its error against where things were.
+//! an agent saw is drawn with its error against where things were. A
+//! perception log also gives its agent's head camera ([`super::camera`]),
+//! which a rendered match can be seen through.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,6 +39,7 @@ pub const PERCEPTION: Format = Format {
         read_beside(Kind::Perception, bytes, cx)
     })),
     beside: Some("rsmp"),
+    track: Some(super::camera::read_agent_camera),
     max_input: MAX_AGENT_LOG,
     ..Format::new(
         "perception3d",
@@ -57,23 +60,7 @@ pub const MONITOR: Format = Format {
     source: Some(super::render::open),
     provides: Some(Provides {
         parse: |path, _| {
-            let bytes = super::input::read_file(path, MAX_MONITOR).map_err(|e| match e {
-                super::LoadError::Io { error, .. } => LogError::io(path, error),
-                super::LoadError::Gzip { offset, error, .. } => LogError::io(
-                    path,
-                    std::io::Error::other(format!(
-                        "gzip data corrupt after {offset} decompressed bytes: {error}"
-                    )),
-                ),
-                super::LoadError::TooLarge { source, .. } => LogError::Read {
-                    path: path.to_owned(),
-                    error: ReadError::OverBudget(source),
-                },
-                super::LoadError::Parse { error, .. } => LogError::Read {
-                    path: path.to_owned(),
-                    error: ReadError::other(Error::from(error)),
-                },
-            })?;
+            let bytes = super::input::read_file(path, MAX_MONITOR).map_err(|e| load_error(path, e))?;
             let monitor: Arc<Companion> =
                 Arc::new(super::monitor::parse(&bytes).map_err(|e| LogError::Read {
                     path: path.to_owned(),
@@ -95,6 +82,27 @@ pub const MONITOR: Format = Format {
         |h: &Head<'_>| super::monitor::sniff(h.bytes).is_some(),
     )
 };
+
+/// A 3D-league file that could not be loaded, as the format table says it.
+pub fn load_error(path: &Path, e: super::LoadError) -> LogError {
+    match e {
+        super::LoadError::Io { error, .. } => LogError::io(path, error),
+        super::LoadError::Gzip { offset, error, .. } => LogError::io(
+            path,
+            std::io::Error::other(format!(
+                "gzip data corrupt after {offset} decompressed bytes: {error}"
+            )),
+        ),
+        super::LoadError::TooLarge { source, .. } => LogError::Read {
+            path: path.to_owned(),
+            error: ReadError::OverBudget(source),
+        },
+        super::LoadError::Parse { error, .. } => LogError::Read {
+            path: path.to_owned(),
+            error: ReadError::other(Error::from(error)),
+        },
+    }
+}
 
 /// A perception log or recording, beside the match's monitor log when the
 /// format table read one.

@@ -11,6 +11,7 @@
 //! - [`pose`]: the camera's pose from seen markers, or from the body.
 //! - [`place`]: what each agent saw, placed in the world and drawn as a
 //!   visualization log.
+//! - [`camera`]: an agent's head camera over time as a full camera.
 //! - [`roboviz`]: RoboViz's UDP drawing protocol; [`rvd`]: recordings of
 //!   its datagrams and their conversion into a visualization log.
 //! - [`record`]: recording RoboViz datagrams (and monitor times) live.
@@ -22,6 +23,7 @@
 //! Times are the simulation's clock in seconds; positions are metres in
 //! the field frame (origin at the centre spot, x towards the right goal).
 
+pub mod camera;
 pub mod field;
 pub mod input;
 pub mod logs;

@@ -134,6 +134,8 @@ pub struct OpenRequest {
     pub zoom: Option<f64>,
     /// A rendered match's slant (degrees from straight down).
     pub tilt: Option<f64>,
+    /// A rendered match seen through an agent's camera (`l3`).
+    pub agent_view: Option<String>,
     /// A recording's picture topic and world frame.
     pub topic: Option<String>,
     pub world: Option<String>,
@@ -242,6 +244,9 @@ impl Document {
         }
         if req.tilt.is_some() {
             session.picture.tilt = req.tilt;
+        }
+        if req.agent_view.is_some() {
+            session.picture.agent_view = req.agent_view.clone();
         }
         let saved = session_path.as_ref().map(|_| session.clone());
         let mut doc = Document {

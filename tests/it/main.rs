@@ -10,6 +10,7 @@
 
 mod util;
 
+mod agent_view;
 mod bad_input;
 mod bad_input3;
 mod batch;

@@ -28,10 +28,18 @@
 //! on the floor. Colours are names (`red`), `#rrggbb`,
 //! `#rrggbbaa` or `0xRRGGBB`. Two more items carry the rest of the model:
 //! `{ header; name "…"; time relative; unit m; threshold 0.05; max-level
-//! 2; bounds (x, y) (x, y) }` and entity declarations `{ entity; name;
+//! 2; bounds (x, y) (x, y); version 2 }` and entity declarations `{ entity; name;
 //! {parent; parent} }`. Entity names and strings may be quoted with `"`.
 //! `//` starts a comment to the end of the line. `docs/FORMAT.md` has the
 //! full grammar.
+//!
+//! **Versions.** The notation has no prefix to carry a version, so a log
+//! with shapes above the floor says `version 2` in its header
+//! ([`TEXT_VERSION`]; the printer writes it then and only then, so logs
+//! on the floor print as before heights existed). An underlay older than
+//! heights refuses that header field ("unknown header field 'version'")
+//! instead of failing later on a point with a height; this one refuses a
+//! version above [`TEXT_VERSION`] as needing a newer underlay.
 //!
 //! [`print()`] writes text that [`parse`] reads back to an equal log, in the
 //! thesis's style for logs the thesis could express. This module parses;
@@ -49,6 +57,10 @@ use super::{
     FrameTime, Header, Log, MarkerKind, Place, Primitive, Raised, ReadError, Rgba, Shape, Style,
     ThicknessUnit, TimeUnit, Vec2, Vec3, Warnings, close_frame,
 };
+
+/// The newest text notation version this underlay reads: 2, shapes above
+/// the floor. Version 1 (the header says none) is everything before them.
+pub const TEXT_VERSION: u32 = 2;
 
 /// Whether the first bytes of a file look like text notation: optional
 /// byte-order mark, whitespace and `//` comments, then `{`, and no control
@@ -211,6 +223,7 @@ impl<'a> Parser<'a> {
                     "unit" => h.world_unit = self.name("the world unit")?,
                     "threshold" => h.hints.instant_threshold = Some(self.number("the threshold")?),
                     "max-level" => h.hints.default_max_level = Some(self.level()?),
+                    "version" => self.version()?,
                     "bounds" => {
                         let lo = self.point(BOUNDS_ON_FLOOR)?;
                         let hi = self.point(BOUNDS_ON_FLOOR)?;
@@ -632,6 +645,32 @@ impl<'a> Parser<'a> {
             &t,
             format!("expected a number for {what}, found {}", t.tok.describe()),
         ))
+    }
+
+    /// A header's `version N`: 1 or 2 read on, a newer one refused.
+    fn version(&mut self) -> Result<(), ReadError> {
+        let t = self.bump()?;
+        let v = match t.tok {
+            Tok::Word(w) => w.parse::<u32>().ok().filter(|&v| v >= 1),
+            _ => None,
+        };
+        match v {
+            Some(v) if v <= TEXT_VERSION => Ok(()),
+            Some(v) => Err(Self::err_at(
+                &t,
+                format!(
+                    "text notation version {v} needs a newer underlay (this one reads versions up \
+                     to {TEXT_VERSION}); update underlay to read it"
+                ),
+            )),
+            None => Err(Self::err_at(
+                &t,
+                format!(
+                    "expected a version number (1 to {TEXT_VERSION}), found {}",
+                    t.tok.describe()
+                ),
+            )),
+        }
     }
 
     fn level(&mut self) -> Result<i32, ReadError> {

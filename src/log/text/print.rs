@@ -2,7 +2,9 @@
 //! [`parse`](super::parse) reads back equal, in the thesis's style for logs
 //! the thesis could express. A shape above the floor prints its points as
 //! `(x, y, z)`, every one of them (even at height 0), so that it reads back
-//! above the floor; a shape on the floor prints as it always has.
+//! above the floor; a shape on the floor prints as it always has. A log
+//! printed with one says `version 2` in its header (and only then: see
+//! [`TEXT_VERSION`](super::TEXT_VERSION)).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -242,8 +244,11 @@ fn raised_geometry(r: &Raised) -> String {
     }
 }
 
-fn header_item(h: &Header) -> Option<String> {
-    if h == &Header::default() {
+/// The header item, when there is anything to say: the header's fields,
+/// and `version` when the frames printed need a reader of that version
+/// (`None`: version 1, said by nothing).
+fn header_item(h: &Header, version: Option<u32>) -> Option<String> {
+    if h == &Header::default() && version.is_none() {
         return None;
     }
     let mut s = String::from("{ header");
@@ -269,6 +274,9 @@ fn header_item(h: &Header) -> Option<String> {
     }
     if let Some((lo, hi)) = world_bounds {
         let _ = write!(s, "; bounds {} {}", fmt_point(*lo), fmt_point(*hi));
+    }
+    if let Some(v) = version {
+        let _ = write!(s, "; version {v}");
     }
     s.push_str(" }");
     Some(s)
@@ -307,7 +315,12 @@ fn entity_item(log: &Log, id: EntityId, parents: &[EntityId]) -> String {
 /// needed to read back the same entity table) the entity declarations.
 pub fn write_filtered(log: &Log, w: &mut impl Write, keep: impl Fn(&Frame) -> bool) -> io::Result<()> {
     w.write_all(b"{\n")?;
-    if let Some(h) = header_item(&log.header) {
+    let raised = log.frames.iter().filter(|f| keep(f)).any(|f| {
+        log.frame_primitives(f)
+            .iter()
+            .any(|p| matches!(p.shape, Shape::Raised(_)))
+    });
+    if let Some(h) = header_item(&log.header, raised.then_some(super::TEXT_VERSION)) {
         writeln!(w, "{h}")?;
     }
     if !entities_implied(log, log.frames.iter().filter(|f| keep(f))) {

@@ -502,3 +502,66 @@ fn negative_zero_heights_survive_a_round_trip() {
     );
     assert_eq!(crate::log::native::to_bytes(&parse(&txt).unwrap()), bin);
 }
+
+/// A log with shapes above the floor says `version 2` in its header (a
+/// header made for it when the log has none), reads back equal, and the
+/// version is what an older underlay stops at: the header comes first.
+#[test]
+fn a_log_with_heights_says_its_version_first() {
+    let log = crate::log::testutil::sample_raised();
+    let printed = print(&log);
+    let header = printed.lines().nth(1).unwrap();
+    assert!(
+        header.starts_with("{ header") && header.ends_with("; version 2 }"),
+        "{printed}"
+    );
+    assert_eq!(parse(&printed).unwrap(), log);
+    // Without a header of its own: one saying only the version.
+    let mut bare = log.clone();
+    bare.header = Header::default();
+    let printed = print(&bare);
+    assert_eq!(printed.lines().nth(1), Some("{ header; version 2 }"));
+    assert_eq!(parse(&printed).unwrap(), bare);
+    // Printing only frames on the floor says no version.
+    let mut out = Vec::new();
+    write_filtered(&bare, &mut out, |f| {
+        bare.frame_primitives(f)
+            .iter()
+            .all(|p| !matches!(p.shape, Shape::Raised(_)))
+    })
+    .unwrap();
+    assert!(!String::from_utf8(out).unwrap().contains("version"));
+}
+
+/// A log on the floor prints exactly as before versions existed: no
+/// `version`, its header as it was.
+#[test]
+fn a_log_on_the_floor_prints_as_before() {
+    let src = "{\n{ header; name \"run 3\"; time relative; unit m; threshold 0.05 }\n{ 1.5; {\n  { { circle; (1, 2); 0.5 }; red; {ball; 0} }\n} }\n}\n";
+    let log = parse(src).unwrap();
+    assert_eq!(print(&log), src);
+    let figure = print(&parse(FIGURE_3_7).unwrap());
+    assert!(figure.starts_with("{\n{ {-inf; inf}; {\n"), "{figure}");
+    assert!(
+        !figure.contains("version") && !figure.contains("header"),
+        "{figure}"
+    );
+}
+
+/// Versions 1 and 2 read; a later one is refused as needing a newer
+/// underlay, naming its line; a version that is not one is a syntax error.
+#[test]
+fn a_newer_text_version_is_refused_naming_the_line() {
+    for v in [1, 2] {
+        let log = parse(&format!("{{\n{{ header; version {v} }}\n{{ 1; {{ }} }}\n}}")).unwrap();
+        assert_eq!(log.frames.len(), 1);
+    }
+    let e = parse("{\n// a log from the future\n{ header; name x; version 3 }\n{ 1; { } }\n}").unwrap_err();
+    let said = e.to_string();
+    assert!(matches!(e, ReadError::Syntax { line: 3, .. }), "{said}");
+    assert!(said.contains("version 3 needs a newer underlay"), "{said}");
+    for bad in ["0", "two", "2.5", "-1", "}"] {
+        let e = parse(&format!("{{ {{ header; version {bad} }} }}")).unwrap_err();
+        assert!(e.to_string().contains("expected a version number"), "{bad}: {e}");
+    }
+}

@@ -314,6 +314,15 @@ pub struct OpenOptions {
     /// For a recording: the world frame its camera is placed in; the root
     /// of its transform tree when `None`.
     pub world: Option<String>,
+    /// For a rendered match: seen through this agent's camera (`l3`,
+    /// `r1`, `Alpha:1`), found among [`Self::beside`] by the format table
+    /// ([`crate::formats::open_source`]), which sets [`Self::camera`].
+    pub agent_view: Option<String>,
+    /// The files read beside the source (a session's logs): where an
+    /// agent's camera is found.
+    pub beside: Vec<PathBuf>,
+    /// For a rendered match: the moving camera it is seen through.
+    pub camera: Option<Arc<crate::calib::track::CameraTrack>>,
 }
 
 /// Opens a file as one kind of source.

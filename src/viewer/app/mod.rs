@@ -86,7 +86,7 @@ pub struct ViewerOptions {
 pub enum Command {
     /// Ask for a file with a dialog, then open it.
     OpenDialog(OpenKind),
-    Open(OpenRequest),
+    Open(Box<OpenRequest>),
     /// Open a file whose kind is told by its extension (drops, recent).
     OpenPath(PathBuf),
     Save,
@@ -452,7 +452,7 @@ impl ViewerApp {
     /// Opens a session or a video (plus log) as the current document.
     pub fn open(&mut self, req: &OpenRequest) -> anyhow::Result<()> {
         if self.doc.as_ref().is_some_and(Document::is_dirty) && !std::mem::take(&mut self.discard_ok) {
-            self.confirm = Some(Pending::Run(Box::new(Command::Open(req.clone()))));
+            self.confirm = Some(Pending::Run(Box::new(Command::Open(Box::new(req.clone())))));
             return Ok(());
         }
         let mut req = req.clone();
@@ -489,7 +489,7 @@ impl ViewerApp {
                 // (concealed errors after a seek, …) would only clutter
                 // the terminal.
                 crate::video::set_ffmpeg_quiet(true);
-                crate::formats::open_source(&doc.session.video, &doc.session.picture.open_options())?
+                crate::formats::open_source(&doc.session.video, &doc.session.open_options())?
             }
         };
         Ok(Box::new(ReadAhead::new(inner)?))
@@ -745,7 +745,7 @@ impl ViewerApp {
                 && !i.has_masks
                 && i.duration > 1.5 * i.frame_duration()
         });
-        let path = video.map(|_| (doc.session.video.clone(), doc.session.picture.open_options()));
+        let path = video.map(|_| (doc.session.video.clone(), doc.session.open_options()));
         let (tx, rx) = crossbeam_channel::bounded(1);
         let spawned = std::thread::Builder::new()
             .name("underlay-snap".into())

@@ -294,14 +294,18 @@ mod app_tests {
             ..Default::default()
         };
         // Nothing changed: no question.
-        app_mut(&mut h).commands.push(Command::Open(other.clone()));
+        app_mut(&mut h)
+            .commands
+            .push(Command::Open(Box::new(other.clone())));
         h.step();
         assert!(app(&h).confirm.is_none());
         until(&mut h, |a| a.frame.is_some());
         app_mut(&mut h).doc.as_mut().unwrap().session.offset += 2.0;
         h.step();
         let changed = offset(&h);
-        app_mut(&mut h).commands.push(Command::Open(other.clone()));
+        app_mut(&mut h)
+            .commands
+            .push(Command::Open(Box::new(other.clone())));
         h.step();
         h.run();
         assert!(app(&h).confirm.is_some());
@@ -309,7 +313,7 @@ mod app_tests {
         h.run();
         assert!(app(&h).confirm.is_none());
         assert_eq!(offset(&h), changed, "kept");
-        app_mut(&mut h).commands.push(Command::Open(other));
+        app_mut(&mut h).commands.push(Command::Open(Box::new(other)));
         h.step();
         h.run();
         h.get_by_label("Don't save").click();
