@@ -9,7 +9,9 @@
 //!   a keyframe of a usual stream), and frames are handed over as they are
 //!   decoded: the drawing loop takes them from a slot of
 //!   [`SLOT`] frames. When it cannot keep up, the oldest waiting frame is
-//!   dropped and counted ([`CameraStatus::dropped`]), never silently.
+//!   dropped and counted ([`CameraStatus::dropped`]), never silently. (A
+//!   file read without `--realtime` is not live: it is read as fast as it
+//!   is drawn, and nothing is dropped.)
 //! - **Stalls and drops.** A stream that sends nothing for
 //!   [`CameraOptions::stall`] is abandoned (FFmpeg's interrupt callback
 //!   cuts the blocking read) and opened again, after a back-off that grows
@@ -95,6 +97,8 @@ pub struct CameraStatus {
 struct Shared {
     slot: Mutex<(VecDeque<LiveFrame>, CameraStatus)>,
     ready: Condvar,
+    /// Signalled when the drawing loop takes a frame.
+    taken: Condvar,
     stop: AtomicBool,
     /// Last sign of life from the input (ms on `clock`).
     alive_ms: AtomicU64,
@@ -137,6 +141,7 @@ impl LiveCamera {
         let shared = Arc::new(Shared {
             slot: Mutex::new((VecDeque::with_capacity(SLOT + 1), CameraStatus::default())),
             ready: Condvar::new(),
+            taken: Condvar::new(),
             stop: AtomicBool::new(false),
             alive_ms: AtomicU64::new(0),
             clock: Instant::now(),
@@ -162,6 +167,7 @@ impl LiveCamera {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(f) = g.0.pop_front() {
+                self.shared.taken.notify_one();
                 return Some(f);
             }
             if g.1.ended {
@@ -312,6 +318,15 @@ fn pump(
         let arrival = now();
         let (h, w, _) = frame.image.dim();
         let mut g = s.lock();
+        // A file read as fast as it decodes waits for the drawing instead.
+        let paced = opts.realtime || opts.is_stream();
+        while !paced && g.0.len() >= SLOT && !s.stop.load(Ordering::Relaxed) {
+            g = s
+                .taken
+                .wait_timeout(g, Duration::from_millis(50))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
         let (queue, st) = &mut *g;
         st.received += 1;
         st.size = Some((w, h));

@@ -100,7 +100,7 @@ impl Decoder {
     /// Opens `path` and its best video stream.
     pub fn open(path: &Path) -> Result<Decoder, VideoError> {
         init();
-        Self::from_input(path, super::open_input(path)?)
+        Self::from_input(path, super::open_input(path)?, false)
     }
 
     /// Opens a live input (a stream URL, a device) with FFmpeg `options`
@@ -113,10 +113,12 @@ impl Decoder {
         options: &[(&str, String)],
         interrupt: impl FnMut() -> bool + Send + 'static,
     ) -> Result<Decoder, VideoError> {
-        Self::from_input(url, super::open_live_input(url, options, interrupt)?)
+        Self::from_input(url, super::open_live_input(url, options, interrupt)?, true)
     }
 
-    fn from_input(path: &Path, input: ffmpeg::format::context::Input) -> Result<Decoder, VideoError> {
+    /// `live`: each picture out as soon as it is decoded (slice threads and
+    /// low delay), where frame threads hold a frame back per thread.
+    fn from_input(path: &Path, input: ffmpeg::format::context::Input, live: bool) -> Result<Decoder, VideoError> {
         let p = path.to_owned();
         let stream = input
             .streams()
@@ -140,8 +142,15 @@ impl Decoder {
                 path: p.clone(),
                 message: format!("cannot read codec parameters: {e}"),
             })?;
+        if live {
+            ctx.set_flags(codec::Flags::LOW_DELAY);
+        }
         ctx.set_threading(codec::threading::Config {
-            kind: codec::threading::Type::Frame,
+            kind: if live {
+                codec::threading::Type::Slice
+            } else {
+                codec::threading::Type::Frame
+            },
             count: 0,
             ..Default::default()
         });

@@ -291,7 +291,12 @@ impl Encoder {
         }
         enc.set_flags(flags);
         enc.set_threading(codec::threading::Config {
-            kind: codec::threading::Type::Frame,
+            // Frame threads hold pictures back, one per thread.
+            kind: if settings.live {
+                codec::threading::Type::Slice
+            } else {
+                codec::threading::Type::Frame
+            },
             count: settings.threads,
             ..Default::default()
         });
