@@ -281,22 +281,24 @@ impl RoboVizSource {
         let error = self.replay.feed_datagram(now, datagram);
         let drew = self.replay.stats().commands > commands;
         let closed = self.replay.take_closed();
+        // What shows now first, then the packet counted: whoever sees the
+        // count sees what it drew.
+        if self.replay.generation() != self.shown {
+            self.shown = self.replay.generation();
+            store.set_current(id, self.replay.showing(f64::INFINITY));
+        }
         match error {
             None => store.push(id, closed, n as u64),
             Some(e) => {
+                if drew {
+                    store.push(id, closed, 0);
+                }
                 store.bad(
                     id,
                     n as u64,
                     format!("a datagram of {n} bytes that is not RoboViz's: {e}"),
                 );
-                if drew {
-                    store.push(id, closed, 0);
-                }
             }
-        }
-        if self.replay.generation() != self.shown {
-            self.shown = self.replay.generation();
-            store.set_current(id, self.replay.showing(f64::INFINITY));
         }
         let now_said = (self.replay.dropped(), self.replay.annotations_left_out());
         if now_said.0 > self.said.0 {
