@@ -18,8 +18,11 @@ pub struct Args {
     #[arg(value_name = "CAMERA")]
     pub camera: String,
     /// A log to draw: `udp://HOST:PORT` (native log datagrams),
-    /// `tcp://HOST:PORT` (native log streams; listens there), or a file of
-    /// any format underlay reads, drawn throughout (repeatable).
+    /// `tcp://HOST:PORT` (native log streams; listens there),
+    /// `roboviz://[HOST:]PORT` (RoboViz drawing datagrams from 3D-league
+    /// agents, in metres; port 32769 when left out), or a file of any
+    /// format underlay reads, drawn throughout (repeatable). HOST left out:
+    /// every interface.
     #[arg(long = "log", value_name = "SOURCE")]
     pub logs: Vec<String>,
     /// A session whose calibration, mask, filter, offset and logs are used

@@ -7,8 +7,10 @@
 //!   reopened with back-off when it stalls, frames dropped and counted
 //!   only when the drawing cannot keep up.
 //! - `sources`: logs over the network — native logs over UDP (one frame a
-//!   datagram) and TCP (the file format as a stream).
-//! - `store`: the logs as they arrive, one per source, kept within a
+//!   datagram) and TCP (the file format as a stream), and RoboViz's
+//!   drawing datagrams over UDP, replayed set by set as a recording is.
+//! - `store`: the logs as they arrive, one per source (the frames it
+//!   ended, and what it shows now until further notice), kept within a
 //!   window and a budget and merged for drawing when something new came.
 //! - `run`: the loop: each frame held back by the delay, its log time its
 //!   arrival on this machine's clock plus the session's offset, drawn
@@ -27,5 +29,5 @@ mod store;
 pub use camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 pub use error::LiveError;
 pub use run::{Clock, LiveOptions, LiveReport, LiveStatus, OutputKind, run};
-pub use sources::{LogSource, MAX_CONNECTIONS, Receivers, start as start_sources};
+pub use sources::{LogSource, MAX_CONNECTIONS, ROBOVIZ_PORT, Receivers, start as start_sources};
 pub use store::{LiveLogs, SourceCounts, SourceId, StoreOptions};

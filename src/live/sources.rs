@@ -11,6 +11,19 @@
 //!   connected at once (at most [`MAX_CONNECTIONS`]); one that sends
 //!   something else is cut off, and the others go on.
 //!
+//! - `roboviz://[HOST:]PORT`: RoboViz's drawing datagrams, as 3D-league
+//!   agents send them to RoboViz (its port is 32769, the default here),
+//!   replayed as a recording of them is ([`crate::sim3d::replay`]): each
+//!   set's shapes shown from a swap until that set's next swap, stamped
+//!   with their arrival on this machine's clock ([`super::now`]). What a
+//!   swap ended goes into the store as frames; what the sets show now
+//!   replaces the source's open-ended frames
+//!   ([`LiveLogs::set_current`]). A datagram that does not parse is
+//!   counted as bad (the commands before the bad one are drawn, as a
+//!   recording's are); sets, names and shapes held stay within the
+//!   store's bounds. Agent annotations are left out (they are placed at
+//!   their robot, which needs the monitor log).
+//!
 //! A host left out (`udp://:9870`) listens on every interface.
 
 use std::io::Read;
@@ -23,9 +36,13 @@ use std::time::Duration;
 use super::error::LiveError;
 use super::store::{LiveLogs, SourceId};
 use crate::log::native::{self, StreamReader};
+use crate::sim3d::replay::{Clock, Limits, Replay};
 
 /// Senders connected at once to one TCP source.
 pub const MAX_CONNECTIONS: usize = 64;
+
+/// RoboViz's port: where agents send their drawings by default.
+pub const ROBOVIZ_PORT: u16 = 32769;
 
 /// How often a waiting receiver looks whether it should stop.
 const POLL: Duration = Duration::from_millis(100);
@@ -37,12 +54,16 @@ pub enum LogSource {
     Udp(SocketAddr),
     /// Native log streams from senders connecting to this address.
     Tcp(SocketAddr),
+    /// RoboViz drawing datagrams received on this address.
+    RoboViz(SocketAddr),
 }
 
 impl LogSource {
-    /// Parses `udp://HOST:PORT` or `tcp://HOST:PORT` (`HOST` may be left
-    /// out: every interface). `None` when `s` names no network source (a
-    /// file, then); an error for a network source that cannot be used.
+    /// Parses `udp://HOST:PORT`, `tcp://HOST:PORT` or
+    /// `roboviz://[HOST:]PORT` (`HOST` may be left out: every interface;
+    /// RoboViz's `PORT` too: [`ROBOVIZ_PORT`]). `None` when `s` names no
+    /// network source (a file, then); an error for a network source that
+    /// cannot be used.
     pub fn parse(s: &str) -> Result<Option<LogSource>, LiveError> {
         let Some((scheme, rest)) = s.split_once("://") else {
             return Ok(None);
@@ -67,13 +88,25 @@ impl LogSource {
         match scheme {
             "udp" => Ok(Some(LogSource::Udp(addr(rest)?))),
             "tcp" => Ok(Some(LogSource::Tcp(addr(rest)?))),
-            "ssl-vision" | "ssl-referee" | "ssl-tracker" | "roboviz" => Err(bad(
-                "the SSL league's and RoboViz's live streams are not read yet: record them and give the file, \
+            "roboviz" => {
+                let rest = rest.trim_end_matches('/');
+                let rest = if rest.is_empty() {
+                    format!(":{ROBOVIZ_PORT}")
+                } else if rest.parse::<u16>().is_ok() {
+                    format!(":{rest}")
+                } else {
+                    rest.to_owned()
+                };
+                Ok(Some(LogSource::RoboViz(addr(&rest)?)))
+            }
+            "ssl-vision" | "ssl-referee" | "ssl-tracker" => Err(bad(
+                "the SSL league's live streams are not read yet: record them and give the file, \
                  or send native logs over udp:// or tcp://"
                     .into(),
             )),
             other => Err(bad(format!(
-                "unknown scheme {other}:// (live logs come over udp://HOST:PORT or tcp://HOST:PORT)"
+                "unknown scheme {other}:// (live logs come over udp://HOST:PORT, tcp://HOST:PORT or \
+                 roboviz://[HOST:]PORT)"
             ))),
         }
     }
@@ -84,6 +117,7 @@ impl std::fmt::Display for LogSource {
         match self {
             LogSource::Udp(a) => write!(f, "udp://{a}"),
             LogSource::Tcp(a) => write!(f, "tcp://{a}"),
+            LogSource::RoboViz(a) => write!(f, "roboviz://{a}"),
         }
     }
 }
@@ -128,7 +162,23 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
                 let (store, stop) = (Arc::clone(store), Arc::clone(&stop));
                 r.bound.push(bound);
                 r.threads.push(std::thread::spawn(move || {
-                    receive_udp(&socket, &store, id, &stop)
+                    receive_udp(&socket, &store, id, &stop, |datagram| {
+                        native_datagram(&store, id, datagram)
+                    })
+                }));
+            }
+            LogSource::RoboViz(addr) => {
+                let socket = UdpSocket::bind(addr).map_err(bind_error)?;
+                socket.set_read_timeout(Some(POLL)).map_err(bind_error)?;
+                let bound = socket.local_addr().map_err(bind_error)?;
+                let id = store.add_source(&LogSource::RoboViz(bound).to_string());
+                let (store, stop) = (Arc::clone(store), Arc::clone(&stop));
+                r.bound.push(bound);
+                r.threads.push(std::thread::spawn(move || {
+                    let mut roboviz = RoboVizSource::new(&store);
+                    receive_udp(&socket, &store, id, &stop, |datagram| {
+                        roboviz.datagram(&store, id, super::now(), datagram)
+                    })
                 }));
             }
             LogSource::Tcp(addr) => {
@@ -147,7 +197,14 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
     Ok(r)
 }
 
-fn receive_udp(socket: &UdpSocket, store: &LiveLogs, id: SourceId, stop: &AtomicBool) {
+/// Receives datagrams on `socket` until `stop`, each handed to `take`.
+fn receive_udp(
+    socket: &UdpSocket,
+    store: &LiveLogs,
+    id: SourceId,
+    stop: &AtomicBool,
+    mut take: impl FnMut(&[u8]),
+) {
     let mut buf = vec![0u8; 65_536];
     while !stop.load(Ordering::Relaxed) {
         let n = match socket.recv(&mut buf) {
@@ -167,24 +224,101 @@ fn receive_udp(socket: &UdpSocket, store: &LiveLogs, id: SourceId, stop: &Atomic
                 continue;
             }
         };
-        let datagram = &buf[..n];
-        if !datagram.starts_with(native::MAGIC) {
-            store.bad(
+        take(&buf[..n]);
+    }
+}
+
+/// A datagram of a native source: a whole log.
+fn native_datagram(store: &LiveLogs, id: SourceId, datagram: &[u8]) {
+    let n = datagram.len();
+    if !datagram.starts_with(native::MAGIC) {
+        store.bad(
+            id,
+            n as u64,
+            format!("a datagram of {n} bytes that is not a native log"),
+        );
+        return;
+    }
+    match native::read(datagram) {
+        Ok(log) if !log.frames.is_empty() => store.push(id, log, n as u64),
+        Ok(_) => store.bad(
+            id,
+            n as u64,
+            format!("a datagram of {n} bytes without a whole frame"),
+        ),
+        Err(e) => store.bad(id, n as u64, format!("a datagram of {n} bytes: {e}")),
+    }
+}
+
+/// A RoboViz source's replay, and what of it the store has.
+struct RoboVizSource {
+    replay: Replay<'static>,
+    /// The replay's generation the store's current frames show.
+    shown: u64,
+    /// Shapes dropped and annotations left out, as last said.
+    said: (usize, usize),
+}
+
+impl RoboVizSource {
+    /// A replay on the arrival clock, within `store`'s bounds.
+    fn new(store: &LiveLogs) -> Self {
+        let opts = store.options();
+        RoboVizSource {
+            replay: Replay::new(Clock::Received, None).with_limits(Limits {
+                max_entities: opts.max_entities,
+                max_primitives: opts.max_primitives,
+            }),
+            shown: 0,
+            said: (0, 0),
+        }
+    }
+
+    /// One datagram, received at `now` (Unix seconds): replayed, what it
+    /// ended pushed, what is showing set as the source's current frames.
+    fn datagram(&mut self, store: &LiveLogs, id: SourceId, now: f64, datagram: &[u8]) {
+        let n = datagram.len();
+        let commands = self.replay.stats().commands;
+        let error = self.replay.feed_datagram(now, datagram);
+        let drew = self.replay.stats().commands > commands;
+        let closed = self.replay.take_closed();
+        // What shows now first, then the packet counted: whoever sees the
+        // count sees what it drew.
+        if self.replay.generation() != self.shown {
+            self.shown = self.replay.generation();
+            store.set_current(id, self.replay.showing(f64::INFINITY));
+        }
+        match error {
+            None => store.push(id, closed, n as u64),
+            Some(e) => {
+                if drew {
+                    store.push(id, closed, 0);
+                }
+                store.bad(
+                    id,
+                    n as u64,
+                    format!("a datagram of {n} bytes that is not RoboViz's: {e}"),
+                );
+            }
+        }
+        let now_said = (self.replay.dropped(), self.replay.annotations_left_out());
+        if now_said.0 > self.said.0 {
+            store.note(
                 id,
-                n as u64,
-                format!("a datagram of {n} bytes that is not a native log"),
+                format!(
+                    "{} shapes dropped: more than {} entities or {} shapes held",
+                    now_said.0,
+                    store.options().max_entities,
+                    store.options().max_primitives
+                ),
             );
-            continue;
-        }
-        match native::read(datagram) {
-            Ok(log) if !log.frames.is_empty() => store.push(id, log, n as u64),
-            Ok(_) => store.bad(
+        } else if now_said.1 > self.said.1 {
+            store.note(
                 id,
-                n as u64,
-                format!("a datagram of {n} bytes without a whole frame"),
-            ),
-            Err(e) => store.bad(id, n as u64, format!("a datagram of {n} bytes: {e}")),
+                "agent annotations are not drawn live: they are placed at their robot, which needs the monitor log"
+                    .into(),
+            );
         }
+        self.said = now_said;
     }
 }
 
@@ -292,6 +426,7 @@ mod tests {
     use super::*;
     use crate::live::store::StoreOptions;
     use crate::log::{Header, Writer, WriterOptions};
+    use crate::sim3d::roboviz::{self, Command};
 
     fn wait_for(store: &LiveLogs, what: impl Fn(&[super::super::store::SourceCounts]) -> bool) {
         let t = std::time::Instant::now();
@@ -316,6 +451,25 @@ mod tests {
             let e = LogSource::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");
         }
+        let roboviz = |a: &str| Some(LogSource::RoboViz(a.parse().unwrap()));
+        assert_eq!(LogSource::parse("roboviz://").unwrap(), roboviz("0.0.0.0:32769"));
+        assert_eq!(
+            LogSource::parse("roboviz://32770").unwrap(),
+            roboviz("0.0.0.0:32770")
+        );
+        assert_eq!(
+            LogSource::parse("roboviz://:32770/").unwrap(),
+            roboviz("0.0.0.0:32770")
+        );
+        assert_eq!(
+            LogSource::parse("roboviz://127.0.0.1:5000").unwrap(),
+            roboviz("127.0.0.1:5000")
+        );
+        assert_eq!(
+            LogSource::RoboViz("127.0.0.1:5000".parse().unwrap()).to_string(),
+            "roboviz://127.0.0.1:5000"
+        );
+        assert!(LogSource::parse("roboviz://99999").is_err());
         assert!(
             LogSource::parse("ssl-vision://10006")
                 .unwrap_err()
@@ -342,6 +496,142 @@ mod tests {
         let (_, log, _) = store.snapshot(0).unwrap();
         assert_eq!(log.frames.len(), 2);
         drop(r);
+    }
+
+    fn datagram(cmds: &[Command]) -> Vec<u8> {
+        let mut d = Vec::new();
+        for c in cmds {
+            roboviz::encode(c, &mut d);
+        }
+        d
+    }
+
+    fn circle(set: &str, x: f64) -> Command {
+        Command::Circle {
+            center: [x, 0.0],
+            radius: 0.5,
+            thickness: 1.0,
+            color: [255, 0, 0, 255],
+            set: set.into(),
+        }
+    }
+
+    fn swap(prefix: &str) -> Command {
+        Command::Swap {
+            prefix: prefix.into(),
+        }
+    }
+
+    /// The centres of the circles a snapshot shows at `t`, with their sets.
+    fn circles_at(store: &LiveLogs, t: f64) -> Vec<(String, f64)> {
+        let (_, log, index) = store.snapshot(0).unwrap();
+        let filter = crate::select::FilterSpec::default().compile(&log).unwrap();
+        let mut out: Vec<(String, f64)> = index
+            .select(&log, crate::time::LogTime(t), 0.0, &filter)
+            .into_iter()
+            .filter_map(|p| match p.shape {
+                crate::log::Shape::Circle { center, .. } => {
+                    Some((log.entities.name(p.entity).to_owned(), center.x))
+                }
+                _ => None,
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    #[test]
+    fn roboviz_datagrams_are_drawn_until_their_sets_next_swap() {
+        let store = Arc::new(LiveLogs::new(StoreOptions::default()));
+        let r = start(&[LogSource::RoboViz("127.0.0.1:0".parse().unwrap())], &store).unwrap();
+        let addr = r.bound[0];
+        assert_eq!(store.counts()[0].name, format!("roboviz://{addr}"));
+        let agent = UdpSocket::bind("127.0.0.1:0").unwrap();
+        agent
+            .send_to(&datagram(&[circle("team.a", 1.0), circle("team.b", 2.0)]), addr)
+            .unwrap();
+        agent.send_to(&datagram(&[swap("team.")]), addr).unwrap();
+        agent.send_to(b"\x07\x07 not a drawing", addr).unwrap();
+        wait_for(&store, |c| c[0].packets == 2 && c[0].bad == 1);
+        let sent = super::super::now();
+        assert_eq!(
+            circles_at(&store, sent + 1000.0),
+            [("team.a".to_owned(), 1.0), ("team.b".to_owned(), 2.0)],
+            "shown until the next swap, however long"
+        );
+        // A swap of one set replaces its drawing; the other set's stays.
+        agent
+            .send_to(&datagram(&[circle("team.a", 3.0), swap("team.a")]), addr)
+            .unwrap();
+        wait_for(&store, |c| c[0].packets == 3);
+        let swapped = super::super::now();
+        assert_eq!(
+            circles_at(&store, swapped + 1.0),
+            [("team.a".to_owned(), 3.0), ("team.b".to_owned(), 2.0)]
+        );
+        assert_eq!(
+            circles_at(&store, sent),
+            [("team.a".to_owned(), 1.0), ("team.b".to_owned(), 2.0)],
+            "the first drawing, ended by the swap, is kept for its time"
+        );
+        let (_, log, _) = store.snapshot(0).unwrap();
+        let team = log.entities.get("team").unwrap();
+        assert!(log.entities.has_parent(log.entities.get("team.a").unwrap(), team));
+        assert_eq!(log.header.world_unit, "m");
+        drop(r);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::testing::fuzz_cases(),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Garbage, damaged datagrams and floods of new sets and swaps
+        /// reaching a RoboViz source: counted, never a panic, the store
+        /// within its bounds.
+        #[test]
+        fn roboviz_garbage_is_counted_and_the_store_stays_bounded(
+            junk in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48), 0..6),
+            edits in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(),
+                                               proptest::prelude::any::<u8>()), 0..6),
+            names in 1usize..40,
+        ) {
+            let opts = StoreOptions { keep: 1.0, max_primitives: 30, max_entities: 12 };
+            let store = LiveLogs::new(opts);
+            let id = store.add_source("roboviz://:0");
+            let mut source = RoboVizSource::new(&store);
+            let mut t = 1.0e9;
+            let mut bad = 0;
+            for d in &junk {
+                t += 0.02;
+                source.datagram(&store, id, t, d);
+                bad += u64::from(!d.is_empty() && roboviz::parse_datagram(d).1.is_some());
+            }
+            let mut cmds: Vec<Command> = (0..names).map(|i| circle(&format!("s{i}.x"), i as f64)).collect();
+            cmds.extend(roboviz::tests::every_command());
+            cmds.push(swap(""));
+            let mut good = datagram(&cmds);
+            for (i, v) in edits {
+                let i = i.index(good.len());
+                good[i] = v;
+            }
+            for _ in 0..3 {
+                t += 0.5;
+                source.datagram(&store, id, t, &good);
+                bad += u64::from(roboviz::parse_datagram(&good).1.is_some());
+            }
+            let c = &store.counts()[0];
+            proptest::prop_assert_eq!(c.bad, bad);
+            let Some((_, log, _)) = store.snapshot(0) else {
+                return Ok(());
+            };
+            proptest::prop_assert!(log.primitives.len() <= opts.max_primitives, "{}", log.primitives.len());
+            proptest::prop_assert!(log.entities.len() <= opts.max_entities, "{}", log.entities.len());
+            for p in &log.primitives {
+                proptest::prop_assert!(crate::log::validate::drawable(p));
+            }
+        }
     }
 
     #[test]

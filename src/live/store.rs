@@ -3,16 +3,23 @@
 //! of time and a budget of primitives, and merged into one indexed log
 //! for drawing whenever something new came ([`LiveLogs::snapshot`]).
 //!
+//! A source's log is the frames it has ended ([`LiveLogs::push`]: they
+//! only grow) and, for a source whose drawings show "until the next one"
+//! (RoboViz's sets, until their next swap), what it shows now
+//! ([`LiveLogs::set_current`]: open-ended frames, replaced whole each time
+//! and merged into every snapshot).
+//!
 //! Memory is bounded whatever the senders do: each source keeps its
 //! instantaneous frames from the last [`StoreOptions::keep`] seconds
 //! before its newest, its persistent frames until they have ended that
 //! long ago, and at most [`StoreOptions::max_primitives`] primitives and
-//! [`StoreOptions::max_entities`] entity names; beyond that the oldest
-//! frames go first, and what was dropped is counted and said.
+//! [`StoreOptions::max_entities`] entity names (what it shows now
+//! included); beyond that the oldest frames go first, and what was
+//! dropped is counted and said.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::log::{EntityId, FrameTime, Log};
+use crate::log::{EntityId, FrameTime, Log, Primitive};
 use crate::select::Index;
 
 /// How much of each source is kept.
@@ -61,6 +68,10 @@ pub struct SourceCounts {
 struct Source {
     counts: SourceCounts,
     log: Log,
+    /// What the source shows now ([`LiveLogs::set_current`]): frames whose
+    /// primitives are in `current_primitives`, of `log`'s entities.
+    current: Vec<crate::log::Frame>,
+    current_primitives: Vec<Primitive>,
     /// Never pruned (a file read once: the field's lines, say).
     fixed: bool,
     /// Newest finite frame time seen.
@@ -110,6 +121,8 @@ impl LiveLogs {
                 ..SourceCounts::default()
             },
             log: Log::new(),
+            current: Vec::new(),
+            current_primitives: Vec::new(),
             fixed: false,
             newest: f64::NEG_INFINITY,
         });
@@ -147,27 +160,7 @@ impl LiveLogs {
         if s.log.frames.is_empty() && s.log.entities.is_empty() {
             s.log.header = batch.header.clone();
         }
-        let mut ids: Vec<Option<EntityId>> = Vec::with_capacity(batch.entities.len());
-        for e in batch.entities.ids() {
-            let name = batch.entities.name(e);
-            let id = match s.log.entities.get(name) {
-                Some(id) => Some(id),
-                None if s.log.entities.len() < opts.max_entities => Some(s.log.entities.intern(name)),
-                None => None,
-            };
-            ids.push(id);
-        }
-        for e in batch.entities.ids() {
-            let Some(child) = ids[e.index()] else { continue };
-            for p in batch.entities.parents(e) {
-                if let Some(parent) = ids[p.index()]
-                    && !s.log.entities.has_parent(child, parent)
-                {
-                    // An edge making a cycle with what came before is left out.
-                    s.log.entities.add_parent_acyclic(child, parent);
-                }
-            }
-        }
+        let ids = adopt_entities(s, &batch, &opts);
         for f in &batch.frames {
             let prims = batch.frame_primitives(f);
             let before = s.log.primitives.len();
@@ -193,7 +186,58 @@ impl LiveLogs {
         if !s.fixed {
             prune(s, &opts);
         }
-        s.counts.frames = s.log.frames.len();
+        s.counts.frames = s.log.frames.len() + s.current.len();
+    }
+
+    /// Replaces what source `id` shows now with `current`'s frames (their
+    /// ends may be +∞: shown until replaced); its entities are the
+    /// source's, within the same bound. Counts no packet: the packet that
+    /// changed it is counted by [`LiveLogs::push`] or [`LiveLogs::bad`].
+    pub fn set_current(&self, id: SourceId, current: Log) {
+        let opts = self.opts;
+        let mut inner = self.lock();
+        inner.generation += 1;
+        let Some(s) = inner.sources.get_mut(id.0) else {
+            return;
+        };
+        if s.log.frames.is_empty() && s.log.entities.is_empty() {
+            s.log.header = current.header.clone();
+        }
+        let ids = adopt_entities(s, &current, &opts);
+        s.current.clear();
+        s.current_primitives.clear();
+        for f in &current.frames {
+            let prims = current.frame_primitives(f);
+            let before = s.current_primitives.len();
+            let room = opts.max_primitives.saturating_sub(before);
+            s.current_primitives.extend(
+                prims
+                    .iter()
+                    .filter_map(|p| {
+                        let entity = ids.get(p.entity.index()).copied().flatten()?;
+                        Some(Primitive { entity, ..p.clone() })
+                    })
+                    .take(room),
+            );
+            s.counts.dropped_primitives += (prims.len() - (s.current_primitives.len() - before)) as u64;
+            s.current.push(crate::log::Frame {
+                time: f.time,
+                primitives: before..s.current_primitives.len(),
+            });
+            let t = f.time.start();
+            if t.is_finite() && t > s.newest {
+                s.newest = t;
+            }
+        }
+        if !s.fixed {
+            prune(s, &opts);
+        }
+        s.counts.frames = s.log.frames.len() + s.current.len();
+    }
+
+    /// The bounds this store keeps.
+    pub fn options(&self) -> StoreOptions {
+        self.opts
     }
 
     /// Counts a packet of source `id` that was not a log.
@@ -232,10 +276,19 @@ impl LiveLogs {
             let logs: Vec<Log> = inner
                 .sources
                 .iter()
-                .filter(|s| !s.log.frames.is_empty())
-                .map(|s| Log {
-                    warnings: Vec::new(),
-                    ..s.log.clone()
+                .filter(|s| !s.log.frames.is_empty() || !s.current.is_empty())
+                .map(|s| {
+                    let mut log = Log {
+                        warnings: Vec::new(),
+                        ..s.log.clone()
+                    };
+                    let at = log.primitives.len();
+                    log.primitives.extend_from_slice(&s.current_primitives);
+                    log.frames.extend(s.current.iter().map(|f| crate::log::Frame {
+                        time: f.time,
+                        primitives: at + f.primitives.start..at + f.primitives.end,
+                    }));
+                    log
                 })
                 .collect();
             (inner.generation, logs)
@@ -246,11 +299,39 @@ impl LiveLogs {
     }
 }
 
-/// Drops what source `s` keeps beyond the window and the budget, oldest
-/// first, and compacts its log when a good part of it went.
+/// The entities of `batch` in source `s`'s log, by name, with their
+/// parents (an edge making a cycle with what came before left out); `None`
+/// for a name beyond the bound.
+fn adopt_entities(s: &mut Source, batch: &Log, opts: &StoreOptions) -> Vec<Option<EntityId>> {
+    let mut ids: Vec<Option<EntityId>> = Vec::with_capacity(batch.entities.len());
+    for e in batch.entities.ids() {
+        let name = batch.entities.name(e);
+        let id = match s.log.entities.get(name) {
+            Some(id) => Some(id),
+            None if s.log.entities.len() < opts.max_entities => Some(s.log.entities.intern(name)),
+            None => None,
+        };
+        ids.push(id);
+    }
+    for e in batch.entities.ids() {
+        let Some(child) = ids[e.index()] else { continue };
+        for p in batch.entities.parents(e) {
+            if let Some(parent) = ids[p.index()]
+                && !s.log.entities.has_parent(child, parent)
+            {
+                s.log.entities.add_parent_acyclic(child, parent);
+            }
+        }
+    }
+    ids
+}
+
+/// Drops what source `s` keeps beyond the window and the budget (what it
+/// shows now counted in), oldest first, and compacts its log when a good
+/// part of it went.
 fn prune(s: &mut Source, opts: &StoreOptions) {
     let horizon = s.newest - opts.keep;
-    let over = s.log.primitives.len().saturating_sub(opts.max_primitives);
+    let over = (s.log.primitives.len() + s.current_primitives.len()).saturating_sub(opts.max_primitives);
     let old = |t: &FrameTime| match *t {
         FrameTime::Instant(t) => t < horizon,
         FrameTime::Persistent { end, .. } => end < horizon,
@@ -367,6 +448,62 @@ mod tests {
         }
         let c = &store.counts()[0];
         assert!(c.dropped_primitives >= 10, "{c:?}");
+    }
+
+    fn open_ended(since: f64, entity: &str, n: usize) -> Log {
+        let mut log = batch(since, entity, n);
+        log.frames[0].time = FrameTime::Persistent {
+            start: since,
+            end: f64::INFINITY,
+        };
+        log
+    }
+
+    #[test]
+    fn what_a_source_shows_now_is_replaced_and_counted_in_the_budget() {
+        let store = LiveLogs::new(StoreOptions {
+            keep: 2.0,
+            max_primitives: 100,
+            max_entities: 10,
+        });
+        let a = store.add_source("roboviz://:1");
+        store.set_current(a, open_ended(1.0, "team.a", 3));
+        store.set_current(a, open_ended(2.0, "team.a", 2));
+        let (g, log, index) = store.snapshot(0).unwrap();
+        assert_eq!(
+            (log.frames.len(), log.primitives.len()),
+            (1, 2),
+            "replaced, not added"
+        );
+        let filter = crate::select::FilterSpec::default().compile(&log).unwrap();
+        assert_eq!(
+            index.select(&log, crate::time::LogTime(1e9), 0.0, &filter).len(),
+            2
+        );
+        assert!(
+            log.entities.get("robots").is_some(),
+            "entities with their parents"
+        );
+        // Ended frames beside it; the budget counts both.
+        for i in 0..20 {
+            store.push(a, batch(2.0 + f64::from(i) * 0.01, "team.a", 10), 0);
+        }
+        store.set_current(a, open_ended(3.0, "team.a", 60));
+        let (g2, log, _) = store.snapshot(g).unwrap();
+        assert!(g2 > g);
+        assert!(log.primitives.len() <= 100, "{}", log.primitives.len());
+        assert_eq!(log.frames.last().map(|f| f.primitives.len()), Some(60));
+        store.set_current(a, open_ended(4.0, "team.a", 500));
+        let c = &store.counts()[0];
+        assert!(c.dropped_primitives >= 400, "{c:?}");
+        let (_, log, _) = store.snapshot(0).unwrap();
+        assert!(log.primitives.len() <= 100, "{}", log.primitives.len());
+        store.set_current(a, Log::new());
+        let (_, log, _) = store.snapshot(0).unwrap();
+        assert!(
+            log.frames.iter().all(|f| f.time.end().is_finite()),
+            "nothing open-ended left"
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! - [`camera`]: an agent's head camera over time as a full camera.
 //! - [`roboviz`]: RoboViz's UDP drawing protocol; [`rvd`]: recordings of
 //!   its datagrams and their conversion into a visualization log.
+//! - [`replay`]: RoboViz's buffers replayed datagram by datagram, for a
+//!   recording and for a live run alike.
 //! - [`record`]: recording RoboViz datagrams (and monitor times) live.
 //! - [`logs`]: the format table's lines for these files.
 //!
@@ -33,6 +35,7 @@ pub mod place;
 pub mod pose;
 pub mod record;
 pub mod render;
+pub mod replay;
 pub mod roboviz;
 pub mod rvd;
 pub mod scene;

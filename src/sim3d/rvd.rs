@@ -10,7 +10,8 @@
 //! torn last record (a recorder killed mid-write) loads every record
 //! before it, with a warning.
 //!
-//! **The conversion** replays RoboViz's buffers: shapes go into their
+//! **The conversion** replays RoboViz's buffers ([`super::replay`], which
+//! a live run's RoboViz source replays with too): shapes go into their
 //! set's back buffer, and a swap publishes the back buffer of every set
 //! whose name starts with its prefix. What a set publishes is shown until
 //! that set is published again, so each publication becomes a
@@ -30,15 +31,21 @@
 //! in the monitor log given, and left out (with a warning) without one.
 
 use crate::log::Skipped;
-use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::geom::Vec2;
-use crate::log::{EntityId, FrameTime, Log, MarkerKind, Primitive, Raised, Rgba, Shape, Style, TimeUnit};
+use crate::log::Log;
 
-use super::monitor::{MonitorLog, Side};
-use super::roboviz::{Command, Rgba8, parse_datagram};
+use super::monitor::MonitorLog;
+pub use super::replay::ConvertStats;
+use super::replay::{Clock, Replay};
 use super::{Warning, Warnings};
+
+#[cfg(test)]
+use {
+    super::replay::just_before,
+    super::roboviz::Command,
+    crate::log::{FrameTime, Shape, TimeUnit},
+};
 
 pub const MAGIC: &[u8; 12] = b"ROBOVIZ-DRAW";
 pub const VERSION: u8 = 1;
@@ -169,437 +176,28 @@ pub fn read_records_counting(bytes: &[u8]) -> Result<(Vec<Record>, Vec<Warning>,
     Ok((out, warnings.finish(), skipped))
 }
 
-/// The entity of a set name, with its dotted ancestors as parents.
-fn set_entity(log: &mut Log, cache: &mut HashMap<String, EntityId>, set: &str) -> EntityId {
-    if let Some(&e) = cache.get(set) {
-        return e;
-    }
-    let name = if set.is_empty() { "(no set)" } else { set };
-    let id = log.entities.intern(name);
-    let mut child = id;
-    let mut rest = name;
-    while let Some(dot) = rest.rfind('.') {
-        rest = &rest[..dot];
-        if rest.is_empty() {
-            break;
-        }
-        let parent = log.entities.intern(rest);
-        if log.entities.parents(child).contains(&parent) {
-            break;
-        }
-        if !log.entities.is_ancestor_or_self(child, parent) {
-            log.entities.add_parent(child, parent);
-        }
-        child = parent;
-    }
-    cache.insert(set.to_owned(), id);
-    id
-}
-
-fn rgba(c: Rgba8) -> Rgba {
-    Rgba::from_rgba8(c[0], c[1], c[2], c[3])
-}
-
-fn raised(r: Raised) -> Shape {
-    Shape::Raised(Box::new(r))
-}
-
-fn xy(p: [f64; 3]) -> Vec2 {
-    Vec2::new(p[0], p[1])
-}
-
-/// The last time before `t` (so that a publication ends just before the
-/// next one begins).
-fn just_before(t: f64) -> f64 {
-    if t == 0.0 {
-        -f64::from_bits(1)
-    } else if t > 0.0 {
-        f64::from_bits(t.to_bits() - 1)
-    } else {
-        f64::from_bits(t.to_bits() + 1)
-    }
-}
-
-/// A set's buffers: the shapes drawn since its last swap, and what it
-/// shows since when.
-#[derive(Default)]
-struct SetBuffers {
-    back: Vec<Primitive>,
-    front: Vec<Primitive>,
-    since: f64,
-}
-
-/// What a conversion did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ConvertStats {
-    pub datagrams: usize,
-    pub commands: usize,
-    pub swaps: usize,
-    /// Whether times are simulation times (from monitor messages).
-    pub sim_clock: bool,
-}
-
 /// Replays a recording's drawings into a log (see [the module](self)).
 pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, ConvertStats, Vec<Warning>) {
-    let mut log = Log::new();
-    let mut warnings = Warnings::default();
-    let mut stats = ConvertStats {
-        sim_clock: records.iter().any(|r| matches!(r, Record::SimTime { .. })),
-        ..ConvertStats::default()
-    };
-    log.header.name = "RoboViz drawings".to_owned();
-    log.header.world_unit = "m".to_owned();
-    log.header.time_unit = if stats.sim_clock {
-        TimeUnit::RelativeSeconds
+    let clock = if records.iter().any(|r| matches!(r, Record::SimTime { .. })) {
+        Clock::Simulation {
+            start: records.iter().find_map(|r| match r {
+                Record::SimTime { time, .. } if time.is_finite() => Some(*time),
+                _ => None,
+            }),
+        }
     } else {
-        TimeUnit::EpochSeconds
+        Clock::Received
     };
-    let first_sim = records.iter().find_map(|r| match r {
-        Record::SimTime { time, .. } if time.is_finite() => Some(*time),
-        _ => None,
-    });
-    let mut sim_now = first_sim;
-    let mut sets: Vec<(String, SetBuffers)> = Vec::new();
-    let mut set_index: HashMap<String, usize> = HashMap::new();
-    let mut entities: HashMap<String, EntityId> = HashMap::new();
-    let mut last_time = f64::NEG_INFINITY;
-    let mut agent_notes: HashMap<(bool, u32), (String, Rgba8, f64)> = HashMap::new();
-    let mut notes_left_out = 0usize;
-    let annotations = log.entities.intern("agent annotations");
-
-    let close = |log: &mut Log, set: &mut SetBuffers, until: f64| {
-        if !set.front.is_empty() && until >= set.since {
-            log.push_frame(
-                FrameTime::Persistent {
-                    start: set.since,
-                    end: until,
-                },
-                set.front.drain(..),
-            );
-        }
-        set.front.clear();
-    };
-
-    for (ri, r) in records.iter().enumerate() {
-        let (received, bytes) = match r {
-            Record::SimTime { time, .. } => {
-                if time.is_finite() {
-                    sim_now = Some(sim_now.map_or(*time, |s| s.max(*time)));
-                }
-                continue;
+    let mut replay = Replay::new(clock, monitor);
+    for r in records {
+        match r {
+            Record::SimTime { time, .. } => replay.feed_sim_time(*time),
+            Record::Datagram { received, bytes } => {
+                replay.feed_datagram(*received, bytes);
             }
-            Record::Datagram { received, bytes } => (*received, bytes),
-        };
-        let t = if stats.sim_clock {
-            sim_now.unwrap_or(0.0)
-        } else {
-            received
-        };
-        if !t.is_finite() {
-            warnings.push(0, format!("record {ri}: receive time {t} is not finite; skipped"));
-            continue;
-        }
-        let t = t.max(last_time);
-        last_time = t;
-        stats.datagrams += 1;
-        let (cmds, err) = parse_datagram(bytes);
-        if let Some(e) = err {
-            warnings.push(
-                0,
-                format!("record {ri}: {e}; the rest of the datagram is left out"),
-            );
-        }
-        for cmd in cmds {
-            stats.commands += 1;
-            let (set, prim) = match cmd {
-                Command::Swap { prefix } => {
-                    stats.swaps += 1;
-                    for (name, buf) in &mut sets {
-                        if name.starts_with(&prefix) {
-                            close(&mut log, buf, just_before(t));
-                            buf.front = std::mem::take(&mut buf.back);
-                            buf.since = t;
-                        }
-                    }
-                    continue;
-                }
-                Command::Circle {
-                    center,
-                    radius,
-                    thickness,
-                    color,
-                    set,
-                } => (
-                    set,
-                    (
-                        Shape::Circle {
-                            center: Vec2::new(center[0], center[1]),
-                            radius: radius.abs(),
-                        },
-                        Style {
-                            thickness: thickness.clamp(0.0, 100.0) as f32,
-                            ..Style::color(rgba(color))
-                        },
-                    ),
-                ),
-                Command::Line {
-                    start,
-                    end,
-                    thickness,
-                    color,
-                    set,
-                } => (
-                    set,
-                    (
-                        if start[2] == 0.0 && end[2] == 0.0 {
-                            Shape::Line {
-                                start: xy(start),
-                                end: xy(end),
-                            }
-                        } else {
-                            raised(Raised::Path {
-                                points: vec![start, end].into(),
-                                closed: false,
-                            })
-                        },
-                        Style {
-                            thickness: thickness.clamp(0.0, 100.0) as f32,
-                            ..Style::color(rgba(color))
-                        },
-                    ),
-                ),
-                Command::Point {
-                    position,
-                    size,
-                    color,
-                    set,
-                } => (
-                    set,
-                    (
-                        if position[2] == 0.0 {
-                            Shape::Point {
-                                position: xy(position),
-                                kind: MarkerKind::Dot,
-                                size: size.clamp(0.0, 100.0),
-                            }
-                        } else {
-                            raised(Raised::Point {
-                                position,
-                                kind: MarkerKind::Dot,
-                                size: size.clamp(0.0, 100.0),
-                            })
-                        },
-                        Style::color(rgba(color)),
-                    ),
-                ),
-                Command::Sphere {
-                    center,
-                    radius,
-                    color,
-                    set,
-                } => (
-                    set,
-                    (
-                        raised(Raised::Sphere {
-                            center,
-                            radius: radius.abs(),
-                        }),
-                        Style {
-                            fill: Some(rgba(color)),
-                            ..Style::color(rgba(color))
-                        },
-                    ),
-                ),
-                Command::Polygon { vertices, color, set } => {
-                    if vertices.is_empty() {
-                        continue;
-                    }
-                    (
-                        set,
-                        (
-                            if vertices.iter().all(|v| v[2] == 0.0) {
-                                Shape::Polygon {
-                                    vertices: vertices.iter().map(|v| xy(*v)).collect(),
-                                    closed: true,
-                                }
-                            } else {
-                                raised(Raised::Path {
-                                    points: vertices.clone().into(),
-                                    closed: true,
-                                })
-                            },
-                            Style {
-                                fill: Some(rgba(color)),
-                                ..Style::color(rgba(color))
-                            },
-                        ),
-                    )
-                }
-                Command::Annotation {
-                    position,
-                    text,
-                    color,
-                    set,
-                } => (
-                    set,
-                    (
-                        if position[2] == 0.0 {
-                            Shape::Text {
-                                anchor: xy(position),
-                                text: text.into(),
-                                size: 12.0,
-                            }
-                        } else {
-                            raised(Raised::Text {
-                                anchor: position,
-                                text: text.into(),
-                                size: 12.0,
-                            })
-                        },
-                        Style::color(rgba(color)),
-                    ),
-                ),
-                Command::AgentAnnotation { agent, text, color } => {
-                    if let Some((old_text, old_color, since)) =
-                        agent_notes.insert((agent.right, agent.unum), (text, color, t))
-                    {
-                        note_frames(
-                            &mut log,
-                            monitor,
-                            annotations,
-                            (agent.right, agent.unum),
-                            (&old_text, old_color),
-                            since,
-                            just_before(t),
-                            &mut notes_left_out,
-                        );
-                    }
-                    continue;
-                }
-                Command::AgentAnnotationClear { agent } => {
-                    if let Some((old_text, old_color, since)) = agent_notes.remove(&(agent.right, agent.unum))
-                    {
-                        note_frames(
-                            &mut log,
-                            monitor,
-                            annotations,
-                            (agent.right, agent.unum),
-                            (&old_text, old_color),
-                            since,
-                            just_before(t),
-                            &mut notes_left_out,
-                        );
-                    }
-                    continue;
-                }
-                Command::SelectAgent { .. } => continue,
-            };
-            let entity = set_entity(&mut log, &mut entities, &set);
-            let i = *set_index.entry(set.clone()).or_insert_with(|| {
-                sets.push((set, SetBuffers::default()));
-                sets.len() - 1
-            });
-            let (shape, style) = prim;
-            sets[i].1.back.push(Primitive {
-                shape,
-                style,
-                entity,
-                level: 0,
-            });
         }
     }
-    let end = last_time.max(sim_now.unwrap_or(f64::NEG_INFINITY));
-    let mut never_shown = 0;
-    for (_, buf) in &mut sets {
-        never_shown += buf.back.len();
-        let until = end.max(buf.since);
-        close(&mut log, buf, until);
-    }
-    for ((right, unum), (text, color, since)) in std::mem::take(&mut agent_notes) {
-        note_frames(
-            &mut log,
-            monitor,
-            annotations,
-            (right, unum),
-            (&text, color),
-            since,
-            end.max(since),
-            &mut notes_left_out,
-        );
-    }
-    if never_shown > 0 {
-        warnings.push(
-            0,
-            format!("{never_shown} shapes were drawn into sets never swapped afterwards, so never shown"),
-        );
-    }
-    if notes_left_out > 0 {
-        warnings.push(
-            0,
-            format!(
-                "{notes_left_out} agent annotations left out: they are placed at their robot, which needs \
-                 the monitor log of the match"
-            ),
-        );
-    }
-    if log.frames.is_empty() && stats.commands > 0 {
-        warnings.push(0, "no set was ever swapped, so nothing was shown");
-    }
-    (log, stats, warnings.finish())
-}
-
-/// An agent annotation shown from `start` to `end`: text above the robot
-/// at each monitor frame in between (the robot moves), or nothing
-/// (counted) without a monitor log.
-#[allow(clippy::too_many_arguments)]
-fn note_frames(
-    log: &mut Log,
-    monitor: Option<&MonitorLog>,
-    entity: EntityId,
-    (right, unum): (bool, u32),
-    (text, color): (&str, Rgba8),
-    start: f64,
-    end: f64,
-    left_out: &mut usize,
-) {
-    let Some(m) = monitor else {
-        *left_out += 1;
-        return;
-    };
-    let side = if right { Side::Right } else { Side::Left };
-    let Some(team) = m.teams.iter().position(|t| t.side == Some(side)) else {
-        *left_out += 1;
-        return;
-    };
-    let first = m.frames.partition_point(|f| f.time < start);
-    let frames = &m.frames[first..];
-    for (k, f) in frames.iter().enumerate().take_while(|(_, f)| f.time <= end) {
-        let Some(r) = m
-            .frame_robots(f)
-            .iter()
-            .find(|r| r.team as usize == team && r.unum == unum)
-        else {
-            continue;
-        };
-        let p = r.position();
-        let next = frames.get(k + 1).map_or(end, |n| just_before(n.time).min(end));
-        log.push_frame(
-            FrameTime::Persistent {
-                start: f.time,
-                end: next.max(f.time),
-            },
-            [Primitive {
-                shape: Shape::Text {
-                    anchor: Vec2::new(p[0] + 0.3, p[1] + 0.3),
-                    text: text.into(),
-                    size: 12.0,
-                },
-                style: Style::color(rgba(color)),
-                entity,
-                level: 0,
-            }],
-        );
-    }
+    replay.finish()
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! `underlay live` end to end on loopback: `ffmpeg -re` as the live
 //! camera (MPEG-TS over UDP), native logs sent over UDP by `Writer::udp`
 //! with garbage between them, the composited stream sent on over UDP to
-//! an `ffmpeg` receiver and recorded to a file; then a dead camera. Every
-//! process a test starts, it stops.
+//! an `ffmpeg` receiver and recorded to a file; RoboViz drawing datagrams
+//! as a 3D-league agent sends them; then a dead camera. Every process a
+//! test starts, it stops.
 
 use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
@@ -11,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use underlay::log::{Header, Rgba, Writer, WriterOptions};
+use underlay::sim3d::roboviz::{self, Command as Draw};
 
 use crate::util::{have_tool, stderr, tmp, underlay_cmd};
 
@@ -45,6 +47,18 @@ fn identity_calib(dir: &std::path::Path) -> std::path::PathBuf {
     std::fs::write(
         &p,
         "homography = [\n    [1.0, 0.0, 0.0],\n    [0.0, 1.0, 0.0],\n    [0.0, 0.0, 1.0],\n]\nimage_size = [320, 240]\n",
+    )
+    .unwrap();
+    p
+}
+
+/// A calibration for RoboViz's metres: 10 px a metre, the field's centre
+/// at the picture's (160, 120).
+fn metre_calib(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("m.toml");
+    std::fs::write(
+        &p,
+        "homography = [\n    [10.0, 0.0, 160.0],\n    [0.0, 10.0, 120.0],\n    [0.0, 0.0, 1.0],\n]\nimage_size = [320, 240]\n",
     )
     .unwrap();
     p
@@ -96,6 +110,17 @@ enum Robot {
     /// The Python sender of docs/FORMAT.md, run by this Python with the
     /// generated module in this folder.
     Python(std::path::PathBuf, std::path::PathBuf),
+    /// RoboViz drawing datagrams from this test, as an agent sends them.
+    RoboViz,
+}
+
+/// A RoboViz polygon from (x0, y0) to (x1, y1) metres, filled with `color`.
+fn rv_square(set: &str, (x0, y0): (f64, f64), (x1, y1): (f64, f64), color: [u8; 4]) -> Draw {
+    Draw::Polygon {
+        vertices: vec![[x0, y0, 0.0], [x1, y0, 0.0], [x1, y1, 0.0], [x0, y1, 0.0]],
+        color,
+        set: set.into(),
+    }
 }
 
 /// Runs `underlay live` for 3 s of a 320×240 UDP camera, `robot` sending
@@ -103,24 +128,22 @@ enum Robot {
 /// recording, and the folder (kept alive).
 fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::PathBuf, tempfile::TempDir) {
     let dir = tmp();
-    let calib = identity_calib(dir.path());
     let (cam, logs) = (free_udp_port(), free_udp_port());
+    let (calib, log_source) = match robot {
+        Robot::RoboViz => (metre_calib(dir.path()), format!("roboviz://127.0.0.1:{logs}")),
+        _ => (identity_calib(dir.path()), format!("udp://127.0.0.1:{logs}")),
+    };
     let recorded = dir.path().join("live.ts");
     let overlay = dir.path().join("overlay.mkv");
     let mut cmd = underlay_cmd();
-    cmd.args([
-        "live",
-        &format!("udp://127.0.0.1:{cam}"),
-        "--log",
-        &format!("udp://127.0.0.1:{logs}"),
-    ])
-    .arg("--calib")
-    .arg(&calib)
-    .args(["--no-mask", "--duration", "3", "--delay", "0.1", "--wait", "30"])
-    .arg("--out")
-    .arg(&recorded)
-    .arg("--overlay-out")
-    .arg(&overlay);
+    cmd.args(["live", &format!("udp://127.0.0.1:{cam}"), "--log", &log_source])
+        .arg("--calib")
+        .arg(&calib)
+        .args(["--no-mask", "--duration", "3", "--delay", "0.1", "--wait", "30"])
+        .arg("--out")
+        .arg(&recorded)
+        .arg("--overlay-out")
+        .arg(&overlay);
     if let Some(port) = also_udp_out {
         cmd.args(["--out", &format!("udp://127.0.0.1:{port}?pkt_size=1316")]);
     }
@@ -182,6 +205,47 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
                     for _ in 0..20 {
                         let _ = junk.send_to(b"\x00garbage that is not a log", ("127.0.0.1", logs));
                     }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }))
+        }
+        Robot::RoboViz => {
+            // In its first half second a green square at the top left
+            // (set robot.gone), then never drawn again: the next swap of
+            // "robot" ends it. A red square (3 m each way around the centre
+            // spot) and a circle, swapped every 20 ms; garbage between.
+            let stop = Arc::clone(&stop);
+            Some(std::thread::spawn(move || {
+                let agent = UdpSocket::bind("127.0.0.1:0").unwrap();
+                let started = Instant::now();
+                while !stop.load(Ordering::Relaxed) {
+                    let mut cmds = vec![
+                        rv_square("robot.plan", (-3.0, -3.0), (3.0, 3.0), [255, 0, 0, 255]),
+                        Draw::Circle {
+                            center: [0.0, 0.0],
+                            radius: 5.0,
+                            thickness: 2.0,
+                            color: [255, 0, 0, 255],
+                            set: "robot.plan".into(),
+                        },
+                    ];
+                    if started.elapsed() < Duration::from_millis(500) {
+                        cmds.push(rv_square(
+                            "robot.gone",
+                            (-16.0, -12.0),
+                            (-10.0, -6.0),
+                            [0, 255, 0, 255],
+                        ));
+                    }
+                    cmds.push(Draw::Swap {
+                        prefix: "robot".into(),
+                    });
+                    let mut d = Vec::new();
+                    for c in &cmds {
+                        roboviz::encode(c, &mut d);
+                    }
+                    let _ = agent.send_to(&d, ("127.0.0.1", logs));
+                    let _ = agent.send_to(b"\x01\x00garbage", ("127.0.0.1", logs));
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }))
@@ -361,6 +425,64 @@ fn the_python_sender_of_the_format_docs_is_drawn_live() {
         err.contains(" 0 ignored") && !err.contains("were ignored"),
         "{err}"
     );
+}
+
+/// RoboViz datagrams, as a 3D-league agent sends them to RoboViz, are
+/// drawn live in metres, each set until its next swap.
+#[test]
+fn roboviz_drawings_are_drawn_live() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let (err, recorded, _dir) = live_run(Robot::RoboViz, None);
+    let (frames, centre) = probe(&recorded, 2.0, 160, 120);
+    assert!((60..=80).contains(&frames), "{frames} frames\n{err}");
+    assert!(
+        centre[0] > 180 && centre[1] < 90 && centre[2] < 90,
+        "centre {centre:?}\n{err}"
+    );
+    // The square's corner at 3 m: (190, 150) in the picture; inside it red,
+    // beyond it not.
+    let (_, inside) = probe(&recorded, 2.0, 186, 146);
+    assert!(inside[0] > 180 && inside[1] < 90 && inside[2] < 90, "{inside:?}");
+    let (_, beyond) = probe(&recorded, 2.0, 200, 120);
+    assert!(
+        !(beyond[0] > 180 && beyond[1] < 90 && beyond[2] < 90),
+        "{beyond:?}"
+    );
+    // The green square was ended by the next swap of its set: gone by 2 s.
+    let (_, gone) = probe(&recorded, 2.0, 25, 30);
+    assert!(
+        !(gone[1] > 180 && gone[0] < 90 && gone[2] < 90),
+        "{gone:?}\n{err}"
+    );
+    // The overlay alone: opaque at the centre, clear where nothing is.
+    let raw = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(recorded.with_file_name("overlay.mkv"))
+        .args([
+            "-ss",
+            "2",
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgba",
+            "-",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(raw.len(), 320 * 240 * 4, "{err}");
+    let alpha = |x: usize, y: usize| raw[4 * (y * 320 + x) + 3];
+    assert_eq!(
+        (alpha(160, 120), alpha(25, 30), alpha(300, 20)),
+        (255, 0, 0),
+        "{err}"
+    );
+    assert!(err.contains("roboviz://127.0.0.1:"), "{err}");
+    assert!(err.contains("packets were not logs and were ignored"), "{err}");
 }
 
 #[test]

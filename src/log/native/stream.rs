@@ -11,7 +11,9 @@ use super::{
     MAX_RECORD_LEN, PREFIX_LEN, ReadError, read_len_prefix,
 };
 
-/// Reads a native log stream record by record; see the [module docs](self).
+/// Reads a native log stream record by record, handing out each frame as
+/// it completes: the file format as a stream (a `Writer` on a TCP
+/// connection), bounded by a record ([`MAX_RECORD_LEN`]), not a length.
 pub struct StreamReader {
     r: Box<dyn BufRead + Send>,
     dec: Decoder,
