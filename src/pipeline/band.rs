@@ -155,7 +155,11 @@ pub(super) fn unmix(black: &crate::image::RgbImage, white: &crate::image::RgbIma
         let a = 255 - through.min(255);
         for &c in b {
             // Transparent pixels are black.
-            out.push((u32::from(c) * 255 + a / 2).checked_div(a).map_or(0, |v| v.min(255)) as u8);
+            out.push(
+                (u32::from(c) * 255 + a / 2)
+                    .checked_div(a)
+                    .map_or(0, |v| v.min(255)) as u8,
+            );
         }
         out.push(a as u8);
     }

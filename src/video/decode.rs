@@ -118,7 +118,11 @@ impl Decoder {
 
     /// `live`: each picture out as soon as it is decoded (slice threads and
     /// low delay), where frame threads hold a frame back per thread.
-    fn from_input(path: &Path, input: ffmpeg::format::context::Input, live: bool) -> Result<Decoder, VideoError> {
+    fn from_input(
+        path: &Path,
+        input: ffmpeg::format::context::Input,
+        live: bool,
+    ) -> Result<Decoder, VideoError> {
         let p = path.to_owned();
         let stream = input
             .streams()
