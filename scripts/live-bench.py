@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--size", default="1920x1080")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--no-robot", action="store_true", help="send no drawings (the picture's path alone)")
     ap.add_argument("--underlay", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "underlay"))
     args = ap.parse_args()
     width, height = map(int, args.size.split("x"))
@@ -135,7 +136,8 @@ def main():
         procs.append(subprocess.Popen(["ffmpeg", "-v", "fatal", "-re", "-stream_loop", "-1", "-i", clip, "-c", "copy",
                                        "-f", "mpegts", f"udp://127.0.0.1:{cam}?pkt_size=1316"], stdin=subprocess.DEVNULL))
         sender = threading.Thread(target=robot, args=(pb, logs, width, height, stop, sent), daemon=True)
-        sender.start()
+        if not args.no_robot:
+            sender.start()
         samples = []
         start = time.time()
         while live.poll() is None:
@@ -157,6 +159,7 @@ def main():
         settled = [r / 1024 for t, r in samples if t >= 30] or mib
         print(f"resident memory: first {mib[0]:.0f} MiB, after 30 s {settled[0]:.0f} MiB, "
               f"last {mib[-1]:.0f} MiB, largest {max(mib):.0f} MiB ({len(mib)} samples)")
+        print("samples (s: MiB): " + ", ".join(f"{t:.0f}: {r / 1024:.0f}" for t, r in samples))
     return 0 if live.returncode == 0 else 1
 
 

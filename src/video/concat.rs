@@ -325,6 +325,9 @@ fn write_joined(parts: &mut [Part], path: &Path, output: &Path) -> Result<JoinRe
         let mut started = vec![false; video.len()];
         let mut pkt = Packet::empty();
         loop {
+            // av_read_frame does not free what the packet held.
+            // SAFETY: a valid packet, left blank for the read.
+            unsafe { ffi::av_packet_unref(ffmpeg::packet::Mut::as_mut_ptr(&mut pkt)) };
             match pkt.read(&mut part.input) {
                 Ok(()) => {}
                 Err(ffmpeg::Error::Eof) => break,

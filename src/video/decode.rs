@@ -580,6 +580,12 @@ impl Decoder {
     /// signals the end of the stream.
     fn feed_packet(&mut self) -> Result<(), VideoError> {
         loop {
+            // av_read_frame fills the packet without freeing what it held:
+            // the last packet's data is let go here (sending it to the
+            // decoder took a reference of its own). Without this every
+            // packet of a video stayed in memory until the decoder closed.
+            // SAFETY: a valid packet, left blank for the read.
+            unsafe { ffi::av_packet_unref(ffmpeg::packet::Mut::as_mut_ptr(&mut self.packet)) };
             match self.packet.read(&mut self.input) {
                 Ok(()) if self.packet.stream() == self.stream => break,
                 Ok(()) => continue,

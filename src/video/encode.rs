@@ -749,7 +749,10 @@ impl Encoder {
                     ),
                 ));
             }
-            self.durations.insert(last, pts - last);
+            if !self.live {
+                // (A live encoder gave `last` its length when it was sent.)
+                self.durations.insert(last, pts - last);
+            }
             self.last_duration = Some(pts - last);
         }
         let picture = if baked { &mut self.sent } else { &mut self.frame };
