@@ -186,7 +186,11 @@ impl BitMask {
                 let (lo, hi) = (64 * i, 64 * i + 64);
                 let from = x0.clamp(lo, hi) - lo;
                 let to = x1.clamp(lo, hi) - lo;
-                let bits = if to - from == 64 {
+                // A word wholly outside the kept columns keeps nothing
+                // (then `from` may be 64: no shift by it).
+                let bits = if to <= from {
+                    0
+                } else if to - from == 64 {
                     !0
                 } else {
                     ((1u64 << (to - from)) - 1) << from
@@ -407,6 +411,24 @@ fn unpack_row_base(words: &[u64], dst: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Kept columns that start past a word (66..67 of a 69-wide mask)
+    /// leave that word empty, found by `masking_cores_equals_masking_the_whole_frame`.
+    #[test]
+    fn keeping_columns_past_a_word_clears_that_word() {
+        let mut m = BitMask::new(69, 2);
+        for x in 0..69 {
+            m.set(x, 0, true);
+        }
+        m.keep_only(Rect {
+            x0: 66,
+            y0: 0,
+            x1: 67,
+            y1: 1,
+        });
+        assert_eq!(m.count_ones(), 1);
+        assert!(m.get(66, 0));
+    }
 
     #[test]
     fn pack_and_unpack_round_trip_at_every_width_and_bit() {
