@@ -426,6 +426,7 @@ mod tests {
     use super::*;
     use crate::live::store::StoreOptions;
     use crate::log::{Header, Writer, WriterOptions};
+    use crate::sim3d::roboviz::tests::datagram;
     use crate::sim3d::roboviz::{self, Command};
 
     fn wait_for(store: &LiveLogs, what: impl Fn(&[super::super::store::SourceCounts]) -> bool) {
@@ -496,14 +497,6 @@ mod tests {
         let (_, log, _) = store.snapshot(0).unwrap();
         assert_eq!(log.frames.len(), 2);
         drop(r);
-    }
-
-    fn datagram(cmds: &[Command]) -> Vec<u8> {
-        let mut d = Vec::new();
-        for c in cmds {
-            roboviz::encode(c, &mut d);
-        }
-        d
     }
 
     fn circle(set: &str, x: f64) -> Command {

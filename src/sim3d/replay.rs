@@ -735,17 +735,9 @@ fn note_frames(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim3d::roboviz::{Agent, encode, tests::every_command};
+    use crate::sim3d::roboviz::{Agent, tests::datagram, tests::every_command};
     use crate::sim3d::rvd::{Record, to_log};
     use proptest::prelude::*;
-
-    fn datagram(cmds: &[Command]) -> Vec<u8> {
-        let mut d = Vec::new();
-        for c in cmds {
-            encode(c, &mut d);
-        }
-        d
-    }
 
     const SETS: [&str; 6] = ["", "a", "a.b", "a.b.c", "b", "ab"];
     const PREFIXES: [&str; 6] = ["", "a", "a.", "a.b", "b", "zz"];

@@ -404,6 +404,15 @@ pub(crate) mod tests {
     use super::*;
 
     /// One of each command.
+    /// `cmds` encoded as one datagram.
+    pub(crate) fn datagram(cmds: &[Command]) -> Vec<u8> {
+        let mut d = Vec::new();
+        for c in cmds {
+            encode(c, &mut d);
+        }
+        d
+    }
+
     pub(crate) fn every_command() -> Vec<Command> {
         let s = |n: &str| n.to_owned();
         vec![

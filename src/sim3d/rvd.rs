@@ -204,15 +204,7 @@ pub fn to_log(records: &[Record], monitor: Option<&MonitorLog>) -> (Log, Convert
 mod tests {
     use super::*;
     use crate::select::{FilterSpec, Index};
-    use crate::sim3d::roboviz::{Agent, encode, tests::every_command};
-
-    fn datagram(cmds: &[Command]) -> Vec<u8> {
-        let mut d = Vec::new();
-        for c in cmds {
-            encode(c, &mut d);
-        }
-        d
-    }
+    use crate::sim3d::roboviz::{Agent, tests::datagram, tests::every_command};
 
     fn circle(set: &str, x: f64) -> Command {
         Command::Circle {
