@@ -175,12 +175,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("underlay: warning: {w}");
     }
     eprintln!(
-        "live: {} frames in, {} written ({} dropped, {} reconnects) over {:.1} s; latency p50 {:.0} ms, p95 {:.0} ms; \
-         drawing p50 {:.1} ms, p95 {:.1} ms",
+        "live: {} frames in, {} written ({} dropped, {} reconnects, {} 'no signal' frames) over {:.1} s; \
+         latency p50 {:.0} ms, p95 {:.0} ms; drawing p50 {:.1} ms, p95 {:.1} ms",
         report.frames_in,
         report.frames_out,
         report.dropped,
         report.reconnects,
+        report.no_signal_frames,
         report.duration,
         report.latency_ms.0,
         report.latency_ms.1,

@@ -233,10 +233,20 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
         }
         first = false;
         s.touch();
+        // Packets read: the stream is alive while they come, even before
+        // a picture decodes (joined between keyframes).
+        let progress = Arc::new(AtomicU64::new(0));
         let opened = if stream {
             let watch = Arc::clone(s);
             let stall = opts.stall.as_millis() as u64;
+            let packets = Arc::clone(&progress);
+            let mut seen = 0;
             Decoder::open_live(Path::new(&opts.input), &live_options(&opts.input), move || {
+                let n = packets.load(Ordering::Relaxed);
+                if n != seen {
+                    seen = n;
+                    watch.touch();
+                }
                 let now = watch.clock.elapsed().as_millis() as u64;
                 watch.stop.load(Ordering::Relaxed)
                     || now.saturating_sub(watch.alive_ms.load(Ordering::Relaxed)) > stall
@@ -245,9 +255,13 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
             Decoder::open(&PathBuf::from(&opts.input))
         };
         let mut decoder = match opened {
-            Ok(d) => d,
+            Ok(mut d) => {
+                s.touch();
+                d.set_progress(progress);
+                d
+            }
             Err(e) => {
-                let e = crate::error::chain(&e);
+                let e = stalled(opts, s).unwrap_or_else(|| crate::error::chain(&e));
                 lost_signal(s, e);
                 if stream {
                     continue;
@@ -259,7 +273,7 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
         s.status(|st| st.fps = fps);
         let outcome = pump(&mut decoder, opts, s, &mut backoff);
         if let Err(e) = outcome {
-            lost_signal(s, e);
+            lost_signal(s, stalled(opts, s).unwrap_or(e));
         } else if stream && !s.stop.load(Ordering::Relaxed) {
             lost_signal(s, format!("{}: the stream ended", opts.input));
         }
@@ -269,6 +283,21 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
     }
     s.status(|st| st.ended = true);
     s.ready.notify_all();
+}
+
+/// What to say when a stream's read was cut for its silence (FFmpeg
+/// says only "Immediate exit requested"); `None` when it was not.
+fn stalled(opts: &CameraOptions, s: &Shared) -> Option<String> {
+    let silent = (s.clock.elapsed().as_millis() as u64).saturating_sub(s.alive_ms.load(Ordering::Relaxed));
+    (opts.is_stream() && !s.stop.load(Ordering::Relaxed) && silent > opts.stall.as_millis() as u64).then(
+        || {
+            format!(
+                "{}: nothing came for {:.1} s (the stall limit)",
+                opts.input,
+                opts.stall.as_secs_f64()
+            )
+        },
+    )
 }
 
 /// Notes that the picture is gone, and why.
@@ -308,7 +337,6 @@ fn pump(
             Ok(false) => return Ok(()),
             Err(e) => return Err(crate::error::chain(&e)),
         }
-        s.touch();
         if opts.realtime {
             let (start, t0) = *pace.get_or_insert((Instant::now(), frame.time));
             let due = start + Duration::from_secs_f64((frame.time - t0).max(0.0));

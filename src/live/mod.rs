@@ -16,12 +16,15 @@
 //!   arrival on this machine's clock plus the session's offset, drawn
 //!   through the same pipeline and draw settings as `view` and `export`,
 //!   encoded with low-latency settings to each output.
+//! - `no_signal`: the card the outputs show at the camera's rate while it
+//!   has no signal.
 //!
 //! Drawing is the pipeline's ([`crate::pipeline`]); what a session says
 //! (calibration, mask, filter, offset) means what it means for a file.
 
 mod camera;
 mod error;
+mod no_signal;
 mod run;
 mod sources;
 mod store;

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use super::camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 use super::error::LiveError;
+use super::no_signal;
 use super::sources::{self, LogSource};
 use super::store::{LiveLogs, SourceCounts, StoreOptions};
 use crate::log::Log;
@@ -169,6 +170,8 @@ pub struct LiveReport {
     pub dropped: u64,
     /// Times the camera was opened again.
     pub reconnects: u64,
+    /// Frames written while the camera had no signal (the card saying so).
+    pub no_signal_frames: u64,
     /// Camera time covered, seconds.
     pub duration: f64,
     /// Arrival → written over the whole run: median and 95th percentile, ms.
@@ -418,12 +421,19 @@ pub fn run(
     let mut received_before = 0u64;
     // The first frame at or past the duration came.
     let mut reached = false;
+    // The last picture and drawings written, and the card shown while the
+    // camera has no signal (made again when its caption changes).
+    let mut last_written: Option<(Arc<crate::video::SourceFrame>, Option<Arc<Vec<u8>>>)> = None;
+    let mut card: Option<(String, Arc<crate::video::SourceFrame>)> = None;
+    let mut last_wall = now();
     loop {
         if cancel.load(Ordering::Relaxed) {
             break;
         }
+        let silent = camera.status().no_signal_since.is_some();
         let wait = match pending.front() {
             Some(f) => Duration::from_secs_f64((f.arrival + opts.delay - now()).clamp(0.0, 0.1)),
+            None if silent => Duration::from_secs_f64((last_wall + 1.0 / fps - now()).clamp(0.0, 0.1)),
             None => Duration::from_millis(100),
         };
         if let Some(f) = camera.next(wait) {
@@ -482,13 +492,16 @@ pub fn run(
             for e in &mut encoders {
                 e.send(Job::Frame(Arc::clone(&frame), t))?;
             }
-            if let Some(rgba) = rgba {
+            if let Some(rgba) = &rgba {
                 for e in &mut overlays {
-                    e.send(Job::Rgba(Arc::clone(&rgba), t))?;
+                    e.send(Job::Rgba(Arc::clone(rgba), t))?;
                 }
                 // Its buffer back once every output has encoded it.
-                recycled.push_back(rgba);
+                recycled.push_back(Arc::clone(rgba));
             }
+            last_written = Some((frame, rgba));
+            last_wall = now();
+            card = None;
             while let Some(r) = recycled.pop_front() {
                 match Arc::try_unwrap(r) {
                     Ok(v) => spare_rgba.push(v),
@@ -505,6 +518,39 @@ pub fn run(
             period_latencies.push(latency);
         }
         let cam = camera.status();
+        // No signal: the outputs keep the camera's rate with a card saying
+        // so (the last picture dimmed; the overlay keeps its last drawings).
+        if let (Some(since), Some((last, rgba)), true) =
+            (cam.no_signal_since, &last_written, pending.is_empty())
+            && !cam.ended
+            && !reached
+            && now() >= last_wall + 1.0 / fps
+        {
+            let wall = now();
+            let t = (wall - t0).max(last_out + 1e-3);
+            if opts.duration.is_some_and(|d| t >= d) {
+                reached = true;
+            } else {
+                let text = no_signal::caption(since, wall);
+                if card.as_ref().is_none_or(|(c, _)| *c != text) {
+                    card = Some((text, Arc::new(no_signal::card(last, since, wall))));
+                }
+                if let Some((_, c)) = &card {
+                    for e in &mut encoders {
+                        e.send(Job::Frame(Arc::clone(c), t))?;
+                    }
+                }
+                if let Some(rgba) = rgba {
+                    for e in &mut overlays {
+                        e.send(Job::Rgba(Arc::clone(rgba), t))?;
+                    }
+                }
+                last_out = t;
+                last_wall = wall;
+                report.no_signal_frames += 1;
+                report.duration = t;
+            }
+        }
         let ended = cam.ended && pending.is_empty();
         let done = reached;
         if period.0.elapsed() >= Duration::from_secs(1) || ended || done {

@@ -41,6 +41,9 @@ pub struct Decoder {
     /// A demuxer error that ended reading early; reported after the frames
     /// decoded before it.
     read_error: Option<ffmpeg::Error>,
+    /// Counts every packet read (of any stream), for whoever watches a
+    /// live input for silence.
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Consecutive packets rejected by the decoder.
     bad_packets: u32,
     /// Some picture has been decoded (since opening, seeks included).
@@ -161,10 +164,14 @@ impl Decoder {
         // After a seek to a keyframe that is not an IDR picture (recovery
         // point), H.264 decoders hold frames back as "not recovered" and can
         // drop the last ones at the end of the file; frames before the seek
-        // target are discarded anyway, so show everything.
-        // SAFETY: setting a flag field of the codec context before opening.
-        unsafe {
-            (*ctx.as_mut_ptr()).flags2 |= ffi::AV_CODEC_FLAG2_SHOW_ALL;
+        // target are discarded anyway, so show everything. Not live: a
+        // stream joined between keyframes would show its first frames as
+        // grey-green garbage; they wait for the first picture that decodes.
+        if !live {
+            // SAFETY: setting a flag field of the codec context before opening.
+            unsafe {
+                (*ctx.as_mut_ptr()).flags2 |= ffi::AV_CODEC_FLAG2_SHOW_ALL;
+            }
         }
         let dec = ctx.decoder().video().map_err(|e| VideoError::Codec {
             path: p.clone(),
@@ -215,6 +222,7 @@ impl Decoder {
             unrotated: RgbImage::zeros((0, 0, 3)),
             draining: false,
             read_error: None,
+            progress: None,
             bad_packets: 0,
             decoded_any: false,
             end_reported: false,
@@ -248,6 +256,13 @@ impl Decoder {
     pub fn next_frame(&mut self) -> Result<Option<SourceFrame>, VideoError> {
         let mut f = SourceFrame::empty();
         Ok(self.read_into(&mut f)?.then_some(f))
+    }
+
+    /// Counts every packet read from now on in `counter` (of any stream:
+    /// a live input that sends is alive, whether or not its packets
+    /// decode into a picture yet).
+    pub fn set_progress(&mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        self.progress = Some(counter);
     }
 
     /// Like [`next_frame`](Self::next_frame) but fills `out`, reusing its
@@ -586,7 +601,11 @@ impl Decoder {
             // packet of a video stayed in memory until the decoder closed.
             // SAFETY: a valid packet, left blank for the read.
             unsafe { ffi::av_packet_unref(ffmpeg::packet::Mut::as_mut_ptr(&mut self.packet)) };
-            match self.packet.read(&mut self.input) {
+            let read = self.packet.read(&mut self.input);
+            if let (Ok(()), Some(p)) = (&read, &self.progress) {
+                p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            match read {
                 Ok(()) if self.packet.stream() == self.stream => break,
                 Ok(()) => continue,
                 Err(e) => {

@@ -17,7 +17,7 @@ use underlay::sim3d::roboviz::{self, Command as Draw};
 use crate::util::{have_tool, stderr, tmp, underlay_cmd};
 
 /// A child process killed when dropped (a failing test leaves nothing running).
-struct Running(Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -26,7 +26,7 @@ impl Drop for Running {
     }
 }
 
-fn free_udp_port() -> u16 {
+pub(crate) fn free_udp_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -34,7 +34,7 @@ fn free_udp_port() -> u16 {
         .port()
 }
 
-fn epoch() -> f64 {
+pub(crate) fn epoch() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -42,7 +42,7 @@ fn epoch() -> f64 {
 }
 
 /// A calibration whose world is the picture's pixels.
-fn identity_calib(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn identity_calib(dir: &std::path::Path) -> std::path::PathBuf {
     let p = dir.join("c.toml");
     std::fs::write(
         &p,
@@ -65,7 +65,7 @@ fn metre_calib(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// The frames of `video` as (count, the RGB of pixel (x, y) in the frame at `at` of them).
-fn probe(video: &std::path::Path, at: f64, x: usize, y: usize) -> (usize, [u8; 3]) {
+pub(crate) fn probe(video: &std::path::Path, at: f64, x: usize, y: usize) -> (usize, [u8; 3]) {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
         .args(["-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])

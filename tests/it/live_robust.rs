@@ -1,0 +1,306 @@
+//! `underlay live` when the world misbehaves: a camera killed and started
+//! again (reconnect, and the 'no signal' card in between), garbage at
+//! 10,000 datagrams a second on every log port, a TCP sender flooding far
+//! faster than anything is drawn, and SRT both ways (camera in, stream
+//! out). Loopback only; every process a test starts, it stops.
+
+use std::io::Write;
+use std::net::{TcpStream, UdpSocket};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use underlay::log::{Header, Rgba, Writer, WriterOptions};
+
+use crate::live::{Running, epoch, free_udp_port, identity_calib, probe};
+use crate::util::{have_tool, tmp, underlay_cmd};
+
+/// `ffmpeg -re` sending a 320×240, 25 fps test picture for `secs` seconds
+/// as MPEG-TS to `url` (a keyframe a second).
+fn camera(url: &str, secs: f64) -> Running {
+    Running(
+        Command::new("ffmpeg")
+            .args([
+                "-v",
+                "error",
+                "-re",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=320x240:rate=25",
+            ])
+            .args(["-t", &secs.to_string(), "-c:v", "libx264", "-preset", "ultrafast"])
+            .args(["-tune", "zerolatency", "-g", "25", "-f", "mpegts", url])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// `underlay live` from a UDP camera on `cam` with an identity
+/// calibration and no mask, and these arguments more.
+fn live(dir: &std::path::Path, camera_url: &str, more: &[&str]) -> Running {
+    let calib = identity_calib(dir);
+    Running(
+        underlay_cmd()
+            .args(["live", camera_url, "--calib"])
+            .arg(&calib)
+            .args(["--no-mask", "--wait", "30", "--delay", "0.1"])
+            .args(more)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Waits at most `limit` for `live` to end; its status and standard error.
+fn finish(live: &mut Running, limit: Duration) -> (ExitStatus, String) {
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = live.0.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > limit {
+            let _ = live.0.kill();
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("underlay live did not stop: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
+    (status, err)
+}
+
+/// A robot sending a red 60×60 square at the picture's centre over UDP,
+/// 50 frames a second, until `stop`.
+fn red_square(port: u16, stop: &Arc<AtomicBool>) -> JoinHandle<()> {
+    let stop = Arc::clone(stop);
+    std::thread::spawn(move || {
+        let mut w = Writer::udp(("127.0.0.1", port), Header::default(), WriterOptions::default()).unwrap();
+        while !stop.load(Ordering::Relaxed) {
+            w.instant(epoch())
+                .rectangle((160.0, 120.0), (60.0, 60.0), 0.0)
+                .color(Rgba::named("red"))
+                .fill(Rgba::named("red"))
+                .entity("robot/plan");
+            w.end_frame();
+            let _ = w.flush();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    })
+}
+
+/// The number after `before` and before `after` in the summary line.
+fn number(err: &str, before: &str, after: &str) -> u64 {
+    err.lines()
+        .find_map(|l| {
+            let (head, _) = l.split_once(after)?;
+            head.rsplit(before)
+                .next()?
+                .trim()
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no '{after}' in: {err}"))
+}
+
+/// The counts of the source line starting `name`: (packets, ignored, frames dropped).
+fn source_counts(err: &str, name: &str) -> (u64, u64, u64) {
+    let line = err
+        .lines()
+        .find(|l| l.trim_start().starts_with(name))
+        .unwrap_or_else(|| panic!("no line for {name}: {err}"));
+    let n = |word: &str| -> u64 {
+        let (head, _) = line.split_once(word).unwrap();
+        head.rsplit([' ', ':'])
+            .find(|s| !s.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (n(" packets"), n(" ignored"), n(" frames dropped"))
+}
+
+fn is_red([r, g, b]: [u8; 3]) -> bool {
+    r > 180 && g < 90 && b < 90
+}
+
+#[test]
+fn a_camera_killed_and_started_again_is_reconnected_and_the_gap_is_said() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let dir = tmp();
+    let (cam, logs) = (free_udp_port(), free_udp_port());
+    let cam_url = format!("udp://127.0.0.1:{cam}?pkt_size=1316");
+    let rec = dir.path().join("rec.ts");
+    let rec_s = rec.to_str().unwrap().to_owned();
+    let mut l = live(
+        dir.path(),
+        &format!("udp://127.0.0.1:{cam}"),
+        &[
+            "--log",
+            &format!("udp://127.0.0.1:{logs}"),
+            "--duration",
+            "12",
+            "--stall",
+            "1.5",
+            "--out",
+            &rec_s,
+        ],
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let robot = red_square(logs, &stop);
+    // The camera for 2.5 s; then nothing for 3 s; then again.
+    let mut first = camera(&cam_url, 2.5);
+    let _ = first.0.wait();
+    std::thread::sleep(Duration::from_secs(3));
+    let _second = camera(&cam_url, 30.0);
+    let (status, err) = finish(&mut l, Duration::from_secs(90));
+    stop.store(true, Ordering::Relaxed);
+    robot.join().unwrap();
+    assert!(status.success(), "{err}");
+    let reconnects = number(&err, ",", " reconnects");
+    let cards = number(&err, ",", " 'no signal' frames");
+    assert!(reconnects >= 1, "{err}");
+    // The silence after the stall was noticed (1.5 s) lasted at least a
+    // second more: 25 cards a second.
+    assert!(cards >= 20, "{cards} cards\n{err}");
+    // The output kept about the camera's rate through the gap.
+    let (frames, _) = probe(&rec, 1.0, 160, 120);
+    assert!(frames >= 200, "{frames} frames in 12 s\n{err}");
+    // Before the gap and after it: the square drawn on the picture.
+    assert!(is_red(probe(&rec, 1.5, 160, 120).1), "{err}");
+    assert!(is_red(probe(&rec, 11.0, 160, 120).1), "{err}");
+    // In the gap (the camera silent from 2.5 s at the latest, noticed
+    // 1.5 s later, back no earlier than 5.5 s): the last picture, dimmed
+    // (looked at above the caption across its middle).
+    let (_, dim) = probe(&rec, 4.0, 160, 100);
+    assert!(
+        dim.iter().all(|&v| v < 110) && dim[0] > 60,
+        "the card at 4 s: {dim:?}\n{err}"
+    );
+}
+
+#[test]
+fn garbage_at_ten_thousand_datagrams_a_second_on_every_port_is_counted_and_ignored() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let dir = tmp();
+    let (cam, udp, tcp, rv) = (free_udp_port(), free_udp_port(), free_udp_port(), free_udp_port());
+    let rec = dir.path().join("rec.ts");
+    let rec_s = rec.to_str().unwrap().to_owned();
+    let (udp_s, tcp_s, rv_s) = (
+        format!("udp://127.0.0.1:{udp}"),
+        format!("tcp://127.0.0.1:{tcp}"),
+        format!("roboviz://127.0.0.1:{rv}"),
+    );
+    let mut l = live(
+        dir.path(),
+        &format!("udp://127.0.0.1:{cam}"),
+        &[
+            "--log",
+            &udp_s,
+            "--log",
+            &tcp_s,
+            "--log",
+            &rv_s,
+            "--duration",
+            "4",
+            "--out",
+            &rec_s,
+        ],
+    );
+    let _camera = camera(&format!("udp://127.0.0.1:{cam}?pkt_size=1316"), 30.0);
+    let stop = Arc::new(AtomicBool::new(false));
+    let robot = red_square(udp, &stop);
+    let sent = Arc::new(AtomicU64::new(0));
+    // 10,000 datagrams a second to each UDP port, in bursts of 100 every
+    // 10 ms, of varying length and content.
+    let noise = {
+        let (stop, sent) = (Arc::clone(&stop), Arc::clone(&sent));
+        std::thread::spawn(move || {
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let mut buf = [0u8; 300];
+            let t0 = Instant::now();
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..100 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let len = 1 + (x % 299) as usize;
+                    for (i, b) in buf[..len].iter_mut().enumerate() {
+                        *b = (x >> (i % 8 * 8)) as u8 ^ i as u8;
+                    }
+                    for port in [udp, rv] {
+                        if sock.send_to(&buf[..len], ("127.0.0.1", port)).is_ok() {
+                            sent.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+                n += 1;
+                let due = t0 + Duration::from_millis(10 * n);
+                if let Some(d) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(d);
+                }
+            }
+        })
+    };
+    // And senders of garbage over TCP, connecting again when cut off.
+    let tcp_noise = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut connections = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(mut s) = TcpStream::connect(("127.0.0.1", tcp)) {
+                    connections += 1;
+                    let _ = s.write_all(&[0xA5; 4096]);
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            connections
+        })
+    };
+    let t = Instant::now();
+    let (status, err) = finish(&mut l, Duration::from_secs(90));
+    let ran = t.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    robot.join().unwrap();
+    noise.join().unwrap();
+    let connections = tcp_noise.join().unwrap();
+    assert!(status.success(), "{err}");
+    let sent = sent.load(Ordering::Relaxed);
+    assert!(
+        sent as f64 >= 10_000.0 * ran,
+        "{sent} garbage datagrams in {ran:.1} s"
+    );
+    // Each UDP port: the garbage counted (loopback may lose some of a
+    // burst; most arrive), the robot's frames still drawn.
+    let (packets, ignored, _) = source_counts(&err, &udp_s);
+    assert!(
+        ignored >= 10_000 && packets >= 100,
+        "{udp_s}: {packets} packets, {ignored} ignored\n{err}"
+    );
+    let (_, ignored, _) = source_counts(&err, &rv_s);
+    assert!(ignored >= 10_000, "{rv_s}: {ignored} ignored\n{err}");
+    let (_, ignored, _) = source_counts(&err, &tcp_s);
+    assert!(
+        connections >= 5 && ignored >= 5,
+        "{connections} connections, {ignored} ignored\n{err}"
+    );
+    // The picture kept its rate and its drawings.
+    let (frames, centre) = probe(&rec, 2.0, 160, 120);
+    assert!(frames >= 80, "{frames} frames in 4 s\n{err}");
+    assert!(is_red(centre), "{centre:?}\n{err}");
+}
