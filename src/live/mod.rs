@@ -11,7 +11,10 @@
 //!   drawing datagrams over UDP, replayed set by set as a recording is.
 //! - `store`: the logs as they arrive, one per source (the frames it
 //!   ended, and what it shows now until further notice), kept within a
-//!   window and a budget and merged for drawing when something new came.
+//!   window and a budget.
+//! - `merger`: the store merged and indexed for drawing whenever something
+//!   new came, on a thread of its own (a flooding source costs the picture
+//!   nothing but staleness).
 //! - `run`: the loop: each frame held back by the delay, its log time its
 //!   arrival on this machine's clock plus the session's offset, drawn
 //!   through the same pipeline and draw settings as `view` and `export`,
@@ -24,6 +27,7 @@
 
 mod camera;
 mod error;
+mod merger;
 mod no_signal;
 mod run;
 mod sources;

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use super::camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 use super::error::LiveError;
+use super::merger::Merger;
 use super::no_signal;
 use super::sources::{self, LogSource};
 use super::store::{LiveLogs, SourceCounts, StoreOptions};
@@ -327,6 +328,7 @@ pub fn run(
         store.add_fixed(&name, log);
     }
     let _receivers = sources::start(&opts.sources, &store)?;
+    let merger = Merger::start(Arc::clone(&store));
     let camera = LiveCamera::start(opts.camera.clone());
 
     // The first picture: its size sets up the outputs and the mask.
@@ -464,7 +466,7 @@ pub fn run(
                     to: size,
                 });
             }
-            if let Some((g, log, index)) = store.snapshot(generation) {
+            if let Some((g, log, index)) = merger.latest(generation) {
                 generation = g;
                 pipeline.set_log(log, index);
             }

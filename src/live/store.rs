@@ -331,7 +331,15 @@ fn adopt_entities(s: &mut Source, batch: &Log, opts: &StoreOptions) -> Vec<Optio
 /// part of it went.
 fn prune(s: &mut Source, opts: &StoreOptions) {
     let horizon = s.newest - opts.keep;
-    let over = (s.log.primitives.len() + s.current_primitives.len()).saturating_sub(opts.max_primitives);
+    let held = s.log.primitives.len() + s.current_primitives.len();
+    // Over the budget, down to three quarters of it: a source flooding
+    // makes the store compact once for every quarter of the budget it
+    // sends, not at every packet.
+    let over = if held > opts.max_primitives {
+        held - opts.max_primitives / 4 * 3
+    } else {
+        0
+    };
     let old = |t: &FrameTime| match *t {
         FrameTime::Instant(t) => t < horizon,
         FrameTime::Persistent { end, .. } => end < horizon,

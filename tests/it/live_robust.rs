@@ -304,3 +304,221 @@ fn garbage_at_ten_thousand_datagrams_a_second_on_every_port_is_counted_and_ignor
     assert!(frames >= 80, "{frames} frames in 4 s\n{err}");
     assert!(is_red(centre), "{centre:?}\n{err}");
 }
+
+/// The largest resident set of process `pid` so far (its high-water mark), bytes.
+fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+#[test]
+fn a_log_source_flooding_is_kept_within_its_budget_and_the_drops_are_said() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let dir = tmp();
+    let (cam, tcp) = (free_udp_port(), free_udp_port());
+    let rec = dir.path().join("rec.ts");
+    let rec_s = rec.to_str().unwrap().to_owned();
+    let tcp_s = format!("tcp://127.0.0.1:{tcp}");
+    let mut l = live(
+        dir.path(),
+        &format!("udp://127.0.0.1:{cam}"),
+        &["--log", &tcp_s, "--duration", "6", "--out", &rec_s],
+    );
+    let pid = l.0.id();
+    let _camera = camera(&format!("udp://127.0.0.1:{cam}?pkt_size=1316"), 30.0);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Frames of 2,000 lines each, encoded once and sent again and again as
+    // fast as TCP takes them (the receiver sets the pace).
+    let t = epoch();
+    let (head, frame) = {
+        let encode = |frames: usize| {
+            let mut w =
+                Writer::with_options(Vec::new(), Header::default(), WriterOptions::default()).unwrap();
+            for _ in 0..frames {
+                w.instant(t);
+                for i in 0..2000 {
+                    let x = (i % 320) as f64;
+                    w.line((x, 0.0), (x, 40.0))
+                        .color(Rgba::named("yellow"))
+                        .entity("flood/lines");
+                }
+                w.end_frame();
+            }
+            w.finish().unwrap()
+        };
+        // The header and a first frame declaring the entity; then the
+        // second frame's record alone.
+        let (one, two) = (encode(1), encode(2));
+        assert!(two.starts_with(&one));
+        (one.clone(), two[one.len()..].to_vec())
+    };
+    // Where the frame's time is (a little-endian double): each copy sent
+    // is stamped with the time it is sent.
+    let at = frame
+        .windows(8)
+        .position(|w| w == t.to_le_bytes())
+        .expect("the frame's time in its record");
+    let flood = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let mut sock = loop {
+                match TcpStream::connect(("127.0.0.1", tcp)) {
+                    Ok(s) => break s,
+                    Err(_) if t.elapsed() < Duration::from_secs(30) => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            };
+            sock.write_all(&head).unwrap();
+            let mut sent = head.len() as u64;
+            let mut frame = frame;
+            while !stop.load(Ordering::Relaxed) && {
+                frame[at..at + 8].copy_from_slice(&epoch().to_le_bytes());
+                sock.write_all(&frame).is_ok()
+            } {
+                sent += frame.len() as u64;
+            }
+            (sent, t.elapsed().as_secs_f64())
+        })
+    };
+    let mut peak = 0;
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = l.0.try_wait().unwrap() {
+            break s;
+        }
+        peak = peak.max(peak_rss(pid).unwrap_or(0));
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "underlay live did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    stop.store(true, Ordering::Relaxed);
+    let (sent, secs) = flood.join().unwrap();
+    let (_, err) = finish(&mut l, Duration::from_secs(1));
+    assert!(status.success(), "{err}");
+    let (packets, _, dropped) = source_counts(&err, &tcp_s);
+    eprintln!(
+        "flood: {:.0} MB/s taken for {secs:.1} s, {packets} frames, {dropped} dropped; peak RSS {} MiB\n{err}",
+        sent as f64 / secs / 1e6,
+        peak >> 20
+    );
+    // More came than the store keeps (2 million primitives: 1,000
+    // frames): the oldest went, and the report says how many.
+    assert!(
+        packets > 1_000 && dropped > 0,
+        "{packets} frames, {dropped} dropped\n{err}"
+    );
+    // Memory stayed within the budget's reach: the store, the merged log
+    // drawn from and its index (measured: see docs/PERFORMANCE.md).
+    assert!(peak < 1 << 30, "peak RSS {} MiB\n{err}", peak >> 20);
+    // And the picture went on.
+    let (frames, _) = probe(&rec, 1.0, 160, 120);
+    assert!(frames >= 100, "{frames} frames in 6 s\n{err}");
+}
+
+#[test]
+fn srt_both_ways_a_camera_in_and_the_drawn_picture_out() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let protocols = Command::new("ffmpeg")
+        .args(["-hide_banner", "-protocols"])
+        .output()
+        .unwrap();
+    if !String::from_utf8_lossy(&protocols.stdout)
+        .lines()
+        .any(|l| l.trim() == "srt")
+    {
+        assert!(
+            std::env::var("UNDERLAY_REQUIRE_TOOLS").as_deref() != Ok("1"),
+            "this FFmpeg has no SRT"
+        );
+        eprintln!("skipped: this FFmpeg has no SRT");
+        return;
+    }
+    let dir = tmp();
+    let (cam, out, logs) = (free_udp_port(), free_udp_port(), free_udp_port());
+    let received = dir.path().join("received.ts");
+    // The receiving end listens first; underlay calls it.
+    let _receiver = Running(
+        Command::new("ffmpeg")
+            .args(["-v", "fatal", "-y", "-i"])
+            .arg(format!("srt://127.0.0.1:{out}?mode=listener&latency=50000"))
+            .args(["-c", "copy", "-t", "20"])
+            .arg(&received)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // The camera listens too (as an SRT encoder in a stadium does).
+    let _camera = camera(
+        &format!("srt://127.0.0.1:{cam}?mode=listener&latency=50000"),
+        30.0,
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let stop = Arc::new(AtomicBool::new(false));
+    let robot = red_square(logs, &stop);
+    let mut l = live(
+        dir.path(),
+        &format!("srt://127.0.0.1:{cam}?mode=caller&latency=50000"),
+        &[
+            "--log",
+            &format!("udp://127.0.0.1:{logs}"),
+            "--duration",
+            "4",
+            "--out",
+            &format!("srt://127.0.0.1:{out}?mode=caller&latency=50000"),
+        ],
+    );
+    let (status, err) = finish(&mut l, Duration::from_secs(90));
+    stop.store(true, Ordering::Relaxed);
+    robot.join().unwrap();
+    assert!(status.success(), "{err}");
+    // What arrived over SRT: about 4 s of the picture, the square on it.
+    let t = Instant::now();
+    let (mut frames, mut centre) = (0, [0; 3]);
+    while t.elapsed() < Duration::from_secs(15) {
+        (frames, centre) = probe(&received, 2.0, 160, 120);
+        if frames >= 75 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(frames >= 75, "{frames} frames received over SRT\n{err}");
+    assert!(is_red(centre), "{centre:?}\n{err}");
+}
+
+#[test]
+fn sigterm_stops_a_live_run_cleanly_and_the_recording_is_finished() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    let dir = tmp();
+    let cam = free_udp_port();
+    // An MP4 is only readable once finished: its index is written last.
+    let rec = dir.path().join("rec.mp4");
+    let rec_s = rec.to_str().unwrap().to_owned();
+    let mut l = live(dir.path(), &format!("udp://127.0.0.1:{cam}"), &["--out", &rec_s]);
+    let _camera = camera(&format!("udp://127.0.0.1:{cam}?pkt_size=1316"), 60.0);
+    // Until frames are written (the file grows), then a bit more.
+    let t = Instant::now();
+    while std::fs::metadata(&rec).map_or(0, |m| m.len()) < 20_000 {
+        assert!(t.elapsed() < Duration::from_secs(60), "nothing recorded");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: signalling a child process this test started and still holds.
+    unsafe { libc::kill(l.0.id() as i32, libc::SIGTERM) };
+    let (status, err) = finish(&mut l, Duration::from_secs(20));
+    assert!(status.success(), "{status}: {err}");
+    assert!(err.contains(" written ("), "{err}");
+    let (frames, _) = probe(&rec, 0.5, 160, 120);
+    assert!(frames >= 20, "{frames} frames in the finished recording\n{err}");
+}
