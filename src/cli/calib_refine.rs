@@ -22,7 +22,9 @@ use crate::calib::points::read_points;
 pub struct RefineArgs {
     /// A picture of the field, or a video of a fixed camera (its
     /// background picture — each pixel's median over --frames frames spread
-    /// across it, the players taken out — or its frame at --at).
+    /// across it, the players taken out — or its frame at --at), or a live
+    /// camera (a URL FFmpeg opens, a device): its background over --grab
+    /// seconds.
     #[arg(value_name = "IMAGE")]
     pub image: PathBuf,
     /// The rough calibration to start from (in the preset's world frame,
@@ -80,6 +82,13 @@ pub struct RefineArgs {
     /// levels, 0 to 255).
     #[arg(long, value_name = "LEVELS", default_value_t = 10.0)]
     pub min_contrast: f32,
+    /// Seconds of a live camera watched for its background picture (its
+    /// --frames frames spread over them).
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0, value_parser = super::common::parse_seconds)]
+    pub grab: f64,
+    /// Seconds to wait for a live camera's first picture.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = super::common::parse_seconds)]
+    pub wait: f64,
 }
 
 /// The JSON output.
@@ -248,6 +257,10 @@ pub fn run(a: RefineArgs) -> anyhow::Result<()> {
 /// (unless --at names a frame, --frames is 1, or the camera moves, which is
 /// said), else the frame at --at (the first).
 fn picture(a: &RefineArgs) -> anyhow::Result<(crate::image::RgbImage, String)> {
+    let input = a.image.to_string_lossy();
+    if crate::live::CameraOptions::new(&input).is_stream() {
+        return grab(a, &input);
+    }
     let mut source = open(&a.image, &OpenOptions::default())?;
     let info = source.info().clone();
     let several = info.duration > 1.5 * info.frame_duration();
@@ -285,6 +298,87 @@ fn picture(a: &RefineArgs) -> anyhow::Result<(crate::image::RgbImage, String)> {
         "the picture".to_owned()
     };
     Ok((frame.image, what))
+}
+
+/// A live camera's background picture: `--frames` frames spread over
+/// `--grab` seconds of it, their median (or its first frame, or the one
+/// frame when the camera moves, which is said).
+fn grab(a: &RefineArgs, input: &str) -> anyhow::Result<(crate::image::RgbImage, String)> {
+    if a.at.is_some() {
+        bail!(
+            "{input}: a live camera has no times to choose: --at is for files (--grab says how long to watch)"
+        );
+    }
+    let camera = crate::live::LiveCamera::start(crate::live::CameraOptions::new(input));
+    let started = Instant::now();
+    let first = loop {
+        if let Some(f) = camera.next(std::time::Duration::from_millis(100)) {
+            break f;
+        }
+        let st = camera.status();
+        if st.ended || started.elapsed().as_secs_f64() >= a.wait {
+            bail!(
+                "{input}: no picture came in {:.1} s{}",
+                started.elapsed().as_secs_f64(),
+                st.last_error.map(|e| format!(" ({e})")).unwrap_or_default()
+            );
+        }
+    };
+    let count = usize::from(a.frames);
+    let step = if count > 1 {
+        a.grab / (count - 1) as f64
+    } else {
+        0.0
+    };
+    let t0 = first.arrival;
+    let (mut times, mut frames) = (vec![0.0], vec![first.frame.image]);
+    let deadline = Instant::now() + std::time::Duration::from_secs_f64(a.grab + a.wait);
+    while frames.len() < count && Instant::now() < deadline {
+        let Some(f) = camera.next(std::time::Duration::from_millis(100)) else {
+            if camera.status().ended {
+                break;
+            }
+            continue;
+        };
+        let t = f.arrival - t0;
+        if t + 1e-3 >= step * frames.len() as f64 {
+            times.push(t);
+            frames.push(f.frame.image);
+        }
+    }
+    drop(camera);
+    let taken = started.elapsed().as_secs_f64();
+    if frames.len() < count {
+        eprintln!(
+            "underlay: {input}: {} of the {count} frames asked for came in {taken:.1} s",
+            frames.len()
+        );
+    }
+    let last = times.last().copied().unwrap_or(0.0);
+    let newest = frames.last().cloned();
+    let bg = crate::video::background::from_frames(input, times, frames)
+        .with_context(|| format!("{input}: making its background picture"))?;
+    if bg.times.len() > 1
+        && bg.camera_moves()
+        && let Some(newest) = newest
+    {
+        eprintln!(
+            "underlay: {input}: the camera moved while it was watched ({} of {} frames show another view), so \
+             there is no background picture: snapping to its last picture",
+            bg.moved_frames(),
+            bg.changed.len()
+        );
+        return Ok((newest, format!("the live camera's picture at {last:.1} s")));
+    }
+    let what = if bg.times.len() == 1 {
+        "the live camera's first picture".to_owned()
+    } else {
+        format!(
+            "the background of {} frames over {last:.1} s of the live camera",
+            bg.times.len()
+        )
+    };
+    Ok((bg.image, what))
 }
 
 /// The start: the calibration file, or a homography fitted to the points.

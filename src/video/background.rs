@@ -116,8 +116,31 @@ pub fn background(source: &mut dyn FrameSource, count: usize) -> Result<Backgrou
         times.push(f.time);
         frames.push(f.image);
     }
+    from_frames(&info.name, times, frames)
+}
+
+/// The background picture of `frames` (taken at `times`, all of one size)
+/// of the source named `name`: frames grabbed from a live stream, say.
+pub fn from_frames(
+    name: &str,
+    times: Vec<f64>,
+    frames: Vec<RgbImage>,
+) -> Result<Background, BackgroundError> {
     if frames.is_empty() {
-        return Err(BackgroundError::Empty(info.name.clone()));
+        return Err(BackgroundError::Empty(name.to_owned()));
+    }
+    if let Some((i, f)) = frames
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.dim() != frames[0].dim())
+    {
+        let size = |d: (usize, usize, usize)| format!("{}×{}", d.1, d.0);
+        return Err(BackgroundError::Sizes {
+            name: name.to_owned(),
+            time: times.get(i).copied().unwrap_or(f64::NAN),
+            got: size(f.dim()),
+            first: size(frames[0].dim()),
+        });
     }
     let image = median(&frames);
     let changed = frames.iter().map(|f| changed_share(f, &image)).collect();

@@ -485,3 +485,115 @@ fn a_moving_camera_is_said_and_its_frame_used() {
     assert_ok(&o);
     assert!(stdout(&o).contains("on the frame at 0.000 s"), "{}", stdout(&o));
 }
+
+/// A live camera (the demo video streamed over UDP by `ffmpeg -re`): the
+/// background of frames grabbed over a few seconds, snapped to as a
+/// video's is; `--at` is refused, a camera that never comes is said.
+#[test]
+fn a_live_camera_is_grabbed_and_snapped_on_its_background_picture() {
+    if !crate::util::have_tool("ffmpeg") {
+        return;
+    }
+    let dir = tmp();
+    let d = dir.path();
+    let demo = d.join("demo");
+    assert_ok(&run([
+        "demo",
+        "--out",
+        demo.to_str().unwrap(),
+        "--no-view",
+        "--width",
+        "960",
+        "--height",
+        "540",
+        "--fps",
+        "10",
+        "--duration",
+        "4",
+    ]));
+    let truth = Camera::demo(960, 540).unwrap().calibration().unwrap();
+    let clicks = d.join("clicks.csv");
+    std::fs::write(&clicks, points(&truth, &CORNERS, 12.0, 1.0)).unwrap();
+    let port = crate::live::free_udp_port();
+    let url = format!("udp://127.0.0.1:{port}");
+    let _camera = crate::live::Running(
+        std::process::Command::new("ffmpeg")
+            .args(["-v", "fatal", "-re", "-stream_loop", "-1", "-i"])
+            .arg(demo.join("video.mp4"))
+            .args([
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-g",
+                "10",
+                "-crf",
+                "18",
+                "-f",
+                "mpegts",
+            ])
+            .arg(format!("{url}?pkt_size=1316"))
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let out = d.join("refined.toml");
+    let picture = d.join("grabbed.png");
+    let o = run([
+        "calib",
+        "refine",
+        &url,
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--grab",
+        "2",
+        "--frames",
+        "8",
+        "--wait",
+        "30",
+        "-o",
+        out.to_str().unwrap(),
+        "--save-picture",
+        picture.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let text = stdout(&o);
+    assert!(text.contains("on the background of 8 frames over"), "{text}");
+    // Through H.264 twice: still a fraction of a pixel.
+    let after = check_rms(d, &truth, &out, 1.0);
+    assert!(after < 0.7, "{after} px\n{text}");
+    assert_eq!(
+        underlay::video::still::load_rgb(&picture).unwrap().dim(),
+        (540, 960, 3)
+    );
+
+    let o = run([
+        "calib",
+        "refine",
+        &url,
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--at",
+        "1",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--at is for files"), "{}", stderr(&o));
+    let silent = format!("udp://127.0.0.1:{}", crate::live::free_udp_port());
+    let o = run([
+        "calib",
+        "refine",
+        &silent,
+        "--points",
+        clicks.to_str().unwrap(),
+        "--preset",
+        "ssl-b",
+        "--wait",
+        "1",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no picture came in"), "{}", stderr(&o));
+}
