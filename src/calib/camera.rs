@@ -22,7 +22,7 @@ mod table;
 pub use decompose::Camera;
 pub(crate) use rotation::{nearest_rotation, rq as decompose_rq};
 pub use rotation::{rodrigues, rotation_vector};
-pub use table::CameraTable;
+pub use table::{CameraLens, CameraTable};
 
 use crate::calib::{CalibError, Calibration, Distortion, Mat3};
 use crate::geom::mat3::{det, mul, mul_vec, transpose};
@@ -39,6 +39,19 @@ impl Calibration {
     /// camera that is not above the floor (below it the image would be
     /// mirrored; in it the floor is a line).
     pub fn from_camera(k: &Mat3, dist: &[f64], r: &Mat3, t: [f64; 3]) -> Result<Self, CalibError> {
+        Calibration::from_camera_lens(k, CameraLens::Standard, dist, r, t)
+    }
+
+    /// [`Self::from_camera`] with the lens model `dist` is for: OpenCV's
+    /// standard one (`k1, k2, p1, p2[, k3[, k4, k5, k6]]`) or its fisheye
+    /// model (`k1, k2, k3, k4`).
+    pub fn from_camera_lens(
+        k: &Mat3,
+        lens: CameraLens,
+        dist: &[f64],
+        r: &Mat3,
+        t: [f64; 3],
+    ) -> Result<Self, CalibError> {
         if !t.iter().all(|v| v.is_finite()) {
             return Err(CalibError::InvalidCamera(
                 "camera matrix, rotation and translation must be finite".into(),
@@ -54,25 +67,34 @@ impl Calibration {
         let table = CameraTable {
             matrix: *k,
             distortion: dist.to_vec(),
+            lens,
             rotation: Some(r),
             rvec: None,
             position: Some(centre),
             tvec: None,
         };
-        Calibration::from_camera_centre(k, dist, &r, centre, table)
+        Calibration::from_camera_centre(k, lens, dist, &r, centre, table)
     }
 
     /// A calibration from a camera table (a calibration file's `[camera]`):
     /// the camera of [`Self::from_camera`], kept as the table says it.
     pub fn from_camera_table(table: &CameraTable) -> Result<Self, CalibError> {
         let (r, centre) = table.pose()?;
-        Calibration::from_camera_centre(&table.matrix, &table.distortion, &r, centre, table.clone())
+        Calibration::from_camera_centre(
+            &table.matrix,
+            table.lens,
+            &table.distortion,
+            &r,
+            centre,
+            table.clone(),
+        )
     }
 
     /// [`Self::from_camera`] with the camera's centre in the world instead
     /// of the translation, keeping `table` as the camera it was given as.
     fn from_camera_centre(
         k: &Mat3,
+        lens: CameraLens,
         dist: &[f64],
         r: &Mat3,
         centre: Vec3,
@@ -110,25 +132,44 @@ impl Calibration {
         if det(r) < 0.0 {
             return bad("R is a reflection (determinant −1), not a rotation".into());
         }
-        let [k1, k2, p1, p2, k3] = match dist {
-            [] => [0.0; 5],
-            [k1, k2] => [*k1, *k2, 0.0, 0.0, 0.0],
-            [k1, k2, p1, p2] => [*k1, *k2, *p1, *p2, 0.0],
-            [k1, k2, p1, p2, k3, rest @ ..] if matches!(rest.len(), 0 | 3 | 7 | 9) => {
+        // k1, k2, p1, p2, k3, k4, k5, k6 (the fisheye lens: k1…k4).
+        let mut c = [0.0; 8];
+        match (lens, dist) {
+            (CameraLens::Fisheye, [] | [_, _, _, _]) => {
+                for (i, v) in dist.iter().enumerate() {
+                    // k1, k2, k3, k4 into their places.
+                    c[[0, 1, 4, 5][i]] = *v;
+                }
+            }
+            (CameraLens::Fisheye, _) => {
+                return bad(format!(
+                    "a fisheye lens has 4 distortion coefficients (k1, k2, k3, k4), not {}",
+                    dist.len()
+                ));
+            }
+            (
+                CameraLens::Standard,
+                [] | [_, _] | [_, _, _, _] | [_, _, _, _, _] | [_, _, _, _, _, _, _, _],
+            ) => {
+                c[..dist.len()].copy_from_slice(dist);
+            }
+            (CameraLens::Standard, _) if matches!(dist.len(), 12 | 14) => {
+                let (head, rest) = dist.split_at(8);
                 if rest.iter().any(|&v| v != 0.0) {
                     return bad(format!(
-                        "only k1, k2, p1, p2, k3 are supported; got non-zero higher terms {rest:?}"
+                        "only k1, k2, p1, p2, k3, k4, k5, k6 are supported; got non-zero thin-prism or tilt terms {rest:?}"
                     ));
                 }
-                [*k1, *k2, *p1, *p2, *k3]
+                c.copy_from_slice(head);
             }
-            _ => {
+            (CameraLens::Standard, _) => {
                 return bad(format!(
                     "distortion must have 0, 2, 4, 5, 8, 12 or 14 coefficients, not {}",
                     dist.len()
                 ));
             }
-        };
+        }
+        let [k1, k2, p1, p2, k3, k4, k5, k6] = c;
         if !dist.iter().all(|v| v.is_finite()) {
             return bad(format!("distortion coefficients must be finite: {dist:?}"));
         }
@@ -152,7 +193,10 @@ impl Calibration {
         ];
         let h = mul(&kn, &rt);
         let d = Distortion {
-            model: crate::calib::DistortionModel::Opencv,
+            model: match lens {
+                CameraLens::Standard => crate::calib::DistortionModel::Opencv,
+                CameraLens::Fisheye => crate::calib::DistortionModel::Fisheye,
+            },
             center: [cx, cy],
             focal: [fx, fy],
             skew,
@@ -161,6 +205,9 @@ impl Calibration {
             k3,
             p1,
             p2,
+            k4,
+            k5,
+            k6,
         };
         let r3 = [r[0][2], r[1][2], r[2][2]];
         let z_col = [
@@ -293,8 +340,20 @@ mod tests {
         assert!(Calibration::from_camera(&k, &[], &rs, t).is_err());
         // Unsupported coefficient vectors.
         assert!(Calibration::from_camera(&k, &[0.1], &r, t).is_err());
-        assert!(Calibration::from_camera(&k, &[0.1, 0.0, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0], &r, t).is_err());
+        // The rational model's k4–k6 are modelled; thin-prism terms are not.
+        assert!(Calibration::from_camera(&k, &[0.1, 0.0, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0], &r, t).is_ok());
+        let prism = [0.1, 0.0, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.01, 0.0, 0.0, 0.0];
+        let e = Calibration::from_camera(&k, &prism, &r, t)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("thin-prism"), "{e}");
         assert!(Calibration::from_camera(&k, &[0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], &r, t).is_ok());
+        // A fisheye lens has four.
+        let e = Calibration::from_camera_lens(&k, CameraLens::Fisheye, &[0.1, 0.0, 0.0, 0.0, 0.0], &r, t)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("4 distortion coefficients"), "{e}");
+        assert!(Calibration::from_camera_lens(&k, CameraLens::Fisheye, &[0.1, 0.0, 0.0, 0.0], &r, t).is_ok());
         let mut kb = k;
         kb[0][0] = -1.0;
         assert!(Calibration::from_camera(&kb, &[], &r, t).is_err());

@@ -24,6 +24,18 @@
 //!   focal length); ssl-vision solves the cubic in closed form, which gives
 //!   the same root.
 //!
+//! - OpenCV's rational model (ROS's `rational_polynomial`): the Opencv
+//!   model with `g = (1 + k1 r² + k2 r⁴ + k3 r⁶) / (1 + k4 r² + k5 r⁴ + k6 r⁶)`;
+//!   it is the Opencv model whenever `k4`, `k5` or `k6` is given.
+//! - [`DistortionModel::Fisheye`] (OpenCV's fisheye model, ROS's
+//!   `equidistant`, Kannala–Brandt with four terms): the angle off axis
+//!   `θ = atan r` is what the polynomial bends, `θd = θ (1 + k1 θ² + k2 θ⁴
+//!   + k3 θ⁶ + k4 θ⁸)`, and the distorted point is `n · θd / r` (radial
+//!   only: no `p1, p2, k5, k6`).
+//!
+//! All three are a gain `g(r²)` on the normalised point (plus Opencv's
+//! tangential terms): the radial map is `P(r) = r g(r²)`.
+//!
 //! The polynomial only describes a lens up to the radius where it folds
 //! over (where `P` stops growing, e.g. for `k1 < 0`). Beyond it the model
 //! maps far-away points back into the picture, which is garbage; [`Lens`]
@@ -43,6 +55,9 @@ pub enum DistortionModel {
     Opencv,
     /// Distorted → undistorted, radial only (ssl-vision's, with `k1`).
     Inverse,
+    /// OpenCV's fisheye (equidistant) model: the angle off axis bent by
+    /// `k1…k4` (module docs).
+    Fisheye,
 }
 
 impl DistortionModel {
@@ -81,6 +96,16 @@ pub struct Distortion {
     /// Second tangential coefficient.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub p2: f64,
+    /// The rational model's denominator coefficient of r² (the fisheye
+    /// model's coefficient of θ⁸).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub k4: f64,
+    /// The rational model's denominator coefficient of r⁴.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub k5: f64,
+    /// The rational model's denominator coefficient of r⁶.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub k6: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -101,12 +126,19 @@ impl Distortion {
             k3: 0.0,
             p1: 0.0,
             p2: 0.0,
+            k4: 0.0,
+            k5: 0.0,
+            k6: 0.0,
         }
     }
 
-    /// True when every coefficient is zero (the identity).
+    /// True when the lens maps every point to itself: every coefficient
+    /// zero (a fisheye lens never does: it bends even with none).
     pub fn is_identity(&self) -> bool {
-        [self.k1, self.k2, self.k3, self.p1, self.p2]
+        self.model != DistortionModel::Fisheye
+            && [
+                self.k1, self.k2, self.k3, self.p1, self.p2, self.k4, self.k5, self.k6,
+            ]
             .iter()
             .all(|&k| k == 0.0)
     }
@@ -153,6 +185,9 @@ impl Lens {
             d.k3,
             d.p1,
             d.p2,
+            d.k4,
+            d.k5,
+            d.k6,
         ];
         if !all.iter().all(|v| v.is_finite()) {
             return Err(CalibError::InvalidDistortion(format!(
@@ -171,6 +206,16 @@ impl Lens {
                 "the inverse model is radial only: p1 and p2 must be 0".to_owned(),
             ));
         }
+        if d.model == DistortionModel::Inverse && (d.k4 != 0.0 || d.k5 != 0.0 || d.k6 != 0.0) {
+            return Err(CalibError::InvalidDistortion(
+                "the inverse model is a polynomial: k4, k5 and k6 must be 0".to_owned(),
+            ));
+        }
+        if d.model == DistortionModel::Fisheye && (tangential || d.k5 != 0.0 || d.k6 != 0.0) {
+            return Err(CalibError::InvalidDistortion(
+                "the fisheye model is radial with k1 to k4: p1, p2, k5 and k6 must be 0".to_owned(),
+            ));
+        }
         let mut lens = Lens {
             d,
             r_valid: R_CAP,
@@ -186,7 +231,7 @@ impl Lens {
         }
         lens.arg_valid = fold * VALID_FRACTION;
         match d.model {
-            DistortionModel::Opencv => {
+            DistortionModel::Opencv | DistortionModel::Fisheye => {
                 lens.r_valid = fold * VALID_FRACTION;
                 lens.r_clip = fold * CLIP_FRACTION;
             }
@@ -240,10 +285,46 @@ impl Lens {
         R_CAP
     }
 
-    /// The radial polynomial P(r) = r·g(r²).
+    /// The radial map P(r) = r·g(r²).
     fn radial(&self, r: f64) -> f64 {
-        let r2 = r * r;
-        r * (1.0 + r2 * (self.d.k1 + r2 * (self.d.k2 + r2 * self.d.k3)))
+        r * self.gain(r * r).0
+    }
+
+    /// The gain `g(r²)` on a normalised point and its derivative
+    /// `dg/d(r²)` (module docs).
+    fn gain(&self, r2: f64) -> (f64, f64) {
+        let Distortion {
+            k1,
+            k2,
+            k3,
+            k4,
+            k5,
+            k6,
+            ..
+        } = self.d;
+        if self.d.model == DistortionModel::Fisheye {
+            let r = r2.sqrt();
+            if r < 1e-8 {
+                // θd/r → 1, and its slope in r² → k1 − 1/3.
+                return (1.0, k1 - 1.0 / 3.0);
+            }
+            let th = r.atan();
+            let t2 = th * th;
+            let poly = 1.0 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4)));
+            let dpoly = 1.0 + t2 * (3.0 * k1 + t2 * (5.0 * k2 + t2 * (7.0 * k3 + t2 * 9.0 * k4)));
+            let thd = th * poly;
+            // d/dr (θd / r) = (θd'·r − θd) / r², θd' = dθd/dθ / (1 + r²).
+            let dg_dr = (dpoly / (1.0 + r2) * r - thd) / r2;
+            return (thd / r, dg_dr / (2.0 * r));
+        }
+        let num = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
+        let dnum = k1 + r2 * (2.0 * k2 + r2 * 3.0 * k3);
+        if k4 == 0.0 && k5 == 0.0 && k6 == 0.0 {
+            return (num, dnum);
+        }
+        let den = 1.0 + r2 * (k4 + r2 * (k5 + r2 * k6));
+        let dden = k4 + r2 * (2.0 * k5 + r2 * 3.0 * k6);
+        (num / den, (dnum * den - num * dden) / (den * den))
     }
 
     /// The `r` in `[0, upper]` with P(r) = `target`, for `0 < target ≤
@@ -279,7 +360,8 @@ impl Lens {
     /// d/dr of r·g(r²): the radial magnification.
     fn radial_slope(&self, r: f64) -> f64 {
         let r2 = r * r;
-        1.0 + r2 * (3.0 * self.d.k1 + r2 * (5.0 * self.d.k2 + r2 * 7.0 * self.d.k3))
+        let (g, gp) = self.gain(r2);
+        g + 2.0 * r2 * gp
     }
 
     fn min_det_on_ring(&self, r: f64) -> f64 {
@@ -334,12 +416,10 @@ impl Lens {
             };
             return n * (self.solve_radial(ru, upper) / ru);
         }
-        let Distortion {
-            k1, k2, k3, p1, p2, ..
-        } = self.d;
+        let Distortion { p1, p2, .. } = self.d;
         let (x, y) = (n.x, n.y);
         let r2 = x * x + y * y;
-        let g = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
+        let g = self.gain(r2).0;
         Vec2::new(
             x * g + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x),
             y * g + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y,
@@ -348,14 +428,11 @@ impl Lens {
 
     /// Jacobian of [`Self::distort_normalized`] at `n`, row-major.
     fn jacobian(&self, n: Vec2) -> [[f64; 2]; 2] {
-        let Distortion {
-            k1, k2, k3, p1, p2, ..
-        } = self.d;
+        let Distortion { p1, p2, .. } = self.d;
         let (x, y) = (n.x, n.y);
         let r2 = x * x + y * y;
-        let g = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
-        // dg/d(r²)
-        let gp = k1 + r2 * (2.0 * k2 + r2 * 3.0 * k3);
+        // g and dg/d(r²)
+        let (g, gp) = self.gain(r2);
         [
             [
                 g + 2.0 * x * x * gp + 2.0 * p1 * y + 6.0 * p2 * x,
@@ -461,8 +538,120 @@ mod tests {
             k3: 0.0,
             p1,
             p2,
+            k4: 0.0,
+            k5: 0.0,
+            k6: 0.0,
         })
         .unwrap()
+    }
+
+    /// A lens of `model` with K = [[900, 0, 640], [0, 880, 360]] and `k`
+    /// as (k1, k2, p1, p2, k3, k4, k5, k6).
+    fn opencv_lens(model: DistortionModel, k: [f64; 8]) -> Lens {
+        Lens::new(Distortion {
+            model,
+            center: [640.0, 360.0],
+            focal: [900.0, 880.0],
+            skew: 0.0,
+            k1: k[0],
+            k2: k[1],
+            p1: k[2],
+            p2: k[3],
+            k3: k[4],
+            k4: k[5],
+            k5: k[6],
+            k6: k[7],
+        })
+        .unwrap()
+    }
+
+    /// Pixels OpenCV 4's `projectPoints` and `fisheye.projectPoints` give
+    /// for the normalised points (0.3, −0.2), (0.8, 0.5) and (−1, 0.4)
+    /// through the lenses of [`opencv_lens`].
+    const OPENCV_POINTS: [[f64; 2]; 3] = [[0.3, -0.2], [0.8, 0.5], [-1.0, 0.4]];
+
+    #[test]
+    fn the_rational_and_fisheye_lenses_project_as_opencv_does() {
+        let pixel = |n: [f64; 2]| Vec2::new(640.0 + 900.0 * n[0], 360.0 + 880.0 * n[1]);
+        let rational = opencv_lens(
+            DistortionModel::Opencv,
+            [0.2, -0.1, 0.001, -0.002, 0.01, 0.15, -0.05, 0.005],
+        );
+        let rational_cv = [
+            [910.835783678386, 183.417059528163],
+            [1362.338128643765, 803.191056393412],
+            [-265.216489159431, 714.244386871244],
+        ];
+        let fisheye = opencv_lens(
+            DistortionModel::Fisheye,
+            [0.1, -0.05, 0.0, 0.0, 0.01, -0.002, 0.0, 0.0],
+        );
+        let fisheye_cv = [
+            [902.057261955252, 189.177488503243],
+            [1241.721142942122, 727.718476242408],
+            [-79.885384271678, 641.555172515145],
+        ];
+        for (lens, cv) in [(&rational, rational_cv), (&fisheye, fisheye_cv)] {
+            for (n, want) in OPENCV_POINTS.iter().zip(cv) {
+                let got = lens.distort(pixel(*n)).unwrap();
+                assert!(
+                    (got - Vec2::new(want[0], want[1])).length() < 1e-6,
+                    "{:?} {n:?}: {got:?}, OpenCV {want:?}",
+                    lens.distortion().model
+                );
+                // And back.
+                let back = lens.undistort(got).unwrap();
+                assert!((back - pixel(*n)).length() < 1e-6, "{n:?}: back at {back:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_gain_slope_is_the_derivative_of_the_gain() {
+        let lenses = [
+            opencv_lens(
+                DistortionModel::Opencv,
+                [0.2, -0.1, 0.0, 0.0, 0.01, 0.15, -0.05, 0.005],
+            ),
+            opencv_lens(
+                DistortionModel::Fisheye,
+                [0.1, -0.05, 0.0, 0.0, 0.01, -0.002, 0.0, 0.0],
+            ),
+            opencv_lens(DistortionModel::Fisheye, [0.0; 8]),
+        ];
+        for lens in &lenses {
+            for r2 in [1e-20, 1e-6, 0.01, 0.5, 2.0, 9.0] {
+                let h = 1e-6 * (1.0 + r2);
+                let numeric =
+                    (lens.gain(r2 + h).0 - lens.gain((r2 - h).max(0.0)).0) / (r2 + h - (r2 - h).max(0.0));
+                let (_, slope) = lens.gain(r2);
+                assert!(
+                    (numeric - slope).abs() < 1e-5 * (1.0 + slope.abs()),
+                    "{:?} at r² = {r2}: {slope} against {numeric}",
+                    lens.distortion().model
+                );
+            }
+        }
+        // A fisheye lens bends even with no coefficients: it is no identity.
+        assert!(!lenses[2].distortion().is_identity());
+        let far = lenses[2].distort(Vec2::new(640.0 + 900.0 * 3.0, 360.0)).unwrap();
+        assert!((far.x - (640.0 + 900.0 * 3f64.atan())).abs() < 1e-9, "{far:?}");
+    }
+
+    #[test]
+    fn terms_a_model_does_not_have_are_refused() {
+        let mut d = *opencv_lens(DistortionModel::Opencv, [0.0; 8]).distortion();
+        d.model = DistortionModel::Fisheye;
+        d.p1 = 0.01;
+        assert!(Lens::new(d).unwrap_err().to_string().contains("fisheye"));
+        d.p1 = 0.0;
+        d.k6 = 0.1;
+        assert!(Lens::new(d).is_err());
+        d.model = DistortionModel::Inverse;
+        assert!(Lens::new(d).unwrap_err().to_string().contains("k4, k5 and k6"));
+        d.k6 = f64::NAN;
+        d.model = DistortionModel::Opencv;
+        assert!(Lens::new(d).is_err());
     }
 
     #[test]

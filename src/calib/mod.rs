@@ -44,7 +44,7 @@ pub mod track;
 pub mod unit;
 
 pub use calibration::*;
-pub use camera::{Camera, CameraTable};
+pub use camera::{Camera, CameraLens, CameraTable};
 pub use error::{CalibError, DuplicatePair};
 pub use file::CalibrationFile;
 pub use fit::{

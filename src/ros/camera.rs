@@ -1,6 +1,6 @@
 //! A ROS camera as an underlay calibration: `sensor_msgs/CameraInfo` (the
-//! camera matrix and lens, `plumb_bob` or `rational_polynomial` with its
-//! higher terms zero) and the camera's optical frame placed in the world
+//! camera matrix and lens: `plumb_bob`, `rational_polynomial` or
+//! `equidistant`, OpenCV's models all three) and the camera's optical frame placed in the world
 //! by the transform tree give a full camera ([`Calibration::from_camera`]).
 //! A rectified image (`…image_rect…`) is drawn through the projection
 //! matrix `P` without distortion, as `image_geometry` does. Foxglove's
@@ -9,7 +9,7 @@
 
 use super::tf::Transform;
 use super::value::Struct;
-use crate::calib::{CalibError, Calibration, Mat3};
+use crate::calib::{CalibError, Calibration, CameraLens, Mat3};
 
 /// The intrinsics of a `CameraInfo`.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,8 +18,11 @@ pub struct Intrinsics {
     pub height: u32,
     /// The camera matrix.
     pub k: Mat3,
-    /// OpenCV's `(k1, k2, p1, p2, k3)`, or empty.
+    /// OpenCV's `(k1, k2, p1, p2[, k3[, k4, k5, k6]])` (a fisheye lens's
+    /// `(k1, k2, k3, k4)`), or empty.
     pub distortion: Vec<f64>,
+    /// The lens model `distortion` is for.
+    pub lens: CameraLens,
     /// The optical frame (`header.frame_id`).
     pub frame: String,
 }
@@ -62,24 +65,41 @@ pub fn intrinsics(msg: &Struct<'_>, rectified: bool) -> Result<Intrinsics, Strin
     }
     let model = msg.str("distortion_model").unwrap_or("");
     let d = numbers(msg, "d");
-    let distortion = if rectified || d.iter().all(|v| *v == 0.0) {
-        Vec::new()
+    let fisheye = matches!(model, "equidistant" | "fisheye" | "kannala_brandt");
+    let (lens, distortion) = if rectified {
+        (CameraLens::Standard, Vec::new())
+    } else if fisheye {
+        // OpenCV's fisheye model takes four: a shorter D is padded, a
+        // longer one's extra terms must be zero.
+        if d.len() > 4 && d[4..].iter().any(|v| *v != 0.0) {
+            return Err(format!(
+                "its fisheye lens has {} coefficients; the equidistant model has 4 (k1–k4)",
+                d.len()
+            ));
+        }
+        let mut k = d;
+        k.resize(4, 0.0);
+        (CameraLens::Fisheye, k)
+    } else if d.iter().all(|v| *v == 0.0) {
+        (CameraLens::Standard, Vec::new())
     } else {
         match model {
             "plumb_bob" | "rational_polynomial" => {
-                if d.len() > 5 && d[5..].iter().any(|v| *v != 0.0) {
+                if d.len() > 8 && d[8..].iter().any(|v| *v != 0.0) {
                     return Err(format!(
-                        "its lens ({model} with k4–k6 = {:?}) has terms underlay does not model; give a calibration with --calib",
-                        &d[5..]
+                        "its lens ({model} with thin-prism or tilt terms {:?}) has terms underlay does not model; give a calibration with --calib",
+                        &d[8..]
                     ));
                 }
-                d.into_iter().take(5).collect()
-            }
-            "equidistant" | "fisheye" | "kannala_brandt" => {
-                return Err(
-                    "its lens is a fisheye (equidistant), which underlay does not model; give a calibration with --calib"
-                        .into(),
-                );
+                let mut k: Vec<f64> = d.into_iter().take(8).collect();
+                // OpenCV's lengths: 4, 5 or 8.
+                let n = match k.len() {
+                    0..=4 => 4,
+                    5 => 5,
+                    _ => 8,
+                };
+                k.resize(n, 0.0);
+                (CameraLens::Standard, k)
             }
             other => {
                 return Err(format!(
@@ -93,6 +113,7 @@ pub fn intrinsics(msg: &Struct<'_>, rectified: bool) -> Result<Intrinsics, Strin
         height,
         k,
         distortion,
+        lens,
         frame: super::tf::frame_name(
             msg.str("header.frame_id")
                 .or_else(|| msg.str("frame_id"))
@@ -110,8 +131,9 @@ pub fn calibration(
 ) -> Result<Calibration, CalibError> {
     let camera_from_world = world_from_camera.inverse();
     let r = camera_from_world.matrix();
-    let cal = Calibration::from_camera(
+    let cal = Calibration::from_camera_lens(
         &intrinsics.k,
+        intrinsics.lens,
         &intrinsics.distortion,
         &r,
         camera_from_world.translation,
@@ -143,6 +165,7 @@ mod tests {
             height: 480,
             k: [[500.0, 0.0, 319.5], [0.0, 500.0, 239.5], [0.0, 0.0, 1.0]],
             distortion: vec![],
+            lens: CameraLens::Standard,
             frame: "cam".into(),
         };
         let cal = calibration(&intr, &world_from_camera).unwrap();
@@ -155,5 +178,56 @@ mod tests {
         let below = Transform::new([1.0, 0.0, 0.0, 0.0], [1.0, 2.0, -5.0]).unwrap();
         assert!(calibration(&intr, &below).is_err());
         assert!(is_rectified("/cam/image_rect_color") && !is_rectified("/cam/image_raw"));
+    }
+
+    /// A `CameraInfo` with distortion `model` and `d`, as JSON.
+    fn info(model: &str, d: &[f64]) -> Struct<'static> {
+        let json = format!(
+            r#"{{"header": {{"frame_id": "cam"}}, "width": 1280, "height": 720, "distortion_model": "{model}",
+                "d": {d:?}, "k": [900.0, 0.0, 640.0, 0.0, 880.0, 360.0, 0.0, 0.0, 1.0]}}"#
+        );
+        crate::ros::json::decode("sensor_msgs/msg/CameraInfo", json.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn fisheye_and_rational_lenses_are_read_as_opencv_models() {
+        // Straight down from 5 m: the normalised point (x, y) is the floor
+        // point (1 + 5x, 2 − 5y).
+        let down = Transform::new([1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 5.0]).unwrap();
+        let floor = |n: [f64; 2]| crate::geom::Vec2::new(1.0 + 5.0 * n[0], 2.0 - 5.0 * n[1]);
+        // The pixels OpenCV 4 gives (`fisheye.projectPoints` with
+        // D = (0.1, −0.05, 0.01, −0.002); `projectPoints` with the
+        // rational D below) for the normalised point (0.8, 0.5).
+        let fisheye = intrinsics(&info("equidistant", &[0.1, -0.05, 0.01, -0.002]), false).unwrap();
+        assert_eq!(fisheye.lens, CameraLens::Fisheye);
+        let px = calibration(&fisheye, &down)
+            .unwrap()
+            .project(floor([0.8, 0.5]))
+            .unwrap();
+        assert!(
+            (px.x - 1241.721142942122).abs() < 1e-6 && (px.y - 727.718476242408).abs() < 1e-6,
+            "{px:?}"
+        );
+        let d = [0.2, -0.1, 0.001, -0.002, 0.01, 0.15, -0.05, 0.005];
+        let rational = intrinsics(&info("rational_polynomial", &d), false).unwrap();
+        assert_eq!(rational.distortion, d);
+        let px = calibration(&rational, &down)
+            .unwrap()
+            .project(floor([0.8, 0.5]))
+            .unwrap();
+        assert!(
+            (px.x - 1362.338128643765).abs() < 1e-6 && (px.y - 803.191056393412).abs() < 1e-6,
+            "{px:?}"
+        );
+        // A fisheye with no coefficients is still a fisheye.
+        let plain = intrinsics(&info("equidistant", &[]), false).unwrap();
+        assert_eq!((plain.lens, plain.distortion.len()), (CameraLens::Fisheye, 4));
+        // Terms no model here has are said.
+        let e = intrinsics(&info("equidistant", &[0.1, 0.0, 0.0, 0.0, 0.3]), false).unwrap_err();
+        assert!(e.contains("4 (k1–k4)"), "{e}");
+        let mut prism = d.to_vec();
+        prism.extend([0.01, 0.0, 0.0, 0.0]);
+        let e = intrinsics(&info("rational_polynomial", &prism), false).unwrap_err();
+        assert!(e.contains("thin-prism"), "{e}");
     }
 }

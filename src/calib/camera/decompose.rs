@@ -146,7 +146,8 @@ impl Calibration {
 
 /// `d` as OpenCV coefficients for camera matrix `k` (module docs).
 fn opencv_coefficients(d: &Distortion, k: &Mat3) -> Option<[f64; 5]> {
-    if d.model != DistortionModel::Opencv {
+    // The rational and fisheye lenses have no five-coefficient form.
+    if d.model != DistortionModel::Opencv || d.k4 != 0.0 || d.k5 != 0.0 || d.k6 != 0.0 {
         return None;
     }
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()));

@@ -5,7 +5,7 @@
 //! ```toml
 //! [camera]
 //! matrix = [[1400.0, 0.0, 960.0], [0.0, 1400.0, 540.0], [0.0, 0.0, 1.0]]
-//! distortion = [-0.12, 0.03, 0.0, 0.0]   # OpenCV's order: k1, k2, p1, p2[, k3]
+//! distortion = [-0.12, 0.03, 0.0, 0.0]   # OpenCV's order: k1, k2, p1, p2[, k3[, k4, k5, k6]]
 //! rotation = [[…], […], […]]             # world → camera; or rvec = [rx, ry, rz]
 //! position = [0.0, -9000.0, 5000.0]      # the camera's centre; or tvec = [tx, ty, tz]
 //! ```
@@ -18,6 +18,9 @@
 //! written to a few decimals (within 10⁻³ of orthonormal) is taken as the
 //! nearest rotation. Everything else is checked as
 //! [`Calibration::from_camera`] checks it.
+//!
+//! `lens = "fisheye"` takes `distortion` as OpenCV's fisheye model's
+//! (ROS's `equidistant`): `k1, k2, k3, k4` of the angle off axis.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +29,24 @@ use crate::calib::{CalibError, Mat3};
 use crate::geom::mat3::{mul, mul_vec, transpose};
 use crate::geom::vec3::Vec3;
 
+/// Which lens model a camera's `distortion` coefficients are for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CameraLens {
+    /// OpenCV's standard (Brown–Conrady, rational with k4–k6) model:
+    /// ROS's `plumb_bob` and `rational_polynomial`.
+    #[default]
+    Standard,
+    /// OpenCV's fisheye model: ROS's `equidistant`.
+    Fisheye,
+}
+
+impl CameraLens {
+    fn is_standard(&self) -> bool {
+        *self == CameraLens::Standard
+    }
+}
+
 /// The `[camera]` table of a calibration file (module docs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,10 +54,14 @@ pub struct CameraTable {
     /// The camera matrix `K` (`[[fx, skew, cx], [0, fy, cy], [0, 0, 1]]`,
     /// pixels).
     pub matrix: Mat3,
-    /// Distortion coefficients in OpenCV's order `(k1, k2, p1, p2[, k3])`;
-    /// left out for none.
+    /// Distortion coefficients in OpenCV's order `(k1, k2, p1, p2[, k3[,
+    /// k4, k5, k6]])` (the fisheye lens's: `k1, k2, k3, k4`); left out for
+    /// none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub distortion: Vec<f64>,
+    /// The lens model `distortion` is for; OpenCV's standard one when left out.
+    #[serde(default, skip_serializing_if = "CameraLens::is_standard")]
+    pub lens: CameraLens,
     /// Rotation world → camera.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotation: Option<Mat3>,
@@ -127,6 +152,7 @@ mod tests {
         CameraTable {
             matrix: [[1200.0, 0.0, 640.0], [0.0, 1200.0, 360.0], [0.0, 0.0, 1.0]],
             distortion: vec![-0.2, 0.05, 0.0, 0.0],
+            lens: CameraLens::Standard,
             rotation: Some(r),
             rvec: None,
             position: Some([1000.0, -8000.0, 4000.0]),

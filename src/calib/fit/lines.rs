@@ -142,6 +142,9 @@ fn start_params(problem: &Problem, start: &Calibration, model: Model) -> Option<
 fn radial_terms(d: &Distortion, center: Vec2, radius: f64) -> Option<(f64, f64)> {
     let plain = d.model == DistortionModel::Opencv
         && d.k3 == 0.0
+        && d.k4 == 0.0
+        && d.k5 == 0.0
+        && d.k6 == 0.0
         && d.p1 == 0.0
         && d.p2 == 0.0
         && d.skew == 0.0
