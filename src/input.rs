@@ -63,6 +63,9 @@ pub struct ReadOptions {
     /// A recording's world frame (`map`, `odom`): where its drawings are
     /// placed; the root of its transform tree when `None`.
     pub world: Option<String>,
+    /// The levels of entities' primitives, set after reading (a level
+    /// mapping file).
+    pub levels: Option<crate::log::levels::LevelMap>,
 }
 
 /// What a file read beside others gives them (a game log's parsed match),

@@ -133,6 +133,9 @@ pub struct Session {
     pub picture: PictureSettings,
     /// The 2D player whose sensing is drawn in detail (`l10`, `r3`).
     pub observer: Option<String>,
+    /// A level mapping file ([`crate::log::levels`]): the level each
+    /// entity's primitives are drawn at, whatever their reader said.
+    pub levels: Option<PathBuf>,
     /// The field seen through the calibration — a preset (`ssl-a`,
     /// `ssl-b`, `football`) or `{ polygon = [[x, y], …] }` in world units:
     /// only its region can be floor. Without it, the hull of the points
@@ -234,6 +237,8 @@ struct SessionFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     observer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    levels: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     field: Option<crate::mask::field::FieldSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     viewer: Option<toml::Table>,
@@ -298,6 +303,7 @@ impl Session {
             instant_threshold: None,
             picture: PictureSettings::default(),
             observer: None,
+            levels: None,
             field: None,
             viewer: None,
         }
@@ -393,6 +399,7 @@ impl Session {
             instant_threshold: f.instant_threshold,
             picture: f.picture,
             observer: f.observer,
+            levels: f.levels.map(|l| base.join(l)),
             field: f.field,
             viewer,
         };
@@ -431,6 +438,7 @@ impl Session {
             instant_threshold: self.instant_threshold,
             picture: self.picture.clone(),
             observer: self.observer.clone(),
+            levels: self.levels.as_ref().map(|l| relative_to(l, base)),
             field: self.field.clone(),
             viewer: self.viewer.clone(),
         };
@@ -492,16 +500,20 @@ impl Session {
         if self.logs.is_empty() {
             return Err(SessionError::NoLog);
         }
-        Ok(crate::formats::load_merged(&self.logs, &self.read_options())?)
+        Ok(crate::formats::load_merged(&self.logs, &self.read_options()?)?)
     }
 
     /// What the session's logs are read as: its 2D observer, its
-    /// recording's world frame.
-    pub fn read_options(&self) -> crate::input::ReadOptions {
-        crate::input::ReadOptions {
+    /// recording's world frame, its level mapping (read here).
+    pub fn read_options(&self) -> Result<crate::input::ReadOptions, SessionError> {
+        Ok(crate::input::ReadOptions {
             observer: self.observer.clone(),
             world: self.picture.world.clone(),
-        }
+            levels: match &self.levels {
+                Some(p) => Some(crate::log::levels::LevelMap::load(p)?),
+                None => None,
+            },
+        })
     }
 
     /// Every file the session reads: the video, the logs, the calibration
@@ -509,6 +521,7 @@ impl Session {
     pub fn inputs(&self) -> Vec<PathBuf> {
         let mut v = vec![self.video.clone()];
         v.extend(self.logs.iter().cloned());
+        v.extend(self.levels.iter().cloned());
         if let Some(CalibrationSource::File { file }) = &self.calibration {
             v.push(file.clone());
         }
@@ -795,6 +808,22 @@ mod tests {
         let log = back.load_logs().unwrap();
         assert_eq!((log.entities.len(), log.frames.len()), (2, 2));
         assert!(back.inputs().contains(&dir.path().join("agent.ulog")));
+        // A level mapping: kept beside the session, applied as the logs load.
+        std::fs::write(dir.path().join("levels.toml"), "\"agent\" = 7\n").unwrap();
+        s.levels = Some(dir.path().join("levels.toml"));
+        s.save(&p).unwrap();
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("levels = \"levels.toml\"")
+        );
+        let back = Session::load(&p).unwrap();
+        assert_eq!(back, s);
+        let log = back.load_logs().unwrap();
+        let levels: Vec<i32> = log.primitives.iter().map(|p| p.level).collect();
+        assert!(levels.contains(&7) && levels.contains(&0), "{levels:?}");
+        assert!(back.inputs().contains(&dir.path().join("levels.toml")));
+        s.levels = None;
         // One log is written the old way, which older versions read.
         s.logs.truncate(1);
         s.save(&p).unwrap();

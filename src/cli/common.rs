@@ -34,8 +34,9 @@ pub(super) fn install_signal_handler() {
     }
 }
 
-/// What `view` and `export` show of a rendered match, and a camera's
-/// calibration from an SSL game log.
+/// What `view` and `export` show of a rendered match, a camera's
+/// calibration from an SSL game log, a recording's picture and world, and
+/// the levels drawings are at.
 #[derive(Debug, Default, clap::Args)]
 pub struct MatchArgs {
     /// A rendered match's camera follows this: `ball`, or a player (`l10`,
@@ -71,6 +72,10 @@ pub struct MatchArgs {
     /// placed in (`map`, `odom`); the root of its transform tree by default.
     #[arg(long, value_name = "FRAME")]
     pub world: Option<String>,
+    /// A level mapping file (`"entity" = level` lines, TOML): the level of
+    /// each entity's primitives, whatever their log said
+    #[arg(long, value_name = "LEVELS.toml")]
+    pub levels: Option<std::path::PathBuf>,
 }
 
 /// What `--camera` names.

@@ -230,6 +230,9 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     if args.shown.world.is_some() {
         s.picture.world = args.shown.world.clone();
     }
+    if args.shown.levels.is_some() {
+        s.levels = args.shown.levels.clone();
+    }
     Ok((s, file))
 }
 

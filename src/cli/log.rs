@@ -33,6 +33,10 @@ pub struct Inputs {
     /// (`map`, `odom`); the root of its transform tree by default.
     #[arg(long, value_name = "FRAME")]
     pub world: Option<String>,
+    /// A level mapping file (`"entity" = level` lines, TOML): the level of
+    /// each entity's primitives, whatever their log said.
+    #[arg(long, value_name = "LEVELS.toml")]
+    pub levels: Option<PathBuf>,
 }
 
 /// The `log` subcommands.
@@ -159,6 +163,10 @@ fn read(inputs: &Inputs) -> anyhow::Result<Vec<(PathBuf, &'static Format, Log)>>
     let options = crate::input::ReadOptions {
         observer: inputs.player.clone().or(observer),
         world: inputs.world.clone(),
+        levels: match &inputs.levels {
+            Some(p) => Some(crate::log::levels::LevelMap::load(p)?),
+            None => None,
+        },
     };
     let logs = crate::formats::load_logs(&paths, &options).context("cannot load the log")?;
     Ok(paths

@@ -124,6 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             agent_view: args.shown.agent_view,
             topic,
             world: args.shown.world,
+            levels: args.shown.levels,
             calibration,
         },
         synthetic: args.synthetic,

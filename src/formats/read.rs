@@ -78,11 +78,19 @@ pub fn load_logs(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<(Log, &
                     path: path.clone(),
                     error,
                 })?;
-                return Ok((log, *f));
+                return Ok(with_levels((log, *f), options));
             }
-            load_one(path, options, &beside)
+            load_one(path, options, &beside).map(|l| with_levels(l, options))
         })
         .collect()
+}
+
+/// A log read with the levels the options' mapping gives its entities.
+fn with_levels((mut log, f): (Log, &'static Format), options: &ReadOptions) -> (Log, &'static Format) {
+    if let Some(m) = &options.levels {
+        m.apply(&mut log);
+    }
+    (log, f)
 }
 
 /// Reads `paths` as [`load_logs`] does and merges them into one log.

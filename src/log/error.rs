@@ -106,6 +106,9 @@ pub enum LogError {
     /// The [`Writer`](super::Writer) was used in a way that cannot be written.
     #[error("{path}: {message}")]
     Usage { path: PathBuf, message: String },
+    /// A level mapping file ([`super::levels`]) could not be used.
+    #[error("{path}: {message}")]
+    Levels { path: PathBuf, message: String },
 }
 
 impl LogError {

@@ -26,6 +26,7 @@
 //! died mid-frame) loads every complete frame plus a warning.
 
 mod error;
+pub mod levels;
 mod merge;
 pub mod model;
 pub mod names;

@@ -139,6 +139,8 @@ pub struct OpenRequest {
     /// A recording's picture topic and world frame.
     pub topic: Option<String>,
     pub world: Option<String>,
+    /// A level mapping file, instead of the session's.
+    pub levels: Option<PathBuf>,
 }
 
 /// Whether `path` names a session file ([`crate::session::is_session_file`]).
@@ -242,6 +244,9 @@ impl Document {
         if req.world.is_some() {
             session.picture.world = req.world.clone();
         }
+        if req.levels.is_some() {
+            session.levels = req.levels.clone();
+        }
         if req.tilt.is_some() {
             session.picture.tilt = req.tilt;
         }
@@ -269,7 +274,7 @@ impl Document {
         };
         doc.reload_calibration()?;
         if !doc.session.logs.is_empty() {
-            let log = crate::formats::load_merged(&doc.session.logs, &doc.session.read_options())?;
+            let log = crate::formats::load_merged(&doc.session.logs, &doc.session.read_options()?)?;
             doc.set_logs(log, doc.session.logs.clone());
             if doc.saved.is_none() {
                 let log = Arc::clone(&doc.log);

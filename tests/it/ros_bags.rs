@@ -479,3 +479,85 @@ fn a_wrong_topic_or_world_frame_is_said() {
     assert!(e.contains("`odom`") && e.contains("map"), "{e}");
     assert!(!out.exists());
 }
+
+/// A level mapping file sets the levels a recording's drawings are at
+/// (`log info`, `export --max-level` through it, a session's `levels`);
+/// a bad one is refused, naming it.
+#[test]
+fn a_level_mapping_file_sets_the_levels_drawings_are_at() {
+    let tmp = crate::util::tmp();
+    let path = fixture("demo-3.mcap");
+    let p = path.to_str().unwrap();
+    let levels = tmp.path().join("levels.toml");
+    std::fs::write(
+        &levels,
+        "\"markers/ball\" = 0   # the ball: always\n\"/markers/\" = 4\n",
+    )
+    .unwrap();
+    let l = levels.to_str().unwrap();
+    let info = crate::util::run(["log", "info", p]);
+    assert!(
+        text(&info).contains("levels:      1: 135, 2: 3"),
+        "{}",
+        text(&info)
+    );
+    let info = crate::util::run(["log", "info", p, "--levels", l]);
+    assert_ok(&info);
+    assert!(
+        text(&info).contains("levels:      0: 3, 4: 135"),
+        "{}",
+        text(&info)
+    );
+    // Exported up to level 3: the ball alone of the markers.
+    let export = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let mut args = vec!["export", p, "-o", out.to_str().unwrap(), "--no-mask"];
+        args.extend(extra);
+        assert_ok(&crate::util::run(&args));
+        crate::demo::read_all(&out)
+    };
+    let all = export("all.mp4", &[]);
+    let ball = export("ball.mp4", &["--levels", l, "--max-level", "3"]);
+    let none = export("none.mp4", &["--levels", l, "--max-level", "-1"]);
+    let differ = |a: &[underlay::video::SourceFrame], b: &[underlay::video::SourceFrame]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| {
+                x.image
+                    .iter()
+                    .zip(y.image.iter())
+                    .filter(|(p, q)| p.abs_diff(**q) > 40)
+                    .count()
+            })
+            .sum::<usize>()
+    };
+    let (hidden, ball_only) = (differ(&all, &ball), differ(&ball, &none));
+    assert!(
+        hidden > 1000 && ball_only > 20,
+        "{hidden} px hidden, {ball_only} px of ball"
+    );
+    // A session's `levels` does the same.
+    let session = tmp.path().join("s.toml");
+    std::fs::write(
+        &session,
+        format!("video = {p:?}\nlog = {p:?}\nlevels = \"levels.toml\"\n\n[filter]\nmax_level = 3\n"),
+    )
+    .unwrap();
+    let out = tmp.path().join("session.mp4");
+    assert_ok(&crate::util::run([
+        "export",
+        session.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--no-mask",
+    ]));
+    assert_eq!(differ(&ball, &crate::demo::read_all(&out)), 0);
+    // A bad file: refused, named, nothing written.
+    std::fs::write(&levels, "\"markers\" = \"high\"\n").unwrap();
+    let bad = tmp.path().join("bad.mp4");
+    let o = crate::util::run(["export", p, "-o", bad.to_str().unwrap(), "--levels", l]);
+    assert!(!o.status.success());
+    let e = crate::util::stderr(&o);
+    assert!(e.contains("levels.toml") && e.contains("whole number"), "{e}");
+    assert!(!bad.exists());
+}
