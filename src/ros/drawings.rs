@@ -168,7 +168,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 .filter_map(|m| m.as_struct())
                 .filter_map(|m| marker(&place, &mut state.lives, m, now).err())
                 .collect(),
-            Role::Path | Role::PoseStamped | Role::PoseArray => {
+            Role::Path | Role::PoseStamped | Role::PoseArray | Role::PointCloud => {
                 other(&place, &mut state.lives, &msg, role, now)
                     .err()
                     .into_iter()
@@ -310,7 +310,8 @@ fn marker(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, now: f64) -> 
     Ok(())
 }
 
-/// A path, pose or pose array: shown until the topic's next message.
+/// A path, pose, pose array or point cloud: shown until the topic's next
+/// message.
 fn other(
     place: &Placer<'_>,
     lives: &mut Lives,
@@ -318,9 +319,15 @@ fn other(
     role: Role,
     now: f64,
 ) -> Result<(), String> {
-    let header = msg.sub("header");
-    let t = markers::stamp(header).unwrap_or(now);
-    let frame = header.and_then(|h| h.str("frame_id")).unwrap_or("");
+    // ROS's header, or Foxglove's timestamp and frame beside the poses.
+    let (t, frame) = match msg.sub("header") {
+        Some(h) => (markers::stamp(Some(h)), h.str("frame_id")),
+        None => (
+            msg.seconds("timestamp").filter(|s| *s > 0.0 && s.is_finite()),
+            msg.str("frame_id"),
+        ),
+    };
+    let (t, frame) = (t.unwrap_or(now), frame.unwrap_or(""));
     let world = place.world_from(frame, t)?;
     let colour = match role {
         Role::Path => Rgba(0x19ff_00ff),
@@ -341,7 +348,9 @@ fn other(
             .filter_map(|p| markers::pose(p.as_struct()))
             .collect(),
     };
-    let shapes: Vec<Drawn> = if role == Role::Path {
+    let shapes: Vec<Drawn> = if role == Role::PointCloud {
+        super::cloud::shapes(msg, &world, t)?
+    } else if role == Role::Path {
         let points: Vec<[f64; 3]> = poses.iter().map(|p| world.apply(p.translation)).collect();
         if points.len() < 2 {
             Vec::new()
@@ -632,6 +641,87 @@ mod foxglove_json {
                     );
                     assert!((radius - 0.1).abs() < 1e-9);
                 }
+                ref other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Foxglove's PosesInFrame and PointCloud as JSON (the cloud's points
+    /// base64, as Foxglove writes bytes in JSON): arrows and points in the
+    /// world, each shown until its topic's next message.
+    #[test]
+    fn foxglove_poses_and_point_clouds_in_json_are_drawn() {
+        use base64::Engine as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fox.mcap");
+        {
+            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            let mut w = mcap::Writer::new(file).unwrap();
+            let poses = w
+                .add_schema("foxglove.PosesInFrame", "jsonschema", b"{}")
+                .unwrap();
+            let cloud = w.add_schema("foxglove.PointCloud", "jsonschema", b"{}").unwrap();
+            let poses = w.add_channel(poses, "/plan", "json", &BTreeMap::new()).unwrap();
+            let cloud = w.add_channel(cloud, "/lidar", "json", &BTreeMap::new()).unwrap();
+            let t0 = 1_700_000_000_000_000_000u64;
+            let mut put = |ch: u16, t: u64, json: String| {
+                let h = mcap::records::MessageHeader {
+                    channel_id: ch,
+                    sequence: 0,
+                    log_time: t,
+                    publish_time: t,
+                };
+                w.write_to_known_channel(&h, json.as_bytes()).unwrap();
+            };
+            put(
+                poses,
+                t0,
+                r#"{"timestamp":{"sec":1700000000,"nsec":0},"frame_id":"map","poses":[
+                    {"position":{"x":1,"y":2,"z":0},"orientation":{"x":0,"y":0,"z":0,"w":1}},
+                    {"position":{"x":3,"y":2,"z":0},"orientation":{"x":0,"y":0,"z":0.7071068,"w":0.7071068}}]}"#
+                    .to_owned(),
+            );
+            // Two points of three float32s: (4, 5, 0) and (6, 7, 1).
+            let mut data = Vec::new();
+            for v in [4.0f32, 5.0, 0.0, 6.0, 7.0, 1.0] {
+                data.extend(v.to_le_bytes());
+            }
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&data);
+            put(
+                cloud,
+                t0 + 50_000_000,
+                format!(
+                    r#"{{"timestamp":{{"sec":1700000000,"nsec":50000000}},"frame_id":"map",
+                    "pose":{{"position":{{"x":0,"y":0,"z":0}},"orientation":{{"x":0,"y":0,"z":0,"w":1}}}},
+                    "point_stride":12,"fields":[{{"name":"x","offset":0,"type":7}},{{"name":"y","offset":4,"type":7}},
+                    {{"name":"z","offset":8,"type":7}}],"data":"{b64}"}}"#
+                ),
+            );
+            w.finish().unwrap();
+        }
+        let log = crate::formats::load_log(&path).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        let of = |entity: &str| -> Vec<crate::log::Shape> {
+            log.primitives
+                .iter()
+                .filter(|p| log.entities.name(p.entity).starts_with(entity))
+                .map(|p| p.shape.clone())
+                .collect()
+        };
+        // Two arrows of 0.3 m: the first along x from (1, 2).
+        let arrows = of("plan");
+        assert!(!arrows.is_empty(), "{:?}", log.entities);
+        // The cloud: a dot on the floor at (4, 5), a ball at (6, 7, 1).
+        let points = of("lidar");
+        assert_eq!(points.len(), 2, "{points:?}");
+        match &points[0] {
+            crate::log::Shape::Circle { center, .. } => assert_eq!((center.x, center.y), (4.0, 5.0)),
+            other => panic!("{other:?}"),
+        }
+        match &points[1] {
+            crate::log::Shape::Raised(r) => match **r {
+                crate::log::Raised::Sphere { center, .. } => assert_eq!(center, [6.0, 7.0, 1.0]),
                 ref other => panic!("{other:?}"),
             },
             other => panic!("{other:?}"),

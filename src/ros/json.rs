@@ -1,8 +1,10 @@
 //! Messages encoded as JSON (MCAP's `json` encoding, as Foxglove's SDKs
 //! write their own schemas: `foxglove.SceneUpdate`, `foxglove.FrameTransform`)
 //! read into the same [`Value`] tree CDR messages decode to. Strings are
-//! owned (JSON escapes them); `bytes` fields (base64 in Foxglove's JSON)
-//! stay text, so pictures are not read from JSON.
+//! owned (JSON escapes them). A Foxglove message's `data` (its one
+//! `bytes` field: a picture, a point cloud's points) is base64 in JSON, as
+//! Foxglove's schemas say (`contentEncoding: base64`): it is decoded into
+//! bytes, so pictures and point clouds are read from JSON too.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -15,10 +17,24 @@ const MAX_DEPTH: usize = 64;
 /// Decodes one JSON message of type `type_name`.
 pub fn decode(type_name: &str, bytes: &[u8]) -> Result<Struct<'static>, String> {
     let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    match convert(v, type_name, 0)? {
-        Value::Struct(s) => Ok(s),
-        _ => Err("a JSON message that is not an object".into()),
+    let mut s = match convert(v, type_name, 0)? {
+        Value::Struct(s) => s,
+        _ => return Err("a JSON message that is not an object".into()),
+    };
+    if type_name.starts_with("foxglove.") {
+        for (name, value) in &mut s.fields {
+            if &**name == "data"
+                && let Value::Str(text) = value
+            {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(text.as_bytes())
+                    .map_err(|e| format!("data: not base64 ({e})"))?;
+                *value = Value::Bytes(Cow::Owned(bytes));
+            }
+        }
     }
+    Ok(s)
 }
 
 fn convert(v: serde_json::Value, type_name: &str, depth: usize) -> Result<Value<'static>, String> {
@@ -70,6 +86,24 @@ mod tests {
         assert!(decode("x", b"{\"a\": ").is_err());
         let deep = format!("{}{}", "{\"a\":".repeat(100), "1".to_owned() + &"}".repeat(100));
         assert!(decode("x", deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn a_foxglove_messages_data_is_base64() {
+        let m = decode(
+            "foxglove.CompressedImage",
+            br#"{"format":"png","data":"iVBORw0KGgo="}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            m.get("data").and_then(|v| v.as_bytes()),
+            Some(&b"\x89PNG\r\n\x1a\n"[..])
+        );
+        // Another schema's `data` is text; bad base64 is said.
+        let m = decode("my.Note", br#"{"data":"iVBORw0KGgo="}"#).unwrap();
+        assert_eq!(m.str("data"), Some("iVBORw0KGgo="));
+        let e = decode("foxglove.RawImage", br#"{"data":"not base64!"}"#).unwrap_err();
+        assert!(e.contains("data: not base64"), "{e}");
     }
 
     proptest::proptest! {

@@ -18,6 +18,7 @@
 pub mod bag;
 pub mod camera;
 pub mod cdr;
+pub mod cloud;
 pub mod db3;
 pub mod drawings;
 pub mod json;

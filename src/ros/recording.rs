@@ -49,6 +49,8 @@ pub enum Role {
     PoseArray,
     /// `foxglove_msgs/SceneUpdate`.
     SceneUpdate,
+    /// Foxglove's `PointCloud`.
+    PointCloud,
     /// Drawings in the picture's pixels (`visualization_msgs/ImageMarker`,
     /// `foxglove_msgs/ImageAnnotations`).
     InPicture,
@@ -68,11 +70,18 @@ impl Role {
             "visualization_msgs/msg/Marker" => Role::Marker,
             "visualization_msgs/msg/MarkerArray" => Role::MarkerArray,
             "nav_msgs/msg/Path" => Role::Path,
-            "geometry_msgs/msg/PoseStamped" => Role::PoseStamped,
-            "geometry_msgs/msg/PoseArray" => Role::PoseArray,
+            "geometry_msgs/msg/PoseStamped" | "foxglove.PoseInFrame" | "foxglove_msgs/msg/PoseInFrame" => {
+                Role::PoseStamped
+            }
+            "geometry_msgs/msg/PoseArray" | "foxglove.PosesInFrame" | "foxglove_msgs/msg/PosesInFrame" => {
+                Role::PoseArray
+            }
+            "foxglove.PointCloud" | "foxglove_msgs/msg/PointCloud" => Role::PointCloud,
             "foxglove_msgs/msg/SceneUpdate" | "foxglove.SceneUpdate" => Role::SceneUpdate,
             "foxglove.FrameTransform" | "foxglove.FrameTransforms" => Role::Transforms,
-            "visualization_msgs/msg/ImageMarker" | "foxglove_msgs/msg/ImageAnnotations" => Role::InPicture,
+            "visualization_msgs/msg/ImageMarker"
+            | "foxglove_msgs/msg/ImageAnnotations"
+            | "foxglove.ImageAnnotations" => Role::InPicture,
             _ => Role::Other,
         }
     }
@@ -92,6 +101,7 @@ impl Role {
                 | Role::PoseStamped
                 | Role::PoseArray
                 | Role::SceneUpdate
+                | Role::PointCloud
         )
     }
 
@@ -106,7 +116,8 @@ impl Role {
             | Role::Path
             | Role::PoseStamped
             | Role::PoseArray
-            | Role::SceneUpdate => "drawn",
+            | Role::SceneUpdate
+            | Role::PointCloud => "drawn",
             Role::InPicture => "in the picture's pixels: not drawn yet",
             Role::Other => "",
         }

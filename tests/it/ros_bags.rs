@@ -561,3 +561,66 @@ fn a_level_mapping_file_sets_the_levels_drawings_are_at() {
     assert!(e.contains("levels.toml") && e.contains("whole number"), "{e}");
     assert!(!bad.exists());
 }
+
+/// A Foxglove recording in JSON whose pictures are `foxglove.CompressedImage`
+/// (PNG, base64 in the JSON): the pictures play and export.
+#[test]
+fn foxglove_json_pictures_are_decoded_from_base64() {
+    use base64::Engine as _;
+    let tmp = crate::util::tmp();
+    let path = tmp.path().join("pictures.mcap");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut w = mcap::Writer::new(file).unwrap();
+        let schema = w
+            .add_schema("foxglove.CompressedImage", "jsonschema", b"{}")
+            .unwrap();
+        let ch = w
+            .add_channel(schema, "/cam", "json", &std::collections::BTreeMap::new())
+            .unwrap();
+        for k in 0..3u64 {
+            // 64×48 pictures, each a shade brighter.
+            let img = underlay::image::RgbImage::from_elem((48, 64, 3), 60 + 60 * k as u8);
+            let png = tmp.path().join(format!("{k}.png"));
+            underlay::video::still::save_rgb(&png, &img).unwrap();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&png).unwrap());
+            let t = 1_700_000_000_000_000_000u64 + k * 100_000_000;
+            let json = format!(
+                r#"{{"timestamp":{{"sec":1700000000,"nsec":{}}},"frame_id":"cam","format":"png","data":"{b64}"}}"#,
+                k * 100_000_000
+            );
+            let h = mcap::records::MessageHeader {
+                channel_id: ch,
+                sequence: k as u32,
+                log_time: t,
+                publish_time: t,
+            };
+            w.write_to_known_channel(&h, json.as_bytes()).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let p = path.to_str().unwrap();
+    let info = crate::util::run(["log", "info", p]);
+    assert!(text(&info).contains("      3  pictures"), "{}", text(&info));
+    let out = tmp.path().join("out.mp4");
+    assert_ok(&crate::util::run([
+        "export",
+        p,
+        "-o",
+        out.to_str().unwrap(),
+        "--no-mask",
+        "--no-calibration",
+    ]));
+    let frames = crate::demo::read_all(&out);
+    assert_eq!(frames.len(), 3);
+    let mean = |f: &underlay::video::SourceFrame| {
+        f.image.iter().map(|&v| f64::from(v)).sum::<f64>() / f.image.len() as f64
+    };
+    for (k, f) in frames.iter().enumerate() {
+        assert!(
+            (mean(f) - (60.0 + 60.0 * k as f64)).abs() < 4.0,
+            "frame {k}: {}",
+            mean(f)
+        );
+    }
+}
