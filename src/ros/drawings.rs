@@ -217,8 +217,8 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
             };
             let id = log.entities.intern(&entity);
             let pieces = match (&ended.life.locked, &world) {
-                (Some(spec), Some(w)) if !tf.is_fixed(w, &spec.frame) => {
-                    markers::locked_pieces(&tf, w, spec, ended.start, ended.end)
+                (Some(specs), Some(w)) if specs.first().is_some_and(|s| !tf.is_fixed(w, &s.frame)) => {
+                    markers::locked_pieces(&tf, w, specs, ended.start, ended.end)
                 }
                 _ => vec![(ended.start, ended.end, ended.life.shapes)],
             };
@@ -295,7 +295,7 @@ fn marker(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, now: f64) -> 
             } else {
                 f64::INFINITY
             };
-            let locked = spec.locked.then(|| Arc::new(spec));
+            let locked = spec.locked.then(|| Arc::from([spec]));
             lives.add(
                 key,
                 Life {

@@ -474,8 +474,10 @@ pub struct Life {
     pub until: f64,
     /// Its shapes in the world at `start`.
     pub shapes: Vec<Drawn>,
-    /// What it draws, kept when it follows its frame (`frame_locked`).
-    pub locked: Option<Arc<Spec>>,
+    /// What it draws, kept when it follows its frame (`frame_locked`):
+    /// a marker's one spec, or a scene entity's primitives (all in the
+    /// entity's frame).
+    pub locked: Option<Arc<[Spec]>>,
 }
 
 /// A life that ended.
@@ -558,13 +560,16 @@ impl Lives {
 pub fn locked_pieces(
     tf: &TfTree,
     world: &str,
-    spec: &Spec,
+    specs: &[Spec],
     start: f64,
     end: f64,
 ) -> Vec<(f64, f64, Vec<Drawn>)> {
+    let Some(frame) = specs.first().map(|s| s.frame.as_str()) else {
+        return Vec::new();
+    };
     let mut cuts = vec![start];
     cuts.extend(
-        tf.changes(world, &spec.frame, start, end)
+        tf.changes(world, frame, start, end)
             .into_iter()
             .filter(|t| *t > start),
     );
@@ -572,11 +577,16 @@ pub fn locked_pieces(
     for (i, &a) in cuts.iter().enumerate() {
         // Just before the next piece, which a frame at its start shows.
         let b = cuts.get(i + 1).map_or(end, |t| t.next_down());
-        let Ok(w) = tf.lookup(world, &spec.frame, a) else {
+        let Ok(w) = tf.lookup(world, frame, a) else {
             continue;
         };
-        if let Ok(shapes) = shapes(spec, &w) {
-            out.push((a, b, shapes));
+        let drawn: Vec<Drawn> = specs
+            .iter()
+            .filter_map(|s| shapes(s, &w).ok())
+            .flatten()
+            .collect();
+        if !drawn.is_empty() {
+            out.push((a, b, drawn));
         }
     }
     out

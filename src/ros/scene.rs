@@ -190,8 +190,8 @@ pub fn apply(
         } else {
             f64::INFINITY
         };
-        // A locked entity follows its frame: one spec per primitive, kept.
-        let locked = (locked && specs.len() == 1).then(|| Arc::new(specs[0].clone()));
+        // A locked entity follows its frame: its primitives' specs, kept.
+        let locked = (locked && !specs.is_empty()).then(|| Arc::from(specs));
         lives.add(
             key,
             Life {
@@ -360,5 +360,63 @@ mod tests {
             &nowhere,
         );
         assert_eq!(problems, ["no transform names `map`"]);
+    }
+
+    /// A `frame_locked` entity of several primitives follows its frame
+    /// whole: every primitive moves with each change of the transforms.
+    #[test]
+    fn a_locked_entity_of_several_primitives_follows_its_frame() {
+        let mut tf = crate::ros::tf::TfTree::default();
+        // The robot drives along x at 1 m/s from 0 to 2 s.
+        for i in 0..=4 {
+            let t = i as f64 * 0.5;
+            tf.add(
+                "map",
+                "robot",
+                t,
+                Transform::new([0.0, 0.0, 0.0, 1.0], [t, 0.0, 0.0]).unwrap(),
+                false,
+            );
+        }
+        tf.finish();
+        let mut e = entity("bot", 0.5, 1.0);
+        if let Value::Struct(st) = &mut e {
+            for (n, v) in &mut st.fields {
+                match &**n {
+                    "frame_locked" => *v = Value::Bool(true),
+                    "frame_id" => *v = s("robot"),
+                    _ => {}
+                }
+            }
+        }
+        let world = |frame: &str, t: f64| tf.lookup("map", frame, t).map_err(|e| e.to_string());
+        let mut lives = Lives::default();
+        assert!(apply(&mut lives, &update(vec![e], vec![]), 0.5, &world).is_empty());
+        lives.finish();
+        let ended = &lives.ended[0];
+        let specs = ended.life.locked.as_ref().expect("kept to follow its frame");
+        assert_eq!(specs.len(), 3, "the cube, the line and the text");
+        let pieces = markers::locked_pieces(&tf, "map", specs, ended.start, ended.end);
+        assert_eq!(pieces.len(), 2);
+        // Each piece has every primitive, moved by the robot's 0.5 m.
+        let xs = |shapes: &[Drawn]| -> Vec<f64> {
+            shapes
+                .iter()
+                .map(|d| match &d.shape {
+                    crate::log::Shape::Raised(r) => r.extent().0[0],
+                    crate::log::Shape::Polygon { vertices, .. } => {
+                        vertices.iter().map(|p| p.x).fold(f64::INFINITY, f64::min)
+                    }
+                    crate::log::Shape::Line { start, end } => start.x.min(end.x),
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        let (a, b) = (xs(&pieces[0].2), xs(&pieces[1].2));
+        assert_eq!(a.len(), b.len());
+        assert!(a.len() >= 3, "{a:?}");
+        for (x0, x1) in a.iter().zip(&b) {
+            assert!((x1 - x0 - 0.5).abs() < 1e-9, "{a:?} then {b:?}");
+        }
     }
 }
