@@ -186,6 +186,10 @@ pub struct LiveReport {
     pub warnings: Vec<String>,
 }
 
+/// The last picture written and its drawings alone (when an overlay
+/// output wants them).
+type Written = (Arc<crate::video::SourceFrame>, Option<Arc<Vec<u8>>>);
+
 /// What an output's thread encodes.
 enum Job {
     /// A composited frame shown from this output time.
@@ -425,7 +429,7 @@ pub fn run(
     let mut reached = false;
     // The last picture and drawings written, and the card shown while the
     // camera has no signal (made again when its caption changes).
-    let mut last_written: Option<(Arc<crate::video::SourceFrame>, Option<Arc<Vec<u8>>>)> = None;
+    let mut last_written: Option<Written> = None;
     let mut card: Option<(String, Arc<crate::video::SourceFrame>)> = None;
     let mut last_wall = now();
     loop {

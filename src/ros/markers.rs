@@ -218,13 +218,22 @@ pub fn spec(marker: &Struct<'_>) -> Result<Spec, String> {
     if !scale.iter().all(|v| v.is_finite()) {
         return Err("a marker whose scale is not finite".into());
     }
-    let points = marker
-        .array("points")
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|p| vec3(p.as_struct()))
-        .filter(|p| p.iter().all(|v| v.is_finite()))
-        .collect();
+    let points = if kind == kind::MESH_RESOURCE {
+        // The mesh's triangles, scaled as RViz scales a mesh.
+        let uri = marker.str("mesh_resource").unwrap_or("");
+        super::mesh::triangles(uri)?
+            .iter()
+            .map(|c| [c[0] * scale[0], c[1] * scale[1], c[2] * scale[2]])
+            .collect()
+    } else {
+        marker
+            .array("points")
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|p| vec3(p.as_struct()))
+            .filter(|p| p.iter().all(|v| v.is_finite()))
+            .collect()
+    };
     let colors = marker
         .array("colors")
         .unwrap_or(&[])
@@ -369,12 +378,13 @@ pub fn shapes(spec: &Spec, world: &Transform) -> Result<Vec<Drawn>, String> {
                 is_text: true,
             });
         }
-        kind::TRIANGLE_LIST => {
+        // A mesh's triangles were read into its points ([`super::mesh`]),
+        // in the marker's colour.
+        kind::TRIANGLE_LIST | kind::MESH_RESOURCE => {
             for (i, tri) in placed.chunks_exact(3).enumerate() {
                 push(path(tri, true), filled(colour_of(3 * i)));
             }
         }
-        kind::MESH_RESOURCE => return Err("mesh markers are not drawn".into()),
         other => return Err(format!("marker type {other} is not one underlay draws")),
     }
     Ok(out)

@@ -24,6 +24,7 @@ pub mod drawings;
 pub mod json;
 pub mod markers;
 pub mod mcap_file;
+pub mod mesh;
 pub mod msgdef;
 pub mod picture;
 pub mod protobuf;
