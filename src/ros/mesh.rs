@@ -137,7 +137,6 @@ fn obj(bytes: &[u8]) -> Result<Vec<[f64; 3]>, String> {
         single_index: true,
         ignore_points: true,
         ignore_lines: true,
-        ..tobj::LoadOptions::default()
     };
     let mut reader = std::io::BufReader::new(bytes);
     let (models, _) = tobj::load_obj_buf(&mut reader, &options, |_| Err(tobj::LoadError::OpenFileFailed))
