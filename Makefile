@@ -18,6 +18,7 @@ demo: build
 test: deps
 	scripts/python-venv.sh
 	cargo test --all-targets
+	cargo test --doc
 	scripts/test-python-format.sh
 
 lint: deps

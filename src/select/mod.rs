@@ -29,6 +29,7 @@
 //! ```
 //! use underlay::log::{FrameTime, Log, Primitive, Shape, Style, Vec2};
 //! use underlay::select::{FilterSpec, Index};
+//! use underlay::time::LogTime;
 //!
 //! let mut log = Log::new();
 //! let ball = log.entities.intern("ball");
@@ -44,8 +45,8 @@
 //! let index = Index::new(&log); // once per log
 //! let filter = FilterSpec { only: vec!["ball".into()], ..FilterSpec::default() }.compile(&log)?;
 //! let threshold = index.default_threshold(); // unless the session sets one
-//! let shown = index.select(&log, 10.04, threshold, &filter);
-//! assert_eq!(shown.instant_frame(), Some(0));
+//! let shown = index.select(&log, LogTime(10.04), threshold, &filter);
+//! assert_eq!(shown.instant_frames(), &[0]);
 //! for primitive in &shown {
 //!     assert_eq!(primitive.entity, ball);
 //! }

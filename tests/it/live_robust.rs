@@ -522,3 +522,64 @@ fn sigterm_stops_a_live_run_cleanly_and_the_recording_is_finished() {
     let (frames, _) = probe(&rec, 0.5, 160, 120);
     assert!(frames >= 20, "{frames} frames in the finished recording\n{err}");
 }
+
+/// `--out` pushing to a server: RTMP (FLV) and RTSP (RECORD), each
+/// received by an `ffmpeg` listening as the server (`-listen 1`,
+/// `-rtsp_flags listen`), as MediaMTX or nginx-rtmp would; what arrives
+/// has the camera's frames with the drawings on them.
+#[test]
+fn rtmp_and_rtsp_pushes_reach_a_listening_server() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") {
+        return;
+    }
+    for (scheme, listen) in [
+        ("rtmp", &["-listen", "1"][..]),
+        ("rtsp", &["-rtsp_flags", "listen"][..]),
+    ] {
+        let dir = tmp();
+        let (cam, logs, port) = (free_udp_port(), free_udp_port(), free_udp_port());
+        let url = format!("{scheme}://127.0.0.1:{port}/live/robot");
+        let received = dir.path().join("received.mkv");
+        let _server = Running(
+            Command::new("ffmpeg")
+                .args(["-v", "fatal", "-y"])
+                .args(listen)
+                .args(["-i", &url, "-c", "copy", "-t", "20"])
+                .arg(&received)
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        std::thread::sleep(Duration::from_millis(700));
+        let stop = Arc::new(AtomicBool::new(false));
+        let robot = red_square(logs, &stop);
+        let mut l = live(
+            dir.path(),
+            &format!("udp://127.0.0.1:{cam}"),
+            &[
+                "--log",
+                &format!("udp://127.0.0.1:{logs}"),
+                "--duration",
+                "4",
+                "--out",
+                &url,
+            ],
+        );
+        let _camera = camera(&format!("udp://127.0.0.1:{cam}?pkt_size=1316"), 30.0);
+        let (status, err) = finish(&mut l, Duration::from_secs(90));
+        stop.store(true, Ordering::Relaxed);
+        robot.join().unwrap();
+        assert!(status.success(), "{scheme}: {err}");
+        let t = Instant::now();
+        let (mut frames, mut centre) = (0, [0; 3]);
+        while t.elapsed() < Duration::from_secs(15) {
+            (frames, centre) = probe(&received, 2.0, 160, 120);
+            if frames >= 75 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        assert!(frames >= 75, "{scheme}: {frames} frames received\n{err}");
+        assert!(is_red(centre), "{scheme}: {centre:?}\n{err}");
+    }
+}
