@@ -10,6 +10,7 @@ pub mod entities;
 pub mod export;
 pub mod field;
 pub mod find_offset;
+pub mod live;
 pub mod mask;
 pub mod side;
 pub mod timeline;
