@@ -120,11 +120,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         !args.no_view || !args.outputs.is_empty() || !args.overlay_outputs.is_empty(),
         "nothing to write: with --no-view give --out URL, --overlay-out URL, or both"
     );
-    anyhow::ensure!(
-        args.no_view || crate::viewer::has_display(),
-        "no display to show the live view on: set DISPLAY (or WAYLAND_DISPLAY), run it under xvfb-run, \
-         or run headless with --no-view and --out URL"
-    );
     let mut sources = Vec::new();
     let mut files = Vec::new();
     for l in &args.logs {
@@ -133,6 +128,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => files.push(PathBuf::from(l)),
         }
     }
+    anyhow::ensure!(
+        args.no_view || crate::viewer::has_display(),
+        "no display to show the live view on: set DISPLAY (or WAYLAND_DISPLAY), run it under xvfb-run, \
+         or run headless with --no-view and --out URL"
+    );
     let mut session = match &args.session {
         Some(path) => {
             let mut s = Session::load(path).with_context(|| format!("reading {}", path.display()))?;

@@ -6,15 +6,17 @@
 //!
 //! **Bounded memory.** A decoded 1080p picture is 6 MB: minutes of them
 //! would be gigabytes. Each picture is kept coded alone as JPEG in memory
-//! instead ([`crate::video::coded::JpegEncoder`], quantiser 5: a 720p
-//! picture of the demo about 34 KB, 1080p about 80 KB — 1–2.5 MB a second
-//! at 30 frames a second), so that any one of them decodes without the
-//! others, and the buffer keeps at most [`BufferOptions::seconds`] and
-//! [`BufferOptions::max_bytes`], the oldest pictures going first. Coding
-//! runs on a thread of its own ([`Recorder`]) with room for one picture
-//! waiting: when it falls behind, a picture is not kept (counted in
-//! [`BufferCounts::skipped`]) rather than holding the live loop back; the
-//! pictures waiting take at most three raw frames.
+//! instead ([`crate::video::coded::JpegEncoder`], quantiser 5: the demo's
+//! pictures take about 32 KB at 720p and 57 KB at 1080p — 1 and 1.7 MB a
+//! second at 30 frames a second, docs/PERFORMANCE.md), so that any one of
+//! them decodes without the others, and the buffer keeps at most
+//! [`BufferOptions::seconds`] and [`BufferOptions::max_bytes`], the oldest
+//! pictures going first. Coding runs on a thread of its own ([`Recorder`])
+//! with room for [`WAITING`] pictures: when it falls further behind, a
+//! picture is not kept (counted in [`BufferCounts::skipped`]) rather than
+//! holding the live loop back. Raw pictures in flight are bounded too:
+//! those waiting, the one being coded and two spare buffers kept for
+//! copying into (five 1080p frames, 30 MB, at most).
 //!
 //! A paused viewer plays a snapshot of the buffer as a [`FrameSource`]
 //! ([`ReplayBuffer::source`]): the entries are shared, not copied.
@@ -117,8 +119,11 @@ impl ReplayBuffer {
     /// buffer afresh.
     pub fn push(&self, index: u64, time: f64, size: (usize, usize), jpeg: Vec<u8>) {
         let mut inner = self.lock();
-        let restart =
-            inner.size.is_some_and(|s| s != size) || inner.entries.back().is_some_and(|b| !(time > b.time));
+        let restart = inner.size.is_some_and(|s| s != size)
+            || inner
+                .entries
+                .back()
+                .is_some_and(|b| b.time.partial_cmp(&time) != Some(std::cmp::Ordering::Less));
         if restart {
             let n = inner.entries.len() as u64;
             inner.entries.clear();
@@ -277,6 +282,11 @@ impl FrameSource for BufferSource {
     }
 }
 
+/// Pictures that may wait for the coding thread: two absorb a slow frame
+/// (a 1080p picture takes about 10 ms to code on this project's 2-core
+/// machines, beside the drawing and the screen).
+pub const WAITING: usize = 2;
+
 /// A picture waiting to be coded.
 struct Job {
     index: u64,
@@ -297,7 +307,7 @@ pub struct Recorder {
 impl Recorder {
     /// Starts coding into `buffer`.
     pub fn start(buffer: Arc<ReplayBuffer>) -> std::io::Result<Recorder> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(WAITING);
         let (spare_tx, spare) = std::sync::mpsc::sync_channel::<RgbImage>(2);
         let b = Arc::clone(&buffer);
         let thread = std::thread::Builder::new()

@@ -15,8 +15,9 @@
 //! - **Settings** edited in the viewer (selection, mask, calibration,
 //!   offset) go to the loop too ([`LiveView::configure`]) and are drawn
 //!   from its next frame on, into its outputs as well.
-//! - **Status**: the loop's rates, drops, latency and sources, the
-//!   buffer's extent and memory, "no signal since …".
+//! - **Status** (the live bar, `ui::live`): the loop's rates, drops,
+//!   latency and sources, the buffer's extent and memory, "no signal
+//!   since …".
 //!
 //! [`LiveView`] is the app's handle; [`LiveView::detached`] makes one
 //! with its sink and no loop, which tests feed frames by hand.
@@ -408,59 +409,24 @@ impl Drop for LiveView {
     }
 }
 
-/// The line the live bar shows: rates, drops, latency, the buffer.
-pub fn status_text(view: &LiveView) -> String {
-    let mut line = match &view.status {
-        Some(s) => format!(
-            "in {:.1} fps · out {:.1} fps · dropped {} · latency {:.0}/{:.0} ms",
-            s.fps_in, s.fps_out, s.dropped, s.latency_ms.0, s.latency_ms.1
-        ),
-        None => "waiting for the camera…".to_owned(),
-    };
-    let c = &view.counts;
-    if let Some((a, z)) = c.span {
-        line.push_str(&format!(
-            " · buffer {:.0} s, {:.0} MB",
-            z - a,
-            c.bytes as f64 / (1 << 20) as f64
-        ));
-    }
-    if c.skipped > 0 {
-        line.push_str(&format!(" ({} not kept)", c.skipped));
-    }
-    line
-}
-
-/// Each source's packets, as the live bar lists them.
-pub fn sources_text(view: &LiveView) -> Option<String> {
-    let s = view.status.as_ref()?;
-    if s.sources.is_empty() {
-        return None;
-    }
-    Some(
-        s.sources
-            .iter()
-            .map(|c| {
-                let bad = if c.bad > 0 {
-                    format!(" ({} bad)", c.bad)
-                } else {
-                    String::new()
-                };
-                format!("{}: {} packets{bad}", c.name, c.packets)
-            })
-            .collect::<Vec<_>>()
-            .join(" · "),
+/// What a run that ended did: frames, drops, drawing, the buffer.
+pub fn end_text(r: &LiveReport, c: &BufferCounts) -> String {
+    let span = c.span.map_or(0.0, |(a, z)| z - a);
+    format!(
+        "live: the run ended: {} frames in, {} drawn ({} dropped) over {:.1} s; drawing p50 {:.1} ms, p95 {:.1} ms; \
+         buffer {} pictures over {span:.1} s in {:.1} MB ({} kept, {} let go, {} not kept)",
+        r.frames_in,
+        r.frames_out,
+        r.dropped,
+        r.duration,
+        r.draw_ms.0,
+        r.draw_ms.1,
+        c.frames,
+        c.bytes as f64 / (1 << 20) as f64,
+        c.stored,
+        c.evicted,
+        c.skipped
     )
-}
-
-/// "NO SIGNAL since …" while the camera is silent.
-pub fn no_signal_text(view: &LiveView) -> Option<String> {
-    let since = view.status.as_ref()?.camera.no_signal_since?;
-    let clock = super::ui::timeline::fmt_log_time(since, None);
-    Some(format!(
-        "NO SIGNAL since {clock} ({:.0} s)",
-        (crate::live::now() - since).max(0.0)
-    ))
 }
 
 const _: () = {

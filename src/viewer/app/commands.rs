@@ -26,6 +26,11 @@ impl ViewerApp {
                 _ => {}
             }
         }
+        if self.live.is_some() && matches!(cmd, Command::ShowExport | Command::StartExport) {
+            // The session's video is the camera: nothing to read again.
+            self.error("live: export reads a video file: record the run with --out FILE, then export a session of it");
+            return;
+        }
         match cmd {
             Command::BackToLive => self.back_to_live(),
             Command::OpenDialog(kind) => self.open_dialog(kind),

@@ -11,11 +11,7 @@ impl ViewerApp {
     /// Starts live mode: the document of the run's session, the run on its
     /// own thread. A run that cannot start is said (and fails a
     /// screenshot run).
-    pub(super) fn start_live(
-        &mut self,
-        opts: &LiveViewOptions,
-        result: Arc<Mutex<Option<Result<(), ShotError>>>>,
-    ) {
+    pub(super) fn start_live(&mut self, opts: &LiveViewOptions, result: super::screenshot::ShotSlot) {
         let fail = |app: &mut ViewerApp, e: anyhow::Error| {
             app.error(format!("{e:#}"));
             if opts.screenshot.is_some() {
@@ -120,10 +116,12 @@ impl ViewerApp {
         let Some(live) = &self.live else { return };
         let outcome = live.ended.clone();
         match &outcome {
-            Some(Ok(r)) => self.status(format!(
-                "live: the run ended: {} frames in, {} drawn, {} dropped over {:.1} s",
-                r.frames_in, r.frames_out, r.dropped, r.duration
-            )),
+            Some(Ok(r)) => {
+                let said = crate::viewer::live::end_text(r, &live.counts);
+                // On the terminal too, as a headless run says it.
+                eprintln!("{said}");
+                self.status(said);
+            }
             Some(Err(e)) => self.error(format!("live: {e}")),
             None => {}
         }

@@ -171,9 +171,9 @@ fn the_buffer_keeps_its_bounds_and_the_timeline_follows() {
     );
     // The buffer's extent and memory are shown.
     assert!(
-        crate::viewer::live::status_text(live(&h)).contains("buffer 1 s"),
+        crate::viewer::ui::live::status_text(live(&h)).contains("buffer 1 s"),
         "{}",
-        crate::viewer::live::status_text(live(&h))
+        crate::viewer::ui::live::status_text(live(&h))
     );
     h.key_press(egui::Key::Home);
     until(&mut h, |a| !a.live_following() && shown(a, 19));

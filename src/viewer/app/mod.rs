@@ -301,7 +301,7 @@ pub struct ViewerApp {
     /// Live mode: a picture of the buffer, as decoded, for a snap waiting.
     live_decoded: Option<super::player::Patch>,
     /// Live mode: where a screenshot's result goes once the run ended.
-    live_shot: Option<Arc<Mutex<Option<Result<(), ShotError>>>>>,
+    live_shot: Option<screenshot::ShotSlot>,
     processor: ProcessorFactory,
     sent_settings: Option<DrawSettings>,
     last_tick: Option<Instant>,
@@ -522,6 +522,9 @@ impl ViewerApp {
 
     /// Shows `doc`, playing frames from `source`.
     pub fn set_document(&mut self, mut doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
+        // A file opened over a live run ends the run (its outputs finished).
+        self.live = None;
+        self.live_decoded = None;
         let view = super::state::SessionView::from_session(&doc.session);
         if let Some(v) = &view {
             self.persisted.layout = v.layout.clone();
