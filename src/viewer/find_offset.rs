@@ -200,3 +200,65 @@ impl Finder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::tests::{FPS, H, W, camera, log, picture};
+
+    /// "Find offset" on a live camera's buffer: the synthetic run of the
+    /// sync tests, its pictures coded into the buffer as the live viewer
+    /// keeps them, found within a fraction of a frame.
+    #[test]
+    fn find_offset_searches_a_live_buffer() {
+        let buffer = Arc::new(ReplayBuffer::new(crate::live::BufferOptions::default()));
+        let t0 = 1_764_300_000.0;
+        let mut jpeg = crate::video::coded::JpegEncoder::new(W, H, 5).unwrap();
+        for i in 0..(6.0 * FPS) as u64 {
+            let t = i as f64 / FPS;
+            let gray = picture(1, t, i);
+            let rgb = crate::image::RgbImage::from_shape_fn((H, W, 3), |(y, x, _)| gray[(y, x)]);
+            let mut bytes = Vec::new();
+            jpeg.encode(&rgb, &mut bytes).unwrap();
+            // Live, the frames carry their arrival on this machine's clock.
+            buffer.push(i, t0 + t, (W, H), bytes);
+        }
+        // The log's clock: world time + `truth`; the frames': world + t0.
+        let truth = 1_700_000_123.456_7;
+        let offset = truth - t0;
+        let mut finder = Finder {
+            live: Some(Arc::clone(&buffer)),
+            ..Default::default()
+        };
+        finder.start(Inputs {
+            video: PathBuf::from("udp://127.0.0.1:5000"),
+            log: Arc::new(log(1, truth, 1.0, 6.0)),
+            calibration: camera(),
+            guess: offset + 2.0,
+            rate: 1.0,
+        });
+        finder.wait();
+        let r = finder.result.take().unwrap().unwrap();
+        assert!(r.found.confident, "{:?}", r.found);
+        assert!(
+            (r.found.offset - offset).abs() < 0.5 / FPS,
+            "found {} for {offset}",
+            r.found.offset
+        );
+        // An empty buffer says so.
+        let mut empty = Finder {
+            live: Some(Arc::new(ReplayBuffer::new(crate::live::BufferOptions::default()))),
+            ..Default::default()
+        };
+        empty.start(Inputs {
+            video: PathBuf::from("udp://127.0.0.1:5000"),
+            log: Arc::new(log(1, truth, 1.0, 6.0)),
+            calibration: camera(),
+            guess: offset,
+            rate: 1.0,
+        });
+        empty.wait();
+        let e = empty.result.take().unwrap().unwrap_err();
+        assert!(e.contains("the live buffer"), "{e}");
+    }
+}
