@@ -10,10 +10,11 @@ use super::*;
 use crate::live::{BufferOptions, LiveSink};
 use crate::viewer::live::{LiveView, ViewerSink};
 
-/// A generated camera picture: a ramp with the frame's number in blue.
+/// A generated camera picture: a green floor, slightly ramped, its blue
+/// changing with the frame's number.
 fn picture(index: u64) -> crate::image::RgbImage {
     crate::image::RgbImage::from_shape_fn((36, 64, 3), |(y, x, c)| {
-        [(x * 3) as u8, (y * 5) as u8, (index * 10 % 250) as u8][c]
+        [(30 + x / 8) as u8, (150 + y / 4) as u8, (40 + index % 20) as u8][c]
     })
 }
 
@@ -203,4 +204,55 @@ fn edits_reach_the_loop_and_logs_reach_the_viewer() {
             .as_ref()
             .is_some_and(|d| d.has_log && d.log.entities.len() == 1)
     });
+}
+
+/// The calibration tools take the live frame as it came from the camera
+/// (the buffer's picture, nothing drawn on it): "This is floor" on the
+/// green picture seeds the floor's hue; "Snap to lines" gets its picture
+/// and says there is no calibration to start from.
+#[test]
+fn floor_pick_and_snap_work_on_the_live_frame() {
+    let (mut h, mut sink) = live_harness(BufferOptions::default());
+    sink.started(64, 36, 10.0);
+    feed(&mut h, &mut sink, 0..3);
+    until(&mut h, |a| shown(a, 2));
+    if let Some(a) = h.state_mut().as_mut() {
+        a.pick_floor_at(egui::pos2(32.0, 18.0));
+    }
+    let a = app(&h);
+    let crate::mask::MaskSettings::Adaptive(m) = &a.doc.as_ref().unwrap().session.mask else {
+        panic!("no floor colour picked: {:?}", a.messages);
+    };
+    let hue = m.floor_hue.unwrap();
+    assert!((50..=75).contains(&hue), "green: {hue}");
+    assert!(a.live_following(), "the pick does not pause");
+    if let Some(a) = h.state_mut().as_mut() {
+        a.run_command(Command::SnapToLines);
+    }
+    until(&mut h, |a| a.calib.snap.is_some());
+    let a = app(&h);
+    let Some(Err(e)) = &a.calib.snap else {
+        panic!("{:?}", a.calib.snap.is_some())
+    };
+    assert!(e.contains("no calibration to start from"), "{e}");
+    assert!(a.calib.snap_waiting.is_none() && a.live_following());
+}
+
+/// Export reads a video file: live, it is refused with what to do.
+#[test]
+fn export_is_refused_live_with_what_to_do() {
+    let (mut h, mut sink) = live_harness(BufferOptions::default());
+    sink.started(64, 36, 10.0);
+    feed(&mut h, &mut sink, 0..1);
+    until(&mut h, |a| shown(a, 0));
+    if let Some(a) = h.state_mut().as_mut() {
+        a.run_command(Command::ShowExport);
+    }
+    let a = app(&h);
+    assert!(!a.export.open);
+    assert!(
+        a.messages
+            .iter()
+            .any(|m| m.error && m.text.contains("--out FILE"))
+    );
 }

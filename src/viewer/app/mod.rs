@@ -644,13 +644,10 @@ impl ViewerApp {
             ctx.request_repaint_after(Duration::from_secs_f64(wait));
         }
         // Calibration mode: a new fit goes straight into the session.
+        let size = self.info().map(|i| [i.width as u32, i.height as u32]);
         if self.calib.active
             && let Some(doc) = &mut self.doc
         {
-            let size = self
-                .player
-                .as_ref()
-                .map(|p| [p.info().width as u32, p.info().height as u32]);
             if let Some(c) = self.calib.refit(size) {
                 if self.calib_backup.is_none() {
                     self.calib_backup = Some(doc.calibration.clone());
