@@ -647,15 +647,14 @@ impl ViewerApp {
         let size = self.info().map(|i| [i.width as u32, i.height as u32]);
         if self.calib.active
             && let Some(doc) = &mut self.doc
+            && let Some(c) = self.calib.refit(size)
         {
-            if let Some(c) = self.calib.refit(size) {
-                if self.calib_backup.is_none() {
-                    self.calib_backup = Some(doc.calibration.clone());
-                }
-                // Fitted to points typed in the log's unit.
-                let unit = doc.log.header.world_unit.clone();
-                doc.set_calibration(Some(c.with_world_unit(unit)));
+            if self.calib_backup.is_none() {
+                self.calib_backup = Some(doc.calibration.clone());
             }
+            // Fitted to points typed in the log's unit.
+            let unit = doc.log.header.world_unit.clone();
+            doc.set_calibration(Some(c.with_world_unit(unit)));
         }
         self.send_settings();
         self.messages
