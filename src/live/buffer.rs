@@ -19,7 +19,9 @@
 //! copying into (five 1080p frames, 30 MB, at most).
 //!
 //! A paused viewer plays a snapshot of the buffer as a [`FrameSource`]
-//! ([`ReplayBuffer::source`]): the entries are shared, not copied.
+//! ([`ReplayBuffer::source`]): the entries are shared, not copied, so a
+//! long pause holds the pictures the buffer has let go since — at most
+//! the buffer's bound once more — until the viewer goes back to live.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
