@@ -233,6 +233,8 @@ pub struct LiveView {
     pub counts: BufferCounts,
     /// A screenshot to take once the run ended.
     pub screenshot: Option<PathBuf>,
+    /// Drawn frames put on screen so far (the viewer's own frame rate).
+    pub shown: u64,
     /// The log generation taken last, and when.
     log_taken: (u64, Option<Instant>),
 }
@@ -307,6 +309,7 @@ impl LiveView {
             status: None,
             counts: BufferCounts::default(),
             screenshot: None,
+            shown: 0,
             log_taken: (0, None),
         };
         Ok((view, sink))
@@ -410,11 +413,12 @@ impl Drop for LiveView {
 }
 
 /// What a run that ended did: frames, drops, drawing, the buffer.
-pub fn end_text(r: &LiveReport, c: &BufferCounts) -> String {
+pub fn end_text(r: &LiveReport, c: &BufferCounts, shown: u64) -> String {
     let span = c.span.map_or(0.0, |(a, z)| z - a);
     format!(
-        "live: the run ended: {} frames in, {} drawn ({} dropped) over {:.1} s; drawing p50 {:.1} ms, p95 {:.1} ms; \
-         buffer {} pictures over {span:.1} s in {:.1} MB ({} kept, {} let go, {} not kept)",
+        "live: the run ended: {} frames in, {} drawn ({} dropped), {shown} shown on screen over {:.1} s; \
+         drawing p50 {:.1} ms, p95 {:.1} ms; buffer {} pictures over {span:.1} s in {:.1} MB ({} kept, {} let go, \
+         {} not kept)",
         r.frames_in,
         r.frames_out,
         r.dropped,

@@ -75,6 +75,7 @@ impl ViewerApp {
         let refused = live.take_refused();
         let log = live.take_log();
         let shown = if live.following { live.take_frame() } else { None };
+        live.shown += u64::from(shown.is_some());
         let span = live.info.as_ref().map(|i| (i.start, i.end()));
         let following = live.following;
         for e in refused {
@@ -117,7 +118,7 @@ impl ViewerApp {
         let outcome = live.ended.clone();
         match &outcome {
             Some(Ok(r)) => {
-                let said = crate::viewer::live::end_text(r, &live.counts);
+                let said = crate::viewer::live::end_text(r, &live.counts, live.shown);
                 // On the terminal too, as a headless run says it.
                 eprintln!("{said}");
                 self.status(said);
