@@ -235,6 +235,8 @@ pub struct LiveView {
     pub screenshot: Option<PathBuf>,
     /// Drawn frames put on screen so far (the viewer's own frame rate).
     pub shown: u64,
+    /// The settings sent to the loop last.
+    sent: Option<DrawSettings>,
     /// The log generation taken last, and when.
     log_taken: (u64, Option<Instant>),
 }
@@ -310,6 +312,7 @@ impl LiveView {
             counts: BufferCounts::default(),
             screenshot: None,
             shown: 0,
+            sent: None,
             log_taken: (0, None),
         };
         Ok((view, sink))
@@ -366,9 +369,13 @@ impl LiveView {
         slot.log.clone()
     }
 
-    /// Draws with `settings` from the loop's next frame on.
-    pub fn configure(&self, settings: DrawSettings) {
-        *lock(&self.shared.settings) = Some(settings);
+    /// Draws with `settings` from the loop's next frame on, when they
+    /// differ from those sent last.
+    pub fn configure(&mut self, settings: DrawSettings) {
+        if self.sent.as_ref() != Some(&settings) {
+            *lock(&self.shared.settings) = Some(settings.clone());
+            self.sent = Some(settings);
+        }
     }
 
     /// What the loop could not apply of the settings sent.
@@ -484,6 +491,9 @@ mod tests {
         assert!(sink.settings().is_none());
         view.configure(DrawSettings::default());
         assert!(sink.settings().is_some() && sink.settings().is_none());
+        // The same again is not sent again.
+        view.configure(DrawSettings::default());
+        assert!(sink.settings().is_none());
         let log = Arc::new(Log::new());
         sink.log(&log, &Arc::new(Index::new(&log)));
         assert!(view.take_log().is_some());

@@ -196,6 +196,12 @@ fn edits_reach_the_loop_and_logs_reach_the_viewer() {
     let now = sink.settings().expect("the edit");
     assert!(!now.toggles.overlay);
     assert!(sink.settings().is_none(), "sent once");
+    // The mask section's preview tint is the viewer's own: the loop (and
+    // its outputs) do not get it.
+    h.get_by_label("Mask").click();
+    h.run_steps(5);
+    assert!(app(&h).mask_tuning.section_open);
+    assert!(sink.settings().is_none(), "no tint sent to the loop");
     let text = "{ { 1000.1; { { { circle; (0, 0); 70}; green; {robots/blue/1; 0} } } } }";
     let log = Arc::new(crate::log::text::parse(text).unwrap());
     sink.log(&log, &Arc::new(crate::select::Index::new(&log)));

@@ -682,19 +682,18 @@ impl ViewerApp {
     /// frame on screen again with them, paused or not.
     pub fn send_settings(&mut self) {
         let Some(doc) = &self.doc else { return };
-        if self.player.is_none() && self.live.is_none() {
-            return;
+        // Live, the loop draws with the session's settings, into its
+        // outputs too: the mask section's preview tint is the viewer's
+        // own, shown on paused frames only.
+        if let Some(l) = &mut self.live {
+            l.configure(doc.draw_settings());
         }
-        let s = self.mask_tuning.shown(doc.draw_settings());
-        if self.sent_settings.as_ref() != Some(&s) {
-            if let Some(p) = &mut self.player {
+        if let Some(p) = &mut self.player {
+            let s = self.mask_tuning.shown(doc.draw_settings());
+            if self.sent_settings.as_ref() != Some(&s) {
                 p.configure(s.clone());
+                self.sent_settings = Some(s);
             }
-            // Live, the loop draws with them too, into its outputs.
-            if let Some(l) = &self.live {
-                l.configure(s.clone());
-            }
-            self.sent_settings = Some(s);
         }
     }
 
