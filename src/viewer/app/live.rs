@@ -97,8 +97,9 @@ impl ViewerApp {
         }
         if ended {
             self.live_ended(ctx);
-            if self.live.as_ref().is_some_and(|l| l.stopped()) {
-                // Stopped from the terminal (Ctrl-C): the window goes too.
+            if self.live.as_ref().is_some_and(|l| l.stopped()) && self.screenshot.is_none() {
+                // Stopped from the terminal (Ctrl-C): the window goes too
+                // (after the screenshot waiting for the end, if any).
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
         }

@@ -75,7 +75,7 @@ pub fn status_text(view: &LiveView) -> String {
     let c = &view.counts;
     if let Some((a, z)) = c.span {
         line.push_str(&format!(
-            " · buffer {:.0} s, {:.0} MB",
+            " · buffer {:.0} s, {:.1} MB",
             z - a,
             c.bytes as f64 / (1 << 20) as f64
         ));

@@ -91,7 +91,16 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     let frame = app.frame.as_ref();
     ui.horizontal(|ui| {
         let shown = frame.map_or(pb.time, |f| f.time);
-        ui.monospace(format!("video {} / {}", fmt_time(shown), fmt_time(info.end())));
+        // A live camera's frames carry their arrival (Unix seconds): the
+        // time of day reads better than days since 1970.
+        let fmt_video = |t: f64| {
+            if app.live.is_some() && t >= 1e8 {
+                format!("{} UTC", clock(t.rem_euclid(86_400.0)))
+            } else {
+                fmt_time(t)
+            }
+        };
+        ui.monospace(format!("video {} / {}", fmt_video(shown), fmt_video(info.end())));
         if let Some(f) = frame {
             ui.monospace(format!("frame {}", f.index));
             if f.preview {
