@@ -130,7 +130,7 @@ def main():
                                        "-c", "copy", "-f", "null", "-"], stdin=subprocess.DEVNULL))
         live = subprocess.Popen([args.underlay, "live", f"udp://127.0.0.1:{cam}", "--log", f"udp://127.0.0.1:{logs}",
                                  "--calib", calib, "--duration", str(args.seconds), "--delay", "0.1", "--wait", "30",
-                                 "--out", f"udp://127.0.0.1:{out}?pkt_size=1316"],
+                                 "--out", f"udp://127.0.0.1:{out}?pkt_size=1316", "--no-view"],
                                 stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(live)
         procs.append(subprocess.Popen(["ffmpeg", "-v", "fatal", "-re", "-stream_loop", "-1", "-i", clip, "-c", "copy",

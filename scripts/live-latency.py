@@ -136,7 +136,7 @@ def run(args, through, pb, work, relay=False):
             f.write(f"homography = [\n [1.0, 0.0, 0.0],\n [0.0, 1.0, 0.0],\n [0.0, 0.0, 1.0],\n]\nimage_size = [{W}, {H}]\n")
         live = subprocess.Popen([args.underlay, "live", f"udp://127.0.0.1:{cam}", "--log", f"udp://127.0.0.1:{logs}",
                                  "--calib", calib, "--duration", str(args.seconds), "--wait", "30",
-                                 "--out", f"udp://127.0.0.1:{out}?pkt_size=1316"],
+                                 "--out", f"udp://127.0.0.1:{out}?pkt_size=1316", "--no-view"],
                                 stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         threading.Thread(target=sender, args=(pb, logs, stop), daemon=True).start()
     time.sleep(max(0.0, t0 - time.time()))

@@ -141,6 +141,13 @@ pub(crate) struct Cancel {
     what: String,
 }
 
+impl Cancel {
+    /// The flag itself, for work on another thread (the live viewer's run).
+    pub(crate) fn flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        std::sync::Arc::clone(&self.flag)
+    }
+}
+
 impl std::ops::Deref for Cancel {
     type Target = std::sync::atomic::AtomicBool;
     fn deref(&self) -> &Self::Target {

@@ -1,5 +1,6 @@
 //! `underlay live`: a camera stream and live logs in, drawn behind the
-//! robots, out to a stream or a file.
+//! robots, out to the viewer in live mode (unless `--no-view`), to a
+//! stream or a file.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -42,7 +43,9 @@ pub struct Args {
     pub delay: f64,
     /// Where the composited picture goes: srt://, udp://, tcp:// (MPEG-TS),
     /// rtmp:// (FLV), rtsp:// (push to a server), or a file (repeatable).
-    #[arg(long = "out", value_name = "URL", required_unless_present = "overlay_outputs")]
+    /// With the viewer, outputs are optional; with --no-view, give one
+    /// (or --overlay-out).
+    #[arg(long = "out", value_name = "URL")]
     pub outputs: Vec<String>,
     /// Where the drawings alone go, with alpha (as composited: hidden
     /// behind the robots), for compositing in OBS: lossless FFV1 in
@@ -85,6 +88,24 @@ pub struct Args {
     /// x264 preset (ultrafast … veryslow).
     #[arg(long, value_name = "P", default_value = "veryfast")]
     pub preset: String,
+    /// Run headless: no viewer window, only the outputs (and the status
+    /// line on the terminal).
+    #[arg(long)]
+    pub no_view: bool,
+    /// The viewer's replay buffer: seconds of the camera kept to pause,
+    /// step back and play again (within --buffer-mb).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0, value_parser = super::common::parse_seconds, conflicts_with = "no_view")]
+    pub buffer: f64,
+    /// The most memory the replay buffer's pictures take (JPEG-coded), MiB.
+    #[arg(long, value_name = "MB", default_value_t = 256, conflicts_with = "no_view")]
+    pub buffer_mb: usize,
+    /// With the viewer: once the run has ended (--duration, or a file
+    /// camera's end), save a screenshot of the window here and close it.
+    #[arg(long, value_name = "PNG", conflicts_with = "no_view")]
+    pub screenshot: Option<PathBuf>,
+    /// The viewer window's inner size.
+    #[arg(long, value_name = "WxH", value_parser = super::common::parse_size, conflicts_with = "no_view")]
+    pub size: Option<[usize; 2]>,
 }
 
 /// Runs `underlay live`.
@@ -95,6 +116,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.preset,
         crate::export::PRESETS.join(", ")
     );
+    anyhow::ensure!(
+        !args.no_view || !args.outputs.is_empty() || !args.overlay_outputs.is_empty(),
+        "nothing to write: with --no-view give --out URL, --overlay-out URL, or both"
+    );
     let mut sources = Vec::new();
     let mut files = Vec::new();
     for l in &args.logs {
@@ -103,6 +128,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => files.push(PathBuf::from(l)),
         }
     }
+    anyhow::ensure!(
+        args.no_view || crate::viewer::has_display(),
+        "no display to show the live view on: set DISPLAY (or WAYLAND_DISPLAY), run it under xvfb-run, \
+         or run headless with --no-view and --out URL"
+    );
     let mut session = match &args.session {
         Some(path) => {
             let mut s = Session::load(path).with_context(|| format!("reading {}", path.display()))?;
@@ -153,6 +183,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // until the next one; what matters reaches the status line.
     crate::video::set_ffmpeg_quiet(true);
     let cancel = super::common::cancel_on_ctrl_c("live");
+    if !args.no_view {
+        // The buffer's minutes are drawn with their logs: the store keeps
+        // as long.
+        opts.store.keep = opts.store.keep.max(args.buffer);
+        let live = crate::viewer::live::LiveViewOptions {
+            run: opts,
+            session_path: args.session.clone(),
+            buffer: crate::live::BufferOptions {
+                seconds: args.buffer,
+                max_bytes: args.buffer_mb.saturating_mul(1 << 20),
+                ..Default::default()
+            },
+            screenshot: args.screenshot.clone(),
+            cancel: Some(cancel.flag()),
+        };
+        let viewer = crate::viewer::ViewerOptions {
+            size: args.size,
+            live: Some(Box::new(live)),
+            ..Default::default()
+        };
+        return crate::viewer::run(viewer).with_context(|| format!("live from {}", args.camera));
+    }
     let terminal = std::io::stderr().is_terminal();
     // On a terminal one line kept current; in a log file a line every 5 s.
     let mut logged = std::time::Instant::now();

@@ -134,6 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bench_repaint: args.bench_repaint,
         bench_export: args.bench_export,
         size: args.size,
+        live: None,
     };
     crate::viewer::run(opts).context("viewer")
 }

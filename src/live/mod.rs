@@ -18,13 +18,19 @@
 //! - `run`: the loop: each frame held back by the delay, its log time its
 //!   arrival on this machine's clock plus the session's offset, drawn
 //!   through the same pipeline and draw settings as `view` and `export`,
-//!   encoded with low-latency settings to each output.
+//!   encoded with low-latency settings to each output, and handed to the
+//!   viewer in live mode ([`LiveSink`]) — the same drawn frames, so what
+//!   the viewer shows is what the outputs write.
 //! - `no_signal`: the card the outputs show at the camera's rate while it
 //!   has no signal.
+//! - `buffer`: the viewer's replay buffer, the last minutes of the
+//!   camera's pictures coded alone as JPEG in memory within a bound, to
+//!   pause, step back, play again, snap and sync on.
 //!
 //! Drawing is the pipeline's ([`crate::pipeline`]); what a session says
 //! (calibration, mask, filter, offset) means what it means for a file.
 
+mod buffer;
 mod camera;
 mod error;
 mod merger;
@@ -33,8 +39,9 @@ mod run;
 mod sources;
 mod store;
 
+pub use buffer::{BufferCounts, BufferOptions, BufferSource, Recorder, ReplayBuffer};
 pub use camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 pub use error::LiveError;
-pub use run::{Clock, LiveOptions, LiveReport, LiveStatus, OutputKind, run};
+pub use run::{Clock, LiveOptions, LiveReport, LiveSink, LiveStatus, OutputKind, run, run_with};
 pub use sources::{LogSource, MAX_CONNECTIONS, ROBOVIZ_PORT, Receivers, start as start_sources};
 pub use store::{LiveLogs, SourceCounts, SourceId, StoreOptions};

@@ -26,6 +26,13 @@
 //! their alpha: lossless FFV1 in BGRA, in Matroska (a `.mkv` file, or a
 //! stream over `srt://`, `tcp://` or `udp://`), which FFmpeg-based players
 //! such as OBS's Media Source decode with the alpha.
+//!
+//! **The viewer** in live mode is one more consumer of the same loop
+//! ([`run_with`] and a [`LiveSink`]): it is given each frame as decoded
+//! (for its replay buffer) and as drawn (to show), and the log each time
+//! it is swapped; the settings it edits (selection, mask, calibration)
+//! come back through the sink and are drawn from the next frame on, into
+//! the outputs too. With the viewer, outputs are optional.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -40,10 +47,10 @@ use super::no_signal;
 use super::sources::{self, LogSource};
 use super::store::{LiveLogs, SourceCounts, StoreOptions};
 use crate::log::Log;
-use crate::pipeline::Pipeline;
+use crate::pipeline::{DrawSettings, Pipeline, PipelineError};
 use crate::select::Index;
 use crate::session::Session;
-use crate::video::{Encoder, EncoderSettings};
+use crate::video::{Encoder, EncoderSettings, SourceFrame};
 
 /// What a live run does.
 #[derive(Clone, Debug)]
@@ -190,6 +197,25 @@ pub struct LiveReport {
 /// output wants them).
 type Written = (Arc<crate::video::SourceFrame>, Option<Arc<Vec<u8>>>);
 
+/// Another consumer of a live run's frames: the viewer in live mode. Its
+/// calls come from the loop's thread and return quickly (work is handed
+/// to threads of its own).
+pub trait LiveSink {
+    /// The first picture came: its size and the camera's frame rate.
+    fn started(&mut self, width: usize, height: usize, fps: f64);
+    /// Settings to draw with from the next frame on, when they changed.
+    fn settings(&mut self) -> Option<DrawSettings>;
+    /// What applying the settings said (what could not be applied).
+    fn configured(&mut self, result: Result<(), PipelineError>);
+    /// The logs drawn from now on (swapped in as they arrive).
+    fn log(&mut self, log: &Arc<Log>, index: &Arc<Index>);
+    /// A frame as decoded, its time the one it is drawn at, before drawing.
+    fn decoded(&mut self, frame: &SourceFrame);
+    /// The same frame drawn (as the outputs get it), with how many
+    /// primitives were drawn on it.
+    fn drawn(&mut self, frame: &Arc<SourceFrame>, primitives: usize);
+}
+
 /// What an output's thread encodes.
 enum Job {
     /// A composited frame shown from this output time.
@@ -277,6 +303,17 @@ pub fn run(
     cancel: &AtomicBool,
     status: &mut dyn FnMut(&LiveStatus),
 ) -> Result<LiveReport, LiveError> {
+    run_with(opts, cancel, status, None)
+}
+
+/// [`run`], every frame also handed to `sink` (the viewer); with a sink,
+/// outputs are optional.
+pub fn run_with(
+    opts: &LiveOptions,
+    cancel: &AtomicBool,
+    status: &mut dyn FnMut(&LiveStatus),
+    mut sink: Option<&mut dyn LiveSink>,
+) -> Result<LiveReport, LiveError> {
     let kinds: Vec<OutputKind> = opts
         .outputs
         .iter()
@@ -287,7 +324,7 @@ pub fn run(
         .iter()
         .map(|o| OutputKind::of(o))
         .collect::<Result<_, _>>()?;
-    if opts.outputs.is_empty() && opts.overlay_outputs.is_empty() {
+    if opts.outputs.is_empty() && opts.overlay_outputs.is_empty() && sink.is_none() {
         return Err(LiveError::BadOutput {
             output: "(none)".into(),
             why: "nothing to write: give an output for the picture, the overlay, or both".into(),
@@ -366,6 +403,9 @@ pub fn run(
         f if f.is_finite() && (1.0..=240.0).contains(&f) => f,
         _ => 30.0,
     };
+    if let Some(s) = sink.as_deref_mut() {
+        s.started(w, h, fps);
+    }
     let mut encoders = Vec::with_capacity(opts.outputs.len());
     for (o, k) in opts.outputs.iter().zip(&kinds) {
         let enc_settings = EncoderSettings {
@@ -472,13 +512,22 @@ pub fn run(
             }
             if let Some((g, log, index)) = merger.latest(generation) {
                 generation = g;
+                if let Some(s) = sink.as_deref_mut() {
+                    s.log(&log, &index);
+                }
                 pipeline.set_log(log, index);
             }
             if opts.clock == Clock::Arrival {
                 frame.time = arrival;
             }
+            if let Some(s) = sink.as_deref_mut() {
+                if let Some(new) = s.settings() {
+                    s.configured(pipeline.configure(&new));
+                }
+                s.decoded(&frame);
+            }
             let drawing = Instant::now();
-            pipeline.process(&mut frame)?;
+            let drawn = pipeline.process(&mut frame)?;
             draws.push(drawing.elapsed().as_secs_f64() * 1e3);
             let t = (arrival - t0).max(last_out + 1e-3);
             last_out = t;
@@ -495,6 +544,9 @@ pub fn run(
                 Some(Arc::new(rgba))
             };
             let frame = Arc::new(frame);
+            if let Some(s) = sink.as_deref_mut() {
+                s.drawn(&frame, drawn.primitives);
+            }
             for e in &mut encoders {
                 e.send(Job::Frame(Arc::clone(&frame), t))?;
             }

@@ -218,4 +218,4 @@ fn search_range(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

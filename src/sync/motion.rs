@@ -32,6 +32,10 @@ pub enum MotionError {
         from: f64,
         to: f64,
     },
+    /// Pictures from a frame source (a live camera's buffer) could not
+    /// be read.
+    #[error(transparent)]
+    Source(#[from] crate::video::source::SourceError),
     #[error("stopped")]
     Cancelled,
 }

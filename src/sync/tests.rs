@@ -1,6 +1,7 @@
 //! The whole search on synthetic runs: robots moving on a floor seen by a
 //! known camera, a log of them with a known offset (and drift), and logs
-//! and videos that do not belong together.
+//! and videos that do not belong together. (The viewer's "Find offset"
+//! on a live buffer uses the same run.)
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -10,15 +11,15 @@ use crate::geom::{Mat3, Vec2};
 use crate::image::MaskImage;
 use crate::log::{FrameTime, Primitive, Shape, Style};
 
-const W: usize = 480;
-const H: usize = 270;
-const FPS: f64 = 30.0;
+pub(crate) const W: usize = 480;
+pub(crate) const H: usize = 270;
+pub(crate) const FPS: f64 = 30.0;
 /// Pixels per millimetre.
 const SCALE: f64 = 0.05;
 const RADIUS: f64 = 120.0;
 
 /// World (mm, y up) → picture: the field's centre in the middle.
-fn camera() -> Calibration {
+pub(crate) fn camera() -> Calibration {
     let h: Mat3 = [
         [SCALE, 0.0, W as f64 / 2.0],
         [0.0, -SCALE, H as f64 / 2.0],
@@ -48,7 +49,7 @@ fn robot(seed: u64, k: usize, t: f64) -> Vec2 {
 
 /// Eight robots of game `seed` seen at world time `t`: grey discs on a
 /// noisy floor.
-fn picture(seed: u64, t: f64, frame: u64) -> MaskImage {
+pub(crate) fn picture(seed: u64, t: f64, frame: u64) -> MaskImage {
     let mut img = MaskImage::from_shape_fn((H, W), |(y, x)| {
         let n = (x as u64 * 31 + y as u64 * 17 + frame * 101) % 13;
         (90 + n) as u8
@@ -82,7 +83,7 @@ fn video(seed: u64, seconds: f64) -> Motion {
 
 /// A 60 Hz log of game `seed` whose clock reads `rate × world + offset`,
 /// with a still zone and a planner's tree drawn too.
-fn log(seed: u64, offset: f64, rate: f64, seconds: f64) -> Log {
+pub(crate) fn log(seed: u64, offset: f64, rate: f64, seconds: f64) -> Log {
     let mut log = Log::new();
     let robots: Vec<_> = (0..8)
         .map(|k| log.entities.intern(&format!("robots/{k}")))

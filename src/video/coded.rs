@@ -1,7 +1,10 @@
 //! Pictures coded in memory (a recording's JPEG and PNG images, its H.264
 //! and H.265 video packets) decoded with FFmpeg into RGB pictures, one
 //! packet at a time: no file, no container, the decoder kept between
-//! packets so a video's frames refer to the ones before.
+//! packets so a video's frames refer to the ones before. And the other
+//! way, RGB pictures coded as JPEG in memory ([`JpegEncoder`]): each
+//! picture stands alone, so any one of them decodes without the others
+//! (the live viewer's replay buffer).
 
 use ffmpeg_next as ffmpeg;
 use ffmpeg_next::ffi::AVPixelFormat;
@@ -154,6 +157,112 @@ impl PacketDecoder {
     }
 }
 
+/// RGB pictures coded as baseline JPEG (4:2:0, full range) in memory,
+/// the encoder kept from picture to picture.
+pub struct JpegEncoder {
+    encoder: ffmpeg::encoder::Video,
+    picture: frame::Video,
+    scaler: Option<Scaler>,
+    size: (usize, usize),
+    quality: u8,
+}
+
+impl std::fmt::Debug for JpegEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JpegEncoder")
+            .field("size", &self.size)
+            .field("quality", &self.quality)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JpegEncoder {
+    /// An encoder of `width`×`height` pictures at FFmpeg's quantiser scale
+    /// `quality` (2 = best … 31 = smallest; 5 keeps a camera's picture
+    /// without visible loss at about a tenth of a byte per pixel).
+    pub fn new(width: usize, height: usize, quality: u8) -> Result<JpegEncoder, StepError> {
+        init();
+        crate::image::check_picture_size(width as u32, height as u32)?;
+        let quality = quality.clamp(2, 31);
+        let codec = ffmpeg::encoder::find(codec::Id::MJPEG).ok_or("this FFmpeg has no JPEG encoder")?;
+        let mut enc = codec::context::Context::new_with_codec(codec)
+            .encoder()
+            .video()
+            .map_err(|e| StepError::with("cannot start the JPEG encoder", e))?;
+        let pix = AVPixelFormat::AV_PIX_FMT_YUVJ420P;
+        enc.set_width(width as u32);
+        enc.set_height(height as u32);
+        enc.set_format(pix.into());
+        enc.set_time_base((1, 25));
+        enc.set_color_range(ffmpeg::color::Range::JPEG);
+        enc.set_flags(codec::Flags::QSCALE);
+        enc.set_global_quality(i32::from(quality) * ffmpeg::ffi::FF_QP2LAMBDA);
+        let encoder = enc
+            .open_as(codec)
+            .map_err(|e| StepError::with("cannot set up the JPEG encoder", e))?;
+        let mut picture = frame::Video::new(pix.into(), width as u32, height as u32);
+        picture.set_color_range(ffmpeg::color::Range::JPEG);
+        Ok(JpegEncoder {
+            encoder,
+            picture,
+            scaler: None,
+            size: (width, height),
+            quality,
+        })
+    }
+
+    /// The JPEG of `image` (of the encoder's size), appended to `out`
+    /// (cleared first).
+    pub fn encode(&mut self, image: &RgbImage, out: &mut Vec<u8>) -> Result<(), StepError> {
+        let (h, w, _) = image.dim();
+        if (w, h) != self.size {
+            return Err(StepError::new(format!(
+                "a {w}×{h} picture given to a JPEG encoder of {}×{}",
+                self.size.0, self.size.1
+            )));
+        }
+        let Some(src) = image.as_slice() else {
+            return Err("a picture buffer that is not contiguous".into());
+        };
+        let color = Colorimetry {
+            space: 5,
+            full_range: true,
+        };
+        let scaler = Scaler::cached(
+            &mut self.scaler,
+            AVPixelFormat::AV_PIX_FMT_RGB24,
+            w as u32,
+            h as u32,
+            AVPixelFormat::AV_PIX_FMT_YUVJ420P,
+            w as u32,
+            h as u32,
+            color,
+        )?;
+        // SAFETY: `src` holds h rows of 3·w bytes (an RGB picture of the
+        // encoder's size, checked above); the frame was allocated for w×h
+        // in the scaler's destination format and is not shared.
+        unsafe {
+            scaler.run(
+                &Planes::packed(src.as_ptr() as *mut u8, w * 3),
+                &Planes::of_frame(self.picture.as_ptr()),
+            );
+            (*self.picture.as_mut_ptr()).quality = i32::from(self.quality) * ffmpeg::ffi::FF_QP2LAMBDA;
+        }
+        self.encoder
+            .send_frame(&self.picture)
+            .map_err(|e| StepError::with("cannot code the picture as JPEG", e))?;
+        out.clear();
+        let mut packet = ffmpeg::Packet::empty();
+        while self.encoder.receive_packet(&mut packet).is_ok() {
+            out.extend_from_slice(packet.data().unwrap_or_default());
+        }
+        if out.is_empty() {
+            return Err("the JPEG encoder wrote nothing".into());
+        }
+        Ok(())
+    }
+}
+
 /// Pixel formats FFmpeg's JPEG decoder gives for limited-range pictures
 /// (the `yuvj*` formats are full range).
 fn is_limited(fmt: AVPixelFormat) -> bool {
@@ -181,6 +290,33 @@ mod tests {
             let want = crate::video::still::load_rgb(&p).unwrap();
             assert_eq!(got, want, "{}", p.display());
         }
+    }
+
+    /// A picture coded by the encoder decodes to itself within JPEG's
+    /// loss, each alone; a picture of another size is refused.
+    #[test]
+    fn jpegs_coded_in_memory_decode_to_their_pictures() {
+        let img = RgbImage::from_shape_fn((48, 64, 3), |(y, x, c)| [(x * 4) as u8, (y * 5) as u8, 90][c]);
+        let mut e = JpegEncoder::new(64, 48, 3).unwrap();
+        let mut bytes = Vec::new();
+        for _ in 0..2 {
+            e.encode(&img, &mut bytes).unwrap();
+            assert_eq!(Coding::sniff(&bytes), Some(Coding::Jpeg));
+            let got = PacketDecoder::new(Coding::Jpeg)
+                .unwrap()
+                .decode(&bytes)
+                .unwrap()
+                .unwrap();
+            let worst = got
+                .iter()
+                .zip(img.iter())
+                .map(|(a, b)| a.abs_diff(*b))
+                .max()
+                .unwrap();
+            assert!(worst <= 12, "{worst}");
+        }
+        let err = e.encode(&RgbImage::zeros((10, 10, 3)), &mut bytes).unwrap_err();
+        assert!(err.to_string().contains("10×10"), "{err}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod find_offset;
 pub mod history;
 pub mod inspect;
 pub mod legend;
+pub mod live;
 pub mod mask_tuning;
 pub mod playback;
 pub mod player;
@@ -37,7 +38,9 @@ pub use app::{
 /// Opens the viewer window and runs it until it is closed. With a
 /// screenshot request, returns once the screenshot is written (or failed).
 pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
-    let shot = opts.screenshot.is_some() || opts.bench_play.is_some() || opts.bench_export.is_some();
+    let live_shot = opts.live.as_ref().is_some_and(|l| l.screenshot.is_some());
+    let shot =
+        opts.screenshot.is_some() || opts.bench_play.is_some() || opts.bench_export.is_some() || live_shot;
     check_display()?;
     let [w, h] = opts.size.unwrap_or([1280, 800]);
     let mut viewport = eframe::egui::ViewportBuilder::default()
@@ -56,7 +59,7 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
         persist_window: !shot && opts.size.is_none(),
         ..Default::default()
     };
-    let opts_screenshot = opts.screenshot.is_some();
+    let opts_screenshot = opts.screenshot.is_some() || live_shot;
     let result: Arc<Mutex<Option<Result<(), ShotError>>>> = Arc::new(Mutex::new(None));
     let r2 = Arc::clone(&result);
     eframe::run_native(
@@ -93,14 +96,24 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
 /// Refuses to start without a display to open a window on, saying what
 /// to do instead (rather than the windowing library's own error).
 fn check_display() -> anyhow::Result<()> {
+    if !has_display() {
+        anyhow::bail!("{NO_DISPLAY}");
+    }
+    Ok(())
+}
+
+/// Whether there is a display to open a window on (on Linux, `DISPLAY`
+/// or `WAYLAND_DISPLAY` set).
+pub fn has_display() -> bool {
     #[cfg(target_os = "linux")]
     {
         let set = |v: &str| std::env::var_os(v).is_some_and(|s| !s.is_empty());
-        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
-            anyhow::bail!("{NO_DISPLAY}");
-        }
+        set("DISPLAY") || set("WAYLAND_DISPLAY")
     }
-    Ok(())
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
+    }
 }
 
 /// What `view` says when there is no display.

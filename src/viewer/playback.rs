@@ -47,6 +47,16 @@ impl Playback {
         self.end
     }
 
+    /// A video that grows or is cut at its start (live mode's buffer):
+    /// its extent becomes `[start, end]`, the time kept within it.
+    pub fn set_range(&mut self, start: f64, end: f64) {
+        if start.is_finite() && end.is_finite() {
+            self.start = start;
+            self.end = end.max(start);
+            self.time = self.time.clamp(self.start, self.end);
+        }
+    }
+
     /// Moves to `t`, clamped to the video (ignores NaN).
     pub fn seek(&mut self, t: f64) {
         if !t.is_nan() {
@@ -179,6 +189,18 @@ mod tests {
         assert_eq!(p.speed, 0.25);
         p.set_speed(f64::NAN);
         assert_eq!(p.speed, 0.25);
+    }
+
+    #[test]
+    fn a_growing_range_keeps_the_time_within() {
+        let mut p = Playback::new(0.0, 1.0);
+        p.set_range(5.0, 9.0);
+        assert_eq!((p.start(), p.end(), p.time), (5.0, 9.0, 5.0));
+        p.seek(8.0);
+        p.set_range(6.0, 7.0);
+        assert_eq!(p.time, 7.0);
+        p.set_range(f64::NAN, 10.0);
+        assert_eq!((p.start(), p.end()), (6.0, 7.0));
     }
 
     #[test]

@@ -815,7 +815,7 @@ impl Worker {
 
 /// The pixels of `img` within `radius` of `(x, y)` (a square, clipped to
 /// the image; empty when the point is outside).
-fn crop(img: &RgbImage, x: usize, y: usize, radius: usize) -> RgbImage {
+pub fn crop(img: &RgbImage, x: usize, y: usize, radius: usize) -> RgbImage {
     let (h, w, _) = img.dim();
     if x >= w || y >= h {
         return RgbImage::zeros((0, 0, 3));

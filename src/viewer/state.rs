@@ -297,6 +297,55 @@ impl Document {
         Ok(doc)
     }
 
+    /// A document for a live run of `session` (loaded from
+    /// `session_path`, if it was): its calibration, filter, mask and
+    /// offset; its logs come as the run swaps them in
+    /// ([`Self::set_live_log`]), files among them included.
+    pub fn for_live(session: Session, session_path: Option<PathBuf>) -> anyhow::Result<Self> {
+        let saved = session_path.as_ref().map(|_| session.clone());
+        let mut doc = Document {
+            opened: Some(session.clone()),
+            session,
+            session_path,
+            saved,
+            log: Arc::new(Log::new()),
+            index: Arc::new(Index::new(&Log::new())),
+            has_log: false,
+            log_range: None,
+            filter_cache: Default::default(),
+            unit_note: None,
+            world_extent: None,
+            clocks: None,
+            tree: EntityTree::default(),
+            events: Events::default(),
+            calibration: None,
+            source_calibration: None,
+        };
+        doc.reload_calibration()?;
+        Ok(doc)
+    }
+
+    /// The logs a live run draws now, with their index (shared with its
+    /// pipeline); the session's list of files stays as it is.
+    pub fn set_live_log(&mut self, log: Arc<Log>, index: Arc<Index>) {
+        self.tree = EntityTree::build(&log);
+        self.events = Events::from_log(&log);
+        self.index = index;
+        self.log_range = log.time_range();
+        self.filter_cache.take();
+        self.world_extent = crate::viewer::field_view::extent(&log);
+        let unit_changed = !self.has_log || self.log.header.world_unit != log.header.world_unit;
+        self.log = log;
+        self.has_log = true;
+        if unit_changed {
+            // Converted from the session's own, not again from a converted one.
+            if let Ok(c) = self.session.load_calibration() {
+                self.calibration = c;
+            }
+            self.convert_calibration();
+        }
+    }
+
     /// Replaces the log (read from `path`).
     pub fn set_log(&mut self, log: Log, path: PathBuf) {
         self.set_logs(log, vec![path]);

@@ -2,8 +2,9 @@
 //! camera (MPEG-TS over UDP), native logs sent over UDP by `Writer::udp`
 //! with garbage between them, the composited stream sent on over UDP to
 //! an `ffmpeg` receiver and recorded to a file; RoboViz drawing datagrams
-//! as a 3D-league agent sends them; then a dead camera. Every process a
-//! test starts, it stops.
+//! as a 3D-league agent sends them; then a dead camera; and the viewer in
+//! live mode under Xvfb beside a recording. Every process a test starts,
+//! it stops.
 
 use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use underlay::log::{Header, Rgba, Writer, WriterOptions};
 use underlay::sim3d::roboviz::{self, Command as Draw};
 
-use crate::util::{have_tool, stderr, tmp, underlay_cmd};
+use crate::util::{Xvfb, have_tool, stderr, tmp, underlay_cmd};
 
 /// A child process killed when dropped (a failing test leaves nothing running).
 pub(crate) struct Running(pub(crate) Child);
@@ -139,7 +140,16 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
     cmd.args(["live", &format!("udp://127.0.0.1:{cam}"), "--log", &log_source])
         .arg("--calib")
         .arg(&calib)
-        .args(["--no-mask", "--duration", "3", "--delay", "0.1", "--wait", "30"])
+        .args([
+            "--no-mask",
+            "--duration",
+            "3",
+            "--delay",
+            "0.1",
+            "--wait",
+            "30",
+            "--no-view",
+        ])
         .arg("--out")
         .arg(&recorded)
         .arg("--overlay-out")
@@ -498,6 +508,7 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
             "2",
             "--stall",
             "0.5",
+            "--no-view",
         ])
         .arg("--out")
         .arg(dir.path().join("x.ts"))
@@ -511,7 +522,15 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
     );
     assert!(!dir.path().join("x.ts").exists(), "nothing written");
     let out = underlay_cmd()
-        .args(["live", "cam.mp4", "--log", "ssl-vision://10006", "--out", "x.ts"])
+        .args([
+            "live",
+            "cam.mp4",
+            "--log",
+            "ssl-vision://10006",
+            "--out",
+            "x.ts",
+            "--no-view",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -520,7 +539,14 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
         stderr(&out)
     );
     let out = underlay_cmd()
-        .args(["live", "cam.mp4", "--no-calibration", "--out", "ftp://host/x"])
+        .args([
+            "live",
+            "cam.mp4",
+            "--no-calibration",
+            "--out",
+            "ftp://host/x",
+            "--no-view",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -528,4 +554,99 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
         "{}",
         stderr(&out)
     );
+}
+
+/// The viewer in live mode under Xvfb (issue 32): a file camera played at
+/// its own pace through `viewer::overlay_session` (a red disc at the
+/// centre through an identity calibration), recorded at the same time.
+/// The screenshot, taken once `--duration` is reached, shows the camera's
+/// picture drawn — the disc at its centre — and the live bar's red mark;
+/// the recording, written by the same loop, has the disc at the same place.
+#[test]
+fn the_live_viewer_shows_what_the_outputs_write() {
+    use crate::viewer::{FLOOR, bbox, matches, on_screen, overlay_session};
+    if !have_tool("ffprobe") {
+        return;
+    }
+    let Some(x) = Xvfb::start() else {
+        return;
+    };
+    let dir = tmp();
+    let session = overlay_session(dir.path());
+    let (png, rec) = (dir.path().join("live.png"), dir.path().join("rec.mp4"));
+    let o = underlay_cmd()
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("live")
+        .arg(dir.path().join("grey.mp4"))
+        .args(["--realtime", "--duration", "2", "--size", "1000x700", "--session"])
+        .arg(&session)
+        .arg("--screenshot")
+        .arg(&png)
+        .arg("--out")
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let img = underlay::video::still::load_rgb(&png).unwrap();
+    assert_eq!((img.dim().1, img.dim().0), (1000, 700));
+    let video = bbox(&img, FLOOR, 10, None).expect("the camera's picture is on screen");
+    let (w, h) = ((video.2 - video.0) as f64, (video.3 - video.1) as f64);
+    assert!((w / h - 320.0 / 180.0).abs() < 0.05, "video area {video:?}");
+    let (cx, cy) = on_screen(video, (320.0, 180.0), 160.0, 90.0);
+    assert!(
+        matches(&img, cy, cx, [255, 0, 0], 40),
+        "the red disc drawn at the centre"
+    );
+    let (gx, gy) = on_screen(video, (320.0, 180.0), 300.0, 170.0);
+    assert!(matches(&img, gy, gx, FLOOR, 10), "the floor left alone");
+    // The live bar's mark, below the picture.
+    let below = (0, video.3 + 1, img.dim().1 - 1, img.dim().0 - 1);
+    assert!(
+        bbox(&img, [230, 40, 40], 12, Some(below)).is_some(),
+        "the LIVE mark"
+    );
+    // The recording: about 2 s of frames, the disc at the centre.
+    let (frames, px) = probe(&rec, 1.0, 160, 90);
+    assert!((5..=25).contains(&frames), "{frames} frames recorded");
+    assert!(px[0] > 200 && px[1] < 60 && px[2] < 60, "recorded centre {px:?}");
+}
+
+/// Without a display the viewer is refused, saying to use `--no-view`;
+/// headless needs an output.
+#[test]
+fn live_without_a_display_or_an_output_says_what_to_do() {
+    let o = underlay_cmd()
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["live", "cam.mp4", "--no-calibration"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no display") && stderr(&o).contains("--no-view"),
+        "{}",
+        stderr(&o)
+    );
+    let o = underlay_cmd()
+        .args(["live", "cam.mp4", "--no-calibration", "--no-view"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nothing to write"), "{}", stderr(&o));
+    // The viewer's options are not for a headless run.
+    let o = underlay_cmd()
+        .args([
+            "live",
+            "cam.mp4",
+            "--no-view",
+            "--out",
+            "x.ts",
+            "--screenshot",
+            "x.png",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--screenshot"), "{}", stderr(&o));
 }

@@ -47,7 +47,7 @@ fn live(dir: &std::path::Path, camera_url: &str, more: &[&str]) -> Running {
         underlay_cmd()
             .args(["live", camera_url, "--calib"])
             .arg(&calib)
-            .args(["--no-mask", "--wait", "30", "--delay", "0.1"])
+            .args(["--no-view", "--no-mask", "--wait", "30", "--delay", "0.1"])
             .args(more)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

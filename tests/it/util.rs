@@ -1,10 +1,12 @@
 //! What the integration tests share: running the `underlay` binary,
-//! temporary folders, finding external tools and shared media, and
-//! comparing images with the golden ones (`tests/data/golden`).
+//! temporary folders, finding external tools and shared media, a virtual
+//! X display for the viewer's window (`Xvfb`), and comparing images with
+//! the golden ones (`tests/data/golden`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use underlay::image::RgbImage;
 use underlay::video::still::{load_rgb, save_rgb};
@@ -210,4 +212,96 @@ pub fn check_golden(name: &str, img: &RgbImage) {
             actual.display()
         }
     );
+}
+
+/// A virtual X display for one test, stopped on drop.
+pub struct Xvfb {
+    child: Child,
+    /// The display to set `DISPLAY` to.
+    pub display: String,
+}
+
+impl Xvfb {
+    /// Starts Xvfb on a display it picks itself (`-displayfd`, so tests
+    /// running side by side never race for one), or `None` (with a
+    /// message) when it is not installed. Tries three times; a failure
+    /// names what Xvfb said.
+    pub fn start() -> Option<Xvfb> {
+        if !crate::util::have_tool("Xvfb") {
+            return None;
+        }
+        let mut said = String::new();
+        for _ in 0..3 {
+            match Self::try_start() {
+                Ok(x) => return Some(x),
+                Err(e) => said = e,
+            }
+        }
+        panic!("could not start Xvfb: {said}");
+    }
+
+    fn try_start() -> Result<Xvfb, String> {
+        use std::io::Read;
+        let log = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+        let mut child = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1600x1000x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(log.reopen().map_err(|e| e.to_string())?)
+            .spawn()
+            .map_err(|e| format!("spawn Xvfb: {e}"))?;
+        let mut out = child.stdout.take().ok_or("no stdout")?;
+        // Xvfb writes the display number once it accepts connections, and
+        // closes its end when it dies; a thread keeps the wait bounded.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = Vec::new();
+            let mut byte = [0u8; 1];
+            while let Ok(1) = out.read(&mut byte) {
+                if byte[0] == b'\n' {
+                    break;
+                }
+                line.push(byte[0]);
+            }
+            let _ = tx.send(String::from_utf8_lossy(&line).trim().to_string());
+        });
+        let number = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_default();
+        if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(Xvfb {
+                child,
+                display: format!(":{number}"),
+            });
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+        Err(format!("no display number (got {number:?}); Xvfb said: {said}"))
+    }
+}
+
+impl Drop for Xvfb {
+    /// Stops Xvfb with SIGTERM, so it removes its lock file and socket
+    /// (a SIGKILL leaves them behind), then SIGKILL if it lingers.
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on our own child's pid has no memory effects.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let until = std::time::Instant::now() + Duration::from_secs(5);
+            while std::time::Instant::now() < until {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -3,104 +3,12 @@
 //! is not installed).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output};
 
-use crate::util::{stderr, underlay_cmd as underlay};
+use crate::util::{Xvfb, stderr, underlay_cmd as underlay};
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run underlay")
-}
-
-/// A virtual X display for one test, stopped on drop.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    /// Starts Xvfb on a display it picks itself (`-displayfd`, so tests
-    /// running side by side never race for one), or `None` (with a
-    /// message) when it is not installed. Tries three times; a failure
-    /// names what Xvfb said.
-    fn start() -> Option<Xvfb> {
-        if !crate::util::have_tool("Xvfb") {
-            return None;
-        }
-        let mut said = String::new();
-        for _ in 0..3 {
-            match Self::try_start() {
-                Ok(x) => return Some(x),
-                Err(e) => said = e,
-            }
-        }
-        panic!("could not start Xvfb: {said}");
-    }
-
-    fn try_start() -> Result<Xvfb, String> {
-        use std::io::Read;
-        let log = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-        let mut child = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "1600x1000x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(log.reopen().map_err(|e| e.to_string())?)
-            .spawn()
-            .map_err(|e| format!("spawn Xvfb: {e}"))?;
-        let mut out = child.stdout.take().ok_or("no stdout")?;
-        // Xvfb writes the display number once it accepts connections, and
-        // closes its end when it dies; a thread keeps the wait bounded.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = Vec::new();
-            let mut byte = [0u8; 1];
-            while let Ok(1) = out.read(&mut byte) {
-                if byte[0] == b'\n' {
-                    break;
-                }
-                line.push(byte[0]);
-            }
-            let _ = tx.send(String::from_utf8_lossy(&line).trim().to_string());
-        });
-        let number = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_default();
-        if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
-            return Ok(Xvfb {
-                child,
-                display: format!(":{number}"),
-            });
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        let said = std::fs::read_to_string(log.path()).unwrap_or_default();
-        Err(format!("no display number (got {number:?}); Xvfb said: {said}"))
-    }
-}
-
-impl Drop for Xvfb {
-    /// Stops Xvfb with SIGTERM, so it removes its lock file and socket
-    /// (a SIGKILL leaves them behind), then SIGKILL if it lingers.
-    fn drop(&mut self) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            // SAFETY: kill(2) on our own child's pid has no memory effects.
-            unsafe { libc::kill(pid, libc::SIGTERM) };
-            let until = std::time::Instant::now() + Duration::from_secs(5);
-            while std::time::Instant::now() < until {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -144,14 +52,19 @@ fn screenshot_arguments_are_checked() {
 }
 
 /// Pixels of `img` (RGB) equal to `rgb` within `tol` per channel.
-fn matches(img: &underlay::image::RgbImage, y: usize, x: usize, rgb: [u8; 3], tol: u8) -> bool {
+pub(crate) fn matches(img: &underlay::image::RgbImage, y: usize, x: usize, rgb: [u8; 3], tol: u8) -> bool {
     (0..3).all(|c| img[[y, x, c]].abs_diff(rgb[c]) <= tol)
 }
 
-type Box2 = (usize, usize, usize, usize);
+pub(crate) type Box2 = (usize, usize, usize, usize);
 
 /// The bounding box (x0, y0, x1, y1) of pixels close to `rgb` within `area`.
-fn bbox(img: &underlay::image::RgbImage, rgb: [u8; 3], tol: u8, area: Option<Box2>) -> Option<Box2> {
+pub(crate) fn bbox(
+    img: &underlay::image::RgbImage,
+    rgb: [u8; 3],
+    tol: u8,
+    area: Option<Box2>,
+) -> Option<Box2> {
     let (h, w, _) = img.dim();
     let (ax0, ay0, ax1, ay1) = area.unwrap_or((0, 0, w - 1, h - 1));
     let mut b: Option<Box2> = None;
@@ -328,7 +241,7 @@ fn overlay_session_for_generated_frames(dir: &Path, mask: &str) -> PathBuf {
 
 /// Screen position of image point (u, v) given the video's bounding box
 /// on screen and the image size.
-fn on_screen(video: Box2, size: (f64, f64), u: f64, v: f64) -> (usize, usize) {
+pub(crate) fn on_screen(video: Box2, size: (f64, f64), u: f64, v: f64) -> (usize, usize) {
     let (x0, y0, x1, y1) = video;
     let sx = (x1 - x0 + 1) as f64 / size.0;
     let sy = (y1 - y0 + 1) as f64 / size.1;
@@ -405,12 +318,12 @@ fn screenshot_shows_the_overlay_at_its_place_and_time() {
 }
 
 /// The colour of the test video's floor (distinct from anything in the UI).
-const FLOOR: [u8; 3] = [150, 60, 160];
+pub(crate) const FLOOR: [u8; 3] = [150, 60, 160];
 
 /// A session over a plain 320×180 video with a log of a red disc (always
 /// shown, at the centre) and a blue disc (only at log time 101 s), drawn
 /// through an identity calibration, log time = video time + 100 s.
-fn overlay_session(dir: &Path) -> PathBuf {
+pub(crate) fn overlay_session(dir: &Path) -> PathBuf {
     use underlay::log::{FrameTime, Log, Primitive, Rgba, Shape, Style, Vec2};
     let settings = underlay::video::EncoderSettings {
         fps_hint: 10.0,

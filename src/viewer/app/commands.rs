@@ -5,7 +5,34 @@ use super::*;
 
 impl ViewerApp {
     pub fn run_command(&mut self, cmd: Command) {
+        if self.live_following() {
+            // Live: moving in time reviews the buffer (pausing on the
+            // frame on screen) before it moves.
+            match cmd {
+                Command::TogglePlay => return self.review_live(),
+                Command::Step(n) => {
+                    // From the frame on screen: the one shown n frames
+                    // from it (half a frame in, whatever the rounding).
+                    let at = self.frame.as_ref().map(|f| f.time);
+                    let dur = self.info().map_or(1.0 / 30.0, SourceInfo::frame_duration);
+                    self.review_live();
+                    if let Some(t) = at {
+                        self.playback.seek(t + (n as f64 + 0.5) * dur);
+                        self.request_frame();
+                    }
+                    return;
+                }
+                Command::Seek(_) | Command::Jump(_) | Command::Event(_) => self.review_live(),
+                _ => {}
+            }
+        }
+        if self.live.is_some() && matches!(cmd, Command::ShowExport | Command::StartExport) {
+            // The session's video is the camera: nothing to read again.
+            self.error("live: export reads a video file: record the run with --out FILE, then export a session of it");
+            return;
+        }
         match cmd {
+            Command::BackToLive => self.back_to_live(),
             Command::OpenDialog(kind) => self.open_dialog(kind),
             Command::Open(req) => {
                 if let Err(e) = self.open(&req) {

@@ -79,6 +79,8 @@ pub struct ViewerOptions {
     pub bench_export: Option<PathBuf>,
     /// The window's inner size (pixels).
     pub size: Option<[usize; 2]>,
+    /// Live mode: a camera drawn as it comes (`underlay live`).
+    pub live: Option<Box<super::live::LiveViewOptions>>,
 }
 
 /// What the UI asks for; applied after the panels are laid out.
@@ -119,6 +121,8 @@ pub enum Command {
     BrowseExport,
     StartExport,
     CancelExport,
+    /// Live mode: follow the camera again after reviewing the buffer.
+    BackToLive,
     /// Undo the last edit of the session.
     Undo,
     /// Redo the last edit undone.
@@ -292,6 +296,12 @@ pub struct ViewerApp {
     pub messages: Vec<Message>,
     pub perf: Perf,
     pub synthetic: Option<SyntheticSpec>,
+    /// Live mode's run, buffer and status.
+    pub live: Option<super::live::LiveView>,
+    /// Live mode: a picture of the buffer, as decoded, for a snap waiting.
+    live_decoded: Option<super::player::Patch>,
+    /// Live mode: where a screenshot's result goes once the run ended.
+    live_shot: Option<screenshot::ShotSlot>,
     processor: ProcessorFactory,
     sent_settings: Option<DrawSettings>,
     last_tick: Option<Instant>,
@@ -329,6 +339,9 @@ impl ViewerApp {
             messages: Vec::new(),
             perf: Perf::default(),
             synthetic: None,
+            live: None,
+            live_decoded: None,
+            live_shot: None,
             processor: pipeline_processor,
             sent_settings: None,
             last_tick: None,
@@ -348,6 +361,10 @@ impl ViewerApp {
     /// Starts from `opts`: opens what it names, arms a screenshot.
     pub fn start(&mut self, opts: &ViewerOptions, result: Arc<Mutex<Option<Result<(), ShotError>>>>) {
         self.synthetic = opts.synthetic;
+        if let Some(live) = &opts.live {
+            self.start_live(live, result);
+            return;
+        }
         if (opts.open.input.is_some() || opts.synthetic.is_some())
             && let Err(e) = self.open(&opts.open)
         {
@@ -426,11 +443,19 @@ impl ViewerApp {
 
     /// Whether this run only takes a screenshot (or measures).
     pub fn is_screenshot_run(&self) -> bool {
-        self.screenshot.is_some() || self.bench.is_some() || self.export_bench.is_some()
+        self.screenshot.is_some()
+            || self.bench.is_some()
+            || self.export_bench.is_some()
+            || self.live.as_ref().is_some_and(|l| l.screenshot.is_some())
     }
 
+    /// The frames shown: the video's, or in live mode the camera's (while
+    /// following) or the buffer's snapshot (while reviewing).
     pub fn info(&self) -> Option<&SourceInfo> {
-        self.player.as_ref().map(Player::info)
+        match (&self.live, &self.player) {
+            (Some(l), p) if l.following || p.is_none() => l.info.as_ref(),
+            (_, p) => p.as_ref().map(Player::info),
+        }
     }
 
     pub fn status(&mut self, text: impl Into<String>) {
@@ -497,6 +522,9 @@ impl ViewerApp {
 
     /// Shows `doc`, playing frames from `source`.
     pub fn set_document(&mut self, mut doc: Document, source: Box<dyn FrameSource>) -> anyhow::Result<()> {
+        // A file opened over a live run ends the run (its outputs finished).
+        self.live = None;
+        self.live_decoded = None;
         let view = super::state::SessionView::from_session(&doc.session);
         if let Some(v) = &view {
             self.persisted.layout = v.layout.clone();
@@ -584,6 +612,7 @@ impl ViewerApp {
         for (shown, step) in incoming {
             self.install_frame(ctx, shown, step);
         }
+        self.live_logic(ctx);
         self.receive_patch();
         self.receive_snap_frame();
         self.receive_snap(ctx);
@@ -615,21 +644,17 @@ impl ViewerApp {
             ctx.request_repaint_after(Duration::from_secs_f64(wait));
         }
         // Calibration mode: a new fit goes straight into the session.
+        let size = self.info().map(|i| [i.width as u32, i.height as u32]);
         if self.calib.active
             && let Some(doc) = &mut self.doc
+            && let Some(c) = self.calib.refit(size)
         {
-            let size = self
-                .player
-                .as_ref()
-                .map(|p| [p.info().width as u32, p.info().height as u32]);
-            if let Some(c) = self.calib.refit(size) {
-                if self.calib_backup.is_none() {
-                    self.calib_backup = Some(doc.calibration.clone());
-                }
-                // Fitted to points typed in the log's unit.
-                let unit = doc.log.header.world_unit.clone();
-                doc.set_calibration(Some(c.with_world_unit(unit)));
+            if self.calib_backup.is_none() {
+                self.calib_backup = Some(doc.calibration.clone());
             }
+            // Fitted to points typed in the log's unit.
+            let unit = doc.log.header.world_unit.clone();
+            doc.set_calibration(Some(c.with_world_unit(unit)));
         }
         self.send_settings();
         self.messages
@@ -656,7 +681,14 @@ impl ViewerApp {
     /// (the session's, with the mask section's preview): it draws the
     /// frame on screen again with them, paused or not.
     pub fn send_settings(&mut self) {
-        if let (Some(doc), Some(p)) = (&self.doc, &mut self.player) {
+        let Some(doc) = &self.doc else { return };
+        // Live, the loop draws with the session's settings, into its
+        // outputs too: the mask section's preview tint is the viewer's
+        // own, shown on paused frames only.
+        if let Some(l) = &mut self.live {
+            l.configure(doc.draw_settings());
+        }
+        if let Some(p) = &mut self.player {
             let s = self.mask_tuning.shown(doc.draw_settings());
             if self.sent_settings.as_ref() != Some(&s) {
                 p.configure(s.clone());
@@ -668,6 +700,10 @@ impl ViewerApp {
     /// Asks the player for the pixels around image point `at` of the frame
     /// on screen, for the floor colour pick ("this is floor").
     pub fn pick_floor_at(&mut self, at: egui::Pos2) {
+        if self.live_following() {
+            self.live_pick_floor_at(at);
+            return;
+        }
         let (Some(p), Some(f)) = (&self.player, &self.frame) else {
             return;
         };
@@ -684,6 +720,10 @@ impl ViewerApp {
     /// Asks the player for the frame on screen, as decoded, to snap the
     /// calibration to its lines.
     pub fn snap_to_lines(&mut self) {
+        if self.live_following() {
+            self.live_snap_to_lines();
+            return;
+        }
         let (Some(p), Some(f)) = (&self.player, &self.frame) else {
             self.calib.snap = Some(Err("no frame is on screen".into()));
             return;
@@ -716,7 +756,11 @@ impl ViewerApp {
     /// over the video, players taken out) as `calib refine` does, else on
     /// this frame.
     fn receive_snap_frame(&mut self) {
-        let Some(frame) = self.player.as_ref().and_then(Player::take_decoded) else {
+        let Some(frame) = self
+            .live_decoded
+            .take()
+            .or_else(|| self.player.as_ref().and_then(Player::take_decoded))
+        else {
             return;
         };
         if self.calib.snap_waiting.take().is_none() {
@@ -746,12 +790,23 @@ impl ViewerApp {
                 && i.duration > 1.5 * i.frame_duration()
         });
         let path = video.map(|_| (doc.session.video.clone(), doc.session.open_options()));
+        // Live, the camera's last minutes in the buffer (the camera itself
+        // is not opened twice).
+        let open: Box<dyn FnOnce() -> Option<Box<dyn FrameSource>> + Send> = match &self.live {
+            Some(l) => {
+                let s = l.review_source();
+                Box::new(move || s.map(|s| Box::new(s) as Box<dyn FrameSource>))
+            }
+            None => Box::new(move || {
+                let (path, open) = path?;
+                crate::formats::open_source(&path, &open).ok()
+            }),
+        };
         let (tx, rx) = crossbeam_channel::bounded(1);
         let spawned = std::thread::Builder::new()
             .name("underlay-snap".into())
             .spawn(move || {
-                let background = path.and_then(|(path, open)| {
-                    let mut source = crate::formats::open_source(&path, &open).ok()?;
+                let background = open().and_then(|mut source| {
                     let b = crate::video::background::background(source.as_mut(), 15).ok()?;
                     (!b.camera_moves() && b.image.dim() == frame.pixels.dim()).then_some(b)
                 });
@@ -900,6 +955,9 @@ impl ViewerApp {
     /// Whether the frame on screen is the one for the current time, drawn
     /// with the current settings.
     pub fn frame_is_current(&self) -> bool {
+        if self.live_following() {
+            return self.frame.is_some();
+        }
         match (&self.frame, &self.player) {
             (Some(f), Some(p)) => {
                 !f.preview && f.generation == p.generation() && f.requested == Some(self.playback.time)
@@ -990,11 +1048,14 @@ pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "mkv", "avi", "mov", "webm", "m4v
 
 mod bench;
 mod commands;
+mod live;
 mod screenshot;
 
 pub use screenshot::ShotError;
 
 use bench::ExportBench;
 use screenshot::ScreenshotJob;
+#[cfg(test)]
+mod live_tests;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,10 @@ pub enum ShotError {
     Write(#[source] crate::image::ImageError),
 }
 
+/// Where a screenshot run's outcome goes, for `run` to say once the
+/// window has closed.
+pub(super) type ShotSlot = Arc<Mutex<Option<Result<(), ShotError>>>>;
+
 /// State of a `--screenshot` run.
 pub(super) struct ScreenshotJob {
     pub(super) req: ScreenshotRequest,

@@ -10,6 +10,7 @@ pub mod entities;
 pub mod export;
 pub mod field;
 pub mod find_offset;
+pub mod live;
 pub mod mask;
 pub mod side;
 pub mod timeline;
@@ -36,7 +37,8 @@ pub fn show(app: &mut ViewerApp, ui: &mut egui::Ui) {
             .size_range(160.0..=480.0)
             .show(ui, |ui| {
                 let lt = app.log_time();
-                let playing = app.playback.playing;
+                // Following a live camera moves the time as playing does.
+                let playing = app.playback.playing || app.live_following();
                 match (&mut app.doc, lt) {
                     (Some(doc), Some(t)) => {
                         app.entities.update_counts(doc, t, playing);

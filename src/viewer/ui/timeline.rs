@@ -11,10 +11,18 @@ use crate::viewer::playback::SPEEDS;
 const EVENT_COLOR: Color32 = Color32::from_rgb(255, 170, 40);
 
 pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
+    if app.live.is_some() {
+        super::live::bar(app, ui);
+    }
     let Some(info) = app.info().cloned() else {
-        ui.label("No video open.");
+        ui.label(if app.live.is_some() {
+            "Waiting for the camera's first picture…"
+        } else {
+            "No video open."
+        });
         return;
     };
+    let following = app.live_following();
     let cmds = &mut app.commands;
     let pb = &app.playback;
     ui.add_space(2.0);
@@ -32,7 +40,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         if b(ui, "< frame", "one frame back (←)") {
             cmds.push(Command::Step(-1));
         }
-        let play = if pb.playing { "Pause" } else { "Play" };
+        let play = if pb.playing || following { "Pause" } else { "Play" };
         if b(ui, play, "play / pause (Space)") {
             cmds.push(Command::TogglePlay);
         }
@@ -83,7 +91,16 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     let frame = app.frame.as_ref();
     ui.horizontal(|ui| {
         let shown = frame.map_or(pb.time, |f| f.time);
-        ui.monospace(format!("video {} / {}", fmt_time(shown), fmt_time(info.end())));
+        // A live camera's frames carry their arrival (Unix seconds): the
+        // time of day reads better than days since 1970.
+        let fmt_video = |t: f64| {
+            if app.live.is_some() && t >= 1e8 {
+                format!("{} UTC", clock(t.rem_euclid(86_400.0)))
+            } else {
+                fmt_time(t)
+            }
+        };
+        ui.monospace(format!("video {} / {}", fmt_video(shown), fmt_video(info.end())));
         if let Some(f) = frame {
             ui.monospace(format!("frame {}", f.index));
             if f.preview {
