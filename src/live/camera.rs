@@ -260,6 +260,7 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
                 d.set_progress(progress);
                 d
             }
+            Err(_) if s.stop.load(Ordering::Relaxed) => break,
             Err(e) => {
                 let e = stalled(opts, s).unwrap_or_else(|| crate::error::chain(&e));
                 lost_signal(s, e);
@@ -272,7 +273,9 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
         let fps = decoder.info().avg_fps;
         s.status(|st| st.fps = fps);
         let outcome = pump(&mut decoder, opts, s, &mut backoff);
-        if let Err(e) = outcome {
+        if s.stop.load(Ordering::Relaxed) {
+            // Stopped on purpose: the read cut short says nothing.
+        } else if let Err(e) = outcome {
             lost_signal(s, stalled(opts, s).unwrap_or(e));
         } else if stream && !s.stop.load(Ordering::Relaxed) {
             lost_signal(s, format!("{}: the stream ended", opts.input));
