@@ -98,6 +98,20 @@ impl Calibration {
         self
     }
 
+    /// What to say when this calibration, made for pictures of another
+    /// size, maps onto a `width × height` picture: it maps as if the
+    /// picture were its size, so its drawings land in the wrong place;
+    /// `None` when the sizes agree or it knows none.
+    pub fn size_note(&self, width: usize, height: usize) -> Option<String> {
+        let [w, h] = self.image_size?;
+        ((w as usize, h as usize) != (width, height)).then(|| {
+            format!(
+                "the calibration is for {w}×{h} pictures but the picture is {width}×{height}: \
+                 drawings land where a {w}×{h} picture would have them (calibrate for this size)"
+            )
+        })
+    }
+
     /// The image size given with [`Self::with_image_size`], `[width, height]`.
     pub fn image_size(&self) -> Option<[u32; 2]> {
         self.image_size
@@ -549,6 +563,16 @@ mod tests {
             worst = worst.max(d);
         }
         worst
+    }
+
+    #[test]
+    fn a_calibration_for_another_picture_size_says_so() {
+        let c = Calibration::from_homography([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap();
+        assert_eq!(c.size_note(1920, 1080), None);
+        let c = c.with_image_size(1280, 720);
+        assert_eq!(c.size_note(1280, 720), None);
+        let n = c.size_note(1920, 1080).unwrap();
+        assert!(n.contains("1280×720") && n.contains("1920×1080"), "{n}");
     }
 
     #[test]

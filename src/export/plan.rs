@@ -292,6 +292,11 @@ impl ExportPlan {
             (options.to, to),
             &mut notes,
         )?;
+        if let Some(c) = &settings.calibration
+            && info.calibration.is_none()
+        {
+            notes.extend(c.size_note(info.width, info.height));
+        }
         let probe = Pipeline::with_index(Arc::clone(&log), Arc::clone(&index), &settings)?;
         probe
             .check_video(info.width, info.height, info.frame_count)

@@ -399,6 +399,10 @@ pub fn run_with(
             input: opts.camera.input.clone(),
             source: e,
         })?;
+    let mut report = LiveReport::default();
+    if let Some(c) = &settings.calibration {
+        report.warnings.extend(c.size_note(w, h));
+    }
     let fps = match camera.status().fps {
         f if f.is_finite() && (1.0..=240.0).contains(&f) => f,
         _ => 30.0,
@@ -453,7 +457,6 @@ pub fn run_with(
     let (mut recycled, mut spare_rgba): (VecDeque<Arc<Vec<u8>>>, Vec<Vec<u8>>) =
         (VecDeque::new(), Vec::new());
 
-    let mut report = LiveReport::default();
     let mut generation = 0u64;
     let t0 = first.arrival;
     let mut last_out = f64::NEG_INFINITY;
