@@ -260,13 +260,19 @@ pub fn timeline(
     );
     if let Some(p) = resp.hover_pos() {
         let t = t_of(p.x);
+        // A live camera's times are its frames' arrivals (Unix seconds; no
+        // video runs for three years): shown as the time of day.
+        let video = if t >= 1e8 {
+            format!("{} UTC", clock(t.rem_euclid(86_400.0)))
+        } else {
+            fmt_time(t)
+        };
         let text = match time_map {
             Some(m) => format!(
-                "video {} · log {}",
-                fmt_time(t),
+                "video {video} · log {}",
                 fmt_log_time(m.log_time_at(VideoTime(t)).secs(), None)
             ),
-            None => format!("video {}", fmt_time(t)),
+            None => format!("video {video}"),
         };
         resp.clone().on_hover_text_at_pointer(text);
     }
