@@ -9,6 +9,9 @@
 //! - `sources`: logs over the network — native logs over UDP (one frame a
 //!   datagram) and TCP (the file format as a stream), and RoboViz's
 //!   drawing datagrams over UDP, replayed set by set as a recording is.
+//! - `ssl`: the SSL league's vision, referee and tracker streams
+//!   (multicast or unicast), drawn together as one match's game log is,
+//!   with the cameras' calibrations their geometry carries (`--camera N`).
 //! - `store`: the logs as they arrive, one per source (the frames it
 //!   ended, and what it shows now until further notice), kept within a
 //!   window and a budget and merged for drawing when something new came.
@@ -24,10 +27,12 @@ mod camera;
 mod error;
 mod run;
 mod sources;
+mod ssl;
 mod store;
 
 pub use camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 pub use error::LiveError;
 pub use run::{Clock, LiveOptions, LiveReport, LiveStatus, OutputKind, run};
 pub use sources::{LogSource, MAX_CONNECTIONS, ROBOVIZ_PORT, Receivers, start as start_sources};
-pub use store::{LiveLogs, SourceCounts, SourceId, StoreOptions};
+pub use ssl::{MAX_SCENE_NAMES, SslStream};
+pub use store::{CameraCalibration, LiveLogs, SourceCounts, SourceId, StoreOptions};
