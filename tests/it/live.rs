@@ -17,7 +17,7 @@ use underlay::sim3d::roboviz::{self, Command as Draw};
 use crate::util::{have_tool, stderr, tmp, underlay_cmd};
 
 /// A child process killed when dropped (a failing test leaves nothing running).
-struct Running(Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -511,11 +511,30 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
     );
     assert!(!dir.path().join("x.ts").exists(), "nothing written");
     let out = underlay_cmd()
-        .args(["live", "cam.mp4", "--log", "ssl-vision://10006", "--out", "x.ts"])
+        .args(["live", "cam.mp4", "--log", "ssl-vision://99999", "--out", "x.ts"])
         .output()
         .unwrap();
     assert!(
-        stderr(&out).contains("ssl-vision://10006: the SSL league's"),
+        stderr(&out).contains("ssl-vision://99999: `99999` is not a port"),
+        "{}",
+        stderr(&out)
+    );
+    // An SSL camera's calibration comes with the vision stream only.
+    let out = underlay_cmd()
+        .args([
+            "live",
+            "cam.mp4",
+            "--camera",
+            "1",
+            "--log",
+            "ssl-referee://",
+            "--out",
+            "x.ts",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("--camera 1 takes camera 1's calibration from the live SSL vision stream"),
         "{}",
         stderr(&out)
     );

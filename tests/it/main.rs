@@ -24,6 +24,7 @@ mod draw_raised;
 mod export;
 mod export_plan;
 mod live;
+mod live_ssl;
 mod log_cli;
 mod mask;
 mod matches;
