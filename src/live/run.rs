@@ -620,7 +620,7 @@ pub fn run(
         report.warnings.push(format!("the camera: {e}"));
     }
     for s in &report.sources {
-        if s.packets == 0 {
+        if s.packets == 0 && s.bad == 0 {
             report.warnings.push(format!("{}: nothing came", s.name));
         } else if s.bad > 0 {
             report.warnings.push(format!(

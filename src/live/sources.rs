@@ -455,14 +455,15 @@ fn read_stream(stream: TcpStream, peer: SocketAddr, store: &LiveLogs, id: Source
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::live::store::StoreOptions;
     use crate::log::{Header, Writer, WriterOptions};
     use crate::sim3d::roboviz::tests::datagram;
     use crate::sim3d::roboviz::{self, Command};
 
-    fn wait_for(store: &LiveLogs, what: impl Fn(&[super::super::store::SourceCounts]) -> bool) {
+    /// Waits (10 s at most) until `store`'s counts say `what`.
+    pub(crate) fn wait_for(store: &LiveLogs, what: impl Fn(&[super::super::store::SourceCounts]) -> bool) {
         let t = std::time::Instant::now();
         while !what(&store.counts()) {
             assert!(t.elapsed() < Duration::from_secs(10), "{:?}", store.counts());

@@ -243,9 +243,11 @@ impl LiveLogs {
     }
 
     /// Like [`LiveLogs::set_current`], with the first `under` frames of
-    /// `current` drawn beneath the frames the source ended and the rest
-    /// above them (an SSL game's field beneath its ticks, the referee's
-    /// state above), as a file draws them.
+    /// `current` drawn beneath the persistent frames the source ended and
+    /// the rest above them (an SSL game's field beneath the referee's
+    /// states and game events that closed, its referee's state above), as
+    /// a file draws them. (A tick, an instantaneous frame, is drawn over
+    /// every persistent frame whatever the order.)
     pub fn set_current_layered(&self, id: SourceId, current: Log, under: usize) {
         let opts = self.opts;
         let mut inner = self.lock();
@@ -315,7 +317,7 @@ impl LiveLogs {
 
     /// Sets camera `camera`'s calibration, as a source sent it (an error
     /// says why the camera cannot be used); a change only when it differs
-    /// from what was set. Beyond [`MAX_CAMERAS`] cameras, new ones are
+    /// from what was set. Beyond `MAX_CAMERAS` (64) cameras, new ones are
     /// ignored.
     pub fn set_camera(&self, camera: u32, calibration: CameraCalibration) {
         let mut inner = self.lock();

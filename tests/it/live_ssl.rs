@@ -31,6 +31,16 @@ const FIXTURE: &str = "tests/data/ssl/ball-out-35s.log.gz";
 /// The camera's picture.
 const W: usize = 320;
 const H: usize = 240;
+/// What live and the export draw: the ball and blue 2 (the robot that
+/// moves most in the fixture), their level 0 only.
+const DRAWN: [&str; 6] = [
+    "--entity",
+    "ball",
+    "--entity",
+    "robots/blue/2",
+    "--max-level",
+    "0",
+];
 /// The camera's frame rate, and so the export's.
 const FPS: f64 = 25.0;
 
@@ -194,15 +204,8 @@ fn ssl_vision_and_referee_live_draw_the_ball_where_the_export_does() {
             .args(["--realtime", "--clock", "arrival", "--camera", "0"])
             .args(["--log", &format!("ssl-vision://127.0.0.1:{vision}")])
             .args(["--log", &format!("ssl-referee://127.0.0.1:{referee}")])
-            .args([
-                "--entity",
-                "ball",
-                "--entity",
-                "robots/blue/2",
-                "--max-level",
-                "0",
-                "--no-mask",
-            ])
+            .args(DRAWN)
+            .arg("--no-mask")
             .args(["--delay", "0.3", "--duration", "5", "--wait", "30"])
             .arg("--overlay-out")
             .arg(&overlay)
@@ -291,14 +294,7 @@ fn ssl_vision_and_referee_live_draw_the_ball_where_the_export_does() {
         .arg("--calib")
         .arg(&calib)
         .args(["--offset", &format!("{r0}")])
-        .args([
-            "--entity",
-            "ball",
-            "--entity",
-            "robots/blue/2",
-            "--max-level",
-            "0",
-        ])
+        .args(DRAWN)
         .args(["--no-mask", "--crf", "10"])
         .arg("-o")
         .arg(&exported)

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::*;
 use crate::geom::Vec2;
+use crate::live::sources::tests::wait_for;
 use crate::live::sources::{LogSource, start};
-use crate::live::store::{SourceCounts, StoreOptions};
+use crate::live::store::StoreOptions;
 use crate::log::Log;
 use crate::ssl::file::RecordReader;
 use crate::ssl::packets::{CameraFrame, CameraModel, Geometry, RobotSeen, Team, Vision};
@@ -39,14 +40,6 @@ fn stream_of(kind: MessageType) -> Option<SslStream> {
         MessageType::Referee => Some(SslStream::Referee),
         MessageType::Tracker => Some(SslStream::Tracker),
         _ => None,
-    }
-}
-
-fn wait_for(store: &LiveLogs, what: impl Fn(&[SourceCounts]) -> bool) {
-    let t = std::time::Instant::now();
-    while !what(&store.counts()) {
-        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", store.counts());
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -370,9 +363,9 @@ fn unicast_vision_and_referee_draw_one_scene() {
     let t = log
         .frames
         .iter()
-        .filter(|f| !f.time.is_persistent())
+        .rev()
+        .find(|f| !f.time.is_persistent())
         .map(|f| f.time.start())
-        .last()
         .unwrap();
     let names: Vec<String> = shown(&log, &index, t);
     assert!(names.iter().any(|n| n.starts_with("robots/")), "{names:?}");

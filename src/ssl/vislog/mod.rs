@@ -49,14 +49,14 @@
 //! ticks, then the referee's drawings on top (`super::referee` lays them
 //! out).
 //!
-//! **Live.** The same [`Converter`] turns packets received off the
-//! network into the same drawings ([`Converter::received`], stamped with
+//! **Live.** The same `Converter` turns packets received off the
+//! network into the same drawings (`Converter::received`, stamped with
 //! their arrival): what it has ended since it was last asked
-//! ([`Converter::take_ended`]: ticks, referee states and game events that
+//! (`Converter::take_ended`: ticks, referee states and game events that
 //! closed) and what it shows until further notice
-//! ([`Converter::take_showing`]: the field, the referee's state and the
+//! (`Converter::take_showing`: the field, the referee's state and the
 //! game events still listed, open-ended). A file is the same packets,
-//! with everything closed at its end ([`Converter::finish`]).
+//! with everything closed at its end (`Converter::finish`).
 //!
 //! The referee's state is drawn by `referee.rs` with this module's colours
 //! and primitives: the two files name each other.
@@ -219,10 +219,10 @@ pub(crate) struct Converter {
     bad_events: u32,
     /// The robots and ball of every tick, when asked for (a rendered match).
     scene: Option<Scene>,
-    /// Packets come off the network ([`Converter::received`]).
+    /// Packets come off the network (`Converter::received`).
     received: bool,
     /// The field, the referee's state or the game events shown changed
-    /// since [`Converter::take_showing`] last said.
+    /// since `Converter::take_showing` last said.
     showing_changed: bool,
     /// Cameras' models that came or changed since
     /// [`Converter::take_camera_models`] (kept for a received stream only).
