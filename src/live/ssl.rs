@@ -197,7 +197,11 @@ impl Scene {
                 self.publish(store);
                 store.taken(from, n);
             }
-            Err(e) => store.bad(from, n, format!("a datagram of {n} bytes: {e}")),
+            Err(e) => store.bad(
+                from,
+                n,
+                format!("a datagram of {n} bytes: {}", crate::error::chain(&e)),
+            ),
         }
         if self.converter.entity_count() > MAX_SCENE_NAMES.min(store.options().max_entities) {
             self.converter = Converter::received();

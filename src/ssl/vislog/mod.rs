@@ -234,7 +234,7 @@ pub(crate) struct Converter {
 #[derive(Debug, thiserror::Error)]
 pub enum PacketError {
     /// Its payload does not decode as its type's message.
-    #[error("a {what} packet that does not decode: {source}")]
+    #[error("a {what} packet that does not decode")]
     Decode {
         what: &'static str,
         #[source]
