@@ -21,9 +21,13 @@ pub struct Args {
     /// A log to draw: `udp://HOST:PORT` (native log datagrams),
     /// `tcp://HOST:PORT` (native log streams; listens there),
     /// `roboviz://[HOST:]PORT` (RoboViz drawing datagrams from 3D-league
-    /// agents, in metres; port 32769 when left out), or a file of any
-    /// format underlay reads, drawn throughout (repeatable). HOST left out:
-    /// every interface.
+    /// agents, in metres; port 32769 when left out),
+    /// `ssl-vision://[GROUP:]PORT`, `ssl-referee://[GROUP:]PORT`,
+    /// `ssl-tracker://[GROUP:]PORT` (the SSL league's streams, drawn
+    /// together as their game log is; the league's multicast group and
+    /// port when left out, or a unicast address such as 127.0.0.1:PORT),
+    /// or a file of any format underlay reads, drawn throughout
+    /// (repeatable). HOST left out: every interface.
     #[arg(long = "log", value_name = "SOURCE")]
     pub logs: Vec<String>,
     /// A session whose calibration, mask, filter, offset and logs are used
@@ -31,8 +35,14 @@ pub struct Args {
     #[arg(long, value_name = "S.toml")]
     pub session: Option<PathBuf>,
     /// Calibration file (instead of the session's).
-    #[arg(long, value_name = "C.toml")]
+    #[arg(long, value_name = "C.toml", conflicts_with = "ssl_camera")]
     pub calib: Option<PathBuf>,
+    /// Draw through SSL camera N's calibration (its ssl-vision model), from
+    /// the geometry packets of the live vision stream (--log
+    /// ssl-vision://…): from the first that brings it, and again when it
+    /// changes; nothing is drawn before.
+    #[arg(long = "camera", value_name = "N")]
+    pub ssl_camera: Option<u32>,
     /// Log time = a frame's arrival on this machine's clock (Unix
     /// seconds) + OFFSET; overrides the session's.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = super::common::parse_offset)]
@@ -145,6 +155,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             s
         }
     };
+    if let Some(n) = args.ssl_camera
+        && !sources
+            .iter()
+            .any(|s| matches!(s, LogSource::Ssl(crate::live::SslStream::Vision, _)))
+    {
+        anyhow::bail!(
+            "--camera {n} takes camera {n}'s calibration from the live SSL vision stream: give --log ssl-vision://[GROUP:]PORT"
+        );
+    }
     if let Some(c) = &args.calib {
         session.calibration = Some(CalibrationSource::File { file: c.clone() });
     }
@@ -178,6 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     opts.crf = args.crf;
     opts.preset = args.preset.clone();
     opts.no_calibration = args.no_calibration;
+    opts.ssl_camera = args.ssl_camera;
     opts.first_picture = std::time::Duration::from_secs_f64(args.wait.max(0.1));
     // A stream joined between keyframes makes FFmpeg's decoders complain
     // until the next one; what matters reaches the status line.
@@ -227,14 +247,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("underlay: warning: {w}");
     }
     eprintln!(
-        "live: {} frames in, {} written ({} dropped, {} reconnects, {} 'no signal' frames) over {:.1} s; \
-         latency p50 {:.0} ms, p95 {:.0} ms; drawing p50 {:.1} ms, p95 {:.1} ms",
+        "live: {} frames in, {} written ({} dropped, {} reconnects, {} 'no signal' frames) over {:.1} s from {:.3} \
+         (Unix time of the first frame); latency p50 {:.0} ms, p95 {:.0} ms; drawing p50 {:.1} ms, p95 {:.1} ms",
         report.frames_in,
         report.frames_out,
         report.dropped,
         report.reconnects,
         report.no_signal_frames,
         report.duration,
+        report.first_arrival,
         report.latency_ms.0,
         report.latency_ms.1,
         report.draw_ms.0,
@@ -263,6 +284,9 @@ fn status_line(s: &LiveStatus) -> String {
         if c.bad > 0 {
             line.push_str(&format!(" ({} bad)", c.bad));
         }
+    }
+    if let Some(w) = &s.calibration_wait {
+        line.push_str(&format!(" · {w}"));
     }
     if let Some(e) = &s.camera.last_error {
         line.push_str(&format!(" · last error: {e}"));

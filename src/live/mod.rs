@@ -9,6 +9,9 @@
 //! - `sources`: logs over the network — native logs over UDP (one frame a
 //!   datagram) and TCP (the file format as a stream), and RoboViz's
 //!   drawing datagrams over UDP, replayed set by set as a recording is.
+//! - `ssl`: the SSL league's vision, referee and tracker streams
+//!   (multicast or unicast), drawn together as one match's game log is,
+//!   with the cameras' calibrations their geometry carries (`--camera N`).
 //! - `store`: the logs as they arrive, one per source (the frames it
 //!   ended, and what it shows now until further notice), kept within a
 //!   window and a budget.
@@ -37,6 +40,7 @@ mod merger;
 mod no_signal;
 mod run;
 mod sources;
+mod ssl;
 mod store;
 
 pub use buffer::{BufferCounts, BufferOptions, BufferSource, Recorder, ReplayBuffer};
@@ -44,4 +48,5 @@ pub use camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 pub use error::LiveError;
 pub use run::{Clock, LiveOptions, LiveReport, LiveSink, LiveStatus, OutputKind, run, run_with};
 pub use sources::{LogSource, MAX_CONNECTIONS, ROBOVIZ_PORT, Receivers, start as start_sources};
-pub use store::{LiveLogs, SourceCounts, SourceId, StoreOptions};
+pub use ssl::{MAX_SCENE_NAMES, SslStream};
+pub use store::{CameraCalibration, LiveLogs, SourceCounts, SourceId, StoreOptions};

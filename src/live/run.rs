@@ -12,6 +12,13 @@
 //! belongs to is still drawn on it (SSL vision leads or lags a camera
 //! stream by 50–300 ms); it adds to the latency, one for one.
 //!
+//! **An SSL camera's calibration** (`--camera N`): the live vision
+//! stream's geometry packets carry each camera's ssl-vision model; the
+//! run draws through camera N's from the first that brings it, and again
+//! whenever it changes (the pipeline configured anew,
+//! [`Pipeline::configure`]). Until then the picture goes out without
+//! drawings, and the status says what it waits for.
+//!
 //! **Outputs** are encoded as the frames come, with x264 tuned for zero
 //! latency and a keyframe every second, at the camera's rate; the
 //! container follows the URL: MPEG-TS for `srt://`, `udp://` and `tcp://`,
@@ -82,6 +89,9 @@ pub struct LiveOptions {
     pub no_calibration: bool,
     /// The clock a frame's log time is taken from.
     pub clock: Clock,
+    /// Draw through this SSL camera's calibration, from the live vision
+    /// stream's geometry packets, instead of the session's.
+    pub ssl_camera: Option<u32>,
 }
 
 /// The clock a live frame's log time comes from (before the offset).
@@ -113,6 +123,7 @@ impl LiveOptions {
             store: StoreOptions::default(),
             no_calibration: false,
             clock: Clock::Arrival,
+            ssl_camera: None,
         }
     }
 }
@@ -166,6 +177,9 @@ pub struct LiveStatus {
     pub camera: CameraStatus,
     /// Every log source's counts.
     pub sources: Vec<SourceCounts>,
+    /// Why nothing is drawn yet, if that is so (an SSL camera's
+    /// calibration not come, or not usable).
+    pub calibration_wait: Option<String>,
 }
 
 /// What a live run did.
@@ -182,6 +196,8 @@ pub struct LiveReport {
     pub no_signal_frames: u64,
     /// Camera time covered, seconds.
     pub duration: f64,
+    /// The first frame's arrival (Unix seconds): the outputs' time 0.
+    pub first_arrival: f64,
     /// Arrival → written over the whole run: median and 95th percentile, ms.
     pub latency_ms: (f64, f64),
     /// Drawing and compositing a frame (the pipeline alone): median and
@@ -286,6 +302,55 @@ impl Drop for OutputThread {
     }
 }
 
+/// Configures `pipeline` with `settings`; an entity filter naming what no
+/// log has sent yet is no error (the names may come: the filter is
+/// compiled again with each new log).
+fn configure(pipeline: &mut Pipeline, settings: &crate::pipeline::DrawSettings) -> Result<(), LiveError> {
+    match pipeline.configure(settings) {
+        Ok(()) | Err(crate::pipeline::PipelineError::Filter(_)) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The SSL camera drawn through (`--camera N`), as the store last had it.
+struct SslCamera {
+    id: Option<u32>,
+    /// The store's count of changes when it was last taken.
+    seen: u64,
+    /// Why nothing can be drawn yet.
+    wait: Option<String>,
+}
+
+impl SslCamera {
+    fn new(id: Option<u32>) -> Self {
+        SslCamera {
+            id,
+            seen: 0,
+            wait: id.map(|n| format!("waiting for camera {n}'s calibration from the vision geometry")),
+        }
+    }
+
+    /// The calibration to draw through from now on, when it changed.
+    fn changed(&mut self, store: &LiveLogs) -> Option<Option<crate::calib::Calibration>> {
+        let n = self.id?;
+        let (change, calibration) = store.camera(n)?;
+        if change == self.seen {
+            return None;
+        }
+        self.seen = change;
+        match calibration {
+            Ok(c) => {
+                self.wait = None;
+                Some(Some(c))
+            }
+            Err(e) => {
+                self.wait = Some(format!("camera {n}'s model is not a calibration: {e}"));
+                Some(None)
+            }
+        }
+    }
+}
+
 /// Median and 95th percentile of `v` (sorted here).
 fn percentiles(v: &mut [f64]) -> (f64, f64) {
     if v.is_empty() {
@@ -350,7 +415,9 @@ pub fn run_with(
         }
     }
     let mut settings = opts.session.draw_settings()?;
-    if settings.calibration.is_none() && !opts.no_calibration {
+    if opts.ssl_camera.is_some() {
+        settings.calibration = None;
+    } else if settings.calibration.is_none() && !opts.no_calibration {
         return Err(LiveError::NoCalibration);
     }
     let store = Arc::new(LiveLogs::new(opts.store));
@@ -392,7 +459,9 @@ pub fn run_with(
     };
     let (h, w, _) = first.frame.image.dim();
     let empty = Arc::new(Log::new());
-    let mut pipeline = Pipeline::with_index(Arc::clone(&empty), Arc::new(Index::new(&empty)), &settings)?;
+    let mut pipeline = Pipeline::unconfigured(Arc::clone(&empty), Arc::new(Index::new(&empty)));
+    configure(&mut pipeline, &settings)?;
+    let mut ssl_camera = SslCamera::new(opts.ssl_camera);
     pipeline
         .check_video(w, h, None)
         .map_err(|e| LiveError::DoesNotFit {
@@ -520,6 +589,10 @@ pub fn run_with(
                 }
                 pipeline.set_log(log, index);
             }
+            if let Some(c) = ssl_camera.changed(&store) {
+                settings.calibration = c;
+                configure(&mut pipeline, &settings)?;
+            }
             if opts.clock == Clock::Arrival {
                 frame.time = arrival;
             }
@@ -625,6 +698,7 @@ pub fn run_with(
                 latency_ms: percentiles(&mut period_latencies),
                 camera: cam.clone(),
                 sources: store.counts(),
+                calibration_wait: ssl_camera.wait.clone(),
             });
             period_latencies.clear();
             received_before = cam.received;
@@ -642,6 +716,10 @@ pub fn run_with(
     report.frames_in = cam.received;
     report.dropped = cam.dropped + held_dropped;
     report.reconnects = cam.reconnects;
+    report.first_arrival = t0;
+    if let Some(w) = ssl_camera.wait {
+        report.warnings.push(format!("nothing was drawn at the end: {w}"));
+    }
     report.latency_ms = percentiles(&mut latencies);
     report.draw_ms = percentiles(&mut draws);
     report.sources = store.counts();
@@ -649,7 +727,7 @@ pub fn run_with(
         report.warnings.push(format!("the camera: {e}"));
     }
     for s in &report.sources {
-        if s.packets == 0 {
+        if s.packets == 0 && s.bad == 0 {
             report.warnings.push(format!("{}: nothing came", s.name));
         } else if s.bad > 0 {
             report.warnings.push(format!(
@@ -695,6 +773,26 @@ mod tests {
                 .to_string()
                 .contains("ftp://x/y")
         );
+    }
+
+    #[test]
+    fn an_ssl_cameras_calibration_is_waited_for_and_followed() {
+        let store = LiveLogs::new(StoreOptions::default());
+        let mut none = SslCamera::new(None);
+        assert!(none.changed(&store).is_none() && none.wait.is_none());
+        let mut cam = SslCamera::new(Some(2));
+        assert!(cam.changed(&store).is_none());
+        assert!(cam.wait.as_ref().unwrap().contains("waiting for camera 2's"));
+        store.set_camera(2, Err("the camera lies in the floor plane".into()));
+        assert_eq!(cam.changed(&store), Some(None));
+        assert!(cam.wait.as_ref().unwrap().contains("floor plane"));
+        let c = crate::calib::Calibration::from_parts(crate::geom::mat3::IDENTITY, None).unwrap();
+        store.set_camera(3, Ok(c.clone()));
+        assert_eq!(cam.changed(&store), None, "another camera");
+        store.set_camera(2, Ok(c.clone()));
+        assert_eq!(cam.changed(&store), Some(Some(c.clone())));
+        assert!(cam.wait.is_none());
+        assert_eq!(cam.changed(&store), None, "taken once");
     }
 
     #[test]

@@ -24,6 +24,10 @@
 //!   store's bounds. Agent annotations are left out (they are placed at
 //!   their robot, which needs the monitor log).
 //!
+//! - `ssl-vision://[GROUP:]PORT`, `ssl-referee://[GROUP:]PORT`,
+//!   `ssl-tracker://[GROUP:]PORT`: the SSL league's multicast streams,
+//!   drawn together as one match's game log is (`super::ssl`).
+//!
 //! A host left out (`udp://:9870`) listens on every interface.
 
 use std::io::Read;
@@ -34,6 +38,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::error::LiveError;
+use super::ssl::{self, SslStream};
 use super::store::{LiveLogs, SourceId};
 use crate::log::native::{self, StreamReader};
 use crate::sim3d::replay::{Clock, Limits, Replay};
@@ -56,12 +61,17 @@ pub enum LogSource {
     Tcp(SocketAddr),
     /// RoboViz drawing datagrams received on this address.
     RoboViz(SocketAddr),
+    /// One of the SSL league's streams, received on this address (a
+    /// multicast group is joined).
+    Ssl(SslStream, SocketAddr),
 }
 
 impl LogSource {
-    /// Parses `udp://HOST:PORT`, `tcp://HOST:PORT` or
+    /// Parses `udp://HOST:PORT`, `tcp://HOST:PORT`,
     /// `roboviz://[HOST:]PORT` (`HOST` may be left out: every interface;
-    /// RoboViz's `PORT` too: [`ROBOVIZ_PORT`]). `None` when `s` names no
+    /// RoboViz's `PORT` too: [`ROBOVIZ_PORT`]) or
+    /// `ssl-vision|ssl-referee|ssl-tracker://[GROUP:]PORT` (the league's
+    /// group and port when left out: [`SslStream::parse_addr`]). `None` when `s` names no
     /// network source (a file, then); an error for a network source that
     /// cannot be used.
     pub fn parse(s: &str) -> Result<Option<LogSource>, LiveError> {
@@ -99,15 +109,16 @@ impl LogSource {
                 };
                 Ok(Some(LogSource::RoboViz(addr(&rest)?)))
             }
-            "ssl-vision" | "ssl-referee" | "ssl-tracker" => Err(bad(
-                "the SSL league's live streams are not read yet: record them and give the file, \
-                 or send native logs over udp:// or tcp://"
-                    .into(),
-            )),
-            other => Err(bad(format!(
-                "unknown scheme {other}:// (live logs come over udp://HOST:PORT, tcp://HOST:PORT or \
-                 roboviz://[HOST:]PORT)"
-            ))),
+            other => match SslStream::of_scheme(other) {
+                Some(stream) => Ok(Some(LogSource::Ssl(
+                    stream,
+                    stream.parse_addr(rest).map_err(bad)?,
+                ))),
+                None => Err(bad(format!(
+                    "unknown scheme {other}:// (live logs come over udp://HOST:PORT, tcp://HOST:PORT, \
+                     roboviz://[HOST:]PORT, ssl-vision://, ssl-referee:// or ssl-tracker://[GROUP:]PORT)"
+                ))),
+            },
         }
     }
 }
@@ -118,6 +129,7 @@ impl std::fmt::Display for LogSource {
             LogSource::Udp(a) => write!(f, "udp://{a}"),
             LogSource::Tcp(a) => write!(f, "tcp://{a}"),
             LogSource::RoboViz(a) => write!(f, "roboviz://{a}"),
+            LogSource::Ssl(s, a) => write!(f, "{}://{a}", s.scheme()),
         }
     }
 }
@@ -148,6 +160,8 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
         threads: Vec::new(),
         bound: Vec::new(),
     };
+    // The SSL streams of the run draw one scene.
+    let mut scene: Option<Arc<Mutex<ssl::Scene>>> = None;
     for s in sources {
         let bind_error = |error: std::io::Error| LiveError::Bind {
             source_name: s.to_string(),
@@ -178,6 +192,25 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
                     let mut roboviz = RoboVizSource::new(&store);
                     receive_udp(&socket, &store, id, &stop, |datagram| {
                         roboviz.datagram(&store, id, super::now(), datagram)
+                    })
+                }));
+            }
+            LogSource::Ssl(stream, addr) => {
+                let socket = ssl::bind(addr, POLL).map_err(bind_error)?;
+                let port = socket.local_addr().map_err(bind_error)?.port();
+                let bound = SocketAddr::new(addr.ip(), port);
+                let id = store.add_source(&LogSource::Ssl(stream, bound).to_string());
+                let scene =
+                    Arc::clone(scene.get_or_insert_with(|| Arc::new(Mutex::new(ssl::Scene::new(id)))));
+                let (store, stop) = (Arc::clone(store), Arc::clone(&stop));
+                r.bound.push(bound);
+                r.threads.push(std::thread::spawn(move || {
+                    receive_udp(&socket, &store, id, &stop, |datagram| {
+                        let now = super::now();
+                        scene
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .datagram(&store, id, stream, now, datagram);
                     })
                 }));
             }
@@ -422,14 +455,15 @@ fn read_stream(stream: TcpStream, peer: SocketAddr, store: &LiveLogs, id: Source
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::live::store::StoreOptions;
     use crate::log::{Header, Writer, WriterOptions};
     use crate::sim3d::roboviz::tests::datagram;
     use crate::sim3d::roboviz::{self, Command};
 
-    fn wait_for(store: &LiveLogs, what: impl Fn(&[super::super::store::SourceCounts]) -> bool) {
+    /// Waits (10 s at most) until `store`'s counts say `what`.
+    pub(crate) fn wait_for(store: &LiveLogs, what: impl Fn(&[super::super::store::SourceCounts]) -> bool) {
         let t = std::time::Instant::now();
         while !what(&store.counts()) {
             assert!(t.elapsed() < Duration::from_secs(10), "{:?}", store.counts());
@@ -471,12 +505,6 @@ mod tests {
             "roboviz://127.0.0.1:5000"
         );
         assert!(LogSource::parse("roboviz://99999").is_err());
-        assert!(
-            LogSource::parse("ssl-vision://10006")
-                .unwrap_err()
-                .to_string()
-                .contains("not read yet")
-        );
     }
 
     #[test]

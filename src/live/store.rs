@@ -16,6 +16,10 @@
 //! [`StoreOptions::max_entities`] entity names (what it shows now
 //! included); beyond that the oldest frames go first, and what was
 //! dropped is counted and said.
+//!
+//! A source may also carry cameras' calibrations (the SSL league's
+//! geometry packets: [`LiveLogs::set_camera`]), for a run that draws
+//! through one of them (`--camera N`); they are not part of the logs.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -72,6 +76,9 @@ struct Source {
     /// primitives are in `current_primitives`, of `log`'s entities.
     current: Vec<crate::log::Frame>,
     current_primitives: Vec<Primitive>,
+    /// How many of `current`'s frames are drawn beneath the ended frames
+    /// (an SSL field under its ticks); the rest are drawn above them.
+    current_under: usize,
     /// Never pruned (a file read once: the field's lines, say).
     fixed: bool,
     /// Newest finite frame time seen.
@@ -90,7 +97,18 @@ struct Inner {
     sources: Vec<Source>,
     /// Bumped by every change; a snapshot is made again only after one.
     generation: u64,
+    /// Cameras' calibrations by camera id, each with the count of changes
+    /// when it last changed.
+    cameras: std::collections::BTreeMap<u32, (u64, CameraCalibration)>,
+    camera_changes: u64,
 }
+
+/// A camera's calibration as a source sent it: usable, or why not.
+pub type CameraCalibration = Result<crate::calib::Calibration, String>;
+
+/// Cameras whose calibrations a store keeps at most (ssl-vision runs up
+/// to 8); others are ignored.
+pub const MAX_CAMERAS: usize = 64;
 
 /// One source's handle in a [`LiveLogs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +141,7 @@ impl LiveLogs {
             log: Log::new(),
             current: Vec::new(),
             current_primitives: Vec::new(),
+            current_under: 0,
             fixed: false,
             newest: f64::NEG_INFINITY,
         });
@@ -146,14 +165,40 @@ impl LiveLogs {
     /// stream completed), `bytes` long, to source `id`: entities by name,
     /// their parents with them.
     pub fn push(&self, id: SourceId, batch: Log, bytes: u64) {
+        self.append(id, batch, Some(bytes));
+    }
+
+    /// Counts a packet of source `id`, `bytes` long, that was taken in
+    /// (its drawings, if any, went to another source: [`LiveLogs::extend`]).
+    pub fn taken(&self, id: SourceId, bytes: u64) {
+        let mut inner = self.lock();
+        if let Some(s) = inner.sources.get_mut(id.0) {
+            s.counts.packets += 1;
+            s.counts.bytes += bytes;
+        }
+    }
+
+    /// Appends the frames of `batch` to source `id` like [`LiveLogs::push`],
+    /// counting no packet: for a source whose log is made from the packets
+    /// of several (the SSL league's vision, referee and tracker of one
+    /// match, counted each with [`LiveLogs::taken`]).
+    pub fn extend(&self, id: SourceId, batch: Log) {
+        if !batch.frames.is_empty() {
+            self.append(id, batch, None);
+        }
+    }
+
+    fn append(&self, id: SourceId, batch: Log, packet: Option<u64>) {
         let opts = self.opts;
         let mut inner = self.lock();
         inner.generation += 1;
         let Some(s) = inner.sources.get_mut(id.0) else {
             return;
         };
-        s.counts.packets += 1;
-        s.counts.bytes += bytes;
+        if let Some(bytes) = packet {
+            s.counts.packets += 1;
+            s.counts.bytes += bytes;
+        }
         if let Some(w) = batch.warnings.last() {
             s.counts.last_error = Some(w.to_string());
         }
@@ -194,6 +239,16 @@ impl LiveLogs {
     /// source's, within the same bound. Counts no packet: the packet that
     /// changed it is counted by [`LiveLogs::push`] or [`LiveLogs::bad`].
     pub fn set_current(&self, id: SourceId, current: Log) {
+        self.set_current_layered(id, current, 0);
+    }
+
+    /// Like [`LiveLogs::set_current`], with the first `under` frames of
+    /// `current` drawn beneath the persistent frames the source ended and
+    /// the rest above them (an SSL game's field beneath the referee's
+    /// states and game events that closed, its referee's state above), as
+    /// a file draws them. (A tick, an instantaneous frame, is drawn over
+    /// every persistent frame whatever the order.)
+    pub fn set_current_layered(&self, id: SourceId, current: Log, under: usize) {
         let opts = self.opts;
         let mut inner = self.lock();
         inner.generation += 1;
@@ -204,6 +259,7 @@ impl LiveLogs {
             s.log.header = current.header.clone();
         }
         let ids = adopt_entities(s, &current, &opts);
+        s.current_under = under.min(current.frames.len());
         s.current.clear();
         s.current_primitives.clear();
         for f in &current.frames {
@@ -259,6 +315,28 @@ impl LiveLogs {
         }
     }
 
+    /// Sets camera `camera`'s calibration, as a source sent it (an error
+    /// says why the camera cannot be used); a change only when it differs
+    /// from what was set. Beyond `MAX_CAMERAS` (64) cameras, new ones are
+    /// ignored.
+    pub fn set_camera(&self, camera: u32, calibration: CameraCalibration) {
+        let mut inner = self.lock();
+        if inner.cameras.get(&camera).is_some_and(|(_, c)| *c == calibration)
+            || (!inner.cameras.contains_key(&camera) && inner.cameras.len() >= MAX_CAMERAS)
+        {
+            return;
+        }
+        inner.camera_changes += 1;
+        let change = inner.camera_changes;
+        inner.cameras.insert(camera, (change, calibration));
+    }
+
+    /// Camera `camera`'s calibration, with a number that grows whenever
+    /// it changes; `None` before a source sent one.
+    pub fn camera(&self, camera: u32) -> Option<(u64, CameraCalibration)> {
+        self.lock().cameras.get(&camera).cloned()
+    }
+
     /// Every source's counts.
     pub fn counts(&self) -> Vec<SourceCounts> {
         self.lock().sources.iter().map(|s| s.counts.clone()).collect()
@@ -278,16 +356,45 @@ impl LiveLogs {
                 .iter()
                 .filter(|s| !s.log.frames.is_empty() || !s.current.is_empty())
                 .map(|s| {
+                    // Recorded order is draw order: what lies under first.
+                    let (under, over) = s.current.split_at(s.current_under.min(s.current.len()));
+                    let below = under.last().map_or(0, |f| f.primitives.end);
                     let mut log = Log {
                         warnings: Vec::new(),
-                        ..s.log.clone()
+                        frames: Vec::with_capacity(s.log.frames.len() + s.current.len()),
+                        primitives: Vec::with_capacity(s.log.primitives.len() + s.current_primitives.len()),
+                        ..Log::new()
                     };
-                    let at = log.primitives.len();
-                    log.primitives.extend_from_slice(&s.current_primitives);
-                    log.frames.extend(s.current.iter().map(|f| crate::log::Frame {
+                    log.header = s.log.header.clone();
+                    log.entities = s.log.entities.clone();
+                    log.streams = s
+                        .log
+                        .streams
+                        .iter()
+                        .map(|st| crate::log::Stream {
+                            first_frame: st.first_frame + under.len(),
+                            ..st.clone()
+                        })
+                        .collect();
+                    let current = |log: &mut Log, frames: &[crate::log::Frame]| {
+                        for f in frames {
+                            let at = log.primitives.len();
+                            log.primitives.extend_from_slice(
+                                s.current_primitives.get(f.primitives.clone()).unwrap_or(&[]),
+                            );
+                            log.frames.push(crate::log::Frame {
+                                time: f.time,
+                                primitives: at..log.primitives.len(),
+                            });
+                        }
+                    };
+                    current(&mut log, under);
+                    log.primitives.extend_from_slice(&s.log.primitives);
+                    log.frames.extend(s.log.frames.iter().map(|f| crate::log::Frame {
                         time: f.time,
-                        primitives: at + f.primitives.start..at + f.primitives.end,
+                        primitives: below + f.primitives.start..below + f.primitives.end,
                     }));
+                    current(&mut log, over);
                     log
                 })
                 .collect();

@@ -489,6 +489,13 @@ impl Vision {
         })
     }
 
+    /// Whether the packet carries what a vision packet is for (a camera's
+    /// detections or the geometry). Anything decodes as an empty message:
+    /// a datagram off the network that carries neither is not one.
+    pub fn is_complete(&self) -> bool {
+        self.detection.is_some() || self.geometry.is_some()
+    }
+
     /// Decodes a pre-2014 vision packet (log message type 2).
     pub fn decode_legacy(payload: &[u8], dropped: &mut Dropped) -> Result<Vision, prost::DecodeError> {
         let p = pb::LegacyVisionPacket::decode(payload)?;
@@ -667,6 +674,13 @@ fn epoch_us(v: Option<u64>) -> Option<f64> {
 }
 
 impl Referee {
+    /// Whether the packet has the times the league's schema requires of
+    /// every referee packet (its own and its command's): a datagram off
+    /// the network without them is not one, though it decodes.
+    pub fn is_complete(&self) -> bool {
+        self.packet_time.is_some() && self.command_time.is_some()
+    }
+
     /// Decodes a referee packet (log message type 3). Game events that do
     /// not decode are left out and counted in `bad_events`.
     pub fn decode(payload: &[u8], bad_events: &mut u32) -> Result<Referee, prost::DecodeError> {
@@ -787,6 +801,13 @@ fn metres(p: Option<&pb::Point2>) -> Option<Vec2> {
 }
 
 impl Tracked {
+    /// Whether the packet has the tracker's identity and the frame's time
+    /// the league's schema requires: a datagram off the network without
+    /// them is not one, though it decodes.
+    pub fn is_complete(&self) -> bool {
+        !self.uuid.is_empty() && self.timestamp.is_some()
+    }
+
     /// Decodes a tracker packet (log message type 5).
     pub fn decode(payload: &[u8], dropped: &mut Dropped) -> Result<Tracked, prost::DecodeError> {
         let p = pb::TrackerPacket::decode(payload)?;

@@ -526,7 +526,7 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
             "live",
             "cam.mp4",
             "--log",
-            "ssl-vision://10006",
+            "ssl-vision://99999",
             "--out",
             "x.ts",
             "--no-view",
@@ -534,7 +534,27 @@ fn a_camera_that_never_comes_is_said_and_bad_sources_are_refused() {
         .output()
         .unwrap();
     assert!(
-        stderr(&out).contains("ssl-vision://10006: the SSL league's"),
+        stderr(&out).contains("ssl-vision://99999: `99999` is not a port"),
+        "{}",
+        stderr(&out)
+    );
+    // An SSL camera's calibration comes with the vision stream only.
+    let out = underlay_cmd()
+        .args([
+            "live",
+            "cam.mp4",
+            "--camera",
+            "1",
+            "--log",
+            "ssl-referee://",
+            "--out",
+            "x.ts",
+            "--no-view",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("--camera 1 takes camera 1's calibration from the live SSL vision stream"),
         "{}",
         stderr(&out)
     );

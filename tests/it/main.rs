@@ -25,6 +25,7 @@ mod export;
 mod export_plan;
 mod live;
 mod live_robust;
+mod live_ssl;
 mod log_cli;
 mod mask;
 mod matches;

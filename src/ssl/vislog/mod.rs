@@ -49,6 +49,15 @@
 //! ticks, then the referee's drawings on top (`super::referee` lays them
 //! out).
 //!
+//! **Live.** The same `Converter` turns packets received off the
+//! network into the same drawings (`Converter::received`, stamped with
+//! their arrival): what it has ended since it was last asked
+//! (`Converter::take_ended`: ticks, referee states and game events that
+//! closed) and what it shows until further notice
+//! (`Converter::take_showing`: the field, the referee's state and the
+//! game events still listed, open-ended). A file is the same packets,
+//! with everything closed at its end (`Converter::finish`).
+//!
 //! The referee's state is drawn by `referee.rs` with this module's colours
 //! and primitives: the two files name each other.
 
@@ -58,7 +67,7 @@ use std::io::Read;
 use super::events::GameEvent;
 use super::file::{MessageType, Record, RecordReader};
 use super::merge::{WorldRobot, merge_ball, merge_robots};
-use super::packets::{CameraFrame, Dropped, FieldGeometry, Referee, Team, Tracked, Vision};
+use super::packets::{CameraFrame, CameraModel, Dropped, FieldGeometry, Referee, Team, Tracked, Vision};
 use super::referee::{self, Drawer, Layout, RefereeView};
 use crate::geom::Vec2;
 use crate::log::{
@@ -75,6 +84,9 @@ pub const TRAIL_SECONDS: f64 = 0.5;
 const MAX_TRAIL_POINTS: usize = 60;
 /// At most this many cameras are followed at once (ssl-vision runs up to 8).
 const MAX_CAMERAS: usize = 64;
+/// Other trackers named at most in the warning about ignored ones (the
+/// rest counted together).
+const MAX_IGNORED_TRACKERS: usize = 16;
 /// A camera's frame is drawn in at most this many ticks (a 100 Hz tracker
 /// draws one 60 Hz frame in 2; files with crafted times must not make one
 /// frame a million drawings).
@@ -207,6 +219,31 @@ pub(crate) struct Converter {
     bad_events: u32,
     /// The robots and ball of every tick, when asked for (a rendered match).
     scene: Option<Scene>,
+    /// Packets come off the network (`Converter::received`).
+    received: bool,
+    /// The field, the referee's state or the game events shown changed
+    /// since `Converter::take_showing` last said.
+    showing_changed: bool,
+    /// Cameras' models that came or changed since
+    /// [`Converter::take_camera_models`] (kept for a received stream only).
+    camera_models: BTreeMap<u32, CameraModel>,
+    new_camera_models: Vec<CameraModel>,
+}
+
+/// Why a packet was not drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum PacketError {
+    /// Its payload does not decode as its type's message.
+    #[error("a {what} packet that does not decode")]
+    Decode {
+        what: &'static str,
+        #[source]
+        source: prost::DecodeError,
+    },
+    /// It decodes, but lacks what every such packet has (received packets
+    /// only: garbage often decodes as an empty message).
+    #[error("not a {what} packet: it lacks {lacks}")]
+    Incomplete { what: &'static str, lacks: &'static str },
 }
 
 /// What a rendered match needs of the log: every tick's robots and ball,
@@ -265,6 +302,21 @@ impl Converter {
             dropped: Dropped::default(),
             bad_events: 0,
             scene: None,
+            received: false,
+            showing_changed: false,
+            camera_models: BTreeMap::new(),
+            new_camera_models: Vec::new(),
+        }
+    }
+
+    /// A converter for packets received off the network as they come (a
+    /// live run): packets that lack what the league's schema requires of
+    /// their type are refused ([`PacketError::Incomplete`]), and cameras'
+    /// models are kept for [`Self::take_camera_models`].
+    pub fn received() -> Converter {
+        Converter {
+            received: true,
+            ..Converter::new()
         }
     }
 
@@ -290,64 +342,139 @@ impl Converter {
 
     /// Takes one record.
     pub fn record(&mut self, rec: &Record<'_>) {
-        let t = rec.time();
-        self.last_time = self.last_time.max(t);
-        let undecodable = |w: &mut Warnings, what: &str, e: prost::DecodeError| {
-            w.push(
-                Some(Place::Byte(rec.offset)),
-                None,
-                format!(
-                    "{what} packet (record {}) does not decode, skipped: {e}",
+        if let Err(e) = self.packet(rec.kind, rec.time(), rec.payload) {
+            let message = match &e {
+                PacketError::Decode { what, source } => format!(
+                    "{what} packet (record {}) does not decode, skipped: {source}",
                     rec.index
                 ),
-            );
-        };
-        let passed_over = match rec.kind {
-            MessageType::Vision | MessageType::LegacyVision => {
-                let decoded = if rec.kind == MessageType::Vision {
-                    Vision::decode(rec.payload, &mut self.dropped)
-                } else {
-                    Vision::decode_legacy(rec.payload, &mut self.dropped)
-                };
-                match decoded {
-                    Ok(v) => {
-                        self.vision(t, v);
-                        false
-                    }
-                    Err(e) => {
-                        undecodable(&mut self.warnings, "vision", e);
-                        true
-                    }
-                }
-            }
-            MessageType::Referee => match Referee::decode(rec.payload, &mut self.bad_events) {
-                Ok(r) => {
-                    self.referee(t, r);
-                    false
-                }
-                Err(e) => {
-                    undecodable(&mut self.warnings, "referee", e);
-                    true
-                }
-            },
-            MessageType::Tracker => match Tracked::decode(rec.payload, &mut self.dropped) {
-                Ok(w) => {
-                    self.tracked(t, w);
-                    false
-                }
-                Err(e) => {
-                    undecodable(&mut self.warnings, "tracker", e);
-                    true
-                }
-            },
-            _ => false,
-        };
-        if passed_over {
+                PacketError::Incomplete { .. } => format!("record {}: {e}, skipped", rec.index),
+            };
+            self.warnings.push(Some(Place::Byte(rec.offset)), None, message);
             self.skipped.add(
                 rec.offset,
                 super::file::RECORD_HEADER_LEN + rec.payload.len() as u64,
             );
         }
+    }
+
+    /// Takes one packet of type `kind` received at `t` (seconds since the
+    /// epoch); packets of other types than vision, referee and tracker are
+    /// passed over.
+    pub fn packet(&mut self, kind: MessageType, t: f64, payload: &[u8]) -> Result<(), PacketError> {
+        self.last_time = self.last_time.max(t);
+        let decode = |what| move |source| PacketError::Decode { what, source };
+        let received = self.received;
+        let check = |complete: bool, what, lacks| {
+            if received && !complete {
+                Err(PacketError::Incomplete { what, lacks })
+            } else {
+                Ok(())
+            }
+        };
+        match kind {
+            MessageType::Vision | MessageType::LegacyVision => {
+                let v = if kind == MessageType::Vision {
+                    Vision::decode(payload, &mut self.dropped)
+                } else {
+                    Vision::decode_legacy(payload, &mut self.dropped)
+                }
+                .map_err(decode("vision"))?;
+                check(v.is_complete(), "vision", "detections and geometry")?;
+                if received && let Some(g) = &v.geometry {
+                    self.camera_models_seen(&g.cameras);
+                }
+                self.vision(t, v);
+            }
+            MessageType::Referee => {
+                let r = Referee::decode(payload, &mut self.bad_events).map_err(decode("referee"))?;
+                check(r.is_complete(), "referee", "its timestamps")?;
+                self.referee(t, r);
+            }
+            MessageType::Tracker => {
+                let w = Tracked::decode(payload, &mut self.dropped).map_err(decode("tracker"))?;
+                check(w.is_complete(), "tracker", "its identity and time")?;
+                self.tracked(t, w);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Keeps the cameras' models that came or changed.
+    fn camera_models_seen(&mut self, models: &[CameraModel]) {
+        for m in models {
+            let id = m.camera_id;
+            if self.camera_models.get(&id) == Some(m)
+                || (!self.camera_models.contains_key(&id) && self.camera_models.len() >= MAX_CAMERAS)
+            {
+                continue;
+            }
+            self.camera_models.insert(id, *m);
+            self.new_camera_models.retain(|n| n.camera_id != id);
+            self.new_camera_models.push(*m);
+        }
+    }
+
+    /// The cameras' models that came or changed since the last call (for
+    /// a converter made with [`Self::received`]).
+    pub fn take_camera_models(&mut self) -> Vec<CameraModel> {
+        std::mem::take(&mut self.new_camera_models)
+    }
+
+    /// How many entity names the log has so far (robots, cameras and game
+    /// event types each add theirs): a live stream bounds it.
+    pub fn entity_count(&self) -> usize {
+        self.log.entities.len()
+    }
+
+    /// The frames ended since the last call (ticks, referee states and
+    /// game events that closed, a field replaced), as a log with the
+    /// converter's entities, field first, then ticks, then the referee's
+    /// drawings: the order a file draws them in.
+    pub fn take_ended(&mut self) -> Log {
+        let mut log = Log::new();
+        let layers = [
+            std::mem::take(&mut self.field_layer),
+            std::mem::take(&mut self.ticks),
+            std::mem::take(&mut self.referee_layer),
+        ];
+        if layers.iter().all(|l| l.frames.is_empty()) {
+            return log;
+        }
+        log.entities = self.log.entities.clone();
+        log.header = self.header();
+        assemble(&mut log, layers);
+        log
+    }
+
+    /// What shows until further notice, if it changed since the last
+    /// call: the field, the referee's state and the game events still
+    /// listed, as frames open to +∞ in that order, with how many of them
+    /// (the field's) are drawn beneath the ticks.
+    pub fn take_showing(&mut self) -> Option<(Log, usize)> {
+        if !std::mem::take(&mut self.showing_changed) {
+            return None;
+        }
+        let mut log = Log::new();
+        log.entities = self.log.entities.clone();
+        log.header = self.header();
+        let open = |start: f64| FrameTime::Persistent {
+            start,
+            end: f64::INFINITY,
+        };
+        let mut under = 0;
+        if let Some(f) = &self.field {
+            log.push_frame(open(f.start), f.prims.iter().cloned());
+            under = 1;
+        }
+        if let Some(v) = &self.referee_view {
+            log.push_frame(open(v.start), v.prims.iter().cloned());
+        }
+        for e in &self.events {
+            log.push_frame(open(e.start), e.prims.iter().cloned());
+        }
+        Some((log, under))
     }
 
     fn vision(&mut self, t: f64, v: Vision) {
@@ -388,6 +515,13 @@ impl Converter {
                 let name = match &w.source_name {
                     Some(n) => format!("{n} ({})", w.uuid),
                     None => w.uuid.clone(),
+                };
+                let name = if self.ignored_trackers.contains_key(&name)
+                    || self.ignored_trackers.len() < MAX_IGNORED_TRACKERS
+                {
+                    name
+                } else {
+                    "others".to_owned()
                 };
                 *self.ignored_trackers.entry(name).or_insert(0) += 1;
                 return;
@@ -431,6 +565,7 @@ impl Converter {
             self.bounds = Some((m * -1.0, m));
         }
         let prims = self.field_prims(&field);
+        self.showing_changed = true;
         self.field = Some(Open {
             start,
             what: field,
@@ -719,6 +854,7 @@ impl Converter {
         if self.referee_view.as_ref().is_none_or(|v| v.what != view) {
             self.close_referee_view(t);
             let prims = self.drawer.view(&view);
+            self.showing_changed = true;
             self.referee_view = Some(Open {
                 start: t,
                 what: view,
@@ -731,6 +867,7 @@ impl Converter {
         let (still, gone): (Vec<OpenEvent>, Vec<OpenEvent>) = std::mem::take(&mut self.events)
             .into_iter()
             .partition(|e| listed.contains(e.key.as_str()));
+        self.showing_changed |= !gone.is_empty();
         for e in gone {
             self.referee_layer.push(
                 FrameTime::Persistent {
@@ -755,6 +892,7 @@ impl Converter {
                     .or_insert_with_key(|name| entities.intern(name));
                 let prims = self.drawer.event(e, ent, unplaced);
                 self.events.push(OpenEvent { key, start: t, prims });
+                self.showing_changed = true;
             }
             unplaced += usize::from(!placed);
         }
@@ -844,31 +982,20 @@ impl Converter {
                 format!("{} game events that do not decode left out", self.bad_events),
             );
         }
+        let header = self.header();
         let mut log = self.log;
-        // The ticks hold nearly all primitives: the field goes in front of
-        // them in place (one move, no second copy of the ticks), the
-        // referee's drawings after.
-        let (field, ticks, referee) = (self.field_layer, self.ticks, self.referee_layer);
-        let (n_field, n_ticks) = (field.prims.len(), ticks.prims.len());
-        let mut prims = ticks.prims;
-        prims.reserve_exact(n_field + referee.prims.len());
-        prims.splice(0..0, field.prims);
-        prims.extend(referee.prims);
-        log.primitives = prims;
-        log.frames
-            .reserve_exact(field.frames.len() + ticks.frames.len() + referee.frames.len());
-        for (frames, base) in [
-            (field.frames, 0),
-            (ticks.frames, n_field),
-            (referee.frames, n_field + n_ticks),
-        ] {
-            log.frames.extend(frames.into_iter().map(|(time, r)| Frame {
-                time,
-                primitives: r.start + base..r.end + base,
-            }));
-        }
-        log.header = Header {
-            name: match self.team_names {
+        assemble(&mut log, [self.field_layer, self.ticks, self.referee_layer]);
+        log.header = header;
+        let mut warnings = file_warnings;
+        warnings.extend(self.warnings.finish());
+        log.warnings = warnings;
+        log
+    }
+
+    /// The log's header: the teams' names once the referee gave them.
+    fn header(&self) -> Header {
+        Header {
+            name: match &self.team_names {
                 Some((y, b)) if !y.is_empty() || !b.is_empty() => {
                     format!("SSL game: {y} (yellow) vs {b} (blue)")
                 }
@@ -881,11 +1008,39 @@ impl Converter {
                 default_max_level: Some(2),
                 world_bounds: self.bounds,
             },
-        };
-        let mut warnings = file_warnings;
-        warnings.extend(self.warnings.finish());
-        log.warnings = warnings;
-        log
+        }
+    }
+}
+
+/// Appends the frames of `layers` to `log` in their order (field, ticks,
+/// referee): the draw order.
+fn assemble(log: &mut Log, layers: [Layer; 3]) {
+    let [field, ticks, referee] = layers;
+    // The ticks hold nearly all primitives: the field goes in front of
+    // them in place (one move, no second copy of the ticks), the
+    // referee's drawings after.
+    let base = log.primitives.len();
+    let (n_field, n_ticks) = (field.prims.len(), ticks.prims.len());
+    let mut prims = ticks.prims;
+    prims.reserve_exact(n_field + referee.prims.len());
+    prims.splice(0..0, field.prims);
+    prims.extend(referee.prims);
+    if base == 0 {
+        log.primitives = prims;
+    } else {
+        log.primitives.extend(prims);
+    }
+    log.frames
+        .reserve_exact(field.frames.len() + ticks.frames.len() + referee.frames.len());
+    for (frames, at) in [
+        (field.frames, base),
+        (ticks.frames, base + n_field),
+        (referee.frames, base + n_field + n_ticks),
+    ] {
+        log.frames.extend(frames.into_iter().map(|(time, r)| Frame {
+            time,
+            primitives: r.start + at..r.end + at,
+        }));
     }
 }
 
