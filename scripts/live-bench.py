@@ -99,12 +99,45 @@ def rss_kib(pid):
     return None
 
 
+def ssl_replay(path, vision, referee, stop, sent):
+    """Sends an SSL game log's vision and referee packets to loopback ports
+    at their recorded pace (as ssl-log-player does), from the start again
+    at its end."""
+    import gzip
+    import struct
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    if data[:12] != b"SSL_LOG_FILE":
+        raise SystemExit(f"{path}: not an SSL game log")
+    records, at = [], 16
+    while at + 16 <= len(data):
+        ts, kind, size = struct.unpack(">qii", data[at:at + 16])
+        payload = data[at + 16:at + 16 + size]
+        at += 16 + size
+        if kind in (3, 4) and len(payload) == size:
+            records.append((ts / 1e9, vision if kind == 4 else referee, payload))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    while not stop.is_set():
+        t0, wall0 = records[0][0], time.time()
+        for ts, port, payload in records:
+            if stop.is_set():
+                return
+            due = wall0 + (ts - t0) - time.time()
+            if due > 0:
+                time.sleep(due)
+            sock.sendto(payload, ("127.0.0.1", port))
+            sent[0] += 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", default="1920x1080")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--no-robot", action="store_true", help="send no drawings (the picture's path alone)")
+    ap.add_argument("--ssl", metavar="LOG", help="instead of the robot: replay this SSL game log's vision and referee "
+                    "packets live (ssl-vision:// and ssl-referee:// sources), the field drawn over the whole picture")
     ap.add_argument("--underlay", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "underlay"))
     args = ap.parse_args()
     width, height = map(int, args.size.split("x"))
@@ -120,22 +153,34 @@ def main():
                     "-pix_fmt", "yuv420p", "-f", "mpegts", clip], check=True)
     calib = os.path.join(work, "calib.toml")
     with open(calib, "w") as f:
-        f.write(f"homography = [\n [1.0, 0.0, 0.0],\n [0.0, 1.0, 0.0],\n [0.0, 0.0, 1.0],\n]\nimage_size = [{width}, {height}]\n")
+        if args.ssl:
+            # The SSL field (mm, 13.4 × 10.4 m with its margins) over the whole picture.
+            k = min(width / 13400, height / 10400)
+            f.write(f"homography = [\n [{k}, 0.0, {width / 2}],\n [0.0, {-k}, {height / 2}],\n [0.0, 0.0, 1.0],\n]\n"
+                    f"image_size = [{width}, {height}]\nworld_unit = \"mm\"\n")
+        else:
+            f.write(f"homography = [\n [1.0, 0.0, 0.0],\n [0.0, 1.0, 0.0],\n [0.0, 0.0, 1.0],\n]\nimage_size = [{width}, {height}]\n")
     cam, logs, out = free_port(), free_port(), free_port()
+    referee = free_port()
+    sources = (["--log", f"ssl-vision://127.0.0.1:{logs}", "--log", f"ssl-referee://127.0.0.1:{referee}"] if args.ssl
+               else ["--log", f"udp://127.0.0.1:{logs}"])
     procs = []
     stop = threading.Event()
     sent = [0]
     try:
         procs.append(subprocess.Popen(["ffmpeg", "-v", "fatal", "-i", f"udp://127.0.0.1:{out}?timeout=5000000",
                                        "-c", "copy", "-f", "null", "-"], stdin=subprocess.DEVNULL))
-        live = subprocess.Popen([args.underlay, "live", f"udp://127.0.0.1:{cam}", "--log", f"udp://127.0.0.1:{logs}",
+        live = subprocess.Popen([args.underlay, "live", f"udp://127.0.0.1:{cam}", *sources,
                                  "--calib", calib, "--duration", str(args.seconds), "--delay", "0.1", "--wait", "30",
                                  "--out", f"udp://127.0.0.1:{out}?pkt_size=1316", "--no-view"],
                                 stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(live)
         procs.append(subprocess.Popen(["ffmpeg", "-v", "fatal", "-re", "-stream_loop", "-1", "-i", clip, "-c", "copy",
                                        "-f", "mpegts", f"udp://127.0.0.1:{cam}?pkt_size=1316"], stdin=subprocess.DEVNULL))
-        sender = threading.Thread(target=robot, args=(pb, logs, width, height, stop, sent), daemon=True)
+        if args.ssl:
+            sender = threading.Thread(target=ssl_replay, args=(args.ssl, logs, referee, stop, sent), daemon=True)
+        else:
+            sender = threading.Thread(target=robot, args=(pb, logs, width, height, stop, sent), daemon=True)
         if not args.no_robot:
             sender.start()
         samples = []
@@ -153,7 +198,7 @@ def main():
                 p.kill()
             p.wait()
     print(err.strip())
-    print(f"robot frames sent: {sent[0]}")
+    print(f"{'SSL packets' if args.ssl else 'robot frames'} sent: {sent[0]}")
     if samples:
         mib = [r / 1024 for _, r in samples]
         settled = [r / 1024 for t, r in samples if t >= 30] or mib

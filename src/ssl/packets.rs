@@ -674,11 +674,15 @@ fn epoch_us(v: Option<u64>) -> Option<f64> {
 }
 
 impl Referee {
-    /// Whether the packet has the times the league's schema requires of
-    /// every referee packet (its own and its command's): a datagram off
-    /// the network without them is not one, though it decodes.
+    /// Whether the packet has the time the league's schema requires of
+    /// every referee packet (when it was sent, microseconds since the
+    /// epoch: a time after 2000): a datagram off the network without it
+    /// is not one, though it decodes. (Its command's time may be 0 —
+    /// before the first command of a match, as the game controller sends
+    /// it — so it is not asked for: a third of the shared grSim match's
+    /// referee packets have it 0.)
     pub fn is_complete(&self) -> bool {
-        self.packet_time.is_some() && self.command_time.is_some()
+        self.packet_time.is_some_and(|t| t > 946_684_800.0)
     }
 
     /// Decodes a referee packet (log message type 3). Game events that do
@@ -977,5 +981,30 @@ impl Vision {
             }
         });
         pb::VisionPacket { detection, geometry }.encode_to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A game controller's packet before the first command (its command's
+    /// time 0) is a referee packet; bytes that decode with a small field 1
+    /// are not.
+    #[test]
+    fn a_referee_packet_needs_its_own_time_only() {
+        let packet = |sent: u64, command: u64| {
+            pb::RefereeState {
+                packet_timestamp: Some(sent),
+                command_timestamp: Some(command),
+                ..Default::default()
+            }
+            .encode_to_vec()
+        };
+        let mut bad = 0;
+        let start = Referee::decode(&packet(1_795_853_646_605_000, 0), &mut bad).unwrap();
+        assert!(start.is_complete() && start.command_time.is_none());
+        let garbage = Referee::decode(&[0x08, 0x01], &mut bad).unwrap();
+        assert!(!garbage.is_complete());
     }
 }
