@@ -129,6 +129,20 @@ fn source_counts(err: &str, name: &str) -> (u64, u64, u64) {
     (n(" packets"), n(" ignored"), n(" frames dropped"))
 }
 
+/// What a receiving `ffmpeg` recorded to `path`, once it holds at least
+/// `frames` frames (or after 15 s): its frame count and the centre's
+/// colour 2 s in.
+fn arrived(path: &std::path::Path, frames: usize) -> (usize, [u8; 3]) {
+    let t = Instant::now();
+    loop {
+        let got = probe(path, 2.0, 160, 120);
+        if got.0 >= frames || t.elapsed() >= Duration::from_secs(15) {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
 fn is_red([r, g, b]: [u8; 3]) -> bool {
     r > 180 && g < 90 && b < 90
 }
@@ -482,15 +496,7 @@ fn srt_both_ways_a_camera_in_and_the_drawn_picture_out() {
     robot.join().unwrap();
     assert!(status.success(), "{err}");
     // What arrived over SRT: about 4 s of the picture, the square on it.
-    let t = Instant::now();
-    let (mut frames, mut centre) = (0, [0; 3]);
-    while t.elapsed() < Duration::from_secs(15) {
-        (frames, centre) = probe(&received, 2.0, 160, 120);
-        if frames >= 75 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    let (frames, centre) = arrived(&received, 75);
     assert!(frames >= 75, "{frames} frames received over SRT\n{err}");
     assert!(is_red(centre), "{centre:?}\n{err}");
 }
@@ -570,15 +576,7 @@ fn rtmp_and_rtsp_pushes_reach_a_listening_server() {
         stop.store(true, Ordering::Relaxed);
         robot.join().unwrap();
         assert!(status.success(), "{scheme}: {err}");
-        let t = Instant::now();
-        let (mut frames, mut centre) = (0, [0; 3]);
-        while t.elapsed() < Duration::from_secs(15) {
-            (frames, centre) = probe(&received, 2.0, 160, 120);
-            if frames >= 75 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
+        let (frames, centre) = arrived(&received, 75);
         assert!(frames >= 75, "{scheme}: {frames} frames received\n{err}");
         assert!(is_red(centre), "{scheme}: {centre:?}\n{err}");
     }
