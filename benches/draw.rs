@@ -305,6 +305,8 @@ impl OpenCvReference {
                 Shape::Raised(r) => {
                     underlay::draw::raised::raised_outline(r, calib, 0.25, rings);
                 }
+                // The bench's scenes have none.
+                Shape::Picture(_) => {}
                 Shape::Sector {
                     center,
                     outer,

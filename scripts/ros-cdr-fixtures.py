@@ -69,6 +69,7 @@ TYPES = [
     "nav_msgs/msg/Odometry",
     "foxglove_msgs/msg/CompressedVideo",
     "foxglove_msgs/msg/ImageAnnotations",
+    "foxglove_msgs/msg/ImageMarkerArray",
     "foxglove_msgs/msg/CircleAnnotation",
     "foxglove_msgs/msg/PointsAnnotation",
     "foxglove_msgs/msg/TextAnnotation",
@@ -101,6 +102,7 @@ FOXGLOVE = {
         "foxglove_msgs/CircleAnnotation[] circles\nfoxglove_msgs/PointsAnnotation[] points\n"
         "foxglove_msgs/TextAnnotation[] texts\n"
     ),
+    "foxglove_msgs/msg/ImageMarkerArray": "visualization_msgs/ImageMarker[] markers\n",
 }
 
 

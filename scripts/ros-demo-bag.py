@@ -5,7 +5,8 @@ SQLite .db3): the test material of the ROS readers.
     ros-demo-bag.py DEMO_DIR OUT [--format mcap|db3] [--frames N]
         [--start-frame K] [--image raw|jpeg|png] [--scale S]
         [--compression zstd|lz4|none] [--no-chunks] [--no-summary]
-        [--db3-without-definitions] [--delete-all-at SECONDS] [--moving-camera] [--no-verify]
+        [--db3-without-definitions] [--delete-all-at SECONDS] [--moving-camera]
+        [--picture-markers] [--no-verify]
 
 DEMO_DIR holds `video.mp4`, `truth/camera.toml` (K, distortion [k1, k2],
 R and t of OpenCV's convention with the world in mm, the floor z = 0, the
@@ -23,7 +24,14 @@ frame `map` and in metres:
 - `/tf`: `map → blue_0` every frame;
 - `/markers` (`visualization_msgs/msg/MarkerArray`) every frame: the ball,
   the robots, a plan line, the ball's trail, a label, a frame-locked heading
-  arrow; the frame at `--delete-all-at` seconds (5.0) starts with DELETEALL.
+  arrow; the frame at `--delete-all-at` seconds (5.0) starts with DELETEALL;
+- with `--picture-markers`, drawings in the picture's pixels every frame:
+  `/detections` (`visualization_msgs/msg/ImageMarker`), a red circle of
+  radius 10 px around the ball's true projection, and `/annotations`
+  (`foxglove_msgs/msg/ImageAnnotations`), a yellow square of ±12 px around
+  robot blue 0's true projection and its name, at the top-left of the
+  square. Pixel coordinates there put the origin at the top-left corner of
+  the top-left pixel, as Foxglove's schemas say.
 
 Header stamps are t0 = 1 700 000 000 s plus the video time; each message is
 logged 20 ms after its stamp. Messages are serialised once (CDR, by rosbags'
@@ -64,6 +72,24 @@ COMPRESSED = "sensor_msgs/msg/CompressedImage"
 CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
 TF = "tf2_msgs/msg/TFMessage"
 MARKERS = "visualization_msgs/msg/MarkerArray"
+IMAGE_MARKER = "visualization_msgs/msg/ImageMarker"
+ANNOTATIONS = "foxglove_msgs/msg/ImageAnnotations"
+
+
+def register_foxglove_types():
+    """Foxglove's message types, which rosbags does not know, from the
+    definitions scripts/ros-cdr-fixtures.py keeps."""
+    import importlib.util
+
+    from rosbags.typesys import get_types_from_msg
+
+    spec = importlib.util.spec_from_file_location(
+        "ros_cdr_fixtures", Path(__file__).with_name("ros-cdr-fixtures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name, text in mod.FOXGLOVE.items():
+        if name not in TS.fielddefs:
+            TS.register(get_types_from_msg(text, name))
 
 # Marker types and actions (visualization_msgs/msg/Marker).
 ARROW, SPHERE, CYLINDER, LINE_STRIP, POINTS, TEXT = 0, 2, 3, 4, 8, 9
@@ -401,6 +427,60 @@ def markers_message(rows, i, ns_time, delete_all):
     return make(MARKERS, markers=out)
 
 
+def project(cam: Camera, p_mm):
+    """The pixel (centre origin) of a world point in mm through the true camera."""
+    rvec, _ = cv2.Rodrigues(cam.r)
+    uv, _ = cv2.projectPoints(np.array([p_mm], dtype=float), rvec, cam.t_mm, cam.k, cam.d)
+    return float(uv[0, 0, 0]), float(uv[0, 0, 1])
+
+
+def corner(u, v):
+    """A pixel centre as Foxglove's schemas count: from the top-left corner."""
+    return u + 0.5, v + 0.5
+
+
+def point2(u, v):
+    return make("foxglove_msgs/msg/Point2", x=u, y=v)
+
+
+def fox_color(r, g, b, a=1.0):
+    return make("foxglove_msgs/msg/Color", r=r, g=g, b=b, a=a)
+
+
+def image_marker_message(cam: Camera, row, ns_time):
+    u, v = corner(*project(cam, (row["ball_x"], row["ball_y"], row["ball_height"] + BALL_RADIUS * 1000)))
+    return make(
+        IMAGE_MARKER,
+        header=header(ns_time, "camera_optical"),
+        ns="ball",
+        id=0,
+        type=0,  # CIRCLE
+        action=0,  # ADD
+        position=vec3(u, v, 0.0, typename="geometry_msgs/msg/Point"),
+        scale=10.0,
+        outline_color=color(1.0, 0.0, 0.0),
+        filled=0,
+        fill_color=color(0.0, 0.0, 0.0),
+        lifetime=duration(0),
+    )
+
+
+def annotations_message(cam: Camera, row, ns_time):
+    u, v = corner(*project(cam, (row["blue_0_x"], row["blue_0_y"], 0.0)))
+    stamp_msg = stamp(ns_time)
+    square = [point2(u + dx, v + dy) for dx, dy in ((-12, -12), (12, -12), (12, 12), (-12, 12))]
+    return make(
+        ANNOTATIONS,
+        circles=[],
+        points=[make("foxglove_msgs/msg/PointsAnnotation", timestamp=stamp_msg, type=2,  # LINE_LOOP
+                     points=square, outline_color=fox_color(1.0, 1.0, 0.0), outline_colors=[],
+                     fill_color=fox_color(0.0, 0.0, 0.0, 0.0), thickness=2.0)],
+        texts=[make("foxglove_msgs/msg/TextAnnotation", timestamp=stamp_msg,
+                    position=point2(u - 12, v - 30), text="blue 0", font_size=14.0,
+                    text_color=fox_color(1.0, 1.0, 0.0), background_color=fox_color(0.0, 0.0, 0.0))],
+    )
+
+
 # ---------------------------------------------------------------- writers
 
 
@@ -509,6 +589,9 @@ def stamp_ns(msg):
     marker's when it has no header)."""
     if hasattr(msg, "header"):
         h = msg.header
+    elif getattr(msg, "points", None):
+        s = msg.points[0].timestamp
+        return s.sec * 1_000_000_000 + s.nanosec
     elif getattr(msg, "transforms", None):
         h = msg.transforms[0].header
     else:
@@ -586,6 +669,8 @@ def main():
     ap.add_argument("--moving-camera", action="store_true",
                     help="map → camera_link on /tf every frame, the camera 5 cm further along x "
                          "each frame (the pictures stay the demo's: for testing the per-frame camera)")
+    ap.add_argument("--picture-markers", action="store_true",
+                    help="also /detections (ImageMarker) and /annotations (ImageAnnotations) in pixels")
     ap.add_argument("--delete-all-at", type=float, default=5.0,
                     help="video time (s) of the MarkerArray that starts with DELETEALL")
     args = ap.parse_args()
@@ -635,6 +720,11 @@ def main():
         }
         names = {"tf_static": "/tf_static", "image": image_topic, "info": "/camera/camera_info",
                  "tf": "/tf", "markers": "/markers"}
+        if args.picture_markers:
+            register_foxglove_types()
+            topics["detections"] = writer.add_topic("/detections", IMAGE_MARKER)
+            topics["annotations"] = writer.add_topic("/annotations", ANNOTATIONS)
+            names.update(detections="/detections", annotations="/annotations")
 
         def put(key, typename, msg, ns):
             data = TS.serialize_cdr(msg, typename)
@@ -663,6 +753,9 @@ def main():
                 moving.append(transform(ns, "map", "camera_link", mast, q_link))
             put("tf", TF, make(TF, transforms=moving), ns)
             put("markers", MARKERS, markers_message(rows, i, ns, i == delete_all_frame), ns)
+            if args.picture_markers:
+                put("detections", IMAGE_MARKER, image_marker_message(cam, row, ns), ns)
+                put("annotations", ANNOTATIONS, annotations_message(cam, row, ns), ns)
         writer.close()
         written = tmp if fmt == "mcap" else writer.db
         if not args.no_verify:

@@ -68,6 +68,23 @@ impl Calibration {
         Calibration::from_parts(h, None)
     }
 
+    /// The identity: world coordinates are the picture's pixels, what
+    /// shapes in the picture's pixels are drawn through
+    /// ([`crate::log::Shape::Picture`]).
+    pub fn pixels() -> Self {
+        let mut c = Calibration {
+            h: crate::geom::mat3::IDENTITY,
+            inv: crate::geom::mat3::IDENTITY,
+            lens: None,
+            space: None,
+            image_size: None,
+            clip: Vec::new(),
+            origin: Box::default(),
+        };
+        c.clip = c.clip_planes();
+        c
+    }
+
     /// A calibration from a world → undistorted-pixel homography and lens
     /// distortion applied after it. An all-zero distortion is dropped.
     pub fn from_parts(h: Mat3, distortion: Option<Distortion>) -> Result<Self, CalibError> {

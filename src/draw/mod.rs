@@ -23,6 +23,7 @@ pub mod raster;
 pub mod text;
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use crate::calib::Calibration;
 use crate::geom::PixelPoint;
@@ -116,6 +117,9 @@ pub enum SkipReason {
     NoVertices,
     /// A shape with heights, and a calibration that knows only the floor.
     FloorOnly,
+    /// A shape in the picture's pixels holding one that is not a floor
+    /// shape ([`Shape::picture_problem`]).
+    NotInPicture,
 }
 
 impl fmt::Display for SkipReason {
@@ -129,6 +133,7 @@ impl fmt::Display for SkipReason {
             SkipReason::TextSize => "text is too large to draw",
             SkipReason::NoVertices => "polygon has no vertices",
             SkipReason::FloorOnly => crate::calib::FLOOR_ONLY,
+            SkipReason::NotInPicture => "a shape in the picture's pixels holds one with heights or another",
         })
     }
 }
@@ -159,6 +164,11 @@ impl Overlay {
 
     pub fn height(&self) -> usize {
         self.height
+    }
+
+    /// Whether `other` is as wide and as high.
+    pub fn same_size(&self, other: &Overlay) -> bool {
+        (self.width, self.height) == (other.width, other.height)
     }
 
     /// Makes the overlay `width × height` and transparent.
@@ -596,6 +606,15 @@ pub struct Painter {
     /// Where the raised shapes drawn since the last clear are, and how far
     /// from the camera ([`occlude`]).
     pub depth_samples: Vec<occlude::DepthSample>,
+    /// The identity mapping shapes in the picture's pixels are drawn
+    /// through ([`Shape::Picture`]).
+    pixels: Arc<Calibration>,
+}
+
+/// The identity mapping of shapes in the picture's pixels, made once.
+fn pixel_calibration() -> Arc<Calibration> {
+    static PIXELS: OnceLock<Arc<Calibration>> = OnceLock::new();
+    Arc::clone(PIXELS.get_or_init(|| Arc::new(Calibration::pixels())))
 }
 
 // Each export worker owns a painter and its overlay.
@@ -617,6 +636,7 @@ impl Painter {
             fill: Vec::new(),
             widths: Vec::new(),
             depth_samples: Vec::new(),
+            pixels: pixel_calibration(),
         }
     }
 
@@ -770,6 +790,29 @@ impl Painter {
             return Err(SkipReason::BadThickness);
         }
         match &p.shape {
+            Shape::Picture(inner) => match **inner {
+                Shape::Raised(_) | Shape::Picture(_) => Err(SkipReason::NotInPicture),
+                _ => {
+                    let pixels = Arc::clone(&self.pixels);
+                    self.shape(ov, &pixels, p, inner)
+                }
+            },
+            shape => self.shape(ov, calib, p, shape),
+        }
+    }
+
+    /// Draws `shape` (`p`'s, or the floor shape inside `p`'s picture
+    /// shape) with `p`'s style, mapped through `calib`.
+    fn shape(
+        &mut self,
+        ov: &mut Overlay,
+        calib: &Calibration,
+        p: &Primitive,
+        shape: &Shape,
+    ) -> Result<(), SkipReason> {
+        let style = &p.style;
+        let thickness = style.thickness as f64;
+        match shape {
             Shape::Circle { center, radius } => {
                 if !(center.is_finite() && radius.is_finite()) {
                     return Err(SkipReason::NotFinite);
@@ -901,6 +944,7 @@ impl Painter {
                 self.outline_and_fill(ov, calib, &p.style, inner < outer);
             }
             Shape::Raised(r) => self.raised(ov, calib, p, r)?,
+            Shape::Picture(_) => return Err(SkipReason::NotInPicture),
         }
         Ok(())
     }

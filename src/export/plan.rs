@@ -264,12 +264,19 @@ impl ExportPlan {
             // A rendered match draws its logs through its own view.
             settings.calibration = info.calibration.clone();
         }
-        if settings.calibration.is_none() && !options.no_calibration {
-            return Err(ExportError::NoCalibration {
-                input: session.video.clone(),
-            });
-        }
         let mut notes = Vec::new();
+        if settings.calibration.is_none() {
+            if log.has_picture_shapes() {
+                notes.push(format!(
+                    "{}: no calibration: only the drawings in the picture's pixels are drawn",
+                    session.video.display()
+                ));
+            } else if !options.no_calibration {
+                return Err(ExportError::NoCalibration {
+                    input: session.video.clone(),
+                });
+            }
+        }
         if let Some(c) = &settings.calibration {
             let (c, check) = c.for_unit(&log.header.world_unit);
             notes.extend(check.warning());

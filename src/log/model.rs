@@ -221,6 +221,15 @@ pub enum Shape {
     },
     /// A shape with heights, above the floor ([`Raised`]).
     Raised(Box<Raised>),
+    /// A floor shape whose coordinates are pixels of the picture, not the
+    /// world: x to the right and y down from the centre of the top-left
+    /// pixel, angles from x towards y (clockwise on screen), every size and
+    /// thickness in pixels. It is drawn over everything, never hidden,
+    /// whatever the calibration — an annotation of the picture (ROS's
+    /// `ImageMarker`, Foxglove's `ImageAnnotations`). The shape inside is
+    /// one of the floor shapes (not [`Shape::Raised`] nor another picture
+    /// shape); readers refuse others ([`Shape::picture_problem`]).
+    Picture(Box<Shape>),
 }
 
 impl Shape {
@@ -236,6 +245,25 @@ impl Shape {
             Shape::Sector { inner, outer, .. } if inner == outer => "arc",
             Shape::Sector { .. } => "sector",
             Shape::Raised(r) => r.kind_name(),
+            Shape::Picture(s) => s.kind_name(),
+        }
+    }
+
+    /// A floor shape in the picture's pixels ([`Shape::Picture`]).
+    pub fn picture(shape: Shape) -> Shape {
+        Shape::Picture(Box::new(shape))
+    }
+
+    /// Why a picture shape cannot be drawn: it holds a shape above the
+    /// floor or another picture shape. `None` for every other shape.
+    pub fn picture_problem(&self) -> Option<&'static str> {
+        match self {
+            Shape::Picture(s) => match **s {
+                Shape::Raised(_) => Some("a shape in the picture's pixels cannot have heights"),
+                Shape::Picture(_) => Some("a shape in the picture's pixels holds another one"),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -727,6 +755,14 @@ impl Log {
             primitives: start..self.primitives.len(),
         });
         self.frames.len() - 1
+    }
+
+    /// Whether any primitive is in the picture's pixels
+    /// ([`Shape::Picture`]): drawn even without a calibration.
+    pub fn has_picture_shapes(&self) -> bool {
+        self.primitives
+            .iter()
+            .any(|p| matches!(p.shape, Shape::Picture(_)))
     }
 
     /// The primitives of `frame` (a frame of this log).

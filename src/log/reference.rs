@@ -152,6 +152,7 @@ impl From<&Shape> for pb::primitive::Shape {
                 sweep: *sweep,
             }),
             Shape::Raised(r) => raised_to_pb(r),
+            Shape::Picture(s) => (&**s).into(),
         }
     }
 }
@@ -301,6 +302,7 @@ impl From<&Primitive> for pb::Primitive {
                 ThicknessUnit::Pixels => pb::ThicknessUnit::Pixels,
                 ThicknessUnit::World => pb::ThicknessUnit::World,
             } as i32,
+            picture: matches!(p.shape, Shape::Picture(_)),
         }
     }
 }
@@ -412,8 +414,9 @@ pub fn decode(bytes: &[u8]) -> Result<Log, ReadError> {
                         Some(&Some(e)) => e,
                         _ => log.entities.intern(&format!("unknown/{}", p.entity)),
                     };
+                    let shape: Shape = shape.into();
                     log.primitives.push(Primitive {
-                        shape: shape.into(),
+                        shape: if p.picture { Shape::picture(shape) } else { shape },
                         style: Style {
                             color: p.color.map_or(Rgba::WHITE, Rgba),
                             fill: p.fill.map(Rgba),
@@ -460,6 +463,7 @@ mod tests {
         for log in [
             crate::log::testutil::sample(),
             crate::log::testutil::sample_raised(),
+            crate::log::testutil::sample_picture(),
         ] {
             assert_eq!(native::to_bytes(&log), encode(&log));
         }
@@ -478,9 +482,17 @@ mod tests {
             proptest::prop_assert_eq!(&fast, &encode(&log));
             proptest::prop_assert_eq!(&decode(&fast).unwrap(), &log);
             proptest::prop_assert_eq!(&native::read(&fast[..]).unwrap(), &log);
-            // Version 2 exactly when the log has a shape above the floor.
-            let raised = log.primitives.iter().any(|p| matches!(p.shape, Shape::Raised(_)));
-            proptest::prop_assert_eq!(fast[8], if raised { 2 } else { 1 });
+            // Version 3 exactly when the log has a shape in the picture's
+            // pixels, else 2 exactly when it has one above the floor.
+            let has = |f: fn(&Shape) -> bool| log.primitives.iter().any(|p| f(&p.shape));
+            let version = if has(|s| matches!(s, Shape::Picture(_))) {
+                3
+            } else if has(|s| matches!(s, Shape::Raised(_))) {
+                2
+            } else {
+                1
+            };
+            proptest::prop_assert_eq!(fast[8], version);
         }
     }
 
@@ -489,6 +501,7 @@ mod tests {
         for log in [
             crate::log::testutil::sample(),
             crate::log::testutil::sample_raised(),
+            crate::log::testutil::sample_picture(),
         ] {
             let bytes = encode(&log);
             assert_eq!(decode(&bytes).unwrap(), log);

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::names::PathNames;
 use super::{EntityId, FrameTime, Log, Shape};
 
-const KINDS: [&str; 17] = [
+const KINDS: [&str; 25] = [
     "circle",
     "line",
     "rectangle",
@@ -31,7 +31,34 @@ const KINDS: [&str; 17] = [
     "sphere",
     "cylinder",
     "box",
+    // Shapes in the picture's pixels.
+    "picture circle",
+    "picture line",
+    "picture rectangle",
+    "picture polygon",
+    "picture text",
+    "picture point",
+    "picture arc",
+    "picture sector",
 ];
+
+/// The index in [`KINDS`] of a floor shape (and of a picture shape's
+/// inside).
+fn floor_kind(shape: &Shape) -> usize {
+    match *shape {
+        Shape::Circle { .. } => 0,
+        Shape::Line { .. } => 1,
+        Shape::Rectangle { .. } => 2,
+        Shape::Polygon { .. } => 3,
+        Shape::Text { .. } => 4,
+        Shape::Point { .. } => 5,
+        Shape::Sector { inner, outer, .. } if inner == outer => 6,
+        Shape::Sector { .. } => 7,
+        Shape::Raised(ref r) => raised_kind(r),
+        // Readers refuse a picture shape inside another.
+        Shape::Picture(_) => 0,
+    }
+}
 
 /// The index in [`KINDS`] of a raised shape.
 fn raised_kind(r: &super::Raised) -> usize {
@@ -99,15 +126,8 @@ impl Summary {
             s.primitives += prims.len();
             for p in prims {
                 let kind = match p.shape {
-                    Shape::Circle { .. } => 0,
-                    Shape::Line { .. } => 1,
-                    Shape::Rectangle { .. } => 2,
-                    Shape::Polygon { .. } => 3,
-                    Shape::Text { .. } => 4,
-                    Shape::Point { .. } => 5,
-                    Shape::Sector { inner, outer, .. } if inner == outer => 6,
-                    Shape::Sector { .. } => 7,
-                    Shape::Raised(ref r) => raised_kind(r),
+                    Shape::Picture(ref inner) => 17 + floor_kind(inner).min(7),
+                    ref shape => floor_kind(shape),
                 };
                 kinds[kind] += 1;
                 // Levels are few and repeat: remember the last one's slot.

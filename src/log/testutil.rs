@@ -211,6 +211,79 @@ pub fn sample_raised() -> Log {
     log
 }
 
+/// A small log with shapes in the picture's pixels beside a floor shape
+/// and one above the floor: a format-version-3 log.
+pub fn sample_picture() -> Log {
+    let mut log = Log::new();
+    log.header.name = "annotations".into();
+    let boxes = log.entities.intern("/detections/boxes");
+    let ball = log.entities.intern("ball");
+    let style = |color| Style {
+        color: Rgba::from_rgb(color),
+        fill: None,
+        thickness: 2.0,
+        unit: ThicknessUnit::Pixels,
+    };
+    let p = |shape, color, entity| Primitive {
+        shape,
+        style: style(color),
+        entity,
+        level: 0,
+    };
+    log.push_frame(
+        FrameTime::Instant(1.5),
+        vec![
+            p(
+                Shape::picture(Shape::Polygon {
+                    vertices: vec![
+                        Vec2::new(100.0, 80.0),
+                        Vec2::new(180.0, 80.0),
+                        Vec2::new(180.0, 140.0),
+                    ]
+                    .into(),
+                    closed: true,
+                }),
+                0x00ff00,
+                boxes,
+            ),
+            p(
+                Shape::picture(Shape::Circle {
+                    center: Vec2::new(320.5, 240.0),
+                    radius: 12.0,
+                }),
+                0xff0000,
+                boxes,
+            ),
+            p(
+                Shape::picture(Shape::Text {
+                    anchor: Vec2::new(100.0, 70.0),
+                    text: "person 0.92".into(),
+                    size: 14.0,
+                }),
+                0xffffff,
+                boxes,
+            ),
+            p(
+                Shape::Circle {
+                    center: Vec2::new(0.0, 0.0),
+                    radius: 21.5,
+                },
+                0xff8000,
+                ball,
+            ),
+            p(
+                Shape::Raised(Box::new(Raised::Sphere {
+                    center: [0.0, 0.0, 21.5],
+                    radius: 21.5,
+                })),
+                0xff8000,
+                ball,
+            ),
+        ],
+    );
+    log
+}
+
 /// Any finite f64, biased towards the values logs hold.
 /// (Zero is +0: the native writer keeps -0, which prost, the reference
 /// it is compared with byte for byte, drops; `-0` has its own tests.)
@@ -395,11 +468,16 @@ fn header() -> impl Strategy<Value = Header> {
 }
 
 /// A random valid log: every value drawable, entity parents acyclic;
-/// half of them with shapes above the floor (format version 2), half
-/// without (version 1).
+/// half of them with shapes above the floor (format version 2) or in the
+/// picture's pixels (version 3), half with neither (version 1).
 pub fn arb_log() -> impl Strategy<Value = Log> {
     // Boxed: the nested strategies' types overflow a debug build's stack.
-    let mixed = prop_oneof![2 => floor_shape().boxed(), 1 => raised_shape().boxed()].boxed();
+    let mixed = prop_oneof![
+        4 => floor_shape().boxed(),
+        2 => raised_shape().boxed(),
+        1 => floor_shape().prop_map(Shape::picture).boxed(),
+    ]
+    .boxed();
     prop_oneof![arb_floor_log(), log_of(mixed)]
 }
 

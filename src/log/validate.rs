@@ -250,8 +250,13 @@ fn time_problem(time: FrameTime) -> Option<String> {
 /// non-negative sizes, a polygon with vertices. [`shape_problem`] says why not.
 #[inline]
 pub(crate) fn drawable(p: &Primitive) -> bool {
+    shape_drawable(&p.shape) && f64::from(p.style.thickness).is_finite() && p.style.thickness >= 0.0
+}
+
+#[inline]
+fn shape_drawable(shape: &Shape) -> bool {
     let size = |s: f64| s.is_finite() && s >= 0.0;
-    let shape = match &p.shape {
+    match shape {
         Shape::Circle { center, radius } => center.is_finite() && size(*radius),
         Shape::Line { start, end } => start.is_finite() && end.is_finite(),
         Shape::Rectangle {
@@ -279,12 +284,26 @@ pub(crate) fn drawable(p: &Primitive) -> bool {
                 && sweep.is_finite()
         }
         Shape::Raised(r) => r.problem().is_none(),
-    };
-    shape && size(f64::from(p.style.thickness))
+        Shape::Picture(inner) => shape.picture_problem().is_none() && shape_drawable(inner),
+    }
 }
 
 /// Why a primitive cannot be drawn, if it cannot.
 pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
+    problem_of(&p.shape).or_else(|| {
+        let t = f64::from(p.style.thickness);
+        if !t.is_finite() {
+            Some(format!("thickness {t} is not finite"))
+        } else if t < 0.0 {
+            Some(format!("thickness {t} is negative"))
+        } else {
+            None
+        }
+    })
+}
+
+/// Why a shape cannot be drawn, if it cannot.
+fn problem_of(shape: &Shape) -> Option<String> {
     let point =
         |name: &str, v: Vec2| (!v.is_finite()).then(|| format!("{name} ({}, {}) is not finite", v.x, v.y));
     let size = |name: &str, s: f64| {
@@ -296,7 +315,7 @@ pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
             None
         }
     };
-    let shape = match &p.shape {
+    match shape {
         Shape::Circle { center, radius } => point("center", *center).or_else(|| size("radius", *radius)),
         Shape::Line { start, end } => point("start", *start).or_else(|| point("end", *end)),
         Shape::Rectangle {
@@ -336,8 +355,11 @@ pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
             .or_else(|| (!start.is_finite()).then(|| format!("start angle {start} is not finite")))
             .or_else(|| (!sweep.is_finite()).then(|| format!("sweep {sweep} is not finite"))),
         Shape::Raised(r) => r.invalid().map(|why| format!("raised {}: {why}", r.kind_name())),
-    };
-    shape.or_else(|| size("thickness", f64::from(p.style.thickness)))
+        Shape::Picture(inner) => shape
+            .picture_problem()
+            .map(str::to_owned)
+            .or_else(|| problem_of(inner).map(|why| format!("in the picture: {why}"))),
+    }
 }
 
 #[cfg(test)]

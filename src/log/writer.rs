@@ -37,6 +37,10 @@
 //! option but holds no shape above the floor is still version 2, which an
 //! underlay older than heights refuses: set it only when heights will come.
 //!
+//! Shapes in the picture's pixels ([`Writer::picture`]: annotations of the
+//! picture, drawn over everything) need [`WriterOptions::picture`] the same
+//! way, which makes a version-3 log (holding shapes above the floor too).
+//!
 //! ```no_run
 //! use underlay::log::{Header, Writer, WriterOptions};
 //! # fn main() -> Result<(), underlay::log::LogError> {
@@ -77,6 +81,10 @@ pub struct WriterOptions {
     /// (see the [module docs](self)). Without it a shape above the floor
     /// is refused, and the log stays version 1.
     pub heights: bool,
+    /// The log will hold shapes in the picture's pixels: write format
+    /// version 3, which holds shapes above the floor too. Without it a
+    /// shape in the picture's pixels is refused.
+    pub picture: bool,
 }
 
 impl Default for WriterOptions {
@@ -86,6 +94,7 @@ impl Default for WriterOptions {
             flush_each_frame: false,
             buffer_size: 1 << 16,
             heights: false,
+            picture: false,
         }
     }
 }
@@ -208,7 +217,9 @@ impl<W: Write> Writer<W> {
 
     fn build(mut w: W, header: Header, opts: WriterOptions, datagrams: bool) -> Result<Self, LogError> {
         let name = PathBuf::from("<stream>");
-        let version = if opts.heights {
+        let version = if opts.picture {
+            native::PICTURE_VERSION
+        } else if opts.heights {
             native::RAISED_VERSION
         } else {
             native::FLOOR_VERSION
@@ -469,6 +480,14 @@ impl<W: Write> Writer<W> {
         self.sector(center, radius, radius, start, sweep)
     }
 
+    /// A floor shape in the picture's pixels (needs
+    /// [`WriterOptions::picture`]): x to the right and y down from the
+    /// centre of the top-left pixel, sizes in pixels, drawn over everything
+    /// whatever the calibration ([`Shape::Picture`]).
+    pub fn picture(&mut self, shape: Shape) -> PrimitiveBuilder<'_, W> {
+        self.shape(Shape::picture(shape))
+    }
+
     /// A shape above the floor (needs [`WriterOptions::heights`]); the
     /// methods below make each kind.
     pub fn raised(&mut self, shape: Raised) -> PrimitiveBuilder<'_, W> {
@@ -721,7 +740,20 @@ impl<W: Write> Writer<W> {
             ));
             return;
         }
-        if matches!(p.shape, Shape::Raised(_)) && !self.opts.heights {
+        if let Some(why) = p.shape.picture_problem() {
+            self.fail(format!("a {} was not written: {why}", p.shape.kind_name()));
+            return;
+        }
+        if matches!(p.shape, Shape::Picture(_)) && !self.opts.picture {
+            self.fail(format!(
+                "a {} in the picture's pixels was not written: a log of format version {} cannot hold it; \
+                 create the writer with WriterOptions {{ picture: true, .. }}",
+                p.shape.kind_name(),
+                if self.opts.heights { 2 } else { 1 }
+            ));
+            return;
+        }
+        if matches!(p.shape, Shape::Raised(_)) && !(self.opts.heights || self.opts.picture) {
             self.fail(format!(
                 "a {} above the floor was not written: a log without heights (format version 1) cannot \
                  hold it; create the writer with WriterOptions {{ heights: true, .. }}",
@@ -1033,6 +1065,49 @@ mod tests {
             log.primitives
                 .iter()
                 .all(|p| !matches!(p.shape, Shape::Raised(_)))
+        );
+    }
+
+    /// With `picture` the log is version 3 and holds shapes in the
+    /// picture's pixels beside shapes above the floor; without it they are
+    /// refused naming the option, and a picture shape with heights always.
+    #[test]
+    fn picture_makes_a_version_3_log_of_shapes_in_the_picture() {
+        let opts = WriterOptions {
+            picture: true,
+            ..WriterOptions::default()
+        };
+        let mut w = Writer::with_options(Vec::new(), Header::default(), opts).unwrap();
+        let box_ = Shape::Rectangle {
+            center: Vec2::new(320.0, 240.0),
+            size: Vec2::new(40.0, 20.0),
+            orientation: 0.0,
+        };
+        w.instant(1.0).picture(box_.clone()).entity("boxes");
+        w.instant(1.0).sphere((0.0, 0.0, 1.0), 1.0);
+        w.instant(1.0).picture(Shape::Raised(Box::new(Raised::Sphere {
+            center: [0.0; 3],
+            radius: 1.0,
+        })));
+        let e = w.finish().unwrap_err().to_string();
+        assert!(e.contains("cannot have heights"), "{e}");
+
+        let mut w = Writer::with_options(Vec::new(), Header::default(), opts).unwrap();
+        w.instant(1.0).picture(box_.clone()).entity("boxes");
+        w.instant(1.0).sphere((0.0, 0.0, 1.0), 1.0);
+        let bytes = w.finish().unwrap();
+        assert_eq!(&bytes[..10], b"UNDERLAY\x03\x00");
+        let log = log::native::read(&bytes[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        assert_eq!(log.primitives[0].shape, Shape::picture(box_.clone()));
+        assert!(matches!(log.primitives[1].shape, Shape::Raised(_)));
+
+        let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+        w.instant(1.0).picture(box_);
+        let e = w.finish().unwrap_err().to_string();
+        assert!(
+            e.contains("a rectangle in the picture's pixels was not written") && e.contains("picture: true"),
+            "{e}"
         );
     }
 

@@ -1,6 +1,6 @@
 //! What a frame's drawings are drawn with: a painter and its layers —
 //! the floor layer (hidden by the floor mask), the layer of entities drawn
-//! above everything, and the layer of shapes above the floor (hidden only
+//! above everything (and of shapes in the picture's pixels), and the layer of shapes above the floor (hidden only
 //! by what stands in front of them, [`crate::draw::occlude`]) — and
 //! selecting and drawing a frame's primitives onto them.
 
@@ -66,14 +66,26 @@ impl Band {
     }
 
     /// Selects the primitives for `log_time` and draws them through
-    /// `calib`, each onto its layer.
+    /// `calib`, each onto its layer; without a calibration, only the shapes
+    /// in the picture's pixels.
     pub(super) fn draw(
         &mut self,
         what: &What<'_>,
-        calib: &crate::calib::Calibration,
+        calib: Option<&crate::calib::Calibration>,
         log_time: LogTime,
         stats: &mut FrameStats,
     ) {
+        let pixels;
+        let (calib, picture_only) = match calib {
+            Some(c) => (c, false),
+            None => {
+                if !what.log.has_picture_shapes() {
+                    return;
+                }
+                pixels = crate::calib::Calibration::pixels();
+                (&pixels, true)
+            }
+        };
         let t1 = Instant::now();
         let selected = what.index.select(what.log, log_time, what.threshold, what.filter);
         stats.primitives = selected.len();
@@ -81,7 +93,15 @@ impl Band {
         let t2 = Instant::now();
         stats.select_time = t2 - t1;
         for p in &selected {
-            let layer = if what.above.get(p.entity.index()).copied().unwrap_or(false) {
+            let picture = matches!(p.shape, Shape::Picture(_));
+            if picture_only && !picture {
+                continue;
+            }
+            if picture && !self.above_overlay.same_size(&self.overlay) {
+                // Made only when something is drawn above the mask.
+                self.above_overlay = Overlay::new(self.overlay.width(), self.overlay.height());
+            }
+            let layer = if picture || what.above.get(p.entity.index()).copied().unwrap_or(false) {
                 &mut self.above_overlay
             } else if matches!(p.shape, Shape::Raised(_)) {
                 &mut self.raised
@@ -178,8 +198,78 @@ pub(super) struct What<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::calib::Calibration;
+    use crate::geom::Vec2;
     use crate::image::RgbImage;
+    use crate::log::{FrameTime, Primitive, Rgba, Style};
+    use crate::pipeline::Pipeline;
+    use crate::pipeline::tests::{LeftHalf, frame, settings};
+
+    /// A shape in the picture's pixels lands on those pixels whatever the
+    /// calibration, and shows where the mask hides floor drawings.
+    #[test]
+    fn picture_shapes_are_drawn_at_their_pixels_over_the_mask() {
+        let mut log = Log::new();
+        let e = log.entities.intern("boxes");
+        let red = Rgba::from_rgb(0xff0000);
+        let disc = |x: f64| Primitive {
+            shape: Shape::picture(Shape::Circle {
+                center: Vec2::new(x, 20.0),
+                radius: 4.0,
+            }),
+            style: Style {
+                fill: Some(red),
+                ..Style::color(red)
+            },
+            entity: e,
+            level: 0,
+        };
+        // One on the masked (left) half, one on the floor half.
+        log.push_frame(FrameTime::Instant(10.0), [disc(20.0), disc(60.0)]);
+        let mut s = settings();
+        // A camera that puts the world's origin far outside the picture.
+        s.calibration = Some(
+            Calibration::from_homography([[0.01, 0.0, 5000.0], [0.0, -0.01, 3000.0], [0.0, 0.0, 1.0]])
+                .unwrap(),
+        );
+        let mut p = Pipeline::new(Arc::new(log), &s)
+            .unwrap()
+            .with_masker(Box::new(LeftHalf));
+        let mut f = frame(0.0);
+        let stats = p.process(&mut f).unwrap();
+        assert_eq!((stats.drawn, stats.skipped), (2, 0));
+        for x in [20, 60] {
+            assert_eq!(f.image[[20, x, 0]], 255, "centre of the disc at x = {x}");
+            assert_eq!(f.image[[20, x, 1]], 0);
+        }
+        // Nothing beyond the discs.
+        assert_eq!(f.image[[20, 40, 0]], 0);
+        assert_eq!(f.image[[5, 20, 0]], 0);
+        assert_eq!(f.image[[20, 26, 0]], 0);
+        // Without a calibration too, and only they: a floor shape beside
+        // them is not drawn.
+        let mut log = Log::new();
+        log.entities = p.log().entities.clone();
+        let mut prims = p.log().primitives.clone();
+        prims.push(Primitive {
+            shape: Shape::Circle {
+                center: Vec2::new(40.0, 20.0),
+                radius: 4.0,
+            },
+            ..prims[0].clone()
+        });
+        log.push_frame(FrameTime::Instant(10.0), prims);
+        s.calibration = None;
+        let mut p = Pipeline::new(Arc::new(log), &s).unwrap();
+        let mut f = frame(0.0);
+        let stats = p.process(&mut f).unwrap();
+        assert_eq!(stats.drawn, 2);
+        assert_eq!(f.image[[20, 60, 0]], 255);
+        assert_eq!(f.image[[20, 40, 0]], 0, "a floor shape needs a calibration");
+    }
 
     /// A colour over black and over white unmixes to itself.
     #[test]

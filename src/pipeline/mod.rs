@@ -447,7 +447,8 @@ impl Pipeline {
             threshold: self.threshold,
             above: &self.above,
         };
-        let draw_in = toggles.overlay.then_some(calib).flatten();
+        // Without a calibration only the shapes in the picture's pixels.
+        let draw = toggles.overlay;
         if beside {
             let (masker, mask, step) = (&mut self.masker, &mut self.mask, &plan.mask);
             let image: &RgbImage = image;
@@ -458,7 +459,7 @@ impl Pipeline {
                     let r = masker.compute_step(image, time, step, mask);
                     (r, t.elapsed())
                 });
-                if let Some(calib) = draw_in {
+                if draw {
                     band.draw(&what, calib, log_time, &mut stats);
                 }
                 job.join()
@@ -467,7 +468,7 @@ impl Pipeline {
             masked.map_err(|source| self.mask_error(time, source))?;
             draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
             stats.mask_time += took;
-        } else if let Some(calib) = draw_in {
+        } else if draw {
             self.band.draw(&what, calib, log_time, &mut stats);
         }
 
@@ -676,7 +677,7 @@ pub(crate) mod tests {
     }
 
     /// Identity calibration, log time = video time + 10, threshold 0.3 s.
-    fn settings() -> DrawSettings {
+    pub(crate) fn settings() -> DrawSettings {
         DrawSettings {
             calibration: Some(identity()),
             time: TimeMap::new(10.0),
@@ -691,7 +692,7 @@ pub(crate) mod tests {
     }
 
     /// A masker that calls the left half foreground.
-    struct LeftHalf;
+    pub(crate) struct LeftHalf;
     impl Masker for LeftHalf {
         fn name(&self) -> &str {
             "left-half"

@@ -1,7 +1,8 @@
-//! What a recording's software drew for RViz, as a log: markers and
-//! marker arrays (their lives as [`super::markers`] keeps them), paths and
-//! poses, placed in the world frame through the transform tree at their
-//! stamps. Entities are the topic, then the marker namespace, then the id
+//! What a recording's software drew for RViz and Foxglove, as a log:
+//! markers and marker arrays (their lives as [`super::markers`] keeps
+//! them), paths and poses, placed in the world frame through the transform
+//! tree at their stamps; and image markers and annotations in the
+//! picture's pixels ([`super::annotations`]). Entities are the topic, then the marker namespace, then the id
 //! (`markers/robots/blue/3`: the tree the viewer filters by); shapes are at
 //! level 1, text at level 2.
 
@@ -174,6 +175,18 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                     .into_iter()
                     .collect()
             }
+            Role::ImageMarker => super::annotations::apply_marker(&mut state.lives, &msg, now)
+                .err()
+                .into_iter()
+                .collect(),
+            Role::ImageMarkerArray => msg
+                .array("markers")
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|m| m.as_struct())
+                .filter_map(|m| super::annotations::apply_marker(&mut state.lives, m, now).err())
+                .collect(),
+            Role::ImageAnnotations => super::annotations::apply_annotations(&mut state.lives, &msg, now),
             Role::SceneUpdate => {
                 state.scene = true;
                 super::scene::apply(&mut state.lives, &msg, now, &|frame, t| {

@@ -9,12 +9,14 @@
 //!   definition into a [`value::Value`] tree.
 //! - [`recording`]: a recording opened (container, definitions, the role
 //!   of each topic, the transform tree of [`tf`]).
-//! - [`drawings`]: markers ([`markers`]), paths and poses as a log;
+//! - [`drawings`]: markers ([`markers`]), paths and poses, and drawings in
+//!   the picture's pixels ([`annotations`]) as a log;
 //!   [`source`]: the camera topic as a frame source, its pictures decoded
 //!   by [`picture`] and its calibration made by [`camera`].
 //!
 //! [`MCAP`] and [`DB3`] are the recordings' lines in the format table.
 
+pub mod annotations;
 pub mod bag;
 pub mod camera;
 pub mod cdr;

@@ -51,9 +51,12 @@ pub enum Role {
     SceneUpdate,
     /// Foxglove's `PointCloud`.
     PointCloud,
-    /// Drawings in the picture's pixels (`visualization_msgs/ImageMarker`,
-    /// `foxglove_msgs/ImageAnnotations`).
-    InPicture,
+    /// `visualization_msgs/ImageMarker`: a drawing in the picture's pixels.
+    ImageMarker,
+    /// Foxglove's `ImageMarkerArray`: image markers.
+    ImageMarkerArray,
+    /// Foxglove's `ImageAnnotations`: drawings in the picture's pixels.
+    ImageAnnotations,
     /// Anything else.
     Other,
 }
@@ -79,9 +82,11 @@ impl Role {
             "foxglove.PointCloud" | "foxglove_msgs/msg/PointCloud" => Role::PointCloud,
             "foxglove_msgs/msg/SceneUpdate" | "foxglove.SceneUpdate" => Role::SceneUpdate,
             "foxglove.FrameTransform" | "foxglove.FrameTransforms" => Role::Transforms,
-            "visualization_msgs/msg/ImageMarker"
-            | "foxglove_msgs/msg/ImageAnnotations"
-            | "foxglove.ImageAnnotations" => Role::InPicture,
+            "visualization_msgs/msg/ImageMarker" => Role::ImageMarker,
+            "foxglove_msgs/msg/ImageMarkerArray" | "visualization_msgs/msg/ImageMarkerArray" => {
+                Role::ImageMarkerArray
+            }
+            "foxglove_msgs/msg/ImageAnnotations" | "foxglove.ImageAnnotations" => Role::ImageAnnotations,
             _ => Role::Other,
         }
     }
@@ -91,7 +96,7 @@ impl Role {
         matches!(self, Role::Image | Role::CompressedImage | Role::CompressedVideo)
     }
 
-    /// Drawings placed in the world.
+    /// Drawings, placed in the world or in the picture's pixels.
     pub fn is_drawing(self) -> bool {
         matches!(
             self,
@@ -102,6 +107,9 @@ impl Role {
                 | Role::PoseArray
                 | Role::SceneUpdate
                 | Role::PointCloud
+                | Role::ImageMarker
+                | Role::ImageMarkerArray
+                | Role::ImageAnnotations
         )
     }
 
@@ -118,7 +126,9 @@ impl Role {
             | Role::PoseArray
             | Role::SceneUpdate
             | Role::PointCloud => "drawn",
-            Role::InPicture => "in the picture's pixels: not drawn yet",
+            Role::ImageMarker | Role::ImageMarkerArray | Role::ImageAnnotations => {
+                "drawn in the picture's pixels"
+            }
             Role::Other => "",
         }
     }

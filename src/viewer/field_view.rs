@@ -35,7 +35,7 @@ pub fn extent(log: &Log) -> Option<(Vec2, Vec2)> {
             Shape::Polygon { vertices, .. } => vertices.iter().for_each(|v| add(*v, 0.0)),
             Shape::Point { position, .. } => add(*position, 0.0),
             Shape::Sector { center, outer, .. } => add(*center, *outer),
-            Shape::Text { .. } => {}
+            Shape::Text { .. } | Shape::Picture(_) => {}
             Shape::Raised(r) => {
                 let (x, y, _) = r.extent();
                 add(Vec2::new(x[0], y[0]), 0.0);

@@ -58,6 +58,11 @@ pub fn hit_test(
 pub fn outline(shape: &Shape, calibration: &Calibration, out: &mut Vec<Vec<PixelPoint>>) {
     out.clear();
     match shape {
+        Shape::Picture(inner) => {
+            if !matches!(**inner, Shape::Picture(_)) {
+                outline(inner, &Calibration::pixels(), out);
+            }
+        }
         Shape::Raised(r) => {
             crate::draw::raised::raised_outline(r, calibration, TOL_PX, out);
         }
@@ -158,7 +163,11 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
     };
     let v = |v: Vec2| format!("({:.*}, {:.*})", precision, v.x, precision, v.y);
     let n = |x: f64| format!("{x:.precision$}");
-    let shape = match &p.shape {
+    let (shape, unit) = match &p.shape {
+        Shape::Picture(inner) => (&**inner, "px in the picture"),
+        shape => (shape, log.header.world_unit.as_str()),
+    };
+    let shape = match shape {
         Shape::Circle { center, radius } => format!("circle at {} radius {}", v(*center), n(*radius)),
         Shape::Line { start, end } => format!("line {} → {}", v(*start), v(*end)),
         Shape::Rectangle {
@@ -192,7 +201,7 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
             sweep,
         } => format!(
             "{} at {} radius {}–{} from {:.1}° over {:.1}°",
-            p.shape.kind_name(),
+            shape.kind_name(),
             v(*center),
             n(*inner),
             n(*outer),
@@ -200,16 +209,17 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
             sweep.to_degrees()
         ),
         Shape::Raised(r) => describe_raised(r, precision),
+        // Readers refuse a picture shape inside another.
+        Shape::Picture(_) => "picture shape".to_owned(),
     };
     let frame = frame_of(log, position).map_or_else(String::new, |f| match log.frames[f].time {
         FrameTime::Instant(t) => format!("frame {f}: instantaneous at {t:.3} s"),
         FrameTime::Persistent { start, end } => format!("frame {f}: persistent {start:.3} … {end:.3} s"),
     });
     format!(
-        "{}\nlevel {}\n{frame}\n{shape} {}",
+        "{}\nlevel {}\n{frame}\n{shape} {unit}",
         log.entities.name(p.entity),
         p.level,
-        log.header.world_unit
     )
 }
 

@@ -439,7 +439,7 @@ impl Document {
         if !self.has_log {
             return Err(DialogError::NoLog);
         }
-        if self.calibration.is_none() && self.source_calibration.is_none() {
+        if self.calibration.is_none() && self.source_calibration.is_none() && !self.log.has_picture_shapes() {
             return Err(DialogError::NoCalibration);
         }
         Ok(ExportPlan::with_log(

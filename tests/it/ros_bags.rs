@@ -624,3 +624,115 @@ fn foxglove_json_pictures_are_decoded_from_base64() {
         );
     }
 }
+
+/// Issue 34: `ImageMarker` and Foxglove's `ImageAnnotations` are drawn in
+/// the picture's pixels: the bag's circle around the ball's true projection
+/// (made by OpenCV, corner origin) lands on underlay's own projection of the
+/// ball through the demo's true camera, and the export draws it there over
+/// the robots, whatever the mask.
+#[test]
+fn image_markers_and_annotations_are_drawn_in_the_pictures_pixels() {
+    let tmp = crate::util::tmp();
+    let d = tmp.path().join("demo");
+    demo(&d);
+    let Some(mcap) = bag(
+        &d,
+        &tmp.path().join("run.mcap"),
+        &["--image", "jpeg", "--picture-markers", "--frames", "20"],
+    ) else {
+        return;
+    };
+    let info = text(&crate::util::run(["log", "info", mcap.to_str().unwrap()]));
+    for want in [
+        "/detections",
+        "visualization_msgs/msg/ImageMarker",
+        "/annotations",
+        "foxglove_msgs/msg/ImageAnnotations",
+        "drawn in the picture's pixels",
+    ] {
+        assert!(info.contains(want), "`{want}` missing from:\n{info}");
+    }
+    let log = underlay::formats::load_log(&mcap).unwrap();
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    // The ball's circle: where underlay projects the true ball.
+    let session = underlay::session::Session::load(&d.join("session.toml")).unwrap();
+    let truth = session.draw_settings().unwrap().calibration.unwrap();
+    let csv = std::fs::read_to_string(d.join("truth/trajectory.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, bx, by, bh) = (
+        col("video_time_s"),
+        col("ball_x"),
+        col("ball_y"),
+        col("ball_height"),
+    );
+    // (video time, the ball's centre in mm)
+    let rows: Vec<(f64, [f64; 3])> = lines
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            (v[t], [v[bx], v[by], v[bh] + 21.5])
+        })
+        .collect();
+    let circles = lives(&log, "detections/ball/0");
+    assert_eq!(circles.len(), 20);
+    let mut worst: f64 = 0.0;
+    for ((start, _, shapes), (time, ball)) in circles.iter().zip(&rows) {
+        assert!((start - 1_700_000_000.0 - time).abs() < 1e-6);
+        let Shape::Picture(inner) = &shapes[0] else {
+            panic!("{shapes:?}");
+        };
+        let Shape::Circle { center, radius } = **inner else {
+            panic!("{inner:?}");
+        };
+        assert_eq!(radius, 10.0);
+        let ball = truth.project3(*ball).unwrap();
+        worst = worst.max((center - ball).length());
+    }
+    assert!(worst < 0.05, "the circle is {worst} px from the true ball");
+    // The annotations: a square and a name, each message replacing the last.
+    let notes = lives(&log, "annotations/0");
+    assert_eq!(notes.len(), 20);
+    assert!(notes.iter().all(|(_, _, s)| s.len() == 2), "{notes:?}");
+    assert!(notes[..19].iter().all(|(_, end, _)| end.is_finite()));
+    // The export draws the circle there, redder than the picture under it
+    // (a 1 px outline, as Foxglove draws an image marker's circle, which
+    // the encoder softens), over the robots too.
+    let out = tmp.path().join("out.mp4");
+    assert_ok(&crate::util::run([
+        "export",
+        mcap.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let frames = crate::demo::read_all(&out);
+    let pictures = crate::demo::read_all(&d.join("video.mp4"));
+    assert_eq!(frames.len(), 20);
+    let (mut redder, mut ring) = (0, 0);
+    for ((f, p), (_, _, shapes)) in frames.iter().zip(&pictures).zip(&circles) {
+        let Shape::Picture(inner) = &shapes[0] else {
+            unreachable!()
+        };
+        let Shape::Circle { center, .. } = **inner else {
+            unreachable!()
+        };
+        let (h, w, _) = f.image.dim();
+        let red = |img: &underlay::image::RgbImage, x: usize, y: usize| {
+            i32::from(img[[y, x, 0]]) - i32::from(img[[y, x, 1]])
+        };
+        for k in 0..72 {
+            let a = k as f64 * std::f64::consts::TAU / 72.0;
+            let (x, y) = (center.x + 10.0 * a.cos(), center.y + 10.0 * a.sin());
+            let (x, y) = (x.round() as usize, y.round() as usize);
+            if x >= w || y >= h {
+                continue;
+            }
+            ring += 1;
+            redder += usize::from(red(&f.image, x, y) - red(&p.image, x, y) > 30);
+        }
+    }
+    assert!(
+        redder * 10 >= ring * 9,
+        "{redder} of {ring} ring pixels turned red"
+    );
+}

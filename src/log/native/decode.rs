@@ -1,6 +1,7 @@
 //! Decoding the messages inside records by hand: the header and its
 //! display hints, primitives and their shapes — on the floor (`Primitive`
-//! fields 1 to 7) and above it (fields 14 to 20, format version 2). The
+//! fields 1 to 7), above it (fields 14 to 20, format version 2) and in the
+//! picture's pixels (a floor shape and field 21, format version 3). The
 //! record loop ([`super::Decoder`]) calls these; field numbers are those
 //! of `proto/underlay.proto`.
 
@@ -19,6 +20,8 @@ pub(super) const POINT3: u32 = 17;
 pub(super) const SPHERE: u32 = 18;
 pub(super) const CYLINDER: u32 = 19;
 pub(super) const BOX3: u32 = 20;
+/// The `Primitive` field that puts its shape in the picture's pixels.
+pub(super) const PICTURE: u32 = 21;
 
 #[inline(always)]
 pub(super) fn decode_vec2(r: &mut Reader<'_>) -> WireResult<Vec2> {
@@ -104,6 +107,7 @@ pub(super) fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primiti
     let mut level = 0i32;
     let mut style = Style::default();
     let mut bad_unit = None;
+    let mut picture = false;
     while !m.is_empty() {
         let (f, w) = m.key()?;
         match (f, w) {
@@ -124,11 +128,15 @@ pub(super) fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primiti
                     }
                 }
             }
-            (1..=13 | PATH3..=BOX3, _) => {
+            (PICTURE, VARINT) => picture = m.varint()? != 0,
+            (1..=13 | PATH3..=BOX3 | PICTURE, _) => {
                 return Err(m.error(format!("primitive field {f} has wire type {w}")));
             }
             _ => m.skip(w)?,
         }
+    }
+    if picture {
+        shape = shape.map(Shape::picture);
     }
     let result = match (shape, bad_unit) {
         (None, _) => Err("it has no shape".to_owned()),

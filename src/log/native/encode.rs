@@ -9,13 +9,18 @@
 //! as +0.
 //!
 //! A log is written in the oldest version that holds it ([`version_for`]):
-//! version 1 unless it has shapes above the floor, so a log without them
-//! is byte for byte what underlay wrote before there were heights.
+//! version 1 unless it has shapes above the floor (2) or in the picture's
+//! pixels (3), so a log without them is byte for byte what underlay wrote
+//! before there were heights. A shape in the picture's pixels is its floor
+//! shape's fields with `Primitive.picture` (field 21) set.
 
 use std::io::{self, Write};
 
-use super::decode::{BOX3, CIRCLE3, CYLINDER, PATH3, POINT3, SPHERE, TEXT3};
-use super::{FLOOR_VERSION, RAISED_VERSION, RECORD_ENTITY, RECORD_FRAME, RECORD_HEADER, versioned_prefix};
+use super::decode::{BOX3, CIRCLE3, CYLINDER, PATH3, PICTURE, POINT3, SPHERE, TEXT3};
+use super::{
+    FLOOR_VERSION, PICTURE_VERSION, RAISED_VERSION, RECORD_ENTITY, RECORD_FRAME, RECORD_HEADER,
+    versioned_prefix,
+};
 use crate::log::raised::UP;
 use crate::log::wire::{self, VARINT};
 use crate::log::{
@@ -23,15 +28,19 @@ use crate::log::{
     ThicknessUnit, TimeUnit, Vec2, Vec3,
 };
 
-/// The format version `log` is written in: [`RAISED_VERSION`] when it has
+/// The format version `log` is written in: [`PICTURE_VERSION`] when it
+/// has a shape in the picture's pixels, else [`RAISED_VERSION`] when it has
 /// a shape above the floor, else [`FLOOR_VERSION`].
 pub fn version_for(log: &Log) -> u8 {
-    let raised = log
-        .frames
-        .iter()
-        .flat_map(|f| log.frame_primitives(f))
-        .any(|p| matches!(p.shape, Shape::Raised(_)));
-    if raised { RAISED_VERSION } else { FLOOR_VERSION }
+    let mut version = FLOOR_VERSION;
+    for p in log.frames.iter().flat_map(|f| log.frame_primitives(f)) {
+        match p.shape {
+            Shape::Picture(_) => return PICTURE_VERSION,
+            Shape::Raised(_) => version = RAISED_VERSION,
+            _ => {}
+        }
+    }
+    version
 }
 
 /// Whether a double field is written: anything but +0.0.
@@ -86,6 +95,7 @@ fn shape_field(shape: &Shape) -> u32 {
             Raised::Cylinder { .. } => CYLINDER,
             Raised::Box { .. } => BOX3,
         },
+        Shape::Picture(s) => shape_field(s),
     }
 }
 
@@ -123,10 +133,14 @@ fn shape_body_len(shape: &Shape) -> usize {
             sweep,
         } => v(*center) + f64_len(*inner) + f64_len(*outer) + f64_len(*start) + f64_len(*sweep),
         Shape::Raised(r) => raised_body_len(r),
+        Shape::Picture(s) => shape_body_len(s),
     }
 }
 
 fn put_shape(out: &mut Vec<u8>, shape: &Shape) {
+    if let Shape::Picture(s) = shape {
+        return put_shape(out, s);
+    }
     wire::put_len(out, shape_field(shape), shape_body_len(shape));
     match shape {
         Shape::Circle { center, radius } => {
@@ -185,6 +199,7 @@ fn put_shape(out: &mut Vec<u8>, shape: &Shape) {
             put_f64_opt(out, 5, *sweep);
         }
         Shape::Raised(r) => put_raised(out, r),
+        Shape::Picture(_) => {}
     }
 }
 
@@ -208,6 +223,9 @@ fn primitive_body_len(p: &Primitive) -> usize {
     }
     if p.style.unit == ThicknessUnit::World {
         n += 2;
+    }
+    if matches!(p.shape, Shape::Picture(_)) {
+        n += wire::varint_len(u64::from(PICTURE << 3)) + 1;
     }
     n
 }
@@ -235,6 +253,10 @@ pub(crate) fn put_primitive(out: &mut Vec<u8>, field: u32, p: &Primitive) {
     }
     if p.style.unit == ThicknessUnit::World {
         wire::put_key(out, 13, VARINT);
+        out.push(1);
+    }
+    if matches!(p.shape, Shape::Picture(_)) {
+        wire::put_key(out, PICTURE, VARINT);
         out.push(1);
     }
 }

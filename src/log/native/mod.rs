@@ -10,9 +10,12 @@
 //! ([`FLOOR_VERSION`]); a log with shapes above the floor (`Primitive`
 //! fields 14 to 20) is version 2 ([`RAISED_VERSION`]), so that an underlay
 //! older than heights refuses it with a version error instead of dropping
-//! its shapes one warning at a time. Writers pick the oldest version that
-//! holds the log; this reader reads both, and refuses a newer version
-//! saying which ones it reads.
+//! its shapes one warning at a time; a log with shapes in the picture's
+//! pixels (`Primitive.picture`, field 21) is version 3
+//! ([`PICTURE_VERSION`]), so that an older underlay refuses it instead of
+//! drawing pixels as world coordinates. Writers pick the oldest version
+//! that holds the log; this reader reads them all, and refuses a newer
+//! version saying which ones it reads.
 //!
 //! This module reads records (the prefix, the record loop, entities and
 //! frames); `decode` decodes the messages inside them and `encode` writes
@@ -46,9 +49,12 @@ pub const FLOOR_VERSION: u8 = 1;
 /// The format version of a log with shapes above the floor (issue 33):
 /// `Primitive` fields 14 to 20.
 pub const RAISED_VERSION: u8 = 2;
+/// The format version of a log with shapes in the picture's pixels
+/// ([`Shape::Picture`]): `Primitive.picture`, field 21.
+pub const PICTURE_VERSION: u8 = 3;
 /// The newest format version this build reads and writes (it reads every
 /// version from [`FLOOR_VERSION`] on).
-pub const FORMAT_VERSION: u8 = RAISED_VERSION;
+pub const FORMAT_VERSION: u8 = PICTURE_VERSION;
 /// Length of the file prefix: magic, version, compression.
 pub const PREFIX_LEN: usize = 10;
 /// Compression byte: records follow uncompressed.
@@ -608,6 +614,7 @@ fn items(shape: &Shape) -> u64 {
             Raised::Text { text, .. } => text.len() as u64 / 8,
             _ => 0,
         },
+        Shape::Picture(s) => return items(s),
         _ => 0,
     }
 }

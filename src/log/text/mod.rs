@@ -13,8 +13,9 @@
 //! A log is `{ item* }`; an item is a frame `{ time; { primitive* } }`
 //! where the time is `t` (instantaneous) or `{start; end}` (persistent,
 //! `-inf`/`inf` allowed). A primitive is `{ geometry; colour; {entity;
-//! level} }`, optionally followed by `; fill COLOUR` and `; thickness N px`
-//! (or `world`). Geometries: `{circle; C; r}`, `{line; A; B}` (`line:`
+//! level} }`, optionally followed by `; fill COLOUR`, `; thickness N px`
+//! (or `world`) and `; picture` (the shape is in the picture's pixels,
+//! [`Shape::Picture`]; only a floor shape can be). Geometries: `{circle; C; r}`, `{line; A; B}` (`line:`
 //! also accepted, as in Figure 3.7), `{rectangle; C; (length, width);
 //! orientation}`, `{polygon; V; V; …}` (closed), `{polyline; V; …}` (open),
 //! `{text; A; "string"; size}` and `{point; P; cross|dot; size}`, with
@@ -35,8 +36,9 @@
 //!
 //! **Versions.** The notation has no prefix to carry a version, so a log
 //! with shapes above the floor says `version 2` in its header
-//! ([`TEXT_VERSION`]; the printer writes it then and only then, so logs
-//! on the floor print as before heights existed). An underlay older than
+//! ([`RAISED_TEXT_VERSION`]), and one with shapes in the picture's pixels
+//! `version 3` ([`PICTURE_TEXT_VERSION`]); the printer writes it then and
+//! only then, so logs on the floor print as before heights existed. An underlay older than
 //! heights refuses that header field ("unknown header field 'version'")
 //! instead of failing later on a point with a height; this one refuses a
 //! version above [`TEXT_VERSION`] as needing a newer underlay.
@@ -58,9 +60,15 @@ use super::{
     ThicknessUnit, TimeUnit, Vec2, Vec3, Warnings, close_frame,
 };
 
-/// The newest text notation version this underlay reads: 2, shapes above
-/// the floor. Version 1 (the header says none) is everything before them.
-pub const TEXT_VERSION: u32 = 2;
+/// The newest text notation version this underlay reads: 3, shapes in
+/// the picture's pixels. Version 1 (the header says none) is everything
+/// before shapes above the floor.
+pub const TEXT_VERSION: u32 = PICTURE_TEXT_VERSION;
+/// The version of a text log with shapes above the floor.
+pub const RAISED_TEXT_VERSION: u32 = 2;
+/// The version of a text log with shapes in the picture's pixels (the
+/// `picture` option).
+pub const PICTURE_TEXT_VERSION: u32 = 3;
 
 /// Whether the first bytes of a file look like text notation: optional
 /// byte-order mark, whitespace and `//` comments, then `{`, and no control
@@ -330,6 +338,7 @@ impl<'a> Parser<'a> {
         if braced {
             self.expect(Tok::RBrace, "after the level")?;
         }
+        let mut shape = shape;
         loop {
             let t = self.bump()?;
             match t.tok {
@@ -348,11 +357,19 @@ impl<'a> Parser<'a> {
                         }
                     }
                 }
+                Tok::Word(w) if w.eq_ignore_ascii_case("picture") => {
+                    if let Some(why) = Shape::picture(shape.clone()).picture_problem() {
+                        return Err(Self::err_at(&t, why.to_owned()));
+                    }
+                    if !matches!(shape, Shape::Picture(_)) {
+                        shape = Shape::picture(shape);
+                    }
+                }
                 _ => {
                     return Err(Self::err_at(
                         &t,
                         format!(
-                            "expected '}}', 'fill' or 'thickness' after the filter, found {}",
+                            "expected '}}', 'fill', 'thickness' or 'picture' after the filter, found {}",
                             t.tok.describe()
                         ),
                     ));
@@ -647,7 +664,7 @@ impl<'a> Parser<'a> {
         ))
     }
 
-    /// A header's `version N`: 1 or 2 read on, a newer one refused.
+    /// A header's `version N`: 1 to [`TEXT_VERSION`] read on, a newer one refused.
     fn version(&mut self) -> Result<(), ReadError> {
         let t = self.bump()?;
         let v = match t.tok {

@@ -101,7 +101,37 @@ fn fmt_time(t: FrameTime) -> String {
 /// One primitive in text notation, e.g.
 /// `{ { circle; (2271, -1136); 70 }; green; {position; 0} }`.
 pub fn primitive_to_string(log: &Log, p: &Primitive) -> String {
-    let geometry = match &p.shape {
+    let (shape, picture) = match &p.shape {
+        Shape::Picture(inner) => (&**inner, true),
+        shape => (shape, false),
+    };
+    let mut s = format!(
+        "{{ {{ {} }}; {}; {{{}; {}}}",
+        geometry(shape),
+        fmt_color(p.style.color),
+        fmt_name(log.entities.name(p.entity)),
+        p.level
+    );
+    if let Some(fill) = p.style.fill {
+        let _ = write!(s, "; fill {}", fmt_color(fill));
+    }
+    if p.style.thickness != 0.0 || p.style.unit != ThicknessUnit::Pixels {
+        let unit = match p.style.unit {
+            ThicknessUnit::Pixels => "px",
+            ThicknessUnit::World => "world",
+        };
+        let _ = write!(s, "; thickness {} {unit}", fmt_f32(p.style.thickness));
+    }
+    if picture {
+        s.push_str("; picture");
+    }
+    s.push_str(" }");
+    s
+}
+
+/// A shape's kind and arguments.
+fn geometry(shape: &Shape) -> String {
+    match shape {
         Shape::Circle { center, radius } => format!("circle; {}; {}", fmt_point(*center), fmt_f64(*radius)),
         Shape::Line { start, end } => format!("line; {}; {}", fmt_point(*start), fmt_point(*end)),
         Shape::Rectangle {
@@ -164,25 +194,9 @@ pub fn primitive_to_string(log: &Log, p: &Primitive) -> String {
             fmt_f64(*sweep)
         ),
         Shape::Raised(r) => raised_geometry(r),
-    };
-    let mut s = format!(
-        "{{ {{ {geometry} }}; {}; {{{}; {}}}",
-        fmt_color(p.style.color),
-        fmt_name(log.entities.name(p.entity)),
-        p.level
-    );
-    if let Some(fill) = p.style.fill {
-        let _ = write!(s, "; fill {}", fmt_color(fill));
+        // Readers refuse a picture shape inside another.
+        Shape::Picture(inner) => geometry(inner),
     }
-    if p.style.thickness != 0.0 || p.style.unit != ThicknessUnit::Pixels {
-        let unit = match p.style.unit {
-            ThicknessUnit::Pixels => "px",
-            ThicknessUnit::World => "world",
-        };
-        let _ = write!(s, "; thickness {} {unit}", fmt_f32(p.style.thickness));
-    }
-    s.push_str(" }");
-    s
 }
 
 /// The geometry of a shape above the floor: its kind and arguments, every
@@ -315,12 +329,24 @@ fn entity_item(log: &Log, id: EntityId, parents: &[EntityId]) -> String {
 /// needed to read back the same entity table) the entity declarations.
 pub fn write_filtered(log: &Log, w: &mut impl Write, keep: impl Fn(&Frame) -> bool) -> io::Result<()> {
     w.write_all(b"{\n")?;
-    let raised = log.frames.iter().filter(|f| keep(f)).any(|f| {
-        log.frame_primitives(f)
-            .iter()
-            .any(|p| matches!(p.shape, Shape::Raised(_)))
-    });
-    if let Some(h) = header_item(&log.header, raised.then_some(super::TEXT_VERSION)) {
+    // The oldest version that holds the frames written.
+    let mut version = None;
+    for p in log
+        .frames
+        .iter()
+        .filter(|f| keep(f))
+        .flat_map(|f| log.frame_primitives(f))
+    {
+        match p.shape {
+            Shape::Picture(_) => {
+                version = Some(super::PICTURE_TEXT_VERSION);
+                break;
+            }
+            Shape::Raised(_) => version = Some(super::RAISED_TEXT_VERSION),
+            _ => {}
+        }
+    }
+    if let Some(h) = header_item(&log.header, version) {
         writeln!(w, "{h}")?;
     }
     if !entities_implied(log, log.frames.iter().filter(|f| keep(f))) {

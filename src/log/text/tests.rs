@@ -548,20 +548,51 @@ fn a_log_on_the_floor_prints_as_before() {
     );
 }
 
-/// Versions 1 and 2 read; a later one is refused as needing a newer
+/// Versions 1 to 3 read; a later one is refused as needing a newer
 /// underlay, naming its line; a version that is not one is a syntax error.
 #[test]
 fn a_newer_text_version_is_refused_naming_the_line() {
-    for v in [1, 2] {
+    for v in [1, 2, 3] {
         let log = parse(&format!("{{\n{{ header; version {v} }}\n{{ 1; {{ }} }}\n}}")).unwrap();
         assert_eq!(log.frames.len(), 1);
     }
-    let e = parse("{\n// a log from the future\n{ header; name x; version 3 }\n{ 1; { } }\n}").unwrap_err();
+    let e = parse("{\n// a log from the future\n{ header; name x; version 4 }\n{ 1; { } }\n}").unwrap_err();
     let said = e.to_string();
     assert!(matches!(e, ReadError::Syntax { line: 3, .. }), "{said}");
-    assert!(said.contains("version 3 needs a newer underlay"), "{said}");
+    assert!(said.contains("version 4 needs a newer underlay"), "{said}");
     for bad in ["0", "two", "2.5", "-1", "}"] {
         let e = parse(&format!("{{ {{ header; version {bad} }} }}")).unwrap_err();
         assert!(e.to_string().contains("expected a version number"), "{bad}: {e}");
     }
+}
+
+/// Shapes in the picture's pixels carry the `picture` option, make the
+/// log say `version 3`, and read back equal; `picture` on a shape with
+/// heights is an error naming its place.
+#[test]
+fn picture_shapes_print_with_their_option_and_version_3() {
+    let log = crate::log::testutil::sample_picture();
+    let printed = print(&log);
+    assert!(
+        printed.lines().nth(1).unwrap().ends_with("; version 3 }"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(
+            "{ { circle; (320.5, 240); 12 }; red; {\"/detections/boxes\"; 0}; thickness 2 px; picture }"
+        ),
+        "{printed}"
+    );
+    assert_eq!(parse(&printed).unwrap(), log);
+    let one = parse("{ { 1; { { { line; (0, 0); (10, 5) }; red; {a; 0}; PICTURE } } } }").unwrap();
+    assert_eq!(
+        one.primitives[0].shape,
+        Shape::picture(Shape::Line {
+            start: Vec2::new(0.0, 0.0),
+            end: Vec2::new(10.0, 5.0)
+        })
+    );
+    let e = parse("{\n{ 1; {\n { { sphere; (0, 0, 1); 1 }; red; {a; 0}; picture } } }\n}").unwrap_err();
+    assert!(matches!(e, ReadError::Syntax { line: 3, .. }), "{e}");
+    assert!(e.to_string().contains("cannot have heights"), "{e}");
 }

@@ -22,6 +22,10 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
         "foxglove_msgs/msg/ImageAnnotations",
         "foxglove_msgs/CircleAnnotation[] circles\nfoxglove_msgs/PointsAnnotation[] points\nfoxglove_msgs/TextAnnotation[] texts\n",
     ),
+    (
+        "foxglove_msgs/msg/ImageMarkerArray",
+        "visualization_msgs/ImageMarker[] markers\n",
+    ),
     ("foxglove_msgs/msg/Point2", "float64 x\nfloat64 y\n"),
     (
         "foxglove_msgs/msg/PointsAnnotation",

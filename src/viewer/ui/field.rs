@@ -3,7 +3,8 @@
 //! is chosen), beside the video and in step with it — for checking a
 //! calibration and for logs with no camera. Shapes above the floor are
 //! seen from a camera straight above, each with a stem down to the floor
-//! and its height written at its top.
+//! and its height written at its top. Shapes in the picture's pixels
+//! have no place on the field and are left out.
 
 use eframe::egui::{self, Color32, Pos2, Stroke};
 
@@ -96,6 +97,8 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                     ));
                 }
             }
+            // Not in the world: annotations of the picture only.
+            Shape::Picture(_) => {}
             shape => {
                 inspect::outline(shape, &view, &mut lines);
                 let fill = p.style.fill.map(color32);
