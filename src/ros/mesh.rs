@@ -1,17 +1,22 @@
 //! The meshes RViz's `MESH_RESOURCE` markers name, as triangles: STL
-//! (binary or ASCII, read by `stl_io`) and Wavefront OBJ (`tobj`), found
-//! where RViz finds them: `file:///absolute/path`, or
+//! (binary or ASCII, read by `stl_io`), Wavefront OBJ (`tobj`) and Collada
+//! (`.dae`, most URDF robots' meshes: `collada`, on `roxmltree`, placed
+//! by its scene's nodes and scaled into metres by its unit, as RViz does),
+//! found where RViz finds them: `file:///absolute/path`, or
 //! `package://PKG/path` inside a package of `AMENT_PREFIX_PATH`
-//! (`PREFIX/share/PKG`) or of `ROS_PACKAGE_PATH` (`DIR/PKG`). Collada
-//! (`.dae`) and others are said not to be drawn. Each mesh is read once
-//! per run (a small cache keyed by its URI) and refused when it is larger
-//! than [`MAX_BYTES`] or has more than [`MAX_TRIANGLES`] triangles (each
-//! is drawn as a filled polygon, every frame the marker shows).
+//! (`PREFIX/share/PKG`) or of `ROS_PACKAGE_PATH` (`DIR/PKG`). Other
+//! formats are said not to be drawn. Each mesh is read once per run (a
+//! small cache keyed by its URI) and refused when it is larger than
+//! [`MAX_BYTES`], has more than [`MAX_TRIANGLES`] triangles (each is drawn
+//! as a filled polygon, every frame the marker shows) or a corner that is
+//! not a finite point.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+
+mod collada;
 
 /// The largest mesh file read.
 pub const MAX_BYTES: u64 = 64 << 20;
@@ -91,9 +96,9 @@ fn read(path: &Path) -> Result<Triangles, String> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    if !matches!(ext.as_str(), "stl" | "obj") {
+    if !matches!(ext.as_str(), "stl" | "obj" | "dae") {
         return Err(format!(
-            "a .{ext} mesh is not drawn (STL and OBJ meshes are; convert it, e.g. with Blender or meshlab)"
+            "a .{ext} mesh is not drawn (STL, OBJ and Collada meshes are; convert it, e.g. with Blender or meshlab)"
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
@@ -104,7 +109,11 @@ fn read(path: &Path) -> Result<Triangles, String> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(format!("larger than {} MiB", MAX_BYTES >> 20));
     }
-    let corners = if ext == "stl" { stl(&bytes)? } else { obj(&bytes)? };
+    let corners = match ext.as_str() {
+        "stl" => stl(&bytes)?,
+        "obj" => obj(&bytes)?,
+        _ => collada::corners(&bytes, MAX_TRIANGLES)?,
+    };
     if corners.len() / 3 > MAX_TRIANGLES {
         return Err(format!(
             "{} triangles: a mesh marker draws at most {MAX_TRIANGLES} (simplify the mesh)",
@@ -164,8 +173,15 @@ mod tests {
 
     const OBJ: &str = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
 
+    /// One triangle in centimetres, without a scene.
+    const COLLADA: &str = r##"<COLLADA><asset><unit meter="0.01"/></asset><library_geometries>
+        <geometry id="g"><mesh><source id="s"><float_array id="a" count="9">0 0 0 1 0 0 0 2 0</float_array></source>
+        <vertices id="v"><input semantic="POSITION" source="#s"/></vertices>
+        <triangles count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>0 1 2</p></triangles></mesh></geometry>
+        </library_geometries></COLLADA>"##;
+
     #[test]
-    fn stl_and_obj_meshes_are_read_as_triangles() {
+    fn stl_obj_and_collada_meshes_are_read_as_triangles() {
         let dir = tempfile::tempdir().unwrap();
         let obj = dir.path().join("quad.obj");
         std::fs::write(&obj, OBJ).unwrap();
@@ -190,6 +206,23 @@ mod tests {
         std::fs::write(&bad, &bin).unwrap();
         let e = triangles(&bad.display().to_string()).unwrap_err();
         assert!(e.contains("bad.stl"), "{e}");
+        // A Collada corner that is not a number: refused, the mesh named.
+        let nan = dir.path().join("nan.dae");
+        std::fs::write(&nan, COLLADA.replace("0 2 0<", "0 NaN 0<")).unwrap();
+        let e = triangles(&format!("file://{}", nan.display())).unwrap_err();
+        assert!(e.contains("nan.dae") && e.contains("not a finite point"), "{e}");
+        // More triangles than a marker draws.
+        let many = dir.path().join("many.dae");
+        let p = "0 1 2 ".repeat(MAX_TRIANGLES + 1);
+        std::fs::write(
+            &many,
+            COLLADA
+                .replace("<p>0 1 2</p>", &format!("<p>{p}</p>"))
+                .replace("count=\"1\"", ""),
+        )
+        .unwrap();
+        let e = triangles(&many.display().to_string()).unwrap_err();
+        assert!(e.contains("many.dae") && e.contains("draws at most 20000"), "{e}");
     }
 
     #[test]
@@ -208,9 +241,12 @@ mod tests {
         );
         let e = triangles("package://nowhere/base.obj").unwrap_err();
         assert!(e.contains("package nowhere"), "{e}");
-        std::fs::write(share.join("base.dae"), "<COLLADA/>").unwrap();
-        let e = triangles("package://robot_description/meshes/base.dae").unwrap_err();
-        assert!(e.contains(".dae mesh is not drawn"), "{e}");
+        std::fs::write(share.join("base.dae"), COLLADA).unwrap();
+        let t = triangles("package://robot_description/meshes/base.dae").unwrap();
+        assert_eq!(*t, vec![[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.0, 0.02, 0.0]]);
+        std::fs::write(share.join("base.ply"), "ply").unwrap();
+        let e = triangles("package://robot_description/meshes/base.ply").unwrap_err();
+        assert!(e.contains(".ply mesh is not drawn"), "{e}");
         assert!(
             triangles("http://example.com/a.stl")
                 .unwrap_err()
@@ -263,13 +299,16 @@ mod tests {
             ..proptest::prelude::ProptestConfig::default()
         })]
 
-        /// Any bytes as STL or OBJ: triangles or an error, never a panic.
+        /// Any bytes as STL, OBJ or Collada: triangles or an error, never a panic.
         #[test]
         fn any_bytes_read_or_are_refused(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
             if let Ok(c) = stl(&bytes) {
                 proptest::prop_assert!(c.len() / 3 <= MAX_TRIANGLES + 1);
             }
             let _ = obj(&bytes);
+            if let Ok(c) = collada::corners(&bytes, MAX_TRIANGLES) {
+                proptest::prop_assert!(c.len() / 3 <= MAX_TRIANGLES + 1);
+            }
         }
     }
 }
