@@ -4,6 +4,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
@@ -203,6 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // until the next one; what matters reaches the status line.
     crate::video::set_ffmpeg_quiet(true);
     let cancel = super::common::cancel_on_ctrl_c("live");
+    let terminal = std::io::stderr().is_terminal();
     if !args.no_view {
         // The buffer's minutes are drawn with their logs: the store keeps
         // as long.
@@ -217,27 +219,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
             screenshot: args.screenshot.clone(),
             cancel: Some(cancel.flag()),
+            echo: Some(crate::viewer::live::StatusEcho(Arc::new(Mutex::new(
+                status_printer(terminal),
+            )))),
         };
         let viewer = crate::viewer::ViewerOptions {
             size: args.size,
             live: Some(Box::new(live)),
             ..Default::default()
         };
-        return crate::viewer::run(viewer).with_context(|| format!("live from {}", args.camera));
-    }
-    let terminal = std::io::stderr().is_terminal();
-    // On a terminal one line kept current; in a log file a line every 5 s.
-    let mut logged = std::time::Instant::now();
-    let mut show = |s: &LiveStatus| {
-        let mut e = std::io::stderr();
+        let shown = crate::viewer::run(viewer).with_context(|| format!("live from {}", args.camera));
         if terminal {
-            let _ = write!(e, "\r\x1b[2K{}", status_line(s));
-            let _ = e.flush();
-        } else if logged.elapsed() >= std::time::Duration::from_secs(5) {
-            logged = std::time::Instant::now();
-            let _ = writeln!(e, "{}", status_line(s));
+            eprintln!();
         }
-    };
+        return shown;
+    }
+    let mut show = status_printer(terminal);
     let report =
         crate::live::run(&opts, &cancel, &mut show).with_context(|| format!("live from {}", args.camera))?;
     if terminal {
@@ -268,6 +265,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// What prints the status on stderr: on a terminal one line kept
+/// current, in a log file a line every 5 s.
+fn status_printer(terminal: bool) -> impl FnMut(&LiveStatus) + Send + 'static {
+    let mut logged = std::time::Instant::now();
+    move |s: &LiveStatus| {
+        let mut e = std::io::stderr();
+        if terminal {
+            let _ = write!(e, "\r\x1b[2K{}", status_line(s));
+            let _ = e.flush();
+        } else if logged.elapsed() >= std::time::Duration::from_secs(5) {
+            logged = std::time::Instant::now();
+            let _ = writeln!(e, "{}", status_line(s));
+        }
+    }
 }
 
 /// The one-line status: rates, drops, latency, sources, the last error.

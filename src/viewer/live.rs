@@ -55,6 +55,22 @@ pub struct LiveViewOptions {
     /// Set to stop the run (Ctrl-C on the terminal); the window closes
     /// once it has stopped.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Also told each status (about once a second), beside the window's
+    /// live bar: the terminal's status line.
+    pub echo: Option<StatusEcho>,
+}
+
+/// What hears a live run's status.
+pub type StatusFn = dyn FnMut(&LiveStatus) + Send;
+
+/// Who else hears a live run's status ([`LiveViewOptions::echo`]).
+#[derive(Clone)]
+pub struct StatusEcho(pub Arc<Mutex<StatusFn>>);
+
+impl std::fmt::Debug for StatusEcho {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StatusEcho")
+    }
 }
 
 /// A drawn live frame turned into a picture for the screen.
@@ -260,12 +276,17 @@ impl LiveView {
         let run = opts.run.clone();
         let cancel = Arc::clone(&view.cancel);
         let shared = Arc::clone(&view.shared);
+        let echo = opts.echo.clone();
         let thread = std::thread::Builder::new()
             .name("underlay-live".into())
             .spawn(move || {
                 let mut status = |s: &LiveStatus| {
                     *lock(&shared.status) = Some(s.clone());
                     (shared.wake)();
+                    if let Some(StatusEcho(echo)) = &echo {
+                        let mut echo = echo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        (*echo)(s);
+                    }
                 };
                 let r = crate::live::run_with(&run, &cancel, &mut status, Some(&mut sink));
                 // The last frame reaches the screen before the end is told.

@@ -98,6 +98,12 @@ impl ViewerApp {
                     None => self.status("no more events in that direction"),
                 }
             }
+            // Following a live camera plays at its pace, without a loop.
+            Command::SetSpeed(_) | Command::StepSpeed(_) | Command::LoopPoint(_) | Command::ToggleLoop
+                if self.live_following() =>
+            {
+                self.status("following the live camera: pause first to change the speed or loop");
+            }
             Command::SetSpeed(s) => self.playback.set_speed(s),
             Command::StepSpeed(d) => self.playback.step_speed(d),
             Command::LoopPoint(w) => self.playback.set_loop_point(w),

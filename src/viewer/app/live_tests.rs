@@ -151,6 +151,32 @@ fn stepping_back_while_following_pauses() {
     until(&mut h, |a| !a.live_following() && shown(a, 4));
 }
 
+/// Following the camera plays at its pace: the speed keys and the loop
+/// wait (and say so) until the review is paused.
+#[test]
+fn speed_and_loop_wait_while_following() {
+    let (mut h, mut sink) = live_harness(BufferOptions::default());
+    sink.started(64, 36, 10.0);
+    feed(&mut h, &mut sink, 0..6);
+    until(&mut h, |a| shown(a, 5));
+    let speed = app(&h).playback.speed;
+    h.key_press(egui::Key::CloseBracket);
+    h.key_press(egui::Key::L);
+    h.run_steps(2);
+    let a = app(&h);
+    assert!(a.live_following());
+    assert_eq!(a.playback.speed, speed, "following plays at the camera's pace");
+    assert!(
+        a.messages.iter().any(|m| m.text.contains("pause first")),
+        "the keys say why they wait"
+    );
+    h.get_by_label("Pause live").click();
+    until(&mut h, |a| !a.live_following());
+    h.key_press(egui::Key::CloseBracket);
+    h.run_steps(2);
+    assert!(app(&h).playback.speed > speed);
+}
+
 /// The buffer keeps its seconds: the timeline starts no earlier than they
 /// reach back, and the review can go back no further.
 #[test]

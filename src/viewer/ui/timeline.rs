@@ -57,35 +57,48 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             cmds.push(Command::Event(1));
         }
         ui.separator();
-        egui::ComboBox::from_label("speed")
-            .selected_text(format!("{}×", pb.speed))
-            .width(60.0)
-            .show_ui(ui, |ui| {
-                for s in SPEEDS {
-                    if ui.selectable_label(pb.speed == s, format!("{s}×")).clicked() {
-                        cmds.push(Command::SetSpeed(s));
+        // Following a live camera plays at its pace, without a loop:
+        // speed and loop wait until the run is paused.
+        let following_note =
+            "following the live camera: pause to play the buffer at another speed or in a loop";
+        ui.add_enabled_ui(!following, |ui| {
+            egui::ComboBox::from_label("speed")
+                .selected_text(format!("{}×", pb.speed))
+                .width(60.0)
+                .show_ui(ui, |ui| {
+                    for s in SPEEDS {
+                        if ui.selectable_label(pb.speed == s, format!("{s}×")).clicked() {
+                            cmds.push(Command::SetSpeed(s));
+                        }
                     }
-                }
-            })
-            .response
-            .on_hover_text("speed ([ and ])");
-        ui.separator();
-        if b(ui, "Loop from here", "start the loop at the current time") {
-            cmds.push(Command::LoopPoint(0));
-        }
-        if b(ui, "Loop to here", "end the loop at the current time") {
-            cmds.push(Command::LoopPoint(1));
-        }
-        if let Some((a, z)) = pb.loop_range {
-            let mut on = pb.looping;
-            if ui
-                .checkbox(&mut on, format!("loop {a:.2}–{z:.2} s"))
-                .on_hover_text("L")
-                .changed()
-            {
-                cmds.push(Command::ToggleLoop);
+                })
+                .response
+                .on_hover_text("speed ([ and ])")
+                .on_disabled_hover_text(following_note);
+            ui.separator();
+            let loop_button = |ui: &mut egui::Ui, text: &str, tip: &str| {
+                ui.button(text)
+                    .on_hover_text(tip)
+                    .on_disabled_hover_text(following_note)
+                    .clicked()
+            };
+            if loop_button(ui, "Loop from here", "start the loop at the current time") {
+                cmds.push(Command::LoopPoint(0));
             }
-        }
+            if loop_button(ui, "Loop to here", "end the loop at the current time") {
+                cmds.push(Command::LoopPoint(1));
+            }
+            if let Some((a, z)) = pb.loop_range {
+                let mut on = pb.looping;
+                if ui
+                    .checkbox(&mut on, format!("loop {a:.2}–{z:.2} s"))
+                    .on_hover_text("L")
+                    .changed()
+                {
+                    cmds.push(Command::ToggleLoop);
+                }
+            }
+        });
     });
     let time_map = app.doc.as_ref().map(|d| d.time_map());
     let frame = app.frame.as_ref();
