@@ -34,8 +34,11 @@
 //! timers. While a tracker sends, every tracker packet is a tick and its
 //! robots and ball are drawn (one tracker: the first heard, replaced only
 //! when it falls silent). Otherwise ticks follow the cameras: a tick is
-//! due when a camera sends again since the last one, i.e. once per camera
-//! cycle whatever the number of cameras, and the robots and ball are
+//! due once every camera still heard (within [`STALE`]) has sent since the
+//! last one — or, when one falls silent (and in the first cycle, before
+//! the cameras are known), when a camera sends again — i.e.
+//! once per camera cycle whatever the number of cameras, at the cycle's
+//! last packet (so a live run draws it at once), and the robots and ball are
 //! merged ([`super::merge`]) from the cameras heard within [`STALE`].
 //! What changes seldom is persistent: the
 //! field (from the first geometry to any change of it, open-ended), each
@@ -204,6 +207,9 @@ pub(crate) struct Converter {
     /// Cameras heard since the last tick, and the latest time among them.
     cycle: BTreeSet<u32>,
     cycle_time: f64,
+    /// A camera has sent twice: the cameras of a cycle are known, so a
+    /// cycle can be seen complete.
+    cycle_known: bool,
     tracker: Option<TrackerState>,
     ignored_trackers: BTreeMap<String, u64>,
     /// Camera packets left out because too many cameras were sending.
@@ -289,6 +295,7 @@ impl Converter {
             cameras: BTreeMap::new(),
             cycle: BTreeSet::new(),
             cycle_time: f64::NEG_INFINITY,
+            cycle_known: false,
             tracker: None,
             ignored_trackers: BTreeMap::new(),
             ignored_cameras: 0,
@@ -491,6 +498,7 @@ impl Converter {
             }
         }
         if !self.tracker_fresh(t) && self.cycle.contains(&id) {
+            self.cycle_known = true;
             self.tick(self.cycle_time);
         }
         self.cameras.insert(
@@ -503,6 +511,20 @@ impl Converter {
         );
         self.cycle.insert(id);
         self.cycle_time = self.cycle_time.max(t);
+        // Every camera still heard has sent in this cycle: its tick is
+        // complete, and is drawn now rather than when a camera sends
+        // again (a camera cycle later, which a live run would show late).
+        // The tick is the same either way: its time is the cycle's last
+        // packet's, its content what is fresh then.
+        if self.cycle_known
+            && !self.tracker_fresh(t)
+            && self
+                .cameras
+                .iter()
+                .all(|(id, c)| self.cycle.contains(id) || c.time < t - STALE)
+        {
+            self.tick(self.cycle_time);
+        }
     }
 
     fn tracker_fresh(&self, t: f64) -> bool {

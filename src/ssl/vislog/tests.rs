@@ -102,6 +102,37 @@ fn one_tick_per_camera_cycle_with_every_cameras_robots() {
     }
 }
 
+/// Live, a cycle's tick is handed out as soon as every camera still
+/// heard has sent in it, not a camera cycle later when one sends again.
+#[test]
+fn a_complete_cycle_is_drawn_at_once() {
+    let mut c = Converter::received();
+    let mut ended_after = Vec::new();
+    for k in 0..5 {
+        let t = 100.0 + k as f64 / 60.0;
+        for id in 0..2 {
+            let robot = [(Team::Blue, id, 10.0 * k as f64, 0.0, 0.0, 1.0)];
+            c.packet(
+                MessageType::Vision,
+                t + 0.001 * f64::from(id),
+                &cam(id, &robot, &[]),
+            )
+            .unwrap();
+        }
+        let ended = c.take_ended();
+        ended_after.push(instants(&ended).iter().map(|(t, _)| *t).collect::<Vec<f64>>());
+    }
+    // The first cycle's cameras are known only when one sends again: its
+    // tick comes with the second cycle's, and from then on each cycle's
+    // tick comes with its last packet, one cycle (1/60 s) after the last.
+    let counts: Vec<usize> = ended_after.iter().map(Vec::len).collect();
+    assert_eq!(counts, [0, 2, 1, 1, 1], "{ended_after:?}");
+    let times: Vec<f64> = ended_after.concat();
+    for w in times.windows(2) {
+        assert!((w[1] - w[0] - 1.0 / 60.0).abs() < 1e-6, "{times:?}");
+    }
+}
+
 #[test]
 fn a_silent_camera_is_dropped_after_a_while() {
     let mut recs = Vec::new();
@@ -198,12 +229,13 @@ fn the_tracker_is_drawn_when_it_sends() {
     }
     let log = load(&recs);
     let ticks = instants(&log);
-    let (early, late): (Vec<_>, Vec<_>) = ticks.iter().partition(|(t, _)| *t < 0.49);
-    // Camera ticks up to the last full cycle before the tracker, then
-    // one per packet of tracker a.
+    let (early, late): (Vec<_>, Vec<_>) = ticks.iter().partition(|(t, _)| *t < 0.501);
+    // Camera ticks up to the tracker's first packet (the camera's cycle
+    // complete at each of its packets: the last at 0.5 s), then one per
+    // packet of tracker a.
     assert_eq!(
         early.len(),
-        30,
+        31,
         "{:?}",
         ticks.iter().map(|t| t.0).collect::<Vec<_>>()
     );
