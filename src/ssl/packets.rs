@@ -8,8 +8,8 @@
 //! seconds, and timestamps in seconds since the Unix epoch. What a packet
 //! needs and lacks (a camera frame without a camera id, a robot without a
 //! position) or holds as NaN is left out, and counted in [`Dropped`] so
-//! the caller can warn once. [`Vision::encode`] goes the other way, for
-//! writing game logs (tests, the demo).
+//! the caller can warn once. [`Vision::encode`] and [`Tracked::encode`] go
+//! the other way, for writing game logs (tests, the demo).
 //!
 //! Referee packets carry game events ([`super::events`]), which name the
 //! teams defined here: the two files name each other.
@@ -42,6 +42,14 @@ impl Team {
             1 => Some(Team::Yellow),
             2 => Some(Team::Blue),
             _ => None,
+        }
+    }
+
+    /// The league's team number (1 yellow, 2 blue).
+    pub fn to_wire(self) -> i32 {
+        match self {
+            Team::Yellow => 1,
+            Team::Blue => 2,
         }
     }
 }
@@ -984,6 +992,61 @@ impl Vision {
     }
 }
 
+/// Millimetres as the tracker's metres.
+fn metres_to_wire(p: Vec2) -> pb::Point2 {
+    point_to_wire(p * 0.001)
+}
+
+impl Tracked {
+    /// Encodes the packet as a tracker sends it (log message type 5):
+    /// positions and velocities in metres, for writing game logs and
+    /// replaying a tracker (tests).
+    pub fn encode(&self) -> Vec<u8> {
+        let balls = self
+            .balls
+            .iter()
+            .map(|b| {
+                let point3 = |p: Vec2, z: f64| pb::Point3 {
+                    x: f32_of(p.x * 0.001),
+                    y: f32_of(p.y * 0.001),
+                    z: f32_of(z * 0.001),
+                };
+                pb::TrackedBallState {
+                    pos: Some(point3(b.pos, b.z)),
+                    vel: b.vel.map(|v| point3(v, 0.0)),
+                    visibility: b.visibility.and_then(f32_of),
+                }
+            })
+            .collect();
+        let robots = self
+            .robots
+            .iter()
+            .map(|r| pb::TrackedRobotState {
+                robot_id: Some(pb::RobotKey {
+                    id: Some(r.id),
+                    team: Some(r.team.to_wire()),
+                }),
+                pos: Some(metres_to_wire(r.pos)),
+                orientation: f32_of(r.orientation),
+                vel: r.vel.map(metres_to_wire),
+                vel_angular: r.angular_vel.and_then(f32_of),
+                visibility: r.visibility.and_then(f32_of),
+            })
+            .collect();
+        pb::TrackerPacket {
+            uuid: Some(self.uuid.clone()),
+            source_name: self.source_name.clone(),
+            tracked_frame: Some(pb::TrackedWorld {
+                frame_number: Some(self.frame_number),
+                timestamp: self.timestamp,
+                balls,
+                robots,
+            }),
+        }
+        .encode_to_vec()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1006,5 +1069,48 @@ mod tests {
         assert!(start.is_complete() && start.command_time.is_none());
         let garbage = Referee::decode(&[0x08, 0x01], &mut bad).unwrap();
         assert!(!garbage.is_complete());
+    }
+
+    /// A tracker packet encoded (millimetres as the wire's metres) decodes
+    /// to itself, to the wire's single precision.
+    #[test]
+    fn a_tracker_packet_encodes_in_metres_and_decodes_back() {
+        let tracked = Tracked {
+            uuid: "7f0c".to_owned(),
+            source_name: Some("replayed".to_owned()),
+            timestamp: Some(1_795_504_490.5),
+            frame_number: 42,
+            balls: vec![TrackedBall {
+                pos: Vec2::new(1250.0, -375.0),
+                z: 125.0,
+                vel: Some(Vec2::new(2000.0, 500.0)),
+                visibility: Some(1.0),
+            }],
+            robots: vec![TrackedRobot {
+                team: Team::Blue,
+                id: 2,
+                pos: Vec2::new(-2500.0, 1200.0),
+                orientation: 1.5,
+                vel: Some(Vec2::new(-1000.0, 250.0)),
+                angular_vel: Some(0.5),
+                visibility: Some(0.75),
+            }],
+        };
+        let wire = pb::TrackerPacket::decode(&tracked.encode()[..]).unwrap();
+        let world = wire.tracked_frame.unwrap();
+        let ball = world.balls[0].pos.unwrap();
+        assert_eq!((ball.x, ball.y, ball.z), (Some(1.25), Some(-0.375), Some(0.125)));
+        assert_eq!(world.robots[0].robot_id.unwrap().team, Some(2));
+        let mut dropped = Dropped::default();
+        let back = Tracked::decode(&tracked.encode(), &mut dropped).unwrap();
+        assert!(dropped.is_empty() && back.is_complete());
+        assert_eq!((back.uuid.as_str(), back.frame_number), ("7f0c", 42));
+        assert_eq!(back.timestamp, tracked.timestamp);
+        let close = |a: Vec2, b: Vec2| (a - b).length() < 1e-3;
+        let (b, r) = (back.balls[0], back.robots[0]);
+        assert!(close(b.pos, tracked.balls[0].pos) && (b.z - 125.0).abs() < 1e-3);
+        assert!(close(b.vel.unwrap(), Vec2::new(2000.0, 500.0)));
+        assert!(close(r.pos, tracked.robots[0].pos) && close(r.vel.unwrap(), Vec2::new(-1000.0, 250.0)));
+        assert_eq!((r.team, r.id, r.visibility), (Team::Blue, 2, Some(0.75)));
     }
 }

@@ -107,60 +107,158 @@ fn shown(log: &Log, index: &crate::select::Index, t: f64) -> Vec<String> {
         .collect()
 }
 
-/// The packets of a game log, received one by one at their recorded
-/// times, draw what the file draws: the same primitives in the same
-/// order at every tick, whatever they are (robots, ball, trail,
+/// Receives `recs` one by one at their recorded times and checks they
+/// draw what `file`, their game log, draws: the same primitives in the
+/// same order at every tick, whatever they are (robots, ball, trail,
 /// detections, timers, the field, the referee's state and game events).
+fn received_draw_what_the_file_draws(name: &str, recs: &[(MessageType, f64, Vec<u8>)], file: &Log) {
+    let store = LiveLogs::new(StoreOptions {
+        keep: 1e6,
+        ..StoreOptions::default()
+    });
+    let ids: Vec<SourceId> = SslStream::ALL
+        .iter()
+        .map(|s| store.add_source(s.scheme()))
+        .collect();
+    let mut scene = Scene::new(ids[0]);
+    let mut sent = [0u64; 3];
+    for (kind, t, payload) in recs {
+        let Some(stream) = stream_of(*kind) else { continue };
+        let i = SslStream::ALL.iter().position(|s| *s == stream).unwrap();
+        scene.datagram(&store, ids[i], stream, *t, payload);
+        sent[i] += 1;
+    }
+    let counts = store.counts();
+    for (c, n) in counts.iter().zip(sent) {
+        assert_eq!((c.packets, c.bad), (n, 0), "{name}: {c:?}");
+    }
+    let (_, live, live_index) = store.snapshot(0).unwrap();
+    let file_index = crate::select::Index::new(file);
+    let ticks: Vec<f64> = file
+        .frames
+        .iter()
+        .filter(|f| !f.time.is_persistent())
+        .map(|f| f.time.start())
+        .collect();
+    assert!(ticks.len() > 150, "{name}: {} ticks", ticks.len());
+    // Every tick but the last: the last is a camera cycle the stream
+    // has not ended yet (a file ends it at its end).
+    let mut compared = 0;
+    for &t in &ticks[..ticks.len() - 1] {
+        let (a, b) = (shown(file, &file_index, t), shown(&live, &live_index, t));
+        assert!(!a.is_empty());
+        assert_eq!(a, b, "{name} at {t}");
+        compared += 1;
+    }
+    assert_eq!(compared, ticks.len() - 1);
+}
+
 #[test]
 fn packets_received_draw_what_their_game_log_draws() {
     for name in ["ball-out-35s.log.gz", "push-card-64s.log"] {
-        let recs = records(name);
-        let store = LiveLogs::new(StoreOptions {
-            keep: 1e6,
-            ..StoreOptions::default()
-        });
-        let ids: Vec<SourceId> = SslStream::ALL
-            .iter()
-            .map(|s| store.add_source(s.scheme()))
-            .collect();
-        let mut scene = Scene::new(ids[0]);
-        let mut sent = [0u64; 3];
-        for (kind, t, payload) in &recs {
-            let Some(stream) = stream_of(*kind) else { continue };
-            let i = SslStream::ALL.iter().position(|s| *s == stream).unwrap();
-            scene.datagram(&store, ids[i], stream, *t, payload);
-            sent[i] += 1;
-        }
-        let counts = store.counts();
-        for (c, n) in counts.iter().zip(sent) {
-            assert_eq!((c.packets, c.bad), (n, 0), "{name}: {c:?}");
-        }
-        let (_, live, live_index) = store.snapshot(0).unwrap();
         let file = crate::formats::load_log(
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/data/ssl")
                 .join(name),
         )
         .unwrap();
-        let file_index = crate::select::Index::new(&file);
-        let ticks: Vec<f64> = file
-            .frames
-            .iter()
-            .filter(|f| !f.time.is_persistent())
-            .map(|f| f.time.start())
-            .collect();
-        assert!(ticks.len() > 150, "{name}: {} ticks", ticks.len());
-        // Every tick but the last: the last is a camera cycle the stream
-        // has not ended yet (a file ends it at its end).
-        let mut compared = 0;
-        for &t in &ticks[..ticks.len() - 1] {
-            let (a, b) = (shown(&file, &file_index, t), shown(&live, &live_index, t));
-            assert!(!a.is_empty());
-            assert_eq!(a, b, "{name} at {t}");
-            compared += 1;
-        }
-        assert_eq!(compared, ticks.len() - 1);
+        received_draw_what_the_file_draws(name, &records(name), &file);
     }
+}
+
+/// The same with a tracker sending beside vision and referee for the
+/// middle of the match, its robots 100 mm off the cameras' (so whose are
+/// drawn shows): its ticks replace the cameras' while it sends, the
+/// cameras' come back when it falls silent, live as in the file.
+#[test]
+fn a_tracker_beside_vision_draws_what_its_game_log_draws() {
+    use crate::ssl::packets::{Dropped, Tracked, TrackedBall, TrackedRobot};
+    let mut recs = records("ball-out-35s.log.gz");
+    let (first, last) = (recs[0].1, recs[recs.len() - 1].1);
+    let middle = first + (last - first) / 3.0..first + (last - first) * 2.0 / 3.0;
+    let mut tracker = Vec::new();
+    for (kind, t, payload) in &recs {
+        let Some(frame) = (*kind == MessageType::Vision && middle.contains(t))
+            .then(|| {
+                Vision::decode(payload, &mut Dropped::default())
+                    .unwrap()
+                    .detection
+            })
+            .flatten()
+            .filter(|f| f.camera_id == 0)
+        else {
+            continue;
+        };
+        let tracked = Tracked {
+            uuid: "tracker".to_owned(),
+            source_name: None,
+            timestamp: Some(*t),
+            frame_number: tracker.len() as u32,
+            balls: frame
+                .balls
+                .iter()
+                .map(|b| TrackedBall {
+                    pos: b.pos + Vec2::new(100.0, 0.0),
+                    z: 0.0,
+                    vel: None,
+                    visibility: None,
+                })
+                .collect(),
+            robots: frame
+                .robots
+                .iter()
+                .filter_map(|r| {
+                    Some(TrackedRobot {
+                        team: r.team,
+                        id: r.id?,
+                        pos: r.pos + Vec2::new(100.0, 0.0),
+                        orientation: r.orientation.unwrap_or(0.0),
+                        vel: Some(Vec2::new(1000.0, 0.0)),
+                        angular_vel: None,
+                        visibility: None,
+                    })
+                })
+                .collect(),
+        };
+        tracker.push((MessageType::Tracker, t + 0.002, tracked.encode()));
+    }
+    assert!(tracker.len() > 100, "{} tracker packets", tracker.len());
+    // The tracker sends from its first packet on (a camera cycle complete
+    // just before it is still the cameras' tick).
+    let sends = tracker[0].1..middle.end;
+    recs.extend(tracker);
+    recs.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut w = crate::ssl::file::write::LogWriter::new(Vec::new()).unwrap();
+    for (kind, t, payload) in &recs {
+        w.record((t * 1e9).round() as i64, *kind, payload).unwrap();
+    }
+    let file = crate::ssl::vislog::read(&w.finish().unwrap()[..], false).unwrap();
+    // The tracker's ticks are those with its robots' velocity arrows:
+    // while it sends and only then.
+    let (mut tracked, mut seen) = (0, 0);
+    for f in file.frames.iter().filter(|f| !f.time.is_persistent()) {
+        let arrow = file.frame_primitives(f).iter().any(|p| {
+            p.level == 1
+                && matches!(p.shape, crate::log::Shape::Line { .. })
+                && file.entities.name(p.entity).starts_with("robots/")
+        });
+        let t = f.time.start();
+        if arrow {
+            assert!(t > middle.start && t < middle.end + 0.01, "a tracker tick at {t}");
+            tracked += 1;
+        } else {
+            assert!(
+                !sends.contains(&t),
+                "a camera tick at {t} while the tracker sends"
+            );
+            seen += 1;
+        }
+    }
+    assert!(
+        tracked > 100 && seen > 200,
+        "{tracked} tracker ticks, {seen} camera ticks"
+    );
+    received_draw_what_the_file_draws("ball-out with a tracker", &recs, &file);
 }
 
 /// A camera model looking straight down from 4 m over the centre spot.

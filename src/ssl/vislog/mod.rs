@@ -33,7 +33,8 @@
 //! ball's trail, the latest detections of every camera and the running
 //! timers. While a tracker sends, every tracker packet is a tick and its
 //! robots and ball are drawn (one tracker: the first heard, replaced only
-//! when it falls silent). Otherwise ticks follow the cameras: a tick is
+//! when it falls silent). Otherwise ticks follow the cameras (from the
+//! first camera packet [`STALE`] after the tracker's last on): a tick is
 //! due once every camera still heard (within [`STALE`]) has sent since the
 //! last one — or, when one falls silent (and in the first cycle, before
 //! the cameras are known), when a camera sends again — i.e.
@@ -497,9 +498,15 @@ impl Converter {
                 return;
             }
         }
-        if !self.tracker_fresh(t) && self.cycle.contains(&id) {
-            self.cycle_known = true;
-            self.tick(self.cycle_time);
+        if !self.tracker_fresh(t) {
+            // Silent for STALE: the tracker has stopped, and the cycle
+            // pending since is the cameras' to draw (its time may be
+            // within STALE of the tracker's last packet).
+            self.tracker = None;
+            if self.cycle.contains(&id) {
+                self.cycle_known = true;
+                self.tick(self.cycle_time);
+            }
         }
         self.cameras.insert(
             id,

@@ -204,29 +204,41 @@ fn tracker(uuid: &str, robots: &[(u32, f64, f64)], ball: (f64, f64)) -> Vec<u8> 
     .encode_to_vec()
 }
 
-#[test]
-fn the_tracker_is_drawn_when_it_sends() {
+/// A second of camera 0 at 60 Hz (blue 1 at the centre, a ball), with
+/// tracker a's packets (blue 1 at (1, 2) m) 2 ms after the frames
+/// numbered in `tracked`.
+fn camera_and_tracker(tracked: std::ops::Range<i32>) -> Vec<(f64, MessageType, Vec<u8>)> {
     let mut recs = Vec::new();
     for k in 0..60 {
-        let t = k as f64 / 60.0;
+        let t = f64::from(k) / 60.0;
         recs.push((
             t,
             MessageType::Vision,
             cam(0, &[(Team::Blue, 1, 0.0, 0.0, 0.0, 1.0)], &[(5.0, 5.0, 1.0)]),
         ));
-        if k >= 30 {
+        if tracked.contains(&k) {
             recs.push((
                 t + 0.002,
                 MessageType::Tracker,
                 tracker("a", &[(1, 1.0, 2.0)], (0.5, 0.25)),
             ));
-            recs.push((
-                t + 0.003,
-                MessageType::Tracker,
-                tracker("b", &[(1, 9.0, 9.0)], (9.0, 9.0)),
-            ));
         }
     }
+    recs
+}
+
+#[test]
+fn the_tracker_is_drawn_when_it_sends() {
+    let mut recs = camera_and_tracker(30..60);
+    // Tracker b, 1 ms after each of a's packets, is ignored.
+    for k in 30..60 {
+        recs.push((
+            f64::from(k) / 60.0 + 0.003,
+            MessageType::Tracker,
+            tracker("b", &[(1, 9.0, 9.0)], (9.0, 9.0)),
+        ));
+    }
+    recs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let log = load(&recs);
     let ticks = instants(&log);
     let (early, late): (Vec<_>, Vec<_>) = ticks.iter().partition(|(t, _)| *t < 0.501);
@@ -266,6 +278,35 @@ fn the_tracker_is_drawn_when_it_sends() {
             .any(|w| w.message.contains("tracker b (b) ignored")),
         "{:?}",
         log.warnings
+    );
+}
+
+/// Regression: once a camera sends [`STALE`] after the tracker's last
+/// packet, the tracker has stopped, and the camera cycle pending since
+/// is drawn from the cameras — it showed the tracker's world of 85 ms
+/// before, a second time, at the cycle's time.
+#[test]
+fn the_cameras_come_back_when_the_tracker_falls_silent() {
+    let log = load(&camera_and_tracker(10..30));
+    let ticks = instants(&log);
+    let last_tracked = 29.0 / 60.0 + 0.002;
+    let mut tracked = 0;
+    for (t, prims) in &ticks {
+        let robot = circles_of(&log, prims, "robots/blue/1");
+        if robot == [Vec2::new(1000.0, 2000.0)] {
+            assert!(*t <= last_tracked + 1e-6, "the tracker's world drawn at {t}");
+            tracked += 1;
+        } else {
+            assert_eq!(robot, [Vec2::ZERO], "at {t}");
+        }
+    }
+    assert_eq!(tracked, 20);
+    // The cameras' ticks come back once the tracker is a camera cycle
+    // short of STALE silent, at the cycle's time.
+    let back = ticks.iter().find(|(t, _)| *t > last_tracked + 1e-6).unwrap().0;
+    assert!(
+        back > last_tracked + STALE - 2.0 / 60.0 && back <= last_tracked + STALE,
+        "{back}"
     );
 }
 
