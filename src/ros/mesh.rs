@@ -115,9 +115,10 @@ fn read(path: &Path) -> Result<Triangles, String> {
         _ => collada::corners(&bytes, MAX_TRIANGLES)?,
     };
     if corners.len() / 3 > MAX_TRIANGLES {
+        // Reading stops one triangle past the bound: the count is not
+        // known, only that it is over.
         return Err(format!(
-            "{} triangles: a mesh marker draws at most {MAX_TRIANGLES} (simplify the mesh)",
-            corners.len() / 3
+            "more than {MAX_TRIANGLES} triangles: a mesh marker draws at most {MAX_TRIANGLES} (simplify the mesh)"
         ));
     }
     if !corners.iter().flatten().all(|v| v.is_finite()) {
@@ -222,7 +223,10 @@ mod tests {
         )
         .unwrap();
         let e = triangles(&many.display().to_string()).unwrap_err();
-        assert!(e.contains("many.dae") && e.contains("draws at most 20000"), "{e}");
+        assert!(
+            e.contains("many.dae") && e.contains("more than 20000 triangles"),
+            "{e}"
+        );
     }
 
     #[test]

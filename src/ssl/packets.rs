@@ -822,7 +822,7 @@ impl Tracked {
 
     /// Decodes a tracker packet (log message type 5).
     pub fn decode(payload: &[u8], dropped: &mut Dropped) -> Result<Tracked, prost::DecodeError> {
-        let p = pb::TrackerPacket::decode(payload)?;
+        let p = pb::TrackerWrapperPacket::decode(payload)?;
         let f = p.tracked_frame.unwrap_or_default();
         let balls = f
             .balls
@@ -1033,7 +1033,7 @@ impl Tracked {
                 visibility: r.visibility.and_then(f32_of),
             })
             .collect();
-        pb::TrackerPacket {
+        pb::TrackerWrapperPacket {
             uuid: Some(self.uuid.clone()),
             source_name: self.source_name.clone(),
             tracked_frame: Some(pb::TrackedWorld {
@@ -1096,7 +1096,7 @@ mod tests {
                 visibility: Some(0.75),
             }],
         };
-        let wire = pb::TrackerPacket::decode(&tracked.encode()[..]).unwrap();
+        let wire = pb::TrackerWrapperPacket::decode(&tracked.encode()[..]).unwrap();
         let world = wire.tracked_frame.unwrap();
         let ball = world.balls[0].pos.unwrap();
         assert_eq!((ball.x, ball.y, ball.z), (Some(1.25), Some(-0.375), Some(0.125)));

@@ -164,7 +164,7 @@ fn a_silent_camera_is_dropped_after_a_while() {
 }
 
 fn tracker(uuid: &str, robots: &[(u32, f64, f64)], ball: (f64, f64)) -> Vec<u8> {
-    pb::TrackerPacket {
+    pb::TrackerWrapperPacket {
         uuid: Some(uuid.to_owned()),
         source_name: Some(format!("tracker {uuid}")),
         tracked_frame: Some(pb::TrackedWorld {
