@@ -285,20 +285,7 @@ pub fn apply_marker(lives: &mut Lives, m: &Struct<'_>, now: f64) -> Result<(), S
         Some(0) => {
             let shapes = marker_shapes(m)?;
             let lifetime = markers::duration(m, "lifetime");
-            let until = if lifetime > 0.0 {
-                t + lifetime
-            } else {
-                f64::INFINITY
-            };
-            lives.add(
-                key,
-                Life {
-                    start: t,
-                    until,
-                    shapes,
-                    locked: None,
-                },
-            );
+            lives.add(key, Life::shown_for(t, lifetime, shapes, None));
             Ok(())
         }
         Some(1) => {

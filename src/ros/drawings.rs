@@ -303,21 +303,9 @@ fn marker(place: &Placer<'_>, lives: &mut Lives, msg: &Struct<'_>, now: f64) -> 
             let spec = markers::spec(msg)?;
             let world = place.world_from(&spec.frame, t)?;
             let shapes = markers::shapes(&spec, &world)?;
-            let until = if spec.lifetime > 0.0 {
-                t + spec.lifetime
-            } else {
-                f64::INFINITY
-            };
+            let lifetime = spec.lifetime;
             let locked = spec.locked.then(|| Arc::from([spec]));
-            lives.add(
-                key,
-                Life {
-                    start: t,
-                    until,
-                    shapes,
-                    locked,
-                },
-            );
+            lives.add(key, Life::shown_for(t, lifetime, shapes, locked));
         }
     }
     Ok(())

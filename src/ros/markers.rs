@@ -490,6 +490,23 @@ pub struct Life {
     pub locked: Option<Arc<[Spec]>>,
 }
 
+impl Life {
+    /// Shown from `start` for `lifetime` seconds unless ended before
+    /// (0: until ended), as RViz keeps a marker.
+    pub fn shown_for(start: f64, lifetime: f64, shapes: Vec<Drawn>, locked: Option<Arc<[Spec]>>) -> Life {
+        Life {
+            start,
+            until: if lifetime > 0.0 {
+                start + lifetime
+            } else {
+                f64::INFINITY
+            },
+            shapes,
+            locked,
+        }
+    }
+}
+
 /// A life that ended.
 #[derive(Clone, Debug)]
 pub struct Ended {

@@ -185,22 +185,9 @@ pub fn apply(
                 Err(why) => problems.push(why),
             }
         }
-        let until = if lifetime > 0.0 {
-            t + lifetime
-        } else {
-            f64::INFINITY
-        };
         // A locked entity follows its frame: its primitives' specs, kept.
         let locked = (locked && !specs.is_empty()).then(|| Arc::from(specs));
-        lives.add(
-            key,
-            Life {
-                start: t,
-                until,
-                shapes,
-                locked,
-            },
-        );
+        lives.add(key, Life::shown_for(t, lifetime, shapes, locked));
     }
     problems
 }

@@ -314,3 +314,45 @@ fn the_stand_camera_demo_and_a_mask_bounded_by_the_field() {
         "without a calibration, beyond the pitch called floor {wrong}"
     );
 }
+
+/// One row of the demo's `truth/trajectory.csv`.
+pub struct Truth {
+    /// Video time (s).
+    pub t: f64,
+    /// The ball's x, y and height (mm).
+    pub ball: [f64; 3],
+    /// Every robot's x, y (mm), in the file's order.
+    pub robots: Vec<underlay::geom::Vec2>,
+}
+
+pub fn read_truth(path: &Path) -> Vec<Truth> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, bx, by, bh) = (
+        col("video_time_s"),
+        col("ball_x"),
+        col("ball_y"),
+        col("ball_height"),
+    );
+    let robot_cols: Vec<(usize, usize)> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.ends_with("_x") && !h.starts_with("ball"))
+        .map(|(i, _)| (i, i + 1))
+        .collect();
+    lines
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            Truth {
+                t: v[t],
+                ball: [v[bx], v[by], v[bh]],
+                robots: robot_cols
+                    .iter()
+                    .map(|&(x, y)| underlay::geom::Vec2::new(v[x], v[y]))
+                    .collect(),
+            }
+        })
+        .collect()
+}

@@ -48,42 +48,6 @@ fn demo(dir: &Path) -> Output {
     ])
 }
 
-/// One row of the demo's `truth/trajectory.csv`.
-struct Truth {
-    t: f64,
-    ball: [f64; 3],
-    robots: Vec<Vec2>,
-}
-
-fn read_truth(path: &Path) -> Vec<Truth> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (t, bx, by, bh) = (
-        col("video_time_s"),
-        col("ball_x"),
-        col("ball_y"),
-        col("ball_height"),
-    );
-    let robot_cols: Vec<(usize, usize)> = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.ends_with("_x") && !h.starts_with("ball"))
-        .map(|(i, _)| (i, i + 1))
-        .collect();
-    lines
-        .map(|l| {
-            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-            Truth {
-                t: v[t],
-                ball: [v[bx], v[by], v[bh]],
-                robots: robot_cols.iter().map(|&(x, y)| Vec2::new(v[x], v[y])).collect(),
-            }
-        })
-        .collect()
-}
-
 /// Whether the segment from `eye` to `x` passes through an upright
 /// cylinder (a robot) or a box (a goal wall) before reaching `x`.
 fn blocked(eye: [f64; 3], x: [f64; 3], robots: &[Vec2], walls: &[([f64; 3], [f64; 3])]) -> bool {
@@ -128,7 +92,7 @@ fn the_chipped_balls_arc_follows_the_ball_and_hides_only_behind_what_stands_in_f
     let log = Arc::new(session.load_logs().unwrap());
     let index = Index::new(&log);
     let filter = FilterSpec::default().compile(&log).unwrap();
-    let truth = read_truth(&dir.join("truth/trajectory.csv"));
+    let truth = crate::demo::read_truth(&dir.join("truth/trajectory.csv"));
 
     // 1. The arc passes within 2 px of the ball whenever it is in the air.
     let mut in_air = 0;

@@ -657,22 +657,10 @@ fn image_markers_and_annotations_are_drawn_in_the_pictures_pixels() {
     // The ball's circle: where underlay projects the true ball.
     let session = underlay::session::Session::load(&d.join("session.toml")).unwrap();
     let truth = session.draw_settings().unwrap().calibration.unwrap();
-    let csv = std::fs::read_to_string(d.join("truth/trajectory.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (t, bx, by, bh) = (
-        col("video_time_s"),
-        col("ball_x"),
-        col("ball_y"),
-        col("ball_height"),
-    );
     // (video time, the ball's centre in mm)
-    let rows: Vec<(f64, [f64; 3])> = lines
-        .map(|l| {
-            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-            (v[t], [v[bx], v[by], v[bh] + 21.5])
-        })
+    let rows: Vec<(f64, [f64; 3])> = crate::demo::read_truth(&d.join("truth/trajectory.csv"))
+        .iter()
+        .map(|r| (r.t, [r.ball[0], r.ball[1], r.ball[2] + 21.5]))
         .collect();
     let circles = lives(&log, "detections/ball/0");
     assert_eq!(circles.len(), 20);
