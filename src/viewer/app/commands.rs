@@ -64,6 +64,10 @@ impl ViewerApp {
                 }
             }
             Command::TogglePlay => {
+                // Play at the end of a live review: on into what came since.
+                if !self.playback.playing {
+                    self.extend_review(0.0);
+                }
                 self.playback.toggle_play();
                 self.request_frame();
             }
@@ -72,10 +76,23 @@ impl ViewerApp {
                 self.request_frame();
             }
             Command::Jump(dt) => {
+                self.extend_review(dt);
                 self.playback.jump(dt);
                 self.request_frame();
             }
             Command::Step(n) => {
+                if n > 0 {
+                    let frame = self.info().map_or(0.0, |i| 1.0 / i.fps.max(1.0));
+                    if self.extend_review(n as f64 * frame) {
+                        // The new review shows the frame `n` on (a hair
+                        // past its time, which sums of frame periods miss
+                        // by rounding).
+                        self.playback.playing = false;
+                        self.playback.seek(self.playback.time + n as f64 * frame + 1e-6);
+                        self.request_frame();
+                        return;
+                    }
+                }
                 self.playback.playing = false;
                 if let Some(p) = &self.player {
                     p.step(n);

@@ -1,7 +1,8 @@
 //! The app in live mode ([`crate::viewer::live`]): starting the run,
 //! taking in its frames, log and status every frame, pausing into the
-//! replay buffer and back to live, and the calibration tools' pixels
-//! taken from the buffer while following.
+//! replay buffer (a review that takes in what came since once it reaches
+//! its end) and back to live, and the calibration tools' pixels taken
+//! from the buffer while following.
 
 use super::*;
 use crate::viewer::live::{LiveView, LiveViewOptions};
@@ -183,10 +184,44 @@ impl ViewerApp {
     /// Pauses live: the buffer as it is now played by the background
     /// player, on the frame on screen (the loop and its outputs run on).
     pub fn review_live(&mut self) {
-        let Some(live) = &self.live else { return };
-        if !live.following {
-            return;
+        if self.live.as_ref().is_some_and(|l| l.following) {
+            self.start_review(None);
         }
+    }
+
+    /// While reviewing near the review's end (within `ahead` seconds),
+    /// takes in what the camera sent since the review began: a new
+    /// snapshot of the buffer, the same moment on screen, playing, speed
+    /// and loop kept. Returns whether it did.
+    pub(super) fn extend_review(&mut self, ahead: f64) -> bool {
+        let Some(live) = &self.live else { return false };
+        let Some(newest) = live.info.as_ref().map(|i| i.end()) else {
+            return false;
+        };
+        let end = self.playback.end();
+        if live.following || self.playback.time + ahead.max(0.0) < end || newest <= end + 1e-9 {
+            return false;
+        }
+        let kept = (
+            self.playback.time,
+            self.playback.playing,
+            self.playback.speed,
+            self.playback.loop_range,
+            self.playback.looping,
+        );
+        self.start_review(Some(kept.0));
+        let (_, playing, speed, loop_range, looping) = kept;
+        self.playback.playing = playing;
+        self.playback.set_speed(speed);
+        self.playback.loop_range = loop_range;
+        self.playback.looping = looping;
+        true
+    }
+
+    /// Reviews the buffer as it is now, from `at` (the frame on screen
+    /// when `None`).
+    fn start_review(&mut self, at: Option<f64>) {
+        let Some(live) = &self.live else { return };
         let Some(source) = live.review_source() else {
             self.status("live: nothing in the buffer yet to go back to");
             return;
@@ -205,7 +240,7 @@ impl ViewerApp {
             }
         };
         let info = player.info().clone();
-        let at = self.frame.as_ref().map_or(info.end(), |f| f.time);
+        let at = at.unwrap_or_else(|| self.frame.as_ref().map_or(info.end(), |f| f.time));
         if let Some(d) = self.display_size {
             player.set_display_size(d);
         }

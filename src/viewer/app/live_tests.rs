@@ -53,6 +53,7 @@ fn live<'a>(h: &'a Harness<'_, Option<ViewerApp>>) -> &'a LiveView {
 }
 
 /// Steps the UI until `cond` holds (frames arrive from other threads).
+#[track_caller]
 fn until(h: &mut Harness<'_, Option<ViewerApp>>, cond: impl Fn(&ViewerApp) -> bool) {
     for _ in 0..2000 {
         h.step();
@@ -61,7 +62,19 @@ fn until(h: &mut Harness<'_, Option<ViewerApp>>, cond: impl Fn(&ViewerApp) -> bo
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    panic!("condition never held");
+    let a = app(h);
+    panic!(
+        "condition never held: following {}, player {}, frame {:?}, playback {} of {}–{} (playing {})",
+        a.live_following(),
+        a.player.is_some(),
+        a.frame
+            .as_ref()
+            .map(|f| (f.index, f.time, f.requested, f.generation)),
+        a.playback.time,
+        a.playback.start(),
+        a.playback.end(),
+        a.playback.playing
+    );
 }
 
 /// Feeds frames `range` at 10 a second from 1000 s, as the loop would:
@@ -151,6 +164,39 @@ fn stepping_back_while_following_pauses() {
     until(&mut h, |a| !a.live_following() && shown(a, 4));
 }
 
+/// A review takes in what came since it began once it reaches its end:
+/// stepping forward past the last frame it had shows the next the camera
+/// sent, and playing plays on into them.
+#[test]
+fn a_review_goes_on_into_what_came_since() {
+    let (mut h, mut sink) = live_harness(BufferOptions::default());
+    sink.started(64, 36, 10.0);
+    feed(&mut h, &mut sink, 0..5);
+    until(&mut h, |a| shown(a, 4));
+    // Space pauses a live view (the button moves as the live bar's
+    // figures change).
+    h.key_press(egui::Key::Space);
+    until(&mut h, |a| {
+        !a.live_following() && a.player.is_some() && a.frame_is_current()
+    });
+    assert!((app(&h).playback.end() - 1000.4).abs() < 1e-6);
+    // Frames keep coming; the review stays on frame 4 ...
+    feed(&mut h, &mut sink, 5..12);
+    h.run_steps(3);
+    assert!(shown(app(&h), 4));
+    // ... until it steps past its end: the camera's next frame.
+    h.key_press(egui::Key::ArrowRight);
+    until(&mut h, |a| shown(a, 5));
+    assert!(!app(&h).live_following(), "still reviewing");
+    assert!(app(&h).playback.end() > 1001.0, "{}", app(&h).playback.end());
+    // Playing from near the end plays on into the frames that came.
+    feed(&mut h, &mut sink, 12..20);
+    h.key_press(egui::Key::End);
+    h.key_press(egui::Key::Space);
+    until(&mut h, |a| a.frame.as_ref().is_some_and(|f| f.index >= 15));
+    assert!(!app(&h).live_following());
+}
+
 /// Following the camera plays at its pace: the speed keys and the loop
 /// wait (and say so) until the review is paused.
 #[test]
@@ -170,7 +216,7 @@ fn speed_and_loop_wait_while_following() {
         a.messages.iter().any(|m| m.text.contains("pause first")),
         "the keys say why they wait"
     );
-    h.get_by_label("Pause live").click();
+    h.key_press(egui::Key::Space);
     until(&mut h, |a| !a.live_following());
     h.key_press(egui::Key::CloseBracket);
     h.run_steps(2);

@@ -588,6 +588,9 @@ impl ViewerApp {
         self.last_tick = Some(now);
         if self.playback.playing {
             push_capped(&mut self.perf.ui_frames, dt as f32);
+            // Reviewing a live camera's buffer plays on into what came
+            // since the review began.
+            self.extend_review(dt * self.playback.speed);
             // The clock first, so the frame due now can be shown now.
             self.playback.advance(dt);
         }
