@@ -40,18 +40,21 @@ expect() {
     fail=1
   fi
 }
-expect python.txt "11 frames, 8 entities"
+expect python.txt "11 frames, 9 entities"
 expect info.txt "frames:      11 (10 instantaneous, 1 persistent)"
-expect info.txt "primitives:  43 (circle 10, line 2, polygon 10, raised polyline 1, sphere 10, text 10)"
+expect info.txt "primitives:  53 (circle 10, line 2, picture rectangle 10, polygon 10, raised polyline 1, sphere 10, text 10)"
 expect info.txt "name:        python example"
 expect info.txt "warnings:    none"
 # The Rust reader and the text notation agree with what Python wrote.
 cargo run --quiet -- log select "$work/python.ulog" --at 1700000000.1 --entity plan > "$work/select.txt"
 expect select.txt '{ { polyline; (300, 0); (1000, 400); (2000, 0) }; white; {plan/path; 1}; thickness 20 world }'
-# Heights: the chip's arc is above the floor (format version 2).
+# Heights: the chip's arc is above the floor; the box is in the
+# picture's pixels (format version 3).
+cargo run --quiet -- log select "$work/python.ulog" --at 1700000000.1 --entity detections > "$work/boxes.txt"
+expect boxes.txt '{ { rectangle; (670, 360); (40, 40); 0 }; #00ff00; {detections; 3}; picture }'
 expect select.txt '{ { polyline; (1000, 0, 0); (1250, 0, 350); (1500, 0, 600); (1750, 0, 750); (2000, 0, 800); (2250, 0, 750); (2500, 0, 600); (2750, 0, 350); (3000, 0, 0) }; white; {plan/chip; 1} }'
-head -c 9 "$work/python.ulog" | tail -c 1 | od -An -tu1 | grep -q '^ *2$' \
-  || { echo "python format example: expected format version 2 in the prefix" >&2; fail=1; }
+head -c 9 "$work/python.ulog" | tail -c 1 | od -An -tu1 | grep -q '^ *3$' \
+  || { echo "python format example: expected format version 3 in the prefix" >&2; fail=1; }
 
 if [ "$fail" -ne 0 ]; then
   echo "python format example: 0 passed, 1 failed"
