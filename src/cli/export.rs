@@ -67,8 +67,8 @@ pub struct Args {
     /// export says why)
     #[arg(long)]
     pub flatten_heights: bool,
-    /// Export even though the session has no calibration (then nothing of
-    /// the log can be drawn).
+    /// Export even though the session has no calibration (then only the
+    /// log's shapes in the picture's own pixels are drawn).
     #[arg(long)]
     pub no_calibration: bool,
     /// x264 constant rate factor (0–51, lower is better).

@@ -84,7 +84,8 @@ pub struct Args {
     /// Draw over everything (no floor mask).
     #[arg(long)]
     pub no_mask: bool,
-    /// Stream even with no calibration (nothing can be drawn then).
+    /// Stream even with no calibration (then only shapes in the picture's
+    /// own pixels are drawn).
     #[arg(long)]
     pub no_calibration: bool,
     /// Draw only primitives with level ≤ N.

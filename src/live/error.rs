@@ -31,7 +31,8 @@ pub enum LiveError {
     },
     /// The session has no calibration (and drawing without one was not asked for).
     #[error(
-        "no calibration: give --calib, a session with one, or --no-calibration to stream the picture alone"
+        "no calibration: give --calib, a session with one, or --no-calibration to stream the picture with only the \
+         drawings in its own pixels (a log's `picture` shapes)"
     )]
     NoCalibration,
     /// An output that cannot be written.
