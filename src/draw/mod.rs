@@ -611,8 +611,9 @@ pub struct Painter {
     pixels: Arc<Calibration>,
 }
 
-/// The identity mapping of shapes in the picture's pixels, made once.
-fn pixel_calibration() -> Arc<Calibration> {
+/// The identity mapping of shapes in the picture's pixels
+/// ([`Calibration::pixels`]), made once.
+pub fn pixel_calibration() -> Arc<Calibration> {
     static PIXELS: OnceLock<Arc<Calibration>> = OnceLock::new();
     Arc::clone(PIXELS.get_or_init(|| Arc::new(Calibration::pixels())))
 }

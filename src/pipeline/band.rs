@@ -79,11 +79,11 @@ impl Band {
         let (calib, picture_only) = match calib {
             Some(c) => (c, false),
             None => {
-                if !what.log.has_picture_shapes() {
+                if !what.picture_shapes {
                     return;
                 }
-                pixels = crate::calib::Calibration::pixels();
-                (&pixels, true)
+                pixels = draw::pixel_calibration();
+                (&*pixels, true)
             }
         };
         let t1 = Instant::now();
@@ -194,6 +194,8 @@ pub(super) struct What<'a> {
     pub(super) filter: &'a Filter,
     pub(super) threshold: f64,
     pub(super) above: &'a [bool],
+    /// The log has shapes in the picture's pixels.
+    pub(super) picture_shapes: bool,
 }
 
 #[cfg(test)]

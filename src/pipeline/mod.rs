@@ -95,6 +95,9 @@ pub struct FramePlan {
 /// Turns a frame into the annotated frame.
 pub struct Pipeline {
     log: Arc<Log>,
+    /// The log has shapes in the picture's pixels (drawn without a
+    /// calibration too), found once per log, not per frame.
+    picture_shapes: bool,
     index: Arc<Index>,
     /// The settings applied (`None` before the first [`Pipeline::configure`]).
     applied: Option<DrawSettings>,
@@ -180,6 +183,7 @@ impl Pipeline {
             above: Vec::new(),
             band: Band::new(),
             threshold: index.default_threshold(),
+            picture_shapes: log.has_picture_shapes(),
             log,
             index,
             applied: None,
@@ -232,6 +236,7 @@ impl Pipeline {
     /// log, leniently: a name the log does not know yet is not an error,
     /// as it may come later.
     pub fn set_log(&mut self, log: Arc<Log>, index: Arc<Index>) {
+        self.picture_shapes = log.has_picture_shapes();
         self.log = log;
         self.index = index;
         if let Some(settings) = &self.applied {
@@ -446,6 +451,7 @@ impl Pipeline {
             filter: &self.filter,
             threshold: self.threshold,
             above: &self.above,
+            picture_shapes: self.picture_shapes,
         };
         // Without a calibration only the shapes in the picture's pixels.
         let draw = toggles.overlay;

@@ -253,25 +253,7 @@ impl Document {
         if req.agent_view.is_some() {
             session.picture.agent_view = req.agent_view.clone();
         }
-        let saved = session_path.as_ref().map(|_| session.clone());
-        let mut doc = Document {
-            session,
-            session_path,
-            saved,
-            opened: None,
-            log: Arc::new(Log::new()),
-            index: Arc::new(Index::new(&Log::new())),
-            has_log: false,
-            log_range: None,
-            filter_cache: Default::default(),
-            unit_note: None,
-            world_extent: None,
-            clocks: None,
-            tree: EntityTree::default(),
-            events: Events::default(),
-            calibration: None,
-            source_calibration: None,
-        };
+        let mut doc = Document::without_log(session, session_path);
         doc.reload_calibration()?;
         if !doc.session.logs.is_empty() {
             let log = crate::formats::load_merged(&doc.session.logs, &doc.session.read_options()?)?;
@@ -302,12 +284,21 @@ impl Document {
     /// offset; its logs come as the run swaps them in
     /// ([`Self::set_live_log`]), files among them included.
     pub fn for_live(session: Session, session_path: Option<PathBuf>) -> anyhow::Result<Self> {
+        let mut doc = Document::without_log(session, session_path);
+        doc.opened = Some(doc.session.clone());
+        doc.reload_calibration()?;
+        Ok(doc)
+    }
+
+    /// `session` (saved at `session_path`, if it was) with no log read yet
+    /// and its calibration still to load.
+    fn without_log(session: Session, session_path: Option<PathBuf>) -> Self {
         let saved = session_path.as_ref().map(|_| session.clone());
-        let mut doc = Document {
-            opened: Some(session.clone()),
+        Document {
             session,
             session_path,
             saved,
+            opened: None,
             log: Arc::new(Log::new()),
             index: Arc::new(Index::new(&Log::new())),
             has_log: false,
@@ -320,9 +311,7 @@ impl Document {
             events: Events::default(),
             calibration: None,
             source_calibration: None,
-        };
-        doc.reload_calibration()?;
-        Ok(doc)
+        }
     }
 
     /// The logs a live run draws now, with their index (shared with its
