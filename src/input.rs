@@ -63,6 +63,9 @@ pub struct ReadOptions {
     /// A recording's world frame (`map`, `odom`): where its drawings are
     /// placed; the root of its transform tree when `None`.
     pub world: Option<String>,
+    /// A recording's picture topic (`/left/image_raw`; its first picture
+    /// topic when `None`): drawings in another camera's pixels are left out.
+    pub topic: Option<String>,
     /// The levels of entities' primitives, set after reading (a level
     /// mapping file).
     pub levels: Option<crate::log::levels::LevelMap>,

@@ -504,11 +504,13 @@ impl Session {
     }
 
     /// What the session's logs are read as: its 2D observer, its
-    /// recording's world frame, its level mapping (read here).
+    /// recording's world frame and picture topic, its level mapping (read
+    /// here).
     pub fn read_options(&self) -> Result<crate::input::ReadOptions, SessionError> {
         Ok(crate::input::ReadOptions {
             observer: self.observer.clone(),
             world: self.picture.world.clone(),
+            topic: self.picture.topic.clone(),
             levels: match &self.levels {
                 Some(p) => Some(crate::log::levels::LevelMap::load(p)?),
                 None => None,

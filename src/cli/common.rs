@@ -65,7 +65,7 @@ pub struct MatchArgs {
     /// A number N: calibrate with camera N of the SSL game log among the
     /// logs (its ssl-vision model), instead of --calib. A topic
     /// (`/camera/image_raw`): the picture topic of a ROS 2 recording (its
-    /// first by default).
+    /// first by default); drawings in another camera's pixels are left out.
     #[arg(long, value_name = "N|TOPIC", value_parser = parse_camera)]
     pub camera: Option<CameraArg>,
     /// Of a ROS 2 recording: the world frame its camera and drawings are

@@ -163,6 +163,7 @@ fn read(inputs: &Inputs) -> anyhow::Result<Vec<(PathBuf, &'static Format, Log)>>
     let options = crate::input::ReadOptions {
         observer: inputs.player.clone().or(observer),
         world: inputs.world.clone(),
+        topic: None,
         levels: match &inputs.levels {
             Some(p) => Some(crate::log::levels::LevelMap::load(p)?),
             None => None,

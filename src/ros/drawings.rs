@@ -6,10 +6,11 @@
 //! (`markers/robots/blue/3`: the tree the viewer filters by); shapes are at
 //! level 1, text at level 2.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use super::cameras::{Belongs, Cameras};
 use super::markers::{self, Command, Drawn, Key, Life, Lives, Spec};
 use super::recording::{Recording, Role, RosError};
 use super::tf::{TfTree, Transform, frame_name};
@@ -23,6 +24,9 @@ pub struct DrawingOptions {
     /// The world frame (`map`, `odom`); the root of the transform tree
     /// when absent.
     pub world: Option<String>,
+    /// The picture topic shown (the first when `None`): drawings in
+    /// another camera's pixels are left out ([`super::cameras`]).
+    pub topic: Option<String>,
 }
 
 /// The level of a drawing's shapes and of its text.
@@ -118,6 +122,15 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
             warnings.push(format!("{}: not drawn: {why}", t.name));
         }
     }
+    // Drawings in the pixels of another camera than the one shown are
+    // left out, counted per topic: (count, that camera's topic).
+    let in_pixels = wanted.iter().any(|w| w.2.in_pixels());
+    let cameras = if in_pixels {
+        Cameras::of(rec, options.topic.as_deref())?
+    } else {
+        None
+    };
+    let mut elsewhere: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let ids: Vec<u32> = wanted.iter().map(|w| w.0).collect();
     let mut per_topic: HashMap<u32, TopicLives> = wanted
         .iter()
@@ -156,6 +169,19 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
             }
         };
         let role = roles.get(&topic.id).copied().unwrap_or(Role::Other);
+        // Whether a message in pixels is for another camera's picture.
+        let mut other_camera =
+            |frame: Option<&str>| match cameras.as_ref().map(|c| c.of_drawing(&topic.name, frame)) {
+                Some(Belongs::Other(c)) => {
+                    let e = elsewhere
+                        .entry(topic.name.clone())
+                        .or_insert((0, c.topic.clone()));
+                    e.0 += 1;
+                    true
+                }
+                _ => false,
+            };
+        let frame_of = |m: &Struct<'_>| m.str("header.frame_id").map(str::to_owned);
         let problems: Vec<String> = match role {
             Role::Marker => marker(&place, &mut state.lives, &msg, now)
                 .err()
@@ -175,6 +201,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                     .into_iter()
                     .collect()
             }
+            Role::ImageMarker if other_camera(frame_of(&msg).as_deref()) => Vec::new(),
             Role::ImageMarker => super::annotations::apply_marker(&mut state.lives, &msg, now)
                 .err()
                 .into_iter()
@@ -184,8 +211,10 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 .unwrap_or(&[])
                 .iter()
                 .filter_map(|m| m.as_struct())
+                .filter(|m| !other_camera(frame_of(m).as_deref()))
                 .filter_map(|m| super::annotations::apply_marker(&mut state.lives, m, now).err())
                 .collect(),
+            Role::ImageAnnotations if other_camera(None) => Vec::new(),
             Role::ImageAnnotations => super::annotations::apply_annotations(&mut state.lives, &msg, now),
             Role::SceneUpdate => {
                 state.scene = true;
@@ -202,6 +231,15 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     })?;
     for n in end_notes {
         warnings.push(n);
+    }
+    if let Some(shown) = cameras.as_ref().map(|c| &c.shown) {
+        for (topic, (n, camera)) in elsewhere {
+            warnings.push(format!(
+                "{topic}: {n} messages in the pixels of {camera}'s camera left out: the picture shown is \
+                 {}'s (choose the camera with --camera TOPIC)",
+                shown.topic
+            ));
+        }
     }
     let mut log = Log::new();
     log.header = Header {
@@ -727,5 +765,121 @@ mod foxglove_json {
             },
             other => panic!("{other:?}"),
         }
+    }
+    /// Two cameras, each with its image markers and annotations: only the
+    /// shown camera's are drawn (by the marker's frame, by the
+    /// annotations' namespace), and the others are said to be left out.
+    #[test]
+    fn drawings_in_another_cameras_pixels_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stereo.mcap");
+        {
+            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            let mut w = mcap::Writer::new(file).unwrap();
+            let mut channel = |schema: &str, topic: &str| {
+                let s = w.add_schema(schema, "jsonschema", b"{}").unwrap();
+                w.add_channel(s, topic, "json", &BTreeMap::new()).unwrap()
+            };
+            let left = channel("foxglove.CompressedImage", "/left/image");
+            let right = channel("foxglove.CompressedImage", "/right/image");
+            let markers = channel("visualization_msgs/msg/ImageMarker", "/markers");
+            let left_notes = channel("foxglove.ImageAnnotations", "/left/annotations");
+            let right_notes = channel("foxglove.ImageAnnotations", "/right/annotations");
+            let t0 = 1_700_000_000_000_000_000u64;
+            let mut put = |ch: u16, t: u64, json: String| {
+                let h = mcap::records::MessageHeader {
+                    channel_id: ch,
+                    sequence: 0,
+                    log_time: t0 + t,
+                    publish_time: t0 + t,
+                };
+                w.write_to_known_channel(&h, json.as_bytes()).unwrap();
+            };
+            for (ch, frame) in [(left, "left_optical"), (right, "right_optical")] {
+                put(
+                    ch,
+                    0,
+                    format!(
+                        r#"{{"timestamp":{{"sec":1700000000,"nsec":0}},"frame_id":"{frame}","format":"jpeg","data":""}}"#
+                    ),
+                );
+            }
+            for (id, frame) in [(1, "left_optical"), (2, "right_optical"), (3, "")] {
+                put(
+                    markers,
+                    1000,
+                    format!(
+                        r#"{{"header":{{"stamp":{{"sec":1700000000,"nanosec":0}},"frame_id":"{frame}"}},"ns":"det","id":{id},
+                        "type":0,"action":0,"position":{{"x":100,"y":50,"z":0}},"scale":5,
+                        "outline_color":{{"r":1,"g":0,"b":0,"a":1}},"filled":0,"fill_color":{{"r":0,"g":0,"b":0,"a":0}},
+                        "lifetime":{{"sec":0,"nanosec":0}},"points":[],"outline_colors":[]}}"#
+                    ),
+                );
+            }
+            for ch in [left_notes, right_notes] {
+                put(
+                    ch,
+                    2000,
+                    r#"{"circles":[{"timestamp":{"sec":1700000000,"nsec":0},"position":{"x":10,"y":10},"diameter":4,
+                    "thickness":1,"fill_color":{"r":0,"g":0,"b":0,"a":0},"outline_color":{"r":0,"g":1,"b":0,"a":1}}],
+                    "points":[],"texts":[]}"#
+                        .to_owned(),
+                );
+            }
+            w.finish().unwrap();
+        }
+        let drawn = |topic: Option<&str>| {
+            let options = crate::input::ReadOptions {
+                topic: topic.map(str::to_owned),
+                ..Default::default()
+            };
+            let (log, _) = crate::formats::load_logs(std::slice::from_ref(&path), &options)
+                .unwrap()
+                .remove(0);
+            let mut names: Vec<String> = log
+                .frames
+                .iter()
+                .flat_map(|f| {
+                    log.frame_primitives(f)
+                        .iter()
+                        .map(|p| log.entities.name(p.entity).to_owned())
+                })
+                .collect();
+            names.sort();
+            names.dedup();
+            let warnings: Vec<String> = log.warnings.iter().map(|w| w.message.clone()).collect();
+            (names, warnings)
+        };
+        // The first picture topic is shown: the left camera's drawings,
+        // and the marker that names no frame.
+        let (names, warnings) = drawn(None);
+        assert_eq!(
+            names,
+            ["left/annotations/0", "markers/det/1", "markers/det/3"],
+            "{warnings:?}"
+        );
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("/markers: 1 messages in the pixels of /right/image's camera")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("/right/annotations: 1 messages")),
+            "{warnings:?}"
+        );
+        let (names, warnings) = drawn(Some("/right/image"));
+        assert_eq!(
+            names,
+            ["markers/det/2", "markers/det/3", "right/annotations/0"],
+            "{warnings:?}"
+        );
+        assert!(
+            warnings.iter().all(|w| w.contains("/left/image's camera")),
+            "{warnings:?}"
+        );
     }
 }

@@ -19,6 +19,7 @@
 pub mod annotations;
 pub mod bag;
 pub mod camera;
+pub mod cameras;
 pub mod cdr;
 pub mod cloud;
 pub mod db3;
@@ -75,6 +76,7 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
     let mut rec = recording::open(path).map_err(|e| ReadError::Other(Box::new(e)))?;
     let options = drawings::DrawingOptions {
         world: cx.options.world.clone(),
+        topic: cx.options.topic.clone(),
     };
     drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
 }

@@ -96,6 +96,14 @@ impl Role {
         matches!(self, Role::Image | Role::CompressedImage | Role::CompressedVideo)
     }
 
+    /// Drawings in the picture's pixels.
+    pub fn in_pixels(self) -> bool {
+        matches!(
+            self,
+            Role::ImageMarker | Role::ImageMarkerArray | Role::ImageAnnotations
+        )
+    }
+
     /// Drawings, placed in the world or in the picture's pixels.
     pub fn is_drawing(self) -> bool {
         matches!(

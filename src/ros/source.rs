@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use crossbeam_channel::{Receiver, bounded};
 
 use super::camera::{self, Intrinsics};
+use super::cameras::picture_topic;
 use super::picture::{self, Compressed};
 use super::recording::{self, Recording, Role, RosError};
 use super::tf::{TfTree, frame_name};
@@ -111,36 +112,6 @@ fn other(path: &Path, e: impl Into<crate::input::BoxError>) -> SourceError {
 
 fn ros(e: RosError) -> crate::input::BoxError {
     Box::new(e)
-}
-
-/// The picture topic to show: the one asked for, else the first.
-fn picture_topic(rec: &Recording, asked: Option<&str>) -> Result<(u32, String, Role), String> {
-    let pictures: Vec<_> = rec
-        .info()
-        .topics
-        .iter()
-        .filter(|t| Role::of(&t.type_name).is_picture())
-        .collect();
-    let chosen = match asked {
-        Some(name) => pictures.iter().find(|t| t.name == name).ok_or_else(|| {
-            let names: Vec<&str> = pictures.iter().map(|t| t.name.as_str()).collect();
-            if names.is_empty() {
-                format!("has no topic `{name}`, and no picture topic at all")
-            } else {
-                format!(
-                    "has no picture topic `{name}`; its picture topics: {}",
-                    names.join(", ")
-                )
-            }
-        })?,
-        None => pictures
-            .first()
-            .ok_or("has no picture topic (sensor_msgs/Image, CompressedImage or foxglove CompressedVideo)")?,
-    };
-    if let Some(why) = rec.undecodable(chosen) {
-        return Err(format!("{}: its pictures cannot be read: {why}", chosen.name));
-    }
-    Ok((chosen.id, chosen.name.clone(), Role::of(&chosen.type_name)))
 }
 
 /// Whether an H.264 or H.265 packet (Annex B) holds a picture that starts
