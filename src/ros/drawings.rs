@@ -871,6 +871,14 @@ mod foxglove_json {
                 .any(|w| w.starts_with("/right/annotations: 1 messages")),
             "{warnings:?}"
         );
+        let info = crate::ros::contents(&path).unwrap().join("\n");
+        assert!(
+            info.contains(
+                "cameras:     /left/image (frame `left_optical`) shown, /right/image (frame `right_optical`): \
+                 drawings in pixels"
+            ),
+            "{info}"
+        );
         let (names, warnings) = drawn(Some("/right/image"));
         assert_eq!(
             names,

@@ -152,6 +152,20 @@ fn contents(path: &Path) -> Result<Vec<String>, String> {
             Err(why) => out.push(format!("camera:      {first}: not placed ({why}); give --calib")),
         }
     }
+    let in_pixels = info.topics.iter().any(|t| Role::of(&t.type_name).in_pixels());
+    if in_pixels && let Ok(Some(c)) = cameras::Cameras::of(&mut rec, None) {
+        let named = |c: &cameras::Camera| match c.frame.as_str() {
+            "" => c.topic.clone(),
+            f => format!("{} (frame `{f}`)", c.topic),
+        };
+        let others: Vec<String> = c.others.iter().map(named).collect();
+        out.push(format!(
+            "cameras:     {} shown, {}: drawings in pixels are drawn on their own camera's \
+             picture only (choose with --camera TOPIC)",
+            named(&c.shown),
+            others.join(", ")
+        ));
+    }
     for n in info.notes.iter().chain(&rec.notes) {
         out.push(format!("note:        {n}"));
     }
