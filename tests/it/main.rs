@@ -30,6 +30,7 @@ mod live_ssl_tracker;
 mod log_cli;
 mod mask;
 mod matches;
+mod obs;
 mod pipeline;
 mod real_cameras;
 mod ros_bags;
