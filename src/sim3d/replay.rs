@@ -19,7 +19,12 @@
 //! above the floor a raised shape ([`crate::log::Raised`]); spheres are
 //! raised spheres; circles lie on the floor. Agent annotations are placed
 //! above the agent's robot in the monitor log given, and left out
-//! (counted) without one.
+//! (counted) without one. A live run's replay holds a monitor log that
+//! grows as the simulator's messages come ([`Replay::with_monitor`]):
+//! each time it does, what the annotations showed up to its newest frame
+//! is handed out as ended and what they show now is placed at that frame
+//! ([`Replay::robots_moved`]) — the same frames, through the same
+//! placement, as a recording of the same datagrams gives.
 //!
 //! A replay may be bounded ([`Limits`]): set names beyond a number of
 //! entities and shapes beyond a number held in the buffers are dropped and
@@ -27,6 +32,7 @@
 //! a flood of swaps nor a new set name in every datagram costs more than
 //! the shapes drawn.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::geom::Vec2;
@@ -90,7 +96,9 @@ struct SetBuffers {
 pub struct Replay<'m> {
     /// The publications closed so far (and their entities).
     log: Log,
-    monitor: Option<&'m MonitorLog>,
+    /// The robots annotations are placed at: a file's monitor log, or a
+    /// live one the replay holds and its caller extends.
+    monitor: Option<Cow<'m, MonitorLog>>,
     limits: Limits,
     sim_now: Option<f64>,
     sets: Vec<(String, SetBuffers)>,
@@ -131,7 +139,7 @@ impl<'m> Replay<'m> {
         let annotations = log.entities.intern("agent annotations");
         Replay {
             log,
-            monitor,
+            monitor: monitor.map(Cow::Borrowed),
             limits: Limits::NONE,
             sim_now: match clock {
                 Clock::Simulation { start } => start,
@@ -154,6 +162,70 @@ impl<'m> Replay<'m> {
             held: 0,
             dropped: 0,
             generation: 0,
+        }
+    }
+
+    /// This replay placing agent annotations at the robots of `monitor`,
+    /// which it holds: a live monitor connection's, extended as messages
+    /// come ([`Replay::monitor_mut`], then [`Replay::robots_moved`]).
+    pub fn with_monitor(mut self, monitor: MonitorLog) -> Self {
+        self.monitor = Some(Cow::Owned(monitor));
+        self
+    }
+
+    /// The monitor log annotations are placed by, to extend (a borrowed
+    /// one is copied first).
+    pub fn monitor_mut(&mut self) -> Option<&mut MonitorLog> {
+        self.monitor.as_mut().map(Cow::to_mut)
+    }
+
+    /// Whether agent annotations have robots to be placed at.
+    pub fn has_monitor(&self) -> bool {
+        self.monitor.is_some()
+    }
+
+    /// The monitor log gained frames: what each agent annotation showed at
+    /// the robot up to the newest frame ends just before it (handed out
+    /// by [`Replay::take_closed`]), and what it shows from then on is
+    /// placed at that frame ([`Replay::showing`]). The frames given out
+    /// together are those the annotation would have given at once; a live
+    /// run hands them out as they end, so that what shows now is one
+    /// frame per annotation however long it stays.
+    pub fn robots_moved(&mut self) {
+        let Some(latest) = self
+            .monitor
+            .as_deref()
+            .and_then(|m| m.frames.last())
+            .map(|f| f.time)
+        else {
+            return;
+        };
+        let mut moved: Vec<(bool, u32)> = self
+            .agent_notes
+            .iter()
+            .filter(|(_, note)| note.2 < latest)
+            .map(|(&agent, _)| agent)
+            .collect();
+        moved.sort_unstable();
+        for agent in moved {
+            let Some(note) = self.agent_notes.get_mut(&agent) else {
+                continue;
+            };
+            let since = std::mem::replace(&mut note.2, latest);
+            let (text, color) = (note.0.clone(), note.1);
+            // Left out (no team on that side yet) is counted when the
+            // annotation ends, once.
+            note_frames(
+                &mut self.log,
+                self.monitor.as_deref(),
+                self.annotations,
+                agent,
+                (&text, color),
+                since,
+                just_before(latest),
+                &mut 0,
+            );
+            self.generation += 1;
         }
     }
 
@@ -316,7 +388,7 @@ impl<'m> Replay<'m> {
     fn close_note(&mut self, agent: (bool, u32), (text, color, since): (String, Rgba8, f64), end: f64) {
         note_frames(
             &mut self.log,
-            self.monitor,
+            self.monitor.as_deref(),
             self.annotations,
             agent,
             (&text, color),
@@ -349,7 +421,7 @@ impl<'m> Replay<'m> {
             for (&agent, (text, color, since)) in &self.agent_notes {
                 note_frames(
                     &mut out,
-                    self.monitor,
+                    self.monitor.as_deref(),
                     entity,
                     agent,
                     (text, *color),
@@ -909,6 +981,72 @@ mod tests {
             })
             .collect();
         assert_eq!(xs, [(3.0, "a.x".to_owned()), (2.0, "b".to_owned())]);
+    }
+
+    #[test]
+    fn annotations_placed_as_a_live_monitor_grows_are_those_placed_at_once() {
+        use crate::sim3d::monitor::{MonitorFormat, MonitorStream};
+        let sample = crate::sim3d::monitor::tests::rsmp_sample();
+        let messages: Vec<&[u8]> = crate::sexp::lines(sample.as_bytes())
+            .map(|(_, _, t)| t)
+            .filter(|t| !t.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let note = |text: &str| {
+            datagram(&[Command::AgentAnnotation {
+                agent: Agent {
+                    right: false,
+                    unum: 2,
+                },
+                text: text.into(),
+                color: [1, 2, 3, 255],
+            }])
+        };
+        // Live: messages at 10.0, 10.1, …; an annotation at 10.05, another
+        // replacing it at 10.35.
+        let mut live = Replay::new(Clock::Received, None).with_monitor(MonitorLog::new(MonitorFormat::Rsmp));
+        let mut stream = MonitorStream::new();
+        let mut closed = Vec::new();
+        let mut t = 10.0;
+        for (i, m) in messages.iter().enumerate() {
+            let _ = stream.message(live.monitor_mut().unwrap(), m, Some(t));
+            let g = live.generation();
+            live.robots_moved();
+            if i == 1 {
+                assert!(live.generation() > g, "an annotation showing moved");
+            }
+            closed.extend(frames(&live.take_closed()));
+            match i {
+                0 => live.feed_datagram(t + 0.05, &note("first")),
+                3 => live.feed_datagram(t + 0.05, &note("second")),
+                _ => None,
+            };
+            closed.extend(frames(&live.take_closed()));
+            // What shows now is one frame per annotation.
+            assert!(live.showing(f64::INFINITY).frames.len() <= 1);
+            t += 0.1;
+        }
+        let end = 20.0;
+        closed.extend(frames(&live.showing(end)));
+        // At once: the whole monitor log there from the start.
+        let monitor = live.monitor_mut().unwrap().clone();
+        assert_eq!(monitor.frames.len(), 3, "a message of the sample does not parse");
+        let mut once = Replay::new(Clock::Received, Some(&monitor));
+        once.feed_datagram(10.05, &note("first"));
+        once.feed_datagram(10.35, &note("second"));
+        let mut expected = frames(&once.take_closed());
+        expected.extend(frames(&once.showing(end)));
+        assert_eq!(closed, expected);
+        let texts: Vec<String> = closed
+            .iter()
+            .flat_map(|(_, ps)| ps.iter())
+            .map(|(s, ..)| match s {
+                Shape::Text { text, .. } => text.to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        // The first at both frames after it (each until the next), the
+        // second at none (no frame came after it).
+        assert_eq!(texts, ["first", "first"], "{closed:?}");
     }
 
     #[test]
