@@ -751,8 +751,10 @@ pub(crate) fn just_before(t: f64) -> f64 {
 }
 
 /// An agent annotation shown from `start` to `end`: text above the robot
-/// at each monitor frame in between (the robot moves), or nothing
-/// (counted) without a monitor log.
+/// where the monitor log last showed it at `start` (from its first frame
+/// when it shows none before), then at each monitor frame up to `end`
+/// (the robot moves); nothing (counted) without a monitor log, or
+/// without a team on the agent's side in it.
 #[allow(clippy::too_many_arguments)]
 fn note_frames(
     log: &mut Log,
@@ -773,9 +775,12 @@ fn note_frames(
         *left_out += 1;
         return;
     };
-    let first = m.frames.partition_point(|f| f.time < start);
+    // From the frame in effect at `start` (the robot where it was last
+    // seen), or the first after it.
+    let first = m.frames.partition_point(|f| f.time <= start).saturating_sub(1);
     let frames = &m.frames[first..];
     for (k, f) in frames.iter().enumerate().take_while(|(_, f)| f.time <= end) {
+        let from = f.time.max(start);
         let Some(r) = m
             .frame_robots(f)
             .iter()
@@ -785,11 +790,11 @@ fn note_frames(
         };
         let p = r.position();
         let next = frames.get(k + 1).map_or(end, |n| just_before(n.time).min(end));
+        if next < from {
+            continue;
+        }
         log.push_frame(
-            FrameTime::Persistent {
-                start: f.time,
-                end: next.max(f.time),
-            },
+            FrameTime::Persistent { start: from, end: next },
             [Primitive {
                 shape: Shape::Text {
                     anchor: Vec2::new(p[0] + 0.3, p[1] + 0.3),
@@ -1044,9 +1049,9 @@ mod tests {
                 _ => String::new(),
             })
             .collect();
-        // The first at both frames after it (each until the next), the
-        // second at none (no frame came after it).
-        assert_eq!(texts, ["first", "first"], "{closed:?}");
+        // Each at the robot as the frame in effect when it came shows it,
+        // then at each frame after it, until the next.
+        assert_eq!(texts, ["first", "first", "first", "second"], "{closed:?}");
     }
 
     #[test]

@@ -213,9 +213,10 @@ fn agent_annotations_are_placed_at_the_robot_the_monitor_stream_sends() {
     let t0 = 1.7e9;
     scene.monitor_message(&store, monitor, t0, &m[0]);
     scene.datagram(&store, roboviz, t0 + 0.01, &note(2, "kick"));
-    // Placed from the next message on, at Alpha 2 (-3, 1), text 0.3 m
-    // off as a recording's; until further notice.
-    assert!(texts_at(&store, t0 + 0.015).is_empty());
+    // Placed at Alpha 2 (-3, 1) as the last message showed it, text 0.3 m
+    // off as a recording's, until further notice; not before it came.
+    assert_eq!(texts_at(&store, t0 + 1000.0), [("kick".to_owned(), -2.7, 1.3)]);
+    assert!(texts_at(&store, t0 + 0.005).is_empty());
     scene.monitor_message(&store, monitor, t0 + 0.02, &m[1]);
     assert_eq!(texts_at(&store, t0 + 1000.0), [("kick".to_owned(), -2.7, 1.3)]);
     scene.monitor_message(&store, monitor, t0 + 0.04, &m[3]);
