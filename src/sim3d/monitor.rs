@@ -98,6 +98,11 @@ pub struct MonitorFrame {
     pub ball: Option<[f64; 3]>,
     /// This frame's robots in [`MonitorLog::robots`].
     pub robots: Range<usize>,
+    /// The teams on the left and on the right side at this frame
+    /// (indices into [`MonitorLog::teams`]), as the game state last said
+    /// (sides may change during a log: a server restarted for the second
+    /// half; [`Team::side`] is the last said).
+    pub sides: [Option<u16>; 2],
 }
 
 /// A whole monitor log.
@@ -288,6 +293,8 @@ struct StreamState {
     scene: Option<SceneGraph>,
     game: GameState,
     team_by_name: HashMap<String, u16>,
+    /// The teams on the left and right side now.
+    sides: [Option<u16>; 2],
 }
 
 impl MonitorStream {
@@ -304,9 +311,11 @@ impl MonitorStream {
             && let Some(format) = sniff(text)
             && format != log.format
         {
+            // Another grammar: its teams are its own.
             let skipped = log.skipped;
             *log = MonitorLog::new(format);
             log.skipped = skipped;
+            self.state = StreamState::default();
         }
         let doc = self.parser.parse(text).map_err(|e| format!("skipped: {e}"))?;
         let mut r = Reader {
@@ -482,7 +491,22 @@ impl Reader<'_> {
                 t.side = None;
             }
         }
-        self.log.teams[i as usize].side = Some(side);
+        if let Some(t) = self.log.teams.get_mut(usize::from(i)) {
+            t.side = Some(side);
+        }
+        self.refresh_sides();
+    }
+
+    /// The teams on each side now, for the frames to come.
+    fn refresh_sides(&mut self) {
+        let on = |s| {
+            self.log
+                .teams
+                .iter()
+                .position(|t| t.side == Some(s))
+                .map(|i| i as u16)
+        };
+        self.st.sides = [on(Side::Left), on(Side::Right)];
     }
 
     fn team(&mut self, name: &str) -> u16 {
@@ -513,7 +537,10 @@ impl Reader<'_> {
             Side::Right => "Right",
         };
         let i = self.team(name);
-        self.log.teams[i as usize].side = Some(side);
+        if let Some(t) = self.log.teams.get_mut(usize::from(i)) {
+            t.side = Some(side);
+        }
+        self.refresh_sides();
         i
     }
 
@@ -558,6 +585,7 @@ impl Reader<'_> {
             full,
             ball,
             robots: start..self.log.robots.len(),
+            sides: self.st.sides,
         });
         Ok(())
     }
@@ -626,6 +654,7 @@ pub(crate) mod tests {
         let lines: Vec<usize> = log.warnings.iter().map(|w| w.line).collect();
         assert_eq!(lines, [3, 5], "{:?}", log.warnings);
         assert!(log.warnings[1].message.contains("children"), "{:?}", log.warnings);
+        assert!(log.frames.iter().all(|f| f.sides == [Some(0), None]));
         assert_eq!(log.frame_at(0.1).map(|f| f.time), Some(0.08));
         assert_eq!(log.frame_at(-1.0).map(|f| f.time), Some(0.04));
         let mid = log.ball_at(0.06, 0.1).unwrap();
@@ -699,6 +728,18 @@ pub(crate) mod tests {
         let diff = lines(sample.as_bytes()).nth(1).unwrap().2;
         let e = stream.message(&mut log, diff, Some(2e9)).unwrap_err();
         assert!(e.contains("before any full one"), "{e}");
+        // Sides swapped from then on; the frames before keep theirs.
+        let swapped = String::from_utf8_lossy(lines(sample.as_bytes()).next().unwrap().2).replace(
+            "(team_left Alpha)(team_right <RIGHT>)",
+            "(team_left Bravo)(team_right Alpha)",
+        );
+        stream
+            .message(&mut log, swapped.as_bytes(), Some(2e9 + 1.0))
+            .unwrap();
+        let sides: Vec<[Option<u16>; 2]> = log.frames.iter().map(|f| f.sides).collect();
+        assert_eq!(sides[..3], [[Some(0), None]; 3]);
+        assert_eq!(sides.last(), Some(&[Some(1), Some(0)]));
+        assert_eq!(log.teams[1].name, "Bravo");
     }
 
     #[test]
@@ -763,6 +804,9 @@ pub(crate) mod tests {
                 }
                 for r in &log.robots {
                     proptest::prop_assert!((r.team as usize) < log.teams.len());
+                }
+                for f in &log.frames {
+                    proptest::prop_assert!(f.sides.iter().flatten().all(|&t| usize::from(t) < log.teams.len()));
                 }
             }
         }

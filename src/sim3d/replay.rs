@@ -753,8 +753,9 @@ pub(crate) fn just_before(t: f64) -> f64 {
 /// An agent annotation shown from `start` to `end`: text above the robot
 /// where the monitor log last showed it at `start` (from its first frame
 /// when it shows none before), then at each monitor frame up to `end`
-/// (the robot moves); nothing (counted) without a monitor log, or
-/// without a team on the agent's side in it.
+/// (the robot moves), the agent's side's robot as that frame has the
+/// sides; nothing (counted) without a monitor log, or without a team on
+/// the agent's side in it.
 #[allow(clippy::too_many_arguments)]
 fn note_frames(
     log: &mut Log,
@@ -771,20 +772,22 @@ fn note_frames(
         return;
     };
     let side = if right { Side::Right } else { Side::Left };
-    let Some(team) = m.teams.iter().position(|t| t.side == Some(side)) else {
+    if !m.teams.iter().any(|t| t.side == Some(side)) {
         *left_out += 1;
         return;
-    };
+    }
     // From the frame in effect at `start` (the robot where it was last
     // seen), or the first after it.
     let first = m.frames.partition_point(|f| f.time <= start).saturating_sub(1);
     let frames = &m.frames[first..];
     for (k, f) in frames.iter().enumerate().take_while(|(_, f)| f.time <= end) {
         let from = f.time.max(start);
+        // The team on that side then (a restarted server may swap them).
+        let team = f.sides[usize::from(right)];
         let Some(r) = m
             .frame_robots(f)
             .iter()
-            .find(|r| r.team as usize == team && r.unum == unum)
+            .find(|r| Some(r.team) == team && r.unum == unum)
         else {
             continue;
         };
@@ -794,7 +797,10 @@ fn note_frames(
             continue;
         }
         log.push_frame(
-            FrameTime::Persistent { start: from, end: next },
+            FrameTime::Persistent {
+                start: from,
+                end: next,
+            },
             [Primitive {
                 shape: Shape::Text {
                     anchor: Vec2::new(p[0] + 0.3, p[1] + 0.3),
