@@ -221,8 +221,14 @@ enum Ended {
 
 /// Connects to the simulator's monitor port at `addr` and reads its
 /// messages into `scene` until `stop`, connecting again with back-off
-/// whenever there is no connection.
-pub fn receive(addr: SocketAddr, store: &LiveLogs, id: SourceId, stop: &AtomicBool, scene: &Mutex<Scene>) {
+/// whenever there is no connection; looks whether to stop every `poll`.
+pub fn receive(
+    addr: SocketAddr,
+    store: &LiveLogs,
+    id: SourceId,
+    (stop, poll): (&AtomicBool, Duration),
+    scene: &Mutex<Scene>,
+) {
     let mut backoff = MIN_BACKOFF;
     let mut messages = Deframer::new(MAX_MESSAGE);
     let mut buf = vec![0u8; 65_536];
@@ -237,14 +243,14 @@ pub fn receive(addr: SocketAddr, store: &LiveLogs, id: SourceId, stop: &AtomicBo
                         backoff.as_secs_f64()
                     ),
                 );
-                pause(backoff, stop);
+                pause(backoff, stop, poll);
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;
             }
         };
-        if let Err(e) = stream.set_read_timeout(Some(super::sources::POLL)) {
+        if let Err(e) = stream.set_read_timeout(Some(poll)) {
             store.note(id, format!("the monitor connection: {e}"));
-            pause(backoff, stop);
+            pause(backoff, stop, poll);
             continue;
         }
         lock(scene).reconnected();
@@ -276,7 +282,7 @@ pub fn receive(addr: SocketAddr, store: &LiveLogs, id: SourceId, stop: &AtomicBo
         } else {
             (backoff * 2).min(MAX_BACKOFF)
         };
-        pause(backoff, stop);
+        pause(backoff, stop, poll);
     }
 }
 
@@ -324,14 +330,14 @@ fn read_connection(
     }
 }
 
-/// Waits `d`, or less when the run stops.
-fn pause(d: Duration, stop: &AtomicBool) {
+/// Waits `d`, or less when the run stops (looked at every `poll`).
+fn pause(d: Duration, stop: &AtomicBool, poll: Duration) {
     let until = Instant::now() + d;
     while !stop.load(Ordering::Relaxed) {
         let Some(left) = until.checked_duration_since(Instant::now()) else {
             return;
         };
-        std::thread::sleep(left.min(super::sources::POLL));
+        std::thread::sleep(left.min(poll));
     }
 }
 

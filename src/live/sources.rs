@@ -56,7 +56,7 @@ pub const MAX_CONNECTIONS: usize = 64;
 pub const ROBOVIZ_PORT: u16 = 32769;
 
 /// How often a waiting receiver looks whether it should stop.
-pub(super) const POLL: Duration = Duration::from_millis(100);
+const POLL: Duration = Duration::from_millis(100);
 
 /// A live log source as given on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,7 +234,7 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
                 let (store, stop) = (Arc::clone(store), Arc::clone(&stop));
                 r.bound.push(addr);
                 r.threads.push(std::thread::spawn(move || {
-                    sim3d::receive(addr, &store, id, &stop, &scene);
+                    sim3d::receive(addr, &store, id, (&stop, POLL), &scene);
                 }));
             }
             LogSource::Ssl(stream, addr) => {

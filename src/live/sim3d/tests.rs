@@ -247,3 +247,51 @@ fn agent_annotations_are_placed_at_the_robot_the_monitor_stream_sends() {
     let e = store.counts()[0].last_error.clone().unwrap();
     assert!(e.contains("add --log sim3d://[HOST:]PORT"), "{e}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: crate::testing::fuzz_cases(),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Garbage and damaged monitor messages among good ones, with an
+    /// annotation showing: each counted once, taken or bad, never a
+    /// panic; the store within its bounds, everything in it drawable.
+    #[test]
+    fn garbage_monitor_messages_are_counted_and_never_panic(
+        junk in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120), 0..6),
+        edits in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(),
+                                           proptest::sample::select(b"()0123456789.- ndTRFSLTe".to_vec())), 0..10),
+        order in proptest::collection::vec(0usize..10, 1..16),
+    ) {
+        let opts = StoreOptions { keep: 1.0, max_primitives: 60, max_entities: 20 };
+        let store = LiveLogs::new(opts);
+        let roboviz = store.add_source("roboviz://127.0.0.1:32769");
+        let monitor = store.add_source("sim3d://127.0.0.1:3200");
+        let mut scene = Scene::new(&store, true);
+        let mut messages = sample();
+        for (i, v) in edits {
+            let m = &mut messages[1];
+            let i = i.index(m.len());
+            m[i] = v;
+        }
+        messages.extend(junk);
+        let mut t = 1.7e9;
+        scene.datagram(&store, roboviz, t, &note(2, "x"));
+        for &k in &order {
+            t += 0.04;
+            scene.monitor_message(&store, monitor, t, &messages[k % messages.len()]);
+            if k == 7 {
+                scene.reconnected();
+            }
+        }
+        let c = &store.counts()[1];
+        proptest::prop_assert_eq!(c.packets + c.bad, order.len() as u64, "{:?}", c);
+        if let Some((_, log, _)) = store.snapshot(0) {
+            proptest::prop_assert!(log.primitives.len() <= 2 * opts.max_primitives);
+            for p in &log.primitives {
+                proptest::prop_assert!(crate::log::validate::drawable(p));
+            }
+        }
+    }
+}
