@@ -239,7 +239,7 @@ pub fn receive(
                 store.note(
                     id,
                     format!(
-                        "cannot connect to the simulator's monitor port ({e}); trying again every {:.1} s",
+                        "cannot connect to the simulator's monitor port ({e}); trying again in {:.1} s",
                         backoff.as_secs_f64()
                     ),
                 );
