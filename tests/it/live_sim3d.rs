@@ -20,7 +20,10 @@
 //! machine's clock): the text's left end and baseline must be within a
 //! few pixels of the robot's place projected, 0.3 m off as the replay
 //! places it. Before the first message nothing is drawn; the garbage and
-//! the torn message are counted as ignored.
+//! the torn message are counted as ignored. And the live text lies where
+//! `underlay export` draws it from the same monitor log and a RoboViz
+//! recording of the same annotation (the recording read beside the log,
+//! placed by the same replay).
 
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
@@ -33,6 +36,7 @@ use std::time::{Duration, Instant};
 use underlay::sim3d::framing::frame;
 use underlay::sim3d::monitor::{self, MonitorLog, Side};
 use underlay::sim3d::roboviz::{self, Agent, Command as Draw};
+use underlay::sim3d::rvd::{self, Record};
 
 use crate::live::{epoch, free_udp_port};
 use crate::ssl_replay::{first_arrival, frames, source_counts, spawn, wait_end, wait_listened};
@@ -116,6 +120,84 @@ fn black_camera(dir: &Path) -> PathBuf {
         .unwrap();
     assert!(made.success());
     black
+}
+
+/// The left end and baseline of the text drawn in `px` (`bpp` bytes a
+/// pixel, 320 wide) where `is` says, within 60 px of `near`.
+fn text_at(px: &[u8], bpp: usize, near: (f64, f64), is: impl Fn(&[u8]) -> bool) -> Option<(f64, f64)> {
+    let drawn: Vec<(usize, usize)> = px
+        .chunks_exact(bpp)
+        .enumerate()
+        .filter(|(_, p)| is(p))
+        .map(|(i, _)| (i % 320, i / 320))
+        .filter(|&(x, y)| (x as f64 - near.0).abs() < 60.0 && (y as f64 - near.1).abs() < 60.0)
+        .collect();
+    let left = drawn.iter().map(|d| d.0).min()? as f64;
+    let baseline = drawn.iter().map(|d| d.1).max()? as f64 + 1.0;
+    Some((left, baseline))
+}
+
+/// `underlay export` of the fixture with a recording of `note` (from
+/// sim time 25 on) onto `camera` through `calib`: where its frame at 1 s
+/// draws the yellow text near `near`.
+fn exported_text(dir: &Path, camera: &Path, calib: &Path, note: &[u8], near: (f64, f64)) -> (f64, f64) {
+    let rec = dir.join("notes.rvd");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&rec).unwrap());
+    w.write_all(&rvd::header()).unwrap();
+    for r in [
+        Record::SimTime {
+            received: 0.0,
+            time: 25.0,
+        },
+        Record::Datagram {
+            received: 0.0,
+            bytes: note.to_vec(),
+        },
+        Record::SimTime {
+            received: 0.0,
+            time: 27.5,
+        },
+    ] {
+        rvd::write_record(&mut w, &r).unwrap();
+    }
+    drop(w);
+    let out = dir.join("export.mp4");
+    let done = underlay_cmd()
+        .arg("export")
+        .arg("--video")
+        .arg(camera)
+        .arg("--log")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE))
+        .arg("--log")
+        .arg(&rec)
+        .arg("--calib")
+        .arg(calib)
+        .args(["--offset", "25", "--to", "2", "--no-mask", "--crf", "0", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let raw = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(&out)
+        .args([
+            "-ss",
+            "1",
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(raw.len(), 320 * 240 * 3);
+    // Yellow, through the encoder's 4:2:0 colours: bright red and green,
+    // little blue.
+    text_at(&raw, 3, near, |p| p[0] > 120 && p[1] > 120 && p[2] < 100).expect("the exported text")
 }
 
 /// Accepts a connection on `listener`, unless `stop` comes first.
@@ -271,22 +353,23 @@ fn agent_annotations_are_drawn_live_at_the_robot_of_the_monitor_stream() {
     // The agent: its annotation every quarter second (RoboViz keeps the
     // last one), and a datagram that is not RoboViz's now and then.
     let sent_notes = Arc::new(AtomicU64::new(0));
+    let mut d = Vec::new();
+    roboviz::encode(
+        &Draw::AgentAnnotation {
+            agent: Agent {
+                right: false,
+                unum: UNUM,
+            },
+            text: "KICK".into(),
+            color: [255, 255, 0, 255],
+        },
+        &mut d,
+    );
+    let note = d.clone();
     let agent = {
         let (stop, sent_notes) = (Arc::clone(&stop), Arc::clone(&sent_notes));
         std::thread::spawn(move || {
             let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let mut d = Vec::new();
-            roboviz::encode(
-                &Draw::AgentAnnotation {
-                    agent: Agent {
-                        right: false,
-                        unum: UNUM,
-                    },
-                    text: "KICK".into(),
-                    color: [255, 255, 0, 255],
-                },
-                &mut d,
-            );
             while !stop.load(Ordering::Relaxed) {
                 let _ = socket.send_to(&d, ("127.0.0.1", rv_port));
                 sent_notes.fetch_add(1, Ordering::Relaxed);
@@ -317,6 +400,8 @@ fn agent_annotations_are_drawn_live_at_the_robot_of_the_monitor_stream() {
     let yellow = |p: &[u8]| p[3] > 64 && p[0] > 150 && p[1] > 150 && p[2] < 100;
     let (mut compared, mut before, mut worst, mut sum) = ([0u32, 0], 0, 0.0f64, 0.0);
     let (mut missing, mut off_frames, mut trail) = (Vec::new(), Vec::new(), 0);
+    // Where live drew the text over Alpha 2 (which stands still).
+    let mut over_alpha = Vec::new();
     let live_frames = frames(&overlay, "rgba", 4);
     assert!(
         live_frames.len() >= 100,
@@ -363,6 +448,9 @@ fn agent_annotations_are_drawn_live_at_the_robot_of_the_monitor_stream() {
         worst = worst.max(off);
         sum += off;
         compared[usize::from(connection)] += 1;
+        if connection == 0 {
+            over_alpha.push((left, baseline));
+        }
     }
     let n = compared[0] + compared[1];
     eprintln!(
@@ -386,4 +474,17 @@ fn agent_annotations_are_drawn_live_at_the_robot_of_the_monitor_stream() {
         trail >= n as usize / 2,
         "the ball's trail in {trail} of {n} frames\n{err}"
     );
+
+    // The export of the same log and annotation draws the text there.
+    let alpha = robot(&log, 0, UNUM, 25).unwrap();
+    let near = project((alpha.0 + 0.3, alpha.1 + 0.3));
+    let exported = exported_text(dir.path(), &black, &calib, &note, near);
+    let apart = over_alpha
+        .iter()
+        .map(|l| (l.0 - exported.0).hypot(l.1 - exported.1))
+        .fold(0.0, f64::max);
+    eprintln!(
+        "live and export draw the text over Alpha {UNUM} at most {apart:.2} px apart (export {exported:?})"
+    );
+    assert!(apart <= 1.0, "live {over_alpha:?}, export {exported:?}");
 }
