@@ -285,6 +285,9 @@ impl MonitorLog {
 pub struct MonitorStream {
     parser: Parser,
     state: StreamState,
+    /// Restarted and no monitor message since: the next may be another
+    /// server's grammar.
+    fresh: bool,
 }
 
 /// What a monitor log's reader carries from one message to the next.
@@ -307,8 +310,13 @@ impl MonitorStream {
     /// message's own time; an error (the frame not added, or added with
     /// the objects of the last good update) says why.
     pub fn message(&mut self, log: &mut MonitorLog, text: &[u8], at: Option<f64>) -> Result<(), String> {
-        if log.frames.is_empty()
-            && let Some(format) = sniff(text)
+        let sniffed = sniff(text);
+        let may_switch = log.frames.is_empty() || self.fresh;
+        if sniffed.is_some() {
+            self.fresh = false;
+        }
+        if may_switch
+            && let Some(format) = sniffed
             && format != log.format
         {
             // Another grammar: its teams are its own.
@@ -331,10 +339,12 @@ impl MonitorStream {
 
     /// Starts again from a full scene graph: what came before a new
     /// connection says nothing about the scene it sends (the teams are
-    /// kept).
+    /// kept, unless it speaks the other grammar: another server, whose
+    /// log starts afresh).
     pub fn restart(&mut self) {
         self.state.scene = None;
         self.state.game = GameState::default();
+        self.fresh = true;
     }
 }
 
@@ -740,6 +750,13 @@ pub(crate) mod tests {
         assert_eq!(sides[..3], [[Some(0), None]; 3]);
         assert_eq!(sides.last(), Some(&[Some(1), Some(0)]));
         assert_eq!(log.teams[1].name, "Bravo");
+        // Another server on the port, in the other grammar: a log of its own.
+        stream.restart();
+        let simspark = b"((FieldLength 18)(time 3)(team_left magma))(RSG 0 1)((nd TRF (SLT 1 0 0 0 0 1 0 0 0 0 1 0 1 2 0.04 1)(nd StaticMesh (load models/soccerball.obj))))";
+        stream.message(&mut log, simspark, Some(2e9 + 2.0)).unwrap();
+        assert_eq!((log.format, log.frames.len()), (MonitorFormat::SimSpark, 1));
+        assert_eq!(log.frames[0].ball, Some([1.0, 2.0, 0.04]));
+        assert_eq!(log.teams[0].name, "magma");
     }
 
     #[test]
