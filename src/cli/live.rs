@@ -23,12 +23,18 @@ pub struct Args {
     /// `tcp://HOST:PORT` (native log streams; listens there),
     /// `roboviz://[HOST:]PORT` (RoboViz drawing datagrams from 3D-league
     /// agents, in metres; port 32769 when left out),
+    /// `sim3d://[HOST:]PORT` (the 3D simulator's monitor stream, connected
+    /// to and reconnected with back-off; 127.0.0.1 and SimSpark's 3200 when
+    /// left out, rcssservermj's is 60001: the ball's trail, and the robots
+    /// RoboViz agent annotations are placed at — without it they are left
+    /// out),
     /// `ssl-vision://[GROUP:]PORT`, `ssl-referee://[GROUP:]PORT`,
     /// `ssl-tracker://[GROUP:]PORT` (the SSL league's streams, drawn
     /// together as their game log is; the league's multicast group and
     /// port when left out, or a unicast address such as 127.0.0.1:PORT),
     /// or a file of any format underlay reads, drawn throughout
-    /// (repeatable). HOST left out: every interface.
+    /// (repeatable). HOST left out: every interface (sim3d://: this
+    /// machine).
     #[arg(long = "log", value_name = "SOURCE")]
     pub logs: Vec<String>,
     /// A session whose calibration, mask, filter, offset and logs are used

@@ -9,6 +9,10 @@
 //! - `sources`: logs over the network — native logs over UDP (one frame a
 //!   datagram) and TCP (the file format as a stream), and RoboViz's
 //!   drawing datagrams over UDP, replayed set by set as a recording is.
+//! - `sim3d`: the 3D league's simulator monitor stream (a TCP client of
+//!   its monitor port, reconnecting with back-off), read as a monitor log
+//!   is: the ball's trail, and the robots RoboViz's agent annotations are
+//!   placed at; the run's RoboViz sources and it share one scene.
 //! - `ssl`: the SSL league's vision, referee and tracker streams
 //!   (multicast or unicast), drawn together as one match's game log is,
 //!   with the cameras' calibrations their geometry carries (`--camera N`).
@@ -39,6 +43,7 @@ mod error;
 mod merger;
 mod no_signal;
 mod run;
+mod sim3d;
 mod sources;
 mod ssl;
 mod store;
@@ -47,6 +52,7 @@ pub use buffer::{BufferCounts, BufferOptions, BufferSource, Recorder, ReplayBuff
 pub use camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
 pub use error::LiveError;
 pub use run::{Clock, LiveOptions, LiveReport, LiveSink, LiveStatus, OutputKind, run, run_with};
+pub use sim3d::MONITOR_PORT;
 pub use sources::{LogSource, MAX_CONNECTIONS, ROBOVIZ_PORT, Receivers, start as start_sources};
 pub use ssl::{MAX_SCENE_NAMES, SslStream};
 pub use store::{CameraCalibration, LiveLogs, SourceCounts, SourceId, StoreOptions};

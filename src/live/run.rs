@@ -728,7 +728,14 @@ pub fn run_with(
     }
     for s in &report.sources {
         if s.packets == 0 && s.bad == 0 {
-            report.warnings.push(format!("{}: nothing came", s.name));
+            report.warnings.push(format!(
+                "{}: nothing came{}",
+                s.name,
+                s.last_error
+                    .as_ref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            ));
         } else if s.bad > 0 {
             report.warnings.push(format!(
                 "{}: {} packets were not logs and were ignored{}",

@@ -21,14 +21,20 @@
 //!   ([`LiveLogs::set_current`]). A datagram that does not parse is
 //!   counted as bad (the commands before the bad one are drawn, as a
 //!   recording's are); sets, names and shapes held stay within the
-//!   store's bounds. Agent annotations are left out (they are placed at
-//!   their robot, which needs the monitor log).
+//!   store's bounds. Agent annotations are placed at their robot when a
+//!   `sim3d://` source gives the robots, else left out (and said).
+//! - `sim3d://[HOST:]PORT`: the 3D simulator's monitor stream, connected
+//!   to (127.0.0.1 and SimSpark's port 3200 when left out) and read as a
+//!   monitor log is: the robots that RoboViz's agent annotations are
+//!   placed at, and the ball's trail (`super::sim3d`, which the RoboViz
+//!   sources share).
 //!
 //! - `ssl-vision://[GROUP:]PORT`, `ssl-referee://[GROUP:]PORT`,
 //!   `ssl-tracker://[GROUP:]PORT`: the SSL league's multicast streams,
 //!   drawn together as one match's game log is (`super::ssl`).
 //!
-//! A host left out (`udp://:9870`) listens on every interface.
+//! A host left out (`udp://:9870`) listens on every interface (but
+//! `sim3d://`, which connects: to this machine).
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
@@ -38,10 +44,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::error::LiveError;
+use super::sim3d::{self, MONITOR_PORT, Scene};
 use super::ssl::{self, SslStream};
 use super::store::{LiveLogs, SourceId};
 use crate::log::native::{self, StreamReader};
-use crate::sim3d::replay::{Clock, Limits, Replay};
 
 /// Senders connected at once to one TCP source.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -61,6 +67,9 @@ pub enum LogSource {
     Tcp(SocketAddr),
     /// RoboViz drawing datagrams received on this address.
     RoboViz(SocketAddr),
+    /// A 3D simulator's monitor stream, from its monitor port at this
+    /// address (connected to).
+    Sim3d(SocketAddr),
     /// One of the SSL league's streams, received on this address (a
     /// multicast group is joined).
     Ssl(SslStream, SocketAddr),
@@ -69,7 +78,8 @@ pub enum LogSource {
 impl LogSource {
     /// Parses `udp://HOST:PORT`, `tcp://HOST:PORT`,
     /// `roboviz://[HOST:]PORT` (`HOST` may be left out: every interface;
-    /// RoboViz's `PORT` too: [`ROBOVIZ_PORT`]) or
+    /// RoboViz's `PORT` too: [`ROBOVIZ_PORT`]), `sim3d://[HOST:]PORT`
+    /// (127.0.0.1 and [`MONITOR_PORT`] when left out), or
     /// `ssl-vision|ssl-referee|ssl-tracker://[GROUP:]PORT` (the league's
     /// group and port when left out: [`SslStream::parse_addr`]). `None` when `s` names no
     /// network source (a file, then); an error for a network source that
@@ -109,6 +119,20 @@ impl LogSource {
                 };
                 Ok(Some(LogSource::RoboViz(addr(&rest)?)))
             }
+            "sim3d" => {
+                // A client: a host left out is this machine.
+                let rest = rest.trim_end_matches('/');
+                let rest = if rest.is_empty() {
+                    format!("127.0.0.1:{MONITOR_PORT}")
+                } else if let Some(port) = rest.strip_prefix(':') {
+                    format!("127.0.0.1:{port}")
+                } else if rest.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("127.0.0.1:{rest}")
+                } else {
+                    rest.to_owned()
+                };
+                Ok(Some(LogSource::Sim3d(addr(&rest)?)))
+            }
             other => match SslStream::of_scheme(other) {
                 Some(stream) => Ok(Some(LogSource::Ssl(
                     stream,
@@ -116,7 +140,8 @@ impl LogSource {
                 ))),
                 None => Err(bad(format!(
                     "unknown scheme {other}:// (live logs come over udp://HOST:PORT, tcp://HOST:PORT, \
-                     roboviz://[HOST:]PORT, ssl-vision://, ssl-referee:// or ssl-tracker://[GROUP:]PORT)"
+                     roboviz://[HOST:]PORT, sim3d://[HOST:]PORT, ssl-vision://, ssl-referee:// or \
+                     ssl-tracker://[GROUP:]PORT)"
                 ))),
             },
         }
@@ -129,6 +154,7 @@ impl std::fmt::Display for LogSource {
             LogSource::Udp(a) => write!(f, "udp://{a}"),
             LogSource::Tcp(a) => write!(f, "tcp://{a}"),
             LogSource::RoboViz(a) => write!(f, "roboviz://{a}"),
+            LogSource::Sim3d(a) => write!(f, "sim3d://{a}"),
             LogSource::Ssl(s, a) => write!(f, "{}://{a}", s.scheme()),
         }
     }
@@ -138,7 +164,8 @@ impl std::fmt::Display for LogSource {
 pub struct Receivers {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
-    /// The addresses bound, in the order of the sources (port 0 resolved).
+    /// The addresses bound, in the order of the sources (port 0 resolved;
+    /// for `sim3d://`, the address it connects to).
     pub bound: Vec<SocketAddr>,
 }
 
@@ -160,8 +187,10 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
         threads: Vec::new(),
         bound: Vec::new(),
     };
-    // The SSL streams of the run draw one scene.
+    // The SSL streams of the run draw one scene; the 3D league's another.
     let mut scene: Option<Arc<Mutex<ssl::Scene>>> = None;
+    let with_monitor = sources.iter().any(|s| matches!(s, LogSource::Sim3d(_)));
+    let mut scene3d: Option<Arc<Mutex<Scene>>> = None;
     for s in sources {
         let bind_error = |error: std::io::Error| LiveError::Bind {
             source_name: s.to_string(),
@@ -186,13 +215,26 @@ pub fn start(sources: &[LogSource], store: &Arc<LiveLogs>) -> Result<Receivers, 
                 socket.set_read_timeout(Some(POLL)).map_err(bind_error)?;
                 let bound = socket.local_addr().map_err(bind_error)?;
                 let id = store.add_source(&LogSource::RoboViz(bound).to_string());
+                let scene = Arc::clone(
+                    scene3d.get_or_insert_with(|| Arc::new(Mutex::new(Scene::new(store, with_monitor)))),
+                );
                 let (store, stop) = (Arc::clone(store), Arc::clone(&stop));
                 r.bound.push(bound);
                 r.threads.push(std::thread::spawn(move || {
-                    let mut roboviz = RoboVizSource::new(&store);
                     receive_udp(&socket, &store, id, &stop, |datagram| {
-                        roboviz.datagram(&store, id, super::now(), datagram)
+                        sim3d::lock(&scene).datagram(&store, id, super::now(), datagram);
                     })
+                }));
+            }
+            LogSource::Sim3d(addr) => {
+                let id = store.add_source(&s.to_string());
+                let scene = Arc::clone(
+                    scene3d.get_or_insert_with(|| Arc::new(Mutex::new(Scene::new(store, with_monitor)))),
+                );
+                let (store, stop) = (Arc::clone(store), Arc::clone(&stop));
+                r.bound.push(addr);
+                r.threads.push(std::thread::spawn(move || {
+                    sim3d::receive(addr, &store, id, (&stop, POLL), &scene);
                 }));
             }
             LogSource::Ssl(stream, addr) => {
@@ -280,78 +322,6 @@ fn native_datagram(store: &LiveLogs, id: SourceId, datagram: &[u8]) {
             format!("a datagram of {n} bytes without a whole frame"),
         ),
         Err(e) => store.bad(id, n as u64, format!("a datagram of {n} bytes: {e}")),
-    }
-}
-
-/// A RoboViz source's replay, and what of it the store has.
-struct RoboVizSource {
-    replay: Replay<'static>,
-    /// The replay's generation the store's current frames show.
-    shown: u64,
-    /// Shapes dropped and annotations left out, as last said.
-    said: (usize, usize),
-}
-
-impl RoboVizSource {
-    /// A replay on the arrival clock, within `store`'s bounds.
-    fn new(store: &LiveLogs) -> Self {
-        let opts = store.options();
-        RoboVizSource {
-            replay: Replay::new(Clock::Received, None).with_limits(Limits {
-                max_entities: opts.max_entities,
-                max_primitives: opts.max_primitives,
-            }),
-            shown: 0,
-            said: (0, 0),
-        }
-    }
-
-    /// One datagram, received at `now` (Unix seconds): replayed, what it
-    /// ended pushed, what is showing set as the source's current frames.
-    fn datagram(&mut self, store: &LiveLogs, id: SourceId, now: f64, datagram: &[u8]) {
-        let n = datagram.len();
-        let commands = self.replay.stats().commands;
-        let error = self.replay.feed_datagram(now, datagram);
-        let drew = self.replay.stats().commands > commands;
-        let closed = self.replay.take_closed();
-        // What shows now first, then the packet counted: whoever sees the
-        // count sees what it drew.
-        if self.replay.generation() != self.shown {
-            self.shown = self.replay.generation();
-            store.set_current(id, self.replay.showing(f64::INFINITY));
-        }
-        match error {
-            None => store.push(id, closed, n as u64),
-            Some(e) => {
-                if drew {
-                    store.push(id, closed, 0);
-                }
-                store.bad(
-                    id,
-                    n as u64,
-                    format!("a datagram of {n} bytes that is not RoboViz's: {e}"),
-                );
-            }
-        }
-        let now_said = (self.replay.dropped(), self.replay.annotations_left_out());
-        if now_said.0 > self.said.0 {
-            store.note(
-                id,
-                format!(
-                    "{} shapes dropped: more than {} entities or {} shapes held",
-                    now_said.0,
-                    store.options().max_entities,
-                    store.options().max_primitives
-                ),
-            );
-        } else if now_said.1 > self.said.1 {
-            store.note(
-                id,
-                "agent annotations are not drawn live: they are placed at their robot, which needs the monitor log"
-                    .into(),
-            );
-        }
-        self.said = now_said;
     }
 }
 
@@ -505,6 +475,36 @@ pub(super) mod tests {
             "roboviz://127.0.0.1:5000"
         );
         assert!(LogSource::parse("roboviz://99999").is_err());
+        let sim3d = |a: &str| Some(LogSource::Sim3d(a.parse().unwrap()));
+        assert_eq!(LogSource::parse("sim3d://").unwrap(), sim3d("127.0.0.1:3200"));
+        assert_eq!(
+            LogSource::parse("sim3d://60001").unwrap(),
+            sim3d("127.0.0.1:60001")
+        );
+        assert_eq!(
+            LogSource::parse("sim3d://:3201/").unwrap(),
+            sim3d("127.0.0.1:3201")
+        );
+        assert_eq!(
+            LogSource::parse("sim3d://10.0.0.7:3200").unwrap(),
+            sim3d("10.0.0.7:3200")
+        );
+        assert_eq!(
+            LogSource::parse("sim3d://localhost").unwrap_err().to_string(),
+            LogSource::parse("udp://localhost")
+                .unwrap_err()
+                .to_string()
+                .replace("udp", "sim3d"),
+            "a host needs its port"
+        );
+        assert_eq!(
+            LogSource::Sim3d("127.0.0.1:3200".parse().unwrap()).to_string(),
+            "sim3d://127.0.0.1:3200"
+        );
+        for bad in ["sim3d://99999", "sim3d://:x", "sim3d://no such host:1"] {
+            let e = LogSource::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(bad), "{e}");
+        }
     }
 
     #[test]
@@ -621,7 +621,7 @@ pub(super) mod tests {
             let opts = StoreOptions { keep: 1.0, max_primitives: 30, max_entities: 12 };
             let store = LiveLogs::new(opts);
             let id = store.add_source("roboviz://:0");
-            let mut source = RoboVizSource::new(&store);
+            let mut source = Scene::new(&store, false);
             let mut t = 1.0e9;
             let mut bad = 0;
             for d in &junk {

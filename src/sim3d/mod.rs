@@ -6,7 +6,9 @@
 //! - [`field`]: pitch geometry and the field markers' world positions.
 //! - [`scene`]: scene graphs (full and diff) and the objects labelled in them.
 //! - [`monitor`]: monitor logs (rcssservermj's RSMP, SimSpark's
-//!   `sparkmonitor.log`) → ball, robots and game state per frame.
+//!   `sparkmonitor.log`) → ball, robots and game state per frame, from a
+//!   file or message by message from a monitor connection.
+//! - [`framing`]: the monitor port's length-prefixed messages.
 //! - [`perception`]: agent perception logs → what each message told the agent.
 //! - [`pose`]: the camera's pose from seen markers, or from the body.
 //! - [`place`]: what each agent saw, placed in the world and drawn as a
@@ -27,6 +29,7 @@
 
 pub mod camera;
 pub mod field;
+pub mod framing;
 pub mod input;
 pub mod logs;
 pub mod monitor;

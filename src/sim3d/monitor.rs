@@ -98,6 +98,11 @@ pub struct MonitorFrame {
     pub ball: Option<[f64; 3]>,
     /// This frame's robots in [`MonitorLog::robots`].
     pub robots: Range<usize>,
+    /// The teams on the left and on the right side at this frame
+    /// (indices into [`MonitorLog::teams`]), as the game state last said
+    /// (sides may change during a log: a server restarted for the second
+    /// half; [`Team::side`] is the last said).
+    pub sides: [Option<u16>; 2],
 }
 
 /// A whole monitor log.
@@ -213,8 +218,33 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
         what: "a 3D monitor log",
         why: "it starts with neither \"((RSMP\" nor a message with \"(RSG\" or \"(RDS\"".to_owned(),
     })?;
-    let mut r = Reader {
-        log: MonitorLog {
+    let mut log = MonitorLog::new(format);
+    log.skipped.total = bytes.len() as u64;
+    let mut stream = MonitorStream::new();
+    let mut warnings = Warnings::default();
+    for (line, offset, text) in lines(bytes) {
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Err(message) = stream.message(&mut log, text, None) {
+            warnings.push(line, message);
+            log.skipped.add(offset, text.len() as u64 + 1);
+        }
+    }
+    if log.frames.is_empty() {
+        return Err(ParseError::NotThisFormat {
+            what: "a 3D monitor log",
+            why: "no message in it could be read".to_owned(),
+        });
+    }
+    log.warnings = warnings.finish();
+    Ok(log)
+}
+
+impl MonitorLog {
+    /// An empty log of `format`, with its grammar's default field.
+    pub fn new(format: MonitorFormat) -> Self {
+        MonitorLog {
             format,
             geometry: match format {
                 MonitorFormat::Rsmp => FieldGeometry::default(),
@@ -225,47 +255,97 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
             frames: Vec::new(),
             robots: Vec::new(),
             warnings: Vec::new(),
-            skipped: crate::log::Skipped {
-                total: bytes.len() as u64,
-                ..crate::log::Skipped::default()
-            },
-        },
-        scene: None,
-        state: GameState::default(),
-        team_by_name: HashMap::new(),
-        warnings: Warnings::default(),
-    };
-    let mut parser = Parser::new();
-    for (line, offset, text) in lines(bytes) {
-        if text.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            skipped: crate::log::Skipped::default(),
         }
-        let doc = match parser.parse(text) {
-            Ok(d) => d,
-            Err(e) => {
-                r.warnings.push(line, format!("skipped: {e}"));
-                r.log.skipped.add(offset, text.len() as u64 + 1);
-                continue;
-            }
+    }
+
+    /// Forgets the frames before `t` but the one in effect at `t` (a live
+    /// monitor kept within a window), with their robots.
+    pub fn forget_before(&mut self, t: f64) {
+        let first = self.frames.partition_point(|f| f.time <= t).saturating_sub(1);
+        if first == 0 {
+            return;
+        }
+        self.frames.drain(..first);
+        let shift = self.frames.first().map_or(self.robots.len(), |f| f.robots.start);
+        self.robots.drain(..shift.min(self.robots.len()));
+        for f in &mut self.frames {
+            f.robots = f.robots.start - shift..f.robots.end - shift;
+        }
+    }
+}
+
+/// A monitor log read message by message: the lines of a file, or the
+/// messages of a simulator's monitor port as they arrive
+/// (`underlay live --log sim3d://…`). It keeps what a message leaves for
+/// the next (the scene graph diffs apply to, the game state, the teams
+/// named); the frames go into the [`MonitorLog`] given with each message.
+/// The grammar is sniffed from the first message into an empty log.
+#[derive(Default)]
+pub struct MonitorStream {
+    parser: Parser,
+    state: StreamState,
+    /// Restarted and no monitor message since: the next may be another
+    /// server's grammar.
+    fresh: bool,
+}
+
+/// What a monitor log's reader carries from one message to the next.
+#[derive(Default)]
+struct StreamState {
+    scene: Option<SceneGraph>,
+    game: GameState,
+    team_by_name: HashMap<String, u16>,
+    /// The teams on the left and right side now.
+    sides: [Option<u16>; 2],
+}
+
+impl MonitorStream {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One message into `log`: a frame with the ball and robots after it,
+    /// timed `at` when given (a live message's arrival) or else by the
+    /// message's own time; an error (the frame not added, or added with
+    /// the objects of the last good update) says why.
+    pub fn message(&mut self, log: &mut MonitorLog, text: &[u8], at: Option<f64>) -> Result<(), String> {
+        let sniffed = sniff(text);
+        let may_switch = log.frames.is_empty() || self.fresh;
+        if sniffed.is_some() {
+            self.fresh = false;
+        }
+        if may_switch
+            && let Some(format) = sniffed
+            && format != log.format
+        {
+            // Another grammar: its teams are its own.
+            let skipped = log.skipped;
+            *log = MonitorLog::new(format);
+            log.skipped = skipped;
+            self.state = StreamState::default();
+        }
+        let doc = self.parser.parse(text).map_err(|e| format!("skipped: {e}"))?;
+        let mut r = Reader {
+            log,
+            st: &mut self.state,
+            at,
         };
-        let result = match format {
+        match r.log.format {
             MonitorFormat::Rsmp => r.rsmp(doc.items()),
             MonitorFormat::SimSpark => r.simspark(doc.items()),
-        };
-        if let Err(message) = result {
-            r.warnings.push(line, message);
-            r.log.skipped.add(offset, text.len() as u64 + 1);
         }
     }
-    if r.log.frames.is_empty() {
-        return Err(ParseError::NotThisFormat {
-            what: "a 3D monitor log",
-            why: "no message in it could be read".to_owned(),
-        });
+
+    /// Starts again from a full scene graph: what came before a new
+    /// connection says nothing about the scene it sends (the teams are
+    /// kept, unless it speaks the other grammar: another server, whose
+    /// log starts afresh).
+    pub fn restart(&mut self) {
+        self.state.scene = None;
+        self.state.game = GameState::default();
+        self.fresh = true;
     }
-    let mut log = r.log;
-    log.warnings = r.warnings.finish();
-    Ok(log)
 }
 
 /// The game state as last reported (each message may report only part).
@@ -277,15 +357,15 @@ struct GameState {
     play_mode: Option<u32>,
 }
 
-struct Reader {
-    log: MonitorLog,
-    scene: Option<SceneGraph>,
-    state: GameState,
-    team_by_name: HashMap<String, u16>,
-    warnings: Warnings,
+/// One message being read into a log.
+struct Reader<'a> {
+    log: &'a mut MonitorLog,
+    st: &'a mut StreamState,
+    /// The frame's time, when the caller gives it.
+    at: Option<f64>,
 }
 
-impl Reader {
+impl Reader<'_> {
     fn rsmp<'a>(&mut self, mut top: impl Iterator<Item = Sexp<'a>>) -> Result<(), String> {
         let msg = top.next().ok_or("an empty message")?;
         if msg.get(0).and_then(|h| h.head()) != Some(b"RSMP") {
@@ -304,9 +384,9 @@ impl Reader {
                     let result = match kind {
                         Some(b"full") => {
                             full = true;
-                            SceneGraph::build(nodes).map(|g| self.scene = Some(g))
+                            SceneGraph::build(nodes).map(|g| self.st.scene = Some(g))
                         }
-                        Some(b"diff") => match self.scene.as_mut() {
+                        Some(b"diff") => match self.st.scene.as_mut() {
                             Some(g) => g.apply_diff(nodes),
                             None => Err("a diff scene graph before any full one".to_owned()),
                         },
@@ -339,9 +419,9 @@ impl Reader {
                 any_scene = true;
                 let result = if is_full {
                     full = true;
-                    SceneGraph::build(item.items()).map(|g| self.scene = Some(g))
+                    SceneGraph::build(item.items()).map(|g| self.st.scene = Some(g))
                 } else {
-                    match self.scene.as_mut() {
+                    match self.st.scene.as_mut() {
                         Some(g) => g.apply_diff(item.items()),
                         None => Err("a diff scene graph before any full one".to_owned()),
                     }
@@ -362,7 +442,7 @@ impl Reader {
         if !any_scene {
             return Err("a message without a scene graph".to_owned());
         }
-        let time = match (self.state.time, self.log.frames.last()) {
+        let time = match (self.st.game.time, self.log.frames.last()) {
             (Some(t), Some(last)) if t <= last.time => last.time + step(&self.log.frames),
             (Some(t), _) => t,
             (None, Some(last)) => last.time + step(&self.log.frames),
@@ -380,12 +460,12 @@ impl Reader {
             let value = item.get(1);
             match item.head() {
                 Some(b"time") => {
-                    self.state.time = value.and_then(|v| v.f64()).filter(|t| t.is_finite());
+                    self.st.game.time = value.and_then(|v| v.f64()).filter(|t| t.is_finite());
                 }
-                Some(b"half") => self.state.half = value.and_then(|v| v.u32()),
-                Some(b"score_left") => self.state.score[0] = value.and_then(|v| v.u32()).unwrap_or(0),
-                Some(b"score_right") => self.state.score[1] = value.and_then(|v| v.u32()).unwrap_or(0),
-                Some(b"play_mode") => self.state.play_mode = value.and_then(|v| v.u32()),
+                Some(b"half") => self.st.game.half = value.and_then(|v| v.u32()),
+                Some(b"score_left") => self.st.game.score[0] = value.and_then(|v| v.u32()).unwrap_or(0),
+                Some(b"score_right") => self.st.game.score[1] = value.and_then(|v| v.u32()).unwrap_or(0),
+                Some(b"play_mode") => self.st.game.play_mode = value.and_then(|v| v.u32()),
                 Some(b"team_left") => self.set_side(value, Side::Left),
                 Some(b"team_right") => self.set_side(value, Side::Right),
                 _ => {}
@@ -421,11 +501,26 @@ impl Reader {
                 t.side = None;
             }
         }
-        self.log.teams[i as usize].side = Some(side);
+        if let Some(t) = self.log.teams.get_mut(usize::from(i)) {
+            t.side = Some(side);
+        }
+        self.refresh_sides();
+    }
+
+    /// The teams on each side now, for the frames to come.
+    fn refresh_sides(&mut self) {
+        let on = |s| {
+            self.log
+                .teams
+                .iter()
+                .position(|t| t.side == Some(s))
+                .map(|i| i as u16)
+        };
+        self.st.sides = [on(Side::Left), on(Side::Right)];
     }
 
     fn team(&mut self, name: &str) -> u16 {
-        if let Some(&i) = self.team_by_name.get(name) {
+        if let Some(&i) = self.st.team_by_name.get(name) {
             return i;
         }
         let i = self.log.teams.len();
@@ -438,7 +533,7 @@ impl Reader {
             name: name.to_owned(),
             side: None,
         });
-        self.team_by_name.insert(name.to_owned(), i);
+        self.st.team_by_name.insert(name.to_owned(), i);
         i
     }
 
@@ -452,11 +547,15 @@ impl Reader {
             Side::Right => "Right",
         };
         let i = self.team(name);
-        self.log.teams[i as usize].side = Some(side);
+        if let Some(t) = self.log.teams.get_mut(usize::from(i)) {
+            t.side = Some(side);
+        }
+        self.refresh_sides();
         i
     }
 
     fn push_frame(&mut self, time: f64, full: bool) -> Result<(), String> {
+        let time = self.at.unwrap_or(time);
         if let Some(last) = self.log.frames.last()
             && time < last.time
         {
@@ -467,7 +566,7 @@ impl Reader {
         }
         let start = self.log.robots.len();
         let mut ball = None;
-        if let Some(scene) = self.scene.take() {
+        if let Some(scene) = self.st.scene.take() {
             for (label, pose) in scene.objects() {
                 match label {
                     Label::Ball => ball = Some(translation(&pose)),
@@ -485,17 +584,18 @@ impl Reader {
                     }
                 }
             }
-            self.scene = Some(scene);
+            self.st.scene = Some(scene);
         }
         self.log.frames.push(MonitorFrame {
             time,
-            game_time: self.state.time,
-            half: self.state.half,
-            score: self.state.score,
-            play_mode: self.state.play_mode,
+            game_time: self.st.game.time,
+            half: self.st.game.half,
+            score: self.st.game.score,
+            play_mode: self.st.game.play_mode,
             full,
             ball,
             robots: start..self.log.robots.len(),
+            sides: self.st.sides,
         });
         Ok(())
     }
@@ -564,6 +664,7 @@ pub(crate) mod tests {
         let lines: Vec<usize> = log.warnings.iter().map(|w| w.line).collect();
         assert_eq!(lines, [3, 5], "{:?}", log.warnings);
         assert!(log.warnings[1].message.contains("children"), "{:?}", log.warnings);
+        assert!(log.frames.iter().all(|f| f.sides == [Some(0), None]));
         assert_eq!(log.frame_at(0.1).map(|f| f.time), Some(0.08));
         assert_eq!(log.frame_at(-1.0).map(|f| f.time), Some(0.04));
         let mid = log.ball_at(0.06, 0.1).unwrap();
@@ -601,6 +702,82 @@ pub(crate) mod tests {
         assert_eq!((r[0].unum, r[0].position()), (3, [5.0, -1.0, 0.38]));
         assert_eq!(log.teams[r[0].team as usize].side, Some(Side::Right));
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    }
+
+    #[test]
+    fn messages_fed_one_by_one_give_the_files_frames_at_the_times_given() {
+        let sample = rsmp_sample();
+        let whole = parse(sample.as_bytes()).unwrap();
+        // The grammar is sniffed from the first message into an empty log.
+        let mut log = MonitorLog::new(MonitorFormat::SimSpark);
+        let mut stream = MonitorStream::new();
+        let mut at = Vec::new();
+        let mut errors = 0;
+        for (i, (_, _, text)) in lines(sample.as_bytes()).enumerate() {
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let t = 1.7e9 + i as f64 * 0.02;
+            let before = log.frames.len();
+            errors += usize::from(stream.message(&mut log, text, Some(t)).is_err());
+            if log.frames.len() > before {
+                at.push(t);
+            }
+        }
+        assert_eq!((log.format, errors), (MonitorFormat::Rsmp, 2));
+        let times: Vec<f64> = log.frames.iter().map(|f| f.time).collect();
+        assert_eq!(times, at);
+        assert_eq!(log.frames.len(), whole.frames.len());
+        for (a, b) in log.frames.iter().zip(&whole.frames) {
+            assert_eq!((a.ball, a.score, a.play_mode), (b.ball, b.score, b.play_mode));
+            assert_eq!(log.frame_robots(a), whole.frame_robots(b));
+        }
+        assert_eq!(log.teams, whole.teams);
+        // A new connection starts from a full scene graph.
+        stream.restart();
+        let diff = lines(sample.as_bytes()).nth(1).unwrap().2;
+        let e = stream.message(&mut log, diff, Some(2e9)).unwrap_err();
+        assert!(e.contains("before any full one"), "{e}");
+        // Sides swapped from then on; the frames before keep theirs.
+        let swapped = String::from_utf8_lossy(lines(sample.as_bytes()).next().unwrap().2).replace(
+            "(team_left Alpha)(team_right <RIGHT>)",
+            "(team_left Bravo)(team_right Alpha)",
+        );
+        stream
+            .message(&mut log, swapped.as_bytes(), Some(2e9 + 1.0))
+            .unwrap();
+        let sides: Vec<[Option<u16>; 2]> = log.frames.iter().map(|f| f.sides).collect();
+        assert_eq!(sides[..3], [[Some(0), None]; 3]);
+        assert_eq!(sides.last(), Some(&[Some(1), Some(0)]));
+        assert_eq!(log.teams[1].name, "Bravo");
+        // Another server on the port, in the other grammar: a log of its own.
+        stream.restart();
+        let simspark = b"((FieldLength 18)(time 3)(team_left magma))(RSG 0 1)((nd TRF (SLT 1 0 0 0 0 1 0 0 0 0 1 0 1 2 0.04 1)(nd StaticMesh (load models/soccerball.obj))))";
+        stream.message(&mut log, simspark, Some(2e9 + 2.0)).unwrap();
+        assert_eq!((log.format, log.frames.len()), (MonitorFormat::SimSpark, 1));
+        assert_eq!(log.frames[0].ball, Some([1.0, 2.0, 0.04]));
+        assert_eq!(log.teams[0].name, "magma");
+    }
+
+    #[test]
+    fn forgetting_keeps_the_frame_in_effect_and_its_robots() {
+        let mut log = parse(rsmp_sample().as_bytes()).unwrap();
+        let kept: Vec<(f64, Vec<Robot>)> = log.frames[1..]
+            .iter()
+            .map(|f| (f.time, log.frame_robots(f).to_vec()))
+            .collect();
+        log.forget_before(-1.0);
+        assert_eq!(log.frames.len(), 3, "nothing before");
+        log.forget_before(log.frames[1].time + 0.01);
+        let now: Vec<(f64, Vec<Robot>)> = log
+            .frames
+            .iter()
+            .map(|f| (f.time, log.frame_robots(f).to_vec()))
+            .collect();
+        assert_eq!(now, kept);
+        assert_eq!(log.robots.len(), 2);
+        log.forget_before(f64::INFINITY);
+        assert_eq!(log.frames.len(), 1, "the last is in effect");
     }
 
     #[test]
@@ -644,6 +821,9 @@ pub(crate) mod tests {
                 }
                 for r in &log.robots {
                     proptest::prop_assert!((r.team as usize) < log.teams.len());
+                }
+                for f in &log.frames {
+                    proptest::prop_assert!(f.sides.iter().flatten().all(|&t| usize::from(t) < log.teams.len()));
                 }
             }
         }

@@ -4,8 +4,8 @@
 //! of each monitor message, so the drawings can be put on the simulation's
 //! clock ([`rvd`]).
 //!
-//! The monitor connection speaks the servers' framing (a 4-byte big-endian
-//! length, then the message); the time is RSMP's `(gt 1 0)` or SimSpark's
+//! The monitor connection speaks the servers' framing ([`super::framing`]:
+//! a 4-byte big-endian length, then the message); the time is RSMP's `(gt 1 0)` or SimSpark's
 //! game-state `(time …)`. The file is written beside the output under a
 //! temporary name and renamed when the recording stops.
 
@@ -15,11 +15,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::framing::{Deframer, MAX_MESSAGE};
 use super::rvd::{self, Record};
 use crate::sexp::Parser;
-
-/// The largest monitor message accepted (a full scene graph is ~100 KB).
-const MAX_MONITOR_MESSAGE: u32 = 64 << 20;
 
 /// What went wrong recording.
 #[derive(Debug, thiserror::Error)]
@@ -183,25 +181,27 @@ fn now() -> f64 {
 /// connection ends; returns why it ended.
 fn read_monitor(mut s: TcpStream, tx: &crossbeam_channel::Sender<Result<Record, String>>) -> String {
     let mut parser = Parser::new();
-    let mut msg = Vec::new();
+    let mut messages = Deframer::new(MAX_MESSAGE);
+    let mut buf = vec![0u8; 65_536];
     loop {
-        let mut len = [0u8; 4];
-        if let Err(e) = s.read_exact(&mut len) {
-            return format!("monitor connection ended ({e})");
-        }
-        let len = u32::from_be_bytes(len);
-        if len > MAX_MONITOR_MESSAGE {
-            return format!("monitor message of {len} bytes; connection dropped");
-        }
-        msg.resize(len as usize, 0);
-        if let Err(e) = s.read_exact(&mut msg) {
-            return format!("monitor connection ended ({e})");
-        }
+        let n = match s.read(&mut buf) {
+            Ok(0) => return "monitor connection ended".to_owned(),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return format!("monitor connection ended ({e})"),
+        };
         let received = now();
-        if let Some(time) = sim_time(&mut parser, &msg)
-            && tx.send(Ok(Record::SimTime { received, time })).is_err()
-        {
-            return "recording stopped".to_owned();
+        messages.push(&buf[..n]);
+        while let Some(msg) = messages.next_message() {
+            let msg = match msg {
+                Ok(m) => m,
+                Err(e) => return format!("monitor connection dropped: {e}"),
+            };
+            if let Some(time) = sim_time(&mut parser, msg)
+                && tx.send(Ok(Record::SimTime { received, time })).is_err()
+            {
+                return "recording stopped".to_owned();
+            }
         }
     }
 }

@@ -169,6 +169,21 @@ fn field_of(g: &FieldGeometry) -> Field {
 /// The monitor log's own drawings: the ball's trail over the last
 /// [`TRAIL_SECONDS`] at every frame (entity `ball/trail`, level 1).
 pub fn ball_trail_log(log: &MonitorLog) -> Log {
+    trail_frames(log, |n| 0..n)
+}
+
+/// The ball's trail at the newest frame alone, as [`ball_trail_log`]
+/// draws it there (a live monitor connection's, drawn as each message
+/// comes); empty when that frame has no ball.
+pub fn ball_trail_now(log: &MonitorLog) -> Log {
+    if log.frames.last().is_none_or(|f| f.ball.is_none()) {
+        return trail_frames(log, |_| 0..0);
+    }
+    trail_frames(log, |n| n.saturating_sub(1)..n)
+}
+
+/// The trail at the frames `which` picks of those with a ball.
+fn trail_frames(log: &MonitorLog, which: impl FnOnce(usize) -> std::ops::Range<usize>) -> Log {
     let mut out = Log::new();
     out.header = Header {
         name: "3D monitor log".into(),
@@ -189,11 +204,11 @@ pub fn ball_trail_log(log: &MonitorLog) -> Log {
         .filter_map(|f| Some((f.time, f.ball.map(|b| Vec2::new(b[0], b[1]))?)))
         .filter(|(t, p)| t.is_finite() && p.is_finite())
         .collect();
-    let mut from = 0;
-    for (i, &(t, _)) in track.iter().enumerate() {
-        while from < i && track[from].0 < t - TRAIL_SECONDS {
-            from += 1;
-        }
+    for i in which(track.len()) {
+        let t = track[i].0;
+        // Frames come in time order: the trail starts at the first within
+        // its span.
+        let from = track[..i].partition_point(|&(s, _)| s < t - TRAIL_SECONDS);
         let vertices: Box<[Vec2]> = track[from..=i].iter().map(|&(_, p)| p).collect();
         let prims = (vertices.len() > 1).then_some(Primitive {
             shape: Shape::Polygon {
@@ -256,5 +271,24 @@ mod tests {
             trail.frames.len(),
             log.frames.iter().filter(|f| f.ball.is_some()).count()
         );
+        // Live, each message's trail is the file's at that frame.
+        let mut growing = log.clone();
+        growing.frames.clear();
+        let mut now = Vec::new();
+        for f in &log.frames {
+            growing.frames.push(f.clone());
+            let n = ball_trail_now(&growing);
+            now.extend(
+                n.frames
+                    .iter()
+                    .map(|fr| (fr.time, n.frame_primitives(fr).to_vec())),
+            );
+        }
+        let whole: Vec<_> = trail
+            .frames
+            .iter()
+            .map(|fr| (fr.time, trail.frame_primitives(fr).to_vec()))
+            .collect();
+        assert_eq!(now, whole);
     }
 }

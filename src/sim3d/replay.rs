@@ -19,7 +19,12 @@
 //! above the floor a raised shape ([`crate::log::Raised`]); spheres are
 //! raised spheres; circles lie on the floor. Agent annotations are placed
 //! above the agent's robot in the monitor log given, and left out
-//! (counted) without one.
+//! (counted) without one. A live run's replay holds a monitor log that
+//! grows as the simulator's messages come ([`Replay::with_monitor`]):
+//! each time it does, what the annotations showed up to its newest frame
+//! is handed out as ended and what they show now is placed at that frame
+//! ([`Replay::robots_moved`]) — the same frames, through the same
+//! placement, as a recording of the same datagrams gives.
 //!
 //! A replay may be bounded ([`Limits`]): set names beyond a number of
 //! entities and shapes beyond a number held in the buffers are dropped and
@@ -27,6 +32,7 @@
 //! a flood of swaps nor a new set name in every datagram costs more than
 //! the shapes drawn.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::geom::Vec2;
@@ -90,7 +96,9 @@ struct SetBuffers {
 pub struct Replay<'m> {
     /// The publications closed so far (and their entities).
     log: Log,
-    monitor: Option<&'m MonitorLog>,
+    /// The robots annotations are placed at: a file's monitor log, or a
+    /// live one the replay holds and its caller extends.
+    monitor: Option<Cow<'m, MonitorLog>>,
     limits: Limits,
     sim_now: Option<f64>,
     sets: Vec<(String, SetBuffers)>,
@@ -131,7 +139,7 @@ impl<'m> Replay<'m> {
         let annotations = log.entities.intern("agent annotations");
         Replay {
             log,
-            monitor,
+            monitor: monitor.map(Cow::Borrowed),
             limits: Limits::NONE,
             sim_now: match clock {
                 Clock::Simulation { start } => start,
@@ -154,6 +162,70 @@ impl<'m> Replay<'m> {
             held: 0,
             dropped: 0,
             generation: 0,
+        }
+    }
+
+    /// This replay placing agent annotations at the robots of `monitor`,
+    /// which it holds: a live monitor connection's, extended as messages
+    /// come ([`Replay::monitor_mut`], then [`Replay::robots_moved`]).
+    pub fn with_monitor(mut self, monitor: MonitorLog) -> Self {
+        self.monitor = Some(Cow::Owned(monitor));
+        self
+    }
+
+    /// The monitor log annotations are placed by, to extend (a borrowed
+    /// one is copied first).
+    pub fn monitor_mut(&mut self) -> Option<&mut MonitorLog> {
+        self.monitor.as_mut().map(Cow::to_mut)
+    }
+
+    /// Whether agent annotations have robots to be placed at.
+    pub fn has_monitor(&self) -> bool {
+        self.monitor.is_some()
+    }
+
+    /// The monitor log gained frames: what each agent annotation showed at
+    /// the robot up to the newest frame ends just before it (handed out
+    /// by [`Replay::take_closed`]), and what it shows from then on is
+    /// placed at that frame ([`Replay::showing`]). The frames given out
+    /// together are those the annotation would have given at once; a live
+    /// run hands them out as they end, so that what shows now is one
+    /// frame per annotation however long it stays.
+    pub fn robots_moved(&mut self) {
+        let Some(latest) = self
+            .monitor
+            .as_deref()
+            .and_then(|m| m.frames.last())
+            .map(|f| f.time)
+        else {
+            return;
+        };
+        let mut moved: Vec<(bool, u32)> = self
+            .agent_notes
+            .iter()
+            .filter(|(_, note)| note.2 < latest)
+            .map(|(&agent, _)| agent)
+            .collect();
+        moved.sort_unstable();
+        for agent in moved {
+            let Some(note) = self.agent_notes.get_mut(&agent) else {
+                continue;
+            };
+            let since = std::mem::replace(&mut note.2, latest);
+            let (text, color) = (note.0.clone(), note.1);
+            // Left out (no team on that side yet) is counted when the
+            // annotation ends, once.
+            note_frames(
+                &mut self.log,
+                self.monitor.as_deref(),
+                self.annotations,
+                agent,
+                (&text, color),
+                since,
+                just_before(latest),
+                &mut 0,
+            );
+            self.generation += 1;
         }
     }
 
@@ -316,7 +388,7 @@ impl<'m> Replay<'m> {
     fn close_note(&mut self, agent: (bool, u32), (text, color, since): (String, Rgba8, f64), end: f64) {
         note_frames(
             &mut self.log,
-            self.monitor,
+            self.monitor.as_deref(),
             self.annotations,
             agent,
             (&text, color),
@@ -349,7 +421,7 @@ impl<'m> Replay<'m> {
             for (&agent, (text, color, since)) in &self.agent_notes {
                 note_frames(
                     &mut out,
-                    self.monitor,
+                    self.monitor.as_deref(),
                     entity,
                     agent,
                     (text, *color),
@@ -679,8 +751,11 @@ pub(crate) fn just_before(t: f64) -> f64 {
 }
 
 /// An agent annotation shown from `start` to `end`: text above the robot
-/// at each monitor frame in between (the robot moves), or nothing
-/// (counted) without a monitor log.
+/// where the monitor log last showed it at `start` (from its first frame
+/// when it shows none before), then at each monitor frame up to `end`
+/// (the robot moves), the agent's side's robot as that frame has the
+/// sides; nothing (counted) without a monitor log, or without a team on
+/// the agent's side in it.
 #[allow(clippy::too_many_arguments)]
 fn note_frames(
     log: &mut Log,
@@ -697,26 +772,34 @@ fn note_frames(
         return;
     };
     let side = if right { Side::Right } else { Side::Left };
-    let Some(team) = m.teams.iter().position(|t| t.side == Some(side)) else {
+    if !m.teams.iter().any(|t| t.side == Some(side)) {
         *left_out += 1;
         return;
-    };
-    let first = m.frames.partition_point(|f| f.time < start);
+    }
+    // From the frame in effect at `start` (the robot where it was last
+    // seen), or the first after it.
+    let first = m.frames.partition_point(|f| f.time <= start).saturating_sub(1);
     let frames = &m.frames[first..];
     for (k, f) in frames.iter().enumerate().take_while(|(_, f)| f.time <= end) {
+        let from = f.time.max(start);
+        // The team on that side then (a restarted server may swap them).
+        let team = f.sides[usize::from(right)];
         let Some(r) = m
             .frame_robots(f)
             .iter()
-            .find(|r| r.team as usize == team && r.unum == unum)
+            .find(|r| Some(r.team) == team && r.unum == unum)
         else {
             continue;
         };
         let p = r.position();
         let next = frames.get(k + 1).map_or(end, |n| just_before(n.time).min(end));
+        if next < from {
+            continue;
+        }
         log.push_frame(
             FrameTime::Persistent {
-                start: f.time,
-                end: next.max(f.time),
+                start: from,
+                end: next,
             },
             [Primitive {
                 shape: Shape::Text {
@@ -733,295 +816,4 @@ fn note_frames(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sim3d::roboviz::{Agent, tests::datagram, tests::every_command};
-    use crate::sim3d::rvd::{Record, to_log};
-    use proptest::prelude::*;
-
-    const SETS: [&str; 6] = ["", "a", "a.b", "a.b.c", "b", "ab"];
-    const PREFIXES: [&str; 6] = ["", "a", "a.", "a.b", "b", "zz"];
-
-    /// A command of a few kinds in a few sets (sharing prefixes).
-    fn command() -> impl Strategy<Value = Command> {
-        let set = (0..SETS.len()).prop_map(|i| SETS[i].to_owned());
-        prop_oneof![
-            (set.clone(), -9i32..9, 0i32..3).prop_map(|(set, x, z)| Command::Point {
-                position: [x as f64, 1.0, z as f64 * 0.5],
-                size: 3.0,
-                color: [1, 2, 3, 255],
-                set,
-            }),
-            (set.clone(), -9i32..9).prop_map(|(set, x)| Command::Circle {
-                center: [x as f64, 0.5],
-                radius: 1.0,
-                thickness: 2.0,
-                color: [200, 0, 0, 255],
-                set,
-            }),
-            (set, 0usize..4).prop_map(|(set, n)| Command::Polygon {
-                vertices: (0..n).map(|i| [i as f64, 0.0, 0.0]).collect(),
-                color: [0, 0, 200, 128],
-                set,
-            }),
-            (0..PREFIXES.len()).prop_map(|i| Command::Swap {
-                prefix: PREFIXES[i].to_owned()
-            }),
-            (0..PREFIXES.len()).prop_map(|i| Command::Swap {
-                prefix: PREFIXES[i].to_owned()
-            }),
-            (1u32..3).prop_map(|unum| Command::AgentAnnotation {
-                agent: Agent { right: false, unum },
-                text: "hi".into(),
-                color: [1, 1, 1, 255],
-            }),
-        ]
-    }
-
-    /// Records: datagrams of a few commands at receive times that mostly
-    /// grow.
-    fn records() -> impl Strategy<Value = Vec<Record>> {
-        proptest::collection::vec((proptest::collection::vec(command(), 0..5), -1i32..4), 0..14).prop_map(
-            |steps| {
-                let mut t = 100.0;
-                let mut out = Vec::new();
-                for (cmds, dt) in steps {
-                    t += f64::from(dt) * 0.25;
-                    out.push(Record::Datagram {
-                        received: t,
-                        bytes: datagram(&cmds),
-                    });
-                }
-                out
-            },
-        )
-    }
-
-    /// A primitive's shape, style, entity name and its parents' names.
-    type Named = (Shape, Style, String, Vec<String>);
-
-    /// A log's frames with their primitives' entity names and those
-    /// entities' parents' names, to compare logs of different tables.
-    fn frames(log: &Log) -> Vec<(FrameTime, Vec<Named>)> {
-        log.frames
-            .iter()
-            .map(|f| {
-                let prims = log
-                    .frame_primitives(f)
-                    .iter()
-                    .map(|p| {
-                        let parents = log
-                            .entities
-                            .parents(p.entity)
-                            .iter()
-                            .map(|&q| log.entities.name(q).to_owned())
-                            .collect();
-                        (
-                            p.shape.clone(),
-                            p.style,
-                            log.entities.name(p.entity).to_owned(),
-                            parents,
-                        )
-                    })
-                    .collect();
-                (f.time, prims)
-            })
-            .collect()
-    }
-
-    fn clock_of(records: &[Record]) -> Clock {
-        if records.iter().any(|r| matches!(r, Record::SimTime { .. })) {
-            Clock::Simulation {
-                start: records.iter().find_map(|r| match r {
-                    Record::SimTime { time, .. } => Some(*time),
-                    Record::Datagram { .. } => None,
-                }),
-            }
-        } else {
-            Clock::Received
-        }
-    }
-
-    fn feed(replay: &mut Replay<'_>, r: &Record) {
-        match r {
-            Record::SimTime { time, .. } => replay.feed_sim_time(*time),
-            Record::Datagram { received, bytes } => {
-                replay.feed_datagram(*received, bytes);
-            }
-        }
-    }
-
-    #[test]
-    fn a_swap_closes_what_a_set_showed_and_shows_its_back_buffer() {
-        let c = |set: &str, x: f64| Command::Circle {
-            center: [x, 0.0],
-            radius: 1.0,
-            thickness: 1.0,
-            color: [255, 0, 0, 255],
-            set: set.into(),
-        };
-        let swap = |p: &str| Command::Swap { prefix: p.into() };
-        let mut r = Replay::new(Clock::Received, None);
-        r.feed_datagram(10.0, &datagram(&[c("a.x", 1.0), c("b", 2.0), swap("a")]));
-        assert!(r.take_closed().frames.is_empty());
-        let now = r.showing(f64::INFINITY);
-        assert_eq!(
-            frames(&now),
-            [(
-                FrameTime::Persistent {
-                    start: 10.0,
-                    end: f64::INFINITY
-                },
-                vec![(
-                    Shape::Circle {
-                        center: Vec2::new(1.0, 0.0),
-                        radius: 1.0
-                    },
-                    Style {
-                        thickness: 1.0,
-                        ..Style::color(Rgba::from_rgba8(255, 0, 0, 255))
-                    },
-                    "a.x".to_owned(),
-                    vec!["a".to_owned()]
-                )]
-            )]
-        );
-        let g = r.generation();
-        r.feed_datagram(11.0, &datagram(&[c("a.x", 3.0)]));
-        assert_eq!(r.generation(), g, "a back buffer drawn into shows nothing new");
-        r.feed_datagram(12.0, &datagram(&[swap("")]));
-        let closed = r.take_closed();
-        assert_eq!(closed.frames.len(), 1);
-        assert_eq!(
-            closed.frames[0].time,
-            FrameTime::Persistent {
-                start: 10.0,
-                end: just_before(12.0)
-            }
-        );
-        let now = frames(&r.showing(f64::INFINITY));
-        let xs: Vec<(f64, String)> = now
-            .iter()
-            .flat_map(|(_, ps)| ps.iter())
-            .map(|(s, _, e, _)| match s {
-                Shape::Circle { center, .. } => (center.x, e.clone()),
-                _ => (f64::NAN, e.clone()),
-            })
-            .collect();
-        assert_eq!(xs, [(3.0, "a.x".to_owned()), (2.0, "b".to_owned())]);
-    }
-
-    #[test]
-    fn new_set_names_and_floods_of_swaps_stay_within_the_limits() {
-        let limits = Limits {
-            max_entities: 50,
-            max_primitives: 200,
-        };
-        let mut r = Replay::new(Clock::Received, None).with_limits(limits);
-        for i in 0..2_000 {
-            let mut cmds: Vec<Command> = (0..5)
-                .map(|k| Command::Circle {
-                    center: [0.0, 0.0],
-                    radius: 1.0,
-                    thickness: 1.0,
-                    color: [1, 2, 3, 255],
-                    set: format!("s{i}.{k}"),
-                })
-                .collect();
-            cmds.extend((0..50).map(|_| Command::Swap {
-                prefix: format!("s{}", i / 2),
-            }));
-            r.feed_datagram(f64::from(i), &datagram(&cmds));
-            let _ = r.take_closed();
-            assert!(r.held <= limits.max_primitives);
-            assert!(
-                r.log.entities.len() <= limits.max_entities + 2,
-                "{}",
-                r.log.entities.len()
-            );
-            assert!(r.sets.len() <= limits.max_entities);
-            assert!(r.active.len() <= limits.max_primitives);
-        }
-        assert!(r.dropped() > 9_000, "{}", r.dropped());
-        assert_eq!(r.stats().swaps, 100_000);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: crate::testing::fuzz_cases(),
-            ..ProptestConfig::default()
-        })]
-
-        /// Fed record by record, the frames closed so far and those
-        /// showing (ended at the last time seen) are the conversion's of
-        /// the records so far, frame for frame.
-        #[test]
-        fn fed_record_by_record_it_gives_to_logs_frames(sim in any::<bool>(), recs in records()) {
-            let mut recs = recs;
-            if sim {
-                // Monitor times between the datagrams.
-                let mut with = Vec::new();
-                for (i, r) in recs.into_iter().enumerate() {
-                    if i % 3 == 0 {
-                        with.push(Record::SimTime { received: 0.0, time: i as f64 * 0.5 });
-                    }
-                    with.push(r);
-                }
-                recs = with;
-            }
-            let mut replay = Replay::new(clock_of(&recs), None);
-            let mut closed = Vec::new();
-            for (n, r) in recs.iter().enumerate() {
-                feed(&mut replay, r);
-                closed.extend(frames(&replay.take_closed()));
-                let mut got = closed.clone();
-                got.extend(frames(&replay.showing(replay.last_time())));
-                let prefix = &recs[..=n];
-                // The whole conversion of the same records, with the same
-                // clock (a prefix's may lack the monitor times to come).
-                let mut whole = Replay::new(clock_of(&recs), None);
-                for r in prefix {
-                    feed(&mut whole, r);
-                }
-                let (log, _, _) = whole.finish();
-                prop_assert_eq!(&got, &frames(&log));
-                if clock_of(prefix) == clock_of(&recs) {
-                    prop_assert_eq!(&got, &frames(&to_log(prefix, None).0));
-                }
-            }
-        }
-
-        /// Garbage and damaged datagrams never panic a bounded replay;
-        /// what it gives is drawable and within its limits.
-        #[test]
-        fn garbage_datagrams_never_panic(
-            junk in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..6),
-            edits in proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..8),
-            cut in any::<proptest::sample::Index>(),
-        ) {
-            let limits = Limits { max_entities: 8, max_primitives: 16 };
-            let mut r = Replay::new(Clock::Received, None).with_limits(limits);
-            let mut good = datagram(&every_command());
-            good.extend(datagram(&[Command::Swap { prefix: String::new() }]));
-            for (i, v) in edits {
-                let i = i.index(good.len());
-                good[i] = v;
-            }
-            good.truncate(cut.index(good.len() + 1));
-            let mut t = 1.0e9;
-            for d in junk.iter().chain([&good, &good]) {
-                t += 0.02;
-                r.feed_datagram(t, d);
-                for log in [r.take_closed(), r.showing(f64::INFINITY)] {
-                    for f in &log.frames {
-                        prop_assert!(f.time.start() <= f.time.end());
-                    }
-                    for p in &log.primitives {
-                        prop_assert!(crate::log::validate::drawable(p));
-                    }
-                }
-                prop_assert!(r.held <= limits.max_primitives);
-            }
-        }
-    }
-}
+mod tests;

@@ -25,6 +25,7 @@ mod export;
 mod export_plan;
 mod live;
 mod live_robust;
+mod live_sim3d;
 mod live_ssl;
 mod live_ssl_tracker;
 mod log_cli;

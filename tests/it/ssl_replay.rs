@@ -254,7 +254,7 @@ pub(crate) fn wait_end(mut live: Running) -> String {
 }
 
 /// The outputs' time 0 on the arrival clock, as the report says it.
-fn first_arrival(err: &str) -> f64 {
+pub(crate) fn first_arrival(err: &str) -> f64 {
     err.split(" s from ")
         .nth(1)
         .and_then(|r| r.split_whitespace().next())
@@ -307,7 +307,7 @@ pub(crate) fn export(dir: &Path, camera: &Path, log: &Path, calib: &Path, r0: f6
 
 /// Every frame of `video` decoded as `pix_fmt` (bytes per pixel `bpp`),
 /// with its presentation time.
-fn frames(video: &Path, pix_fmt: &str, bpp: usize) -> Vec<(f64, Vec<u8>)> {
+pub(crate) fn frames(video: &Path, pix_fmt: &str, bpp: usize) -> Vec<(f64, Vec<u8>)> {
     let times = Command::new("ffprobe")
         .args(["-v", "error", "-select_streams", "v:0"])
         .args([
