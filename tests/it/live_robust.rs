@@ -533,6 +533,29 @@ fn sigterm_stops_a_live_run_cleanly_and_the_recording_is_finished() {
 /// received by an `ffmpeg` listening as the server (`-listen 1`,
 /// `-rtsp_flags listen`), as MediaMTX or nginx-rtmp would; what arrives
 /// has the camera's frames with the drawings on them.
+/// Whether a TCP socket listens on `port` of this machine within
+/// `timeout`, from the kernel's tables (`/proc/net/tcp`, `tcp6`: state
+/// `0A`), without connecting to it.
+fn listening(port: u16, timeout: Duration) -> bool {
+    let t = Instant::now();
+    let wanted = format!(":{port:04X} ");
+    while t.elapsed() < timeout {
+        let found = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+            std::fs::read_to_string(f).is_ok_and(|table| {
+                table.lines().skip(1).any(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3 && format!("{} ", cols[1]).ends_with(&wanted) && cols[3] == "0A"
+                })
+            })
+        });
+        if found {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
 #[test]
 fn rtmp_and_rtsp_pushes_reach_a_listening_server() {
     if !have_tool("ffmpeg") || !have_tool("ffprobe") {
@@ -556,7 +579,13 @@ fn rtmp_and_rtsp_pushes_reach_a_listening_server() {
                 .spawn()
                 .unwrap(),
         );
-        std::thread::sleep(Duration::from_millis(700));
+        // Pushed only once the server listens (under load, FFmpeg may take
+        // seconds to start); looked up without connecting, which would use
+        // up the one client it takes.
+        assert!(
+            listening(port, Duration::from_secs(30)),
+            "{scheme}: the FFmpeg server never listened on {port}"
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let robot = red_square(logs, &stop);
         let mut l = live(
