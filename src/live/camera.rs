@@ -18,6 +18,9 @@
 //!   from half a second to five; [`CameraStatus::no_signal_since`] says
 //!   since when, and [`CameraStatus::last_error`] why. A file ends at its
 //!   end.
+//! - **Segments.** HLS and DASH bring a segment at a time (seconds of
+//!   frames in a burst): their frames are handed on at their own pace, as
+//!   a file played live is, so none is dropped for coming all at once.
 //! - **Times.** Each frame carries its arrival time on this machine's
 //!   clock (seconds since the Unix epoch), which is what the live logs are
 //!   matched against; a file played at its own pace arrives when its
@@ -34,6 +37,10 @@ use crate::video::{Decoder, SourceFrame};
 
 /// Frames waiting for the drawing loop before the oldest is dropped.
 pub const SLOT: usize = 3;
+
+/// A segmented stream's frames this late on their pace take the present
+/// as their new start.
+const LATE_SEGMENT: Duration = Duration::from_millis(500);
 
 /// How the camera is read.
 #[derive(Clone, Debug, PartialEq)]
@@ -329,6 +336,10 @@ fn pump(
     s: &Shared,
     backoff: &mut Duration,
 ) -> Result<(), String> {
+    // Segmented streams (HLS, DASH) come a segment at a time, seconds of
+    // frames at once: they are handed on at their own pace, as a file
+    // played live is, else all but the slot's last few would be dropped.
+    let segmented = matches!(decoder.container().as_str(), "hls" | "applehttp" | "dash");
     let mut pace: Option<(Instant, f64)> = None;
     loop {
         if s.stop.load(Ordering::Relaxed) {
@@ -340,9 +351,15 @@ fn pump(
             Ok(false) => return Ok(()),
             Err(e) => return Err(crate::error::chain(&e)),
         }
-        if opts.realtime {
+        if opts.realtime || segmented {
             let (start, t0) = *pace.get_or_insert((Instant::now(), frame.time));
             let due = start + Duration::from_secs_f64((frame.time - t0).max(0.0));
+            let late = Instant::now().saturating_duration_since(due);
+            if segmented && (late > LATE_SEGMENT || frame.time < t0) {
+                // A segment came late (or the stream jumped): its time
+                // from now on, rather than its frames hurried through.
+                pace = Some((Instant::now(), frame.time));
+            }
             sleep_unless_stopped(s, due.saturating_duration_since(Instant::now()));
         }
         *backoff = Duration::from_millis(500);

@@ -247,6 +247,12 @@ impl Decoder {
         &self.info
     }
 
+    /// The demuxer's short name (`mov,mp4,m4a,3gp,3g2,mj2`, `mpegts`,
+    /// `hls`, …).
+    pub fn container(&self) -> String {
+        self.input.format().name().to_owned()
+    }
+
     /// The file being read.
     pub fn path(&self) -> &Path {
         &self.path

@@ -1,8 +1,10 @@
 //! `underlay live` when the world misbehaves: a camera killed and started
 //! again (reconnect, and the 'no signal' card in between), garbage at
 //! 10,000 datagrams a second on every log port, a TCP sender flooding far
-//! faster than anything is drawn, and SRT both ways (camera in, stream
-//! out). Loopback only; every process a test starts, it stops.
+//! faster than anything is drawn, SRT both ways (camera in, stream
+//! out), RTMP and RTSP pushed out, and cameras served as MJPEG over HTTP,
+//! as RTMP pulled and as HLS. Loopback only; every process a test starts,
+//! it stops.
 
 use std::io::Write;
 use std::net::{TcpStream, UdpSocket};
@@ -608,5 +610,118 @@ fn rtmp_and_rtsp_pushes_reach_a_listening_server() {
         let (frames, centre) = arrived(&received, 75);
         assert!(frames >= 75, "{scheme}: {frames} frames received\n{err}");
         assert!(is_red(centre), "{scheme}: {centre:?}\n{err}");
+    }
+}
+
+/// A camera served by `ffmpeg` the ways a lab's cameras and relays serve
+/// one: as multipart JPEG over HTTP (an IP camera's MJPEG), as an RTMP
+/// stream that underlay pulls, and as HLS (a live playlist and its
+/// segments on an HTTP server): each is read, drawn on and written.
+#[test]
+fn mjpeg_over_http_rtmp_pulled_and_hls_cameras_are_read() {
+    if !have_tool("ffmpeg") || !have_tool("ffprobe") || !have_tool("python3") {
+        return;
+    }
+    let picture = [
+        "-re",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=25",
+        "-t",
+        "12",
+    ];
+    let h264 = [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-tune",
+        "zerolatency",
+        "-g",
+        "25",
+    ];
+    for kind in ["mjpeg", "rtmp", "hls"] {
+        let dir = tmp();
+        let (logs, port) = (free_udp_port(), free_udp_port());
+        let mut server = Command::new("ffmpeg");
+        server.args(["-v", "error", "-y"]).args(picture);
+        let mut web = None;
+        let url = match kind {
+            "mjpeg" => {
+                let url = format!("http://127.0.0.1:{port}/cam.mjpg");
+                server.args(["-c:v", "mjpeg", "-q:v", "5", "-f", "mpjpeg", "-listen", "1", &url]);
+                url
+            }
+            "rtmp" => {
+                let url = format!("rtmp://127.0.0.1:{port}/live/cam");
+                server.args(h264).args(["-f", "flv", "-listen", "1", &url]);
+                url
+            }
+            _ => {
+                server
+                    .args(h264)
+                    .args(["-f", "hls", "-hls_time", "1", "-hls_list_size", "4"])
+                    .args(["-hls_flags", "delete_segments"])
+                    .arg(dir.path().join("cam.m3u8"));
+                web = Some(Running(
+                    Command::new("python3")
+                        .args([
+                            "-m",
+                            "http.server",
+                            "--bind",
+                            "127.0.0.1",
+                            &port.to_string(),
+                            "--directory",
+                        ])
+                        .arg(dir.path())
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .unwrap(),
+                ));
+                format!("http://127.0.0.1:{port}/cam.m3u8")
+            }
+        };
+        let _server = Running(server.stdin(Stdio::null()).spawn().unwrap());
+        assert!(
+            listening(port, Duration::from_secs(30)),
+            "{kind}: nothing listened on {port}"
+        );
+        if kind == "hls" {
+            // The playlist once it names two segments.
+            let t = Instant::now();
+            while std::fs::read_to_string(dir.path().join("cam.m3u8")).map_or(0, |p| p.matches(".ts").count())
+                < 2
+            {
+                assert!(t.elapsed() < Duration::from_secs(30), "hls: no playlist");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let robot = red_square(logs, &stop);
+        let out = dir.path().join("out.mp4");
+        let mut l = live(
+            dir.path(),
+            &url,
+            &[
+                "--log",
+                &format!("udp://127.0.0.1:{logs}"),
+                "--duration",
+                "4",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let (status, err) = finish(&mut l, Duration::from_secs(90));
+        stop.store(true, Ordering::Relaxed);
+        robot.join().unwrap();
+        drop(web);
+        assert!(status.success(), "{kind}: {err}");
+        // About 4 s of a 25 fps camera, with the drawing on it.
+        let (frames, centre) = probe(&out, 2.0, 160, 120);
+        assert!((75..=125).contains(&frames), "{kind}: {frames} frames\n{err}");
+        assert!(is_red(centre), "{kind}: centre {centre:?}\n{err}");
     }
 }
