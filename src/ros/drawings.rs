@@ -181,7 +181,6 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 }
                 _ => false,
             };
-        let frame_of = |m: &Struct<'_>| m.str("header.frame_id").map(str::to_owned);
         let problems: Vec<String> = match role {
             Role::Marker => marker(&place, &mut state.lives, &msg, now)
                 .err()
@@ -201,7 +200,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                     .into_iter()
                     .collect()
             }
-            Role::ImageMarker if other_camera(frame_of(&msg).as_deref()) => Vec::new(),
+            Role::ImageMarker if other_camera(msg.str("header.frame_id")) => Vec::new(),
             Role::ImageMarker => super::annotations::apply_marker(&mut state.lives, &msg, now)
                 .err()
                 .into_iter()
@@ -211,7 +210,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 .unwrap_or(&[])
                 .iter()
                 .filter_map(|m| m.as_struct())
-                .filter(|m| !other_camera(frame_of(m).as_deref()))
+                .filter(|m| !other_camera(m.str("header.frame_id")))
                 .filter_map(|m| super::annotations::apply_marker(&mut state.lives, m, now).err())
                 .collect(),
             Role::ImageAnnotations if other_camera(None) => Vec::new(),

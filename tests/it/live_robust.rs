@@ -540,13 +540,13 @@ fn sigterm_stops_a_live_run_cleanly_and_the_recording_is_finished() {
 /// `0A`), without connecting to it.
 fn listening(port: u16, timeout: Duration) -> bool {
     let t = Instant::now();
-    let wanted = format!(":{port:04X} ");
+    let wanted = format!(":{port:04X}");
     while t.elapsed() < timeout {
         let found = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
             std::fs::read_to_string(f).is_ok_and(|table| {
                 table.lines().skip(1).any(|l| {
                     let cols: Vec<&str> = l.split_whitespace().collect();
-                    cols.len() > 3 && format!("{} ", cols[1]).ends_with(&wanted) && cols[3] == "0A"
+                    cols.len() > 3 && cols[1].ends_with(&wanted) && cols[3] == "0A"
                 })
             })
         });

@@ -40,7 +40,7 @@ use underlay::sim3d::rvd::{self, Record};
 
 use crate::live::{epoch, free_udp_port};
 use crate::ssl_replay::{first_arrival, frames, source_counts, spawn, wait_end, wait_listened};
-use crate::util::{have_tool, tmp, underlay_cmd};
+use crate::util::{have_tool, rgb_picture, tmp, underlay_cmd};
 
 /// rcssservermj's monitor log: 3 T1 robots a side, sim time 25.00–28.00.
 const FIXTURE: &str = "tests/data/sim3d/monitor.rsmp.log.gz";
@@ -177,23 +177,7 @@ fn exported_text(dir: &Path, camera: &Path, calib: &Path, note: &[u8], near: (f6
         .output()
         .unwrap();
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
-    let raw = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(&out)
-        .args([
-            "-ss",
-            "1",
-            "-frames:v",
-            "1",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ])
-        .output()
-        .unwrap()
-        .stdout;
+    let raw = rgb_picture(&out, &["-ss", "1"], None);
     assert_eq!(raw.len(), 320 * 240 * 3);
     // Yellow, through the encoder's 4:2:0 colours: bright red and green,
     // little blue.

@@ -8,36 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{assert_ok, have_tool, run, skip_missing_tool, tmp, tools_required};
-
-/// The last picture of `video` as RGB rows (`width` pixels wide), its
-/// limited-range YUV read as BT.709 (as OBS records).
-fn last_picture(video: &Path, width: usize, height: usize) -> Vec<u8> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-sseof", "-0.5", "-i"])
-        .arg(video)
-        .args([
-            "-frames:v",
-            "1",
-            "-vf",
-            "scale=in_color_matrix=bt709:in_range=tv",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.stdout.len(),
-        3 * width * height,
-        "{}: {}",
-        video.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use crate::util::{assert_ok, have_tool, rgb_picture, run, skip_missing_tool, tmp, tools_required};
 
 #[test]
 fn obs_shows_the_overlay_with_its_transparency() {
@@ -110,7 +81,14 @@ fn obs_shows_the_overlay_with_its_transparency() {
         panic!("scripts/obs-record failed: {err}");
     }
     let path = String::from_utf8_lossy(&recorded.stdout).trim().to_owned();
-    let picture = last_picture(Path::new(&path), w, h);
+    // The last picture, its limited-range YUV read as BT.709 (as OBS
+    // records).
+    let picture = rgb_picture(
+        Path::new(&path),
+        &["-sseof", "-0.5"],
+        Some("scale=in_color_matrix=bt709:in_range=tv"),
+    );
+    assert_eq!(picture.len(), 3 * w * h, "{path}: not a {w}×{h} picture");
     let px = |x: usize, y: usize| {
         let i = 3 * (y * w + x);
         [picture[i], picture[i + 1], picture[i + 2]]

@@ -305,3 +305,27 @@ impl Drop for Xvfb {
         let _ = self.child.wait();
     }
 }
+
+/// One picture of `video` decoded by `ffmpeg` as packed RGB rows: the
+/// first after `input` (options before `-i`: `["-ss", "1"]`, `["-sseof",
+/// "-0.5"]`), through `filter` when given. Empty when ffmpeg fails; its
+/// message is printed.
+pub fn rgb_picture(video: &Path, input: &[&str], filter: Option<&str>) -> Vec<u8> {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(["-v", "error"]).args(input).arg("-i").arg(video);
+    if let Some(f) = filter {
+        cmd.args(["-vf", f]);
+    }
+    let out = cmd
+        .args(["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .expect("run ffmpeg");
+    if !out.status.success() || out.stdout.is_empty() {
+        eprintln!(
+            "ffmpeg on {}: {}",
+            video.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out.stdout
+}
