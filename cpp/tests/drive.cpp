@@ -39,7 +39,15 @@ float g(const std::string& t) {
 
 std::string s(const std::string& t) {
   std::string out;
-  for (std::size_t i = 1; i + 1 < t.size(); i += 2) out.push_back(char(std::stoi(t.substr(i, 2), nullptr, 16)));
+  std::size_t from = 1, count = 1;
+  if (t[0] == 'r') {  // r<count>.<hex>: the bytes repeated
+    from = t.find('.') + 1;
+    count = std::stoul(t.substr(1, from - 2));
+  }
+  for (std::size_t i = from; i + 1 < t.size(); i += 2) out.push_back(char(std::stoi(t.substr(i, 2), nullptr, 16)));
+  std::string one = out;
+  out.reserve(one.size() * count);
+  for (std::size_t k = 1; k < count; ++k) out += one;
   return out;
 }
 

@@ -31,6 +31,9 @@ def g(tok: str) -> float:
 
 def s(tok: str) -> str:
     # surrogatepass: a script may hold what is not UTF-8, to be refused.
+    if tok.startswith("r"):  # r<count>.<hex>: the bytes repeated
+        count, _, h = tok[1:].partition(".")
+        return (bytes.fromhex(h) * int(count)).decode("utf-8", "surrogatepass")
     return bytes.fromhex(tok[1:]).decode("utf-8", "surrogatepass")
 
 

@@ -6,7 +6,8 @@
 //!
 //! One command a line, tokens separated by one space. A double is `f` and
 //! the 16 hex digits of its bits, a 32-bit float `g` and 8, a string `s`
-//! and the hex of its UTF-8 bytes, an integer in decimal, an absent value
+//! and the hex of its UTF-8 bytes (or `r`, a count, `.` and the hex of
+//! bytes repeated that many times), an integer in decimal, an absent value
 //! `-`:
 //!
 //! ```text
@@ -56,6 +57,11 @@ fn g(t: &str) -> f32 {
 }
 
 fn s(t: &str) -> String {
+    if let Some(r) = t.strip_prefix('r') {
+        // r<count>.<hex>: the bytes repeated.
+        let (count, hex) = r.split_once('.').expect("r<count>.<hex>");
+        return s(&format!("s{hex}")).repeat(count.parse().expect("a count"));
+    }
     let bytes: Vec<u8> = (1..t.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&t[i..i + 2], 16).expect("hex"))

@@ -743,8 +743,7 @@ class Writer {
 
   /// A circle of `radius` around `center`.
   Primitive circle(Vec2 center, double radius) {
-    detail::Bytes b;
-    b.reserve(32);
+    detail::Bytes b = buffer();
     detail::vec2(b, 1, center);
     detail::dfield(b, 2, radius);
     std::optional<std::string> why;
@@ -756,7 +755,7 @@ class Writer {
   }
   /// A line segment.
   Primitive line(Vec2 start, Vec2 end) {
-    detail::Bytes b;
+    detail::Bytes b = buffer();
     detail::vec2(b, 1, start);
     detail::vec2(b, 2, end);
     auto why = detail::point("start", start);
@@ -765,7 +764,7 @@ class Writer {
   }
   /// A rectangle size.x long along `orientation` (radians) and size.y wide.
   Primitive rectangle(Vec2 center, Vec2 size, double orientation = 0.0) {
-    detail::Bytes b;
+    detail::Bytes b = buffer();
     detail::vec2(b, 1, center);
     detail::vec2(b, 2, size);
     detail::dfield(b, 3, orientation);
@@ -1045,8 +1044,24 @@ class Writer {
   }
 
   void commit(Primitive& p) {
+    commit_(p);
+    if (pool_.size() < 8) pool_.push_back(std::move(p.body_));
+  }
+
+  /// A cleared buffer for a shape's message, reused from committed ones.
+  detail::Bytes buffer() {
+    if (pool_.empty()) return detail::Bytes();
+    detail::Bytes b = std::move(pool_.back());
+    pool_.pop_back();
+    b.clear();
+    return b;
+  }
+
+  void commit_(Primitive& p) {
     std::uint32_t eid = 0;
-    std::optional<std::string> entity_why = p.entity_why_;
+    const std::optional<std::string>& entity_why_given = p.entity_why_;
+    std::optional<std::string> entity_why;
+    if (entity_why_given) entity_why = entity_why_given;
     if (p.entity_) {
       eid = *p.entity_;
     } else if (!entity_why) {
@@ -1061,38 +1076,38 @@ class Writer {
         eid = *default_entity_;
       }
     }
-    std::string kind = p.kind_;
+    const char* kind = p.kind_;
     if (!open_) {
-      fail("a " + kind + " was added before any frame was started (call instant or persistent first)");
+      fail(std::string("a ") + kind + " was added before any frame was started (call instant or persistent first)");
       return;
     }
     if (entity_why) {
-      fail("a " + kind + " was not written: " + *entity_why);
+      fail(std::string("a ") + kind + " was not written: " + *entity_why);
       return;
     }
     if (p.picture_ && p.raised_) {
-      fail("a " + kind + " was not written: a shape in the picture's pixels cannot have heights");
+      fail(std::string("a ") + kind + " was not written: a shape in the picture's pixels cannot have heights");
       return;
     }
     if (p.picture_ && !opts_.picture) {
-      fail("a " + kind + " in the picture's pixels was not written: a log of format version " +
+      fail(std::string("a ") + kind + " in the picture's pixels was not written: a log of format version " +
            (opts_.heights ? "2" : "1") +
            " cannot hold it; create the writer with Options::picture = true");
       return;
     }
     if (p.raised_ && !(opts_.heights || opts_.picture)) {
-      fail("a " + kind +
+      fail(std::string("a ") + kind +
            " above the floor was not written: a log without heights (format version 1) cannot hold it; create "
            "the writer with Options::heights = true");
       return;
     }
-    std::optional<std::string> why = p.why_;
+    std::optional<std::string>& why = p.why_;
     if (why && p.picture_) why = "in the picture: " + *why;
     double t = double(p.thickness_);
     if (!why && !std::isfinite(t)) why = "thickness " + detail::number(t) + " is not finite";
     if (!why && t < 0.0) why = "thickness " + detail::number(t) + " is negative";
     if (why) {
-      fail("a " + kind + " was not written: " + *why);
+      fail(std::string("a ") + kind + " was not written: " + *why);
       return;
     }
     // The primitive, as field 3 of the frame.
@@ -1204,6 +1219,7 @@ class Writer {
   detail::Bytes datagram_header_;
   std::vector<std::uint32_t> used_;
   std::unordered_set<std::uint32_t> used_set_;
+  std::vector<detail::Bytes> pool_;
 };
 
 inline Primitive::~Primitive() { w_->commit(*this); }

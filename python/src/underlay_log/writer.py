@@ -231,7 +231,7 @@ class _ZstdSink(_Sink):
         self.inner.flush()
 
     def close(self) -> None:
-        self.z.close()
+        self.z.close()  # type: ignore[no-untyped-call]
         self.inner.close()
 
 
@@ -977,8 +977,8 @@ class Writer:
                         sink.close()
                 except OSError:
                     pass
-        e, self._error = self._error, None
-        raise e or LogError(
+        error, self._error = self._error, None
+        raise error or LogError(
             "%s: writing failed earlier (reported by flush); the log is incomplete" % self._name
         )
 
