@@ -4,7 +4,8 @@
 # UndefinedBehaviorSanitizer; the CMake package installed into a temporary
 # prefix and found by a consumer project's find_package(underlay_log),
 # whose example writes a log that `underlay log info` reads. (That the
-# bytes are the Rust writer's is tests/it/sdk.rs's job.) A missing
+# bytes are the Rust writer's is tests/it/sdk.rs's job, which also builds
+# the header at -O1, where g++ warns of more.) A missing
 # compiler or cmake skips with a message, or fails under
 # UNDERLAY_REQUIRE_TOOLS=1.
 set -euo pipefail
@@ -24,11 +25,10 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-flags=(-std=c++17 -Wall -Wextra -Werror -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Icpp/include)
+flags=(-std=c++17 -Wall -Wextra -Werror -g -O0 -fsanitize=address,undefined -fno-sanitize-recover=all -Icpp/include)
 for cxx in g++ clang++; do
   "$cxx" "${flags[@]}" cpp/tests/test.cpp -o "$work/test-$cxx"
   "$cxx" "${flags[@]}" cpp/examples/robot.cpp -o "$work/robot-$cxx"
-  "$cxx" "${flags[@]}" cpp/tests/drive.cpp -o "$work/drive-$cxx"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$work/test-$cxx" "$work"
   ASAN_OPTIONS=detect_leaks=1 "$work/robot-$cxx" "$work/robot-$cxx.ulog" >/dev/null
   echo "C++ writer: $cxx tests passed under ASan and UBSan"

@@ -48,5 +48,5 @@ scripts/python-venv.sh >/dev/null
 venv="$HOME/.cache/underlay/pyenv"
 "$venv/bin/python" -c "import pytest, mypy" >/dev/null 2>&1 || skip "no pytest and mypy in $venv (see scripts/python-venv.sh)"
 PYTHONPATH=python/src "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
-(cd python && "$venv/bin/python" -m mypy --strict --no-incremental src/underlay_log tests/drive.py)
+(cd python && "$venv/bin/python" -m mypy --strict --cache-dir "$HOME/.cache/underlay/mypy" src/underlay_log tests/drive.py)
 echo "Python writer: 3 passed, 0 failed"

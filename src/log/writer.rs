@@ -787,42 +787,47 @@ impl<W: Write> Writer<W> {
                 }
             },
         };
+        // "a circle", "an arc": the shape as a refusal names it.
+        let kind = |p: &Primitive| {
+            let name = p.shape.kind_name();
+            format!("{} {name}", if name.starts_with('a') { "an" } else { "a" })
+        };
         if self.open.is_none() {
             self.fail(format!(
-                "a {} was added before any frame was started (call instant or persistent first)",
-                p.shape.kind_name()
+                "{} was added before any frame was started (call instant or persistent first)",
+                kind(&p)
             ));
             return;
         }
         if unnamed {
-            self.fail(format!("a {} was not written: {EMPTY_NAME}", p.shape.kind_name()));
+            self.fail(format!("{} was not written: {EMPTY_NAME}", kind(&p)));
             return;
         }
         if let Some(why) = p.shape.picture_problem() {
-            self.fail(format!("a {} was not written: {why}", p.shape.kind_name()));
+            self.fail(format!("{} was not written: {why}", kind(&p)));
             return;
         }
         if matches!(p.shape, Shape::Picture(_)) && !self.opts.picture {
             self.fail(format!(
-                "a {} in the picture's pixels was not written: a log of format version {} cannot hold it; \
+                "{} in the picture's pixels was not written: a log of format version {} cannot hold it; \
                  create the writer with WriterOptions {{ picture: true, .. }}",
-                p.shape.kind_name(),
+                kind(&p),
                 if self.opts.heights { 2 } else { 1 }
             ));
             return;
         }
         if matches!(p.shape, Shape::Raised(_)) && !(self.opts.heights || self.opts.picture) {
             self.fail(format!(
-                "a {} above the floor was not written: a log without heights (format version 1) cannot \
+                "{} above the floor was not written: a log without heights (format version 1) cannot \
                  hold it; create the writer with WriterOptions {{ heights: true, .. }}",
-                p.shape.kind_name()
+                kind(&p)
             ));
             return;
         }
         if !super::validate::drawable(&p)
             && let Some(why) = super::validate::shape_problem(&p)
         {
-            self.fail(format!("a {} was not written: {why}", p.shape.kind_name()));
+            self.fail(format!("{} was not written: {why}", kind(&p)));
             return;
         }
         put_primitive(&mut self.frame, 3, &p);
@@ -1178,6 +1183,77 @@ mod tests {
         assert!(
             e.contains("a rectangle in the picture's pixels was not written") && e.contains("picture: true"),
             "{e}"
+        );
+    }
+
+    /// Issue 49: what a reader would drop is not written, and the first
+    /// refusal says why in the reader's words; the rest is written.
+    #[test]
+    fn what_a_reader_would_drop_is_refused_in_its_words() {
+        let refusal = |f: &dyn Fn(&mut Writer<Vec<u8>>)| {
+            let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+            f(&mut w);
+            w.instant(9.0).circle((0.0, 0.0), 1.0).entity("kept");
+            w.finish().unwrap_err().to_string()
+        };
+        type Misuse<'a> = &'a dyn Fn(&mut Writer<Vec<u8>>);
+        let cases: [(Misuse, &str); 8] = [
+            (
+                &|w| drop(w.instant(1.0).circle((f64::NAN, 0.0), 1.0)),
+                "a circle was not written: center (NaN, 0) is not finite",
+            ),
+            (
+                &|w| drop(w.instant(1.0).arc((0.0, 0.0), 1e300, 0.0, f64::INFINITY)),
+                "an arc was not written: sweep inf is not finite",
+            ),
+            (
+                &|w| drop(w.instant(1.0).line((0.0, 0.0), (1.0, 1.0)).thickness(-2.0)),
+                "a line was not written: thickness -2 is negative",
+            ),
+            (
+                &|w| drop(w.instant(f64::NAN).circle((0.0, 0.0), 1.0)),
+                "a frame was not written: instantaneous time NaN is not finite",
+            ),
+            (
+                &|w| drop(w.persistent(5.0, 1.0).circle((0.0, 0.0), 1.0)),
+                "a frame was not written: persistent frame ends (1) before it starts (5)",
+            ),
+            (
+                &|w| drop(w.instant(1.0).circle((0.0, 0.0), 1.0).entity("")),
+                "a circle was not written: an entity's name cannot be empty",
+            ),
+            (
+                &|w| drop(w.default_entity("").instant(1.0).polygon([(0.0, 0.0)])),
+                "a polygon was not written: an entity's name cannot be empty",
+            ),
+            (
+                &|w| {
+                    w.declare_entity("a", &["b", ""]);
+                },
+                "declare_entity: an entity's name cannot be empty; nothing was declared",
+            ),
+        ];
+        for (f, want) in cases {
+            assert_eq!(refusal(f), format!("<stream>: {want}"));
+        }
+        // The rest is written.
+        let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+        w.instant(1.0).circle((0.0, 0.0), -1.0);
+        w.instant(f64::INFINITY).circle((0.0, 0.0), 1.0);
+        w.instant(2.0).circle((0.0, 0.0), 1.0).entity("kept");
+        assert!(
+            w.flush()
+                .unwrap_err()
+                .to_string()
+                .contains("radius -1 is negative")
+        );
+        let bytes = w.finish().unwrap();
+        let log = log::native::read(&bytes[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        assert_eq!(
+            (log.frames.len(), log.primitives.len()),
+            (2, 1),
+            "an empty frame at 1, the circle at 2"
         );
     }
 

@@ -310,9 +310,9 @@ fn sequence(open: &[String], frames: usize, pause_every: usize) -> Script {
     while written < frames {
         let t = t0 + k as f64 / 30.0;
         k += 1;
-        if k % 500 == 0 {
+        if k.is_multiple_of(500) {
             // A persistent frame with ends (some of no length).
-            let len = if k % 1000 == 0 { 0.0 } else { 5.0 };
+            let len = if k.is_multiple_of(1000) { 0.0 } else { 5.0 };
             sc.persistent(t, t + len);
         } else {
             sc.instant(t);
@@ -335,7 +335,7 @@ fn sequence(open: &[String], frames: usize, pause_every: usize) -> Script {
             sc.line(&["entity", &sx(&names[i]), &sx(&names[p])]);
         }
         written += 1;
-        if pause_every > 0 && k % pause_every == 0 {
+        if pause_every > 0 && k.is_multiple_of(pause_every) {
             sc.line(&["pause", "4000"]);
         }
     }

@@ -1076,27 +1076,28 @@ class Writer {
         eid = *default_entity_;
       }
     }
-    const char* kind = p.kind_;
+    // "a circle", "an arc": the shape as a refusal names it.
+    auto kind = [&p]() { return std::string(p.kind_[0] == 'a' ? "an " : "a ") + p.kind_; };
     if (!open_) {
-      fail(std::string("a ") + kind + " was added before any frame was started (call instant or persistent first)");
+      fail(kind() + " was added before any frame was started (call instant or persistent first)");
       return;
     }
     if (entity_why) {
-      fail(std::string("a ") + kind + " was not written: " + *entity_why);
+      fail(kind() + " was not written: " + *entity_why);
       return;
     }
     if (p.picture_ && p.raised_) {
-      fail(std::string("a ") + kind + " was not written: a shape in the picture's pixels cannot have heights");
+      fail(kind() + " was not written: a shape in the picture's pixels cannot have heights");
       return;
     }
     if (p.picture_ && !opts_.picture) {
-      fail(std::string("a ") + kind + " in the picture's pixels was not written: a log of format version " +
+      fail(kind() + " in the picture's pixels was not written: a log of format version " +
            (opts_.heights ? "2" : "1") +
            " cannot hold it; create the writer with Options::picture = true");
       return;
     }
     if (p.raised_ && !(opts_.heights || opts_.picture)) {
-      fail(std::string("a ") + kind +
+      fail(kind() +
            " above the floor was not written: a log without heights (format version 1) cannot hold it; create "
            "the writer with Options::heights = true");
       return;
@@ -1107,7 +1108,7 @@ class Writer {
     if (!why && !std::isfinite(t)) why = "thickness " + detail::number(t) + " is not finite";
     if (!why && t < 0.0) why = "thickness " + detail::number(t) + " is negative";
     if (why) {
-      fail(std::string("a ") + kind + " was not written: " + *why);
+      fail(kind() + " was not written: " + *why);
       return;
     }
     // The primitive, as field 3 of the frame.

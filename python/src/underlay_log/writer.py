@@ -596,27 +596,27 @@ class Writer:
             who = self._entity(entity)
         if self._open is None:
             self._fail(
-                "a %s was added before any frame was started (call instant or persistent first)" % kind
+                "%s was added before any frame was started (call instant or persistent first)" % _a(kind)
             )
             return self
         if isinstance(who, str):
-            self._fail("a %s was not written: %s" % (kind, who))
+            self._fail("%s was not written: %s" % (_a(kind), who))
             return self
         eid = who
         if picture and not self._picture:
             self._fail(
-                "a %s in the picture's pixels was not written: a log of format version %d cannot hold it; "
-                "create the writer with picture=True" % (kind, 2 if self._heights else 1)
+                "%s in the picture's pixels was not written: a log of format version %d cannot hold it; "
+                "create the writer with picture=True" % (_a(kind), 2 if self._heights else 1)
             )
             return self
         if raised and not (self._heights or self._picture):
             self._fail(
-                "a %s above the floor was not written: a log without heights (format version 1) cannot "
-                "hold it; create the writer with heights=True" % kind
+                "%s above the floor was not written: a log without heights (format version 1) cannot "
+                "hold it; create the writer with heights=True" % _a(kind)
             )
             return self
         if why is not None or body is None:
-            self._fail("a %s was not written: %s" % (kind, why or "its text %s" % _NOT_UTF8))
+            self._fail("%s was not written: %s" % (_a(kind), why or "its text %s" % _NOT_UTF8))
             return self
         n = len(body)
         parts = [key, bytes((n,)) if n < 0x80 else wire.varint(n), body]
@@ -1049,6 +1049,11 @@ def _marker(kind: str) -> bytes:
     if kind == "dot":
         return b"\x10\x01"
     raise ValueError("a marker is 'cross' or 'dot', not %r" % (kind,))
+
+
+def _a(kind: str) -> str:
+    """"a circle", "an arc": the shape as a refusal names it."""
+    return ("an " if kind.startswith("a") else "a ") + kind
 
 
 def _in_picture(why: Optional[str], picture: bool) -> Optional[str]:
