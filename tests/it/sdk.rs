@@ -700,6 +700,9 @@ fn receive_all() -> (u16, std::thread::JoinHandle<Vec<Vec<u8>>>) {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = socket.local_addr().unwrap().port();
     socket.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    // Room for every datagram even while this thread waits for a core
+    // (the kernel caps it at net.core.rmem_max, 4 MiB here).
+    let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(4 << 20);
     let handle = std::thread::spawn(move || {
         let mut got = Vec::new();
         let mut buf = vec![0u8; 65_536];
