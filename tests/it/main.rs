@@ -35,6 +35,8 @@ mod obs;
 mod pipeline;
 mod real_cameras;
 mod ros_bags;
+mod sdk;
+mod sdk_script;
 mod segments;
 mod sim3d;
 mod slurm;

@@ -37,7 +37,9 @@ mod encode;
 mod stream;
 
 use decode::{decode_header, decode_primitive};
-pub(crate) use encode::{put_entity_record, put_frame_record_encoded, put_header_record, put_primitive};
+pub(crate) use encode::{
+    frame_record_len, put_entity_record, put_frame_record_encoded, put_header_record, put_primitive,
+};
 pub use encode::{to_bytes, version_for, write};
 pub use stream::StreamReader;
 
