@@ -42,11 +42,25 @@ pub const NATIVE: Format = Format {
 
 /// The thesis's text notation, extended.
 pub const TEXT: Format = Format {
-    log: Some(LogReader::Whole(|bytes, _| {
-        let s = std::str::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
-            offset: e.valid_up_to() as u64,
-        })?;
-        text::parse(s)
+    log: Some(LogReader::Whole(|bytes, _| match std::str::from_utf8(bytes) {
+        Ok(s) => text::parse(s),
+        // Bytes that are not UTF-8 cost only what holds them: read as
+        // U+FFFD, they make their item fail to parse (passed over) or stay
+        // in a name or a string, said.
+        Err(e) => {
+            let mut log = text::parse(&String::from_utf8_lossy(bytes))?;
+            log.warnings.insert(
+                0,
+                crate::log::LoadWarning {
+                    offset: Some(e.valid_up_to() as u64),
+                    frame: None,
+                    message: "the text is not valid UTF-8 from here on in places; those bytes were read as \
+                              U+FFFD (\u{fffd})"
+                        .to_owned(),
+                },
+            );
+            Ok(log)
+        }
     })),
     ..Format::new(
         "text",

@@ -17,6 +17,7 @@ mod batch;
 mod calib_camera;
 mod calib_cli;
 mod calib_refine;
+mod campaign;
 mod demo;
 mod demo_air;
 mod draw;
