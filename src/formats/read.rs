@@ -107,6 +107,12 @@ fn load_one(
     options: &ReadOptions,
     beside: &dyn Fn(&str) -> Option<Arc<Companion>>,
 ) -> Result<(Log, &'static Format), LogError> {
+    if let Some(f) = super::table::seekable_by_name(path) {
+        return Err(LogError::Read {
+            path: path.to_owned(),
+            error: ReadError::Other(super::table::seekable_pipe_message(f).into()),
+        });
+    }
     let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
     // A pipe's metadata says 0 bytes: only a regular file's length is known.
     let len = crate::files::known_len(&file);

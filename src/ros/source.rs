@@ -51,7 +51,8 @@ pub(crate) struct Placement {
 }
 
 impl Placement {
-    fn at(&self, stamp: f64) -> Result<Calibration, String> {
+    /// The camera at `stamp`, or why no picture can be drawn through it.
+    pub(crate) fn at(&self, stamp: f64) -> Result<Calibration, String> {
         let w = self
             .tf
             .lookup(&self.world, &self.intrinsics.frame, stamp)
@@ -320,15 +321,18 @@ impl RecordingSource {
         };
         let mut moving = None;
         match placement(&mut rec, &name, options.world.as_deref(), &optical) {
-            Ok(p) => {
-                let calibration = p
-                    .at(t0)
-                    .map_err(|e| other(path, format!("{name}: the camera cannot be drawn through: {e}")))?;
-                info.calibration = Some(calibration);
-                if !p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
-                    moving = Some(p);
+            Ok(p) => match p.at(t0) {
+                Ok(calibration) => {
+                    info.calibration = Some(calibration);
+                    if !p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
+                        moving = Some(p);
+                    }
                 }
-            }
+                // A camera no picture can be drawn through (a damaged
+                // transform): as none, so that what needs no camera
+                // (`--no-calibration`, `--calib`) still plays.
+                Err(_) => info.calibration = None,
+            },
             // Drawn through a calibration given otherwise (`--calib`);
             // `log info` says why there is none.
             Err(_) => info.calibration = None,

@@ -13,6 +13,7 @@ mod util;
 mod agent_view;
 mod bad_input;
 mod bad_input3;
+mod bad_input4;
 mod batch;
 mod calib_camera;
 mod calib_cli;
