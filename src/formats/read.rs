@@ -306,7 +306,9 @@ fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadErr
     let s = log.skipped;
     let total = if s.total > 0 { s.total } else { taken };
     let rest = s.stopped_at.map_or(0, |at| total.saturating_sub(at));
-    let bytes = s.bytes + rest;
+    // A reader counts a line with its line break, which the last line may
+    // lack: never more than the file holds.
+    let bytes = (s.bytes + rest).min(total);
     if bytes == 0 {
         return Ok(());
     }
