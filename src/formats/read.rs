@@ -319,6 +319,27 @@ fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadErr
             total,
             first,
             format: format.name,
+            said: log
+                .warnings
+                .first()
+                .map(|w| crate::log::summary::shorten(&w.to_string(), 300)),
+        });
+    }
+    if log.frames.is_empty() {
+        // Damage and nothing else: what the reader said of it is the reason.
+        let said = log.warnings.first().map_or_else(
+            || {
+                format!(
+                    "{} of its {} bytes do not (the first at byte {first})",
+                    crate::log::validate::group(bytes),
+                    crate::log::validate::group(total)
+                )
+            },
+            |w| w.to_string(),
+        );
+        return Err(ReadError::NothingReadable {
+            format: format.name,
+            first: said,
         });
     }
     let parts = s.items + u64::from(rest > 0);

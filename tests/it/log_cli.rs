@@ -560,13 +560,6 @@ fn unreadable_files_are_clear_errors() {
             ),
             "line 1, column 23",
         ),
-        (
-            write(
-                "latin1.txt",
-                b"{ { 1; { { { text; (0, 0); \"caf\xe9\" }; red; {a; 0} } } } }",
-            ),
-            "UTF-8",
-        ),
     ];
     for (path, want) in cases {
         let e = fails(&[&"log", &"info", &path]);
@@ -807,4 +800,20 @@ fn formats_lists_the_format_table() {
     for f in underlay::formats::FORMATS {
         assert!(out.contains(f.id) && out.contains(f.signature), "{out}");
     }
+}
+
+/// Text that is not UTF-8 costs only what holds it: a Latin-1 name is read
+/// with U+FFFD and said (issue 52: one bad record costs that record).
+#[test]
+fn text_that_is_not_utf8_is_read_with_replacement_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("latin1.txt");
+    std::fs::write(
+        &p,
+        b"{ { 1; { { { text; (0, 0); \"caf\xe9\" }; red; {a; 0} } } } }",
+    )
+    .unwrap();
+    let out = ok(&[&"log", &"info", &p]);
+    assert!(out.contains("frames:      1 "), "{out}");
+    assert!(out.contains("at byte 31: the text is not valid UTF-8"), "{out}");
 }

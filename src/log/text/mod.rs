@@ -200,10 +200,13 @@ impl<'a> Parser<'a> {
             match t.tok {
                 Tok::RBrace => break,
                 Tok::LBrace => {
-                    if let Err(e) = self.item(&t)
-                        && !self.pass_over_item(&t, e)?
-                    {
-                        return Ok(());
+                    let start = self.log.primitives.len();
+                    if let Err(e) = self.item(&t) {
+                        // What the item had read goes with it.
+                        self.log.primitives.truncate(start);
+                        if !self.pass_over_item(&t, e)? {
+                            return Ok(());
+                        }
                     }
                 }
                 Tok::Semi | Tok::Comma => {}
