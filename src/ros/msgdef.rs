@@ -209,15 +209,23 @@ impl Registry {
     /// `builtin_interfaces` and `rosgraph_msgs` (Humble's), and of
     /// `foxglove_msgs`, so a recording that carries no definitions (rosbag2
     /// before Iron wrote none) still decodes.
+    ///
+    /// Parsed once per process; each call clones the table (the
+    /// definitions themselves are shared).
     pub fn builtin() -> Registry {
-        let mut r = Registry::new();
-        for (name, text) in builtin::BUILTIN {
-            // The texts are generated, and tested (`builtin_parses`).
-            if let Ok(def) = parse_msg(name, text, 0) {
-                r.defs.insert((*name).to_owned(), Arc::new(def));
-            }
-        }
-        r
+        static PARSED: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+        PARSED
+            .get_or_init(|| {
+                let mut r = Registry::new();
+                for (name, text) in builtin::BUILTIN {
+                    // The texts are generated, and tested (`builtin_parses`).
+                    if let Ok(def) = parse_msg(name, text, 0) {
+                        r.defs.insert((*name).to_owned(), Arc::new(def));
+                    }
+                }
+                r
+            })
+            .clone()
     }
 
     /// Adds the definitions an MCAP schema (encoding `ros2msg`) or a
@@ -505,7 +513,12 @@ mod tests {
     #[test]
     fn builtin_covers_the_standard_packages() {
         let r = Registry::builtin();
-        let count = |pkg: &str| r.names().iter().filter(|n| n.starts_with(&format!("{pkg}/msg/"))).count();
+        let count = |pkg: &str| {
+            r.names()
+                .iter()
+                .filter(|n| n.starts_with(&format!("{pkg}/msg/")))
+                .count()
+        };
         // Humble's common_interfaces, tf2_msgs, builtin_interfaces, and
         // foxglove/schemas' ros2 messages (with the older ImageMarkerArray).
         for (pkg, n) in [
