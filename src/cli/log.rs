@@ -241,6 +241,7 @@ pub fn info_report(files: &[(&Path, &Format, Option<u64>)], log: &Log) -> String
         let _ = writeln!(r, "file:        {}", path.display());
         match size {
             Some(size) => writeln!(r, "format:      {}, {} bytes", format.name, group(*size)),
+            None if path.is_dir() => writeln!(r, "format:      {}", format.name),
             None => writeln!(r, "format:      {}, read as a stream", format.name),
         }
         .ok();

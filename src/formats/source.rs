@@ -65,7 +65,8 @@ pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceEr
             source: super::table::seekable_pipe_message(f).into(),
         });
     }
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+    let dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         return Ok(None);
     }
     let head = HeadBuf::of_file(path).map_err(|source| SourceError::Io {
@@ -80,7 +81,16 @@ pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceEr
             source: super::table::gzipped_seekable_message(f).into(),
         });
     }
-    Ok(source_format(&head))
+    match source_format(&head) {
+        // A folder no format opens: say what is inside it, not FFmpeg's
+        // "Is a directory".
+        None if dir => Err(SourceError::Other {
+            path: path.to_owned(),
+            kind: "a folder",
+            source: super::table::folder_problem(path).into(),
+        }),
+        f => Ok(f),
+    }
 }
 
 /// Whether `path` is its own log too (a match's record: the picture and

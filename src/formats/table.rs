@@ -6,8 +6,9 @@
 //! picture are declared here, as their modules sit below the table's
 //! description of a format ([`crate::input`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::head::HeadBuf;
 use crate::input::{Format, Head, LogReader};
 use crate::log::{ReadError, native, text};
 
@@ -18,6 +19,7 @@ pub static FORMATS: &[Format] = &[
     NATIVE,
     TEXT,
     STILL,
+    crate::ros::ROSBAG2,
     crate::sim3d::logs::ROBOVIZ,
     crate::sim3d::logs::PERCEPTION,
     crate::sim3d::logs::MONITOR,
@@ -130,6 +132,56 @@ pub fn gzipped_seekable_message(format: &Format) -> String {
          decompress it first (gunzip -k)",
         format.name
     )
+}
+
+/// What to say of a folder given where a file or a recording was expected:
+/// the recordings inside it that a format reads (its sub-folders, two
+/// levels down), or that it holds none.
+pub fn folder_problem(path: &Path) -> String {
+    let mut found = Vec::new();
+    let mut todo = vec![(path.to_owned(), 0)];
+    while let Some((dir, depth)) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut subs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .take(1000)
+            .collect();
+        subs.sort();
+        for sub in subs.into_iter().rev() {
+            let claimed = HeadBuf::of_file(&sub)
+                .ok()
+                .and_then(|h| any_format(&h.head(Some(&sub))).map(|f| f.name));
+            match claimed {
+                Some(name) => found.push((sub, name)),
+                None if depth < 1 => todo.push((sub, depth + 1)),
+                None => {}
+            }
+        }
+        if found.len() >= 20 {
+            break;
+        }
+    }
+    found.sort();
+    match found.as_slice() {
+        [] => "is a folder, and none of what it holds is a recording underlay reads (a ROS 2 recording is \
+               a folder holding metadata.yaml or .mcap/.db3 files); give a file"
+            .to_owned(),
+        [(one, name)] => format!(
+            "is a folder, not a recording; the recording inside it is {} ({name}): give that",
+            one.display()
+        ),
+        many => format!(
+            "is a folder, not a recording; the recordings inside it are {}: give one",
+            many.iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// The line whose [`Format::id`] is `id`.

@@ -20,8 +20,9 @@
 //! turns out damaged part-way through a read keeps the messages already
 //! given and says where it stopped (a note), as a torn MCAP does.
 //!
-//! The `metadata.yaml` rosbag2 writes beside the file is not read: everything
-//! it says is in the database.
+//! The `metadata.yaml` rosbag2 writes beside the file is read by
+//! [`super::folder`] (which files, in what order, compressed how); this
+//! reads one database.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};

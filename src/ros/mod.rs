@@ -24,17 +24,20 @@ pub mod cdr;
 pub mod cloud;
 pub mod db3;
 pub mod drawings;
+pub mod folder;
 pub mod json;
 pub mod markers;
 mod mcap_check;
 pub mod mcap_file;
 pub mod mesh;
+pub mod metadata;
 pub mod msgdef;
 pub mod picture;
 pub mod protobuf;
 pub mod recording;
 pub mod scene;
 pub mod source;
+pub mod split;
 pub mod tf;
 pub mod value;
 
@@ -42,6 +45,47 @@ use std::path::Path;
 
 use crate::input::{Format, Head, LogReader, ReadContext};
 use crate::log::{Log, ReadError};
+
+/// The format table's line for recordings as `ros2 bag record` leaves
+/// them: the folder (or its `metadata.yaml`, or a file compressed whole,
+/// `.mcap.zstd`), its parts read as one.
+pub const ROSBAG2: Format = Format {
+    log: Some(LogReader::File(read_log)),
+    source: Some(source::open),
+    contents: Some(contents),
+    ..Format::new(
+        "rosbag2",
+        "ROS 2 recording folder (rosbag2)",
+        "a folder holding metadata.yaml or .mcap/.db3 files, its metadata.yaml \
+         (\"rosbag2_bagfile_information:\"), or a zstd-compressed .mcap.zstd/.db3.zstd",
+        "FOLDER/, metadata.yaml, *.mcap.zstd, *.db3.zstd",
+        recognise_rosbag2,
+    )
+};
+
+/// A bag folder, its `metadata.yaml`, or a recording file compressed whole
+/// (zstd's magic, and a recording's name or a bag folder around it).
+fn recognise_rosbag2(h: &Head<'_>) -> bool {
+    let Some(path) = h.path else {
+        return false;
+    };
+    if h.dir {
+        return folder::is_bag_dir(path);
+    }
+    if h.gzip {
+        return false;
+    }
+    if metadata::looks_like_metadata(h.bytes) {
+        return true;
+    }
+    h.start().starts_with(&folder::ZSTD_MAGIC)
+        && (path
+            .file_name()
+            .is_some_and(|n| folder::is_recording_name(&n.to_string_lossy()))
+            || path
+                .parent()
+                .is_some_and(|d| d.join(folder::METADATA_FILE).is_file()))
+}
 
 /// The format table's line for MCAP recordings: a log (what the robot's
 /// software drew) and a frame source (its camera).
@@ -86,6 +130,42 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
 /// are cut in the middle).
 const TOPIC_COLUMN: usize = 120;
 
+/// What `log info` says of a recording's files: its folder, metadata
+/// version, storage, parts, compression, distribution and custom data
+/// (`None` for a lone file).
+fn layout_line(layout: &folder::Layout) -> Option<String> {
+    let dir = layout.dir.as_ref()?;
+    let present = layout.parts.iter().filter(|p| p.present).count();
+    let files = if present == layout.parts.len() {
+        format!("{} file{}", present, if present == 1 { "" } else { "s" })
+    } else {
+        format!("{present} of {} files", layout.parts.len())
+    };
+    let mut line = format!("recording:   folder {}, {files}", dir.display());
+    match &layout.metadata {
+        None => line.push_str(", no metadata.yaml"),
+        Some(m) => {
+            line.push_str(&format!(", metadata.yaml version {}", m.version));
+            if !m.storage.is_empty() {
+                line.push_str(&format!(", storage {}", m.storage));
+            }
+            match m.compression {
+                metadata::Compression::None => {}
+                metadata::Compression::File => line.push_str(", each file compressed (zstd)"),
+                metadata::Compression::Message => line.push_str(", each message compressed (zstd)"),
+            }
+            if !m.ros_distro.is_empty() {
+                line.push_str(&format!(", ROS {}", m.ros_distro));
+            }
+            if !m.custom_data.is_empty() {
+                let kv: Vec<String> = m.custom_data.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                line.push_str(&format!(", custom data {}", kv.join(" ")));
+            }
+        }
+    }
+    Some(line)
+}
+
 /// A recording's topics (name, type, count, what underlay makes of them),
 /// its time range, the camera it is drawn through, and its notes, for
 /// `log info`.
@@ -94,6 +174,9 @@ fn contents(path: &Path) -> Result<Vec<String>, String> {
     let mut rec = recording::open(path).map_err(|e| crate::error::chain(&e))?;
     let info = rec.info().clone();
     let mut out = Vec::new();
+    if let Some(line) = layout_line(&rec.layout) {
+        out.push(line);
+    }
     let span = info
         .time_range
         .map(|(a, b)| {
@@ -129,8 +212,11 @@ fn contents(path: &Path) -> Result<Vec<String>, String> {
         let count = t.count.map_or("?".to_owned(), |c| c.to_string());
         let what = match rec.undecodable(t) {
             Some(why) if role != Role::Other => format!("not read: {why}"),
-            Some(why) => format!("({why})"),
-            None if role == Role::Other => "not drawn (decodable)".to_owned(),
+            Some(why) => format!("not drawn: {} ({why})", role.why_not_drawn().unwrap_or_default()),
+            None if role == Role::Other => format!(
+                "not drawn: {} (decodable)",
+                role.why_not_drawn().unwrap_or_default()
+            ),
             None => role.use_of().to_owned(),
         };
         out.push(format!(

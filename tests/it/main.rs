@@ -37,6 +37,7 @@ mod obs;
 mod pipeline;
 mod real_cameras;
 mod ros_bags;
+mod ros_folders;
 mod sdk;
 mod sdk_script;
 mod segments;
