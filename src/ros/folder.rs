@@ -326,7 +326,7 @@ pub fn recording_files(dir: &Path) -> std::io::Result<Vec<String>> {
             }
         }
     }
-    names.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+    names.sort_by_key(|a| natural_key(a));
     Ok(names)
 }
 

@@ -429,34 +429,6 @@ fn unpack(data: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A compressed message is decompressed within its budget; one that
-    /// does not decompress says so with its first bytes.
-    #[test]
-    fn compressed_messages_unpack_or_say_why() {
-        let packed = zstd::encode_all(&b"\x00\x01\x00\x00hello"[..], 3).unwrap();
-        assert_eq!(unpack(&packed).unwrap(), b"\x00\x01\x00\x00hello");
-        let mut bad = super::super::folder::ZSTD_MAGIC.to_vec();
-        bad.extend([0xff; 20]);
-        let e = unpack(&bad).unwrap_err();
-        assert!(
-            e.contains("does not decompress") && e.contains("28 b5 2f fd ff"),
-            "{e}"
-        );
-        // A bomb: 80 MiB of zeros from a few KB, more than the 64 MiB a
-        // compressed input of that size may deliver.
-        let bomb = zstd::encode_all(&vec![0u8; 80 << 20][..], 1).unwrap();
-        assert!(bomb.len() < 1 << 20);
-        let e = unpack(&bomb).unwrap_err();
-        assert!(e.contains("more than"), "{e}");
-        assert_eq!(first_bytes(&[]), "none: it is empty");
-        assert!(first_bytes(&[7; 40]).ends_with("… of 40"));
-    }
-}
-
 /// What `metadata.yaml` says that the files do not.
 fn metadata_notes(m: &super::metadata::Metadata, info: &BagInfo) -> Vec<String> {
     let mut notes = Vec::new();
@@ -501,4 +473,32 @@ fn add_transform(tree: &mut TfTree, t: Option<&Struct<'_>>, fixed: bool) -> Resu
         .ok_or_else(|| format!("the transform {parent} → {child} is not a rigid transform"))?;
     tree.add(parent, child, stamp, transform, fixed);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compressed message is decompressed within its budget; one that
+    /// does not decompress says so with its first bytes.
+    #[test]
+    fn compressed_messages_unpack_or_say_why() {
+        let packed = zstd::encode_all(&b"\x00\x01\x00\x00hello"[..], 3).unwrap();
+        assert_eq!(unpack(&packed).unwrap(), b"\x00\x01\x00\x00hello");
+        let mut bad = super::super::folder::ZSTD_MAGIC.to_vec();
+        bad.extend([0xff; 20]);
+        let e = unpack(&bad).unwrap_err();
+        assert!(
+            e.contains("does not decompress") && e.contains("28 b5 2f fd ff"),
+            "{e}"
+        );
+        // A bomb: 80 MiB of zeros from a few KB, more than the 64 MiB a
+        // compressed input of that size may deliver.
+        let bomb = zstd::encode_all(&vec![0u8; 80 << 20][..], 1).unwrap();
+        assert!(bomb.len() < 1 << 20);
+        let e = unpack(&bomb).unwrap_err();
+        assert!(e.contains("more than"), "{e}");
+        assert_eq!(first_bytes(&[]), "none: it is empty");
+        assert!(first_bytes(&[7; 40]).ends_with("… of 40"));
+    }
 }

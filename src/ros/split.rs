@@ -569,7 +569,10 @@ mod tests {
         (got, notes)
     }
 
-    fn meta(files: &[(&str, Option<(u64, u64, u64)>)]) -> String {
+    /// A part's name and, when listed, its (start, duration, count).
+    type Part<'a> = (&'a str, Option<(u64, u64, u64)>);
+
+    fn meta(files: &[Part]) -> String {
         let mut s = "rosbag2_bagfile_information:\n  version: 5\n  storage_identifier: mcap\n  relative_file_paths:\n"
             .to_owned();
         for (f, _) in files {
@@ -757,7 +760,7 @@ mod tests {
                 }
                 listed.push(name);
             }
-            let files: Vec<(&str, Option<(u64, u64, u64)>)> = listed.iter().map(|n| (n.as_str(), None)).collect();
+            let files: Vec<Part> = listed.iter().map(|n| (n.as_str(), None)).collect();
             std::fs::write(dir.path().join("metadata.yaml"), meta(&files)).unwrap();
             let layout = folder::resolve(dir.path()).unwrap();
             match open(&layout) {

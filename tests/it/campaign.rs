@@ -297,6 +297,8 @@ fn run_limited(args: &[OsString], dir: &Path) -> Run {
         });
     }
     let started = Instant::now();
+    // Reaped below by wait4, which also gives the child's peak memory.
+    #[allow(clippy::zombie_processes)]
     let mut child = c.spawn().expect("start the underlay binary");
     let drain = |mut r: Box<dyn std::io::Read + Send>| {
         std::thread::spawn(move || {

@@ -279,8 +279,7 @@ fn split_and_compressed_folders_export_the_frames_of_the_whole_recording() {
         let part = std::fs::read_dir(&bag)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().contains("_1."))
-            .next()
+            .find(|p| p.file_name().unwrap().to_string_lossy().contains("_1."))
             .unwrap();
         let inputs = if version == "none" {
             vec![bag.clone()]
