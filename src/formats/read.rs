@@ -107,6 +107,12 @@ fn load_one(
     options: &ReadOptions,
     beside: &dyn Fn(&str) -> Option<Arc<Companion>>,
 ) -> Result<(Log, &'static Format), LogError> {
+    if let Some(f) = super::table::seekable_by_name(path) {
+        return Err(LogError::Read {
+            path: path.to_owned(),
+            error: ReadError::Other(super::table::seekable_pipe_message(f).into()),
+        });
+    }
     let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
     // A pipe's metadata says 0 bytes: only a regular file's length is known.
     let len = crate::files::known_len(&file);
@@ -300,7 +306,9 @@ fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadErr
     let s = log.skipped;
     let total = if s.total > 0 { s.total } else { taken };
     let rest = s.stopped_at.map_or(0, |at| total.saturating_sub(at));
-    let bytes = s.bytes + rest;
+    // A reader counts a line with its line break, which the last line may
+    // lack: never more than the file holds.
+    let bytes = (s.bytes + rest).min(total);
     if bytes == 0 {
         return Ok(());
     }

@@ -58,6 +58,13 @@ pub fn open_source(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSo
 /// video or picture it decodes, and whatever is not a regular file: a
 /// pipe's bytes can be read only once, by the one who decodes them).
 pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceError> {
+    if let Some(f) = super::table::seekable_by_name(path) {
+        return Err(SourceError::Other {
+            path: path.to_owned(),
+            kind: f.name,
+            source: super::table::seekable_pipe_message(f).into(),
+        });
+    }
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
         return Ok(None);
     }
@@ -65,7 +72,15 @@ pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceEr
         path: path.to_owned(),
         source,
     })?;
-    Ok(source_format(&head.head(Some(path))))
+    let head = head.head(Some(path));
+    if let Some(f) = super::table::gzipped_seekable(&head) {
+        return Err(SourceError::Other {
+            path: path.to_owned(),
+            kind: f.name,
+            source: super::table::gzipped_seekable_message(f).into(),
+        });
+    }
+    Ok(source_format(&head))
 }
 
 /// Whether `path` is its own log too (a match's record: the picture and

@@ -6,6 +6,8 @@
 //! picture are declared here, as their modules sit below the table's
 //! description of a format ([`crate::input`]).
 
+use std::path::Path;
+
 use crate::input::{Format, Head, LogReader};
 use crate::log::{ReadError, native, text};
 
@@ -42,11 +44,25 @@ pub const NATIVE: Format = Format {
 
 /// The thesis's text notation, extended.
 pub const TEXT: Format = Format {
-    log: Some(LogReader::Whole(|bytes, _| {
-        let s = std::str::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
-            offset: e.valid_up_to() as u64,
-        })?;
-        text::parse(s)
+    log: Some(LogReader::Whole(|bytes, _| match std::str::from_utf8(bytes) {
+        Ok(s) => text::parse(s),
+        // Bytes that are not UTF-8 cost only what holds them: read as
+        // U+FFFD, they make their item fail to parse (passed over) or stay
+        // in a name or a string, said.
+        Err(e) => {
+            let mut log = text::parse(&String::from_utf8_lossy(bytes))?;
+            log.warnings.insert(
+                0,
+                crate::log::LoadWarning {
+                    offset: Some(e.valid_up_to() as u64),
+                    frame: None,
+                    message: "the text is not valid UTF-8 from here on in places; those bytes were read as \
+                              U+FFFD (\u{fffd})"
+                        .to_owned(),
+                },
+            );
+            Ok(log)
+        }
     })),
     ..Format::new(
         "text",
@@ -68,6 +84,53 @@ pub const STILL: Format = Format {
         |h: &Head<'_>| !h.gzip && crate::video::source::is_still(h.bytes),
     )
 };
+
+/// The format read by seeking in its files (an indexed container) whose
+/// usual names `path`'s name matches, when `path` is not a regular file
+/// (a FIFO, a device): such a file cannot be read, and opening it would
+/// wait for a writer, so it is refused by its name before it is opened —
+/// the only words there are about it then.
+pub fn seekable_by_name(path: &Path) -> Option<&'static Format> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() || meta.is_dir() {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    FORMATS.iter().find(|f| {
+        matches!(f.log, Some(LogReader::File(_)))
+            && f.names
+                .split(',')
+                .filter_map(|n| n.trim().strip_prefix('*'))
+                .any(|suffix| name.ends_with(&suffix.to_ascii_lowercase()))
+    })
+}
+
+/// What [`seekable_by_name`] says of `path`, read as `format`.
+pub fn seekable_pipe_message(format: &Format) -> String {
+    format!(
+        "not a regular file (a pipe or a device), and its name says {}, which is read by seeking in the \
+         file: give it as a file",
+        format.name
+    )
+}
+
+/// The format read by seeking in its files that `head` would be were it
+/// not gzip'ed: a gzip'ed copy of an indexed container cannot be read.
+pub fn gzipped_seekable(head: &Head<'_>) -> Option<&'static Format> {
+    if !head.gzip {
+        return None;
+    }
+    log_format(&Head { gzip: false, ..*head }).filter(|f| matches!(f.log, Some(LogReader::File(_))))
+}
+
+/// What [`gzipped_seekable`] says of a file, read as `format`.
+pub fn gzipped_seekable_message(format: &Format) -> String {
+    format!(
+        "gzip'ed {}: that is read by seeking in the file, which a gzip'ed copy does not allow; \
+         decompress it first (gunzip -k)",
+        format.name
+    )
+}
 
 /// The line whose [`Format::id`] is `id`.
 pub fn by_id(id: &str) -> Option<&'static Format> {
@@ -94,6 +157,9 @@ pub fn any_format(head: &Head<'_>) -> Option<&'static Format> {
 pub fn not_a_log(head: &Head<'_>) -> ReadError {
     if head.bytes.is_empty() {
         return ReadError::Empty;
+    }
+    if let Some(f) = gzipped_seekable(head) {
+        return ReadError::Other(gzipped_seekable_message(f).into());
     }
     let shown: Vec<String> = head.bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let kinds: Vec<&str> = FORMATS

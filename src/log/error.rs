@@ -46,8 +46,8 @@ pub enum ReadError {
     NotUtf8 { offset: u64 },
     /// Most of the input does not read as the format it starts as.
     #[error(
-        "only its start reads as {format}: {} of its {} bytes do not (the first at byte {}); it is \
-         probably something else",
+        "most of it does not read as {format}: {} of its {} bytes do not (the first at byte {}); it is \
+         probably something else, or badly damaged",
         crate::log::validate::group(*.skipped),
         crate::log::validate::group(*.total),
         crate::log::validate::group(*.first)

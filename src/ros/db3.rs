@@ -262,9 +262,11 @@ fn read_info(path: &Path, conn: &Connection) -> Result<BagInfo, BagError> {
             .and_then(|defs| defs.iter().find(|(t, _)| *t == row.type_name))
             .map(|(_, s)| s.clone());
         if definitions.is_some() && schema.is_none() {
+            let cut = |s: &str| crate::error::shorten(s, 120);
             notes.push(format!(
                 "no definition of `{}` (topic `{}`) in the file",
-                row.type_name, row.name
+                cut(&row.type_name),
+                cut(&row.name)
             ));
         }
         topics.push(Topic {

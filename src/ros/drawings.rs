@@ -55,7 +55,12 @@ struct Warnings {
 }
 
 impl Warnings {
+    /// Says `message`, unless it was said already (every read of a torn
+    /// recording ends at the same damage).
     fn push(&mut self, message: String) {
+        if self.list.iter().any(|w| w.message == message) {
+            return;
+        }
         if self.tally.keep(&message) {
             self.list.push(LoadWarning {
                 offset: None,

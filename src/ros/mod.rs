@@ -26,6 +26,7 @@ pub mod db3;
 pub mod drawings;
 pub mod json;
 pub mod markers;
+mod mcap_check;
 pub mod mcap_file;
 pub mod mesh;
 pub mod msgdef;
@@ -81,6 +82,10 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
     drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
 }
 
+/// The longest topic or type name `log info` shows whole (longer ones
+/// are cut in the middle).
+const TOPIC_COLUMN: usize = 120;
+
 /// A recording's topics (name, type, count, what underlay makes of them),
 /// its time range, the camera it is drawn through, and its notes, for
 /// `log info`.
@@ -104,16 +109,19 @@ fn contents(path: &Path) -> Result<Vec<String>, String> {
         info.topics.len(),
         if info.indexed { ", indexed" } else { "" }
     ));
+    // Names come from the file: shown cut, and the columns no wider than
+    // a long real name (a width over 65,535 is not even formattable).
+    let shown = |s: &str| crate::log::summary::shorten(s, TOPIC_COLUMN);
     let name_w = info
         .topics
         .iter()
-        .map(|t| t.name.chars().count())
+        .map(|t| shown(&t.name).chars().count())
         .max()
         .unwrap_or(0);
     let type_w = info
         .topics
         .iter()
-        .map(|t| t.type_name.chars().count())
+        .map(|t| shown(&t.type_name).chars().count())
         .max()
         .unwrap_or(0);
     for t in &info.topics {
@@ -127,29 +135,40 @@ fn contents(path: &Path) -> Result<Vec<String>, String> {
         };
         out.push(format!(
             "  {:name_w$}  {:type_w$}  {count:>7}  {what}",
-            t.name, t.type_name
+            shown(&t.name),
+            shown(&t.type_name)
         ));
     }
-    let pictures: Vec<String> = rec
-        .topics_of(Role::Image)
-        .into_iter()
-        .chain(rec.topics_of(Role::CompressedImage))
-        .chain(rec.topics_of(Role::CompressedVideo))
-        .map(|t| t.name.clone())
-        .collect();
-    if let Some(first) = pictures.first() {
-        match source::placement(&mut rec, first, None, "") {
-            Ok(p) => out.push(format!(
-                "camera:      {first}, frame `{}` in world `{}`{}",
-                p.intrinsics.frame,
-                p.world,
-                if p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
-                    " (fixed)"
-                } else {
-                    " (moving: a calibration per frame)"
+    // The picture shown, as `view` and `export` choose it, or why none.
+    match cameras::picture_topic(&rec, None) {
+        Err(why) => out.push(format!("camera:      none: {why}")),
+        Ok((_, first, _)) => {
+            let first = &first;
+            let start = info.time_range.map_or(0.0, |(a, _)| a as f64 * 1e-9);
+            let placed = source::placement(&mut rec, first, None, "").and_then(|p| {
+                // A fixed camera is the same at any time: one that no picture
+                // can be drawn through (a damaged transform) is not placed.
+                match p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
+                    true => p
+                        .at(start)
+                        .map(|_| p)
+                        .map_err(|e| format!("the camera cannot be drawn through: {e}")),
+                    false => Ok(p),
                 }
-            )),
-            Err(why) => out.push(format!("camera:      {first}: not placed ({why}); give --calib")),
+            });
+            match placed {
+                Ok(p) => out.push(format!(
+                    "camera:      {first}, frame `{}` in world `{}`{}",
+                    p.intrinsics.frame,
+                    p.world,
+                    if p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
+                        " (fixed)"
+                    } else {
+                        " (moving: a calibration per frame)"
+                    }
+                )),
+                Err(why) => out.push(format!("camera:      {first}: not placed ({why}); give --calib")),
+            }
         }
     }
     let in_pixels = info.topics.iter().any(|t| Role::of(&t.type_name).in_pixels());

@@ -222,10 +222,20 @@ impl Recording {
             Encoding::Cdr => {}
             Encoding::Json => return None,
             Encoding::Protobuf if self.protobuf.knows(&topic.type_name) => return None,
-            Encoding::Protobuf => return Some(format!("no protobuf descriptor for {}", topic.type_name)),
+            Encoding::Protobuf => {
+                return Some(format!(
+                    "no protobuf descriptor for {}",
+                    crate::error::shorten(&topic.type_name, 120)
+                ));
+            }
             Encoding::Other(e) => return Some(format!("messages encoded as `{e}` are not decoded")),
         }
-        let missing = self.registry.missing(&topic.type_name);
+        let missing: Vec<String> = self
+            .registry
+            .missing(&topic.type_name)
+            .iter()
+            .map(|m| crate::error::shorten(m, 120))
+            .collect();
         (!missing.is_empty()).then(|| format!("no definition of {}", missing.join(", ")))
     }
 
