@@ -60,7 +60,7 @@ fn live(dir: &std::path::Path, camera_url: &str, more: &[&str]) -> Running {
 }
 
 /// Waits at most `limit` for `live` to end; its status and standard error.
-fn finish(live: &mut Running, limit: Duration) -> (ExitStatus, String) {
+pub(crate) fn finish(live: &mut Running, limit: Duration) -> (ExitStatus, String) {
     let t = Instant::now();
     let status = loop {
         if let Some(s) = live.0.try_wait().unwrap() {

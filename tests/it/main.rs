@@ -30,6 +30,7 @@ mod live_robust;
 mod live_sim3d;
 mod live_ssl;
 mod live_ssl_tracker;
+mod live_start;
 mod log_cli;
 mod mask;
 mod matches;
