@@ -106,7 +106,7 @@ pub fn read(r: impl Read) -> Result<Log, ReadError> {
 
 /// Reads a native log; `total_len`, when known, lets a length prefix that
 /// runs past the end be reported as truncation without reading.
-pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Result<Log, ReadError> {
+pub fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Result<Log, ReadError> {
     let mut p = Vec::with_capacity(PREFIX_LEN);
     r.by_ref()
         .take(PREFIX_LEN as u64)

@@ -1,6 +1,8 @@
 use super::*;
 
-const FIGURE_3_7: &str = include_str!("../../../sample_logs/figure-3.7.txt");
+// The thesis's Figure 3.7, the workspace's sample log (the crate's unit tests
+// run in the workspace; the published crate builds without them).
+const FIGURE_3_7: &str = include_str!("../../../../sample_logs/figure-3.7.txt");
 
 #[test]
 fn figure_3_7_parses_as_printed() {
@@ -161,16 +163,16 @@ proptest::proptest! {
 
     /// Binary → text → binary is lossless for anything the model holds.
     #[test]
-    fn binary_text_binary_is_lossless(log in crate::log::testutil::arb_log()) {
-        let bin = crate::log::native::to_bytes(&log);
-        let from_bin = crate::log::native::read(&bin[..]).unwrap();
+    fn binary_text_binary_is_lossless(log in crate::testutil::arb_log()) {
+        let bin = crate::native::to_bytes(&log);
+        let from_bin = crate::native::read(&bin[..]).unwrap();
         let txt = print(&from_bin);
         let from_text = match parse(&txt) {
             Ok(l) => l,
             Err(e) => return Err(proptest::test_runner::TestCaseError::fail(format!("{e}\n{txt}"))),
         };
         proptest::prop_assert_eq!(&from_text, &log, "{}", txt);
-        proptest::prop_assert_eq!(crate::log::native::to_bytes(&from_text), bin);
+        proptest::prop_assert_eq!(crate::native::to_bytes(&from_text), bin);
     }
 }
 
@@ -188,8 +190,8 @@ fn header_values_text_cannot_hold_are_refused_at_load() {
         log.header.hints.instant_threshold = Some(threshold);
         log.header.hints.world_bounds = Some((Vec2::new(bounds.0, 0.0), Vec2::new(bounds.1, 1.0)));
         log.push_frame(FrameTime::Instant(1.0), []);
-        let bin = crate::log::native::to_bytes(&log);
-        let read = crate::log::native::read(&bin[..]).unwrap();
+        let bin = crate::native::to_bytes(&log);
+        let read = crate::native::read(&bin[..]).unwrap();
         assert_eq!(read.header.hints.instant_threshold, None);
         assert_eq!(read.header.hints.world_bounds, None);
         let said: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
@@ -239,9 +241,9 @@ fn negative_zero_survives_a_round_trip() {
             level: 0,
         }],
     );
-    let bin = crate::log::native::to_bytes(&log);
-    let back = parse(&print(&crate::log::native::read(&bin[..]).unwrap())).unwrap();
-    assert_eq!(crate::log::native::to_bytes(&back), bin);
+    let bin = crate::native::to_bytes(&log);
+    let back = parse(&print(&crate::native::read(&bin[..]).unwrap())).unwrap();
+    assert_eq!(crate::native::to_bytes(&back), bin);
     assert!(back.header.hints.world_bounds.unwrap().0.x.is_sign_negative());
     assert!(back.header.hints.instant_threshold.unwrap().is_sign_negative());
 }
@@ -445,7 +447,7 @@ fn heights_where_none_belong_are_syntax_errors() {
 /// what it writes reads back to the same log and the same bytes.
 #[test]
 fn shapes_above_the_floor_print_and_read_back() {
-    let log = crate::log::testutil::sample_raised();
+    let log = crate::testutil::sample_raised();
     let printed = print(&log);
     for line in [
         "{ { sphere; (1200, -300, 21.5); 21.5 }; orange; {ball; 1} }",
@@ -465,8 +467,8 @@ fn shapes_above_the_floor_print_and_read_back() {
     }
     let back = parse(&printed).unwrap();
     assert_eq!(back, log);
-    let bin = crate::log::native::to_bytes(&log);
-    assert_eq!(crate::log::native::to_bytes(&back), bin);
+    let bin = crate::native::to_bytes(&log);
+    assert_eq!(crate::native::to_bytes(&back), bin);
 }
 
 /// `-0` survives native → text → native in a height and a normal.
@@ -494,13 +496,13 @@ fn negative_zero_heights_survive_a_round_trip() {
             }),
         ],
     );
-    let bin = crate::log::native::to_bytes(&log);
-    let txt = print(&crate::log::native::read(&bin[..]).unwrap());
+    let bin = crate::native::to_bytes(&log);
+    let txt = print(&crate::native::read(&bin[..]).unwrap());
     assert!(
         txt.contains("(1, 2, -0)") && txt.contains("; (-0, 0, 1) }"),
         "{txt}"
     );
-    assert_eq!(crate::log::native::to_bytes(&parse(&txt).unwrap()), bin);
+    assert_eq!(crate::native::to_bytes(&parse(&txt).unwrap()), bin);
 }
 
 /// A log with shapes above the floor says `version 2` in its header (a
@@ -508,7 +510,7 @@ fn negative_zero_heights_survive_a_round_trip() {
 /// version is what an older underlay stops at: the header comes first.
 #[test]
 fn a_log_with_heights_says_its_version_first() {
-    let log = crate::log::testutil::sample_raised();
+    let log = crate::testutil::sample_raised();
     let printed = print(&log);
     let header = printed.lines().nth(1).unwrap();
     assert!(
@@ -571,7 +573,7 @@ fn a_newer_text_version_is_refused_naming_the_line() {
 /// heights is an error naming its place.
 #[test]
 fn picture_shapes_print_with_their_option_and_version_3() {
-    let log = crate::log::testutil::sample_picture();
+    let log = crate::testutil::sample_picture();
     let printed = print(&log);
     assert!(
         printed.lines().nth(1).unwrap().ends_with("; version 3 }"),

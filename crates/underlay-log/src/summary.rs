@@ -5,7 +5,7 @@
 //! The tree follows declared parent edges. A log without any edges gets a
 //! tree from its names instead (`a/b/c` under `a/b` under `a`, adding the
 //! missing intermediate names), for display only: filtering semantics
-//! belong to [`crate::select`].
+//! belong to the application's selection (`underlay::select`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -291,7 +291,18 @@ impl Graph {
 /// The longest name [`entity_tree`] shows whole, in bytes.
 pub const MAX_SHOWN_NAME: usize = 200;
 
-pub use crate::error::shorten;
+/// `s` itself when at most `max` bytes long, else its start and end with
+/// `…` and the length between (so a 60 KB name prints as a line, not as
+/// 60 KB on each of its 30,000 group lines).
+pub fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let keep = max / 2 - 20;
+    let head = s.floor_char_boundary(keep);
+    let tail = s.ceil_char_boundary(s.len() - keep);
+    format!("{}…({} bytes)…{}", &s[..head], s.len(), &s[tail..])
+}
 
 /// The entity tree in display order, at most `max_lines` lines (the
 /// second value counts the nodes left out).
@@ -359,7 +370,7 @@ pub fn entity_tree(log: &Log, max_lines: usize) -> (Vec<TreeLine>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Primitive, Shape, Style, Vec2};
+    use crate::{Primitive, Shape, Style, Vec2};
 
     fn add(log: &mut Log, entity: &str, n: usize) {
         let e = log.entities.intern(entity);

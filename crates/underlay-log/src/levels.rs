@@ -112,7 +112,7 @@ impl LevelMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Frame, FrameTime, Primitive, Shape, Style, Vec2};
+    use crate::{Frame, FrameTime, Primitive, Shape, Style, Vec2};
 
     #[test]
     fn the_longest_rule_covering_a_branch_wins() {

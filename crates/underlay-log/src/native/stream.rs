@@ -167,10 +167,10 @@ impl StreamReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{Header, Writer};
+    use crate::{Header, Writer};
 
     fn stream(zstd: Option<i32>) -> Vec<u8> {
-        let opts = crate::log::WriterOptions {
+        let opts = crate::WriterOptions {
             zstd_level: zstd,
             flush_each_frame: true,
             ..Default::default()
@@ -232,7 +232,7 @@ mod tests {
             StreamReader::new(std::io::Cursor::new(Vec::new())),
             Err(ReadError::Empty)
         ));
-        let mut bad = crate::log::native::prefix(false).to_vec();
+        let mut bad = crate::native::prefix(false).to_vec();
         bad.extend([0xff; 12]);
         let mut r = StreamReader::new(std::io::Cursor::new(bad)).unwrap();
         assert!(r.next_frames().is_err());
@@ -240,7 +240,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: crate::testing::fuzz_cases(),
+            cases: crate::testutil::fuzz_cases(),
             ..proptest::prelude::ProptestConfig::default()
         })]
 

@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::log::raised::UP;
-use crate::log::{
+use crate::raised::UP;
+use crate::{
     DisplayHints, EntityId, Frame, FrameTime, Header, Log, MarkerKind, Primitive, Raised, Rgba, Shape,
     ThicknessUnit, TimeUnit, Vec2, Vec3,
 };

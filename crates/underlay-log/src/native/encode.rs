@@ -21,9 +21,9 @@ use super::{
     FLOOR_VERSION, PICTURE_VERSION, RAISED_VERSION, RECORD_ENTITY, RECORD_FRAME, RECORD_HEADER,
     versioned_prefix,
 };
-use crate::log::raised::UP;
-use crate::log::wire::{self, VARINT};
-use crate::log::{
+use crate::raised::UP;
+use crate::wire::{self, VARINT};
+use crate::{
     DisplayHints, Entities, EntityId, FrameTime, Header, Log, MarkerKind, Primitive, Raised, Shape,
     ThicknessUnit, TimeUnit, Vec2, Vec3,
 };

@@ -5,9 +5,9 @@
 //! record loop ([`super::Decoder`]) calls these; field numbers are those
 //! of `proto/underlay.proto`.
 
-use crate::log::raised::UP;
-use crate::log::wire::{self, LEN, Reader, VARINT, WireError, WireResult};
-use crate::log::{
+use crate::raised::UP;
+use crate::wire::{self, LEN, Reader, VARINT, WireError, WireResult};
+use crate::{
     DisplayHints, EntityId, Header, MarkerKind, Primitive, Raised, Rgba, Shape, Style, ThicknessUnit,
     TimeUnit, Vec2, Vec3,
 };

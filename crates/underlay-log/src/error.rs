@@ -48,9 +48,9 @@ pub enum ReadError {
     #[error(
         "only its start reads as {format}: {} of its {} bytes do not (the first at byte {}); it is \
          probably something else",
-        crate::log::validate::group(*.skipped),
-        crate::log::validate::group(*.total),
-        crate::log::validate::group(*.first)
+        crate::validate::group(*.skipped),
+        crate::validate::group(*.total),
+        crate::validate::group(*.first)
     )]
     MostlyGarbage {
         skipped: u64,
@@ -58,11 +58,9 @@ pub enum ReadError {
         first: u64,
         format: &'static str,
     },
-    /// The input delivered more than its budget ([`crate::bounded`]).
-    #[error(transparent)]
-    OverBudget(#[from] crate::bounded::OverBudget),
     /// A reader's error of its own kind (a league's file that does not
-    /// parse, say); it names the place in the file.
+    /// parse, say), or of what it reads through (an input that delivered
+    /// more than its budget); it names the place in the file.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync>),
 }

@@ -3,7 +3,8 @@
 //! from a point to a segment.
 
 /// A point or vector in a plane: on the floor in world units
-/// ([`super::WorldPoint`]) or in an image in pixels ([`super::PixelPoint`]).
+/// (`underlay::geom::WorldPoint`) or in an image in pixels
+/// (`underlay::geom::PixelPoint`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Vec2 {
     pub x: f64,

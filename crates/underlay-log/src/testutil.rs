@@ -10,6 +10,15 @@ use super::{
     ThicknessUnit, TimeUnit, Vec2, Vec3,
 };
 
+/// Cases per fuzzing property: 2000 by default, more with
+/// `UNDERLAY_FUZZ_CASES=N cargo test --release`.
+pub fn fuzz_cases() -> u32 {
+    std::env::var("UNDERLAY_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000)
+}
+
 /// A small log using every shape, style option and header field.
 pub fn sample() -> Log {
     let mut log = Log::new();

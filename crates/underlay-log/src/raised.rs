@@ -6,7 +6,7 @@
 //! raised shape ([`Raised`], held by [`super::Shape::Raised`]) has points
 //! in space — x and y as on the floor, z up from it, all in the log's
 //! world unit — and is drawn through a calibration that knows the camera
-//! in space (a full camera: [`crate::calib::Calibration::project3`]),
+//! in space (a full camera: the application's `Calibration::project3`),
 //! hidden only by what stands in front of it.
 //!
 //! A shape given with heights stays raised even when every height is 0

@@ -17,7 +17,7 @@ pub const MAX_WARNINGS: usize = 200;
 
 /// Where a frame came from, for warnings.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Place {
+pub enum Place {
     /// Byte offset of the frame's record in a binary file.
     Byte(u64),
     /// Line of the frame in a text file.
@@ -125,7 +125,7 @@ pub fn kind_of(message: &str) -> String {
 
 /// A kind as a summary names it: its first 100 characters.
 fn summary_of(kind: &str) -> String {
-    crate::log::summary::shorten(kind, 100)
+    crate::summary::shorten(kind, 100)
 }
 
 /// `4311` → `4,311`.
@@ -143,7 +143,7 @@ pub fn group(n: u64) -> String {
 
 /// Collects load warnings, a few of each kind ([`Tally`]).
 #[derive(Debug, Default)]
-pub(crate) struct Warnings {
+pub struct Warnings {
     list: Vec<LoadWarning>,
     tally: Tally,
 }
@@ -186,7 +186,7 @@ impl Warnings {
 /// removed and the whole frame is dropped when its time is unusable; each
 /// drop is a warning naming the frame (`index`, in file order) and the
 /// primitive (index within the frame).
-pub(crate) fn close_frame(
+pub fn close_frame(
     log: &mut Log,
     warnings: &mut Warnings,
     time: FrameTime,
@@ -249,7 +249,7 @@ fn time_problem(time: FrameTime) -> Option<String> {
 /// Whether a primitive can be drawn: finite coordinates, finite
 /// non-negative sizes, a polygon with vertices. [`shape_problem`] says why not.
 #[inline]
-pub(crate) fn drawable(p: &Primitive) -> bool {
+pub fn drawable(p: &Primitive) -> bool {
     shape_drawable(&p.shape) && f64::from(p.style.thickness).is_finite() && p.style.thickness >= 0.0
 }
 
@@ -289,7 +289,7 @@ fn shape_drawable(shape: &Shape) -> bool {
 }
 
 /// Why a primitive cannot be drawn, if it cannot.
-pub(crate) fn shape_problem(p: &Primitive) -> Option<String> {
+pub fn shape_problem(p: &Primitive) -> Option<String> {
     problem_of(&p.shape).or_else(|| {
         let t = f64::from(p.style.thickness);
         if !t.is_finite() {
@@ -365,7 +365,7 @@ fn problem_of(shape: &Shape) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{EntityId, Style};
+    use crate::{EntityId, Style};
 
     fn circle(r: f64) -> Primitive {
         Primitive {

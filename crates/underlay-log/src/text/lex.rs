@@ -3,7 +3,7 @@
 //! comments and whitespace skipped. The parser ([`super::parse`]) asks for
 //! one token at a time.
 
-use crate::log::ReadError;
+use crate::ReadError;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Tok<'a> {
@@ -30,8 +30,8 @@ impl Tok<'_> {
             Tok::Colon => "':'".into(),
             Tok::Comma => "','".into(),
             // Quoted input is cut: a 4 MiB word is not echoed whole.
-            Tok::Word(w) => format!("'{}'", crate::log::summary::shorten(w, 80)),
-            Tok::Str(s) => crate::log::summary::shorten(&format!("{s:?}"), 80),
+            Tok::Word(w) => format!("'{}'", crate::summary::shorten(w, 80)),
+            Tok::Str(s) => crate::summary::shorten(&format!("{s:?}"), 80),
             Tok::Eof => "the end of the text".into(),
         }
     }

@@ -1,8 +1,8 @@
 use super::encode::{put_frame_record, write_records};
 use super::*;
-use crate::log::testutil::{sample, sample_picture, sample_raised};
-use crate::log::validate::drawable;
-use crate::log::{MarkerKind, Primitive, Raised, Style, Vec2};
+use crate::testutil::{sample, sample_picture, sample_raised};
+use crate::validate::drawable;
+use crate::{MarkerKind, Primitive, Raised, Style, Vec2};
 
 /// Issue 15, finding 9: a small compressed log whose stream expands to
 /// far more than its frames account for (records skipped as unknown,
@@ -234,7 +234,7 @@ fn raised_shapes_round_trip_in_version_2() {
     let Raised::Circle { normal, .. } = raised(&p[5]) else {
         panic!("{:?}", p[5]);
     };
-    assert_eq!(*normal, crate::log::raised::UP);
+    assert_eq!(*normal, crate::raised::UP);
     let Raised::Circle { normal, .. } = raised(&p[6]) else {
         panic!("{:?}", p[6]);
     };

@@ -1,8 +1,8 @@
 //! The streaming writer robot programs log with.
 //!
 //! ```no_run
-//! use underlay::log::{Header, Rgba, Writer};
-//! # fn main() -> Result<(), underlay::log::LogError> {
+//! use underlay_log::{Header, Rgba, Writer};
+//! # fn main() -> Result<(), underlay_log::LogError> {
 //! let mut w = Writer::create("run.ulog".as_ref(), Header::default())?;
 //! w.declare_entity("robots/blue/3", &["robots/blue", "attack"]);
 //! w.persistent(f64::NEG_INFINITY, f64::INFINITY)
@@ -42,8 +42,8 @@
 //! way, which makes a version-3 log (holding shapes above the floor too).
 //!
 //! ```no_run
-//! use underlay::log::{Header, Writer, WriterOptions};
-//! # fn main() -> Result<(), underlay::log::LogError> {
+//! use underlay_log::{Header, Writer, WriterOptions};
+//! # fn main() -> Result<(), underlay_log::LogError> {
 //! let opts = WriterOptions { heights: true, ..WriterOptions::default() };
 //! let mut w = Writer::create_with_options("run.ulog".as_ref(), Header::default(), opts)?;
 //! let t = 1_700_000_000.25;
@@ -864,7 +864,8 @@ impl<W: Write> Drop for PrimitiveBuilder<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{self, Log, ReadError};
+    use crate as log;
+    use crate::{Log, ReadError};
 
     fn write_sample(opts: WriterOptions) -> Vec<u8> {
         let header = Header {
@@ -956,7 +957,7 @@ mod tests {
             // Simulate a crash: the open frame and zstd epilogue never reach the file.
             std::mem::forget(w);
         }
-        let log = crate::log::native::read(std::fs::File::open(&path).unwrap()).unwrap();
+        let log = crate::native::read(std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(log.frames.len(), 49);
         assert_eq!(log.warnings.len(), 1, "{:?}", log.warnings);
         assert!(log.warnings[0].message.contains("truncated"));
@@ -965,7 +966,7 @@ mod tests {
             let mut w = Writer::create(&path2, Header::default()).unwrap();
             w.instant(1.0).circle((0.0, 0.0), 1.0);
         }
-        let log2 = crate::log::native::read(std::fs::File::open(&path2).unwrap()).unwrap();
+        let log2 = crate::native::read(std::fs::File::open(&path2).unwrap()).unwrap();
         assert_eq!(log2.frames.len(), 1);
     }
 

@@ -6,23 +6,23 @@
 //! can be compared byte for byte with prost's in tests.
 
 /// Protobuf wire types used by the schemas.
-pub(crate) const VARINT: u32 = 0;
-pub(crate) const I64: u32 = 1;
-pub(crate) const LEN: u32 = 2;
-pub(crate) const I32: u32 = 5;
+pub const VARINT: u32 = 0;
+pub const I64: u32 = 1;
+pub const LEN: u32 = 2;
+pub const I32: u32 = 5;
 
 /// Why a message could not be decoded; `at` is the byte position within
 /// the buffer handed to the [`Reader`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct WireError {
+pub struct WireError {
     pub at: usize,
     pub message: String,
 }
 
-pub(crate) type WireResult<T> = Result<T, WireError>;
+pub type WireResult<T> = Result<T, WireError>;
 
 /// A cursor over one message's bytes.
-pub(crate) struct Reader<'a> {
+pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
     /// Position of `buf[0]` in the enclosing record, for error messages.
@@ -203,25 +203,25 @@ impl<'a> Reader<'a> {
 
 /// Zig-zag decoding of sint32.
 #[inline]
-pub(crate) fn unzigzag32(v: u64) -> i32 {
+pub fn unzigzag32(v: u64) -> i32 {
     let v = v as u32;
     ((v >> 1) as i32) ^ -((v & 1) as i32)
 }
 
 #[inline]
-pub(crate) fn zigzag32(v: i32) -> u32 {
+pub fn zigzag32(v: i32) -> u32 {
     ((v << 1) ^ (v >> 31)) as u32
 }
 
 /// Number of bytes of `v` as a varint.
 #[inline]
-pub(crate) fn varint_len(v: u64) -> usize {
+pub fn varint_len(v: u64) -> usize {
     // 1 byte per started 7 bits, at least one.
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 #[inline]
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -230,35 +230,35 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 #[inline]
-pub(crate) fn put_key(out: &mut Vec<u8>, field: u32, wire_type: u32) {
+pub fn put_key(out: &mut Vec<u8>, field: u32, wire_type: u32) {
     put_varint(out, u64::from((field << 3) | wire_type));
 }
 
 #[inline]
-pub(crate) fn key_len(field: u32) -> usize {
+pub fn key_len(field: u32) -> usize {
     varint_len(u64::from(field << 3))
 }
 
 #[inline]
-pub(crate) fn put_f64(out: &mut Vec<u8>, field: u32, v: f64) {
+pub fn put_f64(out: &mut Vec<u8>, field: u32, v: f64) {
     put_key(out, field, I64);
     out.extend_from_slice(&v.to_le_bytes());
 }
 
 #[inline]
-pub(crate) fn put_fixed32(out: &mut Vec<u8>, field: u32, v: u32) {
+pub fn put_fixed32(out: &mut Vec<u8>, field: u32, v: u32) {
     put_key(out, field, I32);
     out.extend_from_slice(&v.to_le_bytes());
 }
 
 /// Length of a length-delimited field whose content is `len` bytes.
 #[inline]
-pub(crate) fn len_field_len(field: u32, len: usize) -> usize {
+pub fn len_field_len(field: u32, len: usize) -> usize {
     key_len(field) + varint_len(len as u64) + len
 }
 
 #[inline]
-pub(crate) fn put_len(out: &mut Vec<u8>, field: u32, len: usize) {
+pub fn put_len(out: &mut Vec<u8>, field: u32, len: usize) {
     put_key(out, field, LEN);
     put_varint(out, len as u64);
 }

@@ -13,7 +13,7 @@
 //!   fit one datagram ([`MAX_DATAGRAM`] bytes, about 1,500 simple shapes);
 //!   a larger one is not sent and [`Writer::flush`] says so.
 //!
-//! `underlay live`'s receivers read these back (`live::sources`).
+//! `underlay live`'s receivers read these back (the application's `live::sources`).
 
 use std::io::{self, Write};
 use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
@@ -86,7 +86,7 @@ impl Writer<TcpStream> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::native;
+    use crate::native;
 
     #[test]
     fn every_datagram_is_a_whole_log_with_the_entities_it_names() {
@@ -111,7 +111,7 @@ mod tests {
             let n = rx.recv(&mut buf).unwrap();
             logs.push(native::read(&buf[..n]).unwrap());
         }
-        let names = |l: &crate::log::Log| -> Vec<String> {
+        let names = |l: &crate::Log| -> Vec<String> {
             l.entities.ids().map(|e| l.entities.name(e).to_string()).collect()
         };
         assert_eq!(logs[0].frames.len(), 1);

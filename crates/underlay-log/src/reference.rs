@@ -456,14 +456,14 @@ pub fn decode(bytes: &[u8]) -> Result<Log, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::native;
+    use crate::native;
 
     #[test]
     fn fast_encoder_writes_what_prost_writes() {
         for log in [
-            crate::log::testutil::sample(),
-            crate::log::testutil::sample_raised(),
-            crate::log::testutil::sample_picture(),
+            crate::testutil::sample(),
+            crate::testutil::sample_raised(),
+            crate::testutil::sample_picture(),
         ] {
             assert_eq!(native::to_bytes(&log), encode(&log));
         }
@@ -477,7 +477,7 @@ mod tests {
 
         /// The hand-written encoder and decoder agree with prost on any log.
         #[test]
-        fn fast_paths_agree_with_prost(log in crate::log::testutil::arb_log()) {
+        fn fast_paths_agree_with_prost(log in crate::testutil::arb_log()) {
             let fast = native::to_bytes(&log);
             proptest::prop_assert_eq!(&fast, &encode(&log));
             proptest::prop_assert_eq!(&decode(&fast).unwrap(), &log);
@@ -499,9 +499,9 @@ mod tests {
     #[test]
     fn prost_reads_what_the_fast_reader_reads() {
         for log in [
-            crate::log::testutil::sample(),
-            crate::log::testutil::sample_raised(),
-            crate::log::testutil::sample_picture(),
+            crate::testutil::sample(),
+            crate::testutil::sample_raised(),
+            crate::testutil::sample_picture(),
         ] {
             let bytes = encode(&log);
             assert_eq!(decode(&bytes).unwrap(), log);
