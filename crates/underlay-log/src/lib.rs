@@ -4,8 +4,8 @@
 //! to a file, or over UDP or TCP to `underlay live`.
 //!
 //! A robot program depends on this crate alone: it needs no system
-//! library (prost and zstd, which builds its C from source, are its
-//! heaviest dependencies) and builds in seconds, where the application
+//! library (zstd, which builds its C from source, is its heaviest
+//! dependency) and builds in well under a minute, where the application
 //! needs FFmpeg, OpenCV and a GUI.
 //!
 //! ```
@@ -48,9 +48,10 @@
 //!   `proto/underlay.proto`, inside this crate): a 10-byte prefix, then
 //!   varint-delimited protobuf records, optionally zstd-compressed;
 //!   version 1 for shapes on the floor, 2 when the log has shapes above it
-//!   ([`raised`]), 3 with shapes in the picture's pixels. [`reference`](mod@reference)
-//!   reads and writes the same through prost's generated types ([`proto`]),
-//!   against which the hand-written fast paths are tested.
+//!   ([`raised`]), 3 with shapes in the picture's pixels. Its reader
+//!   and writer are hand-written for speed; `reference` (feature
+//!   `reference`) does the same through prost's types generated from the
+//!   schema (`proto`), and the tests check the two against each other.
 //! - [`text`]: the thesis's human-readable text notation, extended so that
 //!   it holds everything the model holds.
 //! - [`writer`]: the streaming [`Writer`]; [`net`]: its UDP and TCP sinks.
@@ -89,6 +90,13 @@
 //! every complete frame plus a warning.
 //!
 //! # Features
+//! None is needed to write and read logs.
+//! - `reference`: `proto` (the prost types of `proto/underlay.proto`,
+//!   generated at build time with a vendored `protoc`) and `reference`
+//!   (the native format read and written through them: the tests' and
+//!   benchmarks' yardstick for the fast paths). Off by default: prost's
+//!   code generator and derive macros would take most of the crate's
+//!   build time.
 //! - `test-util`: `testutil`, sample logs and proptest strategies for
 //!   random valid logs (the application's tests and benchmarks use them).
 
@@ -100,8 +108,10 @@ pub mod model;
 pub mod names;
 pub mod native;
 pub mod net;
+#[cfg(feature = "reference")]
 pub mod proto;
 pub mod raised;
+#[cfg(feature = "reference")]
 pub mod reference;
 pub mod summary;
 #[cfg(any(test, feature = "test-util"))]

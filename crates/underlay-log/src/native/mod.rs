@@ -20,7 +20,7 @@
 //! This module reads records (the prefix, the record loop, entities and
 //! frames); `decode` decodes the messages inside them and `encode` writes
 //! them. Both are hand-written for speed (see `docs/PERFORMANCE.md`);
-//! [`reference`](super::reference) does the same through prost-generated
+//! `reference` (feature `reference`) does the same through prost-generated
 //! types, and tests check that both agree byte for byte and value for
 //! value.
 
