@@ -239,47 +239,56 @@ impl RecordingSource {
         let mut optical = String::new();
         let mut first_picture: Option<Result<Option<RgbImage>, String>> = None;
         let mut compressed = Compressed::default();
-        rec.read(&[topic], None, &mut |_, log_time, msg| {
-            // Undecodable messages and stamps going back are not frames.
-            let Ok(msg) = msg else {
-                return ControlFlow::Continue(());
-            };
-            let stamp = stamp_of(&msg, log_time);
-            if entries.last().is_some_and(|e| stamp <= e.stamp) {
-                return ControlFlow::Continue(());
-            }
-            let key = role != Role::CompressedVideo
-                || msg.path("data").and_then(|v| v.as_bytes()).is_some_and(|d| {
-                    let hevc = msg.str("format").and_then(Coding::from_format) == Some(Coding::H265);
-                    is_keyframe(d, hevc)
-                });
-            if entries.is_empty() {
-                optical = msg
-                    .str("header.frame_id")
-                    .or(msg.str("frame_id"))
-                    .unwrap_or("")
-                    .to_owned();
-            }
-            // The first picture that decodes gives the size; a damaged one
-            // before it costs only itself (its error kept, in case none does).
-            if !matches!(first_picture, Some(Ok(Some(_)))) {
-                match decode(role, &msg, &mut compressed) {
-                    Err(e) if first_picture.is_none() => first_picture = Some(Err(e)),
-                    Err(_) => {}
-                    Ok(None) if first_picture.is_some() => {}
-                    other => first_picture = Some(other),
+        // What the reading said (damage in the file): the reason, when no
+        // picture comes of it.
+        let notes = rec
+            .read(&[topic], None, &mut |_, log_time, msg| {
+                // Undecodable messages and stamps going back are not frames.
+                let Ok(msg) = msg else {
+                    return ControlFlow::Continue(());
+                };
+                let stamp = stamp_of(&msg, log_time);
+                if entries.last().is_some_and(|e| stamp <= e.stamp) {
+                    return ControlFlow::Continue(());
                 }
-            }
-            entries.push(Entry { log_time, stamp, key });
-            ControlFlow::Continue(())
-        })
-        .map_err(|e| other(path, ros(e)))?;
+                let key = role != Role::CompressedVideo
+                    || msg.path("data").and_then(|v| v.as_bytes()).is_some_and(|d| {
+                        let hevc = msg.str("format").and_then(Coding::from_format) == Some(Coding::H265);
+                        is_keyframe(d, hevc)
+                    });
+                if entries.is_empty() {
+                    optical = msg
+                        .str("header.frame_id")
+                        .or(msg.str("frame_id"))
+                        .unwrap_or("")
+                        .to_owned();
+                }
+                // The first picture that decodes gives the size; a damaged one
+                // before it costs only itself (its error kept, in case none does).
+                if !matches!(first_picture, Some(Ok(Some(_)))) {
+                    match decode(role, &msg, &mut compressed) {
+                        Err(e) if first_picture.is_none() => first_picture = Some(Err(e)),
+                        Err(_) => {}
+                        Ok(None) if first_picture.is_some() => {}
+                        other => first_picture = Some(other),
+                    }
+                }
+                entries.push(Entry { log_time, stamp, key });
+                ControlFlow::Continue(())
+            })
+            .map_err(|e| other(path, ros(e)))?;
         let image = match first_picture {
             Some(Ok(Some(image))) => image,
             Some(Err(e)) => {
                 return Err(other(
                     path,
                     format!("{name}: none of its pictures can be read: {e}"),
+                ));
+            }
+            _ if !notes.is_empty() => {
+                return Err(other(
+                    path,
+                    format!("{name} has no picture: {}", notes.join("; ")),
                 ));
             }
             _ => return Err(other(path, format!("{name} has no picture"))),

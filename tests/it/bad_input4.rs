@@ -303,3 +303,42 @@ fn a_string_length_past_its_record_is_damage_not_an_allocation() {
     let said = format!("{}{}", stdout(&o), stderr(&o));
     assert!(said.contains("its topic has 4294967280 bytes"), "{said}");
 }
+
+/// The campaign's second finding: a `.db3` whose messages table is
+/// damaged before its first message was read by `log info` with the
+/// damage said, and refused by export with "has no picture" alone; export
+/// now gives the same reason.
+#[test]
+fn a_recording_damaged_before_its_first_picture_is_refused_with_the_damage() {
+    let dir = tmp();
+    let db = dir.path().join("damaged.db3");
+    std::fs::copy(data("ros", "demo-3.db3"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let root: i64 = c
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'messages'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    drop(c);
+    // The messages table's root page made no page at all.
+    let f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+    use std::os::unix::fs::FileExt as _;
+    f.write_all_at(&[0xff; 16], ((root - 1) * page) as u64).unwrap();
+    drop(f);
+    let said = "the database is damaged before the first message asked for";
+    let info = run(["log".as_ref(), "info".as_ref(), db.as_os_str()]);
+    assert_ok(&info);
+    assert!(stdout(&info).contains(said), "{}", stdout(&info));
+    let out = dir.path().join("out.mp4");
+    let o = run(["export".as_ref(), db.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has no picture") && stderr(&o).contains(said),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
