@@ -1,17 +1,28 @@
 //! Drawing a [`Match`] snapshot as a top-down picture, and its exact floor
 //! mask: the field (striped grass, painted marks and goals) is drawn once
-//! into a background; each picture copies it and draws the bodies, the
-//! ball and the caption over it with the overlay rasterizer ([`crate::draw`]),
-//! so a rendered match looks like the rest of underlay's drawings.
+//! into a background; each picture copies it and draws the bodies and the
+//! ball over it with the overlay rasterizer ([`crate::draw`]), so a
+//! rendered match looks like the rest of underlay's drawings.
+//!
+//! The caption (teams, score, play mode, clock) has a band of its own at
+//! the top of the picture, and the field with its margin is fitted below
+//! it ([`View::fit_below`]): the caption never covers a player, not even
+//! one the server parked beside the field (a 2D server keeps players not
+//! on the pitch 3 m beyond the touch line, inside the margin).
+//!
+//! A body is a disc in its team's colour; its number is written over it in
+//! white with a dark outline (legible on any team colour), its heading a
+//! dark wedge outside the disc and its gaze a line beyond it, so neither
+//! crosses the number.
 //!
 //! The [`View`] maps world to pixels as a similarity (uniform scale, world
 //! y up on screen), so the picture of a 2D game matches its monitor's. Its
 //! [`Calibration`] is what the log's drawings are projected with.
 //!
-//! The mask is floor (255) everywhere but under the bodies, the ball and
-//! the caption as drawn (at least half covered), so drawings go under the
-//! players exactly. Bodies smaller than [`Look::min_body_px`] are drawn at
-//! that size to stay visible; the mask follows what is drawn.
+//! The mask is floor (255) everywhere but under the bodies and the ball as
+//! drawn (at least half covered) and the caption's band, so drawings go
+//! under the players exactly. Bodies smaller than [`Look::min_body_px`]
+//! are drawn at that size to stay visible; the mask follows what is drawn.
 
 use crate::calib::Calibration;
 use crate::draw::{Overlay, Painter};
@@ -49,19 +60,27 @@ impl View {
     /// The view of `width`×`height` pixels showing the rectangle
     /// `bounds` (min, max corners) whole, centred.
     pub fn fit(bounds: (Vec2, Vec2), width: usize, height: usize) -> Option<View> {
+        View::fit_below(bounds, width, height, 0)
+    }
+
+    /// Like [`View::fit`], in the part of the picture below its top
+    /// `band` rows (kept for the caption).
+    pub fn fit_below(bounds: (Vec2, Vec2), width: usize, height: usize, band: usize) -> Option<View> {
         let size = bounds.1 - bounds.0;
-        if !(size.x > 0.0 && size.y > 0.0 && size.is_finite()) || width == 0 || height == 0 {
+        if !(size.x > 0.0 && size.y > 0.0 && size.is_finite()) || width == 0 || height <= band {
             return None;
         }
-        let scale = (width as f64 / size.x).min(height as f64 / size.y);
+        let scale = (width as f64 / size.x).min((height - band) as f64 / size.y);
         if !(scale.is_finite() && scale > 0.0) {
             return None;
         }
+        // The rectangle's middle at the middle of the rows below the band.
+        let center = bounds.0.lerp(bounds.1, 0.5) + Vec2::new(0.0, band as f64 / 2.0 / scale);
         Some(View {
             width,
             height,
             scale,
-            center: bounds.0.lerp(bounds.1, 0.5),
+            center,
         })
     }
 
@@ -127,7 +146,9 @@ pub struct Look {
 }
 
 impl Look {
-    /// The default look for pictures `height` pixels high.
+    /// The default look for pictures `height` pixels high: bodies at
+    /// least large enough to carry a legible two-digit number (11 px
+    /// across at 720 rows, 6.5 at 360).
     pub fn for_height(height: usize) -> Look {
         let h = height as f64;
         Look {
@@ -137,16 +158,34 @@ impl Look {
             lines: Rgba::from_rgb(0xf0f0f0),
             goal: Rgba::from_rgb(0xd8d8d8),
             ball: Rgba::WHITE,
-            min_body_px: (h / 80.0).max(3.0),
+            min_body_px: (h / 64.0).max(6.5),
             min_ball_px: (h / 200.0).max(2.0),
         }
     }
+
+    /// The caption's text size in a picture `height` rows high.
+    pub fn caption_size(height: usize) -> f64 {
+        (height as f64 / 32.0).max(10.0)
+    }
+
+    /// The rows kept at the top of a picture `height` rows high for the
+    /// caption.
+    pub fn caption_band(height: usize) -> usize {
+        (Look::caption_size(height) * 1.6).ceil() as usize
+    }
 }
+
+/// Shirt numbers are written at least this large (pixels): two digits
+/// with their outline stay legible at 640 × 360.
+const MIN_NUMBER_PX: f64 = 10.0;
 
 /// Renders snapshots of one match at one size.
 pub struct Renderer {
     /// The whole pitch at the picture's size.
     view: View,
+    /// Rows at the top of each picture kept for the caption (0: none,
+    /// the caption is the caller's).
+    band: usize,
     calib: Calibration,
     /// The whole pitch at the zoomed scale: the background's view (the
     /// same as `view` without zoom).
@@ -181,9 +220,17 @@ fn prim(shape: Shape, style: Style) -> Primitive {
 }
 
 impl Renderer {
-    /// A renderer of `m`'s field and teams at `width`×`height` pixels.
+    /// A renderer of `m`'s field and teams at `width`×`height` pixels,
+    /// the caption in a band at the top.
     pub fn new(m: &Match, width: usize, height: usize) -> Result<Renderer, RenderError> {
         Renderer::with_zoom(m, width, height, 1.0)
+    }
+
+    /// A renderer of the field alone, without the caption's band: a
+    /// picture to be warped into another camera, which writes the caption
+    /// itself ([`Renderer::caption_on`]).
+    pub fn without_caption(m: &Match, width: usize, height: usize) -> Result<Renderer, RenderError> {
+        Renderer::build(m, width, height, 1.0, false)
     }
 
     /// Like [`new`](Self::new), the pitch magnified `zoom` times (1 to 8,
@@ -191,6 +238,16 @@ impl Renderer {
     /// show part of it, around the point [`render_at`](Self::render_at)
     /// is given.
     pub fn with_zoom(m: &Match, width: usize, height: usize, zoom: f64) -> Result<Renderer, RenderError> {
+        Renderer::build(m, width, height, zoom, true)
+    }
+
+    fn build(
+        m: &Match,
+        width: usize,
+        height: usize,
+        zoom: f64,
+        caption: bool,
+    ) -> Result<Renderer, RenderError> {
         if !(16..=MAX_SIDE).contains(&width) || !(16..=MAX_SIDE).contains(&height) {
             return Err(RenderError::BadSize { width, height });
         }
@@ -210,12 +267,22 @@ impl Renderer {
             width: f.width,
             unit: f.unit.clone(),
         };
-        let view = View::fit(f.bounds(), width, height).ok_or_else(bad)?;
+        // The caption's band, when the picture is tall enough to keep one.
+        let band = if caption && height >= 64 {
+            Look::caption_band(height)
+        } else {
+            0
+        };
+        let view = View::fit_below(f.bounds(), width, height, band).ok_or_else(bad)?;
         let calib = view.calibration().ok_or_else(bad)?;
-        let big = View::fit(f.bounds(), bw, bh).ok_or_else(bad)?;
+        // The zoomed pitch keeps a band as much larger: exactly `zoom` times
+        // the whole pitch's scale.
+        let big_band = (band as f64 * zoom).round() as usize;
+        let big = View::fit_below(f.bounds(), bw, bh, big_band).ok_or_else(bad)?;
         let look = Look::for_height(height);
         let mut r = Renderer {
             view,
+            band,
             calib,
             big,
             look,
@@ -243,8 +310,10 @@ impl Renderer {
         let (bw, bh) = (self.big.width, self.big.height);
         let c = center.filter(|c| c.is_finite()).unwrap_or(self.big.center);
         let p = self.big.to_pixel(c);
+        // The point at the middle of the rows below the caption's band.
+        let below = (self.band as f64 + h as f64 - 1.0) / 2.0;
         let ox = (p.x - (w as f64 - 1.0) / 2.0).round().clamp(0.0, (bw - w) as f64);
-        let oy = (p.y - (h as f64 - 1.0) / 2.0).round().clamp(0.0, (bh - h) as f64);
+        let oy = (p.y - below).round().clamp(0.0, (bh - h) as f64);
         View {
             width: w,
             height: h,
@@ -463,16 +532,6 @@ impl Renderer {
         for b in &snap.bodies {
             self.number(&view, b);
         }
-        if !snap.caption.is_empty() {
-            let size = (h as f64 / 32.0).max(10.0);
-            self.painter.text(
-                &mut self.overlay,
-                Vec2::new(size * 0.6, size * 1.2),
-                &snap.caption,
-                size,
-                Rgba::WHITE,
-            );
-        }
         // Foreground where at least half covered (only drawn rows are read).
         let ov = self.overlay.pixels();
         if let Some(m) = mask.as_slice_mut() {
@@ -487,21 +546,52 @@ impl Renderer {
         }
         let _ = self.overlay.composite(image, None);
         self.scratch = prims;
+        if self.band > 0 {
+            self.caption_band(image, mask, &snap.caption);
+        }
     }
 
-    /// A body's number, centred on it, dark on light team colours.
+    /// The caption's band: the surround colour, not floor, the caption
+    /// written in it.
+    fn caption_band(&mut self, image: &mut RgbImage, mask: &mut MaskImage, caption: &str) {
+        let band = self.band.min(image.dim().0);
+        let surround = self.look.surround;
+        for mut px in image.slice_mut(ndarray::s![..band, .., ..]).rows_mut() {
+            px.assign(&ndarray::ArrayView1::from(&surround));
+        }
+        mask.slice_mut(ndarray::s![..band, ..]).fill(0);
+        if caption.is_empty() {
+            return;
+        }
+        let size = Look::caption_size(image.dim().0);
+        self.overlay.clear();
+        // The baseline a third of the size above the band's bottom.
+        let baseline = band as f64 - (band as f64 - size * 0.75) / 2.0;
+        self.painter.text(
+            &mut self.overlay,
+            Vec2::new(size * 0.6, baseline),
+            caption,
+            size,
+            Rgba::WHITE,
+        );
+        let _ = self.overlay.composite(image, None);
+    }
+
+    /// Rows at the top of each picture kept for the caption.
+    pub fn band(&self) -> usize {
+        self.band
+    }
+
+    /// A body's number, centred on it: white with the painter's dark
+    /// outline, legible on any team colour and on the grass around.
     fn number(&mut self, view: &View, b: &Body) {
-        let team = &self.teams[usize::from(b.team.min(1))];
         let r = (b.radius * view.scale).max(self.look.min_body_px);
         let text = b.number.to_string();
-        let size = (r * 1.25).clamp(6.0, 200.0);
+        let size = (r * 1.3).clamp(MIN_NUMBER_PX, 200.0);
         let Some((w, _)) = self.painter.measure_text(&text, size) else {
             return;
         };
-        let c = team.color;
-        let light = 299 * c.r() as u32 + 587 * c.g() as u32 + 114 * c.b() as u32 > 150_000;
-        let ink = if light { Rgba::BLACK } else { Rgba::WHITE };
-        let ink = ink.with_alpha(if b.faded { 110 } else { 255 });
+        let ink = Rgba::WHITE.with_alpha(if b.faded { 110 } else { 255 });
         let p = view.to_pixel(b.position);
         // Digits stand about 0.72 of the size above the baseline.
         let anchor = Vec2::new(p.x - w / 2.0, p.y + size * 0.36);
@@ -528,16 +618,22 @@ impl Renderer {
         ));
         let dark = Rgba::BLACK.with_alpha(alpha);
         if let Some(hd) = b.heading.filter(|h| h.is_finite()) {
-            // A tick at the front edge, leaving the middle to the number.
+            // A wedge outside the disc, pointing ahead: the middle is the
+            // number's.
+            let (ahead, side) = (dir(hd), dir(hd + std::f64::consts::FRAC_PI_2));
             out.push(prim(
-                Shape::Line {
-                    start: b.position + dir(hd) * (r * 0.55),
-                    end: b.position + dir(hd) * r,
+                Shape::Polygon {
+                    vertices: Box::new([
+                        b.position + ahead * (r * 1.55),
+                        b.position + ahead * (r * 0.92) + side * (r * 0.42),
+                        b.position + ahead * (r * 0.92) - side * (r * 0.42),
+                    ]),
+                    closed: true,
                 },
                 Style {
                     color: dark,
-                    fill: None,
-                    thickness: 2.0,
+                    fill: Some(dark),
+                    thickness: 1.0,
                     unit: ThicknessUnit::Pixels,
                 },
             ));
@@ -546,7 +642,7 @@ impl Renderer {
             out.push(prim(
                 Shape::Line {
                     start: b.position + dir(g) * r,
-                    end: b.position + dir(g) * (r * 1.7),
+                    end: b.position + dir(g) * (r * 1.9),
                 },
                 Style {
                     color: Rgba::from_rgb(0xffd0d0).with_alpha(alpha),
@@ -675,20 +771,43 @@ mod tests {
             let q = r.view().to_pixel(p);
             (q.y.round() as usize, q.x.round() as usize)
         };
-        // Beside its number, behind its centre (the heading points to +x),
-        // the left body is yellow and not floor; the right one blue.
+        // Above its number, the left body is yellow and not floor; the
+        // right one blue.
+        let rp = body_px(r.view(), &Look::for_height(800), 0.3);
+        let above = (0.75 * rp) as usize;
         let (y, x) = px(Vec2::new(-20.0, 10.0));
         assert_eq!(
-            [img[[y, x - 7, 0]], img[[y, x - 7, 1]], img[[y, x - 7, 2]]],
+            [
+                img[[y - above, x, 0]],
+                img[[y - above, x, 1]],
+                img[[y - above, x, 2]]
+            ],
             [255, 255, 0]
         );
         assert_eq!(mask[[y, x]], 0);
         let (y, x) = px(Vec2::new(20.0, -10.0));
         assert_eq!(
-            [img[[y, x - 7, 0]], img[[y, x - 7, 1]], img[[y, x - 7, 2]]],
+            [
+                img[[y - above, x, 0]],
+                img[[y - above, x, 1]],
+                img[[y - above, x, 2]]
+            ],
             [0x20, 0x60, 0xff]
         );
         assert_eq!(mask[[y, x]], 0);
+        // The number in the middle is white (its outline dark around it).
+        let white = (0..rp as usize)
+            .filter(|&d| img[[y, x - d / 2, 0]] > 230 && img[[y, x - d / 2, 2]] > 230)
+            .count();
+        assert!(white > 0, "no white digit at the body's centre row");
+        // Ahead (+x) the heading's wedge is dark, outside the disc.
+        let (y, x) = px(Vec2::new(-20.0, 10.0));
+        let tip = x + (1.25 * rp) as usize;
+        assert!(
+            img[[y, tip, 0]] < 40 && img[[y, tip, 1]] < 40,
+            "{:?}",
+            img.slice(ndarray::s![y, tip, ..])
+        );
         // The ball is white; open grass is floor.
         let (y, x) = px(Vec2::ZERO);
         assert_eq!(mask[[y, x]], 0);
@@ -696,14 +815,30 @@ mod tests {
         assert_eq!(mask[[y, x]], FLOOR);
         // A body drawn at its minimum size: about min_body_px around it is
         // foreground, no more than twice that away is floor again.
-        let rp = body_px(r.view(), &Look::for_height(800), 0.3);
         let (y, x) = px(Vec2::new(-20.0, 10.0));
         assert_eq!(mask[[y + (rp * 0.7) as usize, x]], 0);
         assert_eq!(mask[[y + (rp * 2.0) as usize + 2, x]], FLOOR);
-        // Rendering again with nothing leaves only the field.
+        // The caption is in its band, above the field and its margin; the
+        // band is not floor.
+        let band = r.band();
+        assert_eq!(band, Look::caption_band(800));
+        let top = r.view().to_pixel(Vec2::new(0.0, 34.0 + 5.0)).y;
+        assert!(
+            top >= band as f64 - 0.5,
+            "the margin's top row {top} is in the band ({band})"
+        );
+        assert!(mask.slice(ndarray::s![..band, ..]).iter().all(|&v| v == 0));
+        let written = img
+            .slice(ndarray::s![..band, ..200, 0])
+            .iter()
+            .filter(|&&v| v > 200)
+            .count();
+        assert!(written > 20, "the caption is written in the band");
+        // Rendering again with nothing leaves only the field (the band not floor).
         r.render(&Snapshot::default(), &mut img, &mut mask);
         assert_eq!(&img, r.background());
-        assert!(mask.iter().all(|&v| v == FLOOR));
+        assert!(mask.slice(ndarray::s![band.., ..]).iter().all(|&v| v == FLOOR));
+        assert!(mask.slice(ndarray::s![..band, ..]).iter().all(|&v| v == 0));
     }
 
     #[test]

@@ -14,8 +14,10 @@
 //! - `records`: every show record in file order with the play mode and
 //!   score that applied to it (`(playmode …)` and `(team …)` records apply
 //!   to the show records after them) and its stoppage step `stopped`
-//!   (how many records before it in a row had the same cycle: the server
-//!   repeats the show line once per stoppage step);
+//!   (how many show lines before it in a row had the same cycle: the
+//!   server writes the show line once per stoppage step). A line that
+//!   repeats the record before it exactly (nothing moved in that step) is
+//!   one moment with it, kept once, its step still counted;
 //! - `messages`: the `(msg …)` records (except the team graphics a coach
 //!   sends, counted in `team_graphics`) and the record they follow.
 //!
