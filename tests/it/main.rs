@@ -33,6 +33,8 @@ mod mask;
 mod matches;
 mod obs;
 mod pipeline;
+mod real_2d;
+mod real_3d;
 mod real_cameras;
 mod ros_bags;
 mod segments;
