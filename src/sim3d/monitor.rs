@@ -731,6 +731,71 @@ pub(crate) mod tests {
         assert_eq!(log.robot_at(0, 2, 0.06, 0.1), Some([-3.0, 1.0, 0.65]));
     }
 
+    /// A SimSpark log with robots of each kind its scenes name: NAOs of
+    /// two types (by mesh, by material), a Soccerbot, one renamed, the
+    /// empty first scene and its diffs, then a diff that moves them.
+    pub(crate) fn simspark_sample() -> String {
+        let nao = |mesh: &str, mats: &str, x: f64| {
+            format!(
+                "(nd TRF (SLT 1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1)(nd TRF {}(nd TRF (SLT -1 0 0 0 0 0 1 0 0 1 0 0 0 0 0.05 1)\
+                 (nd StaticMesh (load models/{mesh}) (sSc 0.1 0.1 0.1)(resetMaterials {mats}))))\
+                 (nd TRF {}(nd StaticMesh (load models/rthigh.obj)(resetMaterials {mats}))))",
+                shift(x, 1.0, 0.35),
+                shift(x, 1.1, 0.2)
+            )
+        };
+        let scene = [
+            format!(
+                "(nd TRF {}(nd StaticMesh (load models/soccerball.obj)))",
+                shift(0.0, 0.0, 0.04)
+            ),
+            nao("naobody3.obj", "matNum3 matLeft matType3 naowhite", -2.0),
+            nao("naobody.obj", "matNum4 matRight matType1 naowhite", 2.0),
+            nao("naobody9.obj", "matNum5 matLeft naowhite", -4.0),
+            format!(
+                "(nd TRF {}(nd TRF (SLT -1 0 0 0 0 0 1 0 0 1 0 0 0 0 0 1)(nd SMN (load models/soccerbottorso.obj) (sMat matRight7))))",
+                shift(3.0, -3.0, 0.3)
+            ),
+        ]
+        .concat();
+        let env = "((FieldLength 30)(FieldWidth 20)(play_modes BeforeKickOff PlayOn)(time 0)(team_left A)(team_right B)(play_mode 0))";
+        let diff = format!(
+            "((time 0.2))(RDS 0 1)((nd(nd))(nd(nd TRF {}(nd(nd)))(nd(nd)))(nd(nd(nd(nd)))(nd(nd)))(nd(nd(nd(nd)))(nd(nd)))(nd(nd(nd))))",
+            shift(-1.5, 1.0, 0.35)
+        );
+        format!(
+            "{env}(RSG 0 1)()\n((time 0))(RDS 0 1)((nd(nd StaticMesh (setVisible 1))))\n{env}(RSG 0 1)({scene})\n{diff}\n"
+        )
+    }
+
+    #[test]
+    fn simspark_sample_reads_its_robots() {
+        let log = parse(simspark_sample().as_bytes()).unwrap();
+        assert_eq!(log.frames.len(), 4);
+        assert!(log.frame_robots(&log.frames[1]).is_empty());
+        let ids = |f: &MonitorFrame| -> Vec<(u32, &str, [f64; 3])> {
+            log.frame_robots(f)
+                .iter()
+                .map(|r| (r.unum, r.model().id, r.position()))
+                .collect()
+        };
+        assert_eq!(
+            ids(&log.frames[2]),
+            [
+                (3, "nao3", [-2.0, 1.0, 0.35]),
+                (4, "nao1", [2.0, 1.0, 0.35]),
+                // At its first part: the mesh, 0.05 above its body.
+                (5, "unknown", [-4.0, 1.0, 0.35 + 0.05]),
+                (7, "soccerbot", [3.0, -3.0, 0.3])
+            ]
+        );
+        assert_eq!(ids(&log.frames[3])[0], (3, "nao3", [-1.5, 1.0, 0.35]));
+        // The renamed robot, said once, at the line it first came on.
+        assert_eq!(log.warnings.len(), 1, "{:?}", log.warnings);
+        assert_eq!(log.warnings[0].line, 3);
+        assert!(log.warnings[0].message.contains("left 5"), "{}", log.warnings[0]);
+    }
+
     #[test]
     fn reads_simspark_monitor_logs() {
         let full = format!(
@@ -853,11 +918,12 @@ pub(crate) mod tests {
         #[test]
         fn mutated_logs_never_panic(
             edits in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(),
-                                               proptest::sample::select(b"()0123456789.- \nndTRFSLTe".to_vec())), 0..12),
+                                               proptest::sample::select(b"()0123456789.- \nndTRFSLTemaNumLftRighy".to_vec())), 0..12),
             cut in proptest::prelude::any::<proptest::sample::Index>(),
             noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            simspark in proptest::prelude::any::<bool>(),
         ) {
-            let mut b = rsmp_sample().into_bytes();
+            let mut b = if simspark { simspark_sample() } else { rsmp_sample() }.into_bytes();
             for (i, v) in edits {
                 let i = i.index(b.len());
                 b[i] = v;
@@ -874,6 +940,8 @@ pub(crate) mod tests {
                 }
                 for r in &log.robots {
                     proptest::prop_assert!((r.team as usize) < log.teams.len());
+                    proptest::prop_assert!(r.position().iter().all(|v| v.is_finite()));
+                    proptest::prop_assert!(r.model().radius > 0.0);
                 }
                 for f in &log.frames {
                     proptest::prop_assert!(f.sides.iter().flatten().all(|&t| usize::from(t) < log.teams.len()));

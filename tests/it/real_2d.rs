@@ -323,7 +323,7 @@ fn a_record_is_shown_until_the_next_in_select_viewer_and_export() {
             (fps.unwrap_or(10.0), open_source(&real(CYRUS), &o).unwrap())
         })
         .collect();
-    let mut rng = Rng(0x51_2d_5e1ec7);
+    let mut rng = Rng(0x0051_2d5e_1ec7);
     let mut pictures_checked = 0;
     for k in 0..10_000 {
         let t = if k % 10 < 3 {

@@ -419,7 +419,8 @@ impl Instants {
         let after = self.first_after(crate::time::within_rounding(t));
         let j = after.checked_sub(1)?;
         let x = self.times[j];
-        if after == self.times.len() && !(t - x < threshold) {
+        let within = t - x < threshold;
+        if after == self.times.len() && !within {
             return None;
         }
         let first = self.times[..j].partition_point(|&y| y < x);
