@@ -267,8 +267,10 @@ impl Renderer {
             width: f.width,
             unit: f.unit.clone(),
         };
-        // The caption's band, when the picture is tall enough to keep one.
-        let band = if caption && height >= 64 {
+        // The caption's band, when the match has captions and the picture
+        // is tall enough to keep one.
+        let captioned = m.snapshots.iter().any(|s| !s.caption.is_empty());
+        let band = if caption && captioned && height >= 64 {
             Look::caption_band(height)
         } else {
             0
@@ -756,14 +758,19 @@ mod tests {
 
     #[test]
     fn bodies_are_drawn_in_team_colours_and_masked_exactly() {
-        let m = test_match();
-        let mut r = Renderer::new(&m, 1280, 800).unwrap();
         let snap = Snapshot {
             clock: 1.0,
             bodies: vec![body(0, -20.0, 10.0), body(1, 20.0, -10.0)],
             ball: Some((Vec2::new(0.0, 0.0), 0.085)),
             caption: "0:0 play_on".into(),
         };
+        let m = Match {
+            snapshots: vec![snap.clone()],
+            ..test_match()
+        };
+        // A match without captions keeps no band.
+        assert_eq!(Renderer::new(&test_match(), 1280, 800).unwrap().band(), 0);
+        let mut r = Renderer::new(&m, 1280, 800).unwrap();
         let (mut img, mut mask) = (RgbImage::zeros((1, 1, 3)), MaskImage::zeros((1, 1)));
         r.render(&snap, &mut img, &mut mask);
         assert_eq!(img.dim(), (800, 1280, 3));
