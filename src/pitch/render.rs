@@ -11,9 +11,10 @@
 //! on the pitch 3 m beyond the touch line, inside the margin).
 //!
 //! A body is a disc in its team's colour; its number is written over it in
-//! white with a dark outline (legible on any team colour), its heading a
-//! dark wedge outside the disc and its gaze a line beyond it, so neither
-//! crosses the number.
+//! the ink that contrasts more with the shirt (black on a light one, white
+//! with a dark outline on a dark one: at least 4.58 to 1 on any colour),
+//! its heading a dark wedge outside the disc and its gaze a line beyond
+//! it, so neither crosses the number.
 //!
 //! The [`View`] maps world to pixels as a similarity (uniform scale, world
 //! y up on screen), so the picture of a 2D game matches its monitor's. Its
@@ -584,8 +585,9 @@ impl Renderer {
         self.band
     }
 
-    /// A body's number, centred on it: white with the painter's dark
-    /// outline, legible on any team colour and on the grass around.
+    /// A body's number, centred on it, in the ink that contrasts more
+    /// with the shirt: black on a light one (yellow, the 2D blue, the 3D
+    /// red), white with the painter's dark outline on a dark one.
     fn number(&mut self, view: &View, b: &Body) {
         let r = (b.radius * view.scale).max(self.look.min_body_px);
         let text = b.number.to_string();
@@ -593,11 +595,18 @@ impl Renderer {
         let Some((w, _)) = self.painter.measure_text(&text, size) else {
             return;
         };
-        let ink = Rgba::WHITE.with_alpha(if b.faded { 110 } else { 255 });
+        let alpha = if b.faded { 110 } else { 255 };
         let p = view.to_pixel(b.position);
         // Digits stand about 0.72 of the size above the baseline.
         let anchor = Vec2::new(p.x - w / 2.0, p.y + size * 0.36);
-        self.painter.text(&mut self.overlay, anchor, &text, size, ink);
+        let shirt = self.teams[usize::from(b.team.min(1))].color;
+        if light(shirt) {
+            let ink = Rgba::BLACK.with_alpha(alpha);
+            self.painter.text_plain(&mut self.overlay, anchor, &text, size, ink);
+        } else {
+            let ink = Rgba::WHITE.with_alpha(alpha);
+            self.painter.text(&mut self.overlay, anchor, &text, size, ink);
+        }
     }
 
     /// The primitives that draw one body.
@@ -675,6 +684,30 @@ impl Renderer {
             ));
         }
     }
+}
+
+/// Whether a shirt of colour `c` takes black ink: black contrasts
+/// with it more than white does. Their contrasts (WCAG 2) are equal at a
+/// relative luminance of √(1.05 × 0.05) − 0.05 ≈ 0.179, where each is
+/// 4.58 to 1; so the better ink reads at least that well on any shirt
+/// (white on the 2D yellow is 1.4 to 1, black 15; on the 2D blue white
+/// is 3.2, black 6.5).
+fn light(c: Rgba) -> bool {
+    let v = c.rgb();
+    luminance([(v >> 16) as u8, (v >> 8) as u8, v as u8]) > (1.05f64 * 0.05).sqrt() - 0.05
+}
+
+/// sRGB relative luminance of a colour (WCAG 2).
+fn luminance(p: [u8; 3]) -> f64 {
+    let lin = |v: u8| {
+        let c = f64::from(v) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(p[0]) + 0.7152 * lin(p[1]) + 0.0722 * lin(p[2])
 }
 
 /// Pixel radius a body of world radius `r` is drawn with in `view`.
@@ -866,5 +899,125 @@ mod tests {
         let (y, x) = (p.y.round() as usize, p.x.round() as usize);
         assert!(bg[[y, x, 1]] > bg[[y, x, 0]] + 40);
         assert!(Renderer::new(&m, 8, 8).is_err());
+    }
+
+    /// The ink reads at least 4.58 to 1 on any shirt: the contrast (WCAG
+    /// 2) of black or white, the better of the two, over every colour of
+    /// a 16-step grid of the RGB cube and the league's team colours.
+    #[test]
+    fn the_numbers_ink_contrasts_with_any_shirt() {
+        let contrast = |a: f64, b: f64| (a.max(b) + 0.05) / (a.min(b) + 0.05);
+        let steps: Vec<u32> = (0..=255).step_by(17).collect();
+        let mut worst = f64::INFINITY;
+        for &r in &steps {
+            for &g in &steps {
+                for &b in steps.iter().chain(&[0x40, 0x64, 0x70, 0x90, 0xd2, 0xd7]) {
+                    let c = Rgba::from_rgb(r << 16 | g << 8 | b);
+                    let l = luminance([r as u8, g as u8, b as u8]);
+                    let ink = if light(c) { 0.0 } else { 1.0 };
+                    worst = worst.min(contrast(l, ink));
+                }
+            }
+        }
+        assert!(worst >= 4.58, "{worst}");
+    }
+
+    /// Issue 51: on the yellow team the heading crossed the number and
+    /// 3, 4, 6 and 7 could not be read. On every team colour underlay
+    /// draws (the 2D teams', the 3D teams', the SSL teams') and on white,
+    /// at 1280 × 720 and 640 × 360, for every number and whichever way
+    /// the body faces and looks: the digits are written (pixels of the
+    /// ink's colour, black on a light shirt, white on any other, within a
+    /// tenth) and stand out from their ground (the pixels two away from
+    /// them: one away is the glyph's anti-aliased edge) by at least 4 to
+    /// 1. White with the outline on the 2D yellow was 2.4 by this measure;
+    /// the ink's own contrast with the shirt is at least 4.58 (above), the
+    /// rest is lost to anti-aliasing in digits 10 px high.
+    #[test]
+    fn shirt_numbers_read_on_every_team_colour_at_both_sizes() {
+        let colours = [
+            0xffd700, 0x1e90ff, // 2D
+            0x3070ff, 0xff4040, // 3D
+            0xffd200, 0x1e64ff, // SSL
+            0xffffff,
+        ];
+        let at_x = |number: u32| -48.0 + 8.0 * f64::from(number);
+        let mut worst = (f64::INFINITY, String::new());
+        for (w, h) in [(1280, 720), (640, 360)] {
+            for c in colours {
+                let mut m = test_match();
+                m.teams[0].color = Rgba::from_rgb(c);
+                let mut r = Renderer::new(&m, w, h).unwrap();
+                let (mut img, mut mask) = (RgbImage::zeros((1, 1, 3)), MaskImage::zeros((1, 1)));
+                let dark_ink = light(Rgba::from_rgb(c));
+                assert_eq!(dark_ink, c != 0x1e64ff, "#{c:06x}");
+                for k in 0..8 {
+                    let bodies = (1..=11)
+                        .map(|number| Body {
+                            number,
+                            heading: Some(f64::from(k) * std::f64::consts::FRAC_PI_4),
+                            gaze: Some(f64::from(k) * 0.7),
+                            ..body(0, at_x(number), 10.0)
+                        })
+                        .collect();
+                    let snap = Snapshot {
+                        bodies,
+                        ..Snapshot::default()
+                    };
+                    r.render(&snap, &mut img, &mut mask);
+                    let px = |y: i64, x: i64| {
+                        let (y, x) = (y as usize, x as usize);
+                        [img[[y, x, 0]], img[[y, x, 1]], img[[y, x, 2]]]
+                    };
+                    // The pixels of the ink's colour (within a tenth).
+                    let ink = |y: i64, x: i64| {
+                        let q = px(y, x);
+                        if dark_ink {
+                            q.iter().all(|&v| v < 26)
+                        } else {
+                            q.iter().all(|&v| v > 229)
+                        }
+                    };
+                    let rp = body_px(r.view(), &r.look, 0.3);
+                    let span = (rp * 0.85) as i64;
+                    for number in 1..=11 {
+                        let p = r.view().to_pixel(Vec2::new(at_x(number), 10.0));
+                        let (cy, cx) = (p.y.round() as i64, p.x.round() as i64);
+                        let side = 2 * span + 5;
+                        let at = |y: i64, x: i64| ((y - cy + span + 2) * side + (x - cx + span + 2)) as usize;
+                        let mut inked_at = vec![false; (side * side) as usize];
+                        for y in cy - span - 2..=cy + span + 2 {
+                            for x in cx - span - 2..=cx + span + 2 {
+                                inked_at[at(y, x)] = ink(y, x);
+                            }
+                        }
+                        let near = |y: i64, x: i64, d: i64| {
+                            (-d..=d).any(|dy| (-d..=d).any(|dx| inked_at[at(y + dy, x + dx)]))
+                        };
+                        let (mut inked, mut ink_l, mut ground_l, mut ground) = (0, 0.0, 0.0, 0);
+                        for y in cy - span..=cy + span {
+                            for x in cx - span..=cx + span {
+                                if inked_at[at(y, x)] {
+                                    inked += 1;
+                                    ink_l += luminance(px(y, x));
+                                } else if !near(y, x, 1) && near(y, x, 2) {
+                                    ground += 1;
+                                    ground_l += luminance(px(y, x));
+                                }
+                            }
+                        }
+                        let what = format!("{number} on #{c:06x} at {w} × {h}, heading {k}/8 turn");
+                        assert!(inked >= 4 && ground >= 4, "{what}: {inked} pixels of ink, {ground} of ground");
+                        let (a, b) = (ink_l / f64::from(inked), ground_l / f64::from(ground));
+                        let contrast = (a.max(b) + 0.05) / (a.min(b) + 0.05);
+                        if contrast < worst.0 {
+                            worst = (contrast, what.clone());
+                        }
+                        assert!(contrast >= 4.0, "{what}: contrast {contrast:.2}");
+                    }
+                }
+            }
+        }
+        eprintln!("the lowest contrast of a number to its ground: {:.2} ({})", worst.0, worst.1);
     }
 }
