@@ -20,7 +20,10 @@
 //! is built (an empty full graph) and diffs of nodes it never sent whole
 //! until its next full graph: those frames show no objects, unsaid, as
 //! nothing in them could be placed. A robot of no known model
-//! ([`super::robots`]) is said once, at the line it first appears on.
+//! ([`super::robots`]) is said once, at the line it first appears on; a
+//! damaged transform (an `SLT` number that is none) at its line, the
+//! scene keeping its shape and the node its last good transform
+//! ([`SceneGraph`]).
 //! The file may be gzip'ed.
 
 use std::collections::HashMap;
@@ -366,6 +369,10 @@ impl MonitorStream {
                 }
             }
         }
+        // Damaged transforms: each said where it is (the message's line).
+        if let Some(scene) = &mut self.state.scene {
+            self.notes.extend(scene.take_damage());
+        }
         result
     }
 
@@ -425,7 +432,7 @@ impl Reader<'_> {
                         Some(b"full") => {
                             full = true;
                             self.built = true;
-                            SceneGraph::build(nodes).map(|g| self.st.scene = Some(g))
+                            SceneGraph::build_after(nodes, self.st.scene.as_ref()).map(|g| self.st.scene = Some(g))
                         }
                         Some(b"diff") => apply_diff(self.st.scene.as_mut(), nodes),
                         _ => Err("a scene graph that is neither full nor diff".to_owned()),
@@ -458,7 +465,7 @@ impl Reader<'_> {
                 let result = if is_full {
                     full = true;
                     self.built = true;
-                    SceneGraph::build(item.items()).map(|g| self.st.scene = Some(g))
+                    SceneGraph::build_after(item.items(), self.st.scene.as_ref()).map(|g| self.st.scene = Some(g))
                 } else {
                     apply_diff(self.st.scene.as_mut(), item.items())
                 };

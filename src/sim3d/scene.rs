@@ -24,6 +24,14 @@
 //!
 //! A robot of no known model is placed at its first part and named in
 //! [`SceneGraph::notes`] (a torso renamed, a server's new robot).
+//!
+//! A transform whose `SLT` is damaged (a number that is not one — `nan`,
+//! `abc`, `0x10` — or not 16 of them) costs that transform, not the
+//! scene: the graph keeps its shape, the node keeps its last good
+//! transform (in a diff, or in a full graph of the same shape as the
+//! last), and what hangs below a node that never had one is left out
+//! until a diff gives it one; each is said once
+//! ([`SceneGraph::take_damage`]).
 
 use super::robots::{self, Jersey, ModelId};
 use crate::sexp::Sexp;
@@ -103,6 +111,11 @@ pub struct SceneGraph {
     labelled: Vec<Labelled>,
     /// What the last build could not tell (robots of no known model).
     notes: Vec<String>,
+    /// Transform nodes that never had a good transform: the objects below
+    /// them are left out.
+    unknown: Vec<bool>,
+    /// The damaged transforms the last build or diff passed over.
+    damage: Vec<String>,
 }
 
 /// A mesh met while building: what labelling needs of it.
@@ -129,11 +142,42 @@ struct Collected {
 impl SceneGraph {
     /// Builds a graph from the top-level `(nd …)` nodes of a full update.
     pub fn build<'a>(top: impl Iterator<Item = Sexp<'a>>) -> Result<Self, String> {
+        SceneGraph::build_after(top, None)
+    }
+
+    /// Builds a graph from a full update that follows `last`: a damaged
+    /// transform keeps `last`'s at the same node when both graphs have the
+    /// same shape.
+    pub fn build_after<'a>(
+        top: impl Iterator<Item = Sexp<'a>>,
+        last: Option<&SceneGraph>,
+    ) -> Result<Self, String> {
         let mut g = SceneGraph::default();
         let mut c = Collected::default();
+        let mut damaged = Vec::new();
         for s in top {
             if s.head() == Some(b"nd") {
-                g.add(s, NONE, &mut c)?;
+                g.add(s, NONE, &mut c, &mut damaged)?;
+            }
+        }
+        g.unknown = vec![false; g.len()];
+        let same_shape = last.filter(|l| l.parent == g.parent);
+        for (at, why) in damaged {
+            let kept = same_shape.and_then(|l| l.local[at as usize].filter(|_| !l.unknown[at as usize]));
+            match kept {
+                Some(m) => {
+                    g.local[at as usize] = Some(m);
+                    g.damage.push(format!(
+                        "node {at}'s transform (SLT) {why}: its transform of the last full scene graph kept"
+                    ));
+                }
+                None => {
+                    g.unknown[at as usize] = true;
+                    g.damage.push(format!(
+                        "node {at}'s transform (SLT) {why}: what hangs below it is left out until a diff gives \
+                         it one"
+                    ));
+                }
             }
         }
         g.label_described(&c);
@@ -284,7 +328,13 @@ impl SceneGraph {
         &self.notes
     }
 
-    fn add(&mut self, s: Sexp<'_>, parent: u32, c: &mut Collected) -> Result<(), String> {
+    fn add(
+        &mut self,
+        s: Sexp<'_>,
+        parent: u32,
+        c: &mut Collected,
+        damaged: &mut Vec<(u32, String)>,
+    ) -> Result<(), String> {
         let at = self.parent.len() as u32;
         self.parent.push(parent);
         self.children.push(0);
@@ -305,8 +355,16 @@ impl SceneGraph {
                 continue;
             }
             match item.head() {
-                Some(b"nd") => self.add(item, at, c)?,
-                Some(b"SLT") => self.local[at as usize] = Some(slt(item)?),
+                Some(b"nd") => self.add(item, at, c, damaged)?,
+                Some(b"SLT") => match slt(item) {
+                    Ok(m) => self.local[at as usize] = Some(m),
+                    Err(why) => {
+                        // A transform node all the same, its transform to
+                        // be found.
+                        self.local[at as usize] = Some(IDENTITY);
+                        damaged.push((at, why));
+                    }
+                },
                 Some(b"ball") if kind == b"DSC" => c.described.push((at, Label::Ball)),
                 Some(b"agent") if kind == b"DSC" => {
                     let team = item.get(1).and_then(|t| t.str());
@@ -348,6 +406,7 @@ impl SceneGraph {
 
     /// Applies a diff given as its top-level `(nd …)` nodes.
     pub fn apply_diff<'a>(&mut self, top: impl Iterator<Item = Sexp<'a>>) -> Result<(), String> {
+        self.damage.clear();
         let mut next = 0u32;
         let mut top_count = 0;
         for s in top {
@@ -390,7 +449,19 @@ impl SceneGraph {
                     if self.local[at as usize].is_none() {
                         return Err(format!("node {at} gets a transform but is not a transform node"));
                     }
-                    self.local[at as usize] = Some(slt(item)?);
+                    match slt(item) {
+                        Ok(m) => {
+                            self.local[at as usize] = Some(m);
+                            self.unknown[at as usize] = false;
+                        }
+                        Err(why) if self.unknown[at as usize] => self.damage.push(format!(
+                            "node {at}'s transform (SLT) {why}: it has had no good one, what hangs below it \
+                             stays out"
+                        )),
+                        Err(why) => self.damage.push(format!(
+                            "node {at}'s transform (SLT) {why}: its last good transform kept"
+                        )),
+                    }
                 }
                 _ => {}
             }
@@ -398,10 +469,17 @@ impl SceneGraph {
         Ok(())
     }
 
+    /// What the last build or diff passed over: each damaged transform
+    /// and what was done instead; taken once.
+    pub fn take_damage(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.damage)
+    }
+
     /// Every labelled object with its pose in the world (a robot's x axis
-    /// its forward direction).
+    /// its forward direction); not those below a transform never read.
     pub fn objects(&self) -> impl Iterator<Item = (&Label, Affine)> + '_ {
-        self.labelled.iter().map(|l| {
+        let placed = |l: &&Labelled| !l.chain.iter().any(|&n| self.unknown[n as usize]);
+        self.labelled.iter().filter(placed).map(|l| {
             let pose = l
                 .chain
                 .iter()
@@ -452,13 +530,31 @@ fn mesh_stem(path: &[u8]) -> &[u8] {
     }
 }
 
-/// The transform of an `(SLT m0 … m15)` list.
+/// The transform of an `(SLT m0 … m15)` list; an error says what in it is
+/// not a finite number, or how many it has.
 fn slt(item: Sexp<'_>) -> Result<Affine, String> {
-    let m: [f64; 16] = item
-        .numbers()
-        .ok_or_else(|| "an SLT that is not 16 numbers".to_owned())?;
-    if m.iter().any(|v| !v.is_finite()) {
-        return Err("an SLT with a value that is not finite".to_owned());
+    let mut m = [0.0; 16];
+    let mut count = 0;
+    for (k, v) in item.items().skip(1).enumerate() {
+        count += 1;
+        let Some(slot) = m.get_mut(k) else {
+            continue;
+        };
+        match v.f64().filter(|x| x.is_finite()) {
+            Some(x) => *slot = x,
+            None => {
+                let text = String::from_utf8_lossy(v.text());
+                let shown: String = text.chars().take(24).collect();
+                let cut = if shown.len() < text.len() { "…" } else { "" };
+                return Err(format!(
+                    "has `{shown}{cut}` for its number {}, which is not a finite number",
+                    k + 1
+                ));
+            }
+        }
+    }
+    if count != 16 {
+        return Err(format!("has {count} numbers, not 16"));
     }
     Ok([
         m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10], m[12], m[13], m[14],

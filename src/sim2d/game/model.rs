@@ -517,6 +517,9 @@ pub enum GameError {
     /// Not a game log (no `ULG` header, no JSON game log start).
     #[error("not a RoboCup 2D game log: {0}")]
     NotAGameLog(String),
+    /// Not one show record: no moment of a match to show.
+    #[error("no show record in it: {0}")]
+    NoShowRecord(String),
     /// The JSON is malformed before any element could be read.
     #[error("line {line}, column {column}: {message}")]
     Json {
@@ -560,8 +563,11 @@ impl Builder {
     }
 
     /// Adds a show record of `cycle` with the current play mode and
-    /// score; whether its cycle is before the previous record's (a corrupt
-    /// file: the record is kept in file order, the caller warns).
+    /// score. A record whose cycle is before the previous record's (a
+    /// corrupt file: the server writes them in order) is dropped, and the
+    /// previous record's cycle returned for the caller to say so with the
+    /// record's place: every reader of the game (`log info`, the viewer,
+    /// export) then sees the same records, in order.
     ///
     /// A record that repeats the one before it exactly (same cycle, play
     /// mode, score, ball and players: a stoppage step in which nothing
@@ -569,7 +575,7 @@ impl Builder {
     /// again: a line repeated thousands of times would otherwise be as
     /// many pictures of one moment. It still counts as a stoppage step:
     /// the next record's `stopped` is the server's step.
-    pub fn show(&mut self, cycle: u32, ball: Ball, players: Vec<Player>) -> bool {
+    pub fn show(&mut self, cycle: u32, ball: Ball, players: Vec<Player>) -> Option<u32> {
         if let Some(r) = self.game.records.last()
             && r.cycle == cycle
             && r.play_mode == self.play_mode
@@ -578,9 +584,13 @@ impl Builder {
             && r.players == players
         {
             self.repeats = self.repeats.saturating_add(1);
-            return false;
+            return None;
         }
-        let backwards = self.game.records.last().is_some_and(|r| r.cycle > cycle);
+        if let Some(r) = self.game.records.last()
+            && r.cycle > cycle
+        {
+            return Some(r.cycle);
+        }
         let stopped = match self.game.records.last() {
             Some(r) if r.cycle == cycle => r.stopped.saturating_add(1).saturating_add(self.repeats),
             _ => 0,
@@ -594,7 +604,7 @@ impl Builder {
             ball,
             players,
         });
-        backwards
+        None
     }
 
     /// A team record: names (`null` or empty leaves a name as it was) and score.
