@@ -738,7 +738,14 @@ impl Painter {
 
     /// Draws text as [`Self::text`] does, without a backdrop: for text on
     /// a ground of its own that it contrasts with (a number on a shirt).
-    pub fn text_plain(&mut self, ov: &mut Overlay, anchor: PixelPoint, text: &str, size: f64, color: Rgba) -> usize {
+    pub fn text_plain(
+        &mut self,
+        ov: &mut Overlay,
+        anchor: PixelPoint,
+        text: &str,
+        size: f64,
+        color: Rgba,
+    ) -> usize {
         let n = self.text.draw(&mut self.cov, (anchor.x, anchor.y), text, size);
         ov.blend(&mut self.cov, color);
         n

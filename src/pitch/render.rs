@@ -602,7 +602,8 @@ impl Renderer {
         let shirt = self.teams[usize::from(b.team.min(1))].color;
         if light(shirt) {
             let ink = Rgba::BLACK.with_alpha(alpha);
-            self.painter.text_plain(&mut self.overlay, anchor, &text, size, ink);
+            self.painter
+                .text_plain(&mut self.overlay, anchor, &text, size, ink);
         } else {
             let ink = Rgba::WHITE.with_alpha(alpha);
             self.painter.text(&mut self.overlay, anchor, &text, size, ink);
@@ -929,10 +930,11 @@ mod tests {
     /// the body faces and looks: the digits are written (pixels of the
     /// ink's colour, black on a light shirt, white on any other, within a
     /// tenth) and stand out from their ground (the pixels two away from
-    /// them: one away is the glyph's anti-aliased edge) by at least 4 to
-    /// 1. White with the outline on the 2D yellow was 2.4 by this measure;
-    /// the ink's own contrast with the shirt is at least 4.58 (above), the
-    /// rest is lost to anti-aliasing in digits 10 px high.
+    /// them: one away is the glyph's anti-aliased edge) by a contrast of
+    /// at least 4 (white with the outline on the 2D yellow was 2.4 against
+    /// the pixels touching it). The ink's own contrast with the shirt is
+    /// at least 4.58 (above); the rest is lost to anti-aliasing in digits
+    /// 10 px high.
     #[test]
     fn shirt_numbers_read_on_every_team_colour_at_both_sizes() {
         let colours = [
@@ -1007,7 +1009,10 @@ mod tests {
                             }
                         }
                         let what = format!("{number} on #{c:06x} at {w} × {h}, heading {k}/8 turn");
-                        assert!(inked >= 4 && ground >= 4, "{what}: {inked} pixels of ink, {ground} of ground");
+                        assert!(
+                            inked >= 4 && ground >= 4,
+                            "{what}: {inked} pixels of ink, {ground} of ground"
+                        );
                         let (a, b) = (ink_l / f64::from(inked), ground_l / f64::from(ground));
                         let contrast = (a.max(b) + 0.05) / (a.min(b) + 0.05);
                         if contrast < worst.0 {
@@ -1018,6 +1023,9 @@ mod tests {
                 }
             }
         }
-        eprintln!("the lowest contrast of a number to its ground: {:.2} ({})", worst.0, worst.1);
+        eprintln!(
+            "the lowest contrast of a number to its ground: {:.2} ({})",
+            worst.0, worst.1
+        );
     }
 }

@@ -432,7 +432,8 @@ impl Reader<'_> {
                         Some(b"full") => {
                             full = true;
                             self.built = true;
-                            SceneGraph::build_after(nodes, self.st.scene.as_ref()).map(|g| self.st.scene = Some(g))
+                            SceneGraph::build_after(nodes, self.st.scene.as_ref())
+                                .map(|g| self.st.scene = Some(g))
                         }
                         Some(b"diff") => apply_diff(self.st.scene.as_mut(), nodes),
                         _ => Err("a scene graph that is neither full nor diff".to_owned()),
@@ -465,7 +466,8 @@ impl Reader<'_> {
                 let result = if is_full {
                     full = true;
                     self.built = true;
-                    SceneGraph::build_after(item.items(), self.st.scene.as_ref()).map(|g| self.st.scene = Some(g))
+                    SceneGraph::build_after(item.items(), self.st.scene.as_ref())
+                        .map(|g| self.st.scene = Some(g))
                 } else {
                     apply_diff(self.st.scene.as_mut(), item.items())
                 };

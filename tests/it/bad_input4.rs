@@ -344,7 +344,11 @@ fn export_small(input: &Path, out: &Path) -> std::process::Output {
 fn a_bad_number_in_a_scene_transform_costs_that_transform() {
     let text = real_text("sim3d", "roboviz-demo-mixed-types.log.gz");
     let body = "-11.3525 0.0137894 0.352048 1)";
-    assert_eq!(text.matches(body).count(), 1, "left 2's body transform, once in the full graph");
+    assert_eq!(
+        text.matches(body).count(),
+        1,
+        "left 2's body transform, once in the full graph"
+    );
     let clean = underlay::sim3d::monitor::parse(text.as_bytes()).unwrap();
     let robots = |m: &underlay::sim3d::monitor::MonitorLog, k: usize| {
         let f = &m.frames[k];

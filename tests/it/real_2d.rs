@@ -246,8 +246,14 @@ fn krislet3_a_whole_short_game() {
 #[test]
 fn logs_without_a_record_are_refused_alike_saying_why() {
     for (name, head) in [
-        ("ulg6-no-show.rcg.gz", "its header (202 server parameters, 18 player types) and 0 messages"),
-        ("futvasf-null-vs-null.rcg.gz", "its header (190 server parameters, 18 player types) and 1 message"),
+        (
+            "ulg6-no-show.rcg.gz",
+            "its header (202 server parameters, 18 player types) and 0 messages",
+        ),
+        (
+            "futvasf-null-vs-null.rcg.gz",
+            "its header (190 server parameters, 18 player types) and 1 message",
+        ),
     ] {
         let chain = |e: &dyn std::error::Error| {
             let mut said = e.to_string();

@@ -72,7 +72,11 @@ pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
             Some(w) => format!(
                 "none that could be read ({} {} said, the first: {w})",
                 game.warnings.len(),
-                if game.warnings.len() == 1 { "warning" } else { "warnings" }
+                if game.warnings.len() == 1 {
+                    "warning"
+                } else {
+                    "warnings"
+                }
             ),
             None => format!(
                 "its header ({} server parameters, {} player types) and {} {}, nothing else: the server \
@@ -80,7 +84,11 @@ pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
                 game.server.raw.len(),
                 game.player_types.len(),
                 game.messages.len(),
-                if game.messages.len() == 1 { "message" } else { "messages" },
+                if game.messages.len() == 1 {
+                    "message"
+                } else {
+                    "messages"
+                },
             ),
         };
         return Err(GameError::NoShowRecord(why));
