@@ -25,11 +25,24 @@ pub struct LogTime(pub f64);
 /// stopped a simulator's cycle stands still and a stoppage counter runs.
 pub const STOPPED_STEP: f64 = 1e-5;
 
+/// Stoppage steps per second (1 / [`STOPPED_STEP`], exactly).
+const STOPPED_PER_SECOND: f64 = 100_000.0;
+
 /// A simulator's clock at `cycle` and stoppage step `stopped`, with cycles
 /// of `step` seconds: cycle × step + stopped × [`STOPPED_STEP`] (monotonic
-/// over a match, every stoppage step its own distinct time).
+/// over a match, every stoppage step its own distinct time). When a cycle
+/// is a whole number of stoppage steps (0.1 s, 0.02 s, …) the clock is
+/// that count of steps over their rate, correctly rounded: the very number
+/// a user types for it (29.7 for cycle 297, 29.70001 for 297,1), where
+/// 297 × 0.1 would be 29.700000000000003.
 pub fn cycle_clock(cycle: u32, stopped: u32, step: f64) -> f64 {
-    f64::from(cycle) * step + f64::from(stopped) * STOPPED_STEP
+    let steps = step * STOPPED_PER_SECOND;
+    let whole = steps.round();
+    if (steps - whole).abs() < 1e-6 && (1.0..1e9).contains(&whole) {
+        (f64::from(cycle) * whole + f64::from(stopped)) / STOPPED_PER_SECOND
+    } else {
+        f64::from(cycle) * step + f64::from(stopped) * STOPPED_STEP
+    }
 }
 
 /// The cycle and stoppage step of a simulator's `clock` (see
@@ -41,6 +54,14 @@ pub fn cycle_of(clock: f64, step: f64) -> Option<(u64, u64)> {
     let cycle = (clock / step + 1e-6).floor();
     let stopped = ((clock - cycle * step) / STOPPED_STEP).round().max(0.0);
     Some((cycle as u64, stopped as u64))
+}
+
+/// The latest time that is still `t` but for rounding (8 units in its last
+/// place): a simulator's record at most this late is at or before `t`
+/// (29.7 is a record a writer stamped 297 × 0.1 = 29.700000000000003;
+/// [`cycle_clock`]'s own clocks are the decimals themselves).
+pub fn within_rounding(t: f64) -> f64 {
+    t + 8.0 * f64::EPSILON * t.abs().max(1.0)
 }
 
 macro_rules! seconds {
@@ -71,6 +92,22 @@ seconds!(LogTime);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_decimals_are_the_records_they_name() {
+        assert_eq!(cycle_clock(297, 0, 0.1), 29.7);
+        assert_eq!(cycle_clock(297, 1, 0.1), 29.70001);
+        assert_eq!(cycle_clock(6000, 51, 0.1), 600.00051);
+        assert_eq!(cycle_clock(3, 0, 0.02), 0.06);
+        // A cycle of no whole number of stoppage steps: the product.
+        assert_eq!(cycle_clock(3, 1, 0.0333333), 3.0 * 0.0333333 + 1e-5);
+        assert_eq!(cycle_of(cycle_clock(297, 1, 0.1), 0.1), Some((297, 1)));
+        // A clock within rounding of a typed time is that time.
+        let product = 297.0 * 0.1;
+        assert!(29.7 < product && product <= within_rounding(29.7));
+        assert!(within_rounding(29.7) < cycle_clock(297, 1, 0.1));
+        assert!(within_rounding(1.7e9) - 1.7e9 < 5e-6);
+    }
 
     #[test]
     fn times_show_as_their_seconds() {

@@ -64,8 +64,9 @@ pub enum Command {
         #[command(flatten)]
         inputs: Inputs,
         /// Log time to select at: seconds on the log's clock (for most logs
-        /// seconds since the epoch), or `+S` for S seconds after the log's
-        /// first frame.
+        /// seconds since the epoch), `+S` for S seconds after the log's
+        /// first frame, or on a simulator's clock (a game log) cycles:
+        /// `296c`, `296,1c` for the record one stoppage step into cycle 296.
         #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_at)]
         at: At,
         /// Only primitives with level ≤ N.
@@ -75,8 +76,9 @@ pub enum Command {
         #[arg(long = "entity", value_name = "E")]
         entities: Vec<String>,
         /// Show the nearest instantaneous frame only when it is closer than
-        /// S seconds [default: the log's hint, else 1.5 × the median
-        /// spacing of instantaneous frames].
+        /// S seconds (a simulator's last record, for S seconds after it)
+        /// [default: the log's hint, else 1.5 × the median spacing of
+        /// instantaneous frames].
         #[arg(long, value_name = "S")]
         threshold: Option<f64>,
     },
@@ -97,28 +99,47 @@ pub enum At {
     Absolute(f64),
     /// Seconds after the log's first finite frame time.
     FromStart(f64),
+    /// Cycles (and stoppage steps) of a simulator's clock.
+    Cycles(crate::video::TimeArg),
 }
 
 fn parse_at(s: &str) -> Result<At, String> {
-    let (rel, num) = match s.strip_prefix('+') {
-        Some(rest) => (true, rest),
-        None => (false, s),
+    let bad = || {
+        format!(
+            "`{s}` is not a time: give seconds (29.6), +S from the start, or cycles of a simulator's clock \
+             (296c, 296,1c)"
+        )
     };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(if rel { At::FromStart(v) } else { At::Absolute(v) }),
-        _ => Err(format!(
-            "`{s}` is not a finite number of seconds (or +S from the start)"
-        )),
+    if let Some(rest) = s.strip_prefix('+') {
+        return match rest.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(At::FromStart(v)),
+            _ => Err(bad()),
+        };
+    }
+    match s.parse::<crate::video::TimeArg>() {
+        Ok(crate::video::TimeArg::Seconds(v)) => Ok(At::Absolute(v)),
+        Ok(t) => Ok(At::Cycles(t)),
+        Err(_) => Err(bad()),
     }
 }
 
 impl At {
-    /// The time on the log's clock; `None` for `+S` on a log with no
-    /// finite frame time.
-    pub fn resolve(self, log: &Log) -> Option<f64> {
+    /// The time on the log's clock; an error says why there is none (`+S`
+    /// on a log with no finite frame time, cycles on a log that is not on
+    /// a simulator's clock).
+    pub fn resolve(self, log: &Log) -> Result<f64, String> {
         match self {
-            At::Absolute(t) => Some(t),
-            At::FromStart(s) => log.time_range().map(|(lo, _)| lo + s),
+            At::Absolute(t) => Ok(t),
+            At::FromStart(s) => log
+                .time_range()
+                .map(|(lo, _)| lo + s)
+                .ok_or_else(|| "the log has no frame with a finite time to count --at from".to_owned()),
+            At::Cycles(t) => t.clock_seconds(log.header.hints.cycle).ok_or_else(|| {
+                format!(
+                    "--at {t} is in cycles, and the log is not on one simulator's clock \
+                     (a game log, or its agents' logs read with it); give seconds"
+                )
+            }),
         }
     }
 }
@@ -314,6 +335,21 @@ pub fn info_report(files: &[(&Path, &Format, Option<u64>)], log: &Log) -> String
             "unlimited (fewer than two instantaneous times)".to_owned()
         };
         let _ = writeln!(r, "threshold:   {value} for instantaneous frames ({how})");
+        let holds = log.stream_holds();
+        if let Some(c) = log.header.hints.cycle {
+            let _ = writeln!(
+                r,
+                "clock:       a simulator's, cycles of {} s (times as 296c or 296,1c): each record shown until the next",
+                round_sig(c, 4)
+            );
+        } else if holds.iter().any(|&h| h) {
+            let _ = writeln!(
+                r,
+                "clock:       {} of {} logs a simulator's: each of their records shown until the next",
+                holds.iter().filter(|&&h| h).count(),
+                holds.len()
+            );
+        }
     }
     let levels: Vec<String> = s.by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
     let _ = writeln!(
@@ -490,11 +526,9 @@ fn select_at(
     }
     let loaded = load(inputs)?;
     let log = &loaded.log;
-    let Some(at) = at.resolve(log) else {
-        anyhow::bail!(
-            "{}: the log has no frame with a finite time to count --at from",
-            loaded.name()
-        );
+    let at = match at.resolve(log) {
+        Ok(at) => at,
+        Err(why) => anyhow::bail!("{}: {why}", loaded.name()),
     };
     let filter = filter_for(log, max_level, entities).with_context(|| loaded.name())?;
     let threshold = threshold.unwrap_or_else(|| log.default_instant_threshold());
@@ -568,6 +602,27 @@ mod tests {
         assert_eq!(fmt_duration(20.36), "20.36 s");
         assert_eq!(round_sig(0.07499992847442627, 4), "0.075");
         assert_eq!(round_sig(1234.5678, 4), "1235");
+    }
+
+    #[test]
+    fn at_reads_seconds_offsets_and_cycles() {
+        let mut log = Log::new();
+        log.push_frame(log::FrameTime::Instant(0.1), []);
+        log.push_frame(log::FrameTime::Instant(48.5), []);
+        let at = |log: &Log, s: &str| parse_at(s).and_then(|a| a.resolve(log));
+        assert_eq!(at(&log, "29.65"), Ok(29.65));
+        assert_eq!(at(&log, "+1.5"), Ok(1.6));
+        assert!(
+            at(&log, "296c")
+                .unwrap_err()
+                .contains("not on one simulator's clock")
+        );
+        log.header.hints.cycle = Some(0.1);
+        assert_eq!(at(&log, "296c"), Ok(crate::time::cycle_clock(296, 0, 0.1)));
+        assert_eq!(at(&log, "296,1c"), Ok(crate::time::cycle_clock(296, 1, 0.1)));
+        for bad in ["x", "+nan", "inf", "296,1", "+3c"] {
+            assert!(parse_at(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

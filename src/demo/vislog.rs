@@ -141,6 +141,7 @@ pub fn write_log(run: &Run, path: &Path, log_t0: f64) -> Result<LogStats, LogErr
         world_unit: "mm".to_owned(),
         hints: DisplayHints {
             instant_threshold: Some(1.5 * run.dt),
+            cycle: None,
             default_max_level: None,
             world_bounds: Some((Vec2::new(-b.x, -b.y), b)),
         },

@@ -736,6 +736,21 @@ impl Painter {
         n
     }
 
+    /// Draws text as [`Self::text`] does, without a backdrop: for text on
+    /// a ground of its own that it contrasts with (a number on a shirt).
+    pub fn text_plain(
+        &mut self,
+        ov: &mut Overlay,
+        anchor: PixelPoint,
+        text: &str,
+        size: f64,
+        color: Rgba,
+    ) -> usize {
+        let n = self.text.draw(&mut self.cov, (anchor.x, anchor.y), text, size);
+        ov.blend(&mut self.cov, color);
+        n
+    }
+
     /// Width of the widest line and total height of `text` at `size` px
     /// (`None` without a font).
     pub fn measure_text(&self, text: &str, size: f64) -> Option<(f64, f64)> {

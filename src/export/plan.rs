@@ -125,10 +125,7 @@ impl ExportOptions {
         if self.output.as_os_str().is_empty() {
             return Err(ExportError::NoOutput);
         }
-        let seconds = |t: Option<TimeArg>, default: f64| match t {
-            Some(TimeArg::Seconds(s) | TimeArg::Cycles(s) | TimeArg::Video(s)) => s,
-            None => default,
-        };
+        let seconds = |t: Option<TimeArg>, default: f64| t.map_or(default, TimeArg::order_key);
         let (from, to) = (
             seconds(self.from, f64::NEG_INFINITY),
             seconds(self.to, f64::INFINITY),
@@ -136,7 +133,7 @@ impl ExportOptions {
         let same_kind = matches!(
             (self.from, self.to),
             (Some(TimeArg::Seconds(_)), Some(TimeArg::Seconds(_)))
-                | (Some(TimeArg::Cycles(_)), Some(TimeArg::Cycles(_)))
+                | (Some(TimeArg::Cycles { .. }), Some(TimeArg::Cycles { .. }))
                 | (Some(TimeArg::Video(_)), Some(TimeArg::Video(_)))
         );
         let finite = [self.from, self.to]
@@ -506,7 +503,10 @@ mod tests {
         o.to = Some(TimeArg::Seconds(2.0));
         assert!(matches!(o.check(), Err(ExportError::BadRange { .. })));
         // Times of different kinds are compared once resolved.
-        o.to = Some(TimeArg::Cycles(2.0));
+        o.to = Some(TimeArg::Cycles {
+            cycle: 2.0,
+            stopped: 0,
+        });
         assert!(o.check().is_ok());
         o.to = Some(TimeArg::Seconds(f64::NAN));
         assert!(o.check().is_err());

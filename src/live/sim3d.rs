@@ -140,6 +140,9 @@ impl Scene {
             self.replay.robots_moved();
             self.publish(store);
         }
+        for note in self.monitor.take_notes() {
+            store.note(from, note);
+        }
         match (result, trail) {
             (Ok(()), Some(trail)) if !trail.frames.is_empty() => store.push(from, trail, n),
             (Ok(()), _) => store.taken(from, n),

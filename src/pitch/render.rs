@@ -1,17 +1,29 @@
 //! Drawing a [`Match`] snapshot as a top-down picture, and its exact floor
 //! mask: the field (striped grass, painted marks and goals) is drawn once
-//! into a background; each picture copies it and draws the bodies, the
-//! ball and the caption over it with the overlay rasterizer ([`crate::draw`]),
-//! so a rendered match looks like the rest of underlay's drawings.
+//! into a background; each picture copies it and draws the bodies and the
+//! ball over it with the overlay rasterizer ([`crate::draw`]), so a
+//! rendered match looks like the rest of underlay's drawings.
+//!
+//! The caption (teams, score, play mode, clock) has a band of its own at
+//! the top of the picture, and the field with its margin is fitted below
+//! it ([`View::fit_below`]): the caption never covers a player, not even
+//! one the server parked beside the field (a 2D server keeps players not
+//! on the pitch 3 m beyond the touch line, inside the margin).
+//!
+//! A body is a disc in its team's colour; its number is written over it in
+//! the ink that contrasts more with the shirt (black on a light one, white
+//! with a dark outline on a dark one: at least 4.58 to 1 on any colour),
+//! its heading a dark wedge outside the disc and its gaze a line beyond
+//! it, so neither crosses the number.
 //!
 //! The [`View`] maps world to pixels as a similarity (uniform scale, world
 //! y up on screen), so the picture of a 2D game matches its monitor's. Its
 //! [`Calibration`] is what the log's drawings are projected with.
 //!
-//! The mask is floor (255) everywhere but under the bodies, the ball and
-//! the caption as drawn (at least half covered), so drawings go under the
-//! players exactly. Bodies smaller than [`Look::min_body_px`] are drawn at
-//! that size to stay visible; the mask follows what is drawn.
+//! The mask is floor (255) everywhere but under the bodies and the ball as
+//! drawn (at least half covered) and the caption's band, so drawings go
+//! under the players exactly. Bodies smaller than [`Look::min_body_px`]
+//! are drawn at that size to stay visible; the mask follows what is drawn.
 
 use crate::calib::Calibration;
 use crate::draw::{Overlay, Painter};
@@ -49,19 +61,27 @@ impl View {
     /// The view of `width`×`height` pixels showing the rectangle
     /// `bounds` (min, max corners) whole, centred.
     pub fn fit(bounds: (Vec2, Vec2), width: usize, height: usize) -> Option<View> {
+        View::fit_below(bounds, width, height, 0)
+    }
+
+    /// Like [`View::fit`], in the part of the picture below its top
+    /// `band` rows (kept for the caption).
+    pub fn fit_below(bounds: (Vec2, Vec2), width: usize, height: usize, band: usize) -> Option<View> {
         let size = bounds.1 - bounds.0;
-        if !(size.x > 0.0 && size.y > 0.0 && size.is_finite()) || width == 0 || height == 0 {
+        if !(size.x > 0.0 && size.y > 0.0 && size.is_finite()) || width == 0 || height <= band {
             return None;
         }
-        let scale = (width as f64 / size.x).min(height as f64 / size.y);
+        let scale = (width as f64 / size.x).min((height - band) as f64 / size.y);
         if !(scale.is_finite() && scale > 0.0) {
             return None;
         }
+        // The rectangle's middle at the middle of the rows below the band.
+        let center = bounds.0.lerp(bounds.1, 0.5) + Vec2::new(0.0, band as f64 / 2.0 / scale);
         Some(View {
             width,
             height,
             scale,
-            center: bounds.0.lerp(bounds.1, 0.5),
+            center,
         })
     }
 
@@ -127,7 +147,9 @@ pub struct Look {
 }
 
 impl Look {
-    /// The default look for pictures `height` pixels high.
+    /// The default look for pictures `height` pixels high: bodies at
+    /// least large enough to carry a legible two-digit number (11 px
+    /// across at 720 rows, 6.5 at 360).
     pub fn for_height(height: usize) -> Look {
         let h = height as f64;
         Look {
@@ -137,16 +159,34 @@ impl Look {
             lines: Rgba::from_rgb(0xf0f0f0),
             goal: Rgba::from_rgb(0xd8d8d8),
             ball: Rgba::WHITE,
-            min_body_px: (h / 80.0).max(3.0),
+            min_body_px: (h / 64.0).max(6.5),
             min_ball_px: (h / 200.0).max(2.0),
         }
     }
+
+    /// The caption's text size in a picture `height` rows high.
+    pub fn caption_size(height: usize) -> f64 {
+        (height as f64 / 32.0).max(10.0)
+    }
+
+    /// The rows kept at the top of a picture `height` rows high for the
+    /// caption.
+    pub fn caption_band(height: usize) -> usize {
+        (Look::caption_size(height) * 1.6).ceil() as usize
+    }
 }
+
+/// Shirt numbers are written at least this large (pixels): two digits
+/// with their outline stay legible at 640 × 360.
+const MIN_NUMBER_PX: f64 = 10.0;
 
 /// Renders snapshots of one match at one size.
 pub struct Renderer {
     /// The whole pitch at the picture's size.
     view: View,
+    /// Rows at the top of each picture kept for the caption (0: none,
+    /// the caption is the caller's).
+    band: usize,
     calib: Calibration,
     /// The whole pitch at the zoomed scale: the background's view (the
     /// same as `view` without zoom).
@@ -181,9 +221,17 @@ fn prim(shape: Shape, style: Style) -> Primitive {
 }
 
 impl Renderer {
-    /// A renderer of `m`'s field and teams at `width`×`height` pixels.
+    /// A renderer of `m`'s field and teams at `width`×`height` pixels,
+    /// the caption in a band at the top.
     pub fn new(m: &Match, width: usize, height: usize) -> Result<Renderer, RenderError> {
         Renderer::with_zoom(m, width, height, 1.0)
+    }
+
+    /// A renderer of the field alone, without the caption's band: a
+    /// picture to be warped into another camera, which writes the caption
+    /// itself ([`Renderer::caption_on`]).
+    pub fn without_caption(m: &Match, width: usize, height: usize) -> Result<Renderer, RenderError> {
+        Renderer::build(m, width, height, 1.0, false)
     }
 
     /// Like [`new`](Self::new), the pitch magnified `zoom` times (1 to 8,
@@ -191,6 +239,16 @@ impl Renderer {
     /// show part of it, around the point [`render_at`](Self::render_at)
     /// is given.
     pub fn with_zoom(m: &Match, width: usize, height: usize, zoom: f64) -> Result<Renderer, RenderError> {
+        Renderer::build(m, width, height, zoom, true)
+    }
+
+    fn build(
+        m: &Match,
+        width: usize,
+        height: usize,
+        zoom: f64,
+        caption: bool,
+    ) -> Result<Renderer, RenderError> {
         if !(16..=MAX_SIDE).contains(&width) || !(16..=MAX_SIDE).contains(&height) {
             return Err(RenderError::BadSize { width, height });
         }
@@ -210,12 +268,24 @@ impl Renderer {
             width: f.width,
             unit: f.unit.clone(),
         };
-        let view = View::fit(f.bounds(), width, height).ok_or_else(bad)?;
+        // The caption's band, when the match has captions and the picture
+        // is tall enough to keep one.
+        let captioned = m.snapshots.iter().any(|s| !s.caption.is_empty());
+        let band = if caption && captioned && height >= 64 {
+            Look::caption_band(height)
+        } else {
+            0
+        };
+        let view = View::fit_below(f.bounds(), width, height, band).ok_or_else(bad)?;
         let calib = view.calibration().ok_or_else(bad)?;
-        let big = View::fit(f.bounds(), bw, bh).ok_or_else(bad)?;
+        // The zoomed pitch keeps a band as much larger: exactly `zoom` times
+        // the whole pitch's scale.
+        let big_band = (band as f64 * zoom).round() as usize;
+        let big = View::fit_below(f.bounds(), bw, bh, big_band).ok_or_else(bad)?;
         let look = Look::for_height(height);
         let mut r = Renderer {
             view,
+            band,
             calib,
             big,
             look,
@@ -243,8 +313,10 @@ impl Renderer {
         let (bw, bh) = (self.big.width, self.big.height);
         let c = center.filter(|c| c.is_finite()).unwrap_or(self.big.center);
         let p = self.big.to_pixel(c);
+        // The point at the middle of the rows below the caption's band.
+        let below = (self.band as f64 + h as f64 - 1.0) / 2.0;
         let ox = (p.x - (w as f64 - 1.0) / 2.0).round().clamp(0.0, (bw - w) as f64);
-        let oy = (p.y - (h as f64 - 1.0) / 2.0).round().clamp(0.0, (bh - h) as f64);
+        let oy = (p.y - below).round().clamp(0.0, (bh - h) as f64);
         View {
             width: w,
             height: h,
@@ -463,16 +535,6 @@ impl Renderer {
         for b in &snap.bodies {
             self.number(&view, b);
         }
-        if !snap.caption.is_empty() {
-            let size = (h as f64 / 32.0).max(10.0);
-            self.painter.text(
-                &mut self.overlay,
-                Vec2::new(size * 0.6, size * 1.2),
-                &snap.caption,
-                size,
-                Rgba::WHITE,
-            );
-        }
         // Foreground where at least half covered (only drawn rows are read).
         let ov = self.overlay.pixels();
         if let Some(m) = mask.as_slice_mut() {
@@ -487,25 +549,65 @@ impl Renderer {
         }
         let _ = self.overlay.composite(image, None);
         self.scratch = prims;
+        if self.band > 0 {
+            self.caption_band(image, mask, &snap.caption);
+        }
     }
 
-    /// A body's number, centred on it, dark on light team colours.
+    /// The caption's band: the surround colour, not floor, the caption
+    /// written in it.
+    fn caption_band(&mut self, image: &mut RgbImage, mask: &mut MaskImage, caption: &str) {
+        let band = self.band.min(image.dim().0);
+        let surround = self.look.surround;
+        for mut px in image.slice_mut(ndarray::s![..band, .., ..]).rows_mut() {
+            px.assign(&ndarray::ArrayView1::from(&surround));
+        }
+        mask.slice_mut(ndarray::s![..band, ..]).fill(0);
+        if caption.is_empty() {
+            return;
+        }
+        let size = Look::caption_size(image.dim().0);
+        self.overlay.clear();
+        // The baseline a third of the size above the band's bottom.
+        let baseline = band as f64 - (band as f64 - size * 0.75) / 2.0;
+        self.painter.text(
+            &mut self.overlay,
+            Vec2::new(size * 0.6, baseline),
+            caption,
+            size,
+            Rgba::WHITE,
+        );
+        let _ = self.overlay.composite(image, None);
+    }
+
+    /// Rows at the top of each picture kept for the caption.
+    pub fn band(&self) -> usize {
+        self.band
+    }
+
+    /// A body's number, centred on it, in the ink that contrasts more
+    /// with the shirt: black on a light one (yellow, the 2D blue, the 3D
+    /// red), white with the painter's dark outline on a dark one.
     fn number(&mut self, view: &View, b: &Body) {
-        let team = &self.teams[usize::from(b.team.min(1))];
         let r = (b.radius * view.scale).max(self.look.min_body_px);
         let text = b.number.to_string();
-        let size = (r * 1.25).clamp(6.0, 200.0);
+        let size = (r * 1.3).clamp(MIN_NUMBER_PX, 200.0);
         let Some((w, _)) = self.painter.measure_text(&text, size) else {
             return;
         };
-        let c = team.color;
-        let light = 299 * c.r() as u32 + 587 * c.g() as u32 + 114 * c.b() as u32 > 150_000;
-        let ink = if light { Rgba::BLACK } else { Rgba::WHITE };
-        let ink = ink.with_alpha(if b.faded { 110 } else { 255 });
+        let alpha = if b.faded { 110 } else { 255 };
         let p = view.to_pixel(b.position);
         // Digits stand about 0.72 of the size above the baseline.
         let anchor = Vec2::new(p.x - w / 2.0, p.y + size * 0.36);
-        self.painter.text(&mut self.overlay, anchor, &text, size, ink);
+        let shirt = self.teams[usize::from(b.team.min(1))].color;
+        if light(shirt) {
+            let ink = Rgba::BLACK.with_alpha(alpha);
+            self.painter
+                .text_plain(&mut self.overlay, anchor, &text, size, ink);
+        } else {
+            let ink = Rgba::WHITE.with_alpha(alpha);
+            self.painter.text(&mut self.overlay, anchor, &text, size, ink);
+        }
     }
 
     /// The primitives that draw one body.
@@ -528,16 +630,22 @@ impl Renderer {
         ));
         let dark = Rgba::BLACK.with_alpha(alpha);
         if let Some(hd) = b.heading.filter(|h| h.is_finite()) {
-            // A tick at the front edge, leaving the middle to the number.
+            // A wedge outside the disc, pointing ahead: the middle is the
+            // number's.
+            let (ahead, side) = (dir(hd), dir(hd + std::f64::consts::FRAC_PI_2));
             out.push(prim(
-                Shape::Line {
-                    start: b.position + dir(hd) * (r * 0.55),
-                    end: b.position + dir(hd) * r,
+                Shape::Polygon {
+                    vertices: Box::new([
+                        b.position + ahead * (r * 1.55),
+                        b.position + ahead * (r * 0.92) + side * (r * 0.42),
+                        b.position + ahead * (r * 0.92) - side * (r * 0.42),
+                    ]),
+                    closed: true,
                 },
                 Style {
                     color: dark,
-                    fill: None,
-                    thickness: 2.0,
+                    fill: Some(dark),
+                    thickness: 1.0,
                     unit: ThicknessUnit::Pixels,
                 },
             ));
@@ -546,7 +654,7 @@ impl Renderer {
             out.push(prim(
                 Shape::Line {
                     start: b.position + dir(g) * r,
-                    end: b.position + dir(g) * (r * 1.7),
+                    end: b.position + dir(g) * (r * 1.9),
                 },
                 Style {
                     color: Rgba::from_rgb(0xffd0d0).with_alpha(alpha),
@@ -577,6 +685,30 @@ impl Renderer {
             ));
         }
     }
+}
+
+/// Whether a shirt of colour `c` takes black ink: black contrasts
+/// with it more than white does. Their contrasts (WCAG 2) are equal at a
+/// relative luminance of √(1.05 × 0.05) − 0.05 ≈ 0.179, where each is
+/// 4.58 to 1; so the better ink reads at least that well on any shirt
+/// (white on the 2D yellow is 1.4 to 1, black 15; on the 2D blue white
+/// is 3.2, black 6.5).
+fn light(c: Rgba) -> bool {
+    let v = c.rgb();
+    luminance([(v >> 16) as u8, (v >> 8) as u8, v as u8]) > (1.05f64 * 0.05).sqrt() - 0.05
+}
+
+/// sRGB relative luminance of a colour (WCAG 2).
+fn luminance(p: [u8; 3]) -> f64 {
+    let lin = |v: u8| {
+        let c = f64::from(v) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(p[0]) + 0.7152 * lin(p[1]) + 0.0722 * lin(p[2])
 }
 
 /// Pixel radius a body of world radius `r` is drawn with in `view`.
@@ -660,14 +792,19 @@ mod tests {
 
     #[test]
     fn bodies_are_drawn_in_team_colours_and_masked_exactly() {
-        let m = test_match();
-        let mut r = Renderer::new(&m, 1280, 800).unwrap();
         let snap = Snapshot {
             clock: 1.0,
             bodies: vec![body(0, -20.0, 10.0), body(1, 20.0, -10.0)],
             ball: Some((Vec2::new(0.0, 0.0), 0.085)),
             caption: "0:0 play_on".into(),
         };
+        let m = Match {
+            snapshots: vec![snap.clone()],
+            ..test_match()
+        };
+        // A match without captions keeps no band.
+        assert_eq!(Renderer::new(&test_match(), 1280, 800).unwrap().band(), 0);
+        let mut r = Renderer::new(&m, 1280, 800).unwrap();
         let (mut img, mut mask) = (RgbImage::zeros((1, 1, 3)), MaskImage::zeros((1, 1)));
         r.render(&snap, &mut img, &mut mask);
         assert_eq!(img.dim(), (800, 1280, 3));
@@ -675,20 +812,43 @@ mod tests {
             let q = r.view().to_pixel(p);
             (q.y.round() as usize, q.x.round() as usize)
         };
-        // Beside its number, behind its centre (the heading points to +x),
-        // the left body is yellow and not floor; the right one blue.
+        // Above its number, the left body is yellow and not floor; the
+        // right one blue.
+        let rp = body_px(r.view(), &Look::for_height(800), 0.3);
+        let above = (0.75 * rp) as usize;
         let (y, x) = px(Vec2::new(-20.0, 10.0));
         assert_eq!(
-            [img[[y, x - 7, 0]], img[[y, x - 7, 1]], img[[y, x - 7, 2]]],
+            [
+                img[[y - above, x, 0]],
+                img[[y - above, x, 1]],
+                img[[y - above, x, 2]]
+            ],
             [255, 255, 0]
         );
         assert_eq!(mask[[y, x]], 0);
         let (y, x) = px(Vec2::new(20.0, -10.0));
         assert_eq!(
-            [img[[y, x - 7, 0]], img[[y, x - 7, 1]], img[[y, x - 7, 2]]],
+            [
+                img[[y - above, x, 0]],
+                img[[y - above, x, 1]],
+                img[[y - above, x, 2]]
+            ],
             [0x20, 0x60, 0xff]
         );
         assert_eq!(mask[[y, x]], 0);
+        // The number in the middle is white (its outline dark around it).
+        let white = (0..rp as usize)
+            .filter(|&d| img[[y, x - d / 2, 0]] > 230 && img[[y, x - d / 2, 2]] > 230)
+            .count();
+        assert!(white > 0, "no white digit at the body's centre row");
+        // Ahead (+x) the heading's wedge is dark, outside the disc.
+        let (y, x) = px(Vec2::new(-20.0, 10.0));
+        let tip = x + (1.25 * rp) as usize;
+        assert!(
+            img[[y, tip, 0]] < 40 && img[[y, tip, 1]] < 40,
+            "{:?}",
+            img.slice(ndarray::s![y, tip, ..])
+        );
         // The ball is white; open grass is floor.
         let (y, x) = px(Vec2::ZERO);
         assert_eq!(mask[[y, x]], 0);
@@ -696,14 +856,30 @@ mod tests {
         assert_eq!(mask[[y, x]], FLOOR);
         // A body drawn at its minimum size: about min_body_px around it is
         // foreground, no more than twice that away is floor again.
-        let rp = body_px(r.view(), &Look::for_height(800), 0.3);
         let (y, x) = px(Vec2::new(-20.0, 10.0));
         assert_eq!(mask[[y + (rp * 0.7) as usize, x]], 0);
         assert_eq!(mask[[y + (rp * 2.0) as usize + 2, x]], FLOOR);
-        // Rendering again with nothing leaves only the field.
+        // The caption is in its band, above the field and its margin; the
+        // band is not floor.
+        let band = r.band();
+        assert_eq!(band, Look::caption_band(800));
+        let top = r.view().to_pixel(Vec2::new(0.0, 34.0 + 5.0)).y;
+        assert!(
+            top >= band as f64 - 0.5,
+            "the margin's top row {top} is in the band ({band})"
+        );
+        assert!(mask.slice(ndarray::s![..band, ..]).iter().all(|&v| v == 0));
+        let written = img
+            .slice(ndarray::s![..band, ..200, 0])
+            .iter()
+            .filter(|&&v| v > 200)
+            .count();
+        assert!(written > 20, "the caption is written in the band");
+        // Rendering again with nothing leaves only the field (the band not floor).
         r.render(&Snapshot::default(), &mut img, &mut mask);
         assert_eq!(&img, r.background());
-        assert!(mask.iter().all(|&v| v == FLOOR));
+        assert!(mask.slice(ndarray::s![band.., ..]).iter().all(|&v| v == FLOOR));
+        assert!(mask.slice(ndarray::s![..band, ..]).iter().all(|&v| v == 0));
     }
 
     #[test]
@@ -724,5 +900,132 @@ mod tests {
         let (y, x) = (p.y.round() as usize, p.x.round() as usize);
         assert!(bg[[y, x, 1]] > bg[[y, x, 0]] + 40);
         assert!(Renderer::new(&m, 8, 8).is_err());
+    }
+
+    /// The ink reads at least 4.58 to 1 on any shirt: the contrast (WCAG
+    /// 2) of black or white, the better of the two, over every colour of
+    /// a 16-step grid of the RGB cube and the league's team colours.
+    #[test]
+    fn the_numbers_ink_contrasts_with_any_shirt() {
+        let contrast = |a: f64, b: f64| (a.max(b) + 0.05) / (a.min(b) + 0.05);
+        let steps: Vec<u32> = (0..=255).step_by(17).collect();
+        let mut worst = f64::INFINITY;
+        for &r in &steps {
+            for &g in &steps {
+                for &b in steps.iter().chain(&[0x40, 0x64, 0x70, 0x90, 0xd2, 0xd7]) {
+                    let c = Rgba::from_rgb(r << 16 | g << 8 | b);
+                    let l = luminance([r as u8, g as u8, b as u8]);
+                    let ink = if light(c) { 0.0 } else { 1.0 };
+                    worst = worst.min(contrast(l, ink));
+                }
+            }
+        }
+        assert!(worst >= 4.58, "{worst}");
+    }
+
+    /// Issue 51: on the yellow team the heading crossed the number and
+    /// 3, 4, 6 and 7 could not be read. On every team colour underlay
+    /// draws (the 2D teams', the 3D teams', the SSL teams') and on white,
+    /// at 1280 × 720 and 640 × 360, for every number and whichever way
+    /// the body faces and looks: the digits are written (pixels of the
+    /// ink's colour, black on a light shirt, white on any other, within a
+    /// tenth) and stand out from their ground (the pixels two away from
+    /// them: one away is the glyph's anti-aliased edge) by a contrast of
+    /// at least 4 (white with the outline on the 2D yellow was 2.4 against
+    /// the pixels touching it). The ink's own contrast with the shirt is
+    /// at least 4.58 (above); the rest is lost to anti-aliasing in digits
+    /// 10 px high.
+    #[test]
+    fn shirt_numbers_read_on_every_team_colour_at_both_sizes() {
+        let colours = [
+            0xffd700, 0x1e90ff, // 2D
+            0x3070ff, 0xff4040, // 3D
+            0xffd200, 0x1e64ff, // SSL
+            0xffffff,
+        ];
+        let at_x = |number: u32| -48.0 + 8.0 * f64::from(number);
+        let mut worst = (f64::INFINITY, String::new());
+        for (w, h) in [(1280, 720), (640, 360)] {
+            for c in colours {
+                let mut m = test_match();
+                m.teams[0].color = Rgba::from_rgb(c);
+                let mut r = Renderer::new(&m, w, h).unwrap();
+                let (mut img, mut mask) = (RgbImage::zeros((1, 1, 3)), MaskImage::zeros((1, 1)));
+                let dark_ink = light(Rgba::from_rgb(c));
+                assert_eq!(dark_ink, c != 0x1e64ff, "#{c:06x}");
+                for k in 0..8 {
+                    let bodies = (1..=11)
+                        .map(|number| Body {
+                            number,
+                            heading: Some(f64::from(k) * std::f64::consts::FRAC_PI_4),
+                            gaze: Some(f64::from(k) * 0.7),
+                            ..body(0, at_x(number), 10.0)
+                        })
+                        .collect();
+                    let snap = Snapshot {
+                        bodies,
+                        ..Snapshot::default()
+                    };
+                    r.render(&snap, &mut img, &mut mask);
+                    let px = |y: i64, x: i64| {
+                        let (y, x) = (y as usize, x as usize);
+                        [img[[y, x, 0]], img[[y, x, 1]], img[[y, x, 2]]]
+                    };
+                    // The pixels of the ink's colour (within a tenth).
+                    let ink = |y: i64, x: i64| {
+                        let q = px(y, x);
+                        if dark_ink {
+                            q.iter().all(|&v| v < 26)
+                        } else {
+                            q.iter().all(|&v| v > 229)
+                        }
+                    };
+                    let rp = body_px(r.view(), &r.look, 0.3);
+                    let span = (rp * 0.85) as i64;
+                    for number in 1..=11 {
+                        let p = r.view().to_pixel(Vec2::new(at_x(number), 10.0));
+                        let (cy, cx) = (p.y.round() as i64, p.x.round() as i64);
+                        let side = 2 * span + 5;
+                        let at = |y: i64, x: i64| ((y - cy + span + 2) * side + (x - cx + span + 2)) as usize;
+                        let mut inked_at = vec![false; (side * side) as usize];
+                        for y in cy - span - 2..=cy + span + 2 {
+                            for x in cx - span - 2..=cx + span + 2 {
+                                inked_at[at(y, x)] = ink(y, x);
+                            }
+                        }
+                        let near = |y: i64, x: i64, d: i64| {
+                            (-d..=d).any(|dy| (-d..=d).any(|dx| inked_at[at(y + dy, x + dx)]))
+                        };
+                        let (mut inked, mut ink_l, mut ground_l, mut ground) = (0, 0.0, 0.0, 0);
+                        for y in cy - span..=cy + span {
+                            for x in cx - span..=cx + span {
+                                if inked_at[at(y, x)] {
+                                    inked += 1;
+                                    ink_l += luminance(px(y, x));
+                                } else if !near(y, x, 1) && near(y, x, 2) {
+                                    ground += 1;
+                                    ground_l += luminance(px(y, x));
+                                }
+                            }
+                        }
+                        let what = format!("{number} on #{c:06x} at {w} × {h}, heading {k}/8 turn");
+                        assert!(
+                            inked >= 4 && ground >= 4,
+                            "{what}: {inked} pixels of ink, {ground} of ground"
+                        );
+                        let (a, b) = (ink_l / f64::from(inked), ground_l / f64::from(ground));
+                        let contrast = (a.max(b) + 0.05) / (a.min(b) + 0.05);
+                        if contrast < worst.0 {
+                            worst = (contrast, what.clone());
+                        }
+                        assert!(contrast >= 4.0, "{what}: contrast {contrast:.2}");
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "the lowest contrast of a number to its ground: {:.2} ({})",
+            worst.0, worst.1
+        );
     }
 }

@@ -5,10 +5,13 @@
 //! Snapshots are laid out in video time by the match's [`Pace`]: one
 //! picture per snapshot (a simulator's records, stoppage steps included),
 //! or the clock itself (recorded timestamps). Pictures are taken at
-//! `fps`; between two snapshots bodies and ball are interpolated, and the
-//! frame's clock is the nearest snapshot's (so a log's instantaneous
-//! drawings change with the records, never blink between them) — or, for
-//! [`Pace::Clock`], the clock at that time.
+//! `fps`. A simulator's record is shown until the next one: a picture
+//! between two records is the earlier record, and its clock that record's
+//! — the record a log's drawings show at that clock too
+//! ([`crate::log::DisplayHints::cycle`]), so the picture and the drawings
+//! never disagree or blink between records. Between two snapshots of
+//! [`Pace::Clock`] bodies and ball are interpolated, and the clock is the
+//! clock at that time.
 //!
 //! A match may also be seen through a moving camera (a 3D-league agent's
 //! head camera, [`RenderOptions::camera`]): each picture is the top-down
@@ -155,7 +158,10 @@ impl RenderOptions {
 /// Why a match cannot be played.
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {
-    #[error("the match has no snapshot to show")]
+    #[error(
+        "the match has no snapshot to show: the file holds no moment of it (no show record in a game log, \
+         no frame in a monitor log or game log)"
+    )]
     Empty,
     #[error("snapshot {index}: clock {clock} s goes back from {previous} s or is not a number")]
     Clock { index: usize, clock: f64, previous: f64 },
@@ -248,7 +254,7 @@ impl MatchSource {
         let frames = n as u64;
         // A slanted view warps a top-down picture twice its size.
         let renderer = if options.tilt.is_some() || options.camera.is_some() {
-            Renderer::new(&m, 2 * options.width, 2 * options.height)?
+            Renderer::without_caption(&m, 2 * options.width, 2 * options.height)?
         } else {
             Renderer::with_zoom(&m, options.width, options.height, options.zoom)?
         };
@@ -343,16 +349,14 @@ impl MatchSource {
         }
     }
 
-    /// The game clock of the picture at video time `t`.
+    /// The game clock of the picture at video time `t`: a record's until
+    /// the next record's.
     fn clock_at(&self, t: f64) -> f64 {
-        let (i, f) = self.place(t);
+        let (i, _) = self.place(t);
         let s = &self.m.snapshots;
         match self.m.pace {
             Pace::Clock => s[0].clock + t.max(0.0),
-            Pace::PerSnapshot { .. } => {
-                let j = if f >= 0.5 { (i + 1).min(s.len() - 1) } else { i };
-                s[j].clock
-            }
+            Pace::PerSnapshot { .. } => s[i].clock,
         }
     }
 
@@ -367,7 +371,8 @@ impl MatchSource {
         let t = k as f64 / self.fps;
         let (i, f) = self.place(t);
         let s = &self.m.snapshots;
-        let snap = if f > 0.0 && i + 1 < s.len() {
+        let tween = f > 0.0 && i + 1 < s.len() && self.m.pace == Pace::Clock;
+        let snap = if tween {
             std::borrow::Cow::Owned(interpolate(&s[i], &s[i + 1], f))
         } else {
             std::borrow::Cow::Borrowed(&s[i])
@@ -431,6 +436,7 @@ impl MatchSource {
                 &mut out.image,
                 &mut mask,
             );
+            self.renderer.caption_on(&mut out.image, &snap.caption);
             out.calibration = None;
         } else {
             let view = self.renderer.render_at(&snap, center, &mut out.image, &mut mask);
@@ -650,7 +656,9 @@ mod tests {
             // through the frame's own view.
             let c = f.calibration.as_ref().expect("a view of its own");
             let p = c.project(Vec2::new(0.0, k as f64)).unwrap();
-            assert!((p.x - 319.5).abs() <= 0.5 && (p.y - 239.5).abs() <= 0.5, "{p:?}");
+            // The middle of the rows below the caption's band.
+            let middle = (s.renderer().band() as f64 + 479.0) / 2.0;
+            assert!((p.x - 319.5).abs() <= 0.5 && (p.y - middle).abs() <= 0.5, "{p:?}");
             // Zoomed in three times against the whole pitch.
             let a = c.project(Vec2::new(1.0, 0.0)).unwrap() - c.project(Vec2::ZERO).unwrap();
             let b = whole.project(Vec2::new(1.0, 0.0)).unwrap() - whole.project(Vec2::ZERO).unwrap();
@@ -699,21 +707,27 @@ mod tests {
     }
 
     #[test]
-    fn more_pictures_move_bodies_smoothly() {
+    fn more_pictures_hold_each_record_until_the_next() {
         let m = game(&[0.0, 0.1, 0.2], Pace::PerSnapshot { interval: 0.1 });
         let mut s = MatchSource::new(Arc::new(m), &opts(Some(40.0))).unwrap();
         assert_eq!(s.info().frame_count, Some(9));
-        // Picture 2 is half way from snapshot 0 to 1: the body at x = 0.5,
-        // the clock the nearest snapshot's.
-        let f = s.frame_at(0.05).unwrap().unwrap();
+        // Pictures 1 to 3 lie between records 0 and 1: record 0's body
+        // (at x = 0) and clock; picture 4 is record 1's.
+        let v = *s.renderer().view();
+        let body_at = |f: &SourceFrame, x: f64| {
+            let p = v.to_pixel(Vec2::new(x, 0.0));
+            let (y, x) = (p.y.round() as usize, p.x.round() as usize);
+            // Behind the centre (the heading points to +x): team red.
+            [f.image[[y, x - 4, 0]], f.image[[y, x - 4, 2]]] == [255, 0]
+        };
+        for k in 1..4 {
+            let f = s.frame_at(k as f64 / 40.0).unwrap().unwrap();
+            assert_eq!(f.clock, Some(0.0), "picture {k}");
+            assert!(body_at(&f, 0.0) && !body_at(&f, 0.5), "picture {k}");
+        }
+        let f = s.frame_at(0.1).unwrap().unwrap();
         assert_eq!(f.clock, Some(0.1));
-        let v = s.renderer().view();
-        let p = v.to_pixel(Vec2::new(0.5, 0.0));
-        let (y, x) = (p.y.round() as usize, p.x.round() as usize);
-        // Beside the number, behind the centre (the heading points to +x).
-        assert_eq!([f.image[[y, x - 5, 0]], f.image[[y, x - 5, 2]]], [255, 0]);
-        let g = s.frame_at(0.025).unwrap().unwrap();
-        assert_eq!(g.clock, Some(0.0));
+        assert!(body_at(&f, 1.0));
     }
 
     #[test]

@@ -13,6 +13,32 @@ use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMe
 
 use super::value::{Struct, Value};
 
+thread_local! {
+    /// Whether a panic on this thread is caught by [`quiet_unwind`].
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, a panic in it an error, unprinted. prost-reflect 0.16.5
+/// indexes past its files when it reports some faults of a damaged
+/// descriptor set (`Label::new`: "the len is 1 but the index is 1"; a
+/// mutant of `tests/data/ros/foxglove-protobuf.mcap` found it, issue 52's
+/// campaign): a bad schema is a bad schema, not a crash.
+fn quiet_unwind<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    r.map_err(|_| ())
+}
+
 /// The message descriptors of a recording's protobuf schemas, by type.
 #[derive(Debug, Default)]
 pub struct Descriptors {
@@ -22,7 +48,8 @@ pub struct Descriptors {
 impl Descriptors {
     /// Adds the type `type_name` from its schema's `FileDescriptorSet`.
     pub fn add(&mut self, type_name: &str, descriptor_set: &[u8]) -> Result<(), String> {
-        let pool = DescriptorPool::decode(descriptor_set)
+        let pool = quiet_unwind(|| DescriptorPool::decode(descriptor_set))
+            .map_err(|()| "its descriptors are not readable (prost-reflect fails on them)".to_owned())?
             .map_err(|e| format!("its descriptors are not readable: {e}"))?;
         let message = pool
             .get_message_by_name(type_name)

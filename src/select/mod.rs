@@ -17,11 +17,23 @@
 //! At time `t` with threshold `θ`:
 //! 1. every persistent frame with `start ≤ t ≤ end`, in recorded order
 //!    (frames with a NaN bound or `start > end` never apply);
-//! 2. then the instantaneous frame nearest to `t`, if `|time − t| < θ`
-//!    (strictly). Among frames at the same distance the one with the
-//!    earlier time wins, then the one recorded first. Distances are
-//!    computed as `(time − t).abs()` in `f64`, so a NaN time, a NaN `t` or
-//!    an infinite distance never selects a frame;
+//! 2. then, of each stream (the log, or each log a merged log was made
+//!    of, [`Log::streams`]), one instantaneous frame:
+//!    - the one nearest to `t`, if `|time − t| < θ` (strictly). Among
+//!      frames at the same distance the one with the earlier time wins,
+//!      then the one recorded first. Distances are computed as
+//!      `(time − t).abs()` in `f64`, so a NaN time, a NaN `t` or an
+//!      infinite distance never selects a frame;
+//!    - of a stream on a simulator's clock (its header's
+//!      [`crate::log::DisplayHints::cycle`]: a game log's records, an
+//!      agent's cycles), the last at or before `t` (among frames at that
+//!      time the one recorded first), shown until the next frame's time:
+//!      between two records the earlier, never nothing; the last frame
+//!      while `t − time < θ`. "At or before" is within rounding
+//!      ([`crate::time::within_rounding`]: 8 units in the last place of
+//!      `t`), so 29.7 typed is a record stamped 297 × 0.1 =
+//!      29.700000000000003 by a writer that multiplied. A NaN time never
+//!      shows, nor anything at a `t` that is not finite;
 //! 3. within each frame, the primitives the [`Filter`] allows, in recorded
 //!    order.
 //!
@@ -76,24 +88,9 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
             out.extend(log.frame_primitives(f).iter().filter(|p| filter.allows(p)));
         }
     }
-    // Each stream's nearest instantaneous frame.
-    for range in log.stream_ranges() {
-        // (distance, time, frame index) of the best instantaneous frame so far.
-        let mut nearest: Option<(f64, f64, usize)> = None;
-        for i in range {
-            if let FrameTime::Instant(ft) = log.frames[i].time {
-                let d = (ft - t).abs();
-                if d.is_nan() {
-                    continue;
-                }
-                if nearest.is_none_or(|(bd, bt, _)| d < bd || (d == bd && ft < bt)) {
-                    nearest = Some((d, ft, i));
-                }
-            }
-        }
-        if let Some((d, _, i)) = nearest
-            && d < threshold
-        {
+    // Each stream's instantaneous frame.
+    for (range, hold) in log.stream_ranges().zip(log.stream_holds()) {
+        if let Some(i) = brute_instant(log, range, hold, t, threshold) {
             out.extend(
                 log.frame_primitives(&log.frames[i])
                     .iter()
@@ -102,6 +99,55 @@ pub fn brute_force<'a>(log: &'a Log, t: f64, threshold: f64, filter: &Filter) ->
         }
     }
     out
+}
+
+/// The instantaneous frame of the stream of frames `range` shown at `t`,
+/// by one pass over them (rule 2 of the [module docs](self); `hold`: the
+/// stream is a simulator's records).
+pub(crate) fn brute_instant(
+    log: &Log,
+    range: std::ops::Range<usize>,
+    hold: bool,
+    t: f64,
+    threshold: f64,
+) -> Option<usize> {
+    let instants = range.filter_map(|i| match log.frames.get(i)?.time {
+        FrameTime::Instant(x) if !x.is_nan() => Some((x, i)),
+        _ => None,
+    });
+    if hold {
+        if !t.is_finite() {
+            return None;
+        }
+        // The latest time at or before `t` (first recorded), and whether
+        // any frame comes after it.
+        let at_most = crate::time::within_rounding(t);
+        let mut last: Option<(f64, usize)> = None;
+        let mut later = false;
+        for (x, i) in instants {
+            if x <= at_most {
+                if last.is_none_or(|(lx, _)| x > lx) {
+                    last = Some((x, i));
+                }
+            } else {
+                later = true;
+            }
+        }
+        let (x, i) = last?;
+        return (later || t - x < threshold).then_some(i);
+    }
+    // (distance, time, frame index) of the best instantaneous frame so far.
+    let mut nearest: Option<(f64, f64, usize)> = None;
+    for (x, i) in instants {
+        let d = (x - t).abs();
+        if d.is_nan() {
+            continue;
+        }
+        if nearest.is_none_or(|(bd, bt, _)| d < bd || (d == bd && x < bt)) {
+            nearest = Some((d, x, i));
+        }
+    }
+    nearest.filter(|&(d, _, _)| d < threshold).map(|(_, _, i)| i)
 }
 
 #[cfg(test)]

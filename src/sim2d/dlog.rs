@@ -287,7 +287,10 @@ pub(crate) fn header(name: String, step: f64) -> Header {
         time_unit: TimeUnit::RelativeSeconds,
         world_unit: "m".to_owned(),
         hints: DisplayHints {
-            instant_threshold: Some(0.4 * step),
+            // The agent's cycles: each shown until the next, the last for
+            // a cycle.
+            instant_threshold: Some(step),
+            cycle: Some(step),
             default_max_level: None,
             world_bounds: Some((Vec2::new(-60.0, -40.0), Vec2::new(60.0, 40.0))),
         },

@@ -23,7 +23,7 @@
 //! Every record is one instantaneous frame at its clock.
 
 use super::game::{Game, Player, PlayerType, ShowRecord, state};
-use super::{STOPPED_STEP, Side, world, world_angle};
+use super::{Side, world, world_angle};
 use crate::geom::Vec2;
 use crate::geom::vec2::dir;
 use crate::log::{
@@ -137,8 +137,10 @@ pub fn sensor_log(game: &Game, opts: &SensorOptions) -> Log {
         time_unit: TimeUnit::RelativeSeconds,
         world_unit: "m".into(),
         hints: DisplayHints {
-            // Half a stoppage step: every record shows its own frame.
-            instant_threshold: Some(0.4 * step),
+            // The server's records: each shown until the next, the last
+            // for a cycle.
+            instant_threshold: Some(step),
+            cycle: Some(step),
             default_max_level: Some(1),
             world_bounds: Some((
                 Vec2::new(
@@ -166,8 +168,10 @@ pub fn sensor_log(game: &Game, opts: &SensorOptions) -> Log {
             continue;
         }
         if mode.is_none_or(|(_, m)| m != r.play_mode) {
+            // A mode shows from its record's clock to the next mode's, as
+            // the records do.
             if let Some((start, m)) = mode.take() {
-                modes.push((start, t - STOPPED_STEP / 2.0, m));
+                modes.push((start, t.next_down(), m));
             }
             mode = Some((t, r.play_mode));
         }
@@ -178,7 +182,11 @@ pub fn sensor_log(game: &Game, opts: &SensorOptions) -> Log {
         log.push_frame(FrameTime::Instant(t), prims.drain(..));
     }
     if let Some((start, m)) = mode {
-        let end = game.records.last().map_or(start, |r| r.clock(step));
+        // Held with the last record, a cycle.
+        let end = game
+            .records
+            .last()
+            .map_or(start, |r| (r.clock(step) + step).next_down());
         modes.push((start, end, m));
     }
     let anchor = Vec2::new(

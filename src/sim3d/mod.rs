@@ -5,6 +5,8 @@
 //!   plain, with a size bound; errors, warnings and lines.
 //! - [`field`]: pitch geometry and the field markers' world positions.
 //! - [`scene`]: scene graphs (full and diff) and the objects labelled in them.
+//! - [`robots`]: the robot models the league's servers ship, and how a
+//!   scene says which a robot is.
 //! - [`monitor`]: monitor logs (rcssservermj's RSMP, SimSpark's
 //!   `sparkmonitor.log`) → ball, robots and game state per frame, from a
 //!   file or message by message from a monitor connection.
@@ -39,6 +41,7 @@ pub mod pose;
 pub mod record;
 pub mod render;
 pub mod replay;
+pub mod robots;
 pub mod roboviz;
 pub mod rvd;
 pub mod scene;

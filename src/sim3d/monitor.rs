@@ -16,13 +16,22 @@
 //! Scene graphs are applied in order ([`SceneGraph`]); a diff that does
 //! not fit the last full graph, or a line that does not parse, is skipped
 //! with a warning naming the line, and the frame keeps the objects of the
-//! last good update. The file may be gzip'ed.
+//! last good update. SimSpark writes its first message before its scene
+//! is built (an empty full graph) and diffs of nodes it never sent whole
+//! until its next full graph: those frames show no objects, unsaid, as
+//! nothing in them could be placed. A robot of no known model
+//! ([`super::robots`]) is said once, at the line it first appears on; a
+//! damaged transform (an `SLT` number that is none) at its line, the
+//! scene keeping its shape and the node its last good transform
+//! ([`SceneGraph`]).
+//! The file may be gzip'ed.
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
 use super::field::FieldGeometry;
+use super::robots::{self, ModelId, RobotModel};
 use super::scene::{Affine, Label, SceneGraph, TeamRef, translation};
 use super::{LoadError, ParseError, Warning, Warnings, input};
 use crate::sexp::lines;
@@ -65,11 +74,19 @@ pub struct Robot {
     /// Index into [`MonitorLog::teams`].
     pub team: u16,
     pub unum: u32,
-    /// The robot's root body (the torso) in the world, as a transform.
+    /// Its model ([`super::robots::MODELS`]), as the scene says.
+    pub model: ModelId,
+    /// The robot's root body (the torso) in the world, as a transform
+    /// whose x axis is the robot's forward direction.
     pub pose: Affine,
 }
 
 impl Robot {
+    /// The robot's model.
+    pub fn model(&self) -> &'static RobotModel {
+        robots::get(self.model)
+    }
+
     pub fn position(&self) -> [f64; 3] {
         translation(&self.pose)
     }
@@ -230,6 +247,9 @@ pub fn parse(bytes: &[u8]) -> Result<MonitorLog, ParseError> {
             warnings.push(line, message);
             log.skipped.add(offset, text.len() as u64 + 1);
         }
+        for note in stream.take_notes() {
+            warnings.push(line, note);
+        }
     }
     if log.frames.is_empty() {
         return Err(ParseError::NotThisFormat {
@@ -288,6 +308,10 @@ pub struct MonitorStream {
     /// Restarted and no monitor message since: the next may be another
     /// server's grammar.
     fresh: bool,
+    /// What the messages read since the last [`MonitorStream::take_notes`]
+    /// could not tell (robots of no known model), each said once.
+    notes: Vec<String>,
+    noted: std::collections::HashSet<String>,
 }
 
 /// What a monitor log's reader carries from one message to the next.
@@ -330,11 +354,32 @@ impl MonitorStream {
             log,
             st: &mut self.state,
             at,
+            built: false,
         };
-        match r.log.format {
+        let result = match r.log.format {
             MonitorFormat::Rsmp => r.rsmp(doc.items()),
             MonitorFormat::SimSpark => r.simspark(doc.items()),
+        };
+        if r.built
+            && let Some(scene) = &self.state.scene
+        {
+            for note in scene.notes() {
+                if self.noted.insert(note.clone()) {
+                    self.notes.push(note.clone());
+                }
+            }
         }
+        // Damaged transforms: each said where it is (the message's line).
+        if let Some(scene) = &mut self.state.scene {
+            self.notes.extend(scene.take_damage());
+        }
+        result
+    }
+
+    /// What the messages given since the last call could not tell
+    /// (a robot of no known model), each thing once in a stream.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Starts again from a full scene graph: what came before a new
@@ -363,6 +408,8 @@ struct Reader<'a> {
     st: &'a mut StreamState,
     /// The frame's time, when the caller gives it.
     at: Option<f64>,
+    /// Whether the message built a full scene graph.
+    built: bool,
 }
 
 impl Reader<'_> {
@@ -384,12 +431,11 @@ impl Reader<'_> {
                     let result = match kind {
                         Some(b"full") => {
                             full = true;
-                            SceneGraph::build(nodes).map(|g| self.st.scene = Some(g))
+                            self.built = true;
+                            SceneGraph::build_after(nodes, self.st.scene.as_ref())
+                                .map(|g| self.st.scene = Some(g))
                         }
-                        Some(b"diff") => match self.st.scene.as_mut() {
-                            Some(g) => g.apply_diff(nodes),
-                            None => Err("a diff scene graph before any full one".to_owned()),
-                        },
+                        Some(b"diff") => apply_diff(self.st.scene.as_mut(), nodes),
                         _ => Err("a scene graph that is neither full nor diff".to_owned()),
                     };
                     scene_error = result.err();
@@ -419,12 +465,11 @@ impl Reader<'_> {
                 any_scene = true;
                 let result = if is_full {
                     full = true;
-                    SceneGraph::build(item.items()).map(|g| self.st.scene = Some(g))
+                    self.built = true;
+                    SceneGraph::build_after(item.items(), self.st.scene.as_ref())
+                        .map(|g| self.st.scene = Some(g))
                 } else {
-                    match self.st.scene.as_mut() {
-                        Some(g) => g.apply_diff(item.items()),
-                        None => Err("a diff scene graph before any full one".to_owned()),
-                    }
+                    apply_diff(self.st.scene.as_mut(), item.items())
                 };
                 scene_error = result.err();
                 continue;
@@ -570,7 +615,7 @@ impl Reader<'_> {
             for (label, pose) in scene.objects() {
                 match label {
                     Label::Ball => ball = Some(translation(&pose)),
-                    Label::Robot { team, unum } => {
+                    Label::Robot { team, unum, model } => {
                         let team = match team {
                             TeamRef::Name(n) => self.team(n),
                             TeamRef::Left => self.side_team(Side::Left),
@@ -579,6 +624,7 @@ impl Reader<'_> {
                         self.log.robots.push(Robot {
                             team,
                             unum: *unum,
+                            model: *model,
                             pose,
                         });
                     }
@@ -598,6 +644,21 @@ impl Reader<'_> {
             sides: self.st.sides,
         });
         Ok(())
+    }
+}
+
+/// Applies a diff to the last full scene graph. A diff of an empty one is
+/// SimSpark's start (its first message written before the scene was
+/// built, the diffs after it of nodes never sent whole): nothing in it can
+/// be placed, and it is no fault of the file.
+fn apply_diff<'a>(
+    scene: Option<&mut SceneGraph>,
+    nodes: impl Iterator<Item = Sexp<'a>>,
+) -> Result<(), String> {
+    match scene {
+        Some(g) if g.is_empty() => Ok(()),
+        Some(g) => g.apply_diff(nodes),
+        None => Err("a diff scene graph before any full one".to_owned()),
     }
 }
 
@@ -622,14 +683,15 @@ pub(crate) mod tests {
     pub(crate) fn rsmp_sample() -> String {
         let full = format!(
             "((RSMP 1 0)((gt 1 0)0.04)((sg 1 0)full(nd TRF {id}(nd DSC(ball)(nd TRF {b}(nd SMN (load StdUnitSphere))))\
-             (nd DSC(agent Alpha 2)(nd TRF (SLT 0 1 0 0 -1 0 0 0 0 0 1 0 -3 1 0.65 1)))))\
+             (nd DSC(agent Alpha 2)(nd TRF (SLT 0 1 0 0 -1 0 0 0 0 0 1 0 -3 1 0.65 1)\
+             (nd SMN (setVisible 1)(load models/T1/meshes/Trunk.STL)(sMat matLeft))))))\
              ((gs 1 0)(time 0.0)(half 1)(score_left 0)(score_right 0)(play_mode 0)(team_left Alpha)(team_right <RIGHT>))\
              ((ge 1 0)(FieldLength 55)(FieldWidth 36)(GoalWidth 1)(GoalDepth 3.66)(play_modes BeforeKickOff KickOff_Left PlayOn)))",
             id = shift(0.0, 0.0, 0.0),
             b = shift(0.0, 0.0, 0.11)
         );
         let diff = format!(
-            "((RSMP 1 0)((gt 1 0)0.08)((sg 1 0)diff(nd(nd(nd TRF{b}(nd)))(nd(nd))))((gs 1 0)(time 0.04)(play_mode 2)(score_right 1)))",
+            "((RSMP 1 0)((gt 1 0)0.08)((sg 1 0)diff(nd(nd(nd TRF{b}(nd)))(nd(nd(nd)))))((gs 1 0)(time 0.04)(play_mode 2)(score_right 1)))",
             b = shift(1.5, -2.0, 0.11)
         );
         let bad_shape = "((RSMP 1 0)((gt 1 0)0.12)((sg 1 0)diff(nd(nd))))";
@@ -676,6 +738,71 @@ pub(crate) mod tests {
         assert_eq!(log.ball_at(0.06, 0.01), None, "frames too far apart");
         assert_eq!(log.ball_at(0.02, 0.1), None, "before the first frame");
         assert_eq!(log.robot_at(0, 2, 0.06, 0.1), Some([-3.0, 1.0, 0.65]));
+    }
+
+    /// A SimSpark log with robots of each kind its scenes name: NAOs of
+    /// two types (by mesh, by material), a Soccerbot, one renamed, the
+    /// empty first scene and its diffs, then a diff that moves them.
+    pub(crate) fn simspark_sample() -> String {
+        let nao = |mesh: &str, mats: &str, x: f64| {
+            format!(
+                "(nd TRF (SLT 1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1)(nd TRF {}(nd TRF (SLT -1 0 0 0 0 0 1 0 0 1 0 0 0 0 0.05 1)\
+                 (nd StaticMesh (load models/{mesh}) (sSc 0.1 0.1 0.1)(resetMaterials {mats}))))\
+                 (nd TRF {}(nd StaticMesh (load models/rthigh.obj)(resetMaterials {mats}))))",
+                shift(x, 1.0, 0.35),
+                shift(x, 1.1, 0.2)
+            )
+        };
+        let scene = [
+            format!(
+                "(nd TRF {}(nd StaticMesh (load models/soccerball.obj)))",
+                shift(0.0, 0.0, 0.04)
+            ),
+            nao("naobody3.obj", "matNum3 matLeft matType3 naowhite", -2.0),
+            nao("naobody.obj", "matNum4 matRight matType1 naowhite", 2.0),
+            nao("naobody9.obj", "matNum5 matLeft naowhite", -4.0),
+            format!(
+                "(nd TRF {}(nd TRF (SLT -1 0 0 0 0 0 1 0 0 1 0 0 0 0 0 1)(nd SMN (load models/soccerbottorso.obj) (sMat matRight7))))",
+                shift(3.0, -3.0, 0.3)
+            ),
+        ]
+        .concat();
+        let env = "((FieldLength 30)(FieldWidth 20)(play_modes BeforeKickOff PlayOn)(time 0)(team_left A)(team_right B)(play_mode 0))";
+        let diff = format!(
+            "((time 0.2))(RDS 0 1)((nd(nd))(nd(nd TRF {}(nd(nd)))(nd(nd)))(nd(nd(nd(nd)))(nd(nd)))(nd(nd(nd(nd)))(nd(nd)))(nd(nd(nd))))",
+            shift(-1.5, 1.0, 0.35)
+        );
+        format!(
+            "{env}(RSG 0 1)()\n((time 0))(RDS 0 1)((nd(nd StaticMesh (setVisible 1))))\n{env}(RSG 0 1)({scene})\n{diff}\n"
+        )
+    }
+
+    #[test]
+    fn simspark_sample_reads_its_robots() {
+        let log = parse(simspark_sample().as_bytes()).unwrap();
+        assert_eq!(log.frames.len(), 4);
+        assert!(log.frame_robots(&log.frames[1]).is_empty());
+        let ids = |f: &MonitorFrame| -> Vec<(u32, &str, [f64; 3])> {
+            log.frame_robots(f)
+                .iter()
+                .map(|r| (r.unum, r.model().id, r.position()))
+                .collect()
+        };
+        assert_eq!(
+            ids(&log.frames[2]),
+            [
+                (3, "nao3", [-2.0, 1.0, 0.35]),
+                (4, "nao1", [2.0, 1.0, 0.35]),
+                // At its first part: the mesh, 0.05 above its body.
+                (5, "unknown", [-4.0, 1.0, 0.35 + 0.05]),
+                (7, "soccerbot", [3.0, -3.0, 0.3])
+            ]
+        );
+        assert_eq!(ids(&log.frames[3])[0], (3, "nao3", [-1.5, 1.0, 0.35]));
+        // The renamed robot, said once, at the line it first came on.
+        assert_eq!(log.warnings.len(), 1, "{:?}", log.warnings);
+        assert_eq!(log.warnings[0].line, 3);
+        assert!(log.warnings[0].message.contains("left 5"), "{}", log.warnings[0]);
     }
 
     #[test]
@@ -800,11 +927,12 @@ pub(crate) mod tests {
         #[test]
         fn mutated_logs_never_panic(
             edits in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(),
-                                               proptest::sample::select(b"()0123456789.- \nndTRFSLTe".to_vec())), 0..12),
+                                               proptest::sample::select(b"()0123456789.- \nndTRFSLTemaNumLftRighy".to_vec())), 0..12),
             cut in proptest::prelude::any::<proptest::sample::Index>(),
             noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            simspark in proptest::prelude::any::<bool>(),
         ) {
-            let mut b = rsmp_sample().into_bytes();
+            let mut b = if simspark { simspark_sample() } else { rsmp_sample() }.into_bytes();
             for (i, v) in edits {
                 let i = i.index(b.len());
                 b[i] = v;
@@ -821,6 +949,8 @@ pub(crate) mod tests {
                 }
                 for r in &log.robots {
                     proptest::prop_assert!((r.team as usize) < log.teams.len());
+                    proptest::prop_assert!(r.position().iter().all(|v| v.is_finite()));
+                    proptest::prop_assert!(r.model().radius > 0.0);
                 }
                 for f in &log.frames {
                     proptest::prop_assert!(f.sides.iter().flatten().all(|&t| usize::from(t) < log.teams.len()));

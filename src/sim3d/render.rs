@@ -1,5 +1,6 @@
 //! A 3D-league monitor log as a video of its own: every frame's robots
-//! (position, torso heading) and ball on the pitch of the log's `ge`
+//! (position, torso heading, each model at its own size:
+//! [`super::robots`]) and ball on the pitch of the log's `ge`
 //! geometry, rendered top-down by [`crate::pitch`], with the score, play
 //! mode and game clock as caption. Video time follows the simulation time
 //! ([`Pace::Clock`]), the clock the agents' perception logs share.
@@ -21,9 +22,6 @@ use crate::video::source::{FrameSource, OpenOptions, SourceError};
 
 /// The kind of source, for messages.
 const KIND: &str = "3D monitor log";
-
-/// A T1 robot seen from above is about this wide (radius, m).
-const ROBOT_RADIUS: f64 = 0.2;
 
 /// The ball's trail covers this long (s).
 pub const TRAIL_SECONDS: f64 = 1.0;
@@ -68,7 +66,7 @@ pub fn to_match(log: &MonitorLog, name: String) -> Match {
                         team: u8::from(r.team > 0),
                         number: r.unum,
                         position: Vec2::new(p[0], p[1]),
-                        radius: ROBOT_RADIUS,
+                        radius: r.model().radius,
                         heading: Some(r.heading()).filter(|h| h.is_finite()),
                         gaze: None,
                         goalie: r.unum == 1,

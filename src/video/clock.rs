@@ -3,8 +3,9 @@
 //! pictures go on, kept so that a log time can be mapped back to the
 //! frame that shows it.
 
-/// Clocks closer than this (seconds) are the same time.
-const CLOCK_EPS: f64 = 1e-6;
+/// Clocks closer than this many units in the last place of the clock (3 µs
+/// at Unix epoch times, 5e-14 s at a match's) are the same time.
+const CLOCK_ULPS: f64 = 8.0;
 
 /// Errors building a [`ClockTable`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -82,15 +83,24 @@ impl ClockTable {
     }
 
     /// The time of the frame to show for `clock`: of the frames whose
-    /// clock is the latest not after `clock` (within a microsecond), the
+    /// clock is the latest not after `clock` (within rounding), the
     /// first (the first frame when `clock` is before every frame's). `None` when empty or `clock`
     /// is not a number.
     pub fn time_of(&self, clock: f64) -> Option<f64> {
+        self.time_of_within(clock, clock)
+    }
+
+    /// Like [`ClockTable::time_of`], for a clock worked out from a number
+    /// as large as `magnitude` (a log time near the Unix epoch less an
+    /// offset carries that time's rounding, about 0.2 µs).
+    pub fn time_of_within(&self, clock: f64, magnitude: f64) -> Option<f64> {
         if clock.is_nan() || self.is_empty() {
             return None;
         }
-        // Log times near the Unix epoch carry about 0.2 µs of rounding.
-        let clock = clock + CLOCK_EPS;
+        // A simulator's stoppage steps are 10 µs apart: a few ulps, no
+        // more, are the same time.
+        let scale = clock.abs().max(magnitude.abs()).max(1.0);
+        let clock = clock + CLOCK_ULPS * f64::EPSILON * scale;
         let after = self.clocks.partition_point(|&c| c <= clock);
         let Some(&latest) = after.checked_sub(1).map(|i| &self.clocks[i]) else {
             return self.times.first().copied();

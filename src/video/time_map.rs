@@ -89,10 +89,12 @@ impl TimeMap {
     /// The presentation time to seek to for `log_time` (see the module docs).
     pub fn video_time(&self, log_time: LogTime) -> VideoTime {
         let clock = (log_time.0 - self.offset) / self.rate;
+        // The difference carries the log time's rounding.
+        let magnitude = log_time.0.abs().max(self.offset.abs()) / self.rate;
         VideoTime(
             self.clocks
                 .as_ref()
-                .and_then(|c| c.time_of(clock))
+                .and_then(|c| c.time_of_within(clock, magnitude))
                 .unwrap_or(clock),
         )
     }
@@ -100,14 +102,16 @@ impl TimeMap {
 
 /// A moment of a source as the user gives it (`--from`, `--to`, `--at`):
 /// seconds, or cycles of a simulator's clock written with a `c` suffix
-/// (`1200c`).
+/// (`1200c`), and a stoppage step after the cycle's (`296,1c`: the
+/// record a stopped server wrote one step into cycle 296).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TimeArg {
     /// Seconds of the source's clock from its start (of the video for
     /// camera videos).
     Seconds(f64),
-    /// Cycles of a simulator's clock from its start.
-    Cycles(f64),
+    /// Cycles of a simulator's clock from its start, and stoppage steps
+    /// into the last one ([`crate::time::cycle_clock`]).
+    Cycles { cycle: f64, stopped: u32 },
     /// Presentation seconds of the source, as they are (the viewer's
     /// timeline).
     Video(f64),
@@ -118,7 +122,8 @@ impl std::fmt::Display for TimeArg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TimeArg::Seconds(s) | TimeArg::Video(s) => write!(f, "{s}"),
-            TimeArg::Cycles(c) => write!(f, "{c}c"),
+            TimeArg::Cycles { cycle, stopped: 0 } => write!(f, "{cycle}c"),
+            TimeArg::Cycles { cycle, stopped } => write!(f, "{cycle},{stopped}c"),
         }
     }
 }
@@ -126,7 +131,7 @@ impl std::fmt::Display for TimeArg {
 /// Why a [`TimeArg`] does not read or apply.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TimeArgError {
-    #[error("'{0}' is not a time: give seconds (12.5) or cycles (1200c)")]
+    #[error("'{0}' is not a time: give seconds (12.5) or cycles (1200c, or 296,1c for a stoppage step)")]
     Syntax(String),
     #[error("{0} is not a finite time")]
     NotFinite(String),
@@ -143,12 +148,19 @@ impl std::str::FromStr for TimeArg {
             Some(n) => (n.trim_end(), true),
             None => (t, false),
         };
-        let v: f64 = number.parse().map_err(|_| TimeArgError::Syntax(s.to_owned()))?;
+        let syntax = || TimeArgError::Syntax(s.to_owned());
+        // A stoppage step after a cycle: `296,1c`.
+        let (number, stopped) = match number.split_once(',') {
+            Some((c, k)) if cycles => (c.trim(), k.trim().parse::<u32>().map_err(|_| syntax())?),
+            Some(_) => return Err(syntax()),
+            None => (number, 0),
+        };
+        let v: f64 = number.parse().map_err(|_| syntax())?;
         if !v.is_finite() {
             return Err(TimeArgError::NotFinite(s.to_owned()));
         }
         Ok(if cycles {
-            TimeArg::Cycles(v)
+            TimeArg::Cycles { cycle: v, stopped }
         } else {
             TimeArg::Seconds(v)
         })
@@ -156,6 +168,34 @@ impl std::str::FromStr for TimeArg {
 }
 
 impl TimeArg {
+    /// Seconds of a simulator's clock of cycles of `cycle` seconds (the
+    /// seconds themselves for seconds); `None` for cycles without a cycle
+    /// or presentation seconds.
+    pub fn clock_seconds(self, cycle: Option<f64>) -> Option<f64> {
+        match self {
+            TimeArg::Seconds(s) => Some(s),
+            TimeArg::Cycles { cycle: n, stopped } => {
+                let step = cycle?;
+                Some(if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) {
+                    // A whole cycle: the clock its records carry.
+                    crate::time::cycle_clock(n as u32, stopped, step)
+                } else {
+                    n * step + f64::from(stopped) * crate::time::STOPPED_STEP
+                })
+            }
+            TimeArg::Video(_) => None,
+        }
+    }
+
+    /// A number that orders moments of the same kind (a stoppage step
+    /// after its cycle and before the next).
+    pub fn order_key(self) -> f64 {
+        match self {
+            TimeArg::Seconds(s) | TimeArg::Video(s) => s,
+            TimeArg::Cycles { cycle, stopped } => cycle + f64::from(stopped) * 1e-9,
+        }
+    }
+
     /// The presentation time of a source this moment names: for a source
     /// whose frames carry a clock, seconds of that clock (from a
     /// simulator's zero when it has cycles of `cycle` seconds, else from
@@ -170,7 +210,9 @@ impl TimeArg {
         let seconds = match self {
             TimeArg::Video(s) => return Ok(VideoTime(s)),
             TimeArg::Seconds(s) => s,
-            TimeArg::Cycles(n) => n * cycle.ok_or(TimeArgError::NoCycles { cycles: n })?,
+            TimeArg::Cycles { cycle: n, .. } => self
+                .clock_seconds(cycle)
+                .ok_or(TimeArgError::NoCycles { cycles: n })?,
         };
         Ok(VideoTime(match clocks {
             Some(c) => {
@@ -200,7 +242,30 @@ mod tests {
     #[test]
     fn times_read_as_seconds_or_cycles_and_map_through_clocks() {
         assert_eq!("12.5".parse::<TimeArg>(), Ok(TimeArg::Seconds(12.5)));
-        assert_eq!(" 1200c".parse::<TimeArg>(), Ok(TimeArg::Cycles(1200.0)));
+        assert_eq!(
+            " 1200c".parse::<TimeArg>(),
+            Ok(TimeArg::Cycles {
+                cycle: 1200.0,
+                stopped: 0
+            })
+        );
+        let stop = "296,1c".parse::<TimeArg>().unwrap();
+        assert_eq!(
+            stop,
+            TimeArg::Cycles {
+                cycle: 296.0,
+                stopped: 1
+            }
+        );
+        assert_eq!(stop.to_string(), "296,1c");
+        assert_eq!(
+            stop.clock_seconds(Some(0.1)),
+            Some(crate::time::cycle_clock(296, 1, 0.1))
+        );
+        assert_eq!(stop.clock_seconds(None), None);
+        for bad in ["296,1", "296,c", "296,-1c", "296,1.5c", ",1c"] {
+            assert!(bad.parse::<TimeArg>().is_err(), "{bad}");
+        }
         assert!(
             "abc"
                 .parse::<TimeArg>()
@@ -220,11 +285,13 @@ mod tests {
         // 0.4 s of clock: after the stoppage, frame 7.
         assert!((TimeArg::Seconds(0.4).video_time(Some(&c), 0.0, None).unwrap().0 - 0.7).abs() < 1e-9);
         assert!(
-            (TimeArg::Cycles(3.0)
-                .video_time(Some(&c), 0.0, Some(0.1))
-                .unwrap()
-                .0
-                - 0.3)
+            (TimeArg::Cycles {
+                cycle: 3.0,
+                stopped: 0
+            }
+            .video_time(Some(&c), 0.0, Some(0.1))
+            .unwrap()
+            .0 - 0.3)
                 .abs()
                 < 1e-9
         );
@@ -234,7 +301,26 @@ mod tests {
         );
         // Past the end: as far past the last frame.
         assert!((TimeArg::Seconds(1.6).video_time(Some(&c), 0.0, None).unwrap().0 - 1.9).abs() < 1e-9);
-        assert!(TimeArg::Cycles(3.0).video_time(None, 0.0, None).is_err());
+        assert!(
+            TimeArg::Cycles {
+                cycle: 3.0,
+                stopped: 0
+            }
+            .video_time(None, 0.0, None)
+            .is_err()
+        );
+        // A stoppage step: the picture of that record (frames 3–6 stand
+        // at 0.3; with steps of 1e-5 the clock table's 0.3 is cycle 3).
+        let c = ClockTable::new(
+            [0.0, 0.1, 0.2, 0.3, 0.30001, 0.30002, 0.4]
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (i as f64 * 0.1, k)),
+        )
+        .unwrap();
+        let at = |s: &str| s.parse::<TimeArg>().unwrap().video_time(Some(&c), 0.0, Some(0.1));
+        assert!((at("3,2c").unwrap().0 - 0.5).abs() < 1e-9);
+        assert!((at("3c").unwrap().0 - 0.3).abs() < 1e-9);
     }
 
     #[test]

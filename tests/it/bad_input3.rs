@@ -607,6 +607,9 @@ fn a_repeated_show_line_is_one_moment() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(u64::MAX);
     assert!(frames <= 2, "{err}");
+    // Unsaid (issue 51): a server writes a show line once per stoppage
+    // step, the same line while nothing moves; real logs are full of them.
     let info = stdout(&run(&[OsStr::new("log"), "info".as_ref(), path.as_os_str()]));
-    assert!(info.contains("repeated the one before exactly"), "{info}");
+    assert!(info.contains("(1 instantaneous"), "{info}");
+    assert!(info.contains("warnings:    none"), "{info}");
 }

@@ -341,4 +341,200 @@ fn a_recording_damaged_before_its_first_picture_is_refused_with_the_damage() {
         stderr(&o)
     );
     assert!(!out.exists());
+
+/// A real file of the league corpus (`tests/data/real/`), decompressed.
+fn real_text(dir: &str, name: &str) -> String {
+    use std::io::Read as _;
+    let file = std::fs::File::open(data(&format!("real/{dir}"), name)).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// `underlay export` of a rendered match, small; its output.
+fn export_small(input: &Path, out: &Path) -> std::process::Output {
+    run([
+        "export".as_ref(),
+        input.as_os_str(),
+        "--size".as_ref(),
+        "160x90".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ])
+}
+
+/// Round four's league cases, 1: one number of a robot's body transform
+/// (`SLT`) in a SimSpark monitor log made `nan`, `abc`, `0x10` or nothing
+/// rejected the scene graph, and with it every robot of a log whose only
+/// full graph it was (RoboViz's demo: one full graph, 26 diffs). The
+/// graph keeps its shape: in the full graph, the robot below the damaged
+/// transform (left 2) is left out until a diff gives it one (none here),
+/// the other 21 drawn where they were; in a diff, the node keeps its last
+/// good transform. Said once, with the line and the node, by `log info`;
+/// `export` reads it alike.
+#[test]
+fn a_bad_number_in_a_scene_transform_costs_that_transform() {
+    let text = real_text("sim3d", "roboviz-demo-mixed-types.log.gz");
+    let body = "-11.3525 0.0137894 0.352048 1)";
+    assert_eq!(
+        text.matches(body).count(),
+        1,
+        "left 2's body transform, once in the full graph"
+    );
+    let clean = underlay::sim3d::monitor::parse(text.as_bytes()).unwrap();
+    let robots = |m: &underlay::sim3d::monitor::MonitorLog, k: usize| {
+        let f = &m.frames[k];
+        m.frame_robots(f)
+            .iter()
+            .map(|r| ((r.team, r.unum), r.position()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let dir = tmp();
+    for bad in ["nan", "abc", "0x10", ""] {
+        let damaged = text.replacen(body, &format!("{bad} 0.0137894 0.352048 1)"), 1);
+        let m = underlay::sim3d::monitor::parse(damaged.as_bytes()).unwrap();
+        assert_eq!(m.frames.len(), 27, "{bad:?}");
+        for k in 0..27 {
+            let (want, got) = (robots(&clean, k), robots(&m, k));
+            assert_eq!(got.len(), 21, "{bad:?}, frame {k}");
+            for (who, p) in &got {
+                assert_eq!(want[who], *p, "{bad:?}, frame {k}: {who:?}");
+            }
+            assert!(!got.contains_key(&(0, 2)), "left 2 is left out");
+        }
+        assert_eq!(m.warnings.len(), 1, "{bad:?}: {:?}", m.warnings);
+        let w = &m.warnings[0];
+        let why = if bad.is_empty() {
+            "has 15 numbers, not 16".to_owned()
+        } else {
+            format!("has `{bad}` for its number 13, which is not a finite number")
+        };
+        assert!(
+            w.line == 1 && w.message.contains(&why) && w.message.contains("left out until a diff"),
+            "{bad:?}: {w:?}"
+        );
+        // Through the binary: log info and export alike.
+        let path = dir.path().join(format!("slt-{}.log", bad.len()));
+        std::fs::write(&path, &damaged).unwrap();
+        let o = run(["log".as_ref(), "info".as_ref(), path.as_os_str()]);
+        assert_ok(&o);
+        assert!(stdout(&o).contains("line 1: node "), "{}", stdout(&o));
+        let o = export_small(&path, &dir.path().join("out.mp4"));
+        assert_ok(&o);
+        assert!(stderr(&o).contains("27 frames"), "{}", stderr(&o));
+    }
+    // In a diff: the first transform of line 6 made nan; its node keeps
+    // the transform it had, every robot stays.
+    let lines: Vec<&str> = text.split('\n').collect();
+    let at = lines[5].find("(SLT ").unwrap() + 5;
+    let mut line6 = lines[5].to_owned();
+    let end = at + line6[at..].find(' ').unwrap();
+    line6.replace_range(at..end, "nan");
+    let mut damaged_lines = lines.clone();
+    damaged_lines[5] = &line6;
+    let m = underlay::sim3d::monitor::parse(damaged_lines.join("\n").as_bytes()).unwrap();
+    assert_eq!(m.frames.len(), 27);
+    for k in 0..27 {
+        assert_eq!(robots(&m, k).len(), 22, "frame {k}");
+    }
+    assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
+    assert!(
+        m.warnings[0].line == 6 && m.warnings[0].message.contains("its last good transform kept"),
+        "{:?}",
+        m.warnings
+    );
+}
+
+/// Round four's league cases, 2: a game log with two show records out of
+/// order was read by `log info` "kept in file order" and refused whole by
+/// `export` ("clock … goes back"). The backwards record is dropped, said
+/// once with its line, by both: Krislet3's whole game (86 records) with
+/// cycles 10 and 11 swapped reads as 85 records.
+#[test]
+fn show_records_out_of_order_lose_the_backwards_one_in_info_and_export() {
+    let text = real_text("sim2d", "krislet3-vs-null.rcg.gz");
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let ten = lines.iter().position(|l| l.starts_with("(show 10 ")).unwrap();
+    assert!(lines[ten + 1].starts_with("(show 11 "));
+    lines.swap(ten, ten + 1);
+    let dir = tmp();
+    let path = dir.path().join("swapped.rcg");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let g = underlay::sim2d::game::load_game(&path).unwrap();
+    assert_eq!(g.records.len(), 85);
+    let cycles: Vec<u32> = g.records.iter().map(|r| r.cycle).collect();
+    assert!(cycles.windows(2).all(|w| w[0] < w[1]), "{cycles:?}");
+    assert!(!cycles.contains(&10));
+    assert_eq!(g.warnings.len(), 1, "{:?}", g.warnings);
+    let said = format!(
+        "line {}: show 10 comes after the record of cycle 11, which it should precede; dropped",
+        ten + 2
+    );
+    assert_eq!(g.warnings[0].to_string(), said);
+    let o = run(["log".as_ref(), "info".as_ref(), path.as_os_str()]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains(&said), "{}", stdout(&o));
+    let o = export_small(&path, &dir.path().join("out.mp4"));
+    assert_ok(&o);
+    assert!(stderr(&o).contains("85 frames"), "{}", stderr(&o));
+}
+
+/// Round four's league cases, 3: a game log with no show record (the
+/// server stopped before the first cycle) was read by `log info` as a log
+/// of nothing and refused by `export`. Both refuse it, for the same
+/// reason, naming the file: the real ULG6 log of a header alone, and
+/// Krislet3's game with every show record taken out.
+#[test]
+fn a_game_log_without_a_show_record_is_refused_alike() {
+    let dir = tmp();
+    let stripped = dir.path().join("no-show.rcg");
+    let text = real_text("sim2d", "krislet3-vs-null.rcg.gz");
+    let kept: Vec<&str> = text.split('\n').filter(|l| !l.starts_with("(show ")).collect();
+    std::fs::write(&stripped, kept.join("\n")).unwrap();
+    for path in [data("real/sim2d", "ulg6-no-show.rcg.gz"), stripped] {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let info = run(["log".as_ref(), "info".as_ref(), path.as_os_str()]);
+        let export = export_small(&path, &dir.path().join("out.mp4"));
+        let mut reasons = Vec::new();
+        for o in [&info, &export] {
+            assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(o));
+            let err = stderr(o);
+            assert!(err.contains(&name), "{err}");
+            let reason = err
+                .lines()
+                .find(|l| l.contains("no show record in it"))
+                .unwrap_or_else(|| panic!("{name}: {err}"))
+                .trim()
+                .to_owned();
+            reasons.push(reason);
+        }
+        assert_eq!(reasons[0], reasons[1], "{name}");
+        assert!(
+            reasons[0].contains("nothing else: the server stopped before the first cycle"),
+            "{}",
+            reasons[0]
+        );
+    }
+}
+
+/// The campaign's case 47 (seed 52, once the league's real files joined
+/// its seeds): four bytes of a protobuf schema's file name overwritten in
+/// a Foxglove recording crashed `log info` inside prost-reflect (an index
+/// past its files while it reports the fault). A bad schema is said, not
+/// a crash.
+#[test]
+fn a_damaged_protobuf_schema_is_said_not_a_crash() {
+    let mut bytes = std::fs::read(data("ros", "foxglove-protobuf.mcap")).unwrap();
+    assert_eq!(&bytes[7629..7633], b"prot");
+    bytes[7629..7633].copy_from_slice(b" ] 9");
+    let dir = tmp();
+    let path = dir.path().join("schema.mcap");
+    std::fs::write(&path, &bytes).unwrap();
+    let o = run(["log".as_ref(), "info".as_ref(), path.as_os_str()]);
+    assert_ne!(o.status.code(), Some(101), "{}", stderr(&o));
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(said.contains("prost-reflect fails on them"), "{said}");
 }

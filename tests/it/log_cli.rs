@@ -56,6 +56,7 @@ fn write_ssl_sample(path: &Path) {
         world_unit: "mm".into(),
         hints: log::DisplayHints {
             instant_threshold: None,
+            cycle: None,
             default_max_level: Some(1),
             world_bounds: Some((Vec2::new(-4800.0, -3300.0), Vec2::new(4800.0, 3300.0))),
         },

@@ -36,6 +36,8 @@ mod mask;
 mod matches;
 mod obs;
 mod pipeline;
+mod real_2d;
+mod real_3d;
 mod real_cameras;
 mod ros_bags;
 mod ros_folders;

@@ -82,6 +82,8 @@ fn header(t: &[&str]) -> Header {
             instant_threshold: (t[3] != "-").then(|| f(t[3])),
             default_max_level: (t[4] != "-").then(|| t[4].parse().unwrap()),
             world_bounds: (t[5] != "-").then(|| (Vec2::new(f(t[5]), f(t[6])), Vec2::new(f(t[7]), f(t[8])))),
+            // The SDKs' scripts write no simulator's clock.
+            cycle: None,
         },
     }
 }

@@ -3,20 +3,25 @@
 //! two logs is one entity, and its parents are the union of both logs'),
 //! and the frames of every log are kept, each with its own primitives.
 //! Each log stays a stream of its own ([`Stream`](crate::Stream)): its
-//! nearest instantaneous frame is shown whatever the others have then.
+//! nearest instantaneous frame (or, on a simulator's clock, its record
+//! then) is shown whatever the others have then.
 
 use super::model::{EntityId, Log};
 
 /// `logs` merged into one log. The header is the first log's, with the
-/// instantaneous-frame threshold hint kept only when every log that has
-/// one agrees (else the threshold is derived from the merged frames), and
-/// the maximum-level hint the largest any log gives. Warnings are kept,
-/// each log's after the one before.
+/// instantaneous-frame threshold hint and the simulator cycle each kept
+/// only when every log that has one agrees (else the threshold is derived
+/// from the merged frames, and times cannot be given in cycles; each
+/// stream keeps its own), and the maximum-level hint the largest any log
+/// gives. Warnings are kept, each log's after the one before.
 pub fn merge(logs: impl IntoIterator<Item = Log>) -> Log {
     let logs: Vec<Log> = logs.into_iter().collect();
     let mut hinted = logs.iter().filter_map(|l| l.header.hints.instant_threshold);
     let first_hint = hinted.next();
     let threshold = first_hint.filter(|&t| hinted.all(|u| u == t));
+    let mut cycles = logs.iter().filter_map(|l| l.header.hints.cycle);
+    let first_cycle = cycles.next();
+    let cycle = first_cycle.filter(|&c| cycles.all(|d| d == c));
     let several = logs.len() > 1;
     let mut logs = logs.into_iter();
     let Some(mut out) = logs.next() else {
@@ -29,6 +34,7 @@ pub fn merge(logs: impl IntoIterator<Item = Log>) -> Log {
         append(&mut out, log);
     }
     out.header.hints.instant_threshold = threshold;
+    out.header.hints.cycle = cycle;
     out
 }
 
@@ -38,6 +44,7 @@ fn own_streams(log: &Log, first: usize) -> Vec<super::model::Stream> {
         vec![super::model::Stream {
             first_frame: first,
             instant_threshold: log.header.hints.instant_threshold,
+            cycle: log.header.hints.cycle,
         }]
     } else {
         log.streams

@@ -593,6 +593,12 @@ pub enum TimeUnit {
 pub struct DisplayHints {
     /// Instantaneous-frame time threshold in seconds, if the writer knows it.
     pub instant_threshold: Option<f64>,
+    /// The log's clock is a simulator's, in cycles of this many seconds
+    /// (stoppage steps [`crate::time::STOPPED_STEP`] apart between them):
+    /// its instantaneous frames are the simulator's records, each shown
+    /// until the next (the last for the threshold), and times may be given
+    /// in cycles (`296c`).
+    pub cycle: Option<f64>,
     /// The maximum level to show initially.
     pub default_max_level: Option<i32>,
     /// The part of the world worth showing, as (min, max) corners.
@@ -614,6 +620,15 @@ impl DisplayHints {
             dropped.push(format!(
                 "the header's instantaneous-frame threshold {t} is not a finite number of seconds ≥ 0; \
                  it is ignored (1.5 × the median spacing of instantaneous frames is used)"
+            ));
+        }
+        if let Some(c) = self.cycle
+            && !(c.is_finite() && c > 0.0)
+        {
+            self.cycle = None;
+            dropped.push(format!(
+                "the header's simulator cycle of {c} s is not a finite number of seconds > 0; it is ignored \
+                 (instantaneous frames are shown around their times)"
             ));
         }
         if let Some((lo, hi)) = self.world_bounds
@@ -733,6 +748,9 @@ pub struct Stream {
     pub first_frame: usize,
     /// That log's own instantaneous threshold hint.
     pub instant_threshold: Option<f64>,
+    /// That log's simulator cycle ([`DisplayHints::cycle`]): its
+    /// instantaneous frames are shown each until the next.
+    pub cycle: Option<f64>,
 }
 
 // Export workers share one log behind an `Arc`.
@@ -794,6 +812,17 @@ impl Log {
                 .unwrap_or(f64::INFINITY);
         }
         median_threshold(&self.frames)
+    }
+
+    /// Whether each stream's instantaneous frames are a simulator's
+    /// records, each shown until the next ([`DisplayHints::cycle`]), in
+    /// the order of [`Log::stream_ranges`].
+    pub fn stream_holds(&self) -> Vec<bool> {
+        if self.streams.is_empty() {
+            vec![self.header.hints.cycle.is_some()]
+        } else {
+            self.streams.iter().map(|s| s.cycle.is_some()).collect()
+        }
     }
 
     /// The frames of each stream (one run of all frames when not merged).

@@ -65,6 +65,7 @@ fn header(h: &Header, version: u8) -> pb::Header {
     {
         let hints = (h.hints != DisplayHints::default()).then(|| pb::DisplayHints {
             instant_threshold: h.hints.instant_threshold,
+            cycle: h.hints.cycle,
             default_max_level: h.hints.default_max_level,
             world_bounds: h.hints.world_bounds.map(|(lo, hi)| pb::Bounds {
                 min: Some(lo.into()),
@@ -96,6 +97,7 @@ impl From<pb::Header> for Header {
             world_unit: h.world_unit.unwrap_or_else(|| "mm".to_owned()),
             hints: DisplayHints {
                 instant_threshold: hints.instant_threshold,
+                cycle: hints.cycle,
                 default_max_level: hints.default_max_level,
                 world_bounds: hints.world_bounds.map(|b| (vec2(b.min), vec2(b.max))),
             },

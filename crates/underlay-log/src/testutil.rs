@@ -459,21 +459,25 @@ fn header() -> impl Strategy<Value = Header> {
         prop::option::of(size()),
         prop::option::of(any::<i32>()),
         prop::option::of((point(), point())),
+        prop::option::of(prop_oneof![Just(0.1), Just(0.02), Just(1.0)]),
     )
-        .prop_map(|(name, relative, world_unit, threshold, level, bounds)| Header {
-            name,
-            time_unit: if relative {
-                TimeUnit::RelativeSeconds
-            } else {
-                TimeUnit::EpochSeconds
+        .prop_map(
+            |(name, relative, world_unit, threshold, level, bounds, cycle)| Header {
+                name,
+                time_unit: if relative {
+                    TimeUnit::RelativeSeconds
+                } else {
+                    TimeUnit::EpochSeconds
+                },
+                world_unit,
+                hints: DisplayHints {
+                    instant_threshold: threshold,
+                    cycle,
+                    default_max_level: level,
+                    world_bounds: bounds,
+                },
             },
-            world_unit,
-            hints: DisplayHints {
-                instant_threshold: threshold,
-                default_max_level: level,
-                world_bounds: bounds,
-            },
-        })
+        )
 }
 
 /// A random valid log: every value drawable, entity parents acyclic;

@@ -4,9 +4,10 @@
 //! - Instantaneous frames: their times sorted ascending (ties by recorded
 //!   order), with every 64th time copied into a small sample array; the
 //!   nearest frame to `t` is found by a binary search (samples, then one
-//!   block) and a look at both neighbours. A log merged from several
+//!   block) and a look at both neighbours (on a simulator's clock, the last
+//!   at or before `t`: see [`super`]'s rules). A log merged from several
 //!   ([`Log::streams`]) keeps one such array per log, and each shows its
-//!   own nearest frame.
+//!   own frame.
 //! - Persistent frames: a centered interval tree in flat arrays. Each node
 //!   holds a center and the intervals containing it, once sorted by start
 //!   and once by end, so a stabbing query walks one root-to-leaf path and
@@ -130,7 +131,11 @@ impl Index {
                 }
             }
         }
-        let streams = instants.into_iter().map(Instants::new).collect();
+        let streams = instants
+            .into_iter()
+            .zip(log.stream_holds())
+            .map(|(i, hold)| Instants::new(i, hold))
+            .collect();
         let mut starts: Vec<(f64, u32)> = intervals
             .iter()
             .filter(|iv| iv.start.is_finite())
@@ -188,16 +193,16 @@ impl Index {
     }
 
     /// The indices of the frames shown at `t`: persistent frames with
-    /// `start ≤ t ≤ end` in recorded order, then each stream's nearest
-    /// instantaneous frame if `|time − t| < threshold`. Replaces the
-    /// contents of `out`.
+    /// `start ≤ t ≤ end` in recorded order, then each stream's
+    /// instantaneous frame shown at `t` ([`Index::instants_at`]). Replaces
+    /// the contents of `out`.
     pub fn frames_at(&self, t: f64, threshold: f64, out: &mut Vec<usize>) {
         out.clear();
         let mut ordinals = Vec::new();
         self.tree.stab(t, |e, _| ordinals.push(e.ordinal));
         ordinals.sort_unstable();
         out.extend(ordinals.iter().map(|&o| self.persistent_frames[o as usize]));
-        self.nearest_instants(t, threshold, out);
+        self.instants_at(t, threshold, out);
     }
 
     /// The primitives shown at `t` with `filter`, borrowed from `log` (the
@@ -233,7 +238,7 @@ impl Index {
         // Recorded order: by frame, then by position in the frame.
         sort_hits(&mut hits, self.persistent_frames.len());
         let mut instants = Vec::new();
-        self.nearest_instants(t, threshold, &mut instants);
+        self.instants_at(t, threshold, &mut instants);
         let ranges: Vec<std::ops::Range<usize>> = instants
             .iter()
             .filter_map(|&f| log.frames.get(f))
@@ -277,9 +282,12 @@ impl Index {
 
     /// The instantaneous frames shown at `t`, appended to `out` in stream
     /// order: of each stream the nearest one when `|time − t| < threshold`
-    /// (ties: earlier time, then recorded first).
-    pub fn nearest_instants(&self, t: f64, threshold: f64, out: &mut Vec<usize>) {
-        out.extend(self.streams.iter().filter_map(|s| s.nearest(t, threshold)));
+    /// (ties: earlier time, then recorded first); of a stream on a
+    /// simulator's clock the last at or before `t` (the first recorded at
+    /// that time), until the next, the last one while `t − time <
+    /// threshold`.
+    pub fn instants_at(&self, t: f64, threshold: f64, out: &mut Vec<usize>) {
+        out.extend(self.streams.iter().filter_map(|s| s.shown(t, threshold)));
     }
 
     /// Indices of the frames whose time span overlaps `[t0, t1]`, in
@@ -366,10 +374,12 @@ struct Instants {
     samples: Vec<f64>,
     /// Frame index of each entry of `times`; among equal times in recorded order.
     frames: Vec<usize>,
+    /// A simulator's records: each shown until the next.
+    hold: bool,
 }
 
 impl Instants {
-    fn new(mut instants: Vec<(f64, usize)>) -> Self {
+    fn new(mut instants: Vec<(f64, usize)>, hold: bool) -> Self {
         // Frame indices are unique, so an unstable sort is deterministic;
         // `partial_cmp` keeps -0.0 and 0.0 together (recorded order decides).
         instants.sort_unstable_by(|a, b| cmp_f64(a.0, b.0).then(a.1.cmp(&b.1)));
@@ -378,12 +388,51 @@ impl Instants {
             samples: times.iter().step_by(BLOCK).copied().collect(),
             times,
             frames,
+            hold,
         }
     }
 
     fn memory_bytes(&self) -> usize {
         (self.times.capacity() + self.samples.capacity()) * std::mem::size_of::<f64>()
             + self.frames.capacity() * std::mem::size_of::<usize>()
+    }
+
+    /// The frame shown at `t`: [`Self::held`] for a simulator's records,
+    /// else [`Self::nearest`].
+    fn shown(&self, t: f64, threshold: f64) -> Option<usize> {
+        if self.hold {
+            self.held(t, threshold)
+        } else {
+            self.nearest(t, threshold)
+        }
+    }
+
+    /// The last frame at or before `t` (the first recorded at its time),
+    /// shown until the next frame's time; the last frame while `t − time <
+    /// threshold`.
+    fn held(&self, t: f64, threshold: f64) -> Option<usize> {
+        if !t.is_finite() {
+            return None;
+        }
+        // The first time after `t` (within rounding): its neighbour before
+        // is the last at or before `t`.
+        let after = self.first_after(crate::time::within_rounding(t));
+        let j = after.checked_sub(1)?;
+        let x = self.times[j];
+        let within = t - x < threshold;
+        if after == self.times.len() && !within {
+            return None;
+        }
+        let first = self.times[..j].partition_point(|&y| y < x);
+        Some(self.frames[first])
+    }
+
+    /// The first position in `times` holding a time > `t`.
+    fn first_after(&self, t: f64) -> usize {
+        let s = self.samples.partition_point(|&x| x <= t);
+        let lo = if s == 0 { 0 } else { BLOCK * (s - 1) + 1 };
+        let hi = (BLOCK * s).min(self.times.len()).max(lo);
+        lo + self.times[lo..hi].partition_point(|&x| x <= t)
     }
 
     /// The nearest frame to `t` when `|time − t| < threshold` (ties:

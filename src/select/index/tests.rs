@@ -267,8 +267,11 @@ fn random_log(entities: u32) -> impl Strategy<Value = Log> {
         proptest::collection::vec((0..entities, -2i32..3), 0..4),
     );
     let cuts = proptest::collection::vec(0usize..25, 0..3);
-    (proptest::collection::vec(frame, 0..25), cuts).prop_map(move |(frames, mut cuts)| {
+    // Which streams are a simulator's records (each shown until the next).
+    let holds = proptest::collection::vec(any::<bool>(), 4);
+    (proptest::collection::vec(frame, 0..25), cuts, holds).prop_map(move |(frames, mut cuts, holds)| {
         let mut log = Log::new();
+        log.header.hints.cycle = holds[3].then_some(0.1);
         for e in 0..entities {
             log.entities.intern(&format!("e{e}"));
         }
@@ -282,9 +285,11 @@ fn random_log(entities: u32) -> impl Strategy<Value = Log> {
             cuts.dedup();
             log.streams = cuts
                 .into_iter()
-                .map(|first_frame| crate::log::Stream {
+                .enumerate()
+                .map(|(k, first_frame)| crate::log::Stream {
                     first_frame,
                     instant_threshold: None,
+                    cycle: holds[k % 3].then_some(0.1),
                 })
                 .collect();
         }
@@ -322,17 +327,8 @@ fn brute_frames(log: &Log, t: f64, threshold: f64) -> Vec<usize> {
             out.push(i);
         }
     }
-    for range in log.stream_ranges() {
-        let mut nearest: Option<(f64, f64, usize)> = None;
-        for i in range {
-            if let FrameTime::Instant(x) = log.frames[i].time {
-                let d = (x - t).abs();
-                if !d.is_nan() && nearest.is_none_or(|(bd, bx, _)| d < bd || (d == bd && x < bx)) {
-                    nearest = Some((d, x, i));
-                }
-            }
-        }
-        out.extend(nearest.filter(|n| n.0 < threshold).map(|n| n.2));
+    for (range, hold) in log.stream_ranges().zip(log.stream_holds()) {
+        out.extend(crate::select::brute_instant(log, range, hold, t, threshold));
     }
     out
 }
@@ -385,12 +381,48 @@ proptest! {
     ) {
         // Long enough to span several sample blocks, with many equal times.
         let frames: Vec<(FrameTime, usize)> = times.iter().map(|&x| (FrameTime::Instant(x), 0)).collect();
-        let log = log_of(&frames);
+        let mut log = log_of(&frames);
+        for hold in [None, Some(0.1)] {
+            // Around their times, and held until the next (a simulator's).
+            log.header.hints.cycle = hold;
+            let index = Index::new(&log);
+            for &t in &ts {
+                let mut got = Vec::new();
+                index.instants_at(t, threshold, &mut got);
+                prop_assert_eq!(got, brute_frames(&log, t, threshold), "t = {}, hold {:?}", t, hold);
+            }
+        }
+    }
+
+    /// A simulator's records: between two records the earlier shows,
+    /// never nothing; after the last, for the threshold.
+    #[test]
+    fn held_records_show_until_the_next(
+        mut times in proptest::collection::vec(-50i32..50, 1..200),
+        t in -60.0f64..60.0,
+    ) {
+        times.sort_unstable();
+        let frames: Vec<(FrameTime, usize)> =
+            times.iter().map(|&x| (FrameTime::Instant(f64::from(x) / 10.0), 1)).collect();
+        let mut log = log_of(&frames);
+        log.header.hints.cycle = Some(0.1);
         let index = Index::new(&log);
-        for &t in &ts {
-            let mut got = Vec::new();
-            index.nearest_instants(t, threshold, &mut got);
-            prop_assert_eq!(got, brute_frames(&log, t, threshold), "t = {}", t);
+        let mut got = Vec::new();
+        index.instants_at(t, 0.1, &mut got);
+        let first = f64::from(times[0]) / 10.0;
+        let last = f64::from(*times.last().unwrap()) / 10.0;
+        if crate::time::within_rounding(t) >= first && t < last + 0.1 {
+            prop_assert_eq!(got.len(), 1, "t = {}", t);
+            let shown = log.frames[got[0]].time.start();
+            prop_assert!(shown <= crate::time::within_rounding(t));
+            // No record between it and t.
+            let skipped = times
+                .iter()
+                .map(|&x| f64::from(x) / 10.0)
+                .any(|x| x > shown && x <= crate::time::within_rounding(t));
+            prop_assert!(!skipped, "t = {}", t);
+        } else {
+            prop_assert!(got.is_empty(), "t = {}", t);
         }
     }
 

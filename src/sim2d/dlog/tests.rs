@@ -85,7 +85,7 @@ fn every_line_type_is_drawn_in_the_world_frame() {
         check_sane(log);
         assert!(log.warnings.is_empty(), "{:?}", log.warnings);
         assert_eq!(log.frames.len(), 1);
-        assert_eq!(log.frames[0].time, FrameTime::Instant(0.30000000000000004));
+        assert_eq!(log.frames[0].time, FrameTime::Instant(0.3));
         let s = if side == Side::Left { 1.0 } else { -1.0 };
         // own (x, y) → world (s·x, −s·y)
         let w = |x: f64, y: f64| Vec2::new(s * x, -s * y);
@@ -172,7 +172,8 @@ fn every_line_type_is_drawn_in_the_world_frame() {
         assert_eq!(d.messages[0].category, "action");
         assert_eq!(log.header.world_unit, "m");
         assert_eq!(log.header.time_unit, TimeUnit::RelativeSeconds);
-        assert_eq!(log.header.hints.instant_threshold, Some(0.4 * 0.1));
+        assert_eq!(log.header.hints.instant_threshold, Some(0.1));
+        assert_eq!(log.header.hints.cycle, Some(0.1));
     }
 }
 

@@ -161,12 +161,13 @@ impl<'de> Visitor<'de> for Element<'_> {
                         pos: [ball.x, ball.y],
                         vel: [ball.vx, ball.vy],
                     };
-                    if b.show(s.time, ball, players) {
+                    if let Some(last) = b.show(s.time, ball, players) {
                         b.warnings.push(
                             0,
                             0,
                             format!(
-                                "show {} is before the record above it; kept in file order",
+                                "show {} comes after the record of cycle {last}, which it should precede; \
+                                 dropped",
                                 s.time
                             ),
                         );

@@ -14,8 +14,13 @@
 //! - `records`: every show record in file order with the play mode and
 //!   score that applied to it (`(playmode …)` and `(team …)` records apply
 //!   to the show records after them) and its stoppage step `stopped`
-//!   (how many records before it in a row had the same cycle: the server
-//!   repeats the show line once per stoppage step);
+//!   (how many show lines before it in a row had the same cycle: the
+//!   server writes the show line once per stoppage step). A line that
+//!   repeats the record before it exactly (nothing moved in that step) is
+//!   one moment with it, kept once, its step still counted. A record
+//!   whose cycle is before the one above it (the server writes them in
+//!   order: a damaged file) is dropped and said with its place, so every
+//!   reader of the game sees the same records in order;
 //! - `messages`: the `(msg …)` records (except the team graphics a coach
 //!   sends, counted in `team_graphics`) and the record they follow.
 //!
@@ -23,7 +28,9 @@
 //! the right goal, y downwards on the monitor's screen, angles in degrees
 //! clockwise on screen. Bad lines and records are skipped with a
 //! [`Warning`](super::Warning) (at most [`MAX_WARNINGS`](super::MAX_WARNINGS) kept); a torn
-//! end keeps every record before it. Memory is proportional to the input:
+//! end keeps every record before it. A log with no show record (the
+//! server stopped before the first cycle) is refused, saying so: it holds
+//! no moment of a match. Memory is proportional to the input:
 //! no count read from a file sizes an allocation.
 
 mod file;

@@ -517,6 +517,9 @@ pub enum GameError {
     /// Not a game log (no `ULG` header, no JSON game log start).
     #[error("not a RoboCup 2D game log: {0}")]
     NotAGameLog(String),
+    /// Not one show record: no moment of a match to show.
+    #[error("no show record in it: {0}")]
+    NoShowRecord(String),
     /// The JSON is malformed before any element could be read.
     #[error("line {line}, column {column}: {message}")]
     Json {
@@ -533,9 +536,9 @@ pub(crate) struct Builder {
     pub warnings: Warnings,
     pub play_mode: PlayMode,
     pub score: [u32; 2],
-    /// Show records that repeated the one before exactly: how many, and
-    /// the cycle of the first.
-    repeats: Option<(u64, u32)>,
+    /// Show records since the last one kept that repeated it exactly
+    /// (stoppage steps in which nothing moved).
+    repeats: u32,
 }
 
 impl Builder {
@@ -555,19 +558,24 @@ impl Builder {
             warnings: Warnings::default(),
             play_mode: PlayMode::UNKNOWN,
             score: [0, 0],
-            repeats: None,
+            repeats: 0,
         }
     }
 
     /// Adds a show record of `cycle` with the current play mode and
-    /// score; whether its cycle is before the previous record's (a corrupt
-    /// file: the record is kept in file order, the caller warns).
+    /// score. A record whose cycle is before the previous record's (a
+    /// corrupt file: the server writes them in order) is dropped, and the
+    /// previous record's cycle returned for the caller to say so with the
+    /// record's place: every reader of the game (`log info`, the viewer,
+    /// export) then sees the same records, in order.
     ///
     /// A record that repeats the one before it exactly (same cycle, play
-    /// mode, score, ball and players: nothing moved, nothing to show) is
-    /// counted, not kept: a line repeated thousands of times would
-    /// otherwise be as many pictures of one moment.
-    pub fn show(&mut self, cycle: u32, ball: Ball, players: Vec<Player>) -> bool {
+    /// mode, score, ball and players: a stoppage step in which nothing
+    /// moved, as rcssserver writes them) is one moment with it, not kept
+    /// again: a line repeated thousands of times would otherwise be as
+    /// many pictures of one moment. It still counts as a stoppage step:
+    /// the next record's `stopped` is the server's step.
+    pub fn show(&mut self, cycle: u32, ball: Ball, players: Vec<Player>) -> Option<u32> {
         if let Some(r) = self.game.records.last()
             && r.cycle == cycle
             && r.play_mode == self.play_mode
@@ -575,15 +583,19 @@ impl Builder {
             && r.ball == ball
             && r.players == players
         {
-            let (n, _) = self.repeats.get_or_insert((0, cycle));
-            *n += 1;
-            return false;
+            self.repeats = self.repeats.saturating_add(1);
+            return None;
         }
-        let backwards = self.game.records.last().is_some_and(|r| r.cycle > cycle);
+        if let Some(r) = self.game.records.last()
+            && r.cycle > cycle
+        {
+            return Some(r.cycle);
+        }
         let stopped = match self.game.records.last() {
-            Some(r) if r.cycle == cycle => r.stopped.saturating_add(1),
+            Some(r) if r.cycle == cycle => r.stopped.saturating_add(1).saturating_add(self.repeats),
             _ => 0,
         };
+        self.repeats = 0;
         self.game.records.push(ShowRecord {
             cycle,
             stopped,
@@ -592,7 +604,7 @@ impl Builder {
             ball,
             players,
         });
-        backwards
+        None
     }
 
     /// A team record: names (`null` or empty leaves a name as it was) and score.
@@ -624,7 +636,7 @@ impl Builder {
         PlayerType::from_server(self.game.player_types.len() as u16, &self.game.server)
     }
 
-    pub(super) fn finish(mut self) -> Game {
+    pub(super) fn finish(self) -> Game {
         let mut game = self.game;
         let half_time = game
             .server
@@ -642,17 +654,6 @@ impl Builder {
             } else {
                 u32::MAX
             };
-        }
-        if let Some((n, cycle)) = self.repeats {
-            self.warnings.push(
-                0,
-                0,
-                format!(
-                    "{n} show record{} repeated the one before exactly (the first at cycle {cycle}): each \
-                     moment drawn once",
-                    if n == 1 { "" } else { "s" }
-                ),
-            );
         }
         game.warnings = self.warnings.finish();
         game

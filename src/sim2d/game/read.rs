@@ -49,7 +49,9 @@ fn sniff_version(head: &[u8]) -> Option<Version> {
 }
 
 /// Reads a whole game log from its decompressed bytes; the version is
-/// sniffed from the content.
+/// sniffed from the content. A log with no show record is refused: it
+/// holds no moment of a match, for `log info`, the viewer and export
+/// alike.
 pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
     let Some(version) = sniff_version(bytes) else {
         let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(8)]).into_owned();
@@ -64,5 +66,32 @@ pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
         Version::Json => json::read(bytes, &mut b)?,
         _ => text::read(bytes, &mut b),
     }
-    Ok(b.finish())
+    let game = b.finish();
+    if game.records.is_empty() {
+        let why = match game.warnings.first() {
+            Some(w) => format!(
+                "none that could be read ({} {} said, the first: {w})",
+                game.warnings.len(),
+                if game.warnings.len() == 1 {
+                    "warning"
+                } else {
+                    "warnings"
+                }
+            ),
+            None => format!(
+                "its header ({} server parameters, {} player types) and {} {}, nothing else: the server \
+                 stopped before the first cycle, or no team connected",
+                game.server.raw.len(),
+                game.player_types.len(),
+                game.messages.len(),
+                if game.messages.len() == 1 {
+                    "message"
+                } else {
+                    "messages"
+                },
+            ),
+        };
+        return Err(GameError::NoShowRecord(why));
+    }
+    Ok(game)
 }

@@ -202,9 +202,9 @@ fn show(rec: Sexp<'_>, b: &mut Builder) -> Result<(), String> {
     let Some(ball) = ball else {
         return Err(format!("show {cycle} without a ball; skipped"));
     };
-    if b.show(cycle, ball, players) {
+    if let Some(last) = b.show(cycle, ball, players) {
         return Err(format!(
-            "show {cycle} is before the record above it; kept in file order"
+            "show {cycle} comes after the record of cycle {last}, which it should precede; dropped"
         ));
     }
     if bad > 0 {

@@ -171,12 +171,14 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
         let body = Body(body);
         match mode {
             1 => {
-                let backwards = show(&body, b);
-                if backwards {
+                if let Some((cycle, last)) = show(&body, b) {
                     b.warnings.push(
                         0,
                         offset,
-                        "show record before the one above it; kept in file order",
+                        format!(
+                            "show {cycle} comes after the record of cycle {last}, which it should precede; \
+                             dropped"
+                        ),
                     );
                 }
             }
@@ -235,7 +237,9 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
     }
 }
 
-fn show(body: &Body<'_>, b: &mut Builder) -> bool {
+/// Adds a show record; a backwards one is dropped: its cycle and the
+/// previous record's.
+fn show(body: &Body<'_>, b: &mut Builder) -> Option<(u32, u32)> {
     let ball = Ball {
         pos: [body.real(0), body.real(4)],
         vel: [body.real(8), body.real(12)],
@@ -286,5 +290,5 @@ fn show(body: &Body<'_>, b: &mut Builder) -> bool {
         });
     }
     let cycle = body.i16(1424) as u16 as u32;
-    b.show(cycle, ball, players)
+    b.show(cycle, ball, players).map(|last| (cycle, last))
 }

@@ -1034,6 +1034,7 @@ impl Converter {
             world_unit: "mm".to_owned(),
             hints: DisplayHints {
                 instant_threshold: None,
+                cycle: None,
                 default_max_level: Some(2),
                 world_bounds: self.bounds,
             },

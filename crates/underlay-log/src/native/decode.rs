@@ -76,6 +76,7 @@ fn decode_hints(m: &mut Reader<'_>) -> WireResult<DisplayHints> {
         let (f, w) = m.key()?;
         match (f, w) {
             (1, wire::I64) => h.instant_threshold = Some(m.f64()?),
+            (4, wire::I64) => h.cycle = Some(m.f64()?),
             (2, VARINT) => h.default_max_level = Some(wire::unzigzag32(m.varint()?)),
             (3, LEN) => {
                 let mut b = m.sub()?;
@@ -91,7 +92,7 @@ fn decode_hints(m: &mut Reader<'_>) -> WireResult<DisplayHints> {
                 }
                 h.world_bounds = Some((lo, hi));
             }
-            (1..=3, _) => return Err(m.error(format!("hints field {f} has wire type {w}"))),
+            (1..=4, _) => return Err(m.error(format!("hints field {f} has wire type {w}"))),
             _ => m.skip(w)?,
         }
     }

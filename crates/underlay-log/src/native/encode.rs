@@ -341,6 +341,7 @@ pub(crate) fn put_header_record(out: &mut Vec<u8>, h: &Header, version: u8) {
             + hints.world_bounds.map_or(0, |(lo, hi)| {
                 wire::len_field_len(3, 4 + vec2_len(lo) + vec2_len(hi))
             })
+            + hints.cycle.map_or(0, |_| 9)
     });
     let time_unit = match h.time_unit {
         TimeUnit::EpochSeconds => 0,
@@ -376,6 +377,9 @@ pub(crate) fn put_header_record(out: &mut Vec<u8>, h: &Header, version: u8) {
             wire::put_len(out, 3, 4 + vec2_len(lo) + vec2_len(hi));
             put_vec2(out, 1, lo);
             put_vec2(out, 2, hi);
+        }
+        if let Some(c) = hints.cycle {
+            wire::put_f64(out, 4, c);
         }
     }
 }

@@ -28,8 +28,8 @@
 //! `{box; B; (length, width, height); orientation}`. Arcs and sectors lie
 //! on the floor. Colours are names (`red`), `#rrggbb`,
 //! `#rrggbbaa` or `0xRRGGBB`. Two more items carry the rest of the model:
-//! `{ header; name "…"; time relative; unit m; threshold 0.05; max-level
-//! 2; bounds (x, y) (x, y); version 2 }` and entity declarations `{ entity; name;
+//! `{ header; name "…"; time relative; unit m; threshold 0.05; cycle 0.1;
+//! max-level 2; bounds (x, y) (x, y); version 2 }` and entity declarations `{ entity; name;
 //! {parent; parent} }`. Entity names and strings may be quoted with `"`.
 //! `//` starts a comment to the end of the line. `docs/FORMAT.md` has the
 //! full grammar.
@@ -357,6 +357,7 @@ impl<'a> Parser<'a> {
                     }
                     "unit" => h.world_unit = self.name("the world unit")?,
                     "threshold" => h.hints.instant_threshold = Some(self.number("the threshold")?),
+                    "cycle" => h.hints.cycle = Some(self.number("the simulator cycle")?),
                     "max-level" => h.hints.default_max_level = Some(self.level()?),
                     "version" => self.version()?,
                     "bounds" => {

@@ -277,11 +277,15 @@ fn header_item(h: &Header, version: Option<u32>) -> Option<String> {
     }
     let DisplayHints {
         instant_threshold,
+        cycle,
         default_max_level,
         world_bounds,
     } = &h.hints;
     if let Some(t) = instant_threshold {
         let _ = write!(s, "; threshold {}", fmt_f64(*t));
+    }
+    if let Some(c) = cycle {
+        let _ = write!(s, "; cycle {}", fmt_f64(*c));
     }
     if let Some(l) = default_max_level {
         let _ = write!(s, "; max-level {l}");
