@@ -10,6 +10,9 @@
 //!   blended once, so a translucent polyline is not darker where its
 //!   segments overlap.
 //! - [`text`]: the bundled font and glyph cache.
+//! - [`points`]: sets of points (clouds, scans) as squares of pixels;
+//!   [`cells`]: a grid's cells as one filled area, the drawing kept while
+//!   the camera stays.
 //!
 //! Image coordinates put pixel centres at integers (OpenCV's convention).
 //! Input that cannot be drawn sensibly (NaN or infinite coordinates,
@@ -17,7 +20,9 @@
 //! is skipped with a [`SkipReason`]; huge but finite coordinates are
 //! clipped, never looped over.
 
+pub mod cells;
 pub mod occlude;
+pub mod points;
 pub mod raised;
 pub mod raster;
 pub mod text;
@@ -609,6 +614,11 @@ pub struct Painter {
     /// The identity mapping shapes in the picture's pixels are drawn
     /// through ([`Shape::Picture`]).
     pixels: Arc<Calibration>,
+    /// Drawings of cells kept from frame to frame ([`cells`]).
+    cells_cache: cells::CellsCache,
+    /// Scratch of [`Painter::points`]: per block of the picture, the
+    /// nearest point's distance and picture.
+    point_blocks: Vec<(f32, Vec2)>,
 }
 
 /// The identity mapping of shapes in the picture's pixels
@@ -638,6 +648,8 @@ impl Painter {
             widths: Vec::new(),
             depth_samples: Vec::new(),
             pixels: pixel_calibration(),
+            cells_cache: cells::CellsCache::default(),
+            point_blocks: Vec::new(),
         }
     }
 
@@ -792,7 +804,7 @@ impl Painter {
         }
         match &p.shape {
             Shape::Picture(inner) => match **inner {
-                Shape::Raised(_) | Shape::Picture(_) => Err(SkipReason::NotInPicture),
+                Shape::Raised(_) | Shape::Picture(_) | Shape::Cells(_) => Err(SkipReason::NotInPicture),
                 _ => {
                     let pixels = Arc::clone(&self.pixels);
                     self.shape(ov, &pixels, p, inner)
@@ -945,6 +957,12 @@ impl Painter {
                 self.outline_and_fill(ov, calib, &p.style, inner < outer);
             }
             Shape::Raised(r) => self.raised(ov, calib, p, r)?,
+            Shape::Cells(c) => {
+                if c.problem().is_some() {
+                    return Err(SkipReason::NotFinite);
+                }
+                self.cells(ov, calib, c, p.style.fill.unwrap_or(p.style.color));
+            }
             Shape::Picture(_) => return Err(SkipReason::NotInPicture),
         }
         Ok(())

@@ -8,6 +8,8 @@
 //! - [`text`]: the thesis's human-readable text notation, extended so that
 //!   it holds everything the model holds.
 //! - [`writer`]: the streaming [`Writer`] robot programs log with.
+//! - [`cells`]: the cells of a grid on the floor as one shape (a map's
+//!   occupied, free or unknown cells), runs merged into rectangles.
 //! - [`summary`]: counts, time range and entity tree for `log info`.
 //! - [`merge()`]: several logs (a game log and agents' debug logs) as one.
 //! - `error`: what reading and writing can fail with ([`ReadError`],
@@ -25,6 +27,7 @@
 //! [`LoadWarning`] naming the place, and a torn last record (a writer that
 //! died mid-frame) loads every complete frame plus a warning.
 
+pub mod cells;
 mod error;
 pub mod levels;
 mod merge;
