@@ -57,6 +57,29 @@ pub enum Role {
     ImageMarkerArray,
     /// Foxglove's `ImageAnnotations`: drawings in the picture's pixels.
     ImageAnnotations,
+    /// `sensor_msgs/LaserScan`: points.
+    LaserScan,
+    /// `sensor_msgs/PointCloud2`: points.
+    PointCloud2,
+    /// `sensor_msgs/Range`: a cone.
+    Range,
+    /// `nav_msgs/OccupancyGrid`: cells on the floor.
+    OccupancyGrid,
+    /// `map_msgs/OccupancyGridUpdate`: a part of the map of the topic
+    /// without `_updates`.
+    OccupancyGridUpdate,
+    /// `nav_msgs/GridCells`: cells on the floor.
+    GridCells,
+    /// `nav_msgs/Odometry`: arrows and their covariance.
+    Odometry,
+    /// `geometry_msgs/PoseWithCovarianceStamped`: an arrow and its covariance.
+    PoseWithCovariance,
+    /// `geometry_msgs/PointStamped`: a ball.
+    PointStamped,
+    /// `geometry_msgs/PolygonStamped`: an outline.
+    PolygonStamped,
+    /// `geometry_msgs/Pose2D`: an arrow in the world frame.
+    Pose2D,
     /// Anything else.
     Other,
 }
@@ -87,6 +110,17 @@ impl Role {
                 Role::ImageMarkerArray
             }
             "foxglove_msgs/msg/ImageAnnotations" | "foxglove.ImageAnnotations" => Role::ImageAnnotations,
+            "sensor_msgs/msg/LaserScan" => Role::LaserScan,
+            "sensor_msgs/msg/PointCloud2" => Role::PointCloud2,
+            "sensor_msgs/msg/Range" => Role::Range,
+            "nav_msgs/msg/OccupancyGrid" => Role::OccupancyGrid,
+            "map_msgs/msg/OccupancyGridUpdate" => Role::OccupancyGridUpdate,
+            "nav_msgs/msg/GridCells" => Role::GridCells,
+            "nav_msgs/msg/Odometry" => Role::Odometry,
+            "geometry_msgs/msg/PoseWithCovarianceStamped" => Role::PoseWithCovariance,
+            "geometry_msgs/msg/PointStamped" => Role::PointStamped,
+            "geometry_msgs/msg/PolygonStamped" => Role::PolygonStamped,
+            "geometry_msgs/msg/Pose2D" => Role::Pose2D,
             _ => Role::Other,
         }
     }
@@ -104,21 +138,41 @@ impl Role {
         )
     }
 
-    /// Drawings, placed in the world or in the picture's pixels.
-    pub fn is_drawing(self) -> bool {
+    /// What RViz's default displays draw of sensors, maps and poses
+    /// ([`super::displays`]).
+    pub fn is_display(self) -> bool {
         matches!(
             self,
-            Role::Marker
-                | Role::MarkerArray
-                | Role::Path
-                | Role::PoseStamped
-                | Role::PoseArray
-                | Role::SceneUpdate
-                | Role::PointCloud
-                | Role::ImageMarker
-                | Role::ImageMarkerArray
-                | Role::ImageAnnotations
+            Role::LaserScan
+                | Role::PointCloud2
+                | Role::Range
+                | Role::OccupancyGrid
+                | Role::OccupancyGridUpdate
+                | Role::GridCells
+                | Role::Odometry
+                | Role::PoseWithCovariance
+                | Role::PointStamped
+                | Role::PolygonStamped
+                | Role::Pose2D
         )
+    }
+
+    /// Drawings, placed in the world or in the picture's pixels.
+    pub fn is_drawing(self) -> bool {
+        self.is_display()
+            || matches!(
+                self,
+                Role::Marker
+                    | Role::MarkerArray
+                    | Role::Path
+                    | Role::PoseStamped
+                    | Role::PoseArray
+                    | Role::SceneUpdate
+                    | Role::PointCloud
+                    | Role::ImageMarker
+                    | Role::ImageMarkerArray
+                    | Role::ImageAnnotations
+            )
     }
 
     /// What underlay does with it, as `log info` says.
@@ -134,6 +188,17 @@ impl Role {
             | Role::PoseArray
             | Role::SceneUpdate
             | Role::PointCloud => "drawn",
+            Role::OccupancyGridUpdate => "drawn (updates its map)",
+            Role::LaserScan
+            | Role::PointCloud2
+            | Role::Range
+            | Role::OccupancyGrid
+            | Role::GridCells
+            | Role::Odometry
+            | Role::PoseWithCovariance
+            | Role::PointStamped
+            | Role::PolygonStamped
+            | Role::Pose2D => "drawn",
             Role::ImageMarker | Role::ImageMarkerArray | Role::ImageAnnotations => {
                 "drawn in the picture's pixels"
             }
