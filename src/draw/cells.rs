@@ -7,9 +7,11 @@
 //! meeting along an edge sampled differently leave no visible seam) and
 //! all of them are filled as one area: one accumulation, no seam where
 //! they meet. The coverage is kept, run by run of covered pixels, with
-//! the cells and the calibration it was made for; a later frame with the
-//! same cells, calibration and picture size blends the kept runs
-//! ([`CellsCache`]) instead of projecting thousands of rectangles again.
+//! the cells and the calibration it was made for, and painted once in the
+//! shape's colour; a later frame with the same cells, calibration and
+//! picture size copies the painted runs into the overlay (or paints them
+//! over what is already there) ([`CellsCache`]) instead of projecting
+//! thousands of rectangles again.
 //! A drawing not used in a frame is dropped at the next
 //! ([`Painter::new_frame`]).
 
@@ -36,8 +38,9 @@ pub struct CellsCache {
     rings: Vec<Vec<Vec2>>,
 }
 
-/// One kept drawing: what it was made from, and its coverage in runs
-/// `(y, x0, start, len)` of `coverage`.
+/// One kept drawing: what it was made from, its coverage in runs
+/// `(y, x0, start, len)` of `coverage`, and the coverage painted in the
+/// colour it was last drawn in (premultiplied), ready to copy.
 #[derive(Debug)]
 struct Kept {
     cells: Arc<Cells>,
@@ -45,7 +48,27 @@ struct Kept {
     size: (usize, usize),
     runs: Vec<(u32, u32, u32, u32)>,
     coverage: Vec<u8>,
+    painted: Option<(Rgba, Vec<[u8; 4]>)>,
     used: bool,
+}
+
+/// Coverage painted in `colour`, premultiplied: what blending it onto a
+/// transparent overlay gives.
+fn paint(coverage: &[u8], colour: Rgba) -> Vec<[u8; 4]> {
+    let a = u32::from(colour.a());
+    let rgb = [colour.r(), colour.g(), colour.b()].map(u32::from);
+    coverage
+        .iter()
+        .map(|&c| {
+            let sa = super::div255(u32::from(c) * a);
+            [
+                super::div255(rgb[0] * sa) as u8,
+                super::div255(rgb[1] * sa) as u8,
+                super::div255(rgb[2] * sa) as u8,
+                sa as u8,
+            ]
+        })
+        .collect()
 }
 
 impl CellsCache {
@@ -98,9 +121,21 @@ impl Painter {
         };
         let e = &mut cache.entries[i];
         e.used = true;
+        if e.painted.as_ref().is_none_or(|p| p.0 != colour) {
+            e.painted = Some((colour, paint(&e.coverage, colour)));
+        }
+        let Some((_, pixels)) = &e.painted else {
+            return;
+        };
         for &(y, x0, start, len) in &e.runs {
-            let (start, len) = (start as usize, len as usize);
-            ov.blend_span(y as usize, x0 as usize, &e.coverage[start..start + len], colour);
+            let r = start as usize..(start + len) as usize;
+            ov.paint_run(
+                y as usize,
+                x0 as usize,
+                &e.coverage[r.clone()],
+                &pixels[r],
+                colour,
+            );
         }
     }
 }
@@ -172,6 +207,7 @@ fn rasterize(
         size,
         runs,
         coverage,
+        painted: None,
         used: true,
     }
 }
@@ -199,6 +235,23 @@ mod tests {
             entity: EntityId(0),
             level: 1,
         }
+    }
+
+    /// A run copied where nothing was drawn and blended where something
+    /// was gives the bytes of blending it all.
+    #[test]
+    fn a_painted_run_is_its_blend() {
+        let colour = Rgba::from_rgb(0x2080ff).with_alpha(179);
+        let coverage: Vec<u8> = (0..100).map(|i| [0u8, 64, 255, 255, 200][i % 5]).collect();
+        let painted = paint(&coverage, colour);
+        let mut a = Overlay::new(120, 4);
+        // Something drawn under part of the run already.
+        a.blend_span(1, 30, &[255; 25], Rgba::from_rgb(0xff0000).with_alpha(100));
+        let mut b = a.clone();
+        a.paint_run(1, 7, &coverage, &painted, colour);
+        b.blend_span(1, 7, &coverage, colour);
+        assert_eq!(a.pixels(), b.pixels());
+        assert_eq!(a.dirty_pixels(), b.dirty_pixels());
     }
 
     #[test]

@@ -250,6 +250,43 @@ impl Overlay {
         });
     }
 
+    /// Paints a run of `coverage` in `color` into row `y` from `x0` on,
+    /// `painted` being that coverage painted in `color` (premultiplied):
+    /// copied where nothing was drawn yet (8-pixel chunk by chunk), blended
+    /// over what was elsewhere. The bytes are those of blending the whole
+    /// run ([`Overlay::blend_span`]).
+    pub(crate) fn paint_run(
+        &mut self,
+        y: usize,
+        x0: usize,
+        coverage: &[u8],
+        painted: &[[u8; 4]],
+        color: Rgba,
+    ) {
+        if y >= self.height || x0 >= self.width {
+            return;
+        }
+        let x1 = (x0 + coverage.len().min(painted.len())).min(self.width);
+        let row = y * self.width;
+        let mut x = x0;
+        while x < x1 {
+            let clear = self.dirty.is_clear(y, x, x + 1);
+            // The chunks from here in the same state.
+            let mut e = ((x / raster::CHUNK + 1) * raster::CHUNK).min(x1);
+            while e < x1 && self.dirty.is_clear(y, e, e + 1) == clear {
+                e = ((e / raster::CHUNK + 1) * raster::CHUNK).min(x1);
+            }
+            let (a, b) = (x - x0, e - x0);
+            if clear {
+                self.px[row + x..row + e].copy_from_slice(&painted[a..b]);
+            } else {
+                blend_row(&mut self.px[row + x..row + e], &coverage[a..b], color);
+            }
+            x = e;
+        }
+        self.dirty.add(y, x0, x1);
+    }
+
     /// Paints `color` through one row of coverage starting at `(x0, y)`.
     pub fn blend_span(&mut self, y: usize, x0: usize, coverage: &[u8], color: Rgba) {
         if y >= self.height || x0 >= self.width {
@@ -619,6 +656,9 @@ pub struct Painter {
     /// Scratch of [`Painter::points`]: per block of the picture, the
     /// nearest point's distance and picture.
     point_blocks: Vec<(f32, Vec2)>,
+    /// The box of undistorted pixels points are drawn from, for the
+    /// calibration, picture size and margin it was found for.
+    point_cull: Option<(Calibration, (usize, usize), f64, Option<[f64; 4]>)>,
 }
 
 /// The identity mapping of shapes in the picture's pixels
@@ -650,6 +690,7 @@ impl Painter {
             pixels: pixel_calibration(),
             cells_cache: cells::CellsCache::default(),
             point_blocks: Vec::new(),
+            point_cull: None,
         }
     }
 

@@ -12,7 +12,7 @@
 //! depth samples, here one per 8 × 8 block of the picture, the nearest
 //! point's, so that their number stays bounded whatever the cloud.
 
-use super::occlude::{DepthSample, ground_distance};
+use super::occlude::DepthSample;
 use super::{Overlay, Painter, SkipReason};
 use crate::calib::Calibration;
 use crate::geom::Vec2;
@@ -64,14 +64,26 @@ impl Painter {
             self.point_blocks.clear();
             self.point_blocks.resize(n, (f32::INFINITY, Vec2::ZERO));
         }
+        // Points whose undistorted picture is far outside are passed over
+        // before their lens distortion is worked out (most of a lidar's
+        // sweep lies outside a camera's view).
+        let cull = self.cull_box(calib, side as f64 + 2.0);
         for (i, q) in points.iter().enumerate() {
             let p = [f64::from(q[0]), f64::from(q[1]), f64::from(q[2])];
-            let at = if flat {
-                calib.project(Vec2::new(p[0], p[1]))
+            let ideal = if flat {
+                calib.project_undistorted(Vec2::new(p[0], p[1]))
             } else {
-                calib.project3(p)
+                calib.project3_undistorted(p)
             };
-            let Some(at) = at else { continue };
+            let Some(ideal) = ideal else { continue };
+            if let Some([x0, y0, x1, y1]) = cull
+                && !(ideal.x >= x0 && ideal.x <= x1 && ideal.y >= y0 && ideal.y <= y1)
+            {
+                continue;
+            }
+            let Some(at) = calib.distort_pixel(ideal) else {
+                continue;
+            };
             let x0 = (at.x - lead).round();
             let y0 = (at.y - lead).round();
             if !(x0 > -(side as f64) && y0 > -(side as f64) && x0 < w as f64 && y0 < h as f64) {
@@ -88,7 +100,9 @@ impl Painter {
                     at.y.max(0.0) as usize / SAMPLE_BLOCK,
                 );
                 if let Some(b) = self.point_blocks.get_mut(by * blocks_w + bx.min(blocks_w - 1)) {
-                    let d = ground_distance(eye, p) as f32;
+                    // Squared here, the root taken once a block.
+                    let (dx, dy) = (p[0] - eye[0], p[1] - eye[1]);
+                    let d = (dx * dx + dy * dy) as f32;
                     if d < b.0 {
                         *b = (d, at);
                     }
@@ -103,11 +117,47 @@ impl Painter {
                     .filter(|b| b.0.is_finite())
                     .map(|&(d, at)| DepthSample {
                         at,
-                        distance: f64::from(d),
+                        distance: f64::from(d).sqrt(),
                     }),
             );
         }
         Ok(())
+    }
+}
+
+impl Painter {
+    /// The box of undistorted pixels whose picture through the lens can
+    /// fall within the picture grown by `margin`: the box around the
+    /// undistorted picture's border, sampled, grown by 2 px. `None` when a
+    /// part of the border lies beyond what the lens model maps (nothing is
+    /// passed over then). Kept while the calibration and picture stay.
+    fn cull_box(&mut self, calib: &Calibration, margin: f64) -> Option<[f64; 4]> {
+        let (w, h) = (self.cov.width(), self.cov.height());
+        if let Some((c, size, m, b)) = &self.point_cull
+            && *size == (w, h)
+            && *m == margin
+            && c == calib
+        {
+            return *b;
+        }
+        let (wf, hf) = (w as f64 - 1.0 + 2.0 * margin, h as f64 - 1.0 + 2.0 * margin);
+        let mut b = Some([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY]);
+        const STEPS: usize = 64;
+        for k in 0..=STEPS {
+            let s = k as f64 / STEPS as f64;
+            for (x, y) in [(s * wf, 0.0), (s * wf, hf), (0.0, s * hf), (wf, s * hf)] {
+                let border = Vec2::new(x - margin, y - margin);
+                match (b.as_mut(), calib.undistort_pixel(border)) {
+                    (Some(b), Some(u)) if u.is_finite() => {
+                        *b = [b[0].min(u.x), b[1].min(u.y), b[2].max(u.x), b[3].max(u.y)];
+                    }
+                    _ => b = None,
+                }
+            }
+        }
+        let b = b.map(|b| [b[0] - 2.0, b[1] - 2.0, b[2] + 2.0, b[3] + 2.0]);
+        self.point_cull = Some((calib.clone(), (w, h), margin, b));
+        b
     }
 }
 
@@ -199,6 +249,47 @@ mod tests {
             let drawn = ov.pixels().iter().filter(|p| p[3] > 0).count();
             let s = side as usize;
             assert_eq!(drawn, 3 * s * s, "side {side}");
+        }
+    }
+
+    /// Passing over points far outside the picture before the lens's
+    /// distortion changes nothing drawn, whatever the lens: the same
+    /// pixels as each point projected whole, through a strong barrel lens
+    /// (points outside in the ideal picture that the lens brings in) and
+    /// a pincushion one.
+    #[test]
+    fn points_passed_over_are_none_that_would_show() {
+        for d in [[-0.35, 0.1], [0.2, 0.05]] {
+            let k = [[200.0, 0.0, 159.5], [0.0, 200.0, 119.5], [0.0, 0.0, 1.0]];
+            let (r, t) = look_at([0.0, -4.0, 3.0], [0.0, 0.0, 0.0]).unwrap();
+            let calib = Calibration::from_camera(&k, &d, &r, t)
+                .unwrap()
+                .with_image_size(320, 240);
+            let pts: Vec<[f32; 3]> = (0..120)
+                .flat_map(|i| (0..120).map(move |j| [i as f32 * 0.1 - 6.0, j as f32 * 0.1 - 5.0, 0.3]))
+                .collect();
+            let mut painter = Painter::new(320, 240);
+            let mut ov = Overlay::new(320, 240);
+            painter
+                .points(&mut ov, &calib, &pts, &[], Rgba::WHITE, 3.0, false)
+                .unwrap();
+            let mut want = vec![false; 320 * 240];
+            for p in &pts {
+                if let Some(at) = calib.project3(p.map(f64::from)) {
+                    let (x0, y0) = ((at.x - 1.0).round() as i64, (at.y - 1.0).round() as i64);
+                    for y in y0.max(0)..(y0 + 3).min(240) {
+                        for x in x0.max(0)..(x0 + 3).min(320) {
+                            want[y as usize * 320 + x as usize] = true;
+                        }
+                    }
+                }
+            }
+            let got: Vec<bool> = ov.pixels().iter().map(|p| p[3] > 0).collect();
+            assert_eq!(got, want, "lens {d:?}");
+            assert!(
+                painter.point_cull.as_ref().is_some_and(|c| c.3.is_some()),
+                "lens {d:?}: nothing passed over"
+            );
         }
     }
 

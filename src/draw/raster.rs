@@ -99,6 +99,16 @@ impl ChunkDirty {
         self.y0 >= self.y1
     }
 
+    /// Whether no chunk of pixels `x0..x1` of row `y` is marked.
+    #[inline]
+    pub fn is_clear(&self, y: usize, x0: usize, x1: usize) -> bool {
+        if x0 >= x1 || y < self.y0 || y >= self.y1 {
+            return true;
+        }
+        let row = &self.bits[y * self.words..(y + 1) * self.words];
+        (x0 / CHUNK..=(x1 - 1) / CHUNK).all(|c| row[c / 64] & (1 << (c % 64)) == 0)
+    }
+
     /// Calls `f(y, x0, x1)` for every run of marked chunks, top to bottom.
     pub fn for_each_span(&self, mut f: impl FnMut(usize, usize, usize)) {
         for y in self.y0..self.y1.max(self.y0) {
