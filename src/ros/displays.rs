@@ -236,6 +236,8 @@ impl Displays {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ros::bag::BagReader;
+    use std::ops::ControlFlow;
 
     #[test]
     fn clouds_share_the_recordings_points() {
@@ -243,5 +245,96 @@ mod tests {
         assert_eq!(point_bound(200), MAX_CLOUD_POINTS);
         assert_eq!(point_bound(600), 33_333);
         assert_eq!(point_bound(1 << 40), 1_000);
+    }
+
+    /// The display messages of the test recording (tests/data/ros/rviz):
+    /// the recording opened, and each message's topic and bytes.
+    fn messages() -> (
+        crate::ros::recording::Recording,
+        Vec<(crate::ros::bag::Topic, Vec<u8>)>,
+    ) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros/rviz/rviz.mcap");
+        let rec = crate::ros::recording::open(&path).unwrap();
+        let topics: Vec<crate::ros::bag::Topic> = rec
+            .info()
+            .topics
+            .iter()
+            .filter(|t| Role::of(&t.type_name).is_display())
+            .cloned()
+            .collect();
+        let ids: Vec<u32> = topics.iter().map(|t| t.id).collect();
+        let mut bag = crate::ros::mcap_file::open(&path).unwrap();
+        let mut out = Vec::new();
+        bag.read(&ids, None, &mut |m| {
+            if let Some(t) = topics.iter().find(|t| t.id == m.topic) {
+                out.push((t.clone(), m.data.to_vec()));
+            }
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        (rec, out)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::testing::fuzz_cases() / 4,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Every display's messages, their bytes mutated (bytes changed, a
+        /// length or count made huge, the message cut short), decoded and
+        /// drawn: a drawing or a reason, never a panic, and no more points
+        /// than the bound.
+        #[test]
+        fn mutated_messages_draw_or_say_why(
+            pick in proptest::prelude::any::<proptest::sample::Index>(),
+            changes in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()), 0..8),
+            huge in proptest::option::of(proptest::prelude::any::<proptest::sample::Index>()),
+            cut in proptest::option::of(proptest::prelude::any::<proptest::sample::Index>()),
+            intensity in proptest::prelude::any::<bool>(),
+        ) {
+            thread_local! {
+                static MESSAGES: (crate::ros::recording::Recording, Vec<(crate::ros::bag::Topic, Vec<u8>)>) = messages();
+            }
+            MESSAGES.with(|(rec, msgs)| {
+                let (topic, bytes) = &msgs[pick.index(msgs.len())];
+                let mut b = bytes.clone();
+                for (at, v) in &changes {
+                    let i = at.index(b.len());
+                    b[i] = *v;
+                }
+                if let Some(at) = huge {
+                    // A 32-bit count or length of 2³¹ - 1.
+                    let i = at.index(b.len().saturating_sub(4).max(1));
+                    if i + 4 <= b.len() {
+                        b[i..i + 4].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+                    }
+                }
+                if let Some(at) = cut {
+                    b.truncate(at.index(b.len() + 1));
+                }
+                let mut displays = Displays::new(intensity, 500);
+                let mut lives = Lives::default();
+                let place = |_: &str, _: f64| Ok(crate::ros::tf::Transform::IDENTITY);
+                // An update needs its map first.
+                let map = msgs.iter().find(|m| Role::of(&m.0.type_name) == Role::OccupancyGrid);
+                if let Some((mt, mb)) = map && let Ok(m) = rec.decode(mt, mb) {
+                    displays.apply(&place, &mut lives, "/map", Role::OccupancyGrid, &m, 0.0);
+                }
+                if let Ok(msg) = rec.decode(topic, &b) {
+                    let role = Role::of(&topic.type_name);
+                    let name = if role == Role::OccupancyGridUpdate { "/map" } else { topic.name.as_str() };
+                    let _ = displays.apply(&place, &mut lives, name, role, &msg, 1.0);
+                }
+                lives.finish();
+                for e in &lives.ended {
+                    for d in &e.life.shapes {
+                        if let Shape::Raised(r) = &d.shape && let Raised::Points { points, .. } = &**r {
+                            assert!(points.len() <= 500, "{} points", points.len());
+                        }
+                    }
+                }
+            });
+        }
     }
 }

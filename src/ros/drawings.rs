@@ -847,17 +847,15 @@ mod foxglove_json {
         // Two arrows of 0.3 m: the first along x from (1, 2).
         let arrows = of("plan");
         assert!(!arrows.is_empty(), "{:?}", log.entities);
-        // The cloud: a dot on the floor at (4, 5), a ball at (6, 7, 1).
+        // The cloud: a set of two points, (4, 5, 0) and (6, 7, 1).
         let points = of("lidar");
-        assert_eq!(points.len(), 2, "{points:?}");
+        assert_eq!(points.len(), 1, "{points:?}");
         match &points[0] {
-            crate::log::Shape::Circle { center, .. } => assert_eq!((center.x, center.y), (4.0, 5.0)),
-            other => panic!("{other:?}"),
-        }
-        match &points[1] {
-            crate::log::Shape::Raised(r) => match **r {
-                crate::log::Raised::Sphere { center, .. } => assert_eq!(center, [6.0, 7.0, 1.0]),
-                ref other => panic!("{other:?}"),
+            crate::log::Shape::Raised(r) => match &**r {
+                crate::log::Raised::Points { points, .. } => {
+                    assert_eq!(&points[..], [[4.0, 5.0, 0.0], [6.0, 7.0, 1.0]])
+                }
+                other => panic!("{other:?}"),
             },
             other => panic!("{other:?}"),
         }

@@ -467,4 +467,47 @@ mod tests {
             .is_err()
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::testing::fuzz_cases(),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any pose and covariance (NaN, infinities, huge, not a
+        /// covariance): an arrow and an ellipse of finite points, or a
+        /// reason; never a panic.
+        #[test]
+        fn any_pose_with_covariance_is_drawn_or_refused(
+            v in proptest::collection::vec(proptest::prop_oneof![
+                -1e3f64..1e3, proptest::strategy::Just(0.0), proptest::strategy::Just(f64::NAN),
+                proptest::strategy::Just(f64::INFINITY), proptest::strategy::Just(-1e300)], 11),
+        ) {
+            let pose = st(vec![
+                ("position", xyz(v[0], v[1], v[2])),
+                ("orientation", st(vec![("x", f(v[3])), ("y", f(v[4])), ("z", f(v[5])), ("w", f(v[6]))])),
+            ]);
+            let mut c = vec![0.0; 36];
+            (c[0], c[1], c[6], c[7]) = (v[7], v[8], v[9], v[10]);
+            let msg = top(vec![
+                ("header", st(vec![("stamp", time(1.0)), ("frame_id", s("map"))])),
+                ("pose", st(vec![("pose", pose), ("covariance", Value::Array(c.into_iter().map(f).collect()))])),
+            ]);
+            let mut lives = Lives::default();
+            if pose_with_covariance(&identity, &mut lives, &msg, 0.0).is_ok() {
+                lives.finish();
+                for e in &lives.ended {
+                    for d in &e.life.shapes {
+                        let p = crate::log::Primitive { shape: d.shape.clone(), style: d.style, entity: crate::log::EntityId(0), level: 1 };
+                        let sensible = v.iter().all(|x| x.abs() < 1e4);
+                        if sensible {
+                            proptest::prop_assert!(crate::log::validate::drawable(&p), "{:?}", p);
+                        }
+                    }
+                }
+            }
+            let mut keep = OdometryKeep::default();
+            let _ = odometry(&identity, &mut lives, &mut keep, &msg, 0.0);
+        }
+    }
 }

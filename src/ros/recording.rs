@@ -319,20 +319,19 @@ impl Recording {
             .filter(|t| topics.contains(&t.id))
             .map(|t| (t.id, t.clone()))
             .collect();
-        let registry = &self.registry;
-        let protobuf = &self.protobuf;
+        let (registry, protobuf) = (&self.registry, &self.protobuf);
         let notes = self.bag.read(topics, from, &mut |m| {
             let Some(topic) = by_id.get(&m.topic) else {
                 return ControlFlow::Continue(());
             };
-            let decoded = match topic.encoding {
-                Encoding::Json => super::json::decode(&topic.type_name, m.data),
-                Encoding::Protobuf => protobuf.decode(&topic.type_name, m.data),
-                _ => super::cdr::decode(registry, &topic.type_name, m.data).map_err(|e| e.to_string()),
-            };
-            each(topic, m.log_time, decoded)
+            each(topic, m.log_time, decode(registry, protobuf, topic, m.data))
         })?;
         Ok(notes)
+    }
+
+    /// A message of `topic` decoded from its bytes, or why it cannot be.
+    pub fn decode<'a>(&self, topic: &Topic, bytes: &'a [u8]) -> Result<Struct<'a>, String> {
+        decode(&self.registry, &self.protobuf, topic, bytes)
     }
 
     /// The transform tree of every `tf2_msgs/TFMessage` topic (a topic
@@ -375,6 +374,20 @@ impl Recording {
         notes.extend(kept);
         notes.extend(problems.summary());
         Ok((tree, notes))
+    }
+}
+
+/// A message decoded by its topic's encoding.
+fn decode<'a>(
+    registry: &Registry,
+    protobuf: &super::protobuf::Descriptors,
+    topic: &Topic,
+    bytes: &'a [u8],
+) -> Result<Struct<'a>, String> {
+    match topic.encoding {
+        Encoding::Json => super::json::decode(&topic.type_name, bytes),
+        Encoding::Protobuf => protobuf.decode(&topic.type_name, bytes),
+        _ => super::cdr::decode(registry, &topic.type_name, bytes).map_err(|e| e.to_string()),
     }
 }
 

@@ -197,4 +197,50 @@ mod tests {
             assert_eq!(range_cone(&r(none)).unwrap(), None, "{none}");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::testing::fuzz_cases(),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any angles, bounds, ranges and intensities (NaN, infinities,
+        /// huge): finite points, no more than the bound, a colour each or
+        /// none; any range reading a cone with finite parts or none.
+        #[test]
+        fn any_scan_and_range_gives_points_or_a_reason(
+            numbers in proptest::collection::vec(proptest::prop_oneof![
+                -1e3f64..1e3, proptest::strategy::Just(f64::NAN), proptest::strategy::Just(f64::INFINITY),
+                proptest::strategy::Just(-f64::INFINITY), proptest::strategy::Just(1e300)], 6..400),
+            bound in 1usize..100,
+            split in 0usize..200,
+            intensity in proptest::prelude::any::<bool>(),
+        ) {
+            let (head, rest) = numbers.split_at(6);
+            let at = split.min(rest.len());
+            let (ranges, intensities) = rest.split_at(at);
+            let msg = top(vec![
+                ("angle_min", f(head[0])),
+                ("angle_increment", f(head[1])),
+                ("range_min", f(head[2])),
+                ("range_max", f(head[3])),
+                ("ranges", Value::Array(ranges.iter().map(|&r| f(r)).collect())),
+                ("intensities", Value::Array(intensities.iter().map(|&r| f(r)).collect())),
+            ]);
+            if let Ok(s) = laser_scan(&msg, bound, intensity) {
+                proptest::prop_assert!(s.points.len() <= bound);
+                proptest::prop_assert!(s.points.iter().flatten().all(|v| v.is_finite()));
+                proptest::prop_assert!(s.colors.is_empty() || s.colors.len() == s.points.len());
+            }
+            let range = top(vec![
+                ("field_of_view", f(head[4])),
+                ("min_range", f(head[2])),
+                ("max_range", f(head[3])),
+                ("range", f(head[5])),
+            ]);
+            if let Ok(Some((_, base, radius))) = range_cone(&range) {
+                proptest::prop_assert!(base.iter().all(|v| v.is_finite()) && radius.is_finite() && radius >= 0.0);
+            }
+        }
+    }
 }
