@@ -20,6 +20,8 @@ test: deps
 	cargo test --all-targets
 	cargo test --doc
 	scripts/test-python-format.sh
+	scripts/test-python-sdk.sh
+	scripts/test-cpp-sdk.sh
 
 lint: deps
 	cargo fmt --all -- --check

@@ -46,18 +46,25 @@ pub enum ReadError {
     NotUtf8 { offset: u64 },
     /// Most of the input does not read as the format it starts as.
     #[error(
-        "only its start reads as {format}: {} of its {} bytes do not (the first at byte {}); it is \
-         probably something else",
+        "most of it does not read as {format}: {} of its {} bytes do not (the first at byte {}{}); it is \
+         probably something else, or badly damaged",
         crate::log::validate::group(*.skipped),
         crate::log::validate::group(*.total),
-        crate::log::validate::group(*.first)
+        crate::log::validate::group(*.first),
+        .said.as_ref().map_or(String::new(), |s| format!(": {s}"))
     )]
     MostlyGarbage {
         skipped: u64,
         total: u64,
         first: u64,
         format: &'static str,
+        /// What the reader said of the first damage, when it said anything.
+        said: Option<String>,
     },
+    /// Something in the input was passed over as damaged and nothing of
+    /// it reads: `first` is what the reader said of the first damage.
+    #[error("nothing in it reads as {format}: {first}")]
+    NothingReadable { format: &'static str, first: String },
     /// The input delivered more than its budget ([`crate::bounded`]).
     #[error(transparent)]
     OverBudget(#[from] crate::bounded::OverBudget),

@@ -226,7 +226,8 @@ pub(crate) fn close_frame(
     });
 }
 
-fn time_problem(time: FrameTime) -> Option<String> {
+/// Why a frame's time is unusable, if it is (the frame is dropped).
+pub(crate) fn time_problem(time: FrameTime) -> Option<String> {
     match time {
         FrameTime::Instant(t) if !t.is_finite() => Some(format!("instantaneous time {t} is not finite")),
         FrameTime::Instant(_) => None,

@@ -41,6 +41,29 @@
 //! picture, drawn over everything) need [`WriterOptions::picture`] the same
 //! way, which makes a version-3 log (holding shapes above the floor too).
 //!
+//! # What the writer refuses
+//!
+//! The writer does not write what a reader would drop or refuse: such a
+//! primitive, frame or declaration is left out, the rest of the log is
+//! written, and the first refusal is returned by the next
+//! [`Writer::flush`] or by [`Writer::finish`], in the reader's words:
+//!
+//! - a primitive a reader cannot draw (`a circle was not written: radius
+//!   -1 is negative`): NaN or infinite coordinates and angles, negative or
+//!   non-finite sizes and thickness, a polygon without vertices, a path in
+//!   space of fewer than two points, a circle whose normal is 0;
+//! - a frame whose time is unusable (`a frame was not written:
+//!   instantaneous time NaN is not finite`), with its primitives;
+//! - a frame whose record is longer than a reader takes
+//!   ([`MAX_RECORD_LEN`](super::MAX_RECORD_LEN));
+//! - an entity with an empty name, in a declaration or a primitive;
+//! - a parent edge that would make a cycle in the entity graph;
+//! - a primitive before any frame, a shape above the floor or in the
+//!   picture's pixels without the option that allows it.
+//!
+//! The Python package and the C++ header under `python/` and `cpp/` apply
+//! the same rules in the same words (docs/FORMAT.md, *What writers refuse*).
+//!
 //! ```no_run
 //! use underlay::log::{Header, Writer, WriterOptions};
 //! # fn main() -> Result<(), underlay::log::LogError> {
@@ -66,6 +89,9 @@ use super::{
 
 /// The entity of primitives that name none (see [`Writer::default_entity`]).
 pub const DEFAULT_ENTITY: &str = "default";
+
+/// Why an entity with an empty name is refused.
+const EMPTY_NAME: &str = "an entity's name cannot be empty";
 
 /// How a [`Writer`] writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,6 +315,26 @@ impl<W: Write> Writer<W> {
 
     /// Ends the open frame (if any) and queues it as one record.
     pub fn end_frame(&mut self) -> &mut Self {
+        if let Some(time) = self.open {
+            let problem = super::validate::time_problem(time).or_else(|| {
+                let len = native::frame_record_len(time, self.frame.len());
+                (len as u64 > super::MAX_RECORD_LEN).then(|| {
+                    format!(
+                        "its record of {len} bytes is longer than a reader takes ({} bytes)",
+                        super::MAX_RECORD_LEN
+                    )
+                })
+            });
+            if let Some(problem) = problem {
+                self.fail(format!("a frame was not written: {problem}"));
+                self.open = None;
+                self.frame.clear();
+                if let Some(d) = &mut self.datagram {
+                    d.used.clear();
+                }
+                return self;
+            }
+        }
         if self.datagram.is_some() {
             if let Some(time) = self.open.take() {
                 self.send_datagram(time);
@@ -310,8 +356,13 @@ impl<W: Write> Writer<W> {
 
     /// Declares `name` with parent entities (declared too when new), for
     /// the entity DAG. Declaring again adds parents. An edge that would
-    /// make a cycle is not written and makes [`Writer::finish`] fail.
+    /// make a cycle is not written and makes [`Writer::finish`] fail; so
+    /// does an empty name (nothing of the declaration is written then).
     pub fn declare_entity(&mut self, name: &str, parents: &[&str]) -> &mut Self {
+        if name.is_empty() || parents.iter().any(|p| p.is_empty()) {
+            self.fail(format!("declare_entity: {EMPTY_NAME}; nothing was declared"));
+            return self;
+        }
         let parent_ids: Vec<EntityId> = parents.iter().map(|p| self.intern(p)).collect();
         let known = self.entities.get(name).is_some();
         let child = self.intern(name);
@@ -370,6 +421,7 @@ impl<W: Write> Writer<W> {
                 level: 0,
             },
             entity: None,
+            unnamed: false,
         }
     }
 
@@ -719,9 +771,11 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    fn commit(&mut self, mut p: Primitive, entity: Option<EntityId>) {
+    fn commit(&mut self, mut p: Primitive, entity: Option<EntityId>, unnamed: bool) {
+        let unnamed = unnamed || (entity.is_none() && self.default_entity_name.is_empty());
         p.entity = match entity {
             Some(e) => e,
+            None if unnamed => EntityId(0),
             None => match self.default_entity {
                 Some(e) => e,
                 None => {
@@ -733,22 +787,31 @@ impl<W: Write> Writer<W> {
                 }
             },
         };
+        // "a circle", "an arc": the shape as a refusal names it.
+        let kind = |p: &Primitive| {
+            let name = p.shape.kind_name();
+            format!("{} {name}", if name.starts_with('a') { "an" } else { "a" })
+        };
         if self.open.is_none() {
             self.fail(format!(
-                "a {} was added before any frame was started (call instant or persistent first)",
-                p.shape.kind_name()
+                "{} was added before any frame was started (call instant or persistent first)",
+                kind(&p)
             ));
             return;
         }
+        if unnamed {
+            self.fail(format!("{} was not written: {EMPTY_NAME}", kind(&p)));
+            return;
+        }
         if let Some(why) = p.shape.picture_problem() {
-            self.fail(format!("a {} was not written: {why}", p.shape.kind_name()));
+            self.fail(format!("{} was not written: {why}", kind(&p)));
             return;
         }
         if matches!(p.shape, Shape::Picture(_)) && !self.opts.picture {
             self.fail(format!(
-                "a {} in the picture's pixels was not written: a log of format version {} cannot hold it; \
+                "{} in the picture's pixels was not written: a log of format version {} cannot hold it; \
                  create the writer with WriterOptions {{ picture: true, .. }}",
-                p.shape.kind_name(),
+                kind(&p),
                 if self.opts.heights { 2 } else { 1 }
             ));
             return;
@@ -770,10 +833,16 @@ impl<W: Write> Writer<W> {
         }
         if matches!(p.shape, Shape::Raised(_)) && !(self.opts.heights || self.opts.picture) {
             self.fail(format!(
-                "a {} above the floor was not written: a log without heights (format version 1) cannot \
+                "{} above the floor was not written: a log without heights (format version 1) cannot \
                  hold it; create the writer with WriterOptions {{ heights: true, .. }}",
-                p.shape.kind_name()
+                kind(&p)
             ));
+            return;
+        }
+        if !super::validate::drawable(&p)
+            && let Some(why) = super::validate::shape_problem(&p)
+        {
+            self.fail(format!("{} was not written: {why}", kind(&p)));
             return;
         }
         put_primitive(&mut self.frame, 3, &p);
@@ -804,6 +873,8 @@ pub struct PrimitiveBuilder<'w, W: Write> {
     w: &'w mut Writer<W>,
     p: Primitive,
     entity: Option<EntityId>,
+    /// Its entity's name is empty: it is refused.
+    unnamed: bool,
 }
 
 impl<W: Write> PrimitiveBuilder<'_, W> {
@@ -847,9 +918,13 @@ impl<W: Write> PrimitiveBuilder<'_, W> {
         self
     }
 
-    /// The entity, declared on first use (with no parents).
+    /// The entity, declared on first use (with no parents). An empty name
+    /// is refused (the primitive is not written).
     pub fn entity(mut self, name: &str) -> Self {
-        self.entity = Some(self.w.intern(name));
+        self.unnamed = name.is_empty();
+        if !self.unnamed {
+            self.entity = Some(self.w.intern(name));
+        }
         self
     }
 
@@ -872,14 +947,14 @@ impl<W: Write> Drop for PrimitiveBuilder<'_, W> {
             ),
             ..self.p
         };
-        self.w.commit(p, self.entity);
+        self.w.commit(p, self.entity, self.unnamed);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::{self, Log, ReadError};
+    use crate::log::{self, Log};
 
     fn write_sample(opts: WriterOptions) -> Vec<u8> {
         let header = Header {
@@ -1126,13 +1201,85 @@ mod tests {
         );
     }
 
+    /// Issue 49: what a reader would drop is not written, and the first
+    /// refusal says why in the reader's words; the rest is written.
+    #[test]
+    fn what_a_reader_would_drop_is_refused_in_its_words() {
+        let refusal = |f: &dyn Fn(&mut Writer<Vec<u8>>)| {
+            let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+            f(&mut w);
+            w.instant(9.0).circle((0.0, 0.0), 1.0).entity("kept");
+            w.finish().unwrap_err().to_string()
+        };
+        type Misuse<'a> = &'a dyn Fn(&mut Writer<Vec<u8>>);
+        let cases: [(Misuse, &str); 8] = [
+            (
+                &|w| drop(w.instant(1.0).circle((f64::NAN, 0.0), 1.0)),
+                "a circle was not written: center (NaN, 0) is not finite",
+            ),
+            (
+                &|w| drop(w.instant(1.0).arc((0.0, 0.0), 1e300, 0.0, f64::INFINITY)),
+                "an arc was not written: sweep inf is not finite",
+            ),
+            (
+                &|w| drop(w.instant(1.0).line((0.0, 0.0), (1.0, 1.0)).thickness(-2.0)),
+                "a line was not written: thickness -2 is negative",
+            ),
+            (
+                &|w| drop(w.instant(f64::NAN).circle((0.0, 0.0), 1.0)),
+                "a frame was not written: instantaneous time NaN is not finite",
+            ),
+            (
+                &|w| drop(w.persistent(5.0, 1.0).circle((0.0, 0.0), 1.0)),
+                "a frame was not written: persistent frame ends (1) before it starts (5)",
+            ),
+            (
+                &|w| drop(w.instant(1.0).circle((0.0, 0.0), 1.0).entity("")),
+                "a circle was not written: an entity's name cannot be empty",
+            ),
+            (
+                &|w| drop(w.default_entity("").instant(1.0).polygon([(0.0, 0.0)])),
+                "a polygon was not written: an entity's name cannot be empty",
+            ),
+            (
+                &|w| {
+                    w.declare_entity("a", &["b", ""]);
+                },
+                "declare_entity: an entity's name cannot be empty; nothing was declared",
+            ),
+        ];
+        for (f, want) in cases {
+            assert_eq!(refusal(f), format!("<stream>: {want}"));
+        }
+        // The rest is written.
+        let mut w = Writer::new(Vec::new(), Header::default()).unwrap();
+        w.instant(1.0).circle((0.0, 0.0), -1.0);
+        w.instant(f64::INFINITY).circle((0.0, 0.0), 1.0);
+        w.instant(2.0).circle((0.0, 0.0), 1.0).entity("kept");
+        assert!(
+            w.flush()
+                .unwrap_err()
+                .to_string()
+                .contains("radius -1 is negative")
+        );
+        let bytes = w.finish().unwrap();
+        let log = log::native::read(&bytes[..]).unwrap();
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+        assert_eq!(
+            (log.frames.len(), log.primitives.len()),
+            (2, 1),
+            "an empty frame at 1, the circle at 2"
+        );
+    }
+
     #[test]
     fn garbage_after_prefix_is_corrupt_not_a_panic() {
         let mut bytes = native::prefix(false).to_vec();
         bytes.extend_from_slice(&[3, 0x1a, 1, 0xff]);
-        assert!(matches!(
-            log::native::read(&bytes[..]),
-            Err(ReadError::Corrupt { .. })
-        ));
+        // The record is passed over, counted (the format table refuses a
+        // file that is mostly that).
+        let log = log::native::read(&bytes[..]).unwrap();
+        assert_eq!(log.skipped.items, 1);
+        assert!(log.frames.is_empty());
     }
 }

@@ -319,6 +319,13 @@ fn put_time(out: &mut Vec<u8>, time: FrameTime) {
     }
 }
 
+/// The length of a frame record (without its length prefix) whose
+/// primitives take `encoded` bytes: what a reader checks against
+/// [`MAX_RECORD_LEN`](crate::log::MAX_RECORD_LEN).
+pub(crate) fn frame_record_len(time: FrameTime, encoded: usize) -> usize {
+    wire::len_field_len(RECORD_FRAME, time_len(time) + encoded)
+}
+
 /// Appends a delimited frame record whose primitives are already encoded
 /// (as field 3 of `Frame`) in `encoded`.
 pub(crate) fn put_frame_record_encoded(out: &mut Vec<u8>, time: FrameTime, encoded: &[u8]) {

@@ -39,7 +39,9 @@ mod encode;
 mod stream;
 
 use decode::{decode_header, decode_primitive};
-pub(crate) use encode::{put_entity_record, put_frame_record_encoded, put_header_record, put_primitive};
+pub(crate) use encode::{
+    frame_record_len, put_entity_record, put_frame_record_encoded, put_header_record, put_primitive,
+};
 pub use encode::{to_bytes, version_for, write};
 pub use stream::StreamReader;
 
@@ -267,20 +269,15 @@ impl Decoder {
                     return Ok(());
                 }
                 LenPrefix::Overlong => {
-                    return Err(ReadError::Corrupt {
-                        offset,
-                        frame: self.frames_seen,
-                        message: "record length is not a valid varint".into(),
-                    });
+                    self.stop_at(rec_offset, "record length is not a valid varint".into(), note);
+                    return Ok(());
                 }
                 LenPrefix::Len(len, n) => (len, n),
             };
             if len > MAX_RECORD_LEN {
-                return Err(ReadError::Corrupt {
-                    offset,
-                    frame: self.frames_seen,
-                    message: format!("record length {len} exceeds the limit of {MAX_RECORD_LEN} bytes"),
-                });
+                let why = format!("record length {len} exceeds the limit of {MAX_RECORD_LEN} bytes");
+                self.stop_at(rec_offset, why, note);
+                return Ok(());
             }
             offset += n as u64;
             if let Some(rem) = remaining.as_mut() {
@@ -326,11 +323,19 @@ impl Decoder {
             let body_offset = offset;
             offset += len;
             let frame = self.frames_seen;
-            self.record(&buf, rec_offset).map_err(|e| ReadError::Corrupt {
-                offset: body_offset + e.at as u64,
-                frame,
-                message: e.message,
-            })?;
+            if let Err(e) = self.record(&buf, rec_offset) {
+                // One bad record costs that record: its length says where
+                // the next one starts.
+                self.warnings.push(
+                    Some(Place::Byte(body_offset + e.at as u64)),
+                    Some(frame),
+                    format!(
+                        "{}; the record at byte {rec_offset} was passed over{note}",
+                        e.message
+                    ),
+                );
+                self.log.skipped.add(rec_offset, n as u64 + len);
+            }
             if compressed {
                 // Decompression is bounded by what it yields.
                 for p in self.log.primitives.get(counted..).unwrap_or(&[]) {
@@ -354,6 +359,19 @@ impl Decoder {
                 }
             }
         }
+    }
+
+    /// Damage the reader cannot read past (a record length that is no
+    /// length): the rest of the input is passed over from `rec_offset`
+    /// (the format table refuses a file that is mostly that).
+    fn stop_at(&mut self, rec_offset: u64, why: String, note: &str) {
+        let frames = self.log.frames.len();
+        self.warnings.push(
+            Some(Place::Byte(rec_offset)),
+            Some(self.frames_seen),
+            format!("{why}: the rest was passed over; the {frames} frames before it were loaded{note}"),
+        );
+        self.log.skipped.stop(rec_offset);
     }
 
     /// Decodes one record; errors carry positions within `rec`.

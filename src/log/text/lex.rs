@@ -43,6 +43,8 @@ impl Tok<'_> {
 pub(super) struct Spanned<'a> {
     pub(super) tok: Tok<'a>,
     pub(super) line: usize,
+    /// The byte offset of the token in the text.
+    pub(super) pos: usize,
     before: &'a str,
 }
 
@@ -111,6 +113,7 @@ impl<'a> Lexer<'a> {
             return Ok(Spanned {
                 tok: Tok::Eof,
                 line,
+                pos: start,
                 before,
             });
         };
@@ -134,7 +137,89 @@ impl<'a> Lexer<'a> {
             self.pos += len;
             Tok::Word(&rest[..len])
         };
-        Ok(Spanned { tok, line, before })
+        Ok(Spanned {
+            tok,
+            line,
+            pos: start,
+            before,
+        })
+    }
+
+    /// The byte offset of the next character to read.
+    pub(super) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Goes back to just after the token `t` (an item's opening brace,
+    /// say) to read on from there.
+    pub(super) fn back_to_after(&mut self, t: &Spanned<'_>) {
+        self.pos = t.pos + 1;
+        self.line = t.line;
+        self.line_start = t.pos - t.before.len();
+    }
+
+    /// Skips to just past the brace that closes the one before the
+    /// current position, as the text's braces nest: braces in strings (a
+    /// string ends at its closing quote or its line's end) and in `//`
+    /// comments do not count. Returns false when the text ends first,
+    /// having skipped all of it.
+    pub(super) fn skip_to_close(&mut self) -> bool {
+        self.skip_until(|depth, c| match c {
+            '{' => Some(depth + 1),
+            '}' if depth == 1 => None,
+            '}' => Some(depth - 1),
+            _ => Some(depth),
+        })
+        .is_some()
+    }
+
+    /// Skips to the next brace (not past it) outside strings and
+    /// comments; false when the text ends first.
+    pub(super) fn skip_to_brace(&mut self) -> bool {
+        let found = self.skip_until(|depth, c| if matches!(c, '{' | '}') { None } else { Some(depth) });
+        if found.is_some() {
+            // Not consumed: the brace is read next.
+            self.pos -= 1;
+        }
+        found.is_some()
+    }
+
+    /// Reads characters, keeping the line count, until `step` (given the
+    /// depth, starting at 1, and a character outside strings and
+    /// comments) says stop; then the position is just past that
+    /// character and its offset is returned.
+    fn skip_until(&mut self, step: impl Fn(usize, char) -> Option<usize>) -> Option<usize> {
+        let mut depth = 1;
+        let mut in_string = false;
+        while let Some(c) = self.src[self.pos..].chars().next() {
+            let at = self.pos;
+            self.pos += c.len_utf8();
+            match c {
+                '\n' => {
+                    self.line += 1;
+                    self.line_start = self.pos;
+                    in_string = false;
+                }
+                '\\' if in_string => {
+                    // An escaped character, whatever it is (not a line break).
+                    if let Some(e) = self.src[self.pos..].chars().next().filter(|&e| e != '\n') {
+                        self.pos += e.len_utf8();
+                    }
+                }
+                '"' => in_string = !in_string,
+                _ if in_string => {}
+                '/' if self.src[self.pos..].starts_with('/') => {
+                    self.pos += self.src[self.pos..]
+                        .find('\n')
+                        .unwrap_or(self.src.len() - self.pos);
+                }
+                c => match step(depth, c) {
+                    Some(d) => depth = d,
+                    None => return Some(at),
+                },
+            }
+        }
+        None
     }
 
     /// A quoted string starting at `start` (the opening quote).

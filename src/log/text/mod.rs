@@ -102,16 +102,36 @@ struct Parser<'a> {
     log: Log,
     warnings: Warnings,
     frames_seen: usize,
+    /// Refuse the log at its first bad item instead of passing it over.
+    strict: bool,
+    /// An error no item's loss mends (a version this build cannot read):
+    /// the whole log is refused.
+    fatal: bool,
 }
 
-/// Parses a log in text notation.
+/// Parses a log in text notation. A bad item (a frame, the header, an
+/// entity declaration) costs that item: it is passed over, counted in
+/// [`Log::skipped`] and said with its line; so is anything between items
+/// that is not one. A version this build cannot read refuses the log.
 pub fn parse(src: &str) -> Result<Log, ReadError> {
+    parse_with(src, false)
+}
+
+/// Parses a log in text notation, refusing it at its first bad item
+/// (with that item's line and column).
+pub fn parse_strict(src: &str) -> Result<Log, ReadError> {
+    parse_with(src, true)
+}
+
+fn parse_with(src: &str, strict: bool) -> Result<Log, ReadError> {
     let mut p = Parser {
         lex: Lexer::new(src),
         peeked: None,
         log: Log::new(),
         warnings: Warnings::default(),
         frames_seen: 0,
+        strict,
+        fatal: false,
     };
     p.log()?;
     p.log.warnings = p.warnings.finish();
@@ -168,29 +188,136 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The log: `{ item* }`. A bad item costs that item: it is passed
+    /// over to the brace that closes it (counted, and said with its line),
+    /// and so is anything between items that is not one; a log whose end
+    /// is missing keeps every item before it.
     fn log(&mut self) -> Result<(), ReadError> {
         self.expect(Tok::LBrace, "to open the log")?;
         loop {
-            let t = self.bump()?;
+            let t = match self.bump() {
+                Ok(t) => t,
+                Err(e) => {
+                    let from = self.lex.pos();
+                    if !self.pass_over_between(from, e)? {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            };
             match t.tok {
                 Tok::RBrace => break,
-                Tok::LBrace => self.item(&t)?,
+                Tok::LBrace => {
+                    let start = self.log.primitives.len();
+                    if let Err(e) = self.item(&t) {
+                        // What the item had read goes with it.
+                        self.log.primitives.truncate(start);
+                        if !self.pass_over_item(&t, e)? {
+                            return Ok(());
+                        }
+                    }
+                }
                 Tok::Semi | Tok::Comma => {}
-                _ => {
+                Tok::Eof if self.strict => {
                     return Err(Self::err_at(
                         &t,
-                        format!("expected '{{' to open a frame, found {}", t.tok.describe()),
+                        "expected '}' to close the log, found the end of the text",
                     ));
+                }
+                Tok::Eof => {
+                    let frames = self.log.frames.len();
+                    self.warnings.push(
+                        Some(Place::Line(t.line)),
+                        None,
+                        format!("the log is not closed by '}}' (cut short?); the {frames} frames before its end were loaded"),
+                    );
+                    return Ok(());
+                }
+                _ => {
+                    let e = Self::err_at(
+                        &t,
+                        format!("expected '{{' to open a frame, found {}", t.tok.describe()),
+                    );
+                    if !self.pass_over_between(t.pos, e)? {
+                        return Ok(());
+                    }
                 }
             }
         }
-        let t = self.bump()?;
+        let t = match self.bump() {
+            Ok(t) => t,
+            Err(e) => {
+                let from = self.lex.pos();
+                return self.pass_over_rest(from, e);
+            }
+        };
         if t.tok != Tok::Eof {
-            return Err(Self::err_at(
+            let e = Self::err_at(
                 &t,
                 format!("unexpected {} after the end of the log", t.tok.describe()),
-            ));
+            );
+            return self.pass_over_rest(t.pos, e);
         }
+        Ok(())
+    }
+
+    /// Passes over the item opened by `open` after `error` in it, to the
+    /// brace that closes it; false when the text ends first.
+    fn pass_over_item(&mut self, open: &Spanned<'_>, error: ReadError) -> Result<bool, ReadError> {
+        if self.strict || self.fatal {
+            return Err(error);
+        }
+        self.peeked = None;
+        self.lex.back_to_after(open);
+        let closed = self.lex.skip_to_close();
+        let what = if closed {
+            format!("the item from line {} was passed over", open.line)
+        } else {
+            format!(
+                "it is not closed: the rest of the log from line {} was passed over",
+                open.line
+            )
+        };
+        self.warnings.push(None, None, format!("{error}; {what}"));
+        let from = open.pos as u64;
+        if closed {
+            self.log.skipped.add(from, self.lex.pos() as u64 - from);
+        } else {
+            self.log.skipped.stop(from);
+        }
+        Ok(closed)
+    }
+
+    /// Passes over what lies between items from byte `from` (where
+    /// `error` was found) to the next brace; false when the text ends
+    /// first.
+    fn pass_over_between(&mut self, from: usize, error: ReadError) -> Result<bool, ReadError> {
+        if self.strict {
+            return Err(error);
+        }
+        self.peeked = None;
+        let found = self.lex.skip_to_brace();
+        let what = if found {
+            "passed over to the next '{' or '}'"
+        } else {
+            "the rest was passed over"
+        };
+        self.warnings.push(None, None, format!("{error}; {what}"));
+        if found {
+            self.log.skipped.add(from as u64, (self.lex.pos() - from) as u64);
+        } else {
+            self.log.skipped.stop(from as u64);
+        }
+        Ok(found)
+    }
+
+    /// Passes over what follows the log's end, from byte `from`.
+    fn pass_over_rest(&mut self, from: usize, error: ReadError) -> Result<(), ReadError> {
+        if self.strict {
+            return Err(error);
+        }
+        self.warnings.push(None, None, format!("{error}; passed over"));
+        self.log.skipped.stop(from as u64);
         Ok(())
     }
 
@@ -733,6 +860,10 @@ impl<'a> Parser<'a> {
             Tok::Word(w) => w.parse::<u32>().ok().filter(|&v| v >= 1),
             _ => None,
         };
+        if v.is_none_or(|v| v > TEXT_VERSION) {
+            // How to read the rest depends on it: the whole log is refused.
+            self.fatal = true;
+        }
         match v {
             Some(v) if v <= TEXT_VERSION => Ok(()),
             Some(v) => Err(Self::err_at(

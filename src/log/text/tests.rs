@@ -90,7 +90,7 @@ fn extensions_round_trip() {
 
 #[test]
 fn syntax_errors_name_line_and_column() {
-    let e = parse("{\n{ 1; {\n { { circle; (0, 0) 5 }; red; {a; 0} }\n} }\n}").unwrap_err();
+    let e = parse_strict("{\n{ 1; {\n { { circle; (0, 0) 5 }; red; {a; 0} }\n} }\n}").unwrap_err();
     assert!(
         matches!(
             e,
@@ -102,13 +102,13 @@ fn syntax_errors_name_line_and_column() {
         ),
         "{e}"
     );
-    let e = parse("{ { 1; { { { hexagon; (0,0) }; red; {a; 0} } } } }").unwrap_err();
+    let e = parse_strict("{ { 1; { { { hexagon; (0,0) }; red; {a; 0} } } } }").unwrap_err();
     assert!(e.to_string().contains("unknown shape 'hexagon'"), "{e}");
-    let e = parse("{ { 1; { { { circle; (0,0); 1 }; mauve; {a; 0} } } } }").unwrap_err();
+    let e = parse_strict("{ { 1; { { { circle; (0,0); 1 }; mauve; {a; 0} } } } }").unwrap_err();
     assert!(e.to_string().contains("colour"), "{e}");
-    let e = parse("{ } x").unwrap_err();
+    let e = parse_strict("{ } x").unwrap_err();
     assert!(e.to_string().contains("after the end"), "{e}");
-    let e = parse("{ { 1; { { { text; (0,0); \"abc } } } }").unwrap_err();
+    let e = parse_strict("{ { 1; { { { text; (0,0); \"abc } } } }").unwrap_err();
     assert!(e.to_string().contains("not closed"), "{e}");
 }
 
@@ -205,7 +205,7 @@ fn header_values_text_cannot_hold_are_refused_at_load() {
             "{{ {{ header; threshold {}; bounds (0, 0) (inf, 1) }} }}",
             fmt_f64(threshold)
         );
-        match parse(&text) {
+        match parse_strict(&text) {
             Ok(l) => {
                 assert_eq!(l.header.hints.instant_threshold, None, "{text}");
                 assert_eq!(l.header.hints.world_bounds, None, "{text}");
@@ -263,7 +263,7 @@ fn raised(p: &Primitive) -> &Raised {
 }
 
 fn only_shape(geometry: &str) -> Result<Shape, ReadError> {
-    let log = parse(&format!(
+    let log = parse_strict(&format!(
         "{{ {{ 1; {{ {{ {{ {geometry} }}; red; {{a; 0}} }} }} }} }}"
     ))?;
     assert!(log.warnings.is_empty(), "{:?}", log.warnings);
@@ -432,7 +432,7 @@ fn heights_where_none_belong_are_syntax_errors() {
         let e = only_shape(geometry).unwrap_err().to_string();
         assert!(e.contains(says), "{geometry}: {e}");
     }
-    let e = parse("{ { header; bounds (0, 0, 0) (1, 1) } }")
+    let e = parse_strict("{ { header; bounds (0, 0, 0) (1, 1) } }")
         .unwrap_err()
         .to_string();
     assert!(e.contains("the bounds lie on the floor"), "{e}");
@@ -592,7 +592,8 @@ fn picture_shapes_print_with_their_option_and_version_3() {
             end: Vec2::new(10.0, 5.0)
         })
     );
-    let e = parse("{\n{ 1; {\n { { sphere; (0, 0, 1); 1 }; red; {a; 0}; picture } } }\n}").unwrap_err();
+    let e =
+        parse_strict("{\n{ 1; {\n { { sphere; (0, 0, 1); 1 }; red; {a; 0}; picture } } }\n}").unwrap_err();
     assert!(matches!(e, ReadError::Syntax { line: 3, .. }), "{e}");
     assert!(e.to_string().contains("cannot have heights"), "{e}");
 }
@@ -623,8 +624,84 @@ fn bulk_shapes_print_and_read_back_in_version_4() {
     // Points with colours for some only, and cells given a height, are said.
     let e = parse("{ { 1; { { { points; 2; (0, 0, 0) red; (1, 1, 1) }; red; {a; 0} } } } }").unwrap();
     assert!(e.primitives.is_empty() && !e.warnings.is_empty(), "{e:?}");
-    let e = parse("{ { 1; { { { cells; (0, 0, 1); 0; (0, 0, 1, 1) }; red; {a; 0} } } } }").unwrap_err();
+    let e =
+        parse_strict("{ { 1; { { { cells; (0, 0, 1); 0; (0, 0, 1, 1) }; red; {a; 0} } } } }").unwrap_err();
     assert!(e.to_string().contains("lie on the floor"), "{e}");
-    let e = parse("{ { 1; { { { cells; (0, 0); 0; (0, 0, 1) }; red; {a; 0} } } } }").unwrap_err();
+    let e = parse_strict("{ { 1; { { { cells; (0, 0); 0; (0, 0, 1) }; red; {a; 0} } } } }").unwrap_err();
     assert!(e.to_string().contains("rectangle"), "{e}");
+}
+
+/// A bad item costs that item: passed over to the brace that closes it,
+/// counted and said with its line and column; the items around it load.
+#[test]
+fn a_bad_item_costs_that_item() {
+    let src = "{\n{ 1; { { { circle; (0, 0); 5 }; red; {a; 0} } } }\n{ 2; { { { circle; (0, 0) 5 }; red; {a; 0} } } }\n{ 3; { { { circle; (1, 1); 5 }; red; {a; 0} } } }\n}";
+    let log = parse(src).unwrap();
+    let times: Vec<f64> = log.frames.iter().map(|f| f.time.start()).collect();
+    assert_eq!(times, [1.0, 3.0]);
+    assert_eq!(log.skipped.items, 1);
+    let second = src.find("{ 2;").unwrap() as u64;
+    assert_eq!(log.skipped.first, Some(second));
+    assert_eq!(
+        log.skipped.bytes,
+        src[second as usize..].find('\n').unwrap() as u64
+    );
+    assert_eq!(log.warnings.len(), 1);
+    let said = &log.warnings[0].message;
+    assert!(
+        said.starts_with("line 3, column 27: expected ';'")
+            && said.ends_with("the item from line 3 was passed over"),
+        "{said}"
+    );
+    // The same in strict mode is an error at that place.
+    let e = parse_strict(src).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ReadError::Syntax {
+                line: 3,
+                column: 27,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// Braces in strings and comments do not end an item being passed over;
+/// garbage between items is passed over to the next brace; a log cut
+/// short keeps its frames; what follows its end is passed over.
+#[test]
+fn passing_over_finds_the_right_brace() {
+    let src = "{ { 1; { { { text; (0, 0); \"}}{\"; 9 }; red; {a; 0} } } // }}}\n x } !?\n{ 2; { } }\n{ 3; { } }\n} trailing";
+    let log = parse(src).unwrap();
+    let times: Vec<f64> = log.frames.iter().map(|f| f.time.start()).collect();
+    assert_eq!(times, [2.0, 3.0], "{:?}", log.warnings);
+    assert_eq!(log.skipped.items, 2, "{:?}", log.warnings);
+    assert_eq!(log.skipped.stopped_at, Some(src.find("trailing").unwrap() as u64));
+    let cut = "{ { 1; { } }\n{ 2; { } }\n{ 3; { { { circle; (0, 0); 5 }; re";
+    let log = parse(cut).unwrap();
+    assert_eq!(log.frames.len(), 2);
+    assert_eq!(log.skipped.stopped_at, Some(cut.find("{ 3;").unwrap() as u64));
+    assert!(
+        log.warnings[0].message.contains("not closed"),
+        "{:?}",
+        log.warnings
+    );
+    let unclosed = "{ { 1; { } }\n{ 2; { } }\n";
+    let log = parse(unclosed).unwrap();
+    assert_eq!(log.frames.len(), 2);
+    assert!(
+        log.warnings[0].message.contains("not closed by '}'"),
+        "{:?}",
+        log.warnings
+    );
+}
+
+/// A version this build cannot read refuses the whole log, whatever else
+/// it holds: the rest cannot be read without it.
+#[test]
+fn a_version_from_the_future_refuses_the_log_even_when_lenient() {
+    let e = parse("{ { 1; { } }\n{ header; version 9 }\n{ 2; { } } }").unwrap_err();
+    assert!(e.to_string().contains("version 9 needs a newer underlay"), "{e}");
 }
