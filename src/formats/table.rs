@@ -32,7 +32,7 @@ pub static FORMATS: &[Format] = &[
     crate::thesis::FORMAT,
 ];
 
-/// underlay's native binary format (`proto/underlay.proto`).
+/// underlay's native binary format (`crates/underlay-log/proto/underlay.proto`).
 pub const NATIVE: Format = Format {
     log: Some(LogReader::Stream(|r, cx| native::read_with_len(r, cx.len))),
     ..Format::new(

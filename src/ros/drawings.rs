@@ -423,7 +423,14 @@ fn nothing_drawn(rec: &Recording) -> String {
             let why = rec
                 .not_drawn(t)
                 .unwrap_or_else(|| "drawn, but no message of it gave a drawing".to_owned());
-            format!("{} ({}): {why}", t.name, t.type_name)
+            // Names cut as `log info` lists them: a name may be any length.
+            let cut = |s: &str| crate::log::summary::shorten(s, super::TOPIC_COLUMN);
+            format!(
+                "{} ({}): {}",
+                cut(&t.name),
+                cut(&t.type_name),
+                crate::log::summary::shorten(&why, 2 * super::TOPIC_COLUMN)
+            )
         })
         .collect();
     format!(

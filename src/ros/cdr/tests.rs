@@ -52,7 +52,12 @@ fn compare(path: &str, want: &Json, got: &Value<'_>) {
         // An int8 array is read as its bytes (two's complement); rosbags
         // gives its numbers.
         Value::Bytes(b) if want.is_array() => {
-            let w: Vec<i64> = want.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+            let w: Vec<i64> = want
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_i64().unwrap())
+                .collect();
             let g: Vec<i64> = b.iter().map(|&v| i64::from(v as i8)).collect();
             assert_eq!(w, g, "{path}");
         }
