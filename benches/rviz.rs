@@ -233,7 +233,7 @@ fn cpu_ms(secs: f64, mut frame: impl FnMut()) -> f64 {
         frame();
         n += 1;
         let t = process_cpu_seconds().unwrap_or(f64::NAN);
-        if !(t - t0 < secs) {
+        if t.is_nan() || t - t0 >= secs {
             return (t - t0) * 1e3 / f64::from(n);
         }
     }

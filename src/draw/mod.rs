@@ -658,7 +658,7 @@ pub struct Painter {
     point_blocks: Vec<(f32, Vec2)>,
     /// The box of undistorted pixels points are drawn from, for the
     /// calibration, picture size and margin it was found for.
-    point_cull: Option<(Calibration, (usize, usize), f64, Option<[f64; 4]>)>,
+    point_cull: Option<points::Cull>,
 }
 
 /// The identity mapping of shapes in the picture's pixels

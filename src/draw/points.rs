@@ -1,4 +1,4 @@
-//! Drawing many points at once ([`Raised::Points`]: a point cloud, a laser
+//! Drawing many points at once ([`Raised::Points`](crate::log::Raised::Points): a point cloud, a laser
 //! scan): each point projected and drawn as a square of whole pixels, as
 //! RViz's `Points` style draws them, written straight into the overlay
 //! (an opaque colour replaces the pixels; a translucent one is blended
@@ -124,6 +124,11 @@ impl Painter {
         Ok(())
     }
 }
+
+/// A box of undistorted pixels points are drawn from (`None`: every
+/// point is projected whole), with the calibration, picture size and
+/// margin it was found for.
+pub(super) type Cull = (Calibration, (usize, usize), f64, Option<[f64; 4]>);
 
 impl Painter {
     /// The box of undistorted pixels whose picture through the lens can

@@ -99,9 +99,12 @@ pub fn laser_scan(msg: &Struct<'_>, bound: usize, intensity: bool) -> Result<Sca
     Ok(out)
 }
 
-/// The cone of a `sensor_msgs/Range` in its frame: tip, base centre and
-/// base radius; `None` when the reading is no detection.
-pub fn range_cone(msg: &Struct<'_>) -> Result<Option<([f64; 3], [f64; 3], f64)>, String> {
+/// A cone in a frame: its tip, its base's centre and its base's radius.
+pub type Cone = ([f64; 3], [f64; 3], f64);
+
+/// The cone of a `sensor_msgs/Range` in its frame; `None` when the
+/// reading is no detection.
+pub fn range_cone(msg: &Struct<'_>) -> Result<Option<Cone>, String> {
     let fov = finite(msg, "field_of_view").map_err(|e| format!("a range reading with {e}"))?;
     if !(0.0..std::f64::consts::PI).contains(&fov) {
         return Err(format!("a range reading whose field of view is {fov} rad"));
