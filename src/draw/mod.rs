@@ -658,8 +658,13 @@ pub struct Painter {
     point_blocks: Vec<(f32, Vec2)>,
     /// The box of undistorted pixels points are drawn from, for the
     /// calibration, picture size and margin it was found for.
-    point_cull: Option<points::Cull>,
+    point_cull: Option<PointCull>,
 }
+
+/// A box of undistorted pixels points are drawn from (`None`: every
+/// point is projected whole), with the calibration, picture size and
+/// margin it was found for ([`Painter::points`]).
+type PointCull = (Calibration, (usize, usize), f64, Option<[f64; 4]>);
 
 /// The identity mapping of shapes in the picture's pixels
 /// ([`Calibration::pixels`]), made once.

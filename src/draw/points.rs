@@ -125,11 +125,6 @@ impl Painter {
     }
 }
 
-/// A box of undistorted pixels points are drawn from (`None`: every
-/// point is projected whole), with the calibration, picture size and
-/// margin it was found for.
-pub(super) type Cull = (Calibration, (usize, usize), f64, Option<[f64; 4]>);
-
 impl Painter {
     /// The box of undistorted pixels whose picture through the lens can
     /// fall within the picture grown by `margin`: the box around the
