@@ -306,7 +306,7 @@ impl OpenCvReference {
                     underlay::draw::raised::raised_outline(r, calib, 0.25, rings);
                 }
                 // The bench's scenes have none.
-                Shape::Picture(_) => {}
+                Shape::Picture(_) | Shape::Cells(_) => {}
                 Shape::Sector {
                     center,
                     outer,

@@ -72,6 +72,10 @@ pub struct ReadOptions {
     /// The levels of entities' primitives, set after reading (a level
     /// mapping file).
     pub levels: Option<crate::log::levels::LevelMap>,
+    /// A recording's transform tree drawn as axes (RViz's TF display).
+    pub tf_axes: bool,
+    /// A recording's laser scans and point clouds coloured by intensity.
+    pub intensity: bool,
 }
 
 /// What a file read beside others gives them (a game log's parsed match),

@@ -178,6 +178,12 @@ pub struct PictureSettings {
     /// picture topic when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
+    /// A recording's transform tree drawn as axes (RViz's TF display).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tf_axes: bool,
+    /// A recording's laser scans and point clouds coloured by intensity.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub intensity: bool,
     /// A recording's world frame (`map`, `odom`): where its camera and
     /// drawings are placed; the root of its transform tree when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -515,6 +521,8 @@ impl Session {
                 Some(p) => Some(crate::log::levels::LevelMap::load(p)?),
                 None => None,
             },
+            tf_axes: self.picture.tf_axes,
+            intensity: self.picture.intensity,
         })
     }
 

@@ -72,6 +72,14 @@ pub struct MatchArgs {
     /// placed in (`map`, `odom`); the root of its transform tree by default.
     #[arg(long, value_name = "FRAME")]
     pub world: Option<String>,
+    /// Of a ROS 2 recording: its transform tree drawn as axes, as RViz's
+    /// TF display draws it (entities `tf/FRAME`)
+    #[arg(long)]
+    pub tf_axes: bool,
+    /// Of a ROS 2 recording: its laser scans and point clouds coloured by
+    /// their intensity, through RViz's rainbow
+    #[arg(long)]
+    pub intensity: bool,
     /// A level mapping file (`"entity" = level` lines, TOML): the level of
     /// each entity's primitives, whatever their log said
     #[arg(long, value_name = "LEVELS.toml")]

@@ -230,6 +230,8 @@ fn session_of(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
     if args.shown.world.is_some() {
         s.picture.world = args.shown.world.clone();
     }
+    s.picture.tf_axes |= args.shown.tf_axes;
+    s.picture.intensity |= args.shown.intensity;
     if args.shown.levels.is_some() {
         s.levels = args.shown.levels.clone();
     }

@@ -33,6 +33,14 @@ pub struct Inputs {
     /// (`map`, `odom`); the root of its transform tree by default.
     #[arg(long, value_name = "FRAME")]
     pub world: Option<String>,
+    /// Of a ROS 2 recording: its transform tree drawn as axes, as RViz's
+    /// TF display draws it (entities `tf/FRAME`).
+    #[arg(long)]
+    pub tf_axes: bool,
+    /// Of a ROS 2 recording: its laser scans and point clouds coloured by
+    /// their intensity, through RViz's rainbow.
+    #[arg(long)]
+    pub intensity: bool,
     /// A level mapping file (`"entity" = level` lines, TOML): the level of
     /// each entity's primitives, whatever their log said.
     #[arg(long, value_name = "LEVELS.toml")]
@@ -189,6 +197,8 @@ fn read(inputs: &Inputs) -> anyhow::Result<Vec<(PathBuf, &'static Format, Log)>>
             Some(p) => Some(crate::log::levels::LevelMap::load(p)?),
             None => None,
         },
+        tf_axes: inputs.tf_axes,
+        intensity: inputs.intensity,
     };
     let logs = crate::formats::load_logs(&paths, &options).context("cannot load the log")?;
     Ok(paths

@@ -124,6 +124,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             agent_view: args.shown.agent_view,
             topic,
             world: args.shown.world,
+            tf_axes: args.shown.tf_axes,
+            intensity: args.shown.intensity,
             levels: args.shown.levels,
             calibration,
         },

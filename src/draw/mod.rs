@@ -10,6 +10,9 @@
 //!   blended once, so a translucent polyline is not darker where its
 //!   segments overlap.
 //! - [`text`]: the bundled font and glyph cache.
+//! - [`points`]: sets of points (clouds, scans) as squares of pixels;
+//!   [`cells`]: a grid's cells as one filled area, the drawing kept while
+//!   the camera stays.
 //!
 //! Image coordinates put pixel centres at integers (OpenCV's convention).
 //! Input that cannot be drawn sensibly (NaN or infinite coordinates,
@@ -17,7 +20,9 @@
 //! is skipped with a [`SkipReason`]; huge but finite coordinates are
 //! clipped, never looped over.
 
+pub mod cells;
 pub mod occlude;
+pub mod points;
 pub mod raised;
 pub mod raster;
 pub mod text;
@@ -243,6 +248,43 @@ impl Overlay {
             blend_row(&mut px[y * w + x0..y * w + x1], row, color);
             dirty.add(y, x0, x1);
         });
+    }
+
+    /// Paints a run of `coverage` in `color` into row `y` from `x0` on,
+    /// `painted` being that coverage painted in `color` (premultiplied):
+    /// copied where nothing was drawn yet (8-pixel chunk by chunk), blended
+    /// over what was elsewhere. The bytes are those of blending the whole
+    /// run ([`Overlay::blend_span`]).
+    pub(crate) fn paint_run(
+        &mut self,
+        y: usize,
+        x0: usize,
+        coverage: &[u8],
+        painted: &[[u8; 4]],
+        color: Rgba,
+    ) {
+        if y >= self.height || x0 >= self.width {
+            return;
+        }
+        let x1 = (x0 + coverage.len().min(painted.len())).min(self.width);
+        let row = y * self.width;
+        let mut x = x0;
+        while x < x1 {
+            let clear = self.dirty.is_clear(y, x, x + 1);
+            // The chunks from here in the same state.
+            let mut e = ((x / raster::CHUNK + 1) * raster::CHUNK).min(x1);
+            while e < x1 && self.dirty.is_clear(y, e, e + 1) == clear {
+                e = ((e / raster::CHUNK + 1) * raster::CHUNK).min(x1);
+            }
+            let (a, b) = (x - x0, e - x0);
+            if clear {
+                self.px[row + x..row + e].copy_from_slice(&painted[a..b]);
+            } else {
+                blend_row(&mut self.px[row + x..row + e], &coverage[a..b], color);
+            }
+            x = e;
+        }
+        self.dirty.add(y, x0, x1);
     }
 
     /// Paints `color` through one row of coverage starting at `(x0, y)`.
@@ -609,7 +651,20 @@ pub struct Painter {
     /// The identity mapping shapes in the picture's pixels are drawn
     /// through ([`Shape::Picture`]).
     pixels: Arc<Calibration>,
+    /// Drawings of cells kept from frame to frame ([`cells`]).
+    cells_cache: cells::CellsCache,
+    /// Scratch of [`Painter::points`]: per block of the picture, the
+    /// nearest point's distance and picture.
+    point_blocks: Vec<(f32, Vec2)>,
+    /// The box of undistorted pixels points are drawn from, for the
+    /// calibration, picture size and margin it was found for.
+    point_cull: Option<PointCull>,
 }
+
+/// A box of undistorted pixels points are drawn from (`None`: every
+/// point is projected whole), with the calibration, picture size and
+/// margin it was found for ([`Painter::points`]).
+type PointCull = (Calibration, (usize, usize), f64, Option<[f64; 4]>);
 
 /// The identity mapping of shapes in the picture's pixels
 /// ([`Calibration::pixels`]), made once.
@@ -638,6 +693,9 @@ impl Painter {
             widths: Vec::new(),
             depth_samples: Vec::new(),
             pixels: pixel_calibration(),
+            cells_cache: cells::CellsCache::default(),
+            point_blocks: Vec::new(),
+            point_cull: None,
         }
     }
 
@@ -807,7 +865,7 @@ impl Painter {
         }
         match &p.shape {
             Shape::Picture(inner) => match **inner {
-                Shape::Raised(_) | Shape::Picture(_) => Err(SkipReason::NotInPicture),
+                Shape::Raised(_) | Shape::Picture(_) | Shape::Cells(_) => Err(SkipReason::NotInPicture),
                 _ => {
                     let pixels = Arc::clone(&self.pixels);
                     self.shape(ov, &pixels, p, inner)
@@ -960,6 +1018,12 @@ impl Painter {
                 self.outline_and_fill(ov, calib, &p.style, inner < outer);
             }
             Shape::Raised(r) => self.raised(ov, calib, p, r)?,
+            Shape::Cells(c) => {
+                if c.problem().is_some() {
+                    return Err(SkipReason::NotFinite);
+                }
+                self.cells(ov, calib, c, p.style.fill.unwrap_or(p.style.color));
+            }
             Shape::Picture(_) => return Err(SkipReason::NotInPicture),
         }
         Ok(())

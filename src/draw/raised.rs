@@ -94,8 +94,38 @@ pub fn raised_outline(r: &Raised, calib: &Calibration, tol: f64, out: &mut Vec<V
             push_ring(calib.convex_outline3(&edges, tol), out);
             true
         }
+        Raised::Cone { apex, base, radius } => {
+            let axis = crate::geom::vec3::sub(*base, *apex);
+            let ring = calib.circle_points3(*base, *radius, axis, tol);
+            let n = ring.len();
+            let mut edges: Vec<(Vec3, Vec3)> = Vec::with_capacity(2 * n + 1);
+            for i in 0..n {
+                edges.push((*apex, ring[i]));
+                edges.push((ring[i], ring[(i + 1) % n]));
+            }
+            if n == 0 {
+                // No ring (a radius of 0, or an axis of length 0): a line.
+                edges.push((*apex, *base));
+            }
+            push_ring(calib.convex_outline3(&edges, tol), out);
+            true
+        }
+        Raised::Points { points, .. } => {
+            // Each point alone (what picking a point of a cloud needs),
+            // up to a bound.
+            for p in points.iter().take(MAX_POINTS_OUTLINED) {
+                if let Some(px) = calib.project3(p.map(f64::from)) {
+                    out.push(vec![px]);
+                }
+            }
+            false
+        }
     }
 }
+
+/// Points of a set given as outlines ([`raised_outline`]): a cloud's
+/// first this many.
+pub const MAX_POINTS_OUTLINED: usize = 20_000;
 
 fn push_ring(ring: Vec<PixelPoint>, out: &mut Vec<Vec<PixelPoint>>) {
     if ring.len() > 1 {
@@ -178,7 +208,70 @@ pub fn flattened(r: &Raised) -> Shape {
             size: crate::geom::Vec2::new(size[0], size[1]),
             orientation: *orientation,
         },
+        Raised::Cone { apex, base, radius } => {
+            // Seen from above: the hull of its tip and its base's rim.
+            let axis = crate::geom::vec3::sub(*base, *apex);
+            let mut pts: Vec<crate::geom::Vec2> = vec![xy(apex)];
+            if let Some(n) = crate::geom::vec3::normalized(axis) {
+                let u = crate::geom::vec3::normalized(crate::geom::vec3::cross(n, [0.0, 0.0, 1.0]))
+                    .or_else(|| crate::geom::vec3::normalized(crate::geom::vec3::cross(n, [1.0, 0.0, 0.0])))
+                    .unwrap_or([1.0, 0.0, 0.0]);
+                let v = crate::geom::vec3::cross(n, u);
+                pts.extend((0..64).map(|k| {
+                    let a = std::f64::consts::TAU * k as f64 / 64.0;
+                    crate::geom::Vec2::new(
+                        base[0] + radius * (a.cos() * u[0] + a.sin() * v[0]),
+                        base[1] + radius * (a.cos() * u[1] + a.sin() * v[1]),
+                    )
+                }));
+            } else {
+                pts.push(xy(base));
+            }
+            Shape::Polygon {
+                vertices: hull(pts).into(),
+                closed: true,
+            }
+        }
+        // Drawn by the points' own painter, flat (Painter::points).
+        Raised::Points { points, .. } => Shape::Polygon {
+            vertices: points
+                .iter()
+                .map(|p| crate::geom::Vec2::new(f64::from(p[0]), f64::from(p[1])))
+                .collect(),
+            closed: false,
+        },
     }
+}
+
+/// The convex hull of points on the floor, counter-clockwise (Andrew's
+/// monotone chain).
+fn hull(mut pts: Vec<crate::geom::Vec2>) -> Vec<crate::geom::Vec2> {
+    pts.retain(|p| p.is_finite());
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    pts.dedup();
+    if pts.len() < 3 {
+        return pts;
+    }
+    let cross = |o: crate::geom::Vec2, a: crate::geom::Vec2, b: crate::geom::Vec2| {
+        (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
+    };
+    let mut out: Vec<crate::geom::Vec2> = Vec::with_capacity(2 * pts.len());
+    for pass in 0..2 {
+        let start = out.len();
+        let iter: Box<dyn Iterator<Item = &crate::geom::Vec2>> = if pass == 0 {
+            Box::new(pts.iter())
+        } else {
+            Box::new(pts.iter().rev())
+        };
+        for &p in iter {
+            while out.len() >= start + 2 && cross(out[out.len() - 2], out[out.len() - 1], p) <= 0.0 {
+                out.pop();
+            }
+            out.push(p);
+        }
+        out.pop();
+    }
+    out
 }
 
 /// The point a raised shape's size in world units is measured at.
@@ -189,6 +282,8 @@ fn reference_point(r: &Raised) -> Vec3 {
         Raised::Text { anchor: p, .. } | Raised::Point { position: p, .. } => *p,
         Raised::Cylinder { base, height, .. } => [base[0], base[1], base[2] + height / 2.0],
         Raised::Box { base, size, .. } => [base[0], base[1], base[2] + size[2] / 2.0],
+        Raised::Cone { base, .. } => *base,
+        Raised::Points { points, .. } => points.first().map_or([0.0; 3], |p| p.map(f64::from)),
     }
 }
 
@@ -202,10 +297,20 @@ impl Painter {
         p: &Primitive,
         r: &Raised,
     ) -> Result<(), SkipReason> {
+        // A set of points is checked point by point as it is drawn (a
+        // point that is not finite is passed over), not number by number
+        // first: a cloud has hundreds of thousands.
+        if let Raised::Points { points, colors, size } = r {
+            let flat = !calib.is_full_camera();
+            if flat && !self.flatten_heights {
+                return Err(SkipReason::FloorOnly);
+            }
+            return self.points(ov, calib, points, colors, p.style.color, *size, flat);
+        }
         if let Some(problem) = r.problem() {
             return Err(match problem {
-                Problem::Negative => SkipReason::BadSize,
-                Problem::TooFewPoints => SkipReason::NoVertices,
+                Problem::Negative | Problem::ColourCount => SkipReason::BadSize,
+                Problem::TooFewPoints | Problem::NoPoints => SkipReason::NoVertices,
                 Problem::NotFinite | Problem::NoNormal => SkipReason::NotFinite,
             });
         }
@@ -332,6 +437,12 @@ impl Painter {
                 [base[0], base[1], base[2] + size[2] / 2.0],
                 0.5 * size[0].hypot(size[1]),
             ),
+            Raised::Cone { apex, base, radius } => {
+                add(*apex, 0.0);
+                add(*base, *radius);
+            }
+            // Sampled as they are drawn (Painter::points).
+            Raised::Points { .. } => {}
         }
     }
 }

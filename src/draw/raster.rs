@@ -99,6 +99,16 @@ impl ChunkDirty {
         self.y0 >= self.y1
     }
 
+    /// Whether no chunk of pixels `x0..x1` of row `y` is marked.
+    #[inline]
+    pub fn is_clear(&self, y: usize, x0: usize, x1: usize) -> bool {
+        if x0 >= x1 || y < self.y0 || y >= self.y1 {
+            return true;
+        }
+        let row = &self.bits[y * self.words..(y + 1) * self.words];
+        (x0 / CHUNK..=(x1 - 1) / CHUNK).all(|c| row[c / 64] & (1 << (c % 64)) == 0)
+    }
+
     /// Calls `f(y, x0, x1)` for every run of marked chunks, top to bottom.
     pub fn for_each_span(&self, mut f: impl FnMut(usize, usize, usize)) {
         for y in self.y0..self.y1.max(self.y0) {
@@ -279,11 +289,35 @@ impl Coverage {
     /// hands each row's coverage to `f(y, x0, coverage)` instead of storing
     /// it (rows trimmed to their non-zero part), so a fill can be blended
     /// straight into its destination. The layer itself is not touched.
-    pub fn fill_spans(&mut self, contours: &[Vec<Vec2>], mut f: impl FnMut(usize, usize, &[u8])) {
+    pub fn fill_spans(&mut self, contours: &[Vec<Vec2>], f: impl FnMut(usize, usize, &[u8])) {
+        self.fill_spans_with(|| contours.iter().map(Vec::as_slice), f);
+    }
+
+    /// [`Coverage::fill_spans`] of contours held one after another in
+    /// `points`, each ending before the next of `ends` (a map's thousands
+    /// of rectangles without a vector each).
+    pub fn fill_spans_flat(&mut self, points: &[Vec2], ends: &[usize], f: impl FnMut(usize, usize, &[u8])) {
+        let contours = || {
+            ends.iter().scan(0usize, |start, &end| {
+                let c = points.get(*start..end).unwrap_or(&[]);
+                *start = end;
+                Some(c)
+            })
+        };
+        self.fill_spans_with(contours, f);
+    }
+
+    /// The fill of the contours `contours()` gives (asked twice: for the
+    /// bounding box, then the edges).
+    fn fill_spans_with<'c, I: Iterator<Item = &'c [Vec2]>>(
+        &mut self,
+        contours: impl Fn() -> I,
+        mut f: impl FnMut(usize, usize, &[u8]),
+    ) {
         // Bounding box of finite points, in area coordinates (pixel x covers [x, x+1)).
         let (mut x0, mut y0, mut x1, mut y1) =
             (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
-        for p in contours.iter().flatten() {
+        for p in contours().flatten() {
             if !p.is_finite() {
                 return;
             }
@@ -305,7 +339,7 @@ impl Coverage {
         let mut acc = std::mem::take(&mut self.acc);
         acc.clear();
         acc.resize(stride * bh, 0.0);
-        for c in contours {
+        for c in contours() {
             let n = c.len();
             if n < 3 {
                 continue;

@@ -61,6 +61,7 @@ impl Band {
             }
         }
         self.painter.depth_samples.clear();
+        self.painter.new_frame();
         self.painter.backdrop = backdrop;
         self.painter.flatten_heights = flatten_heights;
     }

@@ -3,6 +3,9 @@
 //! strings that are valid UTF-8 and byte arrays (an image's pixels) are
 //! not copied.
 //!
+//! Arrays of bytes — `uint8`, `byte`, `char`, and `int8` (whose bytes are
+//! two's complement: a map's cells) — are one [`Value::Bytes`].
+//!
 //! The encoding is XCDR1 as ROS 2's middlewares (Fast DDS, Cyclone DDS)
 //! write it and `rosbags` serializes it: a 4-byte encapsulation header
 //! (`00 01` little-endian, `00 00` big-endian, then two option bytes), then
@@ -385,7 +388,10 @@ impl<'a> Reader<'a, '_> {
             return self.fail(Problem::TooLong { count, min, left });
         };
         match ty {
-            FieldType::UInt8 | FieldType::Byte | FieldType::Char => {
+            // An int8 array too (an OccupancyGrid's cells: millions of
+            // them), its bytes two's complement: a value tree of one
+            // `Value` each would take forty times the message.
+            FieldType::UInt8 | FieldType::Byte | FieldType::Char | FieldType::Int8 => {
                 return Ok(Value::Bytes(std::borrow::Cow::Borrowed(self.take(n)?)));
             }
             _ => {}

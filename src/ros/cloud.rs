@@ -1,18 +1,15 @@
 //! Foxglove's `PointCloud` as points: its packed points read through the
 //! fields it declares (`x`, `y`, `z` and, when present, `red`, `green`,
-//! `blue`, `alpha`), placed by its pose in its frame, drawn as RViz draws
-//! a `POINTS` marker (a dot on the floor, a ball above it).
+//! `blue`, `alpha`), placed by its pose in its frame, drawn as a set of
+//! points ([`Raised::Points`]) as a `sensor_msgs/PointCloud2` is.
 
-use super::markers::{self, Spec};
+use super::markers;
 use super::tf::Transform;
 use super::value::Struct;
-use crate::log::Rgba;
+use crate::log::{Raised, Rgba, Shape, Style};
 
 /// The most points drawn of one cloud; a larger one is thinned evenly.
 pub const MAX_POINTS: usize = 50_000;
-
-/// The width of a point drawn (m).
-const POINT_SIZE: f64 = 0.03;
 
 /// Foxglove's `NumericType`: its size in bytes.
 fn size_of(numeric_type: i64) -> Option<usize> {
@@ -126,27 +123,38 @@ pub fn points(msg: &Struct<'_>) -> Result<(Vec<[f64; 3]>, Vec<Rgba>), String> {
     Ok((pts, colours))
 }
 
-/// What a cloud draws, in the world `world` places its frame in.
-pub fn shapes(msg: &Struct<'_>, world: &Transform, stamp: f64) -> Result<Vec<markers::Drawn>, String> {
+/// What a cloud draws, in the world `world` places its frame in: a set of
+/// points ([`Raised::Points`]), as a `PointCloud2` is drawn
+/// ([`super::displays`]), white without colour fields.
+pub fn shapes(msg: &Struct<'_>, world: &Transform, _stamp: f64) -> Result<Vec<markers::Drawn>, String> {
     let (points, colors) = points(msg)?;
     let pose = match msg.sub("pose") {
         Some(p) => markers::pose(Some(p)).ok_or("a point cloud whose pose is not a finite pose")?,
         None => Transform::IDENTITY,
     };
-    let spec = Spec {
-        kind: markers::kind::POINTS,
-        pose,
-        scale: [POINT_SIZE, POINT_SIZE, POINT_SIZE],
-        color: Rgba(0xffff_ffff),
-        points,
-        colors,
-        text: "".into(),
-        frame: msg.str("frame_id").unwrap_or("").to_owned(),
-        locked: false,
-        lifetime: 0.0,
-        stamp: Some(stamp),
+    if points.is_empty() {
+        return Ok(Vec::new());
+    }
+    let to_world = world.then_after(&pose);
+    let placed: Vec<[f32; 3]> = points
+        .iter()
+        .map(|p| to_world.apply(*p).map(|v| v as f32))
+        .filter(|p| p.iter().all(|v| v.is_finite()))
+        .collect();
+    let colors = if colors.len() == placed.len() {
+        colors
+    } else {
+        Vec::new()
     };
-    markers::shapes(&spec, world)
+    Ok(vec![markers::Drawn {
+        shape: Shape::Raised(Box::new(Raised::Points {
+            points: placed.into(),
+            colors: colors.into(),
+            size: 0.0,
+        })),
+        style: Style::color(Rgba::WHITE),
+        is_text: false,
+    }])
 }
 
 #[cfg(test)]
@@ -203,11 +211,19 @@ mod tests {
         assert_eq!(pts, [[1.0, 2.0, 0.0], [-1.5, 0.5, 0.699999988079071]]);
         assert_eq!(colours[0], unit_rgba(1.0, 0.0, 0.0, 1.0));
         assert_eq!(colours[1], unit_rgba(0.0, 1.0, 0.0, 128.0 / 255.0));
-        // A dot on the floor, a ball above it.
+        // One set of points, coloured one by one.
         let drawn = shapes(&c, &Transform::IDENTITY, 1.0).unwrap();
-        assert_eq!(drawn.len(), 2);
-        assert!(matches!(drawn[0].shape, crate::log::Shape::Circle { .. }));
-        assert!(matches!(drawn[1].shape, crate::log::Shape::Raised(_)));
+        assert_eq!(drawn.len(), 1);
+        match &drawn[0].shape {
+            Shape::Raised(r) => match &**r {
+                Raised::Points { points, colors, .. } => {
+                    assert_eq!(points.len(), 2);
+                    assert_eq!(colors.len(), 2);
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -258,7 +274,11 @@ mod tests {
                 ("data", Value::Bytes(Cow::Owned(data))),
             ]);
             if let Ok(d) = shapes(&c, &Transform::IDENTITY, 0.0) {
-                proptest::prop_assert!(d.len() <= MAX_POINTS);
+                for d in d {
+                    if let Shape::Raised(r) = &d.shape && let Raised::Points { points, .. } = &**r {
+                        proptest::prop_assert!(points.len() <= MAX_POINTS);
+                    }
+                }
             }
         }
     }

@@ -27,6 +27,10 @@ pub struct DrawingOptions {
     /// The picture topic shown (the first when `None`): drawings in
     /// another camera's pixels are left out ([`super::cameras`]).
     pub topic: Option<String>,
+    /// Draw the transform tree's frames as axes ([`super::tf_axes`]).
+    pub tf_axes: bool,
+    /// Colour laser scans and point clouds by their intensity.
+    pub intensity: bool,
 }
 
 /// The level of a drawing's shapes and of its text.
@@ -119,13 +123,34 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     for n in rec.notes.iter().chain(&tf_notes) {
         warnings.push(n.clone());
     }
-    let wanted: Vec<(u32, String, Role)> = rec
+    let mut wanted: Vec<(u32, String, Role)> = rec
         .info()
         .topics
         .iter()
         .filter(|t| Role::of(&t.type_name).is_drawing())
         .map(|t| (t.id, t.name.clone(), Role::of(&t.type_name)))
         .collect();
+    // A map's updates (`/map_updates`) are drawn as its map (`/map`).
+    let updates = map_updates(&wanted);
+    wanted.retain(|(id, name, role)| {
+        let orphan = *role == Role::OccupancyGridUpdate && !updates.contains_key(id);
+        if orphan {
+            warnings.push(format!(
+                "{name}: not drawn: no map topic {} of nav_msgs/OccupancyGrid for its updates",
+                name.strip_suffix("_updates").unwrap_or(name)
+            ));
+        }
+        !orphan
+    });
+    let clouds: u64 = rec
+        .info()
+        .topics
+        .iter()
+        .filter(|t| matches!(Role::of(&t.type_name), Role::LaserScan | Role::PointCloud2))
+        .map(|t| t.count.unwrap_or(1))
+        .sum();
+    let mut displays =
+        super::displays::Displays::new(options.intensity, super::displays::point_bound(clouds));
     for t in &rec.info().topics {
         if let Some(why) = Role::of(&t.type_name)
             .is_drawing()
@@ -168,7 +193,11 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     let end_notes = rec.read(&ids, None, &mut |topic, log_time, msg| {
         let now = log_time as f64 * 1e-9;
         last_time = last_time.max(now);
-        let Some(state) = per_topic.get_mut(&topic.id) else {
+        // A map's update goes to its map's topic.
+        let (target, name) = updates
+            .get(&topic.id)
+            .map_or((topic.id, topic.name.as_str()), |(id, name)| (*id, name.as_str()));
+        let Some(state) = per_topic.get_mut(&target) else {
             return ControlFlow::Continue(());
         };
         let msg = match msg {
@@ -228,6 +257,14 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
                 .collect(),
             Role::ImageAnnotations if other_camera(None) => Vec::new(),
             Role::ImageAnnotations => super::annotations::apply_annotations(&mut state.lives, &msg, now),
+            r if r.is_display() => displays.apply(
+                &|f, t| place.world_from(f, t),
+                &mut state.lives,
+                name,
+                r,
+                &msg,
+                now,
+            ),
             Role::SceneUpdate => {
                 state.scene = true;
                 super::scene::apply(&mut state.lives, &msg, now, &|frame, t| {
@@ -262,6 +299,9 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     };
     let mut topics: Vec<(u32, TopicLives)> = per_topic.into_iter().collect();
     topics.sort_by_key(|t| t.0);
+    if options.tf_axes {
+        topics.push((u32::MAX, tf_axes(&tf, world.as_deref(), rec, &mut warnings)));
+    }
     for (_, mut state) in topics {
         state.lives.finish();
         // Drawn in the order they were shown, then by namespace and id:
@@ -311,6 +351,63 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     }
     log.warnings = warnings.finish();
     Ok(log)
+}
+
+/// The map topic each map's updates topic (`…_updates` of
+/// `map_msgs/OccupancyGridUpdate`) applies to: its id and name.
+fn map_updates(wanted: &[(u32, String, Role)]) -> HashMap<u32, (u32, String)> {
+    wanted
+        .iter()
+        .filter(|w| w.2 == Role::OccupancyGridUpdate)
+        .filter_map(|(id, name, _)| {
+            let base = name.strip_suffix("_updates")?;
+            let map = wanted
+                .iter()
+                .find(|w| w.1 == base && w.2 == Role::OccupancyGrid)?;
+            Some((*id, (map.0, map.1.clone())))
+        })
+        .collect()
+}
+
+/// The transform tree's frames as axes, as the lives of a topic `tf`
+/// whose entities are the frames (`tf/base_link`).
+fn tf_axes(tf: &TfTree, world: Option<&str>, rec: &Recording, warnings: &mut Warnings) -> TopicLives {
+    let mut lives = Lives::default();
+    match world {
+        None => warnings.push("--tf-axes: the recording has no transforms to draw".to_owned()),
+        Some(w) => {
+            let span = rec
+                .info()
+                .time_range
+                .map_or((0.0, 0.0), |(a, b)| (a as f64 * 1e-9, b as f64 * 1e-9));
+            let (pieces, unplaced) = super::tf_axes::pieces(tf, w, span);
+            if !unplaced.is_empty() {
+                warnings.push(format!(
+                    "--tf-axes: frames not connected to the world frame `{w}` are not drawn: {}",
+                    unplaced.join(", ")
+                ));
+            }
+            for p in pieces {
+                let life = Life {
+                    start: p.start,
+                    until: p.end,
+                    shapes: p.shapes,
+                    locked: None,
+                };
+                lives.ended.push(markers::Ended {
+                    key: (Arc::from(p.frame.as_str()), 0),
+                    start: p.start,
+                    end: p.end,
+                    life,
+                });
+            }
+        }
+    }
+    TopicLives {
+        entity_prefix: "tf".to_owned(),
+        lives,
+        scene: true,
+    }
 }
 
 /// What to say of a recording of which nothing is drawn: each topic and
@@ -791,17 +888,15 @@ mod foxglove_json {
         // Two arrows of 0.3 m: the first along x from (1, 2).
         let arrows = of("plan");
         assert!(!arrows.is_empty(), "{:?}", log.entities);
-        // The cloud: a dot on the floor at (4, 5), a ball at (6, 7, 1).
+        // The cloud: a set of two points, (4, 5, 0) and (6, 7, 1).
         let points = of("lidar");
-        assert_eq!(points.len(), 2, "{points:?}");
+        assert_eq!(points.len(), 1, "{points:?}");
         match &points[0] {
-            crate::log::Shape::Circle { center, .. } => assert_eq!((center.x, center.y), (4.0, 5.0)),
-            other => panic!("{other:?}"),
-        }
-        match &points[1] {
-            crate::log::Shape::Raised(r) => match **r {
-                crate::log::Raised::Sphere { center, .. } => assert_eq!(center, [6.0, 7.0, 1.0]),
-                ref other => panic!("{other:?}"),
+            crate::log::Shape::Raised(r) => match &**r {
+                crate::log::Raised::Points { points, .. } => {
+                    assert_eq!(&points[..], [[4.0, 5.0, 0.0], [6.0, 7.0, 1.0]])
+                }
+                other => panic!("{other:?}"),
             },
             other => panic!("{other:?}"),
         }

@@ -9,8 +9,11 @@
 //!   definition into a [`value::Value`] tree.
 //! - [`recording`]: a recording opened (container, definitions, the role
 //!   of each topic, the transform tree of [`tf`]).
-//! - [`drawings`]: markers ([`markers`]), paths and poses, and drawings in
-//!   the picture's pixels ([`annotations`]) as a log;
+//! - [`drawings`]: markers ([`markers`]), paths and poses, what RViz's
+//!   default displays draw of sensors, maps and poses ([`displays`]:
+//!   [`scan`], [`cloud2`], [`grid`], [`poses`]), the transform tree as
+//!   axes ([`tf_axes`]), and drawings in the picture's pixels
+//!   ([`annotations`]) as a log;
 //!   [`source`]: the camera topic as a frame source, its pictures decoded
 //!   by [`picture`] and its calibration made by [`camera`].
 //!
@@ -22,9 +25,12 @@ pub mod camera;
 pub mod cameras;
 pub mod cdr;
 pub mod cloud;
+pub mod cloud2;
 pub mod db3;
+pub mod displays;
 pub mod drawings;
 pub mod folder;
+pub mod grid;
 pub mod json;
 pub mod markers;
 mod mcap_check;
@@ -33,12 +39,15 @@ pub mod mesh;
 pub mod metadata;
 pub mod msgdef;
 pub mod picture;
+pub mod poses;
 pub mod protobuf;
 pub mod recording;
+pub mod scan;
 pub mod scene;
 pub mod source;
 pub mod split;
 pub mod tf;
+pub mod tf_axes;
 pub mod value;
 
 use std::path::Path;
@@ -122,6 +131,8 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
     let options = drawings::DrawingOptions {
         world: cx.options.world.clone(),
         topic: cx.options.topic.clone(),
+        tf_axes: cx.options.tf_axes,
+        intensity: cx.options.intensity,
     };
     drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
 }

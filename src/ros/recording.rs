@@ -61,6 +61,29 @@ pub enum Role {
     ImageMarkerArray,
     /// Foxglove's `ImageAnnotations`: drawings in the picture's pixels.
     ImageAnnotations,
+    /// `sensor_msgs/LaserScan`: points.
+    LaserScan,
+    /// `sensor_msgs/PointCloud2`: points.
+    PointCloud2,
+    /// `sensor_msgs/Range`: a cone.
+    Range,
+    /// `nav_msgs/OccupancyGrid`: cells on the floor.
+    OccupancyGrid,
+    /// `map_msgs/OccupancyGridUpdate`: a part of the map of the topic
+    /// without `_updates`.
+    OccupancyGridUpdate,
+    /// `nav_msgs/GridCells`: cells on the floor.
+    GridCells,
+    /// `nav_msgs/Odometry`: arrows and their covariance.
+    Odometry,
+    /// `geometry_msgs/PoseWithCovarianceStamped`: an arrow and its covariance.
+    PoseWithCovariance,
+    /// `geometry_msgs/PointStamped`: a ball.
+    PointStamped,
+    /// `geometry_msgs/PolygonStamped`: an outline.
+    PolygonStamped,
+    /// `geometry_msgs/Pose2D`: an arrow in the world frame.
+    Pose2D,
     /// Anything else.
     Other,
 }
@@ -91,6 +114,17 @@ impl Role {
                 Role::ImageMarkerArray
             }
             "foxglove_msgs/msg/ImageAnnotations" | "foxglove.ImageAnnotations" => Role::ImageAnnotations,
+            "sensor_msgs/msg/LaserScan" => Role::LaserScan,
+            "sensor_msgs/msg/PointCloud2" => Role::PointCloud2,
+            "sensor_msgs/msg/Range" => Role::Range,
+            "nav_msgs/msg/OccupancyGrid" => Role::OccupancyGrid,
+            "map_msgs/msg/OccupancyGridUpdate" => Role::OccupancyGridUpdate,
+            "nav_msgs/msg/GridCells" => Role::GridCells,
+            "nav_msgs/msg/Odometry" => Role::Odometry,
+            "geometry_msgs/msg/PoseWithCovarianceStamped" => Role::PoseWithCovariance,
+            "geometry_msgs/msg/PointStamped" => Role::PointStamped,
+            "geometry_msgs/msg/PolygonStamped" => Role::PolygonStamped,
+            "geometry_msgs/msg/Pose2D" => Role::Pose2D,
             _ => Role::Other,
         }
     }
@@ -108,21 +142,41 @@ impl Role {
         )
     }
 
-    /// Drawings, placed in the world or in the picture's pixels.
-    pub fn is_drawing(self) -> bool {
+    /// What RViz's default displays draw of sensors, maps and poses
+    /// ([`super::displays`]).
+    pub fn is_display(self) -> bool {
         matches!(
             self,
-            Role::Marker
-                | Role::MarkerArray
-                | Role::Path
-                | Role::PoseStamped
-                | Role::PoseArray
-                | Role::SceneUpdate
-                | Role::PointCloud
-                | Role::ImageMarker
-                | Role::ImageMarkerArray
-                | Role::ImageAnnotations
+            Role::LaserScan
+                | Role::PointCloud2
+                | Role::Range
+                | Role::OccupancyGrid
+                | Role::OccupancyGridUpdate
+                | Role::GridCells
+                | Role::Odometry
+                | Role::PoseWithCovariance
+                | Role::PointStamped
+                | Role::PolygonStamped
+                | Role::Pose2D
         )
+    }
+
+    /// Drawings, placed in the world or in the picture's pixels.
+    pub fn is_drawing(self) -> bool {
+        self.is_display()
+            || matches!(
+                self,
+                Role::Marker
+                    | Role::MarkerArray
+                    | Role::Path
+                    | Role::PoseStamped
+                    | Role::PoseArray
+                    | Role::SceneUpdate
+                    | Role::PointCloud
+                    | Role::ImageMarker
+                    | Role::ImageMarkerArray
+                    | Role::ImageAnnotations
+            )
     }
 
     /// Why messages of this role are not drawn (`None`: they are drawn,
@@ -154,6 +208,17 @@ impl Role {
             | Role::PoseArray
             | Role::SceneUpdate
             | Role::PointCloud => "drawn",
+            Role::OccupancyGridUpdate => "drawn (updates its map)",
+            Role::LaserScan
+            | Role::PointCloud2
+            | Role::Range
+            | Role::OccupancyGrid
+            | Role::GridCells
+            | Role::Odometry
+            | Role::PoseWithCovariance
+            | Role::PointStamped
+            | Role::PolygonStamped
+            | Role::Pose2D => "drawn",
             Role::ImageMarker | Role::ImageMarkerArray | Role::ImageAnnotations => {
                 "drawn in the picture's pixels"
             }
@@ -319,8 +384,7 @@ impl Recording {
             .filter(|t| topics.contains(&t.id))
             .map(|t| (t.id, t.clone()))
             .collect();
-        let registry = &self.registry;
-        let protobuf = &self.protobuf;
+        let (registry, protobuf) = (&self.registry, &self.protobuf);
         let notes = self.bag.read(topics, from, &mut |m| {
             let Some(topic) = by_id.get(&m.topic) else {
                 return ControlFlow::Continue(());
@@ -339,15 +403,16 @@ impl Recording {
             } else {
                 m.data
             };
-            let decoded = match topic.encoding {
-                Encoding::Json => super::json::decode(&topic.type_name, data),
-                Encoding::Protobuf => protobuf.decode(&topic.type_name, data),
-                _ => super::cdr::decode(registry, &topic.type_name, data).map_err(|e| e.to_string()),
-            }
-            .map_err(|e| format!("{e} (its first bytes: {})", first_bytes(data)));
+            let decoded = decode(registry, protobuf, topic, data)
+                .map_err(|e| format!("{e} (its first bytes: {})", first_bytes(data)));
             each(topic, m.log_time, decoded)
         })?;
         Ok(notes)
+    }
+
+    /// A message of `topic` decoded from its bytes, or why it cannot be.
+    pub fn decode<'a>(&self, topic: &Topic, bytes: &'a [u8]) -> Result<Struct<'a>, String> {
+        decode(&self.registry, &self.protobuf, topic, bytes)
     }
 
     /// The transform tree of every `tf2_msgs/TFMessage` topic (a topic
@@ -390,6 +455,20 @@ impl Recording {
         notes.extend(kept);
         notes.extend(problems.summary());
         Ok((tree, notes))
+    }
+}
+
+/// A message decoded by its topic's encoding.
+fn decode<'a>(
+    registry: &Registry,
+    protobuf: &super::protobuf::Descriptors,
+    topic: &Topic,
+    bytes: &'a [u8],
+) -> Result<Struct<'a>, String> {
+    match topic.encoding {
+        Encoding::Json => super::json::decode(&topic.type_name, bytes),
+        Encoding::Protobuf => protobuf.decode(&topic.type_name, bytes),
+        _ => super::cdr::decode(registry, &topic.type_name, bytes).map_err(|e| e.to_string()),
     }
 }
 

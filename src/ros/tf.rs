@@ -196,6 +196,36 @@ impl TfTree {
         self.links.contains_key(frame) || self.links.values().any(|l| l.parent == frame)
     }
 
+    /// Every frame named by a transform, sorted.
+    pub fn frames(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .links
+            .iter()
+            .flat_map(|(child, l)| [child.clone(), l.parent.clone()])
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The parent of `frame`, when a transform gives it one.
+    pub fn parent(&self, frame: &str) -> Option<&str> {
+        self.links.get(frame_name(frame)).map(|l| l.parent.as_str())
+    }
+
+    /// The first and last stamp of any moving transform (`None` when
+    /// every transform is static).
+    pub fn span(&self) -> Option<(f64, f64)> {
+        let stamps = self
+            .links
+            .values()
+            .flat_map(|l| l.stamped.iter().map(|(t, _)| *t));
+        stamps.fold(None, |acc, t| match acc {
+            None => Some((t, t)),
+            Some((a, b)) => Some((a.min(t), b.max(t))),
+        })
+    }
+
     /// The frames with no parent, the one with the most frames below it first.
     pub fn roots(&self) -> Vec<String> {
         let mut count: HashMap<&str, usize> = HashMap::new();

@@ -19,8 +19,9 @@ pub enum Value<'a> {
     Float(f64),
     /// `string`, `wstring`.
     Str(Cow<'a, str>),
-    /// Arrays and sequences of `uint8`, `byte` or `char`: the bytes as they
-    /// are (borrowed from the message where the encoding allows).
+    /// Arrays and sequences of `uint8`, `byte`, `char` or `int8` (two's
+    /// complement): the bytes as they are (borrowed from the message where
+    /// the encoding allows).
     Bytes(Cow<'a, [u8]>),
     /// Any other array or sequence.
     Array(Vec<Value<'a>>),

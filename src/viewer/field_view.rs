@@ -36,6 +36,12 @@ pub fn extent(log: &Log) -> Option<(Vec2, Vec2)> {
             Shape::Point { position, .. } => add(*position, 0.0),
             Shape::Sector { center, outer, .. } => add(*center, *outer),
             Shape::Text { .. } | Shape::Picture(_) => {}
+            Shape::Cells(c) => {
+                if let Some((a, b)) = c.extent() {
+                    add(a, 0.0);
+                    add(b, 0.0);
+                }
+            }
             Shape::Raised(r) => {
                 let (x, y, _) = r.extent();
                 add(Vec2::new(x[0], y[0]), 0.0);

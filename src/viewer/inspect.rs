@@ -54,6 +54,10 @@ pub fn hit_test(
     best
 }
 
+/// Cells of a grid whose rectangles are outlined one by one: more are
+/// outlined by the box around them.
+const MAX_CELL_OUTLINES: usize = 4096;
+
 /// The picture outline of `shape` (polylines), as drawn.
 pub fn outline(shape: &Shape, calibration: &Calibration, out: &mut Vec<Vec<PixelPoint>>) {
     out.clear();
@@ -65,6 +69,18 @@ pub fn outline(shape: &Shape, calibration: &Calibration, out: &mut Vec<Vec<Pixel
         }
         Shape::Raised(r) => {
             crate::draw::raised::raised_outline(r, calibration, TOL_PX, out);
+        }
+        Shape::Cells(c) => {
+            // Each rectangle, up to a bound (a map's thousands would make
+            // the pointer slow); beyond it the box around them all.
+            if c.len() <= MAX_CELL_OUTLINES {
+                for r in c.rects() {
+                    calibration.project_polyline(&c.corners(r), true, TOL_PX, out);
+                }
+            } else if let Some((lo, hi)) = c.extent() {
+                let corners = [lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y)];
+                calibration.project_polyline(&corners, true, TOL_PX, out);
+            }
         }
         Shape::Circle { center, radius } => calibration.project_circle(*center, *radius, TOL_PX, out),
         Shape::Line { start, end } => calibration.project_polyline(&[*start, *end], false, TOL_PX, out),
@@ -209,6 +225,12 @@ pub fn describe(log: &Log, position: usize, precision: usize) -> String {
             sweep.to_degrees()
         ),
         Shape::Raised(r) => describe_raised(r, precision),
+        Shape::Cells(c) => {
+            let span = c
+                .extent()
+                .map_or_else(String::new, |(lo, hi)| format!(" within {} … {}", v(lo), v(hi)));
+            format!("{} rectangles of cells{span}", c.len())
+        }
         // Readers refuse a picture shape inside another.
         Shape::Picture(_) => "picture shape".to_owned(),
     };
@@ -274,6 +296,10 @@ fn describe_raised(r: &Raised, precision: usize) -> String {
             n(size[2]),
             orientation.to_degrees()
         ),
+        Raised::Cone { apex, base, radius } => {
+            format!("cone from {} to {} radius {}", v(apex), v(base), n(*radius))
+        }
+        Raised::Points { points, .. } => format!("{} points", points.len()),
     };
     format!("{what}; {heights}")
 }

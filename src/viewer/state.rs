@@ -139,6 +139,10 @@ pub struct OpenRequest {
     /// A recording's picture topic and world frame.
     pub topic: Option<String>,
     pub world: Option<String>,
+    /// A recording's transform tree as axes, its scans and clouds coloured
+    /// by intensity.
+    pub tf_axes: bool,
+    pub intensity: bool,
     /// A level mapping file, instead of the session's.
     pub levels: Option<PathBuf>,
 }
@@ -244,6 +248,8 @@ impl Document {
         if req.world.is_some() {
             session.picture.world = req.world.clone();
         }
+        session.picture.tf_axes |= req.tf_axes;
+        session.picture.intensity |= req.intensity;
         if req.levels.is_some() {
             session.levels = req.levels.clone();
         }

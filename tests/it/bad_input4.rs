@@ -341,6 +341,7 @@ fn a_recording_damaged_before_its_first_picture_is_refused_with_the_damage() {
         stderr(&o)
     );
     assert!(!out.exists());
+}
 
 /// A real file of the league corpus (`tests/data/real/`), decompressed.
 fn real_text(dir: &str, name: &str) -> String {

@@ -40,6 +40,7 @@ mod real_2d;
 mod real_3d;
 mod real_cameras;
 mod ros_bags;
+mod ros_displays;
 mod ros_folders;
 mod sdk;
 mod sdk_script;

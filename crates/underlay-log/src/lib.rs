@@ -48,12 +48,15 @@
 //!   `proto/underlay.proto`, inside this crate): a 10-byte prefix, then
 //!   varint-delimited protobuf records, optionally zstd-compressed;
 //!   version 1 for shapes on the floor, 2 when the log has shapes above it
-//!   ([`raised`]), 3 with shapes in the picture's pixels. Its reader
+//!   ([`raised`]), 3 with shapes in the picture's pixels, 4 with cones,
+//!   sets of points or cells of a grid. Its reader
 //!   and writer are hand-written for speed; `reference` (feature
 //!   `reference`) does the same through prost's types generated from the
 //!   schema (`proto`), and the tests check the two against each other.
 //! - [`text`]: the thesis's human-readable text notation, extended so that
 //!   it holds everything the model holds.
+//! - [`cells`]: the cells of a grid on the floor as one shape (a map's
+//!   occupied, free or unknown cells), runs merged into rectangles.
 //! - [`writer`]: the streaming [`Writer`]; [`net`]: its UDP and TCP sinks.
 //! - [`levels`]: level mapping files (which level an entity's shapes are
 //!   drawn at).
@@ -100,6 +103,7 @@
 //! - `test-util`: `testutil`, sample logs and proptest strategies for
 //!   random valid logs (the application's tests and benchmarks use them).
 
+pub mod cells;
 mod error;
 pub mod geom;
 pub mod levels;

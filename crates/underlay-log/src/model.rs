@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 
+pub use super::cells::Cells;
 pub use super::raised::Raised;
 pub use crate::geom::Vec2;
 pub use crate::geom::vec3::Vec3;
@@ -221,6 +222,12 @@ pub enum Shape {
     },
     /// A shape with heights, above the floor ([`Raised`]).
     Raised(Box<Raised>),
+    /// Cells of a grid on the floor ([`Cells`]: a map's occupied cells,
+    /// its free ones …): rectangles filled as one area in the style's fill
+    /// colour (its colour when it has no fill), never outlined. Shared
+    /// (`Arc`): a copy costs nothing, and a drawing of it can be kept
+    /// while the camera stays where it is.
+    Cells(std::sync::Arc<Cells>),
     /// A floor shape whose coordinates are pixels of the picture, not the
     /// world: x to the right and y down from the centre of the top-left
     /// pixel, angles from x towards y (clockwise on screen), every size and
@@ -245,6 +252,7 @@ impl Shape {
             Shape::Sector { inner, outer, .. } if inner == outer => "arc",
             Shape::Sector { .. } => "sector",
             Shape::Raised(r) => r.kind_name(),
+            Shape::Cells(_) => "cells",
             Shape::Picture(s) => s.kind_name(),
         }
     }
@@ -261,6 +269,7 @@ impl Shape {
             Shape::Picture(s) => match **s {
                 Shape::Raised(_) => Some("a shape in the picture's pixels cannot have heights"),
                 Shape::Picture(_) => Some("a shape in the picture's pixels holds another one"),
+                Shape::Cells(_) => Some("cells of a grid lie on the floor, not in the picture's pixels"),
                 _ => None,
             },
             _ => None,

@@ -154,6 +154,11 @@ impl From<&Shape> for pb::primitive::Shape {
                 sweep: *sweep,
             }),
             Shape::Raised(r) => raised_to_pb(r),
+            Shape::Cells(c) => S::Cells(pb::Cells {
+                origin: Some(c.origin.into()),
+                yaw: c.yaw,
+                rects: c.rects().flatten().copied().collect(),
+            }),
             Shape::Picture(s) => (&**s).into(),
         }
     }
@@ -208,6 +213,16 @@ fn raised_to_pb(r: &Raised) -> pb::primitive::Shape {
             base: pb_vec3(*base),
             size: pb_vec3(*size),
             orientation: *orientation,
+        }),
+        Raised::Cone { apex, base, radius } => S::Cone(pb::Cone {
+            apex: pb_vec3(*apex),
+            base: pb_vec3(*base),
+            radius: *radius,
+        }),
+        Raised::Points { points, colors, size } => S::Points3(pb::Points3 {
+            xyz: points.iter().flatten().copied().collect(),
+            colors: colors.iter().map(|c| c.0).collect(),
+            size: *size,
         }),
     }
 }
@@ -283,6 +298,24 @@ impl From<pb::primitive::Shape> for Shape {
                 size: vec3(b.size),
                 orientation: b.orientation,
             }),
+            S::Cone(c) => raised(Raised::Cone {
+                apex: vec3(c.apex),
+                base: vec3(c.base),
+                radius: c.radius,
+            }),
+            S::Points3(p) => raised(Raised::Points {
+                points: p.xyz.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
+                colors: p.colors.into_iter().map(Rgba).collect(),
+                size: p.size,
+            }),
+            S::Cells(c) => Shape::Cells(std::sync::Arc::new(crate::Cells::new(
+                vec2(c.origin),
+                c.yaw,
+                c.rects
+                    .chunks_exact(4)
+                    .map(|r| [r[0], r[1], r[2], r[3]])
+                    .collect(),
+            ))),
         }
     }
 }
@@ -466,6 +499,7 @@ mod tests {
             crate::testutil::sample(),
             crate::testutil::sample_raised(),
             crate::testutil::sample_picture(),
+            crate::testutil::sample_bulk(),
         ] {
             assert_eq!(native::to_bytes(&log), encode(&log));
         }
@@ -484,10 +518,18 @@ mod tests {
             proptest::prop_assert_eq!(&fast, &encode(&log));
             proptest::prop_assert_eq!(&decode(&fast).unwrap(), &log);
             proptest::prop_assert_eq!(&native::read(&fast[..]).unwrap(), &log);
-            // Version 3 exactly when the log has a shape in the picture's
-            // pixels, else 2 exactly when it has one above the floor.
+            // Version 4 exactly when the log has a cone, points or cells,
+            // else 3 exactly when it has a shape in the picture's pixels,
+            // else 2 exactly when it has one above the floor.
             let has = |f: fn(&Shape) -> bool| log.primitives.iter().any(|p| f(&p.shape));
-            let version = if has(|s| matches!(s, Shape::Picture(_))) {
+            let bulk = |s: &Shape| match s {
+                Shape::Cells(_) => true,
+                Shape::Raised(r) => matches!(**r, Raised::Cone { .. } | Raised::Points { .. }),
+                _ => false,
+            };
+            let version = if has(bulk) {
+                4
+            } else if has(|s| matches!(s, Shape::Picture(_))) {
                 3
             } else if has(|s| matches!(s, Shape::Raised(_))) {
                 2
@@ -504,6 +546,7 @@ mod tests {
             crate::testutil::sample(),
             crate::testutil::sample_raised(),
             crate::testutil::sample_picture(),
+            crate::testutil::sample_bulk(),
         ] {
             let bytes = encode(&log);
             assert_eq!(decode(&bytes).unwrap(), log);

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::names::PathNames;
 use super::{EntityId, FrameTime, Log, Shape};
 
-const KINDS: [&str; 25] = [
+const KINDS: [&str; 28] = [
     "circle",
     "line",
     "rectangle",
@@ -40,6 +40,10 @@ const KINDS: [&str; 25] = [
     "picture point",
     "picture arc",
     "picture sector",
+    // What RViz draws of sensors and maps.
+    "cone",
+    "points",
+    "cells",
 ];
 
 /// The index in [`KINDS`] of a floor shape (and of a picture shape's
@@ -55,6 +59,7 @@ fn floor_kind(shape: &Shape) -> usize {
         Shape::Sector { inner, outer, .. } if inner == outer => 6,
         Shape::Sector { .. } => 7,
         Shape::Raised(ref r) => raised_kind(r),
+        Shape::Cells(_) => 27,
         // Readers refuse a picture shape inside another.
         Shape::Picture(_) => 0,
     }
@@ -71,6 +76,8 @@ fn raised_kind(r: &super::Raised) -> usize {
         "point" => 13,
         "sphere" => 14,
         "cylinder" => 15,
+        "cone" => 25,
+        "points" => 26,
         _ => 16,
     }
 }

@@ -220,6 +220,72 @@ pub fn sample_raised() -> Log {
     log
 }
 
+/// A small log with a cone, a set of points (coloured one by one) and a
+/// grid's cells beside a floor shape: a format-version-4 log.
+pub fn sample_bulk() -> Log {
+    let mut log = Log::new();
+    log.header.name = "rviz".into();
+    log.header.world_unit = "m".into();
+    let map = log.entities.intern("map/occupied");
+    let scan = log.entities.intern("scan/0");
+    let style = |color| Style {
+        color: Rgba::from_rgb(color),
+        fill: Some(Rgba::from_rgb(color).with_alpha(128)),
+        thickness: 0.0,
+        unit: ThicknessUnit::Pixels,
+    };
+    let p = |shape, color, entity| Primitive {
+        shape,
+        style: style(color),
+        entity,
+        level: 1,
+    };
+    log.push_frame(
+        FrameTime::Persistent {
+            start: 10.0,
+            end: f64::INFINITY,
+        },
+        vec![
+            p(
+                Shape::Cells(std::sync::Arc::new(crate::Cells::new(
+                    Vec2::new(-5.0, -2.5),
+                    0.25,
+                    vec![[0.0, 0.0, 0.5, 0.05], [0.5, 0.05, 0.55, 1.0]],
+                ))),
+                0x000000,
+                map,
+            ),
+            p(
+                Shape::Raised(Box::new(Raised::Points {
+                    points: vec![[1.0, 2.0, 0.2], [1.5, -0.25, 0.0]].into(),
+                    colors: vec![Rgba::from_rgb(0xff0000), Rgba(0x00ff0080)].into(),
+                    size: 3.0,
+                })),
+                0xff0000,
+                scan,
+            ),
+            p(
+                Shape::Raised(Box::new(Raised::Cone {
+                    apex: [0.0, 0.0, 0.3],
+                    base: [1.0, 0.0, 0.3],
+                    radius: 0.2,
+                })),
+                0xffffff,
+                scan,
+            ),
+            p(
+                Shape::Circle {
+                    center: Vec2::new(0.0, 0.0),
+                    radius: 0.1,
+                },
+                0x00ff00,
+                scan,
+            ),
+        ],
+    );
+    log
+}
+
 /// A small log with shapes in the picture's pixels beside a floor shape
 /// and one above the floor: a format-version-3 log.
 pub fn sample_picture() -> Log {
@@ -357,6 +423,49 @@ pub fn raised_shape() -> impl Strategy<Value = Shape> {
     .prop_map(|r| Shape::Raised(Box::new(r)))
 }
 
+fn coord32() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        4 => (-10_000i32..10_000).prop_map(|v| v as f32),
+        2 => -1e4f32..1e4,
+        1 => (prop::num::f32::NORMAL | prop::num::f32::SUBNORMAL | prop::num::f32::ZERO).prop_map(|v| v + 0.0),
+    ]
+}
+
+/// Any shape of format version 4 that can be drawn: a cone, a set of
+/// points (with or without a colour each), cells of a grid.
+pub fn bulk_shape() -> impl Strategy<Value = Shape> {
+    let points = (
+        prop::collection::vec([coord32(), coord32(), coord32()], 1..12),
+        any::<bool>(),
+        size(),
+    )
+        .prop_flat_map(|(pts, coloured, size)| {
+            let n = if coloured { pts.len() } else { 0 };
+            (Just(pts), prop::collection::vec(color(), n), Just(size))
+        })
+        .prop_map(|(points, colors, size)| {
+            Shape::Raised(Box::new(Raised::Points {
+                points: points.into(),
+                colors: colors.into(),
+                size,
+            }))
+        });
+    let rect = (
+        coord32(),
+        coord32(),
+        coord32().prop_map(f32::abs),
+        coord32().prop_map(f32::abs),
+    )
+        .prop_map(|(x, y, w, h)| [x, y, x + w, y + h])
+        .prop_filter("finite", |r| r.iter().all(|v| v.is_finite()));
+    let cells = (point(), coord(), prop::collection::vec(rect, 1..8)).prop_map(|(origin, yaw, rects)| {
+        Shape::Cells(std::sync::Arc::new(crate::Cells::new(origin, yaw, rects)))
+    });
+    let cone = (point3(), point3(), size())
+        .prop_map(|(apex, base, radius)| Shape::Raised(Box::new(Raised::Cone { apex, base, radius })));
+    prop_oneof![points, cells, cone]
+}
+
 /// Any shape on the floor that can be drawn.
 pub fn floor_shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
@@ -481,14 +590,16 @@ fn header() -> impl Strategy<Value = Header> {
 }
 
 /// A random valid log: every value drawable, entity parents acyclic;
-/// half of them with shapes above the floor (format version 2) or in the
-/// picture's pixels (version 3), half with neither (version 1).
+/// half of them with shapes above the floor (format version 2), in the
+/// picture's pixels (version 3) or cones, points and cells (version 4),
+/// half with none of them (version 1).
 pub fn arb_log() -> impl Strategy<Value = Log> {
     // Boxed: the nested strategies' types overflow a debug build's stack.
     let mixed = prop_oneof![
         4 => floor_shape().boxed(),
         2 => raised_shape().boxed(),
         1 => floor_shape().prop_map(Shape::picture).boxed(),
+        1 => bulk_shape().boxed(),
     ]
     .boxed();
     prop_oneof![arb_floor_log(), log_of(mixed)]

@@ -285,6 +285,7 @@ fn shape_drawable(shape: &Shape) -> bool {
                 && sweep.is_finite()
         }
         Shape::Raised(r) => r.problem().is_none(),
+        Shape::Cells(c) => c.problem().is_none(),
         Shape::Picture(inner) => shape.picture_problem().is_none() && shape_drawable(inner),
     }
 }
@@ -356,6 +357,7 @@ fn problem_of(shape: &Shape) -> Option<String> {
             .or_else(|| (!start.is_finite()).then(|| format!("start angle {start} is not finite")))
             .or_else(|| (!sweep.is_finite()).then(|| format!("sweep {sweep} is not finite"))),
         Shape::Raised(r) => r.invalid().map(|why| format!("raised {}: {why}", r.kind_name())),
+        Shape::Cells(c) => c.problem().map(str::to_owned),
         Shape::Picture(inner) => shape
             .picture_problem()
             .map(str::to_owned)

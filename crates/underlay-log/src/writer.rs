@@ -816,6 +816,21 @@ impl<W: Write> Writer<W> {
             ));
             return;
         }
+        let bulk = match &p.shape {
+            Shape::Cells(_) => true,
+            Shape::Raised(r) => matches!(**r, Raised::Cone { .. } | Raised::Points { .. }),
+            _ => false,
+        };
+        if bulk {
+            // Format version 4 (what RViz draws of sensors and maps):
+            // written by `log convert` and `log::save`, not streamed.
+            self.fail(format!(
+                "a {} was not written: the writer streams format versions 1 to 3, and cones, points and \
+                 cells need version 4 (save the log with log::save instead)",
+                p.shape.kind_name()
+            ));
+            return;
+        }
         if matches!(p.shape, Shape::Raised(_)) && !(self.opts.heights || self.opts.picture) {
             self.fail(format!(
                 "{} above the floor was not written: a log without heights (format version 1) cannot \

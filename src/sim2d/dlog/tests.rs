@@ -55,7 +55,7 @@ fn check_sane(log: &Log) {
                 center.x.is_finite() && center.y.is_finite() && size.x >= 0.0 && size.y >= 0.0
             }
             Shape::Raised(r) => r.invalid().is_none(),
-            Shape::Picture(_) => false,
+            Shape::Picture(_) | Shape::Cells(_) => false,
         };
         assert!(ok, "{p:?}");
     }

@@ -91,6 +91,11 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
                 }
                 inspect::outline(&p.shape, &view, &mut lines);
                 for pl in &lines {
+                    if let [one] = pl.as_slice() {
+                        // A point of a cloud.
+                        painter.circle_filled(at(one), 1.5, color);
+                        continue;
+                    }
                     painter.add(egui::Shape::line(
                         pl.iter().map(at).collect(),
                         Stroke::new(1.5, color),
@@ -122,6 +127,15 @@ fn stem(r: &Raised) -> Option<([f64; 3], [f64; 3])> {
         Raised::Text { anchor: p, .. } | Raised::Point { position: p, .. } => *p,
         Raised::Cylinder { base, height, .. } => [base[0], base[1], base[2] + height],
         Raised::Box { base, size, .. } => [base[0], base[1], base[2] + size[2]],
+        Raised::Cone { apex, base, .. } => {
+            if apex[2] >= base[2] {
+                *apex
+            } else {
+                *base
+            }
+        }
+        // A cloud's points have no one stem.
+        Raised::Points { .. } => return None,
     };
     Some((top, [top[0], top[1], 0.0]))
 }

@@ -1,7 +1,8 @@
 //! Decoding the messages inside records by hand: the header and its
 //! display hints, primitives and their shapes — on the floor (`Primitive`
 //! fields 1 to 7), above it (fields 14 to 20, format version 2) and in the
-//! picture's pixels (a floor shape and field 21, format version 3). The
+//! picture's pixels (a floor shape and field 21, format version 3), cones,
+//! sets of points and cells of a grid (fields 22 to 24, version 4). The
 //! record loop ([`super::Decoder`]) calls these; field numbers are those
 //! of `proto/underlay.proto`.
 
@@ -22,6 +23,10 @@ pub(super) const CYLINDER: u32 = 19;
 pub(super) const BOX3: u32 = 20;
 /// The `Primitive` field that puts its shape in the picture's pixels.
 pub(super) const PICTURE: u32 = 21;
+// `Primitive` fields of format version 4.
+pub(super) const CONE: u32 = 22;
+pub(super) const POINTS3: u32 = 23;
+pub(super) const CELLS: u32 = 24;
 
 #[inline(always)]
 pub(super) fn decode_vec2(r: &mut Reader<'_>) -> WireResult<Vec2> {
@@ -114,6 +119,9 @@ pub(super) fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primiti
         match (f, w) {
             (1..=7, LEN) => shape = Some(decode_shape(f, &mut m.sub()?)?),
             (PATH3..=BOX3, LEN) => shape = Some(Shape::Raised(Box::new(decode_raised(f, &mut m.sub()?)?))),
+            (CONE, LEN) => shape = Some(Shape::Raised(Box::new(decode_cone(&mut m.sub()?)?))),
+            (POINTS3, LEN) => shape = Some(Shape::Raised(Box::new(decode_points(&mut m.sub()?)?))),
+            (CELLS, LEN) => shape = Some(Shape::Cells(std::sync::Arc::new(decode_cells(&mut m.sub()?)?))),
             (8, VARINT) => entity = m.varint()? as u32,
             (9, VARINT) => level = wire::unzigzag32(m.varint()?),
             (10, wire::I32) => style.color = Rgba(m.fixed32()?),
@@ -130,7 +138,7 @@ pub(super) fn decode_primitive(m: &mut Reader<'_>) -> WireResult<(Result<Primiti
                 }
             }
             (PICTURE, VARINT) => picture = m.varint()? != 0,
-            (1..=13 | PATH3..=BOX3 | PICTURE, _) => {
+            (1..=13 | PATH3..=BOX3 | PICTURE..=CELLS, _) => {
                 return Err(m.error(format!("primitive field {f} has wire type {w}")));
             }
             _ => m.skip(w)?,
@@ -356,4 +364,101 @@ fn raised_kind_name(kind: u32) -> &'static str {
         CYLINDER => "cylinder",
         _ => "box",
     }
+}
+
+/// A `Cone` message.
+fn decode_cone(m: &mut Reader<'_>) -> WireResult<Raised> {
+    let (mut apex, mut base, mut radius) = ([0.0; 3], [0.0; 3], 0.0);
+    while !m.is_empty() {
+        let (f, w) = m.key()?;
+        match (f, w) {
+            (1, LEN) => apex = decode_vec3(m)?,
+            (2, LEN) => base = decode_vec3(m)?,
+            (3, wire::I64) => radius = m.f64()?,
+            (1..=3, _) => return Err(m.error(format!("field {f} of a cone has wire type {w}"))),
+            _ => m.skip(w)?,
+        }
+    }
+    Ok(Raised::Cone { apex, base, radius })
+}
+
+/// Appends the values of a `repeated float` or `repeated fixed32` field,
+/// packed (`LEN`) or one by one (`I32`), as protobuf's parsers must accept
+/// both; the values never outnumber the bytes read.
+fn repeated_32(m: &mut Reader<'_>, w: u32, out: &mut Vec<u32>) -> WireResult<()> {
+    match w {
+        LEN => {
+            let b = m.bytes()?;
+            if b.len() % 4 != 0 {
+                return Err(m.error(format!(
+                    "a packed field of 4-byte values is {} bytes long",
+                    b.len()
+                )));
+            }
+            out.extend(
+                b.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            Ok(())
+        }
+        _ => {
+            out.push(m.fixed32()?);
+            Ok(())
+        }
+    }
+}
+
+/// A `Points3` message: its coordinates must come in threes.
+fn decode_points(m: &mut Reader<'_>) -> WireResult<Raised> {
+    let (mut xyz, mut colors, mut size) = (Vec::new(), Vec::new(), 0.0);
+    while !m.is_empty() {
+        let (f, w) = m.key()?;
+        match (f, w) {
+            (1 | 2, LEN | wire::I32) => repeated_32(m, w, if f == 1 { &mut xyz } else { &mut colors })?,
+            (3, wire::I64) => size = m.f64()?,
+            (1..=3, _) => return Err(m.error(format!("field {f} of a set of points has wire type {w}"))),
+            _ => m.skip(w)?,
+        }
+    }
+    if xyz.len() % 3 != 0 {
+        return Err(m.error(format!(
+            "a set of points has {} coordinates, not a multiple of 3",
+            xyz.len()
+        )));
+    }
+    let points: Vec<[f32; 3]> = xyz
+        .chunks_exact(3)
+        .map(|c| [c[0], c[1], c[2]].map(f32::from_bits))
+        .collect();
+    Ok(Raised::Points {
+        points: points.into(),
+        colors: colors.into_iter().map(Rgba).collect(),
+        size,
+    })
+}
+
+/// A `Cells` message: its rectangles' corners must come in fours.
+fn decode_cells(m: &mut Reader<'_>) -> WireResult<crate::Cells> {
+    let (mut origin, mut yaw, mut rects) = (Vec2::ZERO, 0.0, Vec::new());
+    while !m.is_empty() {
+        let (f, w) = m.key()?;
+        match (f, w) {
+            (1, LEN) => origin = decode_vec2(m)?,
+            (2, wire::I64) => yaw = m.f64()?,
+            (3, LEN | wire::I32) => repeated_32(m, w, &mut rects)?,
+            (1..=3, _) => return Err(m.error(format!("field {f} of cells has wire type {w}"))),
+            _ => m.skip(w)?,
+        }
+    }
+    if rects.len() % 4 != 0 {
+        return Err(m.error(format!(
+            "cells have {} corner values, not a multiple of 4",
+            rects.len()
+        )));
+    }
+    let rects = rects
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]].map(f32::from_bits))
+        .collect();
+    Ok(crate::Cells::new(origin, yaw, rects))
 }

@@ -16,9 +16,9 @@
 
 use std::io::{self, Write};
 
-use super::decode::{BOX3, CIRCLE3, CYLINDER, PATH3, PICTURE, POINT3, SPHERE, TEXT3};
+use super::decode::{BOX3, CELLS, CIRCLE3, CONE, CYLINDER, PATH3, PICTURE, POINT3, POINTS3, SPHERE, TEXT3};
 use super::{
-    FLOOR_VERSION, PICTURE_VERSION, RAISED_VERSION, RECORD_ENTITY, RECORD_FRAME, RECORD_HEADER,
+    BULK_VERSION, FLOOR_VERSION, PICTURE_VERSION, RAISED_VERSION, RECORD_ENTITY, RECORD_FRAME, RECORD_HEADER,
     versioned_prefix,
 };
 use crate::raised::UP;
@@ -28,16 +28,23 @@ use crate::{
     ThicknessUnit, TimeUnit, Vec2, Vec3,
 };
 
-/// The format version `log` is written in: [`PICTURE_VERSION`] when it
-/// has a shape in the picture's pixels, else [`RAISED_VERSION`] when it has
-/// a shape above the floor, else [`FLOOR_VERSION`].
+/// The format version `log` is written in: [`BULK_VERSION`] when it has
+/// a cone, a set of points or cells, else [`PICTURE_VERSION`] when it has
+/// a shape in the picture's pixels, else [`RAISED_VERSION`] when it has a
+/// shape above the floor, else [`FLOOR_VERSION`].
 pub fn version_for(log: &Log) -> u8 {
     let mut version = FLOOR_VERSION;
     for p in log.frames.iter().flat_map(|f| log.frame_primitives(f)) {
-        match p.shape {
-            Shape::Picture(_) => return PICTURE_VERSION,
-            Shape::Raised(_) => version = RAISED_VERSION,
-            _ => {}
+        let v = match &p.shape {
+            Shape::Cells(_) => BULK_VERSION,
+            Shape::Raised(r) if matches!(**r, Raised::Cone { .. } | Raised::Points { .. }) => BULK_VERSION,
+            Shape::Picture(_) => PICTURE_VERSION,
+            Shape::Raised(_) => RAISED_VERSION,
+            _ => FLOOR_VERSION,
+        };
+        version = version.max(v);
+        if version == BULK_VERSION {
+            break;
         }
     }
     version
@@ -94,7 +101,10 @@ fn shape_field(shape: &Shape) -> u32 {
             Raised::Sphere { .. } => SPHERE,
             Raised::Cylinder { .. } => CYLINDER,
             Raised::Box { .. } => BOX3,
+            Raised::Cone { .. } => CONE,
+            Raised::Points { .. } => POINTS3,
         },
+        Shape::Cells(_) => CELLS,
         Shape::Picture(s) => shape_field(s),
     }
 }
@@ -133,7 +143,31 @@ fn shape_body_len(shape: &Shape) -> usize {
             sweep,
         } => v(*center) + f64_len(*inner) + f64_len(*outer) + f64_len(*start) + f64_len(*sweep),
         Shape::Raised(r) => raised_body_len(r),
+        Shape::Cells(c) => v(c.origin) + f64_len(c.yaw) + packed_len(3, 4 * c.len()),
         Shape::Picture(s) => shape_body_len(s),
+    }
+}
+
+/// Length of a packed field of `n` 4-byte values with its key and length
+/// (nothing when empty, as proto3 leaves it out).
+fn packed_len(field: u32, n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        wire::len_field_len(field, 4 * n)
+    }
+}
+
+/// Appends a packed field of the `n` 4-byte little-endian values of
+/// `values` (nothing when empty).
+fn put_packed(out: &mut Vec<u8>, field: u32, n: usize, values: impl Iterator<Item = u32>) {
+    if n == 0 {
+        return;
+    }
+    wire::put_len(out, field, 4 * n);
+    out.reserve(4 * n);
+    for v in values.take(n) {
+        out.extend_from_slice(&v.to_le_bytes());
     }
 }
 
@@ -199,6 +233,11 @@ fn put_shape(out: &mut Vec<u8>, shape: &Shape) {
             put_f64_opt(out, 5, *sweep);
         }
         Shape::Raised(r) => put_raised(out, r),
+        Shape::Cells(c) => {
+            put_vec2(out, 1, c.origin);
+            put_f64_opt(out, 2, c.yaw);
+            put_packed(out, 3, 4 * c.len(), c.rects().flatten().map(|v| v.to_bits()));
+        }
         Shape::Picture(_) => {}
     }
 }
@@ -550,6 +589,10 @@ fn raised_body_len(r: &Raised) -> usize {
             size,
             orientation,
         } => vec3_field_len(base) + vec3_field_len(size) + f64_len(*orientation),
+        Raised::Cone { apex, base, radius } => vec3_field_len(apex) + vec3_field_len(base) + f64_len(*radius),
+        Raised::Points { points, colors, size } => {
+            packed_len(1, 3 * points.len()) + packed_len(2, colors.len()) + f64_len(*size)
+        }
     }
 }
 
@@ -606,6 +649,21 @@ fn put_raised(out: &mut Vec<u8>, r: &Raised) {
             put_vec3(out, 1, base);
             put_vec3(out, 2, size);
             put_f64_opt(out, 3, *orientation);
+        }
+        Raised::Cone { apex, base, radius } => {
+            put_vec3(out, 1, apex);
+            put_vec3(out, 2, base);
+            put_f64_opt(out, 3, *radius);
+        }
+        Raised::Points { points, colors, size } => {
+            put_packed(
+                out,
+                1,
+                3 * points.len(),
+                points.iter().flatten().map(|v| v.to_bits()),
+            );
+            put_packed(out, 2, colors.len(), colors.iter().map(|c| c.0));
+            put_f64_opt(out, 3, *size);
         }
     }
 }

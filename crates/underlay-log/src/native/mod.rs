@@ -13,7 +13,9 @@
 //! its shapes one warning at a time; a log with shapes in the picture's
 //! pixels (`Primitive.picture`, field 21) is version 3
 //! ([`PICTURE_VERSION`]), so that an older underlay refuses it instead of
-//! drawing pixels as world coordinates. Writers pick the oldest version
+//! drawing pixels as world coordinates; a log with cones, sets of points
+//! or cells of a grid (fields 22 to 24: what RViz draws of sensors and
+//! maps) is version 4 ([`BULK_VERSION`]). Writers pick the oldest version
 //! that holds the log; this reader reads them all, and refuses a newer
 //! version saying which ones it reads.
 //!
@@ -54,9 +56,13 @@ pub const RAISED_VERSION: u8 = 2;
 /// The format version of a log with shapes in the picture's pixels
 /// ([`Shape::Picture`]): `Primitive.picture`, field 21.
 pub const PICTURE_VERSION: u8 = 3;
+/// The format version of a log with cones, sets of points or cells of a
+/// grid (`Primitive` fields 22 to 24: [`Raised::Cone`], [`Raised::Points`],
+/// [`Shape::Cells`]).
+pub const BULK_VERSION: u8 = 4;
 /// The newest format version this build reads and writes (it reads every
 /// version from [`FLOOR_VERSION`] on).
-pub const FORMAT_VERSION: u8 = PICTURE_VERSION;
+pub const FORMAT_VERSION: u8 = BULK_VERSION;
 /// Length of the file prefix: magic, version, compression.
 pub const PREFIX_LEN: usize = 10;
 /// Compression byte: records follow uncompressed.
@@ -622,7 +628,7 @@ pub(crate) fn add_parent_checked(
 
 /// What a shape counts for in bounding decompression
 /// ([`DECOMPRESSED_PER_ITEM`]): 1, plus its vertices, plus an eighth of
-/// its text's bytes.
+/// its text's bytes (a point of a set, a rectangle of cells: a vertex).
 fn items(shape: &Shape) -> u64 {
     1 + match shape {
         Shape::Polygon { vertices, .. } => vertices.len() as u64,
@@ -630,8 +636,10 @@ fn items(shape: &Shape) -> u64 {
         Shape::Raised(r) => match &**r {
             Raised::Path { points, .. } => points.len() as u64,
             Raised::Text { text, .. } => text.len() as u64 / 8,
+            Raised::Points { points, .. } => points.len() as u64,
             _ => 0,
         },
+        Shape::Cells(c) => c.len() as u64,
         Shape::Picture(s) => return items(s),
         _ => 0,
     }

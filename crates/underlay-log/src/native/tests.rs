@@ -1,6 +1,6 @@
 use super::encode::{put_frame_record, write_records};
 use super::*;
-use crate::testutil::{sample, sample_picture, sample_raised};
+use crate::testutil::{sample, sample_bulk, sample_picture, sample_raised};
 use crate::validate::drawable;
 use crate::{MarkerKind, Primitive, Raised, Style, Vec2};
 
@@ -327,17 +327,17 @@ fn raised_negative_zero_survives() {
 #[test]
 fn a_newer_version_is_refused_saying_which_versions_are_read() {
     let mut b = to_bytes(&sample_raised());
-    b[8] = 4;
+    b[8] = 5;
     let e = read(&b[..]).unwrap_err();
     assert!(
-        matches!(e, ReadError::UnsupportedVersion { found: 4, newest: 3 }),
+        matches!(e, ReadError::UnsupportedVersion { found: 5, newest: 4 }),
         "{e:?}"
     );
     let m = e.to_string();
     assert!(
-        m.contains("version 4 is not supported")
+        m.contains("version 5 is not supported")
             && m.contains("written by a newer underlay")
-            && m.contains("reads versions 1 to 3"),
+            && m.contains("reads versions 1 to 4"),
         "{m}"
     );
     b[8] = 0;
@@ -555,4 +555,45 @@ fn a_picture_shape_with_heights_is_dropped_with_a_warning() {
     fixed.extend_from_slice(&[0xa9, 0x01, 1, 0, 0, 0, 0, 0, 0, 0]);
     let e = passed_over(&frame_with_primitive(PICTURE_VERSION, &fixed));
     assert!(e.contains("primitive field 21 has wire type 1"), "{e}");
+}
+
+/// Cones, sets of points and cells read back with their values in a
+/// version-4 file, plain and compressed; the packed values are checked
+/// (coordinates in threes, corners in fours), and unpacked ones are read
+/// as protobuf's parsers must.
+#[test]
+fn bulk_shapes_round_trip_in_version_4() {
+    let log = sample_bulk();
+    assert_eq!(version_for(&log), super::BULK_VERSION);
+    let bytes = to_bytes(&log);
+    assert_eq!(&bytes[..10], b"UNDERLAY\x04\x00");
+    let back = read(&bytes[..]).unwrap();
+    assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+    assert_eq!(back, log);
+    let mut z = Vec::new();
+    write(&log, &mut z, Some(3)).unwrap();
+    assert_eq!(read(&z[..]).unwrap(), log);
+    // A points message of two values, unpacked: one point short of three.
+    let mut m = Vec::new();
+    for v in [1.0f32, 2.0] {
+        crate::wire::put_fixed32(&mut m, 1, v.to_bits());
+    }
+    let mut prim = Vec::new();
+    crate::wire::put_len(&mut prim, super::decode::POINTS3, m.len());
+    prim.extend_from_slice(&m);
+    let e = super::decode::decode_primitive(&mut crate::wire::Reader::new(&prim)).unwrap_err();
+    assert!(e.message.contains("not a multiple of 3"), "{e:?}");
+    // Three unpacked: a point.
+    crate::wire::put_fixed32(&mut m, 1, 3.0f32.to_bits());
+    let mut prim = Vec::new();
+    crate::wire::put_len(&mut prim, super::decode::POINTS3, m.len());
+    prim.extend_from_slice(&m);
+    let (p, _) = super::decode::decode_primitive(&mut crate::wire::Reader::new(&prim)).unwrap();
+    assert!(
+        matches!(p.unwrap().shape, Shape::Raised(r) if *r == Raised::Points {
+            points: vec![[1.0, 2.0, 3.0]].into(),
+            colors: vec![].into(),
+            size: 0.0
+        })
+    );
 }

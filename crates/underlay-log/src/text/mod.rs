@@ -25,7 +25,11 @@
 //! takes an optional normal (default `(0, 0, 1)`, horizontal), a rectangle
 //! with a height is a horizontal closed path, and three shapes exist only
 //! above the floor: `{sphere; C; r}`, `{cylinder; B; r; height}` and
-//! `{box; B; (length, width, height); orientation}`. Arcs and sectors lie
+//! `{box; B; (length, width, height); orientation}`, and from version 4
+//! `{cone; APEX; BASE; r}`, `{points; size; P colour; P colour; …}` (each
+//! point `(x, y, z)`, its colour left out for all or none) and, on the
+//! floor, `{cells; (x, y); turn; (x0, y0, x1, y1); …}` (rectangles of a
+//! grid's cells in its frame: [`super::Cells`]). Arcs and sectors lie
 //! on the floor. Colours are names (`red`), `#rrggbb`,
 //! `#rrggbbaa` or `0xRRGGBB`. Two more items carry the rest of the model:
 //! `{ header; name "…"; time relative; unit m; threshold 0.05; cycle 0.1;
@@ -37,7 +41,8 @@
 //! **Versions.** The notation has no prefix to carry a version, so a log
 //! with shapes above the floor says `version 2` in its header
 //! ([`RAISED_TEXT_VERSION`]), and one with shapes in the picture's pixels
-//! `version 3` ([`PICTURE_TEXT_VERSION`]); the printer writes it then and
+//! `version 3` ([`PICTURE_TEXT_VERSION`]), and one with cones, points or
+//! cells `version 4` ([`BULK_TEXT_VERSION`]); the printer writes it then and
 //! only then, so logs on the floor print as before heights existed. An underlay older than
 //! heights refuses that header field ("unknown header field 'version'")
 //! instead of failing later on a point with a height; this one refuses a
@@ -56,19 +61,22 @@ pub use print::{fmt_f64, primitive_to_string, print, write, write_filtered};
 use super::native::add_parent_checked;
 use super::raised::UP;
 use super::{
-    FrameTime, Header, Log, MarkerKind, Place, Primitive, Raised, ReadError, Rgba, Shape, Style,
+    Cells, FrameTime, Header, Log, MarkerKind, Place, Primitive, Raised, ReadError, Rgba, Shape, Style,
     ThicknessUnit, TimeUnit, Vec2, Vec3, Warnings, close_frame,
 };
 
 /// The newest text notation version this underlay reads: 3, shapes in
 /// the picture's pixels. Version 1 (the header says none) is everything
 /// before shapes above the floor.
-pub const TEXT_VERSION: u32 = PICTURE_TEXT_VERSION;
+pub const TEXT_VERSION: u32 = BULK_TEXT_VERSION;
 /// The version of a text log with shapes above the floor.
 pub const RAISED_TEXT_VERSION: u32 = 2;
 /// The version of a text log with shapes in the picture's pixels (the
 /// `picture` option).
 pub const PICTURE_TEXT_VERSION: u32 = 3;
+/// The version of a log with cones, sets of points or cells of a grid
+/// (`{cone; …}`, `{points; …}`, `{cells; …}`).
+pub const BULK_TEXT_VERSION: u32 = 4;
 
 /// Whether the first bytes of a file look like text notation: optional
 /// byte-order mark, whitespace and `//` comments, then `{`, and no control
@@ -727,12 +735,52 @@ impl<'a> Parser<'a> {
                     orientation,
                 })
             }
+            "cone" => {
+                let (apex, _) = self.coords()?;
+                self.expect(Tok::Semi, "after the cone's apex")?;
+                let (base, _) = self.coords()?;
+                self.expect(Tok::Semi, "after the cone's base")?;
+                let radius = self.number("the radius")?;
+                raised(Raised::Cone { apex, base, radius })
+            }
+            "points" => {
+                let size = self.number("the dot size")?;
+                let (mut points, mut colors) = (Vec::new(), Vec::new());
+                while self.eat(&Tok::Semi)? {
+                    if self.peek()?.tok != Tok::LParen {
+                        break;
+                    }
+                    let (p, _) = self.coords()?;
+                    points.push(p.map(|v| v as f32));
+                    if !matches!(self.peek()?.tok, Tok::Semi | Tok::RBrace) {
+                        colors.push(self.color()?);
+                    }
+                }
+                raised(Raised::Points {
+                    points: points.into(),
+                    colors: colors.into(),
+                    size,
+                })
+            }
+            "cells" => {
+                let origin = self.point(CELLS_ON_FLOOR)?;
+                self.expect(Tok::Semi, "after the grid's origin")?;
+                let yaw = self.number("the grid's turn")?;
+                let mut rects = Vec::new();
+                while self.eat(&Tok::Semi)? {
+                    if self.peek()?.tok != Tok::LParen {
+                        break;
+                    }
+                    rects.push(self.rect()?);
+                }
+                Shape::Cells(std::sync::Arc::new(Cells::new(origin, yaw, rects)))
+            }
             _ => {
                 return Err(Self::err_at(
                     &t,
                     format!(
                         "unknown shape '{kind}' (expected circle, line, rectangle, polygon, polyline, \
-                         text, point, arc, sector, sphere, cylinder or box)"
+                         text, point, arc, sector, sphere, cylinder, box, cone, points or cells)"
                     ),
                 ));
             }
@@ -756,6 +804,20 @@ impl<'a> Parser<'a> {
         };
         self.expect(Tok::RParen, "to close a point")?;
         Ok(([x, y, z.unwrap_or(0.0)], z.is_some()))
+    }
+
+    /// A rectangle of cells, `(x0, y0, x1, y1)`.
+    fn rect(&mut self) -> Result<[f32; 4], ReadError> {
+        self.expect(Tok::LParen, "to open a rectangle of cells")?;
+        let mut r = [0.0f32; 4];
+        for (i, what) in ["x0", "y0", "x1", "y1"].iter().enumerate() {
+            if i > 0 {
+                self.expect(Tok::Comma, "between a rectangle's corners' coordinates")?;
+            }
+            r[i] = self.number(what)? as f32;
+        }
+        self.expect(Tok::RParen, "to close a rectangle of cells (x0, y0, x1, y1)")?;
+        Ok(r)
     }
 
     /// A point on the floor, `(x, y)`; `no_height` is the error for a
@@ -886,6 +948,7 @@ fn parse_number(w: &str) -> Option<f64> {
 const BOUNDS_ON_FLOOR: &str = "the bounds lie on the floor: write each corner (x, y)";
 const RECTANGLE_SIZE: &str = "a rectangle's size is (length, width); for a solid with a height write \
                               { box; (x, y, z); (length, width, height); orientation }";
+const CELLS_ON_FLOOR: &str = "a grid's cells lie on the floor: write its origin (x, y)";
 const SECTOR_ON_FLOOR: &str = "an arc or sector lies on the floor: write its center (x, y)";
 
 /// The floor point under `v`.

@@ -194,6 +194,20 @@ fn geometry(shape: &Shape) -> String {
             fmt_f64(*sweep)
         ),
         Shape::Raised(r) => raised_geometry(r),
+        Shape::Cells(c) => {
+            let mut s = format!("cells; {}; {}", fmt_point(c.origin), fmt_f64(c.yaw));
+            for r in c.rects() {
+                let _ = write!(
+                    s,
+                    "; ({}, {}, {}, {})",
+                    fmt_f32(r[0]),
+                    fmt_f32(r[1]),
+                    fmt_f32(r[2]),
+                    fmt_f32(r[3])
+                );
+            }
+            s
+        }
         // Readers refuse a picture shape inside another.
         Shape::Picture(inner) => geometry(inner),
     }
@@ -255,6 +269,22 @@ fn raised_geometry(r: &Raised) -> String {
             fmt_point3(size),
             fmt_f64(*orientation)
         ),
+        Raised::Cone { apex, base, radius } => format!(
+            "cone; {}; {}; {}",
+            fmt_point3(apex),
+            fmt_point3(base),
+            fmt_f64(*radius)
+        ),
+        Raised::Points { points, colors, size } => {
+            let mut s = format!("points; {}", fmt_f64(*size));
+            for (i, p) in points.iter().enumerate() {
+                let _ = write!(s, "; ({}, {}, {})", fmt_f32(p[0]), fmt_f32(p[1]), fmt_f32(p[2]));
+                if let Some(c) = colors.get(i) {
+                    let _ = write!(s, " {}", fmt_color(*c));
+                }
+            }
+            s
+        }
     }
 }
 
@@ -341,13 +371,18 @@ pub fn write_filtered(log: &Log, w: &mut impl Write, keep: impl Fn(&Frame) -> bo
         .filter(|f| keep(f))
         .flat_map(|f| log.frame_primitives(f))
     {
-        match p.shape {
-            Shape::Picture(_) => {
-                version = Some(super::PICTURE_TEXT_VERSION);
-                break;
+        let v = match &p.shape {
+            Shape::Cells(_) => super::BULK_TEXT_VERSION,
+            Shape::Raised(r) if matches!(**r, Raised::Cone { .. } | Raised::Points { .. }) => {
+                super::BULK_TEXT_VERSION
             }
-            Shape::Raised(_) => version = Some(super::RAISED_TEXT_VERSION),
-            _ => {}
+            Shape::Picture(_) => super::PICTURE_TEXT_VERSION,
+            Shape::Raised(_) => super::RAISED_TEXT_VERSION,
+            _ => continue,
+        };
+        version = version.max(Some(v));
+        if v == super::BULK_TEXT_VERSION {
+            break;
         }
     }
     if let Some(h) = header_item(&log.header, version) {

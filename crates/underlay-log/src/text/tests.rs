@@ -439,7 +439,7 @@ fn heights_where_none_belong_are_syntax_errors() {
         .to_string();
     assert!(e.contains("the bounds lie on the floor"), "{e}");
     let e = only_shape("pyramid; (0, 0, 0)").unwrap_err().to_string();
-    assert!(e.contains("sphere, cylinder or box"), "{e}");
+    assert!(e.contains("sphere, cylinder, box, cone, points or cells"), "{e}");
 }
 
 /// The printer writes every point of a shape above the floor with its
@@ -550,18 +550,18 @@ fn a_log_on_the_floor_prints_as_before() {
     );
 }
 
-/// Versions 1 to 3 read; a later one is refused as needing a newer
+/// Versions 1 to 4 read; a later one is refused as needing a newer
 /// underlay, naming its line; a version that is not one is a syntax error.
 #[test]
 fn a_newer_text_version_is_refused_naming_the_line() {
-    for v in [1, 2, 3] {
+    for v in [1, 2, 3, 4] {
         let log = parse(&format!("{{\n{{ header; version {v} }}\n{{ 1; {{ }} }}\n}}")).unwrap();
         assert_eq!(log.frames.len(), 1);
     }
-    let e = parse("{\n// a log from the future\n{ header; name x; version 4 }\n{ 1; { } }\n}").unwrap_err();
+    let e = parse("{\n// a log from the future\n{ header; name x; version 5 }\n{ 1; { } }\n}").unwrap_err();
     let said = e.to_string();
     assert!(matches!(e, ReadError::Syntax { line: 3, .. }), "{said}");
-    assert!(said.contains("version 4 needs a newer underlay"), "{said}");
+    assert!(said.contains("version 5 needs a newer underlay"), "{said}");
     for bad in ["0", "two", "2.5", "-1", "}"] {
         let e = parse(&format!("{{ {{ header; version {bad} }} }}")).unwrap_err();
         assert!(e.to_string().contains("expected a version number"), "{bad}: {e}");
@@ -598,6 +598,36 @@ fn picture_shapes_print_with_their_option_and_version_3() {
         parse_strict("{\n{ 1; {\n { { sphere; (0, 0, 1); 1 }; red; {a; 0}; picture } } }\n}").unwrap_err();
     assert!(matches!(e, ReadError::Syntax { line: 3, .. }), "{e}");
     assert!(e.to_string().contains("cannot have heights"), "{e}");
+}
+
+/// Cones, sets of points and cells print in their own words, make the log
+/// say `version 4`, and read back equal (the same bytes too).
+#[test]
+fn bulk_shapes_print_and_read_back_in_version_4() {
+    let log = crate::testutil::sample_bulk();
+    let printed = print(&log);
+    assert!(
+        printed.lines().nth(1).unwrap().ends_with("; version 4 }"),
+        "{printed}"
+    );
+    for line in [
+        "{ { cells; (-5, -2.5); 0.25; (0, 0, 0.5, 0.05); (0.5, 0.05, 0.55, 1) }; black; {map/occupied; 1}; fill #00000080 }",
+        "{ { points; 3; (1, 2, 0.2) red; (1.5, -0.25, 0) #00ff0080 }; red; {scan/0; 1}; fill #ff000080 }",
+        "{ { cone; (0, 0, 0.3); (1, 0, 0.3); 0.2 }; white; {scan/0; 1}; fill #ffffff80 }",
+    ] {
+        assert!(printed.contains(line), "{line}\n{printed}");
+    }
+    let back = parse(&printed).unwrap();
+    assert_eq!(back, log);
+    assert_eq!(crate::native::to_bytes(&back), crate::native::to_bytes(&log));
+    // Points with colours for some only, and cells given a height, are said.
+    let e = parse("{ { 1; { { { points; 2; (0, 0, 0) red; (1, 1, 1) }; red; {a; 0} } } } }").unwrap();
+    assert!(e.primitives.is_empty() && !e.warnings.is_empty(), "{e:?}");
+    let e =
+        parse_strict("{ { 1; { { { cells; (0, 0, 1); 0; (0, 0, 1, 1) }; red; {a; 0} } } } }").unwrap_err();
+    assert!(e.to_string().contains("lie on the floor"), "{e}");
+    let e = parse_strict("{ { 1; { { { cells; (0, 0); 0; (0, 0, 1) }; red; {a; 0} } } } }").unwrap_err();
+    assert!(e.to_string().contains("rectangle"), "{e}");
 }
 
 /// A bad item costs that item: passed over to the brace that closes it,
