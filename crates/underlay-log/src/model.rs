@@ -603,7 +603,8 @@ pub struct DisplayHints {
     /// Instantaneous-frame time threshold in seconds, if the writer knows it.
     pub instant_threshold: Option<f64>,
     /// The log's clock is a simulator's, in cycles of this many seconds
-    /// (stoppage steps [`crate::time::STOPPED_STEP`] apart between them):
+    /// (stoppage steps 10 µs apart between them, as the application's
+    /// `time::STOPPED_STEP` has them):
     /// its instantaneous frames are the simulator's records, each shown
     /// until the next (the last for the threshold), and times may be given
     /// in cycles (`296c`).
