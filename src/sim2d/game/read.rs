@@ -68,6 +68,21 @@ pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
     }
     let game = b.finish();
     if game.records.is_empty() {
+        // Mostly damage: said as every reader says it (the format table's
+        // refusal), since that, not a missing record, is what the file is.
+        let s = &game.skipped;
+        let total = bytes.len() as u64;
+        let passed = (s.bytes + s.stopped_at.map_or(0, |at| total.saturating_sub(at))).min(total);
+        if passed.saturating_mul(2) > total {
+            let group = crate::log::validate::group;
+            return Err(GameError::NoShowRecord(format!(
+                "most of it does not read as a 2D game log: {} of its {} bytes do not (the first at byte \
+                 {}); it is probably something else, or badly damaged",
+                group(passed),
+                group(total),
+                group(s.first.unwrap_or(0)),
+            )));
+        }
         let why = match game.warnings.first() {
             Some(w) => format!(
                 "none that could be read ({} {} said, the first: {w})",
