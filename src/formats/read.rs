@@ -332,15 +332,12 @@ fn read_format(
 fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadError> {
     let s = log.skipped;
     let total = if s.total > 0 { s.total } else { taken };
-    let rest = s.stopped_at.map_or(0, |at| total.saturating_sub(at));
-    // A reader counts a line with its line break, which the last line may
-    // lack: never more than the file holds.
-    let bytes = (s.bytes + rest).min(total);
+    let bytes = s.passed_over(total);
     if bytes == 0 {
         return Ok(());
     }
     let first = s.first.unwrap_or(0);
-    if bytes.saturating_mul(2) > total {
+    if s.is_most_of(total) {
         return Err(ReadError::MostlyGarbage {
             skipped: bytes,
             total,
@@ -369,7 +366,7 @@ fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadErr
             first: said,
         });
     }
-    let parts = s.items + u64::from(rest > 0);
+    let parts = s.items + u64::from(s.stopped_at.is_some_and(|at| at < total));
     let g = crate::log::validate::group;
     log.warnings.push(crate::log::LoadWarning {
         offset: Some(first),

@@ -729,6 +729,21 @@ impl Skipped {
         self.stopped_at = Some(self.stopped_at.map_or(offset, |s| s.min(offset)));
         self.first = Some(self.first.map_or(offset, |f| f.min(offset)));
     }
+
+    /// The bytes passed over of an input of `total` bytes: those counted
+    /// and the rest after where reading stopped, never more than `total`
+    /// (a reader counts a line with its line break, which the last line
+    /// may lack).
+    pub fn passed_over(&self, total: u64) -> u64 {
+        let rest = self.stopped_at.map_or(0, |at| total.saturating_sub(at));
+        (self.bytes + rest).min(total)
+    }
+
+    /// Whether most of an input of `total` bytes was passed over: the
+    /// input is then probably something else, or badly damaged.
+    pub fn is_most_of(&self, total: u64) -> bool {
+        self.passed_over(total).saturating_mul(2) > total
+    }
 }
 
 /// A whole visualization log in memory.

@@ -72,13 +72,12 @@ pub fn read_game(bytes: &[u8]) -> Result<Game, GameError> {
         // refusal), since that, not a missing record, is what the file is.
         let s = &game.skipped;
         let total = bytes.len() as u64;
-        let passed = (s.bytes + s.stopped_at.map_or(0, |at| total.saturating_sub(at))).min(total);
-        if passed.saturating_mul(2) > total {
+        if s.is_most_of(total) {
             let group = crate::log::validate::group;
             return Err(GameError::NoShowRecord(format!(
                 "most of it does not read as a 2D game log: {} of its {} bytes do not (the first at byte \
                  {}); it is probably something else, or badly damaged",
-                group(passed),
+                group(s.passed_over(total)),
                 group(total),
                 group(s.first.unwrap_or(0)),
             )));
