@@ -462,7 +462,8 @@ impl Encoder {
                 if !self.gray
                     && (yuv.width(), yuv.height()) == (w, h)
                     && (self.enc_width, self.enc_height) == (self.width, self.height)
-                    && same_matrix(yuv.space(), self.color.space) =>
+                    && same_matrix(yuv.space(), self.color.space)
+                    && !yuv.full_range() =>
             {
                 self.check_size(w, h, time)?;
                 if let Some(baked) = yuv.baked() {

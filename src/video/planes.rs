@@ -19,13 +19,17 @@ use super::convert::Colorimetry;
 use super::yuv::{Coeffs, InvCoeffs, Plane, PlaneMut, rgb_to_yuv420_rect, yuv420_rows_to_rgb};
 use crate::image::RgbImage;
 
-/// A reference to a decoded 8-bit limited-range YUV 4:2:0 picture of even
-/// size (shared with the decoder, never written), plus the rectangles of
-/// the frame's RGB picture that were changed since it was decoded.
+/// A reference to a decoded 8-bit YUV 4:2:0 picture of even size (shared
+/// with the decoder, never written), plus the rectangles of the frame's
+/// RGB picture that were changed since it was decoded. Limited range,
+/// unless the decoder was asked to keep full-range pictures too
+/// ([`Yuv420::full_range`]: shown as they are, never baked nor encoded).
 pub struct Yuv420 {
     frame: frame::Video,
     /// Colour matrix number (as `AVColorSpace`; 1 = BT.709, 5 = BT.601).
     space: i32,
+    /// Full (JPEG) range rather than limited.
+    full_range: bool,
     changed: Vec<[usize; 4]>,
     /// The frame's RGB picture was not converted from these planes yet.
     rgb_pending: bool,
@@ -58,24 +62,51 @@ impl Clone for Yuv420 {
         Yuv420 {
             frame,
             space: self.space,
+            full_range: self.full_range,
             changed: self.changed.clone(),
             rgb_pending: self.rgb_pending,
             baked: None,
             is_baked: false,
         }
     }
+
+    /// As `clone`, keeping this one's baked picture's buffer for the next
+    /// bake (a player drawing every frame onto one copy bakes without
+    /// allocating).
+    fn clone_from(&mut self, source: &Self) {
+        // SAFETY: both frames are valid; the old reference is dropped
+        // first. On failure (out of memory) the picture is empty, as in
+        // `clone`.
+        unsafe {
+            ffi::av_frame_unref(self.frame.as_mut_ptr());
+            ffi::av_frame_ref(self.frame.as_mut_ptr(), source.frame.as_ptr());
+        }
+        self.space = source.space;
+        self.full_range = source.full_range;
+        self.changed.clone_from(&source.changed);
+        self.rgb_pending = source.rgb_pending;
+        self.is_baked = false;
+    }
 }
 
 impl Yuv420 {
     /// A new reference to `raw` when it is an 8-bit limited-range 4:2:0
-    /// picture of size `size` (both even), reusing `reuse`'s allocations;
-    /// `None` for any other frame.
-    pub(crate) fn reference(raw: &frame::Video, size: (u32, u32), reuse: Option<Yuv420>) -> Option<Yuv420> {
+    /// picture (or, with `full_range_ok`, a full-range one) of size `size`
+    /// (both even), reusing `reuse`'s allocations; `None` for any other
+    /// frame.
+    pub(crate) fn reference(
+        raw: &frame::Video,
+        size: (u32, u32),
+        reuse: Option<Yuv420>,
+        full_range_ok: bool,
+    ) -> Option<Yuv420> {
         let fmt: ffi::AVPixelFormat = raw.format().into();
         let color = Colorimetry::of_frame(raw);
         let (w, h) = size;
-        if fmt != ffi::AVPixelFormat::AV_PIX_FMT_YUV420P
-            || color.full_range
+        let format_ok = fmt == ffi::AVPixelFormat::AV_PIX_FMT_YUV420P
+            || (full_range_ok && fmt == ffi::AVPixelFormat::AV_PIX_FMT_YUVJ420P);
+        if !format_ok
+            || (color.full_range && !full_range_ok)
             || (raw.width(), raw.height()) != size
             || w % 2 != 0
             || h % 2 != 0
@@ -86,6 +117,7 @@ impl Yuv420 {
         let mut out = reuse.unwrap_or_else(|| Yuv420 {
             frame: frame::Video::empty(),
             space: 1,
+            full_range: false,
             changed: Vec::new(),
             rgb_pending: false,
             baked: None,
@@ -97,6 +129,7 @@ impl Yuv420 {
             ffi::av_frame_ref(out.frame.as_mut_ptr(), raw.as_ptr()) >= 0
         };
         out.space = color.space;
+        out.full_range = color.full_range;
         out.changed.clear();
         out.rgb_pending = false;
         out.is_baked = false;
@@ -116,10 +149,37 @@ impl Yuv420 {
         self.space
     }
 
+    /// Whether the planes are full range (0–255 for black to white) rather
+    /// than limited (16–235).
+    pub fn full_range(&self) -> bool {
+        self.full_range
+    }
+
     /// Plane `i` (0 = Y, 1 = U, 2 = V) as rows of `stride` bytes, of which
     /// the first `width` (Y) or `width / 2` (U, V) are the picture.
     pub fn plane(&self, i: usize) -> (&[u8], usize) {
         (self.frame.data(i), self.frame.stride(i))
+    }
+
+    /// The picture as it stands, for showing it: the baked picture
+    /// ([`bake`](Self::bake)) when this frame was baked, else the decoded
+    /// planes when nothing is marked changed; `None` when parts marked
+    /// changed are only in the RGB picture (bake first), or when FFmpeg
+    /// cannot make a reference (out of memory).
+    pub fn picture(&self) -> Option<Picture420> {
+        let source = match self.baked() {
+            Some(b) => b,
+            None if self.changed.is_empty() => &self.frame,
+            None => return None,
+        };
+        let mut frame = frame::Video::empty();
+        // SAFETY: both frames are valid; a new reference to the same buffers.
+        let ok = unsafe { ffi::av_frame_ref(frame.as_mut_ptr(), source.as_ptr()) } >= 0;
+        ok.then_some(Picture420 {
+            frame,
+            space: self.space,
+            full_range: self.full_range,
+        })
     }
 
     /// Records that the RGB picture changed inside `[x0, y0, x1, y1]`
@@ -172,7 +232,7 @@ impl Yuv420 {
             h,
             rows,
             dst,
-            &InvCoeffs::for_space(self.space, false),
+            &InvCoeffs::for_space(self.space, self.full_range),
         );
     }
 
@@ -189,11 +249,12 @@ impl Yuv420 {
     /// the planes' size), exactly what the encoder would make itself
     /// ([`crate::video::Encoder::push_frame`] takes it as it is). The copy's
     /// buffer is reused from frame to frame. Fails only when FFmpeg cannot
-    /// allocate it; `rgb` of another size leaves the picture unbaked.
+    /// allocate it; `rgb` of another size, or full-range planes (the
+    /// conversion back is limited range), leave the picture unbaked.
     pub fn bake(&mut self, rgb: &[u8]) -> Result<(), String> {
         let (w, h) = (self.width(), self.height());
         self.is_baked = false;
-        if rgb.len() != 3 * w * h || w == 0 {
+        if rgb.len() != 3 * w * h || w == 0 || self.full_range {
             return Ok(());
         }
         let fits = self
@@ -240,6 +301,85 @@ impl Yuv420 {
     /// The encoder's picture made by [`bake`](Self::bake) for this frame.
     pub(crate) fn baked(&self) -> Option<&frame::Video> {
         self.baked.as_ref().filter(|_| self.is_baked)
+    }
+}
+
+/// A read-only reference to a YUV 4:2:0 picture ([`Yuv420::picture`]):
+/// what a display uploads as it is. Holding it keeps the picture's buffers
+/// alive; whoever would write them again (the next bake) copies first.
+pub struct Picture420 {
+    frame: frame::Video,
+    space: i32,
+    full_range: bool,
+}
+
+impl fmt::Debug for Picture420 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Picture420")
+            .field("width", &self.width())
+            .field("height", &self.height())
+            .field("space", &self.space)
+            .field("full_range", &self.full_range)
+            .finish()
+    }
+}
+
+impl Picture420 {
+    pub fn width(&self) -> usize {
+        self.frame.width() as usize
+    }
+
+    pub fn height(&self) -> usize {
+        self.frame.height() as usize
+    }
+
+    /// The colour matrix (1 = BT.709, 5 = BT.601, …; see
+    /// [`InvCoeffs::for_space`]).
+    pub fn space(&self) -> i32 {
+        self.space
+    }
+
+    /// Full range (0–255) rather than limited (16–235).
+    pub fn full_range(&self) -> bool {
+        self.full_range
+    }
+
+    /// Plane `i` (0 = Y, 1 = U, 2 = V) as rows of `stride` bytes, of which
+    /// the first `width` (Y) or `width / 2` (U, V) are the picture; `None`
+    /// when the plane is smaller than that (never for a decoded picture).
+    pub fn plane(&self, i: usize) -> Option<(&[u8], usize)> {
+        let (w, h) = (self.width(), self.height());
+        let (pw, ph) = if i == 0 { (w, h) } else { (w / 2, h / 2) };
+        let (data, stride) = (self.frame.data(i), self.frame.stride(i));
+        (i < 3 && ph > 0 && stride >= pw && data.len() >= stride * (ph - 1) + pw).then_some((data, stride))
+    }
+
+    /// The RGB picture these planes convert to (the conversion the decoder
+    /// does): the reference a display's own conversion is held to.
+    pub fn to_rgb(&self) -> Option<RgbImage> {
+        let (w, h) = (self.width(), self.height());
+        let (y, u, v) = (self.plane(0)?, self.plane(1)?, self.plane(2)?);
+        let mut rgb = RgbImage::zeros((h, w, 3));
+        yuv420_rows_to_rgb(
+            Plane {
+                data: y.0,
+                stride: y.1,
+            },
+            Plane {
+                data: u.0,
+                stride: u.1,
+            },
+            Plane {
+                data: v.0,
+                stride: v.1,
+            },
+            w,
+            h,
+            0..h,
+            rgb.as_slice_mut()?,
+            &InvCoeffs::for_space(self.space, self.full_range),
+        );
+        Some(rgb)
     }
 }
 

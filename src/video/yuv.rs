@@ -104,6 +104,16 @@ impl InvCoeffs {
             bu: q(2.0 * (1.0 - kb) * cs),
         }
     }
+
+    /// The integers of the conversion, `[y_off, y, rv, gu, gv, bu]`: for a
+    /// pixel, `l = (Y − y_off)·y`, then R, G and B are
+    /// `(l + rv·V′ + 2¹²) >> 13`, `(l − gu·U′ − gv·V′ + 2¹²) >> 13` and
+    /// `(l + bu·U′ + 2¹²) >> 13` clamped to 0–255, with `U′ = U − 128`,
+    /// `V′ = V − 128` of the pixel's 2×2 block (a shader converting on
+    /// the GPU uses them to give the same pixels).
+    pub fn integers(&self) -> [i32; 6] {
+        [self.y_off, self.y, self.rv, self.gu, self.gv, self.bu]
+    }
 }
 
 /// One source plane: bytes and row stride.

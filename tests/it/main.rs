@@ -35,6 +35,7 @@ mod obs;
 mod pipeline;
 mod real_cameras;
 mod ros_bags;
+mod seeking;
 mod segments;
 mod sim3d;
 mod slurm;

@@ -262,6 +262,22 @@ pub trait FrameSource: Send {
         self.frame_at(t)
     }
 
+    /// Where a seek to a time starts decoding, when the source knows (a
+    /// video opened with [`OpenOptions::seek_index`]): the keyframes,
+    /// shared with the source and still growing while they are read.
+    fn seek_index(&self) -> Option<crate::video::SeekIndex> {
+        None
+    }
+
+    /// Has long work towards a frame ([`Self::frame_at`] decoding a group
+    /// of pictures) ask `stop` as it goes and give up when it says `true`:
+    /// the frame returned then is not the one asked for (whoever set
+    /// `stop` throws it away), and the source stays ready for the next
+    /// request. Sources whose frames cost little ignore it.
+    fn set_stop(&mut self, stop: crate::video::Stop) {
+        let _ = stop;
+    }
+
     /// Like [`Self::next_frame`] into `out`, reusing its buffers where the
     /// source can; `false` at the end (then `out` is unspecified).
     fn read_into(&mut self, out: &mut SourceFrame) -> Result<bool, SourceError> {
@@ -295,6 +311,17 @@ pub struct OpenOptions {
     /// the conversion runs where the frame is used (export's parallel
     /// workers) rather than where it is read.
     pub defer_rgb: bool,
+    /// With `keep_yuv`: full-range (JPEG-range) pictures keep their planes
+    /// too ([`Yuv420::full_range`]), for a display that converts them
+    /// itself (the viewer's). Export leaves it off: its encoder and the
+    /// conversion of drawings back take limited range only.
+    pub yuv_full_range: bool,
+    /// Find where a video's keyframes are, once, on a thread of its own
+    /// ([`crate::video::SeekIndex`]), so that seeks start from the right
+    /// keyframe and reading on replaces seeking within a group of
+    /// pictures: for the viewer, which seeks anywhere. Sources that reach
+    /// any frame at once ignore it.
+    pub seek_index: bool,
     /// For sources that render their pictures (a match): their size,
     /// `(width, height)`; `None` for the source's default.
     pub size: Option<(usize, usize)>,
