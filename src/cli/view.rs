@@ -57,6 +57,10 @@ pub struct Args {
     /// the window's frame intervals meanwhile, then exit.
     #[arg(long, value_name = "OUT.mp4", hide = true)]
     pub bench_export: Option<PathBuf>,
+    /// Show the video from RGB pictures converted on the CPU rather than
+    /// from its planes converted on the GPU (to compare the two).
+    #[arg(long, hide = true)]
+    pub rgb_display: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -134,6 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bench_repaint: args.bench_repaint,
         bench_export: args.bench_export,
         size: args.size,
+        rgb_display: args.rgb_display,
         live: None,
     };
     crate::viewer::run(opts).context("viewer")

@@ -7,8 +7,11 @@
 //!
 //! What is measured: how many of the source's frames reached the screen
 //! while playing at 1×, the interval between UI frames, the worker's time
-//! per frame (decode wait, pipeline, texture conversion), and the time
-//! from a seek request to the new frame being on screen.
+//! per frame (decode wait, pipeline, the picture for the screen), and the
+//! time from a seek request to a first picture (a far seek's keyframe) and
+//! to the frame itself being on screen. With `UNDERLAY_BENCH_GPU=1`, also
+//! what uploading and drawing the video's planes cost the GPU, each step
+//! finished before the next (which stalls the GL pipeline: a run apart).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -14,9 +14,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use eframe::egui::ColorImage;
 
-use super::screen::to_color_image_reduced;
+use super::screen::{Picture, planes_of, to_color_image_reduced};
 
 use crate::image::RgbImage;
 use crate::pipeline::{DrawSettings, Pipeline, PipelineError};
@@ -136,8 +135,9 @@ pub struct Shown {
     pub seq: u64,
     /// Settings generation the frame was drawn with.
     pub generation: u64,
-    /// The picture, possibly reduced to the size it is shown at.
-    pub image: Arc<ColorImage>,
+    /// The picture: the video's planes for the GPU, or RGB possibly
+    /// reduced to the size it is shown at.
+    pub picture: Picture,
     /// Size of the video frame `[width, height]` (image coordinates).
     pub size: [usize; 2],
     pub stats: ProcessStats,
@@ -161,6 +161,7 @@ enum Request {
         epoch: u64,
     },
     Display([usize; 2]),
+    Planes(bool),
     Step(i64),
     Settings(u64, Box<DrawSettings>),
     Patch {
@@ -339,6 +340,14 @@ impl Player {
         let _ = self.tx.send(Request::Display(size));
     }
 
+    /// Whether frames that have YUV planes are handed over as those planes
+    /// ([`Picture::Planes`], for a display converting them on the GPU)
+    /// rather than as RGB. Off until asked; frames without planes are RGB
+    /// either way.
+    pub fn set_planes(&self, on: bool) {
+        let _ = self.tx.send(Request::Planes(on));
+    }
+
     /// Draws from now on with `settings`.
     pub fn configure(&mut self, settings: DrawSettings) {
         self.generation += 1;
@@ -391,6 +400,8 @@ struct Sent {
     time: f64,
     generation: u64,
     reduction: usize,
+    /// Handed over as planes (shown at any size as they are).
+    planes: bool,
 }
 
 struct Worker {
@@ -405,6 +416,8 @@ struct Worker {
     generation: u64,
     /// Pixels covered on screen, when known.
     display: Option<[usize; 2]>,
+    /// Hand over frames with planes as planes.
+    planes: bool,
     /// The last frame handed out.
     sent: Option<Sent>,
     /// The next frame, drawn ahead of time while playing.
@@ -442,6 +455,7 @@ impl Worker {
             ring_seeks: 0,
             generation: 0,
             display: None,
+            planes: false,
             sent: None,
             ahead: None,
             last: None,
@@ -475,7 +489,7 @@ impl Worker {
     /// Copies the frame asked for out of the ring, as decoded.
     fn whole_frame(&mut self, time: f64) {
         let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
-        let pixels = frame.map_or_else(|| RgbImage::zeros((0, 0, 3)), |f| f.image.clone());
+        let pixels = frame.map_or_else(|| RgbImage::zeros((0, 0, 3)), |f| decoded_rgb(f).into_owned());
         lock(&self.outbox).frame = Some(Patch { time, pixels });
         (self.wake)();
     }
@@ -484,7 +498,7 @@ impl Worker {
     fn patch(&mut self, time: f64, x: usize, y: usize, radius: usize) {
         let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
         let pixels = match frame {
-            Some(f) => crop(&f.image, x, y, radius),
+            Some(f) => crop(&decoded_rgb(f), x, y, radius),
             None => RgbImage::zeros((0, 0, 3)),
         };
         lock(&self.outbox).patch = Some(Patch { time, pixels });
@@ -535,9 +549,17 @@ impl Worker {
                         if self
                             .ahead
                             .as_ref()
-                            .is_some_and(|a| a.reduction != self.reduction())
+                            .is_some_and(|a| !self.fits(a.reduction, a.picture.is_planes()))
                         {
                             self.ahead = None;
+                        }
+                    }
+                    Request::Planes(on) => {
+                        if on != self.planes {
+                            // Everything handed over so far is of the other kind.
+                            self.planes = on;
+                            self.ahead = None;
+                            self.sent = None;
                         }
                     }
                 }
@@ -565,6 +587,16 @@ impl Worker {
         k.clamp(1, 4)
     }
 
+    /// Whether a picture handed over (reduced by `reduction`, or `planes`)
+    /// is right for the display as it is now.
+    fn fits(&self, reduction: usize, planes: bool) -> bool {
+        if planes {
+            self.planes
+        } else {
+            reduction == self.reduction()
+        }
+    }
+
     /// Whether the last request has been answered with current settings.
     fn is_done(&self) -> bool {
         let Some(target) = self.target else {
@@ -573,7 +605,7 @@ impl Worker {
         let Some(sent) = self.sent else {
             return false;
         };
-        if sent.generation != self.generation || sent.reduction != self.reduction() {
+        if sent.generation != self.generation || !self.fits(sent.reduction, sent.planes) {
             return false;
         }
         match target {
@@ -632,14 +664,10 @@ impl Worker {
         if let Target::Step { .. } = target {
             self.target = Some(Target::Frame(time));
         }
-        let now = Sent {
-            time,
-            generation: self.generation,
-            reduction: self.reduction(),
-        };
-        if self.sent == Some(now)
-            && let Some(last) = &self.last
-        {
+        let same = self.sent.is_some_and(|s| {
+            s.time == time && s.generation == self.generation && self.fits(s.reduction, s.planes)
+        });
+        if same && let Some(last) = &self.last {
             let again = Shown {
                 requested: self.requested,
                 seq: self.seq,
@@ -654,7 +682,7 @@ impl Worker {
         if let Some(a) = self.ahead.take()
             && a.time == time
             && a.generation == self.generation
-            && a.reduction == self.reduction()
+            && self.fits(a.reduction, a.picture.is_planes())
         {
             // Drawn (and counted) ahead of time, and maybe already on
             // screen as the upcoming frame.
@@ -748,7 +776,7 @@ impl Worker {
     fn draw_copy(&mut self, pos: usize) -> Option<Shown> {
         let src = self.ring.get(pos)?;
         let mut frame = std::mem::replace(&mut self.scratch, SourceFrame::empty());
-        frame.clone_from(src);
+        copy_frame(&mut frame, src);
         let shown = self.draw(&mut frame);
         self.scratch = frame;
         Some(shown)
@@ -765,8 +793,15 @@ impl Worker {
             }
         };
         let t2 = Instant::now();
-        let reduction = self.reduction();
-        let color = to_color_image_reduced(&frame.image, reduction);
+        let planes = if self.planes { planes_of(frame) } else { None };
+        let (picture, reduction) = match planes {
+            Some(p) => (Picture::Planes(p), 1),
+            None => {
+                frame.finish_rgb();
+                let k = self.reduction();
+                (Picture::Rgb(Arc::new(to_color_image_reduced(&frame.image, k))), k)
+            }
+        };
         let t3 = Instant::now();
         let is_last = self.ring.is_last(time);
         Shown {
@@ -775,7 +810,7 @@ impl Worker {
             requested: None,
             seq: 0,
             generation: self.generation,
-            image: Arc::new(color),
+            picture,
             size: [self.info.width, self.info.height],
             reduction,
             stats,
@@ -799,6 +834,7 @@ impl Worker {
             time: shown.time,
             generation: shown.generation,
             reduction: shown.reduction,
+            planes: shown.picture.is_planes(),
         });
         self.last = Some(shown.clone());
         let mut ob = lock(&self.outbox);
@@ -810,6 +846,39 @@ impl Worker {
         if drawn {
             (self.wake)();
         }
+    }
+}
+
+/// Copies `src` into `dst`'s buffers, as `clone_from` does, except an RGB
+/// picture still to be converted from the planes ([`SourceFrame::rgb_pending`]):
+/// its stale pixels are not copied (a 3K picture is 16 MB), only its size
+/// kept.
+fn copy_frame(dst: &mut SourceFrame, src: &SourceFrame) {
+    if !src.rgb_pending() {
+        dst.clone_from(src);
+        return;
+    }
+    dst.index = src.index;
+    dst.time = src.time;
+    if dst.image.dim() != src.image.dim() {
+        dst.image = RgbImage::zeros(src.image.dim());
+    }
+    dst.yuv.clone_from(&src.yuv);
+    dst.clock = src.clock;
+    dst.mask.clone_from(&src.mask);
+    dst.calibration.clone_from(&src.calibration);
+}
+
+/// The frame's RGB picture as decoded: converted from its planes when the
+/// source left that to be done ([`SourceFrame::rgb_pending`]).
+fn decoded_rgb(frame: &SourceFrame) -> std::borrow::Cow<'_, RgbImage> {
+    match &frame.yuv {
+        Some(yuv) if yuv.rgb_pending() => {
+            let mut rgb = RgbImage::zeros((0, 0, 3));
+            yuv.to_rgb_rows(&mut rgb, 0..yuv.height());
+            std::borrow::Cow::Owned(rgb)
+        }
+        _ => std::borrow::Cow::Borrowed(&frame.image),
     }
 }
 
@@ -830,6 +899,12 @@ mod tests {
     use super::*;
     use crate::video::source::SyntheticSource;
     use eframe::egui::Color32;
+
+    /// The RGB picture of a frame handed over (never planes: tests do not
+    /// ask for them unless they say so).
+    fn rgb(s: &Shown) -> &eframe::egui::ColorImage {
+        s.picture.rgb().expect("an RGB picture")
+    }
 
     fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
         let until = Instant::now() + Duration::from_secs(20);
@@ -1034,7 +1109,7 @@ mod tests {
         let mut p = player();
         p.show(1.0, false);
         let s = wait_for(&p, |s| s.requested == Some(1.0));
-        assert_ne!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+        assert_ne!(rgb(&s).pixels[0], Color32::from_rgb(255, 0, 0));
         p.configure(DrawSettings {
             time: crate::video::TimeMap::new(1.0),
             ..DrawSettings::default()
@@ -1042,7 +1117,7 @@ mod tests {
         let g = p.generation();
         let s = wait_for(&p, |s| s.generation == g);
         assert_eq!(s.index, 10);
-        assert_eq!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
+        assert_eq!(rgb(&s).pixels[0], Color32::from_rgb(255, 0, 0));
     }
 
     /// What `take` hands out first, waiting up to 20 s.
@@ -1079,7 +1154,7 @@ mod tests {
     #[test]
     fn patches_are_cut_from_the_decoded_frame() {
         let (p, shown) = marked_frame_shown();
-        assert_eq!(shown.image.pixels[0], Color32::from_rgb(255, 0, 0));
+        assert_eq!(rgb(&shown).pixels[0], Color32::from_rgb(255, 0, 0));
         let want = SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image;
         p.request_patch(shown.time, 0, 0, 2);
         let patch = wait_for_patch(&p);
@@ -1125,16 +1200,97 @@ mod tests {
         assert_eq!(seen, (0..30).collect::<Vec<_>>());
     }
 
+    /// Paints a 4×4 block red at (2, 2) and marks it on the planes.
+    struct Block;
+
+    impl FrameProcessor for Block {
+        fn configure(&mut self, _: &DrawSettings) -> Result<(), PipelineError> {
+            Ok(())
+        }
+        fn process(&mut self, f: &mut SourceFrame) -> Result<ProcessStats, PipelineError> {
+            f.finish_rgb();
+            for y in 2..6 {
+                for x in 2..6 {
+                    f.image[[y, x, 0]] = 255;
+                    f.image[[y, x, 1]] = 0;
+                    f.image[[y, x, 2]] = 0;
+                }
+            }
+            if let Some(yuv) = &mut f.yuv {
+                yuv.mark_changed([2, 2, 6, 6]);
+            }
+            Ok(ProcessStats::default())
+        }
+    }
+
+    #[test]
+    fn planes_are_handed_over_with_the_drawing_in_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("v.mp4");
+        let settings = crate::video::EncoderSettings {
+            crf: 18,
+            preset: "ultrafast".into(),
+            ..Default::default()
+        };
+        let mut e = crate::video::Encoder::create(&p, 32, 32, &settings).unwrap();
+        for i in 0..10 {
+            let img = RgbImage::from_shape_fn((32, 32, 3), |(y, x, c)| {
+                ((x * 5 + y * 3 + c * 60 + i * 9) % 200 + 20) as u8
+            });
+            e.push(&img, i as f64 / 10.0).unwrap();
+        }
+        e.finish().unwrap();
+        let open = crate::video::source::OpenOptions {
+            keep_yuv: true,
+            ..Default::default()
+        };
+        let src = crate::video::source::DecoderSource::open(&p, &open).unwrap();
+        let p2 = Player::spawn(Box::new(src), Box::new(Block), DrawSettings::default(), || {}).unwrap();
+        p2.set_planes(true);
+        p2.set_display_size([16, 16]);
+        p2.show(0.3, false);
+        let s = wait_for(&p2, |s| s.requested == Some(0.3));
+        let Picture::Planes(planes) = &s.picture else {
+            panic!("an RGB picture");
+        };
+        // Full size whatever the display; the block in, the rest as decoded.
+        assert_eq!((planes.width(), planes.height(), s.reduction), (32, 32, 1));
+        let shown = planes.to_rgb().unwrap();
+        let mut d = crate::video::Decoder::open(&p).unwrap();
+        let decoded = d.frame_at(0.3).unwrap().unwrap().image;
+        assert!(
+            shown[[3, 3, 0]] > 200 && shown[[3, 3, 1]] < 60,
+            "{:?}",
+            shown.slice(ndarray::s![3, 3, ..])
+        );
+        for y in 0..32 {
+            for x in 0..32 {
+                if !(2..6).contains(&y) || !(2..6).contains(&x) {
+                    let (a, b) = (
+                        shown.slice(ndarray::s![y, x, ..]),
+                        decoded.slice(ndarray::s![y, x, ..]),
+                    );
+                    assert_eq!(a, b, "({x}, {y})");
+                }
+            }
+        }
+        // Not asked for: RGB, reduced for the display.
+        p2.set_planes(false);
+        p2.show(0.3, false);
+        let s = wait_for(&p2, |s| s.requested == Some(0.3) && !s.picture.is_planes());
+        assert_eq!((rgb(&s).size, s.reduction), ([16, 16], 2));
+    }
+
     #[test]
     fn display_size_reduces_the_picture() {
         let p = player(); // 32×18 frames
         p.set_display_size([16, 9]);
         p.show(1.0, false);
         let s = wait_for(&p, |s| s.requested == Some(1.0) && s.reduction == 2);
-        assert_eq!(s.image.size, [16, 9]);
+        assert_eq!(rgb(&s).size, [16, 9]);
         assert_eq!(s.size, [32, 18]);
         p.set_display_size([100, 100]);
         let s = wait_for(&p, |s| s.reduction == 1);
-        assert_eq!(s.image.size, [32, 18]);
+        assert_eq!(rgb(&s).size, [32, 18]);
     }
 }

@@ -44,3 +44,4 @@ mod ssl_replay;
 mod structure;
 mod sync;
 mod viewer;
+mod viewer_planes;
