@@ -57,9 +57,10 @@ pub struct Args {
     /// the window's frame intervals meanwhile, then exit.
     #[arg(long, value_name = "OUT.mp4", hide = true)]
     pub bench_export: Option<PathBuf>,
-    /// Show the video from RGB pictures converted on the CPU rather than
-    /// from its planes converted on the GPU (to compare the two).
-    #[arg(long, hide = true)]
+    /// Show the video as RGB pictures converted on the CPU rather than as
+    /// its YUV planes converted by a shader (cheaper on a software
+    /// renderer such as Mesa's llvmpipe; also to compare the two).
+    #[arg(long)]
     pub rgb_display: bool,
 }
 
