@@ -327,12 +327,12 @@ fn nothing_drawn(rec: &Recording) -> String {
                 .not_drawn(t)
                 .unwrap_or_else(|| "drawn, but no message of it gave a drawing".to_owned());
             // Names cut as `log info` lists them: a name may be any length.
-            let cut = |s: &str| crate::log::summary::shorten(s, super::TOPIC_COLUMN);
+            let cut = |s: &str| crate::log::summary::shorten(s, super::recording::TOPIC_COLUMN);
             format!(
                 "{} ({}): {}",
                 cut(&t.name),
                 cut(&t.type_name),
-                crate::log::summary::shorten(&why, 2 * super::TOPIC_COLUMN)
+                crate::log::summary::shorten(&why, 2 * super::recording::TOPIC_COLUMN)
             )
         })
         .collect();

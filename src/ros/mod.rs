@@ -126,9 +126,7 @@ fn read_log(path: &Path, cx: &ReadContext<'_>) -> Result<Log, ReadError> {
     drawings::read_log(&mut rec, &options).map_err(|e| ReadError::Other(Box::new(e)))
 }
 
-/// The longest topic or type name `log info` shows whole (longer ones
-/// are cut in the middle).
-const TOPIC_COLUMN: usize = 120;
+use recording::TOPIC_COLUMN;
 
 /// What `log info` says of a recording's files: its folder, metadata
 /// version, storage, parts, compression, distribution and custom data

@@ -12,6 +12,10 @@ use super::msgdef::{Registry, normalise};
 use super::tf::{TfTree, Transform};
 use super::value::{Struct, Value};
 
+/// The longest topic or type name `log info` and the warnings show whole
+/// (longer ones are cut in the middle).
+pub const TOPIC_COLUMN: usize = 120;
+
 /// Why a recording cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RosError {
