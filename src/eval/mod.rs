@@ -14,7 +14,10 @@
 //!   the truth) kept as floor, and the share of the picture above the
 //!   field (above the pitch grown by the field margin, column by column)
 //!   called floor.
+//! - **Agreement** ([`agreement`]): one mask against another away from
+//!   the other's boundary (issue 48's quality bound).
 
+pub mod agreement;
 pub mod truth;
 pub mod warp;
 
