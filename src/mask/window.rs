@@ -260,7 +260,8 @@ mod tests {
 
     use crate::image::{MaskImage, RgbImage};
     use crate::mask::synth::{SynthOptions, generate};
-    use crate::mask::{AdaptiveMasker, AdaptiveSettings, Masker};
+    use crate::mask::{AdaptiveMasker, AdaptiveSettings, FloorMask, Masker};
+    use crate::video::Picture;
 
     /// A frame of random pixels from a few colours (carpet, white, dark,
     /// red), in blobs of `grain` pixels: many small regions of every kind.
@@ -283,7 +284,8 @@ mod tests {
         RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| cell(x, y)[c])
     }
 
-    /// Settings whose lengths are `px` pixels at this frame height.
+    /// Settings whose lengths are that many pixels at this frame height
+    /// (half as many blocks, which the adaptive mask is made of).
     fn settings_in_pixels(
         h: usize,
         open: f32,
@@ -310,15 +312,18 @@ mod tests {
         s: &AdaptiveSettings,
         cores: &[Rect],
     ) -> Result<crate::mask::adaptive::WindowTally, TestCaseError> {
+        let pic = Picture::Rgb(frame);
         let mut whole = AdaptiveMasker::new(s.clone()).unwrap();
-        let step = whole.advance(frame, 0.0).unwrap();
-        let mut want = MaskImage::zeros((0, 0));
-        whole.compute_step(frame, 0.0, &step, &mut want).unwrap();
+        let step = whole.advance(&pic, 0.0).unwrap();
+        let mut want = FloorMask::new();
+        whole.compute_step(&pic, 0.0, &step, &mut want).unwrap();
+        let want = want.to_image();
         let mut parts = AdaptiveMasker::new(s.clone())
             .unwrap()
             .with_window_share(f64::INFINITY);
-        let mut got = MaskImage::from_elem((3, 3), 7);
-        parts.compute_step_in(frame, 0.0, &step, cores, &mut got).unwrap();
+        let mut got = FloorMask::from_image(MaskImage::from_elem((3, 3), 7));
+        parts.compute_step_in(&pic, 0.0, &step, cores, &mut got).unwrap();
+        let got = got.to_image();
         prop_assert_eq!(got.dim(), want.dim());
         for r in cores {
             for y in r.y0..r.y1.min(want.dim().0) {

@@ -10,6 +10,13 @@
 //! it is). It owns its buffers (overlay, coverage scratch, mask) and
 //! reuses them frame after frame; it is `Send`, so export can run one per
 //! worker thread.
+//!
+//! A frame that carries its decoded YUV planes ([`SourceFrame::yuv`]) is
+//! masked and drawn on in them: the mask reads the planes, the overlay is
+//! blended into them ([`crate::video::Yuv420::draw_planes`]), and no RGB
+//! picture is made (it is, from the drawn planes, when someone asks:
+//! [`SourceFrame::finish_rgb`]). A frame without planes is drawn on its
+//! RGB picture.
 
 mod band;
 pub mod settings;
@@ -17,11 +24,11 @@ pub mod settings;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::draw::{self, DrawError, Overlay, SkipReason};
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::draw::{self, Canvas, DrawError, Overlay, SkipReason};
+use crate::image::RgbImage;
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
-use crate::mask::{MaskError, MaskStep, Masker, NoMask, RowsRead};
+use crate::mask::{FloorMask, MaskError, MaskStep, Masker, NoMask};
 use crate::select::{Filter, Index, SelectError};
 use crate::time::LogTime;
 use crate::video::SourceFrame;
@@ -47,6 +54,8 @@ pub enum PipelineError {
         #[source]
         source: DrawError,
     },
+    #[error("frame at {time:.3} s: cannot draw on the picture's planes: {message}")]
+    Planes { time: f64, message: String },
     #[error("frame at {time:.3} s: log time {log_time} is not a finite number (check the offset)")]
     BadTime { time: f64, log_time: f64 },
     #[error("mask settings")]
@@ -107,7 +116,7 @@ pub struct Pipeline {
     above: Vec<bool>,
     threshold: f64,
     band: Band,
-    mask: MaskImage,
+    mask: FloorMask,
     /// `mask` holds no computed mask, only floor everywhere.
     mask_is_default: bool,
     /// Where the last frame's overlay was drawn, as rectangles.
@@ -188,7 +197,7 @@ impl Pipeline {
             index,
             applied: None,
             masker: Box::new(NoMask),
-            mask: MaskImage::zeros((0, 0)),
+            mask: FloorMask::new(),
             mask_is_default: false,
             cores: Vec::new(),
             parallel_mask: false,
@@ -290,11 +299,11 @@ impl Pipeline {
         self.applied.clone().unwrap_or_default()
     }
 
-    /// Annotates `frame` in place, and marks the parts it changed on the
-    /// frame's YUV planes ([`SourceFrame::yuv`]), when it has them, so that
-    /// only those are converted back. Frames must come in order (after a
-    /// jump, [`reset`](Self::reset)): the mask may carry state from frame
-    /// to frame. Same as [`prepare`](Self::prepare) then
+    /// Annotates `frame` in place: in its YUV planes when it has them
+    /// ([`SourceFrame::yuv`]; its RGB picture is then pending), else in its
+    /// RGB picture. Frames must come in order (after a jump,
+    /// [`reset`](Self::reset)): the mask may carry state from frame to
+    /// frame. Same as [`prepare`](Self::prepare) then
     /// [`process_planned`](Self::process_planned).
     pub fn process(&mut self, frame: &mut SourceFrame) -> Result<FrameStats, PipelineError> {
         let plan = self.prepare(frame)?;
@@ -307,11 +316,8 @@ impl Pipeline {
     /// processed by any pipeline configured the same way
     /// ([`process_planned`](Self::process_planned)), in any order: the
     /// result is the same as one pipeline processing every frame in order.
-    ///
-    /// A frame whose picture is still to be converted
-    /// ([`SourceFrame::rgb_pending`]) has only the rows the mask's running
-    /// model reads converted here ([`crate::mask::Masker::rows_advanced`]);
-    /// [`process_planned`](Self::process_planned) converts the rest.
+    /// It reads the frame's picture as the mask does (its planes, when it
+    /// has them: nothing is converted).
     pub fn prepare(&mut self, frame: &mut SourceFrame) -> Result<FramePlan, PipelineError> {
         let Some(settings) = &self.applied else {
             return Ok(FramePlan::default());
@@ -321,17 +327,9 @@ impl Pipeline {
         if !(toggles.floor_mask || toggles.tint) || own_mask {
             return Ok(FramePlan::default());
         }
-        if let Some(yuv) = frame.yuv.as_ref().filter(|y| y.rgb_pending()) {
-            let (w, h) = (yuv.width(), yuv.height());
-            match self.masker.rows_advanced(w, h) {
-                RowsRead::None => {}
-                RowsRead::All => frame.finish_rgb(),
-                read => yuv.to_rgb_rows(&mut frame.image, read.rows(h)),
-            }
-        }
         let mask = self
             .masker
-            .advance(&frame.image, frame.time)
+            .advance(&frame.picture(), frame.time)
             .map_err(|source| self.mask_error(frame.time, source))?;
         Ok(FramePlan { mask })
     }
@@ -352,22 +350,7 @@ impl Pipeline {
         frame: &mut SourceFrame,
         plan: &FramePlan,
     ) -> Result<FrameStats, PipelineError> {
-        frame.finish_rgb();
-        let stats = self.draw_frame(frame, plan)?;
-        if let Some(yuv) = &mut frame.yuv {
-            let (h, w, _) = frame.image.dim();
-            let tint = self.applied.as_ref().is_some_and(|s| s.toggles.tint);
-            if tint {
-                yuv.mark_changed([0, 0, w, h]);
-            } else {
-                for layer in self.band.layers() {
-                    if !layer.is_empty() {
-                        layer.for_each_pair_span(|y, x0, x1| yuv.mark_changed([x0, y, x1, y + 2]));
-                    }
-                }
-            }
-        }
-        Ok(stats)
+        self.draw_frame(frame, plan)
     }
 
     fn draw_frame(&mut self, frame: &mut SourceFrame, plan: &FramePlan) -> Result<FrameStats, PipelineError> {
@@ -383,11 +366,10 @@ impl Pipeline {
             });
         }
         let draw_err = |source| PipelineError::Draw { time, source };
-        let image = &mut frame.image;
-        if !image.is_standard_layout() {
+        if frame.yuv.is_none() && !frame.image.is_standard_layout() {
             return Err(draw_err(DrawError::Layout));
         }
-        let (h, w, _) = image.dim();
+        let (w, h) = frame.size();
         let toggles = settings.toggles;
         let mut stats = FrameStats {
             log_time,
@@ -402,6 +384,7 @@ impl Pipeline {
         // when the tint shows it, else, for a masker that can, only around
         // what is drawn (after drawing, which leaves the frame as it is).
         // In parallel mode a whole mask is computed beside the drawing.
+        let picture = frame.picture();
         let t0 = Instant::now();
         let mut only_drawn = None;
         // The masker's window margin, when it has windows, for telling
@@ -410,7 +393,7 @@ impl Pipeline {
         let mut beside = false;
         if toggles.floor_mask || toggles.tint {
             match (&frame.mask, settings.mask.takes_source_masks()) {
-                (Some(m), true) => self.mask.clone_from(m),
+                (Some(m), true) => self.mask.set_pixels(m),
                 (None, true) if settings.mask.needs_source_masks() => {
                     return Err(PipelineError::NoSourceMask { time });
                 }
@@ -422,22 +405,19 @@ impl Pipeline {
                         beside = true;
                     } else if margin.is_some() {
                         only_drawn = margin;
-                        if self.mask.dim() != (h, w) {
-                            self.mask = MaskImage::zeros((h, w));
-                        }
                     } else {
                         self.masker
-                            .compute_step(image, time, &plan.mask, &mut self.mask)
+                            .compute_step(&picture, time, &plan.mask, &mut self.mask)
                             .map_err(|source| self.mask_error(time, source))?;
                     }
                 }
             }
             self.mask_is_default = false;
-            if !beside {
+            if !beside && only_drawn.is_none() {
                 draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
             }
         } else if !self.mask_is_default || self.mask.dim() != (h, w) {
-            self.mask = MaskImage::from_elem((h, w), FLOOR);
+            self.mask.fill(w, h, true);
             self.mask_is_default = true;
         }
         stats.mask_time = t0.elapsed();
@@ -457,12 +437,11 @@ impl Pipeline {
         let draw = toggles.overlay;
         if beside {
             let (masker, mask, step) = (&mut self.masker, &mut self.mask, &plan.mask);
-            let image: &RgbImage = image;
             let band = &mut self.band;
             let (masked, took) = std::thread::scope(|s| {
                 let job = s.spawn(move || {
                     let t = Instant::now();
-                    let r = masker.compute_step(image, time, step, mask);
+                    let r = masker.compute_step(&picture, time, step, mask);
                     (r, t.elapsed())
                 });
                 if draw {
@@ -486,7 +465,7 @@ impl Pipeline {
                 self.whole_last = true;
                 if only_drawn.is_some() {
                     self.masker
-                        .compute_step(image, time, &plan.mask, &mut self.mask)
+                        .compute_step(&picture, time, &plan.mask, &mut self.mask)
                         .map_err(|source| self.mask_error(time, source))?;
                 }
             } else if self.band.overlay.is_empty() {
@@ -497,27 +476,47 @@ impl Pipeline {
                 self.whole_last = self.masker.masks_whole_for(&self.cores, w, h);
                 if only_drawn.is_some() {
                     self.masker
-                        .compute_step_in(image, time, &plan.mask, &self.cores, &mut self.mask)
+                        .compute_step_in(&picture, time, &plan.mask, &self.cores, &mut self.mask)
                         .map_err(|source| self.mask_error(time, source))?;
-                    draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
                 }
             }
+            if only_drawn.is_some() && self.mask.dim() != (h, w) {
+                // Nothing was masked (nothing drawn): a mask of the
+                // frame's size for what follows.
+                self.mask.fill(w, h, true);
+            }
+            draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
             stats.mask_time += t.elapsed();
         }
 
         let t3 = Instant::now();
-        if toggles.tint {
-            draw::tint_floor(image, &self.mask).map_err(draw_err)?;
+        let floor_mask = toggles.floor_mask;
+        let unit = &self.log.header.world_unit;
+        match &mut frame.yuv {
+            Some(yuv) => {
+                // Drawn in the planes; nothing to do where nothing shows.
+                let shows = toggles.tint || self.band.layers().iter().any(|l| !l.is_empty());
+                if shows {
+                    let mut planes = yuv
+                        .draw_planes()
+                        .map_err(|message| PipelineError::Planes { time, message })?;
+                    let mut canvas = Canvas::Yuv(&mut planes);
+                    if toggles.tint {
+                        canvas.tint(&self.mask).map_err(draw_err)?;
+                    }
+                    composite_layers(&mut self.band, &self.mask, unit, &mut canvas, calib, floor_mask)
+                        .map_err(draw_err)?;
+                }
+            }
+            None => {
+                let mut canvas = Canvas::Rgb(&mut frame.image);
+                if toggles.tint {
+                    canvas.tint(&self.mask).map_err(draw_err)?;
+                }
+                composite_layers(&mut self.band, &self.mask, unit, &mut canvas, calib, floor_mask)
+                    .map_err(draw_err)?;
+            }
         }
-        composite_layers(
-            &mut self.band,
-            &self.mask,
-            &self.log.header.world_unit,
-            image,
-            calib,
-            toggles.floor_mask,
-        )
-        .map_err(draw_err)?;
         stats.composite_time = t3.elapsed();
         Ok(stats)
     }
@@ -551,8 +550,24 @@ impl Pipeline {
             }
         }
         let unit = &self.log.header.world_unit;
-        let done = composite_layers(&mut self.band, &self.mask, unit, &mut black, calib, floor_mask)
-            .and_then(|()| composite_layers(&mut self.band, &self.mask, unit, &mut white, calib, floor_mask));
+        let done = composite_layers(
+            &mut self.band,
+            &self.mask,
+            unit,
+            &mut Canvas::Rgb(&mut black),
+            calib,
+            floor_mask,
+        )
+        .and_then(|()| {
+            composite_layers(
+                &mut self.band,
+                &self.mask,
+                unit,
+                &mut Canvas::Rgb(&mut white),
+                calib,
+                floor_mask,
+            )
+        });
         band::unmix(&black, &white, out);
         self.canvases = (black, white);
         done
@@ -570,7 +585,7 @@ impl Pipeline {
     /// is off). With the floor mask on and the tint off, a masker that
     /// can ([`Masker::window_margin`]) computes it only where the overlay
     /// was drawn; elsewhere it holds anything.
-    pub fn last_mask(&self) -> &MaskImage {
+    pub fn last_mask(&self) -> &FloorMask {
         &self.mask
     }
 
@@ -622,27 +637,27 @@ impl Pipeline {
     }
 }
 
-/// Composites what `band` holds for the last frame onto `image`: the
+/// Composites what `band` holds for the last frame onto `canvas`: the
 /// floor layer through the floor `mask` (when `floor_mask`), the raised
 /// shapes hidden by what stands in front of them (standing things as
 /// high as the default in the log's `world_unit`), then what goes over
 /// everything.
 fn composite_layers(
     band: &mut Band,
-    mask: &MaskImage,
+    mask: &FloorMask,
     world_unit: &str,
-    image: &mut RgbImage,
+    canvas: &mut Canvas<'_, '_>,
     calib: Option<&crate::calib::Calibration>,
     floor_mask: bool,
 ) -> Result<(), DrawError> {
     if !band.overlay.is_empty() {
-        band.overlay.composite(image, floor_mask.then_some(mask))?;
+        canvas.composite(&band.overlay, floor_mask.then_some(mask))?;
     }
     let standing =
         draw::occlude::DEFAULT_STANDING_HEIGHT_M / crate::calib::unit::metres_per(world_unit).unwrap_or(1e-3);
-    band.composite_raised(image, floor_mask.then_some(mask), calib, standing)?;
+    band.composite_raised(canvas, floor_mask.then_some(mask), calib, standing)?;
     if !band.above_overlay.is_empty() {
-        band.above_overlay.composite(image, None)?;
+        canvas.composite(&band.above_overlay, None)?;
     }
     Ok(())
 }
@@ -652,10 +667,11 @@ pub(crate) mod tests {
     use super::*;
     use crate::calib::Calibration;
     use crate::geom::Vec2;
-    use crate::image::RgbImage;
+    use crate::image::{FLOOR, MaskImage, RgbImage};
     use crate::log::{FrameTime, Primitive, Rgba, Shape, Style};
     use crate::mask::MaskSettings;
     use crate::select::FilterSpec;
+    use crate::video::Picture;
     use crate::video::TimeMap;
 
     pub(crate) fn identity() -> Calibration {
@@ -703,9 +719,11 @@ pub(crate) mod tests {
         fn name(&self) -> &str {
             "left-half"
         }
-        fn compute(&mut self, frame: &RgbImage, _t: f64, out: &mut MaskImage) -> Result<(), MaskError> {
-            let (h, w, _) = frame.dim();
-            *out = MaskImage::from_shape_fn((h, w), |(_, x)| if x < w / 2 { 0 } else { FLOOR });
+        fn compute(&mut self, frame: &Picture<'_>, _t: f64, out: &mut FloorMask) -> Result<(), MaskError> {
+            let (w, h) = frame.size();
+            out.set_pixels(&MaskImage::from_shape_fn((h, w), |(_, x)| {
+                if x < w / 2 { 0 } else { FLOOR }
+            }));
             Ok(())
         }
     }
@@ -754,9 +772,10 @@ pub(crate) mod tests {
         // asked for the whole mask.)
         let whole = |s: &DrawSettings| {
             let mut m = with_field(s.mask.build().unwrap(), s).unwrap();
-            let mut out = MaskImage::zeros((0, 0));
-            m.compute(&frame(0.0).image, 0.0, &mut out).unwrap();
-            out
+            let mut out = FloorMask::new();
+            m.compute(&Picture::Rgb(&frame(0.0).image), 0.0, &mut out)
+                .unwrap();
+            out.to_image()
         };
         assert!(whole(&s).iter().all(|&v| v != FLOOR));
         let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
@@ -769,7 +788,7 @@ pub(crate) mod tests {
         let mut p = Pipeline::new(Arc::new(dot_log()), &s).unwrap();
         let mut f = frame(0.0);
         p.process(&mut f).unwrap();
-        let floor_without = p.last_mask().iter().filter(|&&v| v == FLOOR).count();
+        let floor_without = p.last_mask().floor_pixels();
         assert!(floor_without > 0, "without a field the picture has floor");
         s.calibration = named;
         p.configure(&s).unwrap();
@@ -808,7 +827,7 @@ pub(crate) mod tests {
         let mut f = frame(0.0);
         p.process(&mut f).unwrap();
         assert_eq!(f.image[[20, 20, 0]], 255);
-        assert!(p.last_mask().iter().all(|&m| m == FLOOR));
+        assert_eq!(p.last_mask().floor_pixels(), 40 * 80);
         // Tint only: the floor half is pink, nothing is drawn.
         let mut p = left_half_pipeline();
         s.toggles = DrawToggles {
@@ -841,7 +860,7 @@ pub(crate) mod tests {
         let st = p.process(&mut f).unwrap();
         assert_eq!(st.log_time, LogTime(11.0));
         assert_eq!(f.image[[20, 60, 0]], 0, "hidden by the source's own mask");
-        assert_eq!(p.last_mask()[[0, 75]], FLOOR);
+        assert!(p.last_mask().is_floor(75, 0));
         // `source` without masks from the source is an error.
         s.mask = MaskSettings::Source;
         p.configure(&s).unwrap();
@@ -902,7 +921,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn frames_converted_late_are_drawn_as_frames_converted_on_reading() {
+    fn frames_drawn_on_their_planes_are_the_same_converted_late_or_on_reading() {
         use crate::mask::synth::{SynthOptions, generate};
         use crate::video::{Decoder, Encoder, EncoderSettings};
         let dir = tempfile::tempdir().unwrap();
@@ -940,13 +959,18 @@ pub(crate) mod tests {
             while d.read_into(&mut f).unwrap() {
                 assert_eq!(f.rgb_pending(), defer);
                 let plan = leader.prepare(&mut f).unwrap();
-                worker.process_planned(&mut f, &plan).unwrap();
-                assert!(!f.rgb_pending());
-                frames.push((plan, f.image.clone()));
+                let stats = worker.process_planned(&mut f, &plan).unwrap();
+                // Drawn on the planes: the RGB picture is made from them.
+                let drawn_on = f.yuv.as_ref().unwrap().is_drawn();
+                assert_eq!(drawn_on, stats.primitives > 0, "at {}", f.time);
+                assert_eq!(f.rgb_pending(), defer || drawn_on);
+                f.finish_rgb();
+                frames.push((plan, drawn_on, f.image.clone()));
             }
             drawn.push(frames);
         }
         assert_eq!(drawn[0].len(), 4);
+        assert!(drawn[0].iter().any(|f| f.1) && drawn[0].iter().any(|f| !f.1));
         assert_eq!(drawn[0], drawn[1]);
     }
 
@@ -990,18 +1014,18 @@ pub(crate) mod tests {
         fn name(&self) -> &str {
             "whole"
         }
-        fn compute(&mut self, frame: &RgbImage, t: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+        fn compute(&mut self, frame: &Picture<'_>, t: f64, out: &mut FloorMask) -> Result<(), MaskError> {
             self.0.compute(frame, t, out)
         }
-        fn advance(&mut self, frame: &RgbImage, t: f64) -> Result<MaskStep, MaskError> {
+        fn advance(&mut self, frame: &Picture<'_>, t: f64) -> Result<MaskStep, MaskError> {
             self.0.advance(frame, t)
         }
         fn compute_step(
             &mut self,
-            frame: &RgbImage,
+            frame: &Picture<'_>,
             t: f64,
             step: &MaskStep,
-            out: &mut MaskImage,
+            out: &mut FloorMask,
         ) -> Result<(), MaskError> {
             self.0.compute_step(frame, t, step, out)
         }

@@ -33,7 +33,7 @@ pub use decode::Decoder;
 pub use encode::{AudioWindow, Encoder, EncoderSettings};
 pub use ffmpeg::{StepError, VideoError, VideoInfo, is_known_container, set_ffmpeg_quiet};
 pub(crate) use ffmpeg::{init, open_input, open_live_input, ratio};
-pub use planes::Yuv420;
+pub use planes::{Picture, Planes, PlanesMut, Yuv420};
 pub use source::SourceFrame;
 pub use time_map::{TimeArg, TimeArgError, TimeMap};
 
