@@ -17,15 +17,17 @@ demo: build
 
 test: deps
 	scripts/python-venv.sh
-	cargo test --all-targets
-	cargo test --doc
+	cargo test --workspace --all-targets
+	cargo test --workspace --doc
 	scripts/test-python-format.sh
+	scripts/test-python-sdk.sh
+	scripts/test-cpp-sdk.sh
 
 lint: deps
 	cargo fmt --all -- --check
 	scripts/import-graph
-	cargo clippy --all-targets -- -D warnings
-	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 bench: deps
-	cargo bench
+	cargo bench --workspace

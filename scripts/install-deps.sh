@@ -9,6 +9,7 @@ packages=(
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
   libavfilter-dev libavdevice-dev libswresample-dev
   ffmpeg xvfb x11-apps imagemagick python3 python3-venv
+  g++ cmake libclang-rt-dev
 )
 
 missing=()

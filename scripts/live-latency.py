@@ -166,7 +166,7 @@ def main():
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="live-latency-")
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(ROOT, "proto"),
-                    f"--python_out={work}", os.path.join(ROOT, "proto", "underlay.proto")], check=True)
+                    f"--python_out={work}", os.path.join(ROOT, "crates", "underlay-log", "proto", "underlay.proto")], check=True)
     sys.path.insert(0, work)
     import underlay_pb2 as pb  # noqa: E402
 

@@ -4,7 +4,8 @@
 # format example of docs/FORMAT.md), opencv-python-headless and numpy (the
 # thesis's reference mask), rcsssmj (the RoboCup 3D league's server, run by
 # the sim3d tests), mcap, mcap-ros2-support and rosbags (the ROS 2
-# recordings of scripts/ros-demo-bag.py). Prints what it installs; installs nothing when
+# recordings of scripts/ros-demo-bag.py), pytest, mypy and zstandard (the
+# tests of the Python writer, python/). Prints what it installs; installs nothing when
 # run again. When the venv cannot be made or PyPI cannot be reached it says
 # so and exits 0, unless UNDERLAY_REQUIRE_TOOLS=1, where that is a failure.
 set -euo pipefail
@@ -36,6 +37,9 @@ declare -A wanted=(
   [mcap]=mcap
   [mcap_ros2]=mcap-ros2-support
   [rosbags]=rosbags
+  [pytest]=pytest
+  [mypy]=mypy
+  [zstandard]=zstandard
 )
 missing=()
 for module in "${!wanted[@]}"; do

@@ -77,40 +77,165 @@ TYPES = [
     "foxglove_msgs/msg/Color",
 ]
 
-# foxglove/schemas, ros_foxglove_msgs/ros2/*.msg (fields only; comments dropped).
+# foxglove/schemas, schemas/ros2/*.msg at dd8b4f3 (MIT): every type, fields and
+# constants only (comments dropped).
 FOXGLOVE = {
-    "foxglove_msgs/msg/Color": "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n",
-    "foxglove_msgs/msg/Point2": "float64 x\nfloat64 y\n",
-    "foxglove_msgs/msg/CompressedVideo": (
-        "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
+    "foxglove_msgs/msg/ArrowPrimitive": (
+        "geometry_msgs/Pose pose\nfloat64 shaft_length\nfloat64 shaft_diameter\n"
+        "float64 head_length\nfloat64 head_diameter\nfoxglove_msgs/Color color\n"
+    ),
+    "foxglove_msgs/msg/CameraCalibration": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\nuint32 width\nuint32 height\n"
+        "string distortion_model\nfloat64[] d\nfloat64[9] k\nfloat64[9] r\nfloat64[12] p\n"
     ),
     "foxglove_msgs/msg/CircleAnnotation": (
         "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nfloat64 diameter\n"
-        "float64 thickness\nfoxglove_msgs/Color fill_color\nfoxglove_msgs/Color outline_color\n"
+        "float64 thickness\nfoxglove_msgs/Color fill_color\n"
+        "foxglove_msgs/Color outline_color\n"
     ),
-    "foxglove_msgs/msg/PointsAnnotation": (
-        "uint8 UNKNOWN=0\nuint8 POINTS=1\nuint8 LINE_LOOP=2\nuint8 LINE_STRIP=3\nuint8 LINE_LIST=4\n"
-        "builtin_interfaces/Time timestamp\nuint8 type\nfoxglove_msgs/Point2[] points\n"
-        "foxglove_msgs/Color outline_color\nfoxglove_msgs/Color[] outline_colors\n"
-        "foxglove_msgs/Color fill_color\nfloat64 thickness\n"
+    "foxglove_msgs/msg/Color": "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n",
+    "foxglove_msgs/msg/CompressedImage": "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n",
+    "foxglove_msgs/msg/CompressedVideo": "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n",
+    "foxglove_msgs/msg/CubePrimitive": "geometry_msgs/Pose pose\ngeometry_msgs/Vector3 size\nfoxglove_msgs/Color color\n",
+    "foxglove_msgs/msg/CylinderPrimitive": (
+        "geometry_msgs/Pose pose\ngeometry_msgs/Vector3 size\nfloat64 bottom_scale\n"
+        "float64 top_scale\nfoxglove_msgs/Color color\n"
     ),
-    "foxglove_msgs/msg/TextAnnotation": (
-        "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nstring text\n"
-        "float64 font_size\nfoxglove_msgs/Color text_color\nfoxglove_msgs/Color background_color\n"
+    "foxglove_msgs/msg/FrameTransform": (
+        "builtin_interfaces/Time timestamp\nstring parent_frame_id\nstring child_frame_id\n"
+        "geometry_msgs/Vector3 translation\ngeometry_msgs/Quaternion rotation\n"
+    ),
+    "foxglove_msgs/msg/FrameTransforms": "foxglove_msgs/FrameTransform[] transforms\n",
+    "foxglove_msgs/msg/GeoJSON": "string geojson\n",
+    "foxglove_msgs/msg/Grid": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\ngeometry_msgs/Pose pose\n"
+        "uint32 column_count\nfoxglove_msgs/Vector2 cell_size\nuint32 row_stride\n"
+        "uint32 cell_stride\nfoxglove_msgs/PackedElementField[] fields\nuint8[] data\n"
     ),
     "foxglove_msgs/msg/ImageAnnotations": (
         "foxglove_msgs/CircleAnnotation[] circles\nfoxglove_msgs/PointsAnnotation[] points\n"
         "foxglove_msgs/TextAnnotation[] texts\n"
     ),
+    "foxglove_msgs/msg/KeyValuePair": "string key\nstring value\n",
+    "foxglove_msgs/msg/LaserScan": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\ngeometry_msgs/Pose pose\n"
+        "float64 start_angle\nfloat64 end_angle\nfloat64[] ranges\nfloat64[] intensities\n"
+    ),
+    "foxglove_msgs/msg/LinePrimitive": (
+        "uint8 LINE_STRIP=0\nuint8 LINE_LOOP=1\nuint8 LINE_LIST=2\nuint8 type\n"
+        "geometry_msgs/Pose pose\nfloat64 thickness\nbool scale_invariant\n"
+        "geometry_msgs/Point[] points\nfoxglove_msgs/Color color\n"
+        "foxglove_msgs/Color[] colors\nuint32[] indices\n"
+    ),
+    "foxglove_msgs/msg/LocationFix": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\nfloat64 latitude\n"
+        "float64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\n"
+        "uint8 UNKNOWN=0\nuint8 APPROXIMATED=1\nuint8 DIAGONAL_KNOWN=2\nuint8 KNOWN=3\n"
+        "uint8 position_covariance_type\n"
+    ),
+    "foxglove_msgs/msg/Log": (
+        "builtin_interfaces/Time timestamp\nuint8 UNKNOWN=0\nuint8 DEBUG=1\nuint8 INFO=2\n"
+        "uint8 WARNING=3\nuint8 ERROR=4\nuint8 FATAL=5\nuint8 level\nstring message\n"
+        "string name\nstring file\nuint32 line\n"
+    ),
+    "foxglove_msgs/msg/ModelPrimitive": (
+        "geometry_msgs/Pose pose\ngeometry_msgs/Vector3 scale\nfoxglove_msgs/Color color\n"
+        "bool override_color\nstring url\nstring media_type\nuint8[] data\n"
+    ),
+    "foxglove_msgs/msg/PackedElementField": (
+        "string name\nuint32 offset\nuint8 UNKNOWN=0\nuint8 UINT8=1\nuint8 INT8=2\n"
+        "uint8 UINT16=3\nuint8 INT16=4\nuint8 UINT32=5\nuint8 INT32=6\nuint8 FLOAT32=7\n"
+        "uint8 FLOAT64=8\nuint8 type\n"
+    ),
+    "foxglove_msgs/msg/Point2": "float64 x\nfloat64 y\n",
+    "foxglove_msgs/msg/PointCloud": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\ngeometry_msgs/Pose pose\n"
+        "uint32 point_stride\nfoxglove_msgs/PackedElementField[] fields\nuint8[] data\n"
+    ),
+    "foxglove_msgs/msg/PointsAnnotation": (
+        "builtin_interfaces/Time timestamp\nuint8 UNKNOWN=0\nuint8 POINTS=1\n"
+        "uint8 LINE_LOOP=2\nuint8 LINE_STRIP=3\nuint8 LINE_LIST=4\nuint8 type\n"
+        "foxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\n"
+        "foxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\n"
+        "float64 thickness\n"
+    ),
+    "foxglove_msgs/msg/PoseInFrame": "builtin_interfaces/Time timestamp\nstring frame_id\ngeometry_msgs/Pose pose\n",
+    "foxglove_msgs/msg/PosesInFrame": "builtin_interfaces/Time timestamp\nstring frame_id\ngeometry_msgs/Pose[] poses\n",
+    "foxglove_msgs/msg/RawImage": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\nuint32 width\nuint32 height\n"
+        "string encoding\nuint32 step\nuint8[] data\n"
+    ),
+    "foxglove_msgs/msg/SceneEntity": (
+        "builtin_interfaces/Time timestamp\nstring frame_id\nstring id\n"
+        "builtin_interfaces/Duration lifetime\nbool frame_locked\n"
+        "foxglove_msgs/KeyValuePair[] metadata\nfoxglove_msgs/ArrowPrimitive[] arrows\n"
+        "foxglove_msgs/CubePrimitive[] cubes\nfoxglove_msgs/SpherePrimitive[] spheres\n"
+        "foxglove_msgs/CylinderPrimitive[] cylinders\nfoxglove_msgs/LinePrimitive[] lines\n"
+        "foxglove_msgs/TriangleListPrimitive[] triangles\n"
+        "foxglove_msgs/TextPrimitive[] texts\nfoxglove_msgs/ModelPrimitive[] models\n"
+    ),
+    "foxglove_msgs/msg/SceneEntityDeletion": (
+        "builtin_interfaces/Time timestamp\nuint8 MATCHING_ID=0\nuint8 ALL=1\nuint8 type\n"
+        "string id\n"
+    ),
+    "foxglove_msgs/msg/SceneUpdate": (
+        "foxglove_msgs/SceneEntityDeletion[] deletions\n"
+        "foxglove_msgs/SceneEntity[] entities\n"
+    ),
+    "foxglove_msgs/msg/SpherePrimitive": "geometry_msgs/Pose pose\ngeometry_msgs/Vector3 size\nfoxglove_msgs/Color color\n",
+    "foxglove_msgs/msg/TextAnnotation": (
+        "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nstring text\n"
+        "float64 font_size\nfoxglove_msgs/Color text_color\n"
+        "foxglove_msgs/Color background_color\n"
+    ),
+    "foxglove_msgs/msg/TextPrimitive": (
+        "geometry_msgs/Pose pose\nbool billboard\nfloat64 font_size\nbool scale_invariant\n"
+        "foxglove_msgs/Color color\nstring text\n"
+    ),
+    "foxglove_msgs/msg/TriangleListPrimitive": (
+        "geometry_msgs/Pose pose\ngeometry_msgs/Point[] points\nfoxglove_msgs/Color color\n"
+        "foxglove_msgs/Color[] colors\nuint32[] indices\n"
+    ),
+    "foxglove_msgs/msg/Vector2": "float64 x\nfloat64 y\n",
+    # An older foxglove_msgs type, no longer in foxglove/schemas.
     "foxglove_msgs/msg/ImageMarkerArray": "visualization_msgs/ImageMarker[] markers\n",
 }
 
 
 def store():
     ts = get_typestore(Stores.ROS2_HUMBLE)
+    types = {}
     for name, text in FOXGLOVE.items():
-        ts.register(get_types_from_msg(text, name))
+        types.update(get_types_from_msg(text, name))
+    ts.register(types)
     return ts
+
+
+# Every message of these packages is built in (with what it uses): ROS 2's
+# common_interfaces (std_srvs has only services), tf2_msgs,
+# builtin_interfaces, rosgraph_msgs (a simulation's /clock) and
+# foxglove_msgs.
+PACKAGES = [
+    "actionlib_msgs",
+    "builtin_interfaces",
+    "diagnostic_msgs",
+    "foxglove_msgs",
+    "geometry_msgs",
+    "nav_msgs",
+    "rosgraph_msgs",
+    "sensor_msgs",
+    "shape_msgs",
+    "std_msgs",
+    "stereo_msgs",
+    "tf2_msgs",
+    "trajectory_msgs",
+    "visualization_msgs",
+]
+
+
+def builtin_types(ts) -> list[str]:
+    """Every message type of PACKAGES, sorted."""
+    return sorted(n for n in ts.fielddefs if n.split("/")[0] in PACKAGES and n.split("/")[1] == "msg")
 
 
 def short(name: str) -> str:
@@ -170,13 +295,15 @@ def deps(ts, name: str, out: list[str]) -> None:
 
 def write_builtin(ts) -> None:
     names: list[str] = []
-    for t in TYPES:
+    for t in builtin_types(ts):
         deps(ts, t, names)
     names.sort()
     out = [
-        "//! The built-in message definitions: ROS 2 Humble's `.msg` texts (and",
-        "//! Foxglove's `foxglove_msgs`), generated by `scripts/ros-cdr-fixtures.py`",
-        "//! from `rosbags`' Humble type store. Do not edit by hand.",
+        "//! The built-in message definitions: ROS 2 Humble's `.msg` texts of every",
+        "//! message of common_interfaces, tf2_msgs, builtin_interfaces and",
+        "//! rosgraph_msgs (and Foxglove's `foxglove_msgs`), generated by",
+        "//! `scripts/ros-cdr-fixtures.py` from `rosbags`' Humble type store. Do not",
+        "//! edit by hand.",
         "",
         "/// `(full type name, .msg text)`.",
         "pub(super) const BUILTIN: &[(&str, &str)] = &[",
@@ -222,7 +349,10 @@ STRINGS = ["", "map", "base_link", "héllo wörld ✓ 日本", "a\tb", "x" * 17]
 def prim(base: str, rng: random.Random):
     if base == "bool":
         return rng.choice([True, False])
-    if base in ("byte", "char", "uint8"):
+    if base == "byte":
+        # rosbags writes a byte as a signed one.
+        return rng.choice([0, 1, 100, 127])
+    if base in ("char", "uint8"):
         return rng.choice([0, 1, 200, 255])
     if base == "int8":
         return rng.choice([-128, -1, 0, 127])
@@ -279,9 +409,18 @@ def to_json(v):
     if hasattr(v, "__msgtype__"):
         return {
             "type": v.__msgtype__,
-            "fields": [[f, to_json(getattr(v, f))] for f, _ in STORE.fielddefs[v.__msgtype__][1]],
+            "fields": [[f, field_json(getattr(v, f), d)] for f, d in STORE.fielddefs[v.__msgtype__][1]],
         }
     raise TypeError(type(v))
+
+
+def field_json(v, desc):
+    """A field's value as JSON: a `byte` array (which rosbags gives as
+    signed numbers) as bytes, as underlay decodes it."""
+    kind, rest = desc
+    if kind in (Nodetype.ARRAY, Nodetype.SEQUENCE) and rest[0] == (Nodetype.BASE, ("byte", 0)):
+        return {"bytes": np.asarray(v).astype(np.uint8).tobytes().hex()}
+    return to_json(v)
 
 
 def write_messages(ts) -> None:
@@ -295,6 +434,16 @@ def write_messages(ts) -> None:
             raw = bytes(ts.serialize_cdr(msg, name, little_endian=little))
             back = ts.deserialize_cdr(raw, name)
             out.append({"type": name, "cdr": raw.hex(), "value": to_json(back)})
+    # One message of every other built-in type (after the others, so theirs
+    # stay as they were).
+    rng = random.Random(20270114)
+    for name in builtin_types(ts):
+        if name in TYPES:
+            continue
+        msg = make_msg(ts, name, rng)
+        raw = bytes(ts.serialize_cdr(msg, name))
+        back = ts.deserialize_cdr(raw, name)
+        out.append({"type": name, "cdr": raw.hex(), "value": to_json(back)})
     path = ROOT / "tests/data/ros/cdr/messages.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, separators=(",", ":"), ensure_ascii=False).replace("},{", "},\n{") + "\n")

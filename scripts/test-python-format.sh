@@ -25,7 +25,7 @@ scripts/python-venv.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$venv/bin/python" -m grpc_tools.protoc -I proto --python_out="$work" proto/underlay.proto
+"$venv/bin/python" -m grpc_tools.protoc -I crates/underlay-log/proto --python_out="$work" crates/underlay-log/proto/underlay.proto
 awk '/<!-- python-example:start -->/ { on = 1; next } /<!-- python-example:end -->/ { on = 0 } on' docs/FORMAT.md \
   | sed '/^```/d' > "$work/example.py"
 [ -s "$work/example.py" ] || { echo "python format example: no example found in docs/FORMAT.md" >&2; exit 1; }

@@ -153,6 +153,14 @@ impl std::fmt::Display for OverBudget {
     }
 }
 
+/// A reader's budget error, as the log's readers report it (the log crate
+/// knows no budget: it is the application's policy).
+impl From<OverBudget> for underlay_log::ReadError {
+    fn from(e: OverBudget) -> Self {
+        underlay_log::ReadError::other(e)
+    }
+}
+
 /// A size in bytes for messages: `512 bytes`, `3.2 MB`, `2 GiB`.
 pub fn human(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];

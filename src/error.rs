@@ -18,18 +18,9 @@ pub fn chain(e: &(dyn Error + 'static)) -> String {
     text
 }
 
-/// `s` itself when at most `max` bytes long, else its start and end with
-/// `…` and the length between (so a 60 KB name prints as a line, not as
-/// 60 KB on each of its 30,000 group lines).
-pub fn shorten(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let keep = max / 2 - 20;
-    let head = s.floor_char_boundary(keep);
-    let tail = s.ceil_char_boundary(s.len() - keep);
-    format!("{}…({} bytes)…{}", &s[..head], s.len(), &s[tail..])
-}
+/// A long text shortened to its start and end (it lives with the log's
+/// summary, which shows long entity names).
+pub use underlay_log::summary::shorten;
 
 #[cfg(test)]
 mod tests {

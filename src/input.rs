@@ -35,7 +35,7 @@ pub const HEAD_BYTES: usize = 4096;
 /// How many bytes [`Head::start`] holds: enough for every magic number.
 pub const START_BYTES: usize = 16;
 
-/// What a recogniser sees of a file.
+/// What a recogniser sees of a file (or of a folder: [`Head::dir`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Head<'a> {
     /// The file, when the bytes come from one (a name can tell what the
@@ -45,6 +45,9 @@ pub struct Head<'a> {
     pub bytes: &'a [u8],
     /// The file is gzip-compressed.
     pub gzip: bool,
+    /// The path is a folder (and `bytes` empty): a recording that is a
+    /// folder of files (rosbag2's).
+    pub dir: bool,
 }
 
 impl<'a> Head<'a> {

@@ -108,11 +108,19 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
         let len = u64::from(u32::from_le_bytes(len_bytes));
         offset += 4;
         if len > MAX_RECORD_LEN {
-            return Err(ReadError::Corrupt {
-                offset: rec_offset,
-                frame: index,
-                message: format!("record length {len} exceeds the limit of {MAX_RECORD_LEN} bytes"),
-            });
+            // No record is that long: the length is damaged, and with it
+            // where the next record starts. The rest is passed over (the
+            // format table refuses a file that is mostly that).
+            warnings.push(
+                Some(Place::Byte(rec_offset)),
+                Some(index),
+                format!(
+                    "record length {len} exceeds the limit of {MAX_RECORD_LEN} bytes; the rest of the \
+                     log cannot be read past it and was passed over ({frames} frames before it loaded)"
+                ),
+            );
+            log.skipped.stop(rec_offset);
+            break;
         }
         if let Some(t) = total_len
             && offset + len > t
@@ -141,12 +149,26 @@ pub(crate) fn read_with_len<R: BufRead>(mut r: R, total_len: Option<u64>) -> Res
             );
             break;
         }
-        let frame = pb::DrawingFrame::decode(&buf[..]).map_err(|e| ReadError::Corrupt {
-            offset,
-            frame: index,
-            message: format!("bad DrawingFrame: {e}"),
-        })?;
+        let decoded = pb::DrawingFrame::decode(&buf[..]);
+        let record_at = offset;
         offset += len;
+        let frame = match decoded {
+            Ok(frame) => frame,
+            Err(e) => {
+                // One bad record costs that record: its length says where
+                // the next one starts.
+                warnings.push(
+                    Some(Place::Byte(rec_offset)),
+                    Some(index),
+                    format!(
+                        "record of {len} bytes at byte {record_at} is not a DrawingFrame ({e}); passed over"
+                    ),
+                );
+                log.skipped.add(rec_offset, 4 + len);
+                index += 1;
+                continue;
+            }
+        };
         let place = Place::Byte(rec_offset);
         let start = log.primitives.len();
         let total = frame.circle.len() + frame.line.len() + frame.rectangle.len();
@@ -491,20 +513,40 @@ mod tests {
     }
 
     #[test]
-    fn garbage_record_is_an_error() {
-        let mut bytes = 5u32.to_le_bytes().to_vec();
+    fn a_record_that_does_not_decode_costs_that_record() {
+        let (good, _) = sample();
+        let mut bytes = good.clone();
+        // A record whose body is not a DrawingFrame (a fixed64 cut short).
+        bytes.extend_from_slice(&5u32.to_le_bytes());
+        let bad_at = bytes.len() as u64;
         bytes.extend_from_slice(&[0x09, 0xff, 0xff, 0xff, 0xff]);
-        let e = read(&bytes[..]).unwrap_err();
+        bytes.extend_from_slice(&good);
+        let twice = read(&[&good[..], &good[..]].concat()[..]).unwrap();
+        let log = read(&bytes[..]).unwrap();
+        assert_eq!(log.frames, twice.frames, "{:?}", log.warnings);
+        assert_eq!(log.primitives, twice.primitives);
+        assert_eq!(log.skipped.items, 1);
+        assert_eq!(log.skipped.bytes, 9);
+        assert_eq!(log.skipped.first, Some(bad_at - 4));
         assert!(
-            matches!(
-                e,
-                ReadError::Corrupt {
-                    offset: 4,
-                    frame: 0,
-                    ..
-                }
-            ),
-            "{e}"
+            log.warnings
+                .iter()
+                .any(|w| w.offset == Some(bad_at - 4) && w.message.contains("not a DrawingFrame")),
+            "{:?}",
+            log.warnings
         );
+    }
+
+    #[test]
+    fn an_impossible_length_stops_the_reading_there() {
+        let (good, _) = sample();
+        let mut bytes = good.clone();
+        let at = bytes.len() as u64;
+        bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+        bytes.extend_from_slice(&good);
+        let once = read(&good[..]).unwrap();
+        let log = read(&bytes[..]).unwrap();
+        assert_eq!(log.frames.len(), once.frames.len());
+        assert_eq!(log.skipped.stopped_at, Some(at));
     }
 }

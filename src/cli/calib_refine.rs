@@ -86,9 +86,15 @@ pub struct RefineArgs {
     /// --frames frames spread over them).
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0, value_parser = super::common::parse_seconds)]
     pub grab: f64,
-    /// Seconds to wait for a live camera's first picture.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = super::common::parse_seconds)]
-    pub wait: f64,
+    /// Seconds to wait for a live camera's first picture (default: 10;
+    /// with --timeout, that bounds the wait).
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
+    pub wait: Option<f64>,
+    /// Stop watching a live camera this many seconds after starting, the
+    /// wait for it included: before its first picture that is an error
+    /// (nothing is written); after it, the frames that came are used.
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
+    pub timeout: Option<f64>,
 }
 
 /// The JSON output.
@@ -301,29 +307,43 @@ fn picture(a: &RefineArgs) -> anyhow::Result<(crate::image::RgbImage, String)> {
 }
 
 /// A live camera's background picture: `--frames` frames spread over
-/// `--grab` seconds of it, their median (or its first frame, or the one
-/// frame when the camera moves, which is said).
+/// `--grab` seconds of it from its first picture, their median (or its
+/// first frame, or the one frame when the camera moves, which is said).
+/// The camera is read as `live` reads it (from the stream's first
+/// keyframe); what it waits for is said on stderr as it changes. A stop
+/// (Ctrl-C, a signal, `--timeout`) before the first picture is an error;
+/// after it, the frames that came are used.
 fn grab(a: &RefineArgs, input: &str) -> anyhow::Result<(crate::image::RgbImage, String)> {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
     if a.at.is_some() {
         bail!(
             "{input}: a live camera has no times to choose: --at is for files (--grab says how long to watch)"
         );
     }
+    let cancel = super::common::cancel_on_ctrl_c("calib refine --grab");
+    let deadline = a.timeout.map(|t| Instant::now() + Duration::from_secs_f64(t));
     let camera = crate::live::LiveCamera::start(crate::live::CameraOptions::new(input));
     let started = Instant::now();
-    let first = loop {
-        if let Some(f) = camera.next(std::time::Duration::from_millis(100)) {
-            break f;
-        }
-        let st = camera.status();
-        if st.ended || started.elapsed().as_secs_f64() >= a.wait {
-            bail!(
-                "{input}: no picture came in {:.1} s{}",
-                started.elapsed().as_secs_f64(),
-                st.last_error.map(|e| format!(" ({e})")).unwrap_or_default()
-            );
-        }
+    let wait = crate::live::FirstPicture {
+        // With --timeout alone, it bounds the wait too.
+        within: Duration::from_secs_f64(a.wait.unwrap_or(if a.timeout.is_some() {
+            super::common::MAX_SECONDS
+        } else {
+            10.0
+        })),
+        deadline,
     };
+    let mut said = None;
+    let first = camera.first_picture(wait, &cancel, &mut |st| {
+        let kind = st.keyframe_wait.is_some();
+        if let Some(w) = st.waiting(crate::live::now())
+            && said != Some(kind)
+        {
+            said = Some(kind);
+            eprintln!("underlay: {input}: {w}");
+        }
+    })?;
     let count = usize::from(a.frames);
     let step = if count > 1 {
         a.grab / (count - 1) as f64
@@ -332,9 +352,18 @@ fn grab(a: &RefineArgs, input: &str) -> anyhow::Result<(crate::image::RgbImage, 
     };
     let t0 = first.arrival;
     let (mut times, mut frames) = (vec![0.0], vec![first.frame.image]);
-    let deadline = Instant::now() + std::time::Duration::from_secs_f64(a.grab + a.wait);
-    while frames.len() < count && Instant::now() < deadline {
-        let Some(f) = camera.next(std::time::Duration::from_millis(100)) else {
+    let end = Instant::now() + Duration::from_secs_f64(a.grab + wait.within.as_secs_f64());
+    let mut stopped = None;
+    while frames.len() < count && Instant::now() < end {
+        if cancel.load(Ordering::Relaxed) {
+            stopped = Some("asked to stop");
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            stopped = Some("--timeout reached");
+            break;
+        }
+        let Some(f) = camera.next(Duration::from_millis(100)) else {
             if camera.status().ended {
                 break;
             }
@@ -347,11 +376,14 @@ fn grab(a: &RefineArgs, input: &str) -> anyhow::Result<(crate::image::RgbImage, 
         }
     }
     drop(camera);
+    // A signal from now on ends the command at once.
+    drop(cancel);
     let taken = started.elapsed().as_secs_f64();
     if frames.len() < count {
         eprintln!(
-            "underlay: {input}: {} of the {count} frames asked for came in {taken:.1} s",
-            frames.len()
+            "underlay: {input}: {} of the {count} frames asked for came in {taken:.1} s{}",
+            frames.len(),
+            stopped.map(|w| format!(" ({w})")).unwrap_or_default()
         );
     }
     let last = times.last().copied().unwrap_or(0.0);

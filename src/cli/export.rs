@@ -247,6 +247,9 @@ fn session_from(args: &Args) -> anyhow::Result<(Session, Option<PathBuf>)> {
         }
         (Some(path), _) => {
             anyhow::ensure!(path.exists(), "{}: no such file", path.display());
+            // What cannot even be looked at (a container given as a pipe, a
+            // folder no format reads) says why.
+            crate::formats::source_format_of(path)?;
             let mut s = Session::for_input(path, &args.logs);
             if let Some(c) = &args.calib {
                 s.calibration = Some(CalibrationSource::File { file: c.clone() });

@@ -32,8 +32,8 @@ fn opens_as(f: &Format) -> String {
 /// The text `underlay formats` prints.
 pub fn table() -> String {
     let mut out = String::from(
-        "Every input is recognised from its content (gzip'ed or not), by the first format below \
-         that claims it.\n\n",
+        "Every input is recognised from its content (gzip'ed or not; a folder from what it holds), \
+         by the first format below that claims it.\n\n",
     );
     let rows: Vec<[String; 5]> = FORMATS
         .iter()

@@ -69,9 +69,15 @@ pub struct Args {
     /// Matroska, to a .mkv file or srt://, tcp://, udp:// (repeatable).
     #[arg(long = "overlay-out", value_name = "URL")]
     pub overlay_outputs: Vec<String>,
-    /// Stop after this many seconds of camera time.
+    /// Stop after this many seconds of output, counted from the first
+    /// frame written (the wait for the camera does not count).
     #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
     pub duration: Option<f64>,
+    /// Stop this many seconds after starting, the wait for the camera
+    /// included. Before the camera's first picture that is an error and
+    /// nothing is written; after it, the outputs are finished.
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
+    pub timeout: Option<f64>,
     /// Play a file camera at its own pace (for tests and rehearsals).
     #[arg(long)]
     pub realtime: bool,
@@ -81,9 +87,10 @@ pub struct Args {
     /// `stream` for a file, `arrival` for a stream or device.
     #[arg(long, value_enum, value_name = "CLOCK")]
     pub clock: Option<crate::live::Clock>,
-    /// Seconds to wait for the camera's first picture before giving up.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = super::common::parse_seconds)]
-    pub wait: f64,
+    /// Seconds to wait for the camera's first picture before giving up
+    /// (default: 10; with --timeout, that bounds the wait).
+    #[arg(long, value_name = "SECONDS", value_parser = super::common::parse_seconds)]
+    pub wait: Option<f64>,
     /// Seconds a stream may stay silent before it is opened again.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0, value_parser = super::common::parse_seconds)]
     pub stall: f64,
@@ -202,17 +209,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     opts.outputs = args.outputs.clone();
     opts.overlay_outputs = args.overlay_outputs.clone();
     opts.duration = args.duration;
+    opts.timeout = args.timeout.map(std::time::Duration::from_secs_f64);
     opts.crf = args.crf;
     opts.preset = args.preset.clone();
     opts.no_calibration = args.no_calibration;
     opts.ssl_camera = args.ssl_camera;
-    opts.first_picture = std::time::Duration::from_secs_f64(args.wait.max(0.1));
+    // With --timeout alone, it bounds the wait too.
+    let wait = args.wait.unwrap_or(if args.timeout.is_some() {
+        super::common::MAX_SECONDS
+    } else {
+        10.0
+    });
+    opts.first_picture = std::time::Duration::from_secs_f64(wait.max(0.1));
     // A stream joined between keyframes makes FFmpeg's decoders complain
     // until the next one; what matters reaches the status line.
     crate::video::set_ffmpeg_quiet(true);
     let cancel = super::common::cancel_on_ctrl_c("live");
     let terminal = std::io::stderr().is_terminal();
     if !args.no_view {
+        let failed = Arc::new(Mutex::new(None));
         // The buffer's minutes are drawn with their logs: the store keeps
         // as long.
         opts.store.keep = opts.store.keep.max(args.buffer);
@@ -229,6 +244,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             echo: Some(crate::viewer::live::StatusEcho(Arc::new(Mutex::new(
                 status_printer(terminal),
             )))),
+            failed: Some(Arc::clone(&failed)),
         };
         let viewer = crate::viewer::ViewerOptions {
             size: args.size,
@@ -239,20 +255,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if terminal {
             eprintln!();
         }
-        return shown;
+        shown?;
+        // The window showed why the run failed; the exit status says it too.
+        let failure = failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        return match failure {
+            Some(why) => Err(anyhow::anyhow!(why).context(format!("live from {}", args.camera))),
+            None => Ok(()),
+        };
     }
     let mut show = status_printer(terminal);
-    let report =
-        crate::live::run(&opts, &cancel, &mut show).with_context(|| format!("live from {}", args.camera))?;
+    let ran = crate::live::run(&opts, &cancel, &mut show);
     if terminal {
         eprintln!();
     }
+    let report = ran.with_context(|| format!("live from {}", args.camera))?;
     for w in &report.warnings {
         eprintln!("underlay: warning: {w}");
     }
     eprintln!(
         "live: {} frames in, {} written ({} dropped, {} reconnects, {} 'no signal' frames) over {:.1} s from {:.3} \
-         (Unix time of the first frame); latency p50 {:.0} ms, p95 {:.0} ms; drawing p50 {:.1} ms, p95 {:.1} ms",
+         (Unix time of the first frame); latency p50 {:.0} ms, p95 {:.0} ms; drawing p50 {:.1} ms, p95 {:.1} ms; \
+         ended: {}",
         report.frames_in,
         report.frames_out,
         report.dropped,
@@ -263,7 +289,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.latency_ms.0,
         report.latency_ms.1,
         report.draw_ms.0,
-        report.draw_ms.1
+        report.draw_ms.1,
+        report.end
     );
     for s in &report.sources {
         eprintln!(
@@ -275,16 +302,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// What prints the status on stderr: on a terminal one line kept
-/// current, in a log file a line every 5 s.
+/// current, in a log file a line every 5 s and whenever what the camera
+/// waits for changes (the camera, a keyframe, its signal back).
 fn status_printer(terminal: bool) -> impl FnMut(&LiveStatus) + Send + 'static {
     let mut logged = std::time::Instant::now();
+    let mut said = None;
     move |s: &LiveStatus| {
         let mut e = std::io::stderr();
+        let state = (
+            s.camera.keyframe_wait.is_some(),
+            s.camera.received == 0,
+            s.camera.no_signal_since.is_some(),
+        );
         if terminal {
             let _ = write!(e, "\r\x1b[2K{}", status_line(s));
             let _ = e.flush();
-        } else if logged.elapsed() >= std::time::Duration::from_secs(5) {
+        } else if logged.elapsed() >= std::time::Duration::from_secs(5) || said != Some(state) {
             logged = std::time::Instant::now();
+            said = Some(state);
             let _ = writeln!(e, "{}", status_line(s));
         }
     }
@@ -296,8 +331,12 @@ fn status_line(s: &LiveStatus) -> String {
         "live {:.0} s · in {:.1} fps · out {:.1} fps · dropped {} · latency {:.0}/{:.0} ms",
         s.elapsed, s.fps_in, s.fps_out, s.dropped, s.latency_ms.0, s.latency_ms.1
     );
+    let now = crate::live::now();
     if let Some(t) = s.camera.no_signal_since {
-        line.push_str(&format!(" · NO SIGNAL for {:.0} s", crate::live::now() - t));
+        line.push_str(&format!(" · NO SIGNAL for {:.0} s", now - t));
+    }
+    if let Some(w) = s.camera.waiting(now) {
+        line.push_str(&format!(" · {w}"));
     }
     for c in &s.sources {
         line.push_str(&format!(" · {} {} pkts", c.name, c.packets));

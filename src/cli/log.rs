@@ -235,16 +235,22 @@ pub fn info_report(files: &[(&Path, &Format, Option<u64>)], log: &Log) -> String
     let s = Summary::of(log);
     let h = &log.header;
     let mut r = String::new();
+    // Notes a file's contents list are not said again among its warnings.
+    let mut noted: Vec<String> = Vec::new();
     for (path, format, size) in files {
         let _ = writeln!(r, "file:        {}", path.display());
         match size {
             Some(size) => writeln!(r, "format:      {}, {} bytes", format.name, group(*size)),
+            None if path.is_dir() => writeln!(r, "format:      {}", format.name),
             None => writeln!(r, "format:      {}, read as a stream", format.name),
         }
         .ok();
         match format.contents.map(|c| c(path)) {
             Some(Ok(lines)) => lines.iter().for_each(|l| {
                 let _ = writeln!(r, "{l}");
+                if let Some(note) = l.strip_prefix("note:") {
+                    noted.push(note.trim().to_owned());
+                }
             }),
             Some(Err(e)) => {
                 let _ = writeln!(r, "contents:    cannot be listed: {e}");
@@ -356,11 +362,17 @@ pub fn info_report(files: &[(&Path, &Format, Option<u64>)], log: &Log) -> String
     if left_out > 0 {
         let _ = writeln!(r, "  … {left_out} more");
     }
-    if log.warnings.is_empty() {
+    let warnings: Vec<String> = log
+        .warnings
+        .iter()
+        .map(|w| w.to_string())
+        .filter(|w| !noted.iter().any(|n| n == w))
+        .collect();
+    if warnings.is_empty() {
         let _ = writeln!(r, "warnings:    none");
     } else {
-        let _ = writeln!(r, "warnings:    {}", log.warnings.len());
-        for w in &log.warnings {
+        let _ = writeln!(r, "warnings:    {}", warnings.len());
+        for w in &warnings {
             let _ = writeln!(r, "  {w}");
         }
     }

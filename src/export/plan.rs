@@ -372,10 +372,17 @@ impl ExportPlan {
         let mut job = self.job.clone();
         job.counter = progress;
         let mut report = super::run_planned(&job, prepare, processors, cancel)?;
+        // Why an empty log is empty: what its reader said.
+        let empty_why: Vec<String> = if self.log.frames.is_empty() {
+            self.log.warnings.iter().map(|w| w.to_string()).collect()
+        } else {
+            Vec::new()
+        };
         report.warnings.extend(tally.warnings(
             self.log.time_range(),
             self.index.instant_count(),
             &self.settings.time,
+            &empty_why,
         ));
         report.warnings.extend(self.notes.iter().cloned());
         Ok(report)

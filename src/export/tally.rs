@@ -45,6 +45,7 @@ impl Tally {
         log_range: Option<(f64, f64)>,
         instants: usize,
         time: &TimeMap,
+        empty_why: &[String],
     ) -> Vec<String> {
         let mut out = Vec::new();
         let (frames, with_instant, drawn, skipped) = (
@@ -62,7 +63,18 @@ impl Tally {
         // (text too large, say) is not a matter of the offset: the warning
         // below says why.
         let undrawable = drawn == 0 && skipped > 0;
-        if frames > 0 && !undrawable && (drawn == 0 || (instants > 0 && with_instant == 0)) {
+        if frames > 0 && drawn == 0 && !undrawable && log_range.is_none() {
+            // A log with no frame at all: no offset would help. Its reader
+            // says why (a recording: each topic and why it is not drawn).
+            let why = if empty_why.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", empty_why.join("; "))
+            };
+            out.push(format!(
+                "nothing was drawn: the log has no drawing at any time{why}"
+            ));
+        } else if frames > 0 && !undrawable && (drawn == 0 || (instants > 0 && with_instant == 0)) {
             let range = match log_range {
                 Some((a, b)) => format!(
                     "the log covers {a:.3}–{b:.3} s, which video times {:.3}–{:.3} s show with the offset {:.3} s",
@@ -106,7 +118,7 @@ mod tests {
             skip_reason: Some(SkipReason::TextSize),
             ..FrameStats::default()
         });
-        let w = t.warnings(None, 0, &TimeMap::new(0.0));
+        let w = t.warnings(None, 0, &TimeMap::new(0.0), &[]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].starts_with("nothing was drawn: 1 primitives could not be drawn"),
@@ -118,11 +130,27 @@ mod tests {
         );
     }
 
+    /// Issue 47: a log with no drawing at all is not blamed on the offset;
+    /// its reader's reasons are said instead.
+    #[test]
+    fn an_empty_log_says_why_it_is_empty() {
+        let t = Tally::default();
+        t.add(&FrameStats::default());
+        let why = [
+            "nothing is drawn from the recording's topics: /chatter (std_msgs/msg/String): not a \
+                    message type underlay draws"
+                .to_owned(),
+        ];
+        let w = t.warnings(None, 0, &TimeMap::new(0.0), &why);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("/chatter") && !w[0].contains("offset"), "{w:?}");
+    }
+
     #[test]
     fn warns_about_nothing_drawn_missed_instants_and_skips() {
         let t = Tally::default();
         t.add(&FrameStats::default());
-        let w = t.warnings(Some((100.0, 110.0)), 3, &TimeMap::new(50.0));
+        let w = t.warnings(Some((100.0, 110.0)), 3, &TimeMap::new(50.0), &[]);
         assert_eq!(w.len(), 1);
         assert!(
             w[0].contains("nothing was drawn") && w[0].contains("50.000–60.000"),
@@ -134,7 +162,7 @@ mod tests {
             skip_reason: Some(SkipReason::NotFinite),
             ..FrameStats::default()
         });
-        let w = t.warnings(Some((100.0, 110.0)), 3, &TimeMap::new(50.0));
+        let w = t.warnings(Some((100.0, 110.0)), 3, &TimeMap::new(50.0), &[]);
         assert!(
             w[0].contains("persistent") && w[1].starts_with("1 primitives"),
             "{w:?}"
@@ -144,6 +172,6 @@ mod tests {
             instant: true,
             ..FrameStats::default()
         });
-        assert_eq!(t.warnings(None, 3, &TimeMap::new(0.0)).len(), 1);
+        assert_eq!(t.warnings(None, 3, &TimeMap::new(0.0), &[]).len(), 1);
     }
 }

@@ -1,6 +1,7 @@
 //! A file's first bytes, as the format table's recognisers see them:
 //! decompressed when the file is gzip'ed (a damaged stream gives what
-//! came out before the damage).
+//! came out before the damage). A folder has no bytes: its recogniser
+//! looks at what it holds (a rosbag2 recording).
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -15,11 +16,21 @@ pub struct HeadBuf {
     pub bytes: Vec<u8>,
     /// The file is gzip'ed.
     pub gzip: bool,
+    /// The path is a folder.
+    pub dir: bool,
 }
 
 impl HeadBuf {
-    /// Reads the head of the file at `path`.
+    /// Reads the head of the file at `path`; a folder's is empty, with
+    /// [`HeadBuf::dir`] set.
     pub fn of_file(path: &Path) -> io::Result<HeadBuf> {
+        if std::fs::metadata(path)?.is_dir() {
+            return Ok(HeadBuf {
+                bytes: Vec::new(),
+                gzip: false,
+                dir: true,
+            });
+        }
         let file = std::fs::File::open(path)?;
         let mut raw = Vec::with_capacity(HEAD_BYTES);
         file.take(HEAD_BYTES as u64).read_to_end(&mut raw)?;
@@ -27,12 +38,14 @@ impl HeadBuf {
             return Ok(HeadBuf {
                 bytes: raw,
                 gzip: false,
+                dir: false,
             });
         }
         let file = std::fs::File::open(path)?;
         Ok(HeadBuf {
             bytes: gunzip_start(file),
             gzip: true,
+            dir: false,
         })
     }
 
@@ -42,6 +55,7 @@ impl HeadBuf {
             path,
             bytes: &self.bytes,
             gzip: self.gzip,
+            dir: self.dir,
         }
     }
 }

@@ -48,7 +48,7 @@ pub fn load_logs(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<(Log, &
     let formats: Vec<Option<&'static Format>> = paths
         .iter()
         .map(|p| {
-            let regular = std::fs::metadata(p).is_ok_and(|m| m.is_file());
+            let regular = std::fs::metadata(p).is_ok_and(|m| m.is_file() || m.is_dir());
             let head = regular.then(|| HeadBuf::of_file(p).ok()).flatten()?;
             log_format(&head.head(Some(p)))
         })
@@ -107,6 +107,15 @@ fn load_one(
     options: &ReadOptions,
     beside: &dyn Fn(&str) -> Option<Arc<Companion>>,
 ) -> Result<(Log, &'static Format), LogError> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return load_folder(path, options);
+    }
+    if let Some(f) = super::table::seekable_by_name(path) {
+        return Err(LogError::Read {
+            path: path.to_owned(),
+            error: ReadError::Other(super::table::seekable_pipe_message(f).into()),
+        });
+    }
     let file = crate::files::open_input(path).map_err(|e| LogError::io(path, e))?;
     // A pipe's metadata says 0 bytes: only a regular file's length is known.
     let len = crate::files::known_len(&file);
@@ -120,6 +129,29 @@ fn load_one(
         path: path.to_owned(),
         error,
     })
+}
+
+/// Reads a folder that a format reads as a log (a rosbag2 recording); any
+/// other folder is an error naming what inside it could be read.
+fn load_folder(path: &Path, options: &ReadOptions) -> Result<(Log, &'static Format), LogError> {
+    let err = |error| LogError::Read {
+        path: path.to_owned(),
+        error,
+    };
+    let head = HeadBuf::of_file(path).map_err(|e| LogError::io(path, e))?;
+    let head = head.head(Some(path));
+    let Some((format, LogReader::File(read))) = log_format(&head).and_then(|f| f.log.map(|r| (f, r))) else {
+        return Err(err(ReadError::UnknownFormat(super::table::folder_problem(path))));
+    };
+    let cx = ReadContext {
+        path: Some(path),
+        len: None,
+        decompressed: false,
+        beside: None,
+        options,
+    };
+    let log = read(path, &cx).map_err(err)?;
+    Ok((log, format))
 }
 
 /// What is known of a stream besides its bytes.
@@ -243,6 +275,7 @@ fn read_format(
         path: input.path,
         bytes: &first,
         gzip: decompressed,
+        dir: false,
     };
     let format = log_format(&head).ok_or_else(|| not_a_log(&head))?;
     let Some(reader) = format.log else {
@@ -300,7 +333,9 @@ fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadErr
     let s = log.skipped;
     let total = if s.total > 0 { s.total } else { taken };
     let rest = s.stopped_at.map_or(0, |at| total.saturating_sub(at));
-    let bytes = s.bytes + rest;
+    // A reader counts a line with its line break, which the last line may
+    // lack: never more than the file holds.
+    let bytes = (s.bytes + rest).min(total);
     if bytes == 0 {
         return Ok(());
     }
@@ -311,6 +346,27 @@ fn passed_over(log: &mut Log, taken: u64, format: &Format) -> Result<(), ReadErr
             total,
             first,
             format: format.name,
+            said: log
+                .warnings
+                .first()
+                .map(|w| crate::log::summary::shorten(&w.to_string(), 300)),
+        });
+    }
+    if log.frames.is_empty() {
+        // Damage and nothing else: what the reader said of it is the reason.
+        let said = log.warnings.first().map_or_else(
+            || {
+                format!(
+                    "{} of its {} bytes do not (the first at byte {first})",
+                    crate::log::validate::group(bytes),
+                    crate::log::validate::group(total)
+                )
+            },
+            |w| w.to_string(),
+        );
+        return Err(ReadError::NothingReadable {
+            format: format.name,
+            first: said,
         });
     }
     let parts = s.items + u64::from(rest > 0);

@@ -58,14 +58,39 @@ pub fn open_source(path: &Path, options: &OpenOptions) -> Result<Box<dyn FrameSo
 /// video or picture it decodes, and whatever is not a regular file: a
 /// pipe's bytes can be read only once, by the one who decodes them).
 pub fn source_format_of(path: &Path) -> Result<Option<&'static Format>, SourceError> {
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+    if let Some(f) = super::table::seekable_by_name(path) {
+        return Err(SourceError::Other {
+            path: path.to_owned(),
+            kind: f.name,
+            source: super::table::seekable_pipe_message(f).into(),
+        });
+    }
+    let dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         return Ok(None);
     }
     let head = HeadBuf::of_file(path).map_err(|source| SourceError::Io {
         path: path.to_owned(),
         source,
     })?;
-    Ok(source_format(&head.head(Some(path))))
+    let head = head.head(Some(path));
+    if let Some(f) = super::table::gzipped_seekable(&head) {
+        return Err(SourceError::Other {
+            path: path.to_owned(),
+            kind: f.name,
+            source: super::table::gzipped_seekable_message(f).into(),
+        });
+    }
+    match source_format(&head) {
+        // A folder no format opens: say what is inside it, not FFmpeg's
+        // "Is a directory".
+        None if dir => Err(SourceError::Other {
+            path: path.to_owned(),
+            kind: "a folder",
+            source: super::table::folder_problem(path).into(),
+        }),
+        f => Ok(f),
+    }
 }
 
 /// Whether `path` is its own log too (a match's record: the picture and

@@ -1,7 +1,8 @@
 //! Small geometry shared across underlay: the 2-D vector of floor and
 //! image points ([`Vec2`]) with the helpers the drawing, calibration and
-//! demo code use ([`vec2`]), 3-D vectors as `[f64; 3]` ([`vec3`]) and 3×3
-//! matrices ([`mat3`]: products, determinant, inverse, homogeneous
+//! demo code use ([`vec2`]), 3-D vectors as `[f64; 3]` ([`vec3`]) — both
+//! defined in the log crate (`underlay_log::geom`) and re-exported here —
+//! and 3×3 matrices ([`mat3`]: products, determinant, inverse, homogeneous
 //! mapping).
 //!
 //! # Spaces
@@ -17,8 +18,9 @@
 //! ([`crate::calib::Calibration::project`]) and back.
 
 pub mod mat3;
-pub mod vec2;
-pub mod vec3;
+// The vectors live with the log model (`underlay_log::geom`), whose
+// coordinates they are; these are the same types and functions.
+pub use underlay_log::geom::{vec2, vec3};
 
 pub use mat3::Mat3;
 pub use vec2::Vec2;

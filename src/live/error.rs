@@ -15,12 +15,26 @@ pub enum LiveError {
         #[source]
         error: std::io::Error,
     },
-    /// No picture came from the camera.
+    /// No picture came from the camera (within the wait, or before it ended).
     #[error("{input}: no picture came within {waited:.0} s{}", why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default())]
     NoPicture {
         input: String,
         waited: f64,
         why: Option<String>,
+    },
+    /// A stop (asked for, or `--timeout`) came before the camera's first
+    /// picture: nothing was written.
+    #[error(
+        "{input}: stopped before the camera sent a picture ({why} after {waited:.1} s{}); nothing was written",
+        doing.as_ref().map(|d| format!("; {d}")).unwrap_or_default()
+    )]
+    Stopped {
+        input: String,
+        /// What stopped it.
+        why: String,
+        waited: f64,
+        /// What the camera was doing.
+        doing: Option<String>,
     },
     /// The camera's picture changed size while encoding.
     #[error("{input}: the picture changed size from {from:?} to {to:?}; outputs keep their first size")]

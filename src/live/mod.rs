@@ -49,9 +49,9 @@ mod ssl;
 mod store;
 
 pub use buffer::{BufferCounts, BufferOptions, BufferSource, Recorder, ReplayBuffer};
-pub use camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
+pub use camera::{CameraOptions, CameraStatus, FirstPicture, LiveCamera, LiveFrame, now};
 pub use error::LiveError;
-pub use run::{Clock, LiveOptions, LiveReport, LiveSink, LiveStatus, OutputKind, run, run_with};
+pub use run::{Clock, LiveEnd, LiveOptions, LiveReport, LiveSink, LiveStatus, OutputKind, run, run_with};
 pub use sim3d::MONITOR_PORT;
 pub use sources::{LogSource, MAX_CONNECTIONS, ROBOVIZ_PORT, Receivers, start as start_sources};
 pub use ssl::{MAX_SCENE_NAMES, SslStream};

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::camera::{CameraOptions, CameraStatus, LiveCamera, LiveFrame, now};
+use super::camera::{CameraOptions, CameraStatus, FirstPicture, LiveCamera, LiveFrame, now};
 use super::error::LiveError;
 use super::merger::Merger;
 use super::no_signal;
@@ -75,8 +75,13 @@ pub struct LiveOptions {
     pub outputs: Vec<String>,
     /// Where the drawings alone go, with alpha (FFV1 in BGRA, in Matroska).
     pub overlay_outputs: Vec<String>,
-    /// Stop after this many seconds of camera time.
+    /// Stop after this many seconds of output, counted from the first
+    /// frame written (the wait for the camera does not count).
     pub duration: Option<f64>,
+    /// Stop this long after the run started, the wait for the camera
+    /// included: before the first picture, an error
+    /// ([`LiveError::Stopped`]); after, the outputs are finished.
+    pub timeout: Option<Duration>,
     /// Give up when no first picture came within this.
     pub first_picture: Duration,
     /// x264 constant rate factor.
@@ -117,6 +122,7 @@ impl LiveOptions {
             outputs: Vec::new(),
             overlay_outputs: Vec::new(),
             duration: None,
+            timeout: None,
             first_picture: Duration::from_secs(10),
             crf: 23,
             preset: "veryfast".into(),
@@ -182,9 +188,36 @@ pub struct LiveStatus {
     pub calibration_wait: Option<String>,
 }
 
+/// Why a live run ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LiveEnd {
+    /// The camera ended (a file at its end).
+    #[default]
+    CameraEnded,
+    /// `--duration` of output was written.
+    Duration,
+    /// `--timeout` came.
+    Timeout,
+    /// A stop was asked for (Ctrl-C, a signal, the viewer closed).
+    Stopped,
+}
+
+impl std::fmt::Display for LiveEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LiveEnd::CameraEnded => "the camera ended",
+            LiveEnd::Duration => "--duration reached",
+            LiveEnd::Timeout => "--timeout reached",
+            LiveEnd::Stopped => "asked to stop",
+        })
+    }
+}
+
 /// What a live run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LiveReport {
+    /// Why it ended.
+    pub end: LiveEnd,
     /// Frames the camera gave, and those written.
     pub frames_in: u64,
     pub frames_out: u64,
@@ -326,7 +359,7 @@ impl SslCamera {
         SslCamera {
             id,
             seen: 0,
-            wait: id.map(|n| format!("waiting for camera {n}'s calibration from the vision geometry")),
+            wait: ssl_wait(id),
         }
     }
 
@@ -351,6 +384,11 @@ impl SslCamera {
     }
 }
 
+/// What a run drawing through SSL camera `id` waits for at first.
+fn ssl_wait(id: Option<u32>) -> Option<String> {
+    id.map(|n| format!("waiting for camera {n}'s calibration from the vision geometry"))
+}
+
 /// Median and 95th percentile of `v` (sorted here).
 fn percentiles(v: &mut [f64]) -> (f64, f64) {
     if v.is_empty() {
@@ -361,8 +399,11 @@ fn percentiles(v: &mut [f64]) -> (f64, f64) {
     (at(0.5), at(0.95))
 }
 
-/// Runs live until the camera ends, `duration` is reached or `cancel` is
-/// set; `status` is called about once a second.
+/// Runs live until the camera ends, `duration` or `timeout` is reached or
+/// `cancel` is set; `status` is called about once a second, from the
+/// start (while the camera is waited for too). Stopped before the
+/// camera's first picture, it writes nothing and says so
+/// ([`LiveError::Stopped`]).
 pub fn run(
     opts: &LiveOptions,
     cancel: &AtomicBool,
@@ -379,6 +420,7 @@ pub fn run_with(
     status: &mut dyn FnMut(&LiveStatus),
     mut sink: Option<&mut dyn LiveSink>,
 ) -> Result<LiveReport, LiveError> {
+    let deadline = opts.timeout.map(|t| Instant::now() + t);
     let kinds: Vec<OutputKind> = opts
         .outputs
         .iter()
@@ -440,23 +482,20 @@ pub fn run_with(
     let camera = LiveCamera::start(opts.camera.clone());
 
     // The first picture: its size sets up the outputs and the mask.
-    let waited = Instant::now();
-    let first = loop {
-        if cancel.load(Ordering::Relaxed) {
-            return Ok(LiveReport::default());
-        }
-        if let Some(f) = camera.next(Duration::from_millis(100)) {
-            break f;
-        }
-        let st = camera.status();
-        if st.ended || waited.elapsed() >= opts.first_picture {
-            return Err(LiveError::NoPicture {
-                input: opts.camera.input.clone(),
-                waited: waited.elapsed().as_secs_f64(),
-                why: st.last_error,
-            });
-        }
+    // Nothing is written before it.
+    let wait = FirstPicture {
+        within: opts.first_picture,
+        deadline,
     };
+    let waiting = ssl_wait(opts.ssl_camera);
+    let first = camera.first_picture(wait, cancel, &mut |cam| {
+        status(&LiveStatus {
+            camera: cam.clone(),
+            sources: store.counts(),
+            calibration_wait: waiting.clone(),
+            ..LiveStatus::default()
+        });
+    })?;
     let (h, w, _) = first.frame.image.dim();
     let empty = Arc::new(Log::new());
     let mut pipeline = Pipeline::unconfigured(Arc::clone(&empty), Arc::new(Index::new(&empty)));
@@ -546,6 +585,11 @@ pub fn run_with(
     let mut last_wall = now();
     loop {
         if cancel.load(Ordering::Relaxed) {
+            report.end = LiveEnd::Stopped;
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            report.end = LiveEnd::Timeout;
             break;
         }
         let silent = camera.status().no_signal_since.is_some();
@@ -709,11 +753,34 @@ pub fn run_with(
             period = (Instant::now(), report.frames_out, 0);
         }
         if ended || done {
+            report.end = if done {
+                LiveEnd::Duration
+            } else {
+                LiveEnd::CameraEnded
+            };
             break;
         }
     }
     let cam = camera.status();
     drop(camera);
+    // `--duration` reached: the outputs are that long, their last picture
+    // shown until then (a live encoder has written each frame's length as
+    // one frame's, so a late last frame is given again a frame before the
+    // end).
+    if let (Some(d), LiveEnd::Duration, Some((last, rgba))) = (opts.duration, report.end, &last_written) {
+        let t = d - 1.0 / fps;
+        if t > last_out + 1e-3 {
+            for e in &mut encoders {
+                e.send(Job::Frame(Arc::clone(last), t))?;
+            }
+            if let Some(rgba) = rgba {
+                for e in &mut overlays {
+                    e.send(Job::Rgba(Arc::clone(rgba), t))?;
+                }
+            }
+        }
+        report.duration = report.duration.max(d);
+    }
     for e in encoders.into_iter().chain(overlays) {
         e.finish()?;
     }

@@ -4,9 +4,7 @@
 use std::io;
 use std::path::Path;
 
-use super::error::LogError;
-use super::model::Log;
-use super::{native, text};
+use super::{Log, LogError, native, text};
 
 /// How [`save_as`] writes a log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,8 +20,9 @@
 //! turns out damaged part-way through a read keeps the messages already
 //! given and says where it stopped (a note), as a torn MCAP does.
 //!
-//! The `metadata.yaml` rosbag2 writes beside the file is not read: everything
-//! it says is in the database.
+//! The `metadata.yaml` rosbag2 writes beside the file is read by
+//! [`super::folder`] (which files, in what order, compressed how); this
+//! reads one database.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -262,9 +263,11 @@ fn read_info(path: &Path, conn: &Connection) -> Result<BagInfo, BagError> {
             .and_then(|defs| defs.iter().find(|(t, _)| *t == row.type_name))
             .map(|(_, s)| s.clone());
         if definitions.is_some() && schema.is_none() {
+            let cut = |s: &str| crate::error::shorten(s, 120);
             notes.push(format!(
                 "no definition of `{}` (topic `{}`) in the file",
-                row.type_name, row.name
+                cut(&row.type_name),
+                cut(&row.name)
             ));
         }
         topics.push(Topic {

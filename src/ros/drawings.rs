@@ -55,7 +55,12 @@ struct Warnings {
 }
 
 impl Warnings {
+    /// Says `message`, unless it was said already (every read of a torn
+    /// recording ends at the same damage).
     fn push(&mut self, message: String) {
+        if self.list.iter().any(|w| w.message == message) {
+            return;
+        }
         if self.tally.keep(&message) {
             self.list.push(LoadWarning {
                 offset: None,
@@ -92,15 +97,23 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     if let (Some(w), Some(asked)) = (&world, &options.world)
         && !tf.knows(w)
     {
-        {
-            return Err(RosError::Usage {
-                path: rec.path.clone(),
-                message: format!(
-                    "no transform names the world frame `{asked}`; its frames' roots are: {}",
-                    tf.roots().join(", ")
-                ),
-            });
-        }
+        let roots = tf.roots();
+        let message = if roots.is_empty() {
+            format!(
+                "--world `{asked}`: the recording has no transforms (no tf2_msgs/TFMessage on /tf or \
+                 /tf_static), so its drawings are in their own frames and there is no world frame to \
+                 choose; leave out --world"
+            )
+        } else {
+            format!(
+                "no transform names the world frame `{asked}`; its frames' roots are: {}",
+                roots.join(", ")
+            )
+        };
+        return Err(RosError::Usage {
+            path: rec.path.clone(),
+            message,
+        });
     }
     let mut warnings = Warnings::default();
     for n in rec.notes.iter().chain(&tf_notes) {
@@ -242,11 +255,7 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
     }
     let mut log = Log::new();
     log.header = Header {
-        name: rec
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: rec.name(),
         time_unit: TimeUnit::EpochSeconds,
         world_unit: "m".to_owned(),
         ..Header::default()
@@ -297,8 +306,33 @@ pub fn read_log(rec: &mut Recording, options: &DrawingOptions) -> Result<Log, Ro
             }
         }
     }
+    if log.frames.is_empty() {
+        warnings.push(nothing_drawn(rec));
+    }
     log.warnings = warnings.finish();
     Ok(log)
+}
+
+/// What to say of a recording of which nothing is drawn: each topic and
+/// why it is not drawn ([`super::recording::Recording::not_drawn`]).
+fn nothing_drawn(rec: &Recording) -> String {
+    let topics = &rec.info().topics;
+    if topics.is_empty() {
+        return "nothing is drawn: the recording has no topic".to_owned();
+    }
+    let each: Vec<String> = topics
+        .iter()
+        .map(|t| {
+            let why = rec
+                .not_drawn(t)
+                .unwrap_or_else(|| "drawn, but no message of it gave a drawing".to_owned());
+            format!("{} ({}): {why}", t.name, t.type_name)
+        })
+        .collect();
+    format!(
+        "nothing is drawn from the recording's topics: {}",
+        each.join("; ")
+    )
 }
 
 /// The entity of a marker: topic, namespace, id.

@@ -114,6 +114,9 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// Reads the summary section through the footer, if there is one.
 fn read_summary(file: &mut File, len: u64) -> Result<Option<mcap::Summary>, mcap::McapError> {
+    if !summary_is_sound(file, len)? {
+        return Err(mcap::McapError::UnexpectedEof);
+    }
     let options = SummaryReaderOptions::default()
         .with_file_size(len)
         .with_record_length_limit(RECORD_LIMIT);
@@ -131,6 +134,47 @@ fn read_summary(file: &mut File, len: u64) -> Result<Option<mcap::Summary>, mcap
         }
     }
     Ok(reader.finish())
+}
+
+/// Whether the summary section the footer points to (if any) holds only
+/// records whose fields end inside them ([`super::mcap_check`]): the
+/// crate's summary reader parses them, reserving what their lengths say.
+/// A file without a footer passes (the summary reader says it has none).
+fn summary_is_sound(file: &mut File, len: u64) -> std::io::Result<bool> {
+    // Footer record (opcode, length, 20 bytes) and the closing magic.
+    const FOOTER: u64 = 1 + 8 + 20;
+    let tail = FOOTER + MAGIC.len() as u64;
+    if len < MAGIC.len() as u64 + tail {
+        return Ok(true);
+    }
+    let footer_at = len - tail;
+    let mut footer = [0u8; FOOTER as usize];
+    file.seek(std::io::SeekFrom::Start(footer_at))?;
+    file.read_exact(&mut footer)?;
+    let summary_start = u64::from_le_bytes(footer[9..17].try_into().unwrap_or_default());
+    if footer[0] != 0x02 || summary_start == 0 {
+        return Ok(true);
+    }
+    let size = footer_at
+        .checked_sub(summary_start)
+        .filter(|&n| n <= RECORD_LIMIT as u64);
+    let Some(size) = size.filter(|_| summary_start >= MAGIC.len() as u64) else {
+        return Ok(false);
+    };
+    let mut summary = vec![0; size as usize];
+    file.seek(std::io::SeekFrom::Start(summary_start))?;
+    file.read_exact(&mut summary)?;
+    let mut rest = &summary[..];
+    while !rest.is_empty() {
+        let Some((op, body, after)) = split_record(rest) else {
+            return Ok(false);
+        };
+        if super::mcap_check::check_record(op, body).is_err() {
+            return Ok(false);
+        }
+        rest = after;
+    }
+    Ok(true)
 }
 
 /// A topic from its channel's id, name and encoding and its schema's
@@ -245,6 +289,8 @@ impl McapBag {
         let mut schemas = Schemas::new();
         let mut file = std::io::BufReader::with_capacity(1 << 20, self.file.try_clone().map_err(io)?);
         let mut messages = 0u64;
+        // Where the next record starts (after the magic).
+        let mut offset = MAGIC.len() as u64;
         while let Some(event) = reader.next_event() {
             let event = match event {
                 Ok(e) => e,
@@ -267,6 +313,20 @@ impl McapBag {
                     reader.notify_read(got);
                 }
                 LinearReadEvent::Record { data, opcode } => {
+                    let at = offset;
+                    offset += 9 + data.len() as u64;
+                    if !super::mcap_check::is_record_opcode(opcode) {
+                        // Not MCAP at all (zeros after the magic, say):
+                        // nothing after it can be trusted to be records.
+                        let why = format!("is damaged at byte {at}: opcode {opcode:#04x} is no MCAP record");
+                        if messages == 0 && self.info.topics.is_empty() {
+                            return Err(corrupt(&self.path, format!("{why}, before any message")));
+                        }
+                        return Ok(Some(format!("{why}: every complete message before it is kept")));
+                    }
+                    if let Err(e) = super::mcap_check::check_record(opcode, data) {
+                        return Ok(Some(damaged(opcode, &format!("at byte {at}: {e}"))));
+                    }
                     let record = match mcap::parse_record(opcode, data) {
                         Ok(r) => r,
                         Err(e) => return Ok(Some(damaged(opcode, &e.to_string()))),
@@ -286,6 +346,9 @@ impl McapBag {
                                 return Ok(Some("has a chunk whose records are damaged: every complete message before it is kept".into()));
                             };
                             rest = after;
+                            if let Err(e) = super::mcap_check::check_record(op, body) {
+                                return Ok(Some(damaged(op, &format!("in the chunk at byte {at}: {e}"))));
+                            }
                             let inner = match mcap::parse_record(op, body) {
                                 Ok(r) => r,
                                 Err(e) => return Ok(Some(damaged(op, &e.to_string()))),

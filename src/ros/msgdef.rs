@@ -3,9 +3,10 @@
 //! ([`crate::ros::cdr`]).
 //!
 //! A [`Registry`] holds them by full type name (`pkg/msg/Type`). It starts
-//! with the standard types a recording of a robot's run uses, built in
-//! ([`Registry::builtin`]: ROS 2 Humble's `.msg` texts, generated from
-//! `rosbags`' type store by `scripts/ros-cdr-fixtures.py`), and takes the
+//! with the standard types built in ([`Registry::builtin`]: every message
+//! of `common_interfaces`, `tf2_msgs`, `builtin_interfaces` and
+//! `foxglove_msgs`, ROS 2 Humble's `.msg` texts generated from `rosbags`'
+//! type store by `scripts/ros-cdr-fixtures.py`), and takes the
 //! definitions a file carries: an MCAP schema or a rosbag2
 //! `message_definitions` row, as `.msg` text ([`Registry::add_ros2msg`]) or
 //! as OMG IDL ([`Registry::add_ros2idl`]). A file's definitions replace the
@@ -201,19 +202,30 @@ impl Registry {
         Registry::default()
     }
 
-    /// The standard definitions built in: `builtin_interfaces`, `std_msgs`,
-    /// `geometry_msgs`, `tf2_msgs`, `sensor_msgs`, `visualization_msgs`,
-    /// `nav_msgs` (ROS 2 Humble's) and `foxglove_msgs`, those a recording
-    /// of a robot's run is drawn from, with everything they use.
+    /// The standard definitions built in: every message of ROS 2's
+    /// `common_interfaces` (`std_msgs`, `geometry_msgs`, `sensor_msgs`,
+    /// `nav_msgs`, `visualization_msgs`, `shape_msgs`, `trajectory_msgs`,
+    /// `diagnostic_msgs`, `stereo_msgs`, `actionlib_msgs`), `tf2_msgs`,
+    /// `builtin_interfaces` and `rosgraph_msgs` (Humble's), and of
+    /// `foxglove_msgs`, so a recording that carries no definitions (rosbag2
+    /// before Iron wrote none) still decodes.
+    ///
+    /// Parsed once per process; each call clones the table (the
+    /// definitions themselves are shared).
     pub fn builtin() -> Registry {
-        let mut r = Registry::new();
-        for (name, text) in builtin::BUILTIN {
-            // The texts are generated, and tested (`builtin_parses`).
-            if let Ok(def) = parse_msg(name, text, 0) {
-                r.defs.insert((*name).to_owned(), Arc::new(def));
-            }
-        }
-        r
+        static PARSED: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+        PARSED
+            .get_or_init(|| {
+                let mut r = Registry::new();
+                for (name, text) in builtin::BUILTIN {
+                    // The texts are generated, and tested (`builtin_parses`).
+                    if let Ok(def) = parse_msg(name, text, 0) {
+                        r.defs.insert((*name).to_owned(), Arc::new(def));
+                    }
+                }
+                r
+            })
+            .clone()
     }
 
     /// Adds the definitions an MCAP schema (encoding `ros2msg`) or a
@@ -494,6 +506,87 @@ mod tests {
         for name in r.names() {
             assert!(r.missing(name).is_empty(), "{name}: {:?}", r.missing(name));
         }
+    }
+
+    /// Every message of the packages built in is there, in both spellings,
+    /// with everything it uses.
+    #[test]
+    fn builtin_covers_the_standard_packages() {
+        let r = Registry::builtin();
+        let count = |pkg: &str| {
+            r.names()
+                .iter()
+                .filter(|n| n.starts_with(&format!("{pkg}/msg/")))
+                .count()
+        };
+        // Humble's common_interfaces, tf2_msgs, builtin_interfaces, and
+        // foxglove/schemas' ros2 messages (with the older ImageMarkerArray).
+        for (pkg, n) in [
+            ("std_msgs", 30),
+            ("geometry_msgs", 29),
+            ("sensor_msgs", 27),
+            ("nav_msgs", 5),
+            ("visualization_msgs", 12),
+            ("shape_msgs", 4),
+            ("trajectory_msgs", 4),
+            ("diagnostic_msgs", 3),
+            ("stereo_msgs", 1),
+            ("actionlib_msgs", 3),
+            ("tf2_msgs", 2),
+            ("builtin_interfaces", 2),
+            ("rosgraph_msgs", 1),
+            ("foxglove_msgs", 35),
+        ] {
+            assert_eq!(count(pkg), n, "{pkg}");
+        }
+        for short in [
+            "sensor_msgs/NavSatFix",
+            "sensor_msgs/Imu",
+            "sensor_msgs/LaserScan",
+            "sensor_msgs/PointCloud2",
+            "sensor_msgs/Range",
+            "sensor_msgs/JointState",
+            "nav_msgs/Odometry",
+            "nav_msgs/OccupancyGrid",
+            "nav_msgs/GridCells",
+            "map_msgs/OccupancyGridUpdate",
+            "geometry_msgs/PoseWithCovarianceStamped",
+            "geometry_msgs/PointStamped",
+            "geometry_msgs/PolygonStamped",
+            "geometry_msgs/Pose2D",
+            "diagnostic_msgs/DiagnosticArray",
+            "trajectory_msgs/JointTrajectory",
+            "stereo_msgs/DisparityImage",
+            "actionlib_msgs/GoalStatusArray",
+            "shape_msgs/SolidPrimitive",
+            "foxglove_msgs/SceneUpdate",
+            "foxglove_msgs/LocationFix",
+            "foxglove_msgs/Grid",
+        ] {
+            let long = normalise(short);
+            if short.starts_with("map_msgs/") {
+                // Not a common_interfaces package: not built in.
+                assert!(r.get(short).is_none(), "{short}");
+                continue;
+            }
+            assert!(r.get(short).is_some(), "{short}");
+            assert!(r.get(&long).is_some(), "{long}");
+            assert!(r.missing(short).is_empty(), "{short}: {:?}", r.missing(short));
+        }
+        let nav = r.get("sensor_msgs/NavSatFix").unwrap();
+        let names: Vec<&str> = nav.fields.iter().map(|f| &*f.name).collect();
+        assert_eq!(
+            names,
+            [
+                "header",
+                "status",
+                "latitude",
+                "longitude",
+                "altitude",
+                "position_covariance",
+                "position_covariance_type"
+            ]
+        );
     }
 
     #[test]

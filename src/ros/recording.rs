@@ -121,6 +121,22 @@ impl Role {
         )
     }
 
+    /// Why messages of this role are not drawn (`None`: they are drawn,
+    /// in the world or in the picture's pixels). The one place that says
+    /// it, for `log info` and for a recording of which nothing is drawn: a
+    /// role added for a new drawing is drawn here by [`Role::is_drawing`].
+    pub fn why_not_drawn(self) -> Option<&'static str> {
+        if self.is_drawing() {
+            return None;
+        }
+        Some(match self {
+            Role::Image | Role::CompressedImage | Role::CompressedVideo => "pictures: the video drawn on",
+            Role::CameraInfo => "the camera's lens: what the drawings are seen through",
+            Role::Transforms => "transforms: where each frame is",
+            _ => "not a message type underlay draws",
+        })
+    }
+
     /// What underlay does with it, as `log info` says.
     pub fn use_of(self) -> &'static str {
         match self {
@@ -155,6 +171,8 @@ pub struct Recording {
     protobuf: super::protobuf::Descriptors,
     /// What was noticed about the definitions it carries.
     pub notes: Vec<String>,
+    /// Its files.
+    pub layout: super::folder::Layout,
 }
 
 impl std::fmt::Debug for Recording {
@@ -165,18 +183,16 @@ impl std::fmt::Debug for Recording {
     }
 }
 
-/// Opens a recording, its container recognised from its first bytes.
+/// Opens a recording: a bag folder, its `metadata.yaml`, any file in it,
+/// or a lone MCAP or `.db3` file (see [`super::folder`]), its parts read
+/// as one ([`super::split`]).
 pub fn open(path: &Path) -> Result<Recording, RosError> {
-    let start = super::bag::file_start(path, 16)?;
-    let bag: Box<dyn BagReader> = if super::mcap_file::looks_like_mcap(&start) {
-        Box::new(super::mcap_file::open(path)?)
-    } else if super::db3::looks_like_db3(&start) {
-        Box::new(super::db3::open(path)?)
+    let layout = super::folder::resolve(path)?;
+    let plain = layout.parts.len() == 1 && layout.notes.is_empty() && layout.parts[0].present;
+    let bag: Box<dyn BagReader> = if plain {
+        super::split::open_container(&layout.parts[0].path)?
     } else {
-        return Err(RosError::Usage {
-            path: path.to_owned(),
-            message: "is neither an MCAP file nor a rosbag2 database".into(),
-        });
+        super::split::open(&layout)?
     };
     let mut registry = Registry::builtin();
     let mut protobuf = super::protobuf::Descriptors::default();
@@ -201,16 +217,39 @@ pub fn open(path: &Path) -> Result<Recording, RosError> {
             ));
         }
     }
+    if let Some(m) = &layout.metadata {
+        notes.extend(metadata_notes(m, bag.info()));
+    }
     Ok(Recording {
         path: path.to_owned(),
         bag,
         registry,
         protobuf,
         notes,
+        layout,
     })
 }
 
 impl Recording {
+    /// The recording's name: its folder's, when it is a bag folder given
+    /// as the folder or its `metadata.yaml`; else the file's stem.
+    pub fn name(&self) -> String {
+        let given_dir = self.path.is_dir()
+            || self
+                .path
+                .file_name()
+                .is_some_and(|n| n == super::folder::METADATA_FILE);
+        let named = match (&self.layout.dir, given_dir) {
+            (Some(d), true) => std::fs::canonicalize(d)
+                .ok()
+                .and_then(|d| d.file_name().map(|n| n.to_owned())),
+            _ => self.path.file_stem().map(|s| s.to_owned()),
+        };
+        named
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
     /// The recording's table of contents.
     pub fn info(&self) -> &BagInfo {
         self.bag.info()
@@ -222,11 +261,33 @@ impl Recording {
             Encoding::Cdr => {}
             Encoding::Json => return None,
             Encoding::Protobuf if self.protobuf.knows(&topic.type_name) => return None,
-            Encoding::Protobuf => return Some(format!("no protobuf descriptor for {}", topic.type_name)),
+            Encoding::Protobuf => {
+                return Some(format!(
+                    "no protobuf descriptor for {}",
+                    crate::error::shorten(&topic.type_name, 120)
+                ));
+            }
             Encoding::Other(e) => return Some(format!("messages encoded as `{e}` are not decoded")),
         }
-        let missing = self.registry.missing(&topic.type_name);
+        let missing: Vec<String> = self
+            .registry
+            .missing(&topic.type_name)
+            .iter()
+            .map(|m| crate::error::shorten(m, 120))
+            .collect();
         (!missing.is_empty()).then(|| format!("no definition of {}", missing.join(", ")))
+    }
+
+    /// Why `topic` gives no drawing (`None`: it is drawn): its role's
+    /// reason ([`Role::why_not_drawn`]), or why its messages cannot be
+    /// decoded.
+    pub fn not_drawn(&self, topic: &Topic) -> Option<String> {
+        let role = Role::of(&topic.type_name);
+        match (role.why_not_drawn(), self.undecodable(topic)) {
+            (None, None) => None,
+            (None, Some(why)) => Some(format!("cannot be decoded: {why}")),
+            (Some(r), _) => Some(r.to_owned()),
+        }
     }
 
     /// The topics of `role`, in the recording's order.
@@ -260,11 +321,26 @@ impl Recording {
             let Some(topic) = by_id.get(&m.topic) else {
                 return ControlFlow::Continue(());
             };
-            let decoded = match topic.encoding {
-                Encoding::Json => super::json::decode(&topic.type_name, m.data),
-                Encoding::Protobuf => protobuf.decode(&topic.type_name, m.data),
-                _ => super::cdr::decode(registry, &topic.type_name, m.data).map_err(|e| e.to_string()),
+            // rosbag2's compression MESSAGE: each payload zstd'ed (said by
+            // metadata.yaml, or seen: no encoding starts with zstd's magic).
+            let unpacked;
+            let data = if m.data.starts_with(&super::folder::ZSTD_MAGIC) {
+                match unpack(m.data) {
+                    Ok(d) => {
+                        unpacked = d;
+                        &unpacked[..]
+                    }
+                    Err(e) => return each(topic, m.log_time, Err(e)),
+                }
+            } else {
+                m.data
             };
+            let decoded = match topic.encoding {
+                Encoding::Json => super::json::decode(&topic.type_name, data),
+                Encoding::Protobuf => protobuf.decode(&topic.type_name, data),
+                _ => super::cdr::decode(registry, &topic.type_name, data).map_err(|e| e.to_string()),
+            }
+            .map_err(|e| format!("{e} (its first bytes: {})", first_bytes(data)));
             each(topic, m.log_time, decoded)
         })?;
         Ok(notes)
@@ -313,6 +389,62 @@ impl Recording {
     }
 }
 
+/// A message's first bytes in hex, for saying why it does not decode.
+pub fn first_bytes(data: &[u8]) -> String {
+    let shown: Vec<String> = data.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    match data.len() {
+        0 => "none: it is empty".to_owned(),
+        n if n > 16 => format!("{} … of {n}", shown.join(" ")),
+        _ => shown.join(" "),
+    }
+}
+
+/// A payload compressed with zstd (rosbag2's compression MESSAGE),
+/// decompressed within the input budget for compressed data
+/// ([`crate::bounded`]: at most `GZIP_RATIO` times its size).
+fn unpack(data: &[u8]) -> Result<Vec<u8>, String> {
+    use crate::bounded::{Budget, InputSize, Metered};
+    let size = InputSize {
+        gzip: true,
+        len: Some(data.len() as u64),
+    };
+    let budget = Budget::current();
+    let limit = budget.limit(size);
+    let decoder = zstd::stream::read::Decoder::new(data).map_err(|e| e.to_string())?;
+    let metered = Metered::new(decoder, limit);
+    let over = metered.flag();
+    let out = crate::bounded::read_capped(metered, limit).map_err(|e| {
+        format!(
+            "a zstd-compressed message that does not decompress ({e}; its first bytes: {})",
+            first_bytes(data)
+        )
+    })?;
+    if over.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(format!(
+            "a zstd-compressed message of {} bytes that {}",
+            data.len(),
+            budget.exceeded(size, limit)
+        ));
+    }
+    Ok(out)
+}
+
+/// What `metadata.yaml` says that the files do not.
+fn metadata_notes(m: &super::metadata::Metadata, info: &BagInfo) -> Vec<String> {
+    let mut notes = Vec::new();
+    for t in &m.topics {
+        if let (Some(said), Some(found)) = (t.count, info.by_name(&t.name).and_then(|f| f.count))
+            && said != found
+        {
+            notes.push(format!(
+                "{}: metadata.yaml counts {said} messages, its files hold {found}",
+                t.name
+            ));
+        }
+    }
+    notes
+}
+
 /// Adds one `geometry_msgs/TransformStamped` to the tree.
 fn add_transform(tree: &mut TfTree, t: Option<&Struct<'_>>, fixed: bool) -> Result<(), String> {
     let t = t.ok_or("a transform that is not a message")?;
@@ -341,4 +473,32 @@ fn add_transform(tree: &mut TfTree, t: Option<&Struct<'_>>, fixed: bool) -> Resu
         .ok_or_else(|| format!("the transform {parent} → {child} is not a rigid transform"))?;
     tree.add(parent, child, stamp, transform, fixed);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compressed message is decompressed within its budget; one that
+    /// does not decompress says so with its first bytes.
+    #[test]
+    fn compressed_messages_unpack_or_say_why() {
+        let packed = zstd::encode_all(&b"\x00\x01\x00\x00hello"[..], 3).unwrap();
+        assert_eq!(unpack(&packed).unwrap(), b"\x00\x01\x00\x00hello");
+        let mut bad = super::super::folder::ZSTD_MAGIC.to_vec();
+        bad.extend([0xff; 20]);
+        let e = unpack(&bad).unwrap_err();
+        assert!(
+            e.contains("does not decompress") && e.contains("28 b5 2f fd ff"),
+            "{e}"
+        );
+        // A bomb: 80 MiB of zeros from a few KB, more than the 64 MiB a
+        // compressed input of that size may deliver.
+        let bomb = zstd::encode_all(&vec![0u8; 80 << 20][..], 1).unwrap();
+        assert!(bomb.len() < 1 << 20);
+        let e = unpack(&bomb).unwrap_err();
+        assert!(e.contains("more than"), "{e}");
+        assert_eq!(first_bytes(&[]), "none: it is empty");
+        assert!(first_bytes(&[7; 40]).ends_with("… of 40"));
+    }
 }

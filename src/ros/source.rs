@@ -27,6 +27,10 @@ use crate::video::ClockTable;
 use crate::video::coded::Coding;
 use crate::video::source::{FrameSource, OpenOptions, SourceError, SourceFrame, SourceInfo};
 
+/// Pictures in a row that cannot be decoded before a recording is given
+/// up on (fewer are passed over, as a video's damaged packets are).
+const MAX_BAD_PICTURES: usize = 30;
+
 /// Times closer than this are the same (s): a stamp since the epoch in
 /// seconds holds about a tenth of a microsecond.
 const STAMP_EPS: f64 = 1e-6;
@@ -51,7 +55,8 @@ pub(crate) struct Placement {
 }
 
 impl Placement {
-    fn at(&self, stamp: f64) -> Result<Calibration, String> {
+    /// The camera at `stamp`, or why no picture can be drawn through it.
+    pub(crate) fn at(&self, stamp: f64) -> Result<Calibration, String> {
         let w = self
             .tf
             .lookup(&self.world, &self.intrinsics.frame, stamp)
@@ -73,6 +78,8 @@ pub struct RecordingSource {
     entries: Arc<Vec<Entry>>,
     /// The camera, when it moves (a calibration per frame).
     moving: Option<Placement>,
+    /// Pictures passed over in a row because they do not decode.
+    bad_in_a_row: usize,
     reading: Option<Receiver<Read>>,
     /// The index of the frame `next_frame` gives next.
     next: usize,
@@ -253,8 +260,15 @@ impl RecordingSource {
                     .unwrap_or("")
                     .to_owned();
             }
-            if first_picture.as_ref().is_none_or(|p| matches!(p, Ok(None))) {
-                first_picture = Some(decode(role, &msg, &mut compressed));
+            // The first picture that decodes gives the size; a damaged one
+            // before it costs only itself (its error kept, in case none does).
+            if !matches!(first_picture, Some(Ok(Some(_)))) {
+                match decode(role, &msg, &mut compressed) {
+                    Err(e) if first_picture.is_none() => first_picture = Some(Err(e)),
+                    Err(_) => {}
+                    Ok(None) if first_picture.is_some() => {}
+                    other => first_picture = Some(other),
+                }
             }
             entries.push(Entry { log_time, stamp, key });
             ControlFlow::Continue(())
@@ -265,7 +279,7 @@ impl RecordingSource {
             Some(Err(e)) => {
                 return Err(other(
                     path,
-                    format!("{name}: its first picture cannot be read: {e}"),
+                    format!("{name}: none of its pictures can be read: {e}"),
                 ));
             }
             _ => return Err(other(path, format!("{name} has no picture"))),
@@ -320,15 +334,18 @@ impl RecordingSource {
         };
         let mut moving = None;
         match placement(&mut rec, &name, options.world.as_deref(), &optical) {
-            Ok(p) => {
-                let calibration = p
-                    .at(t0)
-                    .map_err(|e| other(path, format!("{name}: the camera cannot be drawn through: {e}")))?;
-                info.calibration = Some(calibration);
-                if !p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
-                    moving = Some(p);
+            Ok(p) => match p.at(t0) {
+                Ok(calibration) => {
+                    info.calibration = Some(calibration);
+                    if !p.tf.is_fixed(&p.world, &p.intrinsics.frame) {
+                        moving = Some(p);
+                    }
                 }
-            }
+                // A camera no picture can be drawn through (a damaged
+                // transform): as none, so that what needs no camera
+                // (`--no-calibration`, `--calib`) still plays.
+                Err(_) => info.calibration = None,
+            },
             // Drawn through a calibration given otherwise (`--calib`);
             // `log info` says why there is none.
             Err(_) => info.calibration = None,
@@ -341,6 +358,7 @@ impl RecordingSource {
             role,
             entries: Arc::new(entries),
             moving,
+            bad_in_a_row: 0,
             reading: None,
             next: 0,
             steady,
@@ -443,7 +461,24 @@ impl RecordingSource {
             if at < k {
                 continue;
             }
-            let picture = picture.map_err(|e| other(&self.path, format!("frame {at}: {e}")))?;
+            // A damaged picture costs only itself, as a damaged packet of a
+            // video does; many in a row are a recording that cannot be read.
+            let picture = match picture {
+                Ok(p) => {
+                    self.bad_in_a_row = 0;
+                    p
+                }
+                Err(e) if self.bad_in_a_row + 1 >= MAX_BAD_PICTURES => {
+                    return Err(other(
+                        &self.path,
+                        format!("frame {at}: {MAX_BAD_PICTURES} pictures in a row cannot be read ({e})"),
+                    ));
+                }
+                Err(_) => {
+                    self.bad_in_a_row += 1;
+                    None
+                }
+            };
             let Some(image) = picture else { continue };
             if at > k {
                 // A picture that could not be shown (a video packet before

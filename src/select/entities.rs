@@ -391,6 +391,29 @@ mod tests {
             .collect()
     }
 
+    /// The tree of a large declared graph (the model's test builds the
+    /// same graph: a chain of 100,000 entities, nine earlier parents each)
+    /// has the one root the edges make.
+    #[test]
+    fn a_hundred_thousand_entities_and_a_million_edges_make_one_tree() {
+        let n = 100_000u32;
+        let mut e = Entities::new();
+        for i in 0..n {
+            e.intern(&format!("e{i}"));
+        }
+        for i in (1..n).rev() {
+            assert!(e.add_parent_acyclic(EntityId(i - 1), EntityId(i)));
+        }
+        for i in 0..n - 10 {
+            for k in 1..=9 {
+                assert!(e.add_parent_acyclic(EntityId(i), EntityId(i + k + 1)));
+            }
+        }
+        let tree = EntityTree::new(&e).unwrap();
+        assert_eq!(tree.roots().len(), 1);
+        assert_eq!(tree.name(tree.roots()[0]), format!("e{}", n - 1));
+    }
+
     #[test]
     fn names_imply_a_hierarchy_with_group_nodes() {
         let e = entities(

@@ -112,6 +112,37 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
+    fn each_merged_log_shows_its_own_instantaneous_frame() {
+        // A game log every 0.1 s and an agent's log at the same times, and
+        // a third sampled every 0.5 s: at any time all three are drawn.
+        let mut logs = Vec::new();
+        for (name, step, n) in [("game", 0.1, 30), ("agent", 0.1, 30), ("coach", 0.5, 6)] {
+            let mut l = Log::new();
+            let e = l.entities.intern(name);
+            for i in 0..n {
+                let dot = Primitive {
+                    shape: Shape::Circle {
+                        center: Vec2::new(i as f64, 0.0),
+                        radius: 1.0,
+                    },
+                    style: Style::default(),
+                    entity: e,
+                    level: 0,
+                };
+                l.push_frame(FrameTime::Instant(i as f64 * step), [dot]);
+            }
+            logs.push(l);
+        }
+        let m = crate::log::merge(logs);
+        let index = Index::new(&m);
+        let all = Filter::all(&m, 0);
+        let sel = index.select(&m, crate::time::LogTime(1.2), m.default_instant_threshold(), &all);
+        let names: Vec<&str> = sel.iter().map(|p| m.entities.name(p.entity)).collect();
+        assert_eq!(names, ["game", "agent", "coach"]);
+        assert_eq!(sel.instant_frames(), [12, 42, 62]);
+    }
+
+    #[test]
     fn above_the_mask_takes_descendants_by_name_and_by_edge() {
         let mut log = Log::new();
         let a = log.entities.intern("labels");

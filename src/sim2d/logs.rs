@@ -38,7 +38,7 @@ pub const GAME: Format = Format {
                 super::game::LoadError::Io { source, .. } => LogError::io(path, source),
                 super::game::LoadError::TooLarge { source, .. } => LogError::Read {
                     path: path.to_owned(),
-                    error: ReadError::OverBudget(source),
+                    error: ReadError::from(source),
                 },
             })?;
             Ok(game)

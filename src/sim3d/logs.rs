@@ -95,7 +95,7 @@ pub fn load_error(path: &Path, e: super::LoadError) -> LogError {
         ),
         super::LoadError::TooLarge { source, .. } => LogError::Read {
             path: path.to_owned(),
-            error: ReadError::OverBudget(source),
+            error: ReadError::from(source),
         },
         super::LoadError::Parse { error, .. } => LogError::Read {
             path: path.to_owned(),

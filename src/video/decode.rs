@@ -1,5 +1,20 @@
 //! Decoding: demux the best video stream, decode it with FFmpeg's threads,
 //! convert to upright RGB straight into the caller's buffer.
+//!
+//! **A live input's opening.** To learn a stream's codec and size FFmpeg
+//! reads its first packets while opening it. Under FFmpeg's `nobuffer`
+//! flag those packets were thrown away — the stream's first keyframe
+//! among them, so a camera with a 10 s keyframe interval showed nothing
+//! for 10 s. A live input is opened without it: FFmpeg keeps them, and
+//! they are decoded first. Which they are is told apart without FFmpeg's
+//! internals: every read of the network asks the interrupt callback
+//! first, so the packets read after the opening before the callback is
+//! asked again came from what the opening read ([`Decoder::backlog`]);
+//! the camera dates their pictures back by their own times. A stream
+//! joined between keyframes may not say its size while opening: a live
+//! decoder takes it from its first picture, and the packets before that
+//! picture (undecodable without their keyframe) are not counted as
+//! damage.
 
 use crate::video::StepError;
 use std::path::{Path, PathBuf};
@@ -21,6 +36,21 @@ const TIME_EPS: f64 = 1e-6;
 const FORWARD_WINDOW: f64 = 1.0;
 /// Consecutive packets the decoder may reject before decoding gives up.
 const MAX_BAD_PACKETS: u32 = 200;
+/// Packets a live input's opening may have read ahead, at most (FFmpeg's
+/// probe is bounded by its `probesize` anyway).
+const MAX_BACKLOG: usize = 4096;
+
+/// What a live input's opening read ahead of its first frame, kept and
+/// decoded first ([`Decoder::backlog`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backlog {
+    /// Packets of the video stream read while opening.
+    pub packets: usize,
+    /// The newest of their times, seconds of the stream as frame times are.
+    pub newest: f64,
+    /// When the opening ended: the newest packet had come by then.
+    pub opened: std::time::Instant,
+}
 
 /// Reads the frames of a video file in presentation order, with accurate
 /// seeking.
@@ -46,6 +76,13 @@ pub struct Decoder {
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Consecutive packets rejected by the decoder.
     bad_packets: u32,
+    /// A live input (see the module docs).
+    live: bool,
+    /// Packets read ahead while opening a live input, handed on first,
+    /// and the read that ended them when it failed.
+    queued: std::collections::VecDeque<Packet>,
+    queued_error: Option<ffmpeg::Error>,
+    backlog: Option<Backlog>,
     /// Some picture has been decoded (since opening, seeks included).
     decoded_any: bool,
     /// The end (and any truncation) has been reported since the last seek.
@@ -116,7 +153,56 @@ impl Decoder {
         options: &[(&str, String)],
         interrupt: impl FnMut() -> bool + Send + 'static,
     ) -> Result<Decoder, VideoError> {
-        Self::from_input(url, super::open_live_input(url, options, interrupt)?, true)
+        let mut interrupt = interrupt;
+        let asks = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = std::sync::Arc::clone(&asks);
+        let input = super::open_live_input(url, options, move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            interrupt()
+        })?;
+        let opened = std::time::Instant::now();
+        let mut decoder = Self::from_input(url, input, true)?;
+        decoder.read_backlog(&asks, opened);
+        Ok(decoder)
+    }
+
+    /// Reads the packets FFmpeg kept from opening a live input: those that
+    /// come without the interrupt callback being asked (no read of the
+    /// network), and the first that came with it (which ends them).
+    fn read_backlog(&mut self, asks: &std::sync::atomic::AtomicU64, opened: std::time::Instant) {
+        use std::sync::atomic::Ordering;
+        let before = asks.load(Ordering::Relaxed);
+        let (mut newest, mut packets) = (None::<f64>, 0);
+        while self.queued.len() < MAX_BACKLOG {
+            let mut packet = Packet::empty();
+            if let Err(e) = packet.read(&mut self.input) {
+                self.queued_error = Some(e);
+                break;
+            }
+            let fresh = asks.load(Ordering::Relaxed) != before;
+            if !fresh && packet.stream() == self.stream {
+                packets += 1;
+                if let Some(ts) = packet.pts().or_else(|| packet.dts()) {
+                    let t = ts.saturating_sub(self.start_pts) as f64 * self.time_base;
+                    newest = Some(newest.map_or(t, |n| n.max(t)));
+                }
+            }
+            self.queued.push_back(packet);
+            if fresh {
+                break;
+            }
+        }
+        self.backlog = newest.map(|newest| Backlog {
+            packets,
+            newest,
+            opened,
+        });
+    }
+
+    /// What opening a live input read ahead of its first frame (kept and
+    /// decoded first), `None` when nothing (or not live).
+    pub fn backlog(&self) -> Option<Backlog> {
+        self.backlog
     }
 
     /// `live`: each picture out as soon as it is decoded (slice threads and
@@ -178,10 +264,14 @@ impl Decoder {
             message: format!("no decoder for codec {codec_name}: {e}"),
         })?;
         let (w, h) = (dec.width(), dec.height());
-        check_picture_size(w, h).map_err(|e| VideoError::Codec {
-            path: p.clone(),
-            message: crate::error::chain(&e),
-        })?;
+        // A live stream joined between keyframes may not have said its
+        // size yet: its first picture will.
+        if !(live && (w == 0 || h == 0)) {
+            check_picture_size(w, h).map_err(|e| VideoError::Codec {
+                path: p.clone(),
+                message: crate::error::chain(&e),
+            })?;
+        }
         let (width, height) = if rotation % 180 == 0 { (w, h) } else { (h, w) };
         let frames = stream.frames();
         let duration = if stream.duration() > 0 && stream.duration() != ffi::AV_NOPTS_VALUE {
@@ -224,6 +314,10 @@ impl Decoder {
             read_error: None,
             progress: None,
             bad_packets: 0,
+            live,
+            queued: std::collections::VecDeque::new(),
+            queued_error: None,
+            backlog: None,
             decoded_any: false,
             end_reported: false,
             held: None,
@@ -281,6 +375,7 @@ impl Decoder {
             return Ok(false);
         };
         let index = self.index_of(time);
+        self.learn_size(&raw, index, time)?;
         let size = (self.info.width, self.info.height);
         let reuse = out.yuv.take();
         if self.keep_yuv && self.info.rotation == 0 {
@@ -332,6 +427,7 @@ impl Decoder {
             return Ok(None);
         };
         let index = self.index_of(time);
+        self.learn_size(&raw, index, time)?;
         let rotation = self.info.rotation;
         let result = if rotation == 0 {
             scale_gray(&mut self.scaler, &raw, out)
@@ -385,6 +481,22 @@ impl Decoder {
             }
         }
         Ok(next)
+    }
+
+    /// A live stream that did not say its size while opening: its first
+    /// picture's (upright), checked as an opened file's is.
+    fn learn_size(&mut self, raw: &frame::Video, index: u64, time: f64) -> Result<(), VideoError> {
+        if self.info.width != 0 && self.info.height != 0 {
+            return Ok(());
+        }
+        let (w, h) = (raw.width(), raw.height());
+        check_picture_size(w, h).map_err(|e| self.bad_frame(index, time, e))?;
+        (self.info.width, self.info.height) = if self.info.rotation % 180 == 0 {
+            (w, h)
+        } else {
+            (h, w)
+        };
+        Ok(())
     }
 
     /// Bookkeeping after a frame was handed out.
@@ -607,7 +719,16 @@ impl Decoder {
             // packet of a video stayed in memory until the decoder closed.
             // SAFETY: a valid packet, left blank for the read.
             unsafe { ffi::av_packet_unref(ffmpeg::packet::Mut::as_mut_ptr(&mut self.packet)) };
-            let read = self.packet.read(&mut self.input);
+            let read = match self.queued.pop_front() {
+                Some(p) => {
+                    self.packet = p;
+                    Ok(())
+                }
+                None => match self.queued_error.take() {
+                    Some(e) => Err(e),
+                    None => self.packet.read(&mut self.input),
+                },
+            };
             if let (Ok(()), Some(p)) = (&read, &self.progress) {
                 p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
@@ -655,6 +776,10 @@ impl Decoder {
     /// A damaged packet: the decoder conceals it; give up only when nothing
     /// decodes any more.
     fn count_bad(&mut self, e: ffmpeg::Error) -> Result<(), VideoError> {
+        if self.live && !self.decoded_any {
+            // Joined between keyframes: nothing decodes until the next one.
+            return Ok(());
+        }
         self.bad_packets += 1;
         if self.bad_packets > MAX_BAD_PACKETS {
             return Err(self.decode_error(format!("{MAX_BAD_PACKETS} damaged packets in a row ({e})")));

@@ -29,7 +29,7 @@ pub mod yuv;
 
 pub use clock::{ClockError, ClockTable};
 pub use concat::Segment;
-pub use decode::Decoder;
+pub use decode::{Backlog, Decoder};
 pub use encode::{AudioWindow, Encoder, EncoderSettings};
 pub use ffmpeg::{StepError, VideoError, VideoInfo, is_known_container, set_ffmpeg_quiet};
 pub(crate) use ffmpeg::{init, open_input, open_live_input, ratio};

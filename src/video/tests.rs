@@ -845,3 +845,68 @@ fn recycled_frames_read_ahead_equal_fresh_ones() {
         assert!(a == b, "frame {} differs after recycling", b.index);
     }
 }
+
+/// Frames of `path` sent through a pipe (a stream: nothing read can be
+/// read again) opened as a live input with FFmpeg `options`, and what its
+/// opening read ahead.
+fn live_frames(path: &Path, options: &[(&str, String)]) -> (Vec<SourceFrame>, Option<Backlog>) {
+    let fifo = path.with_extension("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string naming a file in a temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let bytes = std::fs::read(path).unwrap();
+    let to = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write as _;
+        // The reader may stop early: what it did not take is no error.
+        let _ = std::fs::File::create(&to).and_then(|mut f| f.write_all(&bytes));
+    });
+    let mut d = Decoder::open_live(&fifo, options, || false).unwrap();
+    let backlog = d.backlog();
+    let mut out = Vec::new();
+    while let Ok(Some(f)) = d.next_frame() {
+        out.push(f);
+        assert!(out.len() < 10_000, "decoder does not end");
+    }
+    drop(d);
+    writer.join().unwrap();
+    (out, backlog)
+}
+
+/// The packets FFmpeg reads to learn a live input's streams are decoded
+/// first, the stream's one keyframe among them; under FFmpeg's `nobuffer`
+/// (as live inputs were opened before) they were dropped with it, and
+/// nothing after it decoded.
+#[test]
+fn a_live_opening_hands_on_the_packets_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("one-keyframe.ts");
+    let times: Vec<f64> = (0..25).map(|i| f64::from(i) / 25.0).collect();
+    let settings = EncoderSettings {
+        keyframe_interval: 250,
+        ..crisp()
+    };
+    write_video(&p, 64, 48, &times, settings);
+    let probe = [
+        ("probesize", "500000".to_string()),
+        ("analyzeduration", "500000".to_string()),
+    ];
+    let (frames, backlog) = live_frames(&p, &probe);
+    let backlog = backlog.expect("the opening read packets");
+    assert!(backlog.packets >= 1 && backlog.newest >= 0.0, "{backlog:?}");
+    assert_eq!(frames.len(), 25);
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(which(&f.image), i, "frame {i} at {}", f.time);
+        assert!((f.time - times[i]).abs() < 1e-3, "frame {i}: {}", f.time);
+    }
+    let mut dropping = probe.to_vec();
+    dropping.push(("fflags", "nobuffer".to_string()));
+    let (frames, _) = live_frames(&p, &dropping);
+    assert!(
+        frames.first().is_none_or(|f| which(&f.image) != 0),
+        "{} frames, the first {:?}",
+        frames.len(),
+        frames.first().map(|f| f.time)
+    );
+}

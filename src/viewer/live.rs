@@ -58,6 +58,9 @@ pub struct LiveViewOptions {
     /// Also told each status (about once a second), beside the window's
     /// live bar: the terminal's status line.
     pub echo: Option<StatusEcho>,
+    /// Given why the run failed, if it did, when it ends (whether or not
+    /// the window is still open to show it): the command's exit status.
+    pub failed: Option<Arc<Mutex<Option<String>>>>,
 }
 
 /// What hears a live run's status.
@@ -277,6 +280,7 @@ impl LiveView {
         let cancel = Arc::clone(&view.cancel);
         let shared = Arc::clone(&view.shared);
         let echo = opts.echo.clone();
+        let failed = opts.failed.clone();
         let thread = std::thread::Builder::new()
             .name("underlay-live".into())
             .spawn(move || {
@@ -289,6 +293,9 @@ impl LiveView {
                     }
                 };
                 let r = crate::live::run_with(&run, &cancel, &mut status, Some(&mut sink));
+                if let (Some(slot), Err(e)) = (&failed, &r) {
+                    *lock(slot) = Some(crate::error::chain(e));
+                }
                 // The last frame reaches the screen before the end is told.
                 drop(sink);
                 (shared.wake)();

@@ -305,7 +305,7 @@ fn garbage_is_counted_and_said_once_and_mostly_garbage_is_refused() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{what}: {}", stdout(&o));
         assert!(
-            err.contains("only its start reads as") && err.contains("probably something else"),
+            err.contains("most of it does not read as") && err.contains("probably something else"),
             "{what}: {err}"
         );
     }

@@ -595,5 +595,5 @@ fn a_live_camera_is_grabbed_and_snapped_on_its_background_picture() {
         "1",
     ]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("no picture came in"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no picture came within"), "{}", stderr(&o));
 }

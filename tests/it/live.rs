@@ -418,9 +418,9 @@ fn the_python_sender_of_the_format_docs_is_drawn_live() {
     std::fs::write(folder.path().join("sender.py"), code).unwrap();
     let generated = Command::new(&py)
         .args(["-m", "grpc_tools.protoc", "-I"])
-        .arg(root.join("proto"))
+        .arg(root.join("crates/underlay-log/proto"))
         .arg(format!("--python_out={}", folder.path().display()))
-        .arg(root.join("proto/underlay.proto"))
+        .arg(root.join("crates/underlay-log/proto/underlay.proto"))
         .status()
         .unwrap();
     assert!(generated.success());

@@ -60,7 +60,7 @@ fn live(dir: &std::path::Path, camera_url: &str, more: &[&str]) -> Running {
 }
 
 /// Waits at most `limit` for `live` to end; its status and standard error.
-fn finish(live: &mut Running, limit: Duration) -> (ExitStatus, String) {
+pub(crate) fn finish(live: &mut Running, limit: Duration) -> (ExitStatus, String) {
     let t = Instant::now();
     let status = loop {
         if let Some(s) = live.0.try_wait().unwrap() {
@@ -538,7 +538,7 @@ fn sigterm_stops_a_live_run_cleanly_and_the_recording_is_finished() {
 /// Whether a TCP socket listens on `port` of this machine within
 /// `timeout`, from the kernel's tables (`/proc/net/tcp`, `tcp6`: state
 /// `0A`), without connecting to it.
-fn listening(port: u16, timeout: Duration) -> bool {
+pub(crate) fn listening(port: u16, timeout: Duration) -> bool {
     let t = Instant::now();
     let wanted = format!(":{port:04X}");
     while t.elapsed() < timeout {

@@ -66,10 +66,16 @@ pub fn bar(app: &mut ViewerApp, ui: &mut egui::Ui) {
 /// The line the live bar shows: rates, drops, latency, the buffer.
 pub fn status_text(view: &LiveView) -> String {
     let mut line = match &view.status {
-        Some(s) => format!(
-            "in {:.1} fps · out {:.1} fps · dropped {} · latency {:.0}/{:.0} ms",
-            s.fps_in, s.fps_out, s.dropped, s.latency_ms.0, s.latency_ms.1
-        ),
+        Some(s) => {
+            let mut line = format!(
+                "in {:.1} fps · out {:.1} fps · dropped {} · latency {:.0}/{:.0} ms",
+                s.fps_in, s.fps_out, s.dropped, s.latency_ms.0, s.latency_ms.1
+            );
+            if let Some(w) = s.camera.waiting(crate::live::now()) {
+                line.push_str(&format!(" · {w}"));
+            }
+            line
+        }
         None => "waiting for the camera…".to_owned(),
     };
     let c = &view.counts;
@@ -136,6 +142,7 @@ mod tests {
             dropped: 2,
             latency_ms: (40.0, 55.0),
             camera: crate::live::CameraStatus {
+                received: 300,
                 no_signal_since: Some(crate::live::now() - 5.2),
                 ..Default::default()
             },
@@ -159,6 +166,15 @@ mod tests {
         assert!(
             n.starts_with("NO SIGNAL since ") && n.ends_with(" UTC (5 s)"),
             "{n}"
+        );
+        // Back, joined between keyframes: packets come, no picture yet.
+        if let Some(s) = &mut view.status {
+            s.camera.keyframe_wait = Some(crate::live::now() - 3.5);
+        }
+        assert!(
+            status_text(&view).ends_with(" · waiting for a keyframe (3 s)"),
+            "{}",
+            status_text(&view)
         );
     }
 }
