@@ -545,7 +545,7 @@ mod tests {
             dx in 0usize..60, dy in 0usize..3, seed in 0u64..1000,
         ) {
             let src = BitMask::from_fn(sw, sh, |x, y| (x * 7 + y * 13 + seed as usize) % 5 < 2);
-            let mut got = BitMask::from_fn(dw, dh, |x, y| (x + y + seed as usize) % 3 == 0);
+            let mut got = BitMask::from_fn(dw, dh, |x, y| (x + y + seed as usize).is_multiple_of(3));
             let mut want = got.clone();
             let part = Rect::new(x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1));
             // Only parts that land in the destination.

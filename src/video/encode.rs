@@ -509,7 +509,12 @@ impl Encoder {
             let f = self.sent.as_mut_ptr();
             (*f).pict_type = ffi::AVPictureType::AV_PICTURE_TYPE_NONE;
             (*f).key_frame = 0;
-            while (*f).nb_side_data > 0 {
+            // Each removal takes away at least the first entry (all of
+            // its type), so the list empties.
+            loop {
+                if (*f).nb_side_data <= 0 {
+                    break;
+                }
                 let kind = (*(*(*f).side_data)).type_;
                 ffi::av_frame_remove_side_data(f, kind);
             }
