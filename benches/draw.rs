@@ -23,7 +23,7 @@ use underlay::calib::synthetic::pitched_camera;
 use underlay::draw::{Overlay, Painter};
 use underlay::image::{FLOOR, MaskImage, RgbImage};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
-use underlay::mask::bits::BitMask;
+use underlay::floor::bits::BitMask;
 use underlay::mask::{FloorMask, MaskError, Masker};
 use underlay::pipeline::{DrawSettings, InstantThreshold, Pipeline};
 use underlay::select::FilterSpec;

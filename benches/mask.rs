@@ -12,7 +12,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use opencv::core::{Mat, Point, Scalar};
 use opencv::prelude::*;
 use opencv::{core, imgproc};
-use underlay::mask::bits::BitMask;
+use underlay::floor::bits::BitMask;
 use underlay::mask::hsv::hue_chroma_value_row;
 use underlay::mask::morph::Morphology;
 use underlay::mask::synth::{SynthOptions, generate};

@@ -27,11 +27,11 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use crate::calib::Calibration;
+use crate::floor::FloorMask;
 use crate::geom::PixelPoint;
 use crate::geom::Vec2;
 use crate::image::RgbImage;
 use crate::log::{MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit};
-use crate::mask::FloorMask;
 use crate::simd::Avx2;
 
 pub use planes::{Canvas, tint_planes};

@@ -14,10 +14,10 @@
 //! nothing covers keeps its Y, U and V exactly.
 
 use super::{DrawError, Overlay, TINT, TINT_ALPHA};
+use crate::floor::FloorMask;
 use crate::image::RgbImage;
 #[cfg(test)]
 use crate::log::Rgba;
-use crate::mask::FloorMask;
 use crate::video::PlanesMut;
 use crate::video::yuv::Coeffs;
 

@@ -66,7 +66,7 @@ fn composite_respects_mask_and_alpha() {
     assert!(ov.composite(&mut frame, Some(&small)).is_err());
     // A block mask: its bit over both pixels of each block.
     let mut frame = RgbImage::from_elem((1, 4, 3), 100);
-    let blocks = FloorMask::from_blocks(crate::mask::bits::BitMask::from_fn(2, 1, |x, _| x == 1), 4, 1);
+    let blocks = FloorMask::from_blocks(crate::floor::bits::BitMask::from_fn(2, 1, |x, _| x == 1), 4, 1);
     ov.composite(&mut frame, Some(&blocks)).unwrap();
     assert_eq!(frame.slice(ndarray::s![0, 1, ..]).to_vec(), vec![100, 100, 100]);
     assert_eq!(frame.slice(ndarray::s![0, 2, ..]).to_vec(), vec![0, 0, 255]);

@@ -45,9 +45,7 @@
 //! were off, rather than hiding every drawing.
 
 use super::adaptive_params::{AdaptiveSettings, FloorModel, Thresholds};
-use super::bits::{BitMask, pack_row};
 use super::blocks::{Blocks, block_size};
-use super::floor::FloorMask;
 use super::hsv::{bin_chroma_value_sat_row, hue_fraction, hue_in_window, sat_at_least};
 use super::hue_window::{hue_window, in_window};
 use super::masker::picture_size;
@@ -55,6 +53,8 @@ use super::morph::Morphology;
 use super::regions::Regions;
 use super::window::{self, Rect};
 use super::{MaskError, MaskStep, Masker};
+use crate::floor::FloorMask;
+use crate::floor::bits::{BitMask, pack_row};
 use crate::simd::multiversion;
 use crate::video::Picture;
 use crate::video::yuv::InvCoeffs;

@@ -20,8 +20,8 @@ use crate::geom::Vec2;
 use crate::image::{FLOOR, MaskImage};
 use crate::video::Picture;
 
-use super::bits::BitMask;
 use super::{FloorMask, MaskError, MaskStep, Masker, window};
+use crate::floor::bits::BitMask;
 
 /// How far beyond the field of play the floor may reach, as a fraction of
 /// the field's larger side (run-off areas, boundary lines).

@@ -12,8 +12,8 @@
 use crate::image::{FLOOR, MaskImage};
 use crate::video::Picture;
 
-use super::bits::BitMask;
 use super::{FloorMask, MaskError, MaskStep, Masker};
+use crate::floor::bits::BitMask;
 
 /// A floor region wholly above this fraction of the picture's height…
 const UPPER: f64 = 0.5;

@@ -7,8 +7,8 @@
 //! ([`super::blocks`]); they write a [`FloorMask`].
 
 use super::adaptive_params::Thresholds;
-use super::floor::FloorMask;
 use super::window;
+use crate::floor::FloorMask;
 use crate::image::ImageError;
 use crate::video::Picture;
 

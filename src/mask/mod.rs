@@ -25,7 +25,7 @@
 //! pixel.
 //!
 //! The building blocks are public for benchmarks and other maskers:
-//! [`hsv`] (exact OpenCV HSV), [`bits`] (bit-packed masks) and [`morph`]
+//! [`hsv`] (exact OpenCV HSV), [`crate::floor::bits`] (bit-packed masks) and [`morph`]
 //! (morphology with the 3×3 cross whose cost does not grow with the
 //! number of iterations); [`seed`] picks the floor's hue from a patch of
 //! pixels ("this is floor") for the adaptive mask's [`hue_window`].
@@ -36,11 +36,9 @@ use serde::{Deserialize, Serialize};
 
 pub mod adaptive;
 mod adaptive_params;
-pub mod bits;
 pub mod blocks;
 pub mod external;
 pub mod field;
-pub mod floor;
 pub mod ground;
 pub mod hsv;
 pub mod hue_window;
@@ -53,10 +51,10 @@ pub mod synth;
 pub mod thesis;
 pub mod window;
 
+pub use crate::floor::FloorMask;
 pub use adaptive::AdaptiveMasker;
 pub use adaptive_params::{AdaptiveSettings, FloorModel, Thresholds};
 pub use external::{StaticMasker, VideoMasker};
-pub use floor::FloorMask;
 pub use masker::{MaskError, MaskStep, Masker, NoMask, SourceMasks};
 pub use thesis::ThesisMasker;
 

@@ -20,13 +20,13 @@
 //! pass the S/V part of the green test; a second pass applies the hue
 //! window; all morphology runs on bit-packed masks.
 
-use super::bits::{BitMask, pack_row};
 use super::blocks::{Blocks, block_size};
-use super::floor::FloorMask;
 use super::hsv::{hue_chroma_value_row, sat_at_least};
 use super::masker::picture_size;
 use super::morph::Morphology;
 use super::{MaskError, Masker};
+use crate::floor::FloorMask;
+use crate::floor::bits::{BitMask, pack_row};
 use crate::simd::multiversion;
 use crate::video::Picture;
 

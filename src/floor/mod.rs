@@ -1,13 +1,18 @@
 //! A frame's floor mask as maskers write it and the pipeline reads it
 //! ([`FloorMask`]): one value per pixel (a mask image, a mask video, a
 //! rendered match's own mask), or one bit per 2×2 block of pixels — the
-//! colour methods' masks ([`super::adaptive`], [`super::thesis`]), made at
+//! colour methods' masks ([`crate::mask::adaptive`], [`crate::mask::thesis`]), made at
 //! the resolution the video carries its colour in (4:2:0). A block's bit
 //! stands for its four pixels (nearest-neighbour): the mask image of a
 //! block mask is each bit repeated over its block.
 
-use super::bits::{BitMask, get_bits, unpack_row};
+pub mod bits;
+mod rect;
+
+pub use rect::Rect;
+
 use crate::image::{FLOOR, MaskImage};
+use bits::{BitMask, get_bits, unpack_row};
 
 /// The floor mask of a `width`×`height` picture (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]

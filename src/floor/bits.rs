@@ -5,7 +5,7 @@
 //! Bit `k` of word `i` in a row is pixel `x = 64·i + k`. Bits past the
 //! width ("tails") are always 0.
 
-use super::window::Rect;
+use super::rect::Rect;
 use crate::image::{FLOOR, MaskImage};
 
 /// A binary image, bit-packed by rows.
