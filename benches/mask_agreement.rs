@@ -2,7 +2,8 @@
 //! build's (`--old BIN`: the one before the mask moved to the decoded
 //! planes' 2×2 blocks), on every labelled frame of the shared material's
 //! `testdata/fields` (uncut, and cut to the field through the frame's
-//! truth), the SSL photo, every frame of the drone video and of the demo
+//! truth; each also as a video carries it: 4:2:0, else lossless), the SSL
+//! photo, every frame of the drone video and of the demo
 //! — each made by both builds' `underlay mask`, the way a user makes one.
 //! Per input: the share of pixels more than 2 px from the old mask's
 //! boundary on which the masks agree ([`underlay::eval::agreement`]), the
@@ -74,19 +75,41 @@ fn main() {
         truth
             .save(&calib, "# the frame's truth (mask_agreement bench)\n")
             .expect("the truth written");
+        // The still as a camera's video carries it: 4:2:0, lossless
+        // otherwise (x264 at QP 0), so that chroma subsampling is the only
+        // change.
+        let video = work.join(format!("{stem}.mkv"));
+        let o = Command::new("ffmpeg")
+            .args(["-loglevel", "error", "-y", "-i"])
+            .arg(&pic)
+            .args(["-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p"])
+            .arg(&video)
+            .output()
+            .expect("ffmpeg runs");
+        assert!(
+            o.status.success(),
+            "ffmpeg: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         for (tag, extra) in [
             ("uncut", vec![]),
             ("cut", vec!["--calib".to_owned(), path(&calib)]),
         ] {
-            let masks = [&old, &new].map(|bin| {
-                let out = work.join(format!(
-                    "{stem}_{tag}_{}.png",
-                    if *bin == old { "old" } else { "new" }
-                ));
-                mask(bin, &pic, &out, &extra);
-                vec![load_mask(&out).expect("a mask")]
-            });
-            row(&format!("{} ({tag})", f.name), &masks[0], &masks[1], None);
+            for (kind, input) in [("", &pic), (", as video", &video)] {
+                let masks = [&old, &new].map(|bin| {
+                    let which = if *bin == old { "old" } else { "new" };
+                    if kind.is_empty() {
+                        let out = work.join(format!("{stem}_{tag}_{which}.png"));
+                        mask(bin, input, &out, &extra);
+                        vec![load_mask(&out).expect("a mask")]
+                    } else {
+                        let out = work.join(format!("{stem}_{tag}_video_{which}.mkv"));
+                        mask(bin, input, &out, &extra);
+                        read_masks(&out)
+                    }
+                });
+                row(&format!("{} ({tag}{kind})", f.name), &masks[0], &masks[1], None);
+            }
         }
     }
     let photo = shared.join("ssl-field-overhead-2008.jpg");

@@ -464,6 +464,27 @@ mod tests {
         }
     }
 
+    /// A clear block beside a drawn one keeps every level exactly.
+    #[test]
+    fn a_clear_block_beside_a_drawn_one_keeps_its_levels() {
+        let k = Kernel::for_space(5);
+        let drawn = premultiplied(Rgba::from_rgba8(200, 30, 90, 255), 128);
+        let src = [[0u8; 4], [0u8; 4], drawn, drawn];
+        for level in 0..=255u8 {
+            let (mut y0, mut y1) = ([level, 255 - level, level, level], [level / 2, level, 7, 9]);
+            let (mut u, mut v) = ([level, 3], [255 - level, 250]);
+            composite_pair(
+                &src, &src, &[255; 4], &[255; 4], &mut y0, &mut y1, &mut u, &mut v, &k,
+            );
+            assert_eq!(
+                ([y0[0], y0[1]], [y1[0], y1[1]], u[0], v[0]),
+                ([level, 255 - level], [level / 2, level], level, 255 - level),
+                "level {level}"
+            );
+            assert_ne!((u[1], v[1]), (3, 250), "the drawn block is drawn");
+        }
+    }
+
     #[test]
     fn tinting_planes_tints_the_floor_blocks_only() {
         let (w, h) = (16, 8);
