@@ -35,7 +35,7 @@ pub use encode::{AudioWindow, Encoder, EncoderSettings};
 pub use ffmpeg::{StepError, VideoError, VideoInfo, is_known_container, set_ffmpeg_quiet};
 pub(crate) use ffmpeg::{init, open_input, open_live_input, ratio};
 pub use index::SeekIndex;
-pub use planes::{Picture420, Yuv420};
+pub use planes::{Picture, Picture420, Planes, PlanesMut, Yuv420};
 pub use source::SourceFrame;
 pub use time_map::{TimeArg, TimeArgError, TimeMap};
 

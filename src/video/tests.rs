@@ -960,3 +960,31 @@ fn a_live_opening_hands_on_the_packets_it_read() {
         frames.first().map(|f| f.time)
     );
 }
+
+#[test]
+fn full_range_planes_are_kept_only_when_asked_shown_and_never_drawn_nor_baked() {
+    let mut raw = ffmpeg_next::frame::Video::new(ffmpeg_next::format::Pixel::YUVJ420P, 4, 2);
+    raw.data_mut(0).fill(255);
+    raw.data_mut(0)[..2].fill(0);
+    raw.data_mut(1).fill(128);
+    raw.data_mut(2).fill(128);
+    assert!(Yuv420::reference(&raw, (4, 2), None, false).is_none());
+    let mut yuv = Yuv420::reference(&raw, (4, 2), None, true).unwrap();
+    assert!(yuv.full_range());
+    // Shown as decoded, converted with the full range's levels: 0 black,
+    // 255 white (limited range would clip 255 and lift 0).
+    let shown = yuv.picture().unwrap();
+    let planes = shown.planes().unwrap();
+    assert!(planes.full_range && (planes.width, planes.height) == (4, 2));
+    let rgb = shown.to_rgb().unwrap();
+    assert_eq!(
+        [rgb[[0, 0, 0]], rgb[[0, 1, 1]], rgb[[0, 2, 2]], rgb[[1, 3, 0]]],
+        [0, 0, 255, 255]
+    );
+    // Drawings convert to limited range: refused, and marks stay unbaked.
+    assert!(yuv.draw_planes().is_err());
+    yuv.mark_changed([0, 0, 2, 2]);
+    yuv.bake(&[200; 3 * 4 * 2]).unwrap();
+    assert_eq!(yuv.changed(), &[[0, 0, 2, 2]]);
+    assert!(yuv.picture().is_none() && !yuv.is_drawn());
+}

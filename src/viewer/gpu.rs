@@ -360,22 +360,23 @@ impl Resources {
     /// Puts the picture's planes on the textures (their storage made anew
     /// only when the size changes).
     fn upload(&mut self, gl: &glow::Context, p: &Picture420) -> Result<(), String> {
-        let (w, h) = (p.width(), p.height());
+        let p = p
+            .planes()
+            .ok_or("a plane of the picture is smaller than the picture")?;
+        let (w, h) = (p.width, p.height);
         let sizes = [[w as i32, h as i32], [(w / 2) as i32, (h / 2) as i32]];
         if w < 2 || h < 2 {
             return Err(format!("a {w}×{h} picture has no chroma planes"));
         }
-        let c = InvCoeffs::for_space(p.space(), p.full_range()).integers();
+        let c = InvCoeffs::for_space(p.space, p.full_range).integers();
         self.coeffs = c.map(|v| v as f32);
         // SAFETY: GL calls on the painting thread; each plane's slice
-        // holds `stride × (rows − 1) + width` bytes ([`Picture420::plane`]
+        // holds `stride × (rows − 1) + width` bytes ([`Picture420::planes`]
         // checks), which is what GL reads with that row length.
         unsafe {
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
-            for (i, &t) in self.textures.iter().enumerate() {
-                let Some((data, stride)) = p.plane(i) else {
-                    return Err(format!("plane {i} of the picture is smaller than the picture"));
-                };
+            for (i, (&t, plane)) in self.textures.iter().zip([p.y, p.u, p.v]).enumerate() {
+                let (data, stride) = (plane.data, plane.stride);
                 let [pw, ph] = sizes[i.min(1)];
                 gl.bind_texture(glow::TEXTURE_2D, Some(t));
                 if self.allocated[i.min(1)] != [pw, ph] {

@@ -44,12 +44,12 @@ impl Picture {
     }
 }
 
-/// `frame` as planes for the GPU, when it has them: the decoded planes as
-/// they are when nothing was drawn on them, else with the parts drawn in
-/// the RGB picture converted into a copy of them ([`crate::video::Yuv420::bake`],
-/// the drawing's colours subsampled as an export's are). `None` for a
-/// frame without planes, or whose drawing cannot go into its planes (full
-/// range): then it is shown from RGB.
+/// `frame` as planes for the GPU, when it has them: as decoded, or with
+/// the drawing the pipeline blended into them; parts painted in the RGB
+/// picture and marked changed are converted into them first
+/// ([`crate::video::Yuv420::bake`], the colours subsampled as an export's
+/// are). `None` for a frame without planes, or whose RGB painting cannot
+/// go into its planes (full range): then it is shown from RGB.
 pub fn planes_of(frame: &mut SourceFrame) -> Option<Arc<Picture420>> {
     let yuv = frame.yuv.as_mut()?;
     if !yuv.changed().is_empty() && !yuv.rgb_pending() {
