@@ -36,6 +36,8 @@ pub struct BenchJob {
     /// decode from a keyframe) do not count as frames played.
     pub played_samples: Option<(usize, usize, usize)>,
     pub seek_target: Option<f64>,
+    /// Every seek's target, in order.
+    pub targets: Vec<f64>,
     pub rng: rand::rngs::StdRng,
     pub done: bool,
     /// Repaint the window continuously (as while the mouse moves over it)
@@ -53,6 +55,7 @@ impl BenchJob {
             seeks_left: SEEKS,
             played_samples: None,
             seek_target: None,
+            targets: Vec::new(),
             rng: rand::rngs::StdRng::seed_from_u64(7),
             done: false,
             continuous,

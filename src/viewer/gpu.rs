@@ -32,6 +32,57 @@ use eframe::glow::{self, HasContext as _};
 use crate::video::Picture420;
 use crate::video::yuv::InvCoeffs;
 
+/// How a video goes to the screen (`underlay view --display`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Display {
+    /// Its planes through the shader, unless the OpenGL renderer is a
+    /// software one (Mesa's llvmpipe, softpipe, swrast; SwiftShader):
+    /// there the shader runs on the CPU too and costs more than the
+    /// conversion, so RGB.
+    #[default]
+    Auto,
+    /// Its decoded planes, converted by a shader.
+    Planes,
+    /// RGB pictures converted on the CPU.
+    Rgb,
+}
+
+/// Whether an OpenGL renderer's name is a software renderer's.
+pub fn is_software_renderer(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "llvmpipe",
+        "softpipe",
+        "swrast",
+        "swiftshader",
+        "software rasterizer",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
+}
+
+/// Whether a window painted by `gl` shows videos as their planes, for
+/// `choice`; with the reason when `Auto` chose RGB.
+pub fn shows_planes(gl: &glow::Context, choice: Display) -> (bool, Option<String>) {
+    match choice {
+        Display::Planes => (true, None),
+        Display::Rgb => (false, None),
+        Display::Auto => {
+            // SAFETY: a current context (eframe's creation callback).
+            let renderer = unsafe { gl.get_parameter_string(glow::RENDERER) };
+            if is_software_renderer(&renderer) {
+                let why = format!(
+                    "the OpenGL renderer is a software one ({renderer}): videos are converted to RGB on the \
+                     CPU, cheaper there than a shader (--display planes to use the shader anyway)"
+                );
+                (false, Some(why))
+            } else {
+                (true, None)
+            }
+        }
+    }
+}
+
 /// The planes on screen: what the UI thread hands to the paint callback.
 #[derive(Clone, Default)]
 pub struct PlaneView {
@@ -460,6 +511,15 @@ impl Resources {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn software_renderers_are_told_by_name() {
+        assert!(is_software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)"));
+        assert!(is_software_renderer("Google SwiftShader"));
+        assert!(is_software_renderer("Software Rasterizer"));
+        assert!(!is_software_renderer("Mesa Intel(R) UHD Graphics 620 (KBL GT2)"));
+        assert!(!is_software_renderer("NVIDIA GeForce RTX 3060/PCIe/SSE2"));
+    }
     use crate::video::yuv::{Plane, yuv420_to_rgb};
 
     /// The fragment shader's `convert` in 32-bit floats, as a GPU runs it

@@ -639,11 +639,17 @@ impl Worker {
         let t0 = Instant::now();
         if let Target::Time(t) = target
             && self.previewed != Some(self.seq)
-            && self.ring.is_far(t)
         {
-            self.previewed = Some(self.seq);
-            if self.preview(t, t0) {
-                return;
+            if self.ring.is_far(t) {
+                self.previewed = Some(self.seq);
+                if self.preview(t, t0) {
+                    return;
+                }
+            } else if self.ring.reads_on_far(t) {
+                self.previewed = Some(self.seq);
+                if self.preview_on_the_way(t, t0) {
+                    return;
+                }
             }
         }
         let pos = match target {
@@ -718,6 +724,35 @@ impl Worker {
         // Within a frame of `t` (or of the end, for a time past it) it is
         // the frame itself or next to it: reading on is quicker than
         // another seek.
+        if t.min(self.info.end()) - time < self.info.frame_duration() {
+            return false;
+        }
+        let decode = t0.elapsed();
+        let Some(mut shown) = self.draw_copy(pos) else {
+            return false;
+        };
+        shown.timing.decode = decode;
+        shown.requested = self.requested;
+        shown.seq = self.seq;
+        shown.preview = true;
+        self.deliver(shown, true);
+        true
+    }
+
+    /// A seek reached by reading on, far (no keyframe between, more than
+    /// the ring reads on unasked): the next frame decoded is shown first,
+    /// at once, while reading on goes to the frame at `t` (a keyframe
+    /// shown first would be further back and cost a second seek); `true`
+    /// when it was.
+    fn preview_on_the_way(&mut self, t: f64, t0: Instant) -> bool {
+        let more = self.ring.read_next();
+        self.after_ring();
+        let Some(pos) = self.ring.len().checked_sub(1).filter(|_| more) else {
+            return false;
+        };
+        let Some(time) = self.ring.get(pos).map(|f| f.time) else {
+            return false;
+        };
         if t.min(self.info.end()) - time < self.info.frame_duration() {
             return false;
         }

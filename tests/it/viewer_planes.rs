@@ -2,7 +2,7 @@
 //! real window under Xvfb (Mesa's software OpenGL): the screenshot's
 //! pixels against the CPU's conversion of the same frame, for each colour
 //! matrix and range; and the whole window against the same window showing
-//! RGB pictures converted on the CPU (`--rgb-display`), drawings included.
+//! RGB pictures converted on the CPU (`--display rgb`), drawings included.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,6 +69,13 @@ fn shot(x: &Xvfb, input: &Path, at: &str, png: &Path, extra: &[&str]) -> RgbImag
         .arg("view")
         .arg(input)
         .args(["--at", at, "--size", "1000x700"])
+        // Xvfb's renderer is llvmpipe, where `auto` picks RGB: the planes
+        // unless the test asks for RGB.
+        .args(if extra.is_empty() {
+            &["--display", "planes"][..]
+        } else {
+            &[][..]
+        })
         .args(extra)
         .arg("--screenshot")
         .arg(png)
@@ -167,7 +174,7 @@ fn the_planes_on_screen_are_the_cpus_conversion_for_each_matrix_and_range() {
             &video,
             "0.1",
             &dir.path().join(format!("{matrix}-{range}-cpu.png")),
-            &["--rgb-display"],
+            &["--display", "rgb"],
         );
         // The video is shown about 2.5× enlarged: each patch covers some
         // 25,000 screen pixels, all of them its exact colour but the
@@ -235,7 +242,7 @@ fn a_drawn_session_shows_as_the_cpu_path_shows_it() {
         &session,
         "1.0",
         &dir.path().join("cpu.png"),
-        &["--rgb-display"],
+        &["--display", "rgb"],
     );
     let (h, w, _) = gpu.dim();
     let all = h * w;

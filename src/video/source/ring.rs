@@ -223,6 +223,14 @@ impl FrameRing {
         }
     }
 
+    /// Whether the frame shown at `t` is reached by reading on, but far
+    /// (more than [`FORWARD_LIMIT`] past the ring's last frame, no keyframe
+    /// between: [`Self::is_far`] is false): worth showing a frame on the
+    /// way first.
+    pub fn reads_on_far(&self, t: f64) -> bool {
+        self.find(t).is_none() && self.ring.back().is_some_and(|b| t - b.time > FORWARD_LIMIT)
+    }
+
     /// Seeks for `t` and holds only the frame the source decodes first
     /// there ([`FrameSource::keyframe_at`]: a video's keyframe at or before
     /// `t`), to show while the frame at `t` is decoded; returns its

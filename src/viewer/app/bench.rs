@@ -111,6 +111,7 @@ impl ViewerApp {
             b.seeks_left -= 1;
             let t = b.random_time(self.playback.start(), self.playback.end());
             b.seek_target = Some(t);
+            b.targets.push(t);
             self.playback.seek(t);
             self.request_frame();
             return;
@@ -154,6 +155,13 @@ impl ViewerApp {
         let mut convert = pick(&|t| t.convert);
         let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
         let mut first: Vec<f64> = self.perf.seeks_first.iter().map(|&d| ms(d)).collect();
+        // Each seek in order: its target, first picture and frame.
+        let each: Vec<String> = b
+            .targets
+            .iter()
+            .zip(first.iter().zip(&seeks))
+            .map(|(t, (f, s))| format!("{t:.2} s {f:.0}/{s:.0}"))
+            .collect();
         let [planes, rgb] = self.perf.pictures;
         let gpu = self
             .planes
@@ -191,7 +199,8 @@ impl ViewerApp {
              \x20   of which compositing: {}\n\
              \x20 picture for the screen (planes: the drawing put in them; RGB: converted): {}\n\
              seek to a random time (request → on screen, {} seeks): {}\n\
-             \x20 first picture (the keyframe before it, or the frame): {}",
+             \x20 first picture (the keyframe before it, or the frame): {}\n\
+             \x20 each (target: first picture / frame, ms): {}",
             b.shown.len(),
             100.0 * b.shown.len() as f64 / expected.max(1.0),
             fmt_ms(crate::viewer::bench::spread(&mut ui)),
@@ -206,6 +215,7 @@ impl ViewerApp {
             seeks.len(),
             fmt_ms(crate::viewer::bench::spread(&mut seeks)),
             fmt_ms(crate::viewer::bench::spread(&mut first)),
+            each.join(", "),
         )
     }
 }

@@ -80,9 +80,9 @@ pub struct ViewerOptions {
     pub bench_export: Option<PathBuf>,
     /// The window's inner size (pixels).
     pub size: Option<[usize; 2]>,
-    /// Show RGB pictures converted on the CPU even where the GPU could
-    /// convert the video's planes (to compare the two).
-    pub rgb_display: bool,
+    /// How videos go to the screen: planes through a shader, RGB, or
+    /// chosen by the renderer.
+    pub display: crate::viewer::gpu::Display,
     /// Live mode: a camera drawn as it comes (`underlay live`).
     pub live: Option<Box<super::live::LiveViewOptions>>,
 }

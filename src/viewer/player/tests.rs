@@ -114,6 +114,67 @@ fn a_far_seek_shows_the_keyframe_first_then_the_frame() {
     assert!(!near.preview && near.index == 90);
 }
 
+/// Keyframes every 30 frames at 10 fps, known to the ring as a video's
+/// index makes them known.
+struct Indexed(Keyframed);
+
+impl FrameSource for Indexed {
+    fn info(&self) -> &crate::video::source::SourceInfo {
+        self.0.info()
+    }
+    fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
+        self.0.next_frame()
+    }
+    fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
+        self.0.frame_at(t)
+    }
+    fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
+        self.0.keyframe_at(t)
+    }
+    fn seek_index(&self) -> Option<crate::video::SeekIndex> {
+        Some(crate::video::SeekIndex::from_keys(&[0, 30, 60, 90], 0.1, 0))
+    }
+}
+
+/// A seek reached by reading on within its group of pictures, far: the
+/// next frame decoded is shown at once, then the frame itself — no seek.
+#[test]
+fn a_far_read_on_shows_a_frame_on_the_way_first() {
+    let (open, gate) = crossbeam_channel::unbounded();
+    let src = Indexed(Keyframed {
+        inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
+        gop: 30,
+        gate,
+    });
+    let p = Player::spawn(
+        Box::new(src),
+        Box::new(Marker { red: false }),
+        DrawSettings::default(),
+        || {},
+    )
+    .unwrap();
+    // The first frame, through a seek the gate lets go.
+    open.send(()).unwrap();
+    p.show(0.0, false);
+    let first = wait_for(&p, |s| s.requested == Some(0.0));
+    assert!(!first.preview && first.index == 0);
+    // 2.5 s on, the same group of pictures: the frame after 0 first.
+    p.show(2.5, false);
+    let on_the_way = wait_for(&p, |s| s.requested == Some(2.5));
+    assert!(on_the_way.preview, "a frame on the way, marked");
+    assert!(
+        on_the_way.index > 0 && on_the_way.index < 25,
+        "{}",
+        on_the_way.index
+    );
+    let exact = wait_for(&p, |s| s.requested == Some(2.5) && !s.preview);
+    assert_eq!(exact.index, 25);
+    // Near: no stand-in.
+    p.show(2.8, false);
+    let near = wait_for(&p, |s| s.requested == Some(2.8));
+    assert!(!near.preview && near.index == 28);
+}
+
 #[test]
 fn shows_the_frame_at_a_time_and_steps() {
     let p = player();
