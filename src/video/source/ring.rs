@@ -224,7 +224,7 @@ impl FrameRing {
     }
 
     /// Whether the frame shown at `t` is reached by reading on, but far
-    /// (more than [`FORWARD_LIMIT`] past the ring's last frame, no keyframe
+    /// (more than `FORWARD_LIMIT`, 1.5 s, past the ring's last frame, no keyframe
     /// between: [`Self::is_far`] is false): worth showing a frame on the
     /// way first.
     pub fn reads_on_far(&self, t: f64) -> bool {
