@@ -1,7 +1,11 @@
 //! Per-frame drawing cost: projecting and rasterizing N primitives onto the
 //! overlay and compositing it onto a frame through a floor mask, at 720p
 //! and 1080p (mask computation excluded: it has its own benchmark), plus
-//! the whole `Pipeline::process` with a precomputed mask.
+//! the whole `Pipeline::process` with a precomputed mask. Compositing is
+//! measured both onto an RGB picture (`composite`) and into a picture's
+//! YUV 4:2:0 planes through a block mask (`composite-planes`, what export
+//! and live do since issue 48); `pipeline-planes` is the whole pipeline on
+//! a decoded frame's planes.
 //!
 //! Run: `cargo bench --bench draw` (or `-- draw+composite` for one group).
 //! `opencv-reference` draws the same projected geometry the thesis's way
@@ -17,12 +21,14 @@ use criterion::{BenchmarkId, Criterion, criterion_group};
 use underlay::calib::Calibration;
 use underlay::calib::synthetic::pitched_camera;
 use underlay::draw::{Overlay, Painter};
+use underlay::floor::bits::BitMask;
 use underlay::image::{FLOOR, MaskImage, RgbImage};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
-use underlay::mask::{MaskError, Masker};
+use underlay::mask::{FloorMask, MaskError, Masker};
 use underlay::pipeline::{DrawSettings, InstantThreshold, Pipeline};
 use underlay::select::FilterSpec;
-use underlay::video::SourceFrame;
+use underlay::video::yuv::{PlaneMut, default_space};
+use underlay::video::{Decoder, Encoder, EncoderSettings, Picture, PlanesMut, SourceFrame};
 
 /// A camera over a 9 m × 6 m field filling most of a `w × h` frame.
 fn camera(w: usize, h: usize) -> Calibration {
@@ -98,13 +104,57 @@ fn primitives(log: &mut Log, n: usize) -> Vec<Primitive> {
 }
 
 /// Floor everywhere except a few robot-sized holes.
-fn mask(w: usize, h: usize) -> MaskImage {
-    MaskImage::from_shape_fn(
-        (h, w),
-        |(y, x)| {
-            if (x / 64 + y / 64) % 7 == 0 { 0 } else { FLOOR }
-        },
-    )
+fn mask(w: usize, h: usize) -> FloorMask {
+    FloorMask::from_image(MaskImage::from_shape_fn((h, w), |(y, x)| {
+        if (x / 64 + y / 64) % 7 == 0 { 0 } else { FLOOR }
+    }))
+}
+
+/// The same holes in a block mask, as the colour methods make it.
+fn block_mask(w: usize, h: usize) -> FloorMask {
+    let bits = BitMask::from_fn(w / 2, h / 2, |x, y| (x / 32 + y / 32) % 7 != 0);
+    FloorMask::from_blocks(bits, w, h)
+}
+
+/// A picture's YUV 4:2:0 planes, owned.
+struct Planes420 {
+    w: usize,
+    h: usize,
+    y: Vec<u8>,
+    u: Vec<u8>,
+    v: Vec<u8>,
+}
+
+impl Planes420 {
+    fn new(w: usize, h: usize) -> Self {
+        Planes420 {
+            w,
+            h,
+            y: (0..w * h).map(|i| (16 + i % 200) as u8).collect(),
+            u: (0..w * h / 4).map(|i| (90 + i % 70) as u8).collect(),
+            v: (0..w * h / 4).map(|i| (100 + i % 50) as u8).collect(),
+        }
+    }
+
+    fn planes(&mut self) -> PlanesMut<'_> {
+        PlanesMut {
+            width: self.w,
+            height: self.h,
+            space: default_space(self.w, self.h),
+            y: PlaneMut {
+                data: &mut self.y,
+                stride: self.w,
+            },
+            u: PlaneMut {
+                data: &mut self.u,
+                stride: self.w / 2,
+            },
+            v: PlaneMut {
+                data: &mut self.v,
+                stride: self.w / 2,
+            },
+        }
+    }
 }
 
 fn frame(w: usize, h: usize) -> RgbImage {
@@ -126,16 +176,37 @@ fn draw_and_composite(c: &mut Criterion) {
 }
 
 /// Hands out a precomputed mask (one copy per frame).
-struct StaticMask(MaskImage);
+struct StaticMask(FloorMask);
 
 impl Masker for StaticMask {
     fn name(&self) -> &str {
         "static"
     }
-    fn compute(&mut self, _f: &RgbImage, _t: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+    fn compute(&mut self, _f: &Picture<'_>, _t: f64, out: &mut FloorMask) -> Result<(), MaskError> {
         out.clone_from(&self.0);
         Ok(())
     }
+}
+
+/// A decoded frame of `w`×`h` with its planes (a short lossless video made
+/// once in a temporary folder).
+fn decoded_frame(w: usize, h: usize) -> SourceFrame {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join("frame.mp4");
+    let settings = EncoderSettings {
+        crf: 0,
+        preset: "ultrafast".into(),
+        ..EncoderSettings::default()
+    };
+    let mut e = Encoder::create(&path, w as u32, h as u32, &settings).expect("encoder");
+    e.push(&frame(w, h), 0.0).expect("frame");
+    e.finish().expect("video");
+    let mut d = Decoder::open(&path).expect("decoder");
+    d.set_keep_yuv(true);
+    d.set_defer_rgb(true);
+    let f = d.next_frame().expect("decodes").expect("a frame");
+    assert!(f.yuv.is_some(), "8-bit 4:2:0 keeps its planes");
+    f
 }
 
 fn whole_pipeline(c: &mut Criterion) {
@@ -162,6 +233,18 @@ fn whole_pipeline(c: &mut Criterion) {
             let mut fr = SourceFrame::new(0, 0.0, frame(w, h));
             group.bench_function(BenchmarkId::new(format!("{w}x{h}"), n), |b| {
                 b.iter(|| black_box(p.process(&mut fr).expect("frame processes")))
+            });
+            // The same on a decoded frame's planes, through a block mask:
+            // each run draws on a fresh reference to the decoded picture
+            // (so the planes are copied once, as in export).
+            let decoded = decoded_frame(w, h);
+            let mut p = p.with_masker(Box::new(StaticMask(block_mask(w, h))));
+            let mut fr = decoded.clone();
+            group.bench_function(BenchmarkId::new(format!("planes-{w}x{h}"), n), |b| {
+                b.iter(|| {
+                    fr.clone_from(&decoded);
+                    black_box(p.process(&mut fr).expect("frame processes"))
+                })
             });
         }
     }
@@ -212,6 +295,14 @@ fn parts(c: &mut Criterion) {
     group.bench_function("composite", |b| {
         b.iter(|| ov.composite(&mut fr, Some(&mask)).expect("sizes"))
     });
+    let blocks = block_mask(w, h);
+    let mut planes = Planes420::new(w, h);
+    group.bench_function("composite-planes", |b| {
+        b.iter(|| {
+            ov.composite_planes(&mut planes.planes(), Some(&blocks))
+                .expect("sizes")
+        })
+    });
     group.finish();
 }
 
@@ -236,7 +327,7 @@ impl OpenCvReference {
         let mut log = Log::new();
         let frame = Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, Scalar::all(90.0))
             .expect("frame");
-        let m = mask(w, h);
+        let m = mask(w, h).to_image();
         let mask = Mat::new_rows_cols_with_data(h as i32, w as i32, m.as_slice().expect("contiguous"))
             .expect("mask")
             .try_clone()
@@ -338,7 +429,7 @@ impl OpenCvReference {
 struct Ours {
     calib: Calibration,
     prims: Vec<Primitive>,
-    mask: MaskImage,
+    mask: FloorMask,
     frame: RgbImage,
     overlay: Overlay,
     painter: Painter,

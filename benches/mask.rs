@@ -1,6 +1,8 @@
 //! Floor-mask benchmarks at 1920×1080 on one core: the whole thesis and
-//! adaptive masks, the HSV step against OpenCV's, and morphology with the
-//! 3×3 cross for growing iteration counts (ours against OpenCV iterating).
+//! adaptive masks (from an RGB picture, and from its YUV 4:2:0 planes as a
+//! decoded video frame gives them: `*_planes`), the HSV step against
+//! OpenCV's, and morphology with the 3×3 cross for growing iteration
+//! counts (ours against OpenCV iterating).
 //!
 //! `cargo bench --bench mask` (figures in docs/PERFORMANCE.md).
 
@@ -10,12 +12,13 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use opencv::core::{Mat, Point, Scalar};
 use opencv::prelude::*;
 use opencv::{core, imgproc};
-use underlay::image::MaskImage;
-use underlay::mask::bits::BitMask;
+use underlay::floor::bits::BitMask;
 use underlay::mask::hsv::hue_chroma_value_row;
 use underlay::mask::morph::Morphology;
 use underlay::mask::synth::{SynthOptions, generate};
-use underlay::mask::{AdaptiveMasker, AdaptiveSettings, Masker, ThesisMasker};
+use underlay::mask::{AdaptiveMasker, AdaptiveSettings, FloorMask, Masker, ThesisMasker};
+use underlay::video::yuv::{Coeffs, Plane, PlaneMut, default_space, rgb_to_yuv420};
+use underlay::video::{Picture, Planes};
 
 const W: usize = 1920;
 const H: usize = 1080;
@@ -31,20 +34,63 @@ fn frame() -> underlay::image::RgbImage {
 
 fn masks(c: &mut Criterion) {
     let f = frame();
-    let mut out = MaskImage::zeros((H, W));
+    let space = default_space(W, H);
+    let (mut y, mut u, mut v) = (vec![0u8; W * H], vec![0u8; W * H / 4], vec![0u8; W * H / 4]);
+    rgb_to_yuv420(
+        Plane {
+            data: f.as_slice().unwrap(),
+            stride: 3 * W,
+        },
+        W,
+        H,
+        PlaneMut {
+            data: &mut y,
+            stride: W,
+        },
+        PlaneMut {
+            data: &mut u,
+            stride: W / 2,
+        },
+        PlaneMut {
+            data: &mut v,
+            stride: W / 2,
+        },
+        &Coeffs::for_space(space),
+    );
+    let planes = Picture::Yuv(Planes {
+        width: W,
+        height: H,
+        space,
+        full_range: false,
+        y: Plane { data: &y, stride: W },
+        u: Plane {
+            data: &u,
+            stride: W / 2,
+        },
+        v: Plane {
+            data: &v,
+            stride: W / 2,
+        },
+    });
+    let rgb = Picture::Rgb(&f);
+    let mut out = FloorMask::new();
     let mut g = c.benchmark_group("mask_1080p");
     g.sample_size(30);
     let mut thesis = ThesisMasker::new();
-    g.bench_function("thesis", |b| {
-        b.iter(|| thesis.compute(black_box(&f), 0.0, &mut out).unwrap())
-    });
+    for (name, pic) in [("thesis", rgb), ("thesis_planes", planes)] {
+        g.bench_function(name, |b| {
+            b.iter(|| thesis.compute(black_box(&pic), 0.0, &mut out).unwrap())
+        });
+    }
     let mut adaptive = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
-    g.bench_function("adaptive", |b| {
-        b.iter(|| {
-            adaptive.reset();
-            adaptive.compute(black_box(&f), 0.0, &mut out).unwrap()
-        })
-    });
+    for (name, pic) in [("adaptive", rgb), ("adaptive_planes", planes)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                adaptive.reset();
+                adaptive.compute(black_box(&pic), 0.0, &mut out).unwrap()
+            })
+        });
+    }
     g.finish();
 }
 

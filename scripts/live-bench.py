@@ -142,8 +142,9 @@ def main():
     args = ap.parse_args()
     width, height = map(int, args.size.split("x"))
     work = tempfile.mkdtemp(prefix="live-bench-")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(ROOT, "proto"),
-                    f"--python_out={work}", os.path.join(ROOT, "crates", "underlay-log", "proto", "underlay.proto")], check=True)
+    proto = os.path.join(ROOT, "crates", "underlay-log", "proto")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", proto,
+                    f"--python_out={work}", os.path.join(proto, "underlay.proto")], check=True)
     sys.path.insert(0, work)
     import underlay_pb2 as pb  # noqa: E402
 

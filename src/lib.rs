@@ -15,6 +15,7 @@ pub mod error;
 pub mod eval;
 pub mod export;
 pub mod files;
+pub mod floor;
 pub mod formats;
 pub mod geom;
 pub mod image;

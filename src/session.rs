@@ -201,6 +201,8 @@ impl PictureSettings {
         crate::video::source::OpenOptions {
             keep_yuv: false,
             defer_rgb: false,
+            yuv_full_range: false,
+            seek_index: false,
             size: self.size.map(|[w, h]| (w, h)),
             fps: self.fps,
             follow: self.follow.clone(),

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 
 use crate::formats::open_source as open;
 use crate::image::MaskImage;
-use crate::mask::{AdaptiveSettings, MaskSettings, Masker};
+use crate::mask::{AdaptiveSettings, FloorMask, MaskSettings, Masker};
 use crate::video::source::{FrameSource, OpenOptions};
 use crate::video::still::save_mask;
 use crate::video::{Encoder, EncoderSettings, SourceFrame};
@@ -120,7 +120,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         masker = Box::new(crate::mask::ground::GroundMasker::new(masker));
     }
-    let mut source = open(&args.input, &OpenOptions::default())?;
+    // Masks read a video's own planes: no RGB picture is made.
+    let decoded = OpenOptions {
+        keep_yuv: true,
+        defer_rgb: true,
+        ..OpenOptions::default()
+    };
+    let mut source = open(&args.input, &decoded)?;
     let picture_out = source.info().frame_count == Some(1) && is_image_path(&args.output);
     if picture_out || args.bench.is_some() {
         // One frame: the picture's mask, or the first frame timed.
@@ -128,16 +134,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if !source.read_into(&mut frame)? {
             bail!("{}: no picture in this file", args.input.display());
         }
-        let mut mask = MaskImage::zeros((0, 0));
+        let mut mask = FloorMask::new();
         let computed = match args.bench {
-            Some(n) => {
-                bench(masker.as_mut(), &frame.image, n, &mut mask).map(|ms| println!("{ms:.2} ms per frame"))
-            }
-            None => masker.compute(&frame.image, frame.time, &mut mask),
+            Some(n) => bench(masker.as_mut(), &frame.picture(), n, &mut mask)
+                .map(|ms| println!("{ms:.2} ms per frame")),
+            None => masker.compute(&frame.picture(), frame.time, &mut mask),
         };
         computed.with_context(|| format!("{}: computing the mask", args.input.display()))?;
         if picture_out {
-            save_mask(&args.output, &mask).context("writing the mask")?;
+            save_mask(&args.output, &mask.to_image()).context("writing the mask")?;
         }
         return Ok(());
     }
@@ -150,7 +155,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker) -> anyhow::Result<()> {
     let info = source.info().clone();
     let mut frame = SourceFrame::empty();
-    let mut mask = MaskImage::zeros((0, 0));
+    let mut mask = FloorMask::new();
+    let mut image = MaskImage::zeros((0, 0));
     let is_mkv = args
         .output
         .extension()
@@ -192,7 +198,7 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
                 return Err(crate::Interrupted.into());
             }
             masker
-                .compute(&frame.image, frame.time, &mut mask)
+                .compute(&frame.picture(), frame.time, &mut mask)
                 .with_context(|| {
                     format!(
                         "{}: frame {} at {:.3} s",
@@ -201,8 +207,9 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
                         frame.time
                     )
                 })?;
+            mask.write_image(&mut image);
             encoder
-                .push_mask(&mask, frame.time)
+                .push_mask(&image, frame.time)
                 .map_err(named)
                 .with_context(|| format!("writing {}", args.output.display()))?;
             frames += 1;
@@ -233,13 +240,13 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
 /// fills `out`) and returns the median time in milliseconds.
 pub fn bench(
     masker: &mut dyn Masker,
-    frame: &crate::image::RgbImage,
+    frame: &crate::video::Picture<'_>,
     n: u32,
-    out: &mut MaskImage,
+    out: &mut FloorMask,
 ) -> Result<f64, crate::mask::MaskError> {
     masker.compute(frame, 0.0, out)?;
     let mut times = Vec::with_capacity(n as usize);
-    let mut scratch = MaskImage::zeros((0, 0));
+    let mut scratch = FloorMask::new();
     for _ in 0..n {
         // A fresh start each run: a still frame is not a video.
         masker.reset();

@@ -57,6 +57,12 @@ pub struct Args {
     /// the window's frame intervals meanwhile, then exit.
     #[arg(long, value_name = "OUT.mp4", hide = true)]
     pub bench_export: Option<PathBuf>,
+    /// How a video goes to the screen: `planes` (its decoded YUV planes,
+    /// converted by a shader), `rgb` (converted on the CPU), or `auto`:
+    /// planes, but RGB on a software OpenGL renderer such as Mesa's
+    /// llvmpipe, where the shader costs the CPU more than the conversion.
+    #[arg(long, value_enum, default_value_t = crate::viewer::gpu::Display::Auto)]
+    pub display: crate::viewer::gpu::Display,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -136,6 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bench_repaint: args.bench_repaint,
         bench_export: args.bench_export,
         size: args.size,
+        display: args.display,
         live: None,
     };
     crate::viewer::run(opts).context("viewer")

@@ -22,6 +22,7 @@
 
 pub mod cells;
 pub mod occlude;
+mod planes;
 pub mod points;
 pub mod raised;
 pub mod raster;
@@ -31,11 +32,14 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use crate::calib::Calibration;
+use crate::floor::FloorMask;
 use crate::geom::PixelPoint;
 use crate::geom::Vec2;
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::image::RgbImage;
 use crate::log::{MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit};
 use crate::simd::Avx2;
+
+pub use planes::{Canvas, tint_planes};
 
 use raster::{ChunkDirty, Coverage};
 use text::TextRenderer;
@@ -300,7 +304,7 @@ impl Overlay {
 
     /// `frame = mix(frame, overlay, alpha · mask)`: the overlay shows only
     /// where `mask` says floor (all of it when `mask` is `None`).
-    pub fn composite(&self, frame: &mut RgbImage, mask: Option<&MaskImage>) -> Result<(), DrawError> {
+    pub fn composite(&self, frame: &mut RgbImage, mask: Option<&FloorMask>) -> Result<(), DrawError> {
         let (h, w, _) = frame.dim();
         if (w, h) != (self.width, self.height) {
             return Err(DrawError::SizeMismatch {
@@ -310,10 +314,13 @@ impl Overlay {
                 overlay_h: self.height,
             });
         }
-        let mask = match mask {
-            Some(m) => Some(mask_slice(m, w, h)?),
-            None => None,
-        };
+        if let Some(m) = mask {
+            check_mask_size(m, w, h)?;
+        }
+        // A mask of one value per pixel is read in place; a block mask's
+        // values are spread over their pixels, span by span.
+        let pixels = mask.and_then(FloorMask::pixels).and_then(|m| m.as_slice());
+        let mut spread = vec![0u8; if mask.is_some() && pixels.is_none() { w } else { 0 }];
         let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
         let cpu = Avx2::detect();
         self.dirty.for_each_span(|y, x0, x1| {
@@ -322,12 +329,19 @@ impl Overlay {
             let ahead = (y + AHEAD) * w + x0;
             crate::simd::prefetch(&self.px, ahead);
             crate::simd::prefetch(f, 3 * ahead);
-            if let Some(m) = mask {
+            if let Some(m) = pixels {
                 crate::simd::prefetch(m, ahead);
             }
             let src = &self.px[y * w + x0..y * w + x1];
             let dst = &mut f[(y * w + x0) * 3..(y * w + x1) * 3];
-            let m = mask.map(|m| &m[y * w + x0..y * w + x1]);
+            let m = match (pixels, mask) {
+                (Some(p), _) => Some(&p[y * w + x0..y * w + x1]),
+                (None, Some(m)) => {
+                    m.row_values(y, x0, x1, &mut spread);
+                    Some(&spread[..x1 - x0])
+                }
+                (None, None) => None,
+            };
             composite_row(cpu, src, dst, m);
         });
         Ok(())
@@ -339,12 +353,11 @@ impl Overlay {
 const AHEAD: usize = 2;
 
 /// Checks that a mask fits a `w`×`h` frame.
-pub(crate) fn check_mask_size(m: &MaskImage, w: usize, h: usize) -> Result<(), DrawError> {
-    let (mh, mw) = m.dim();
-    if (mw, mh) != (w, h) {
+pub(crate) fn check_mask_size(m: &FloorMask, w: usize, h: usize) -> Result<(), DrawError> {
+    if (m.width(), m.height()) != (w, h) {
         return Err(DrawError::MaskSize {
-            mask_w: mw,
-            mask_h: mh,
+            mask_w: m.width(),
+            mask_h: m.height(),
             frame_w: w,
             frame_h: h,
         });
@@ -352,25 +365,23 @@ pub(crate) fn check_mask_size(m: &MaskImage, w: usize, h: usize) -> Result<(), D
     Ok(())
 }
 
-/// The mask's pixels as a row-major slice, checked against the frame size.
-fn mask_slice(m: &MaskImage, w: usize, h: usize) -> Result<&[u8], DrawError> {
-    check_mask_size(m, w, h)?;
-    m.as_slice().ok_or(DrawError::Layout)
-}
-
 /// Tints the floor pixels of `frame` (thesis Figure 3.5): a translucent
-/// [`TINT`] wherever `mask` is [`FLOOR`].
-pub fn tint_floor(frame: &mut RgbImage, mask: &MaskImage) -> Result<(), DrawError> {
+/// [`TINT`] wherever `mask` says floor.
+pub fn tint_floor(frame: &mut RgbImage, mask: &FloorMask) -> Result<(), DrawError> {
     let (h, w, _) = frame.dim();
-    let m = mask_slice(mask, w, h)?;
+    check_mask_size(mask, w, h)?;
     let f = frame.as_slice_mut().ok_or(DrawError::Layout)?;
     let k = TINT_ALPHA as u32;
     let inv = 255 - k;
     let tint = [TINT.r() as u32 * k, TINT.g() as u32 * k, TINT.b() as u32 * k];
-    for (d, &mv) in f.chunks_exact_mut(3).zip(m) {
-        if mv == FLOOR {
-            for c in 0..3 {
-                d[c] = div255(d[c] as u32 * inv + tint[c]) as u8;
+    let mut row = vec![0u8; w];
+    for (y, line) in f.chunks_exact_mut(3 * w.max(1)).enumerate().take(h) {
+        mask.row_values(y, 0, w, &mut row);
+        for (d, &mv) in line.chunks_exact_mut(3).zip(&row) {
+            if mv == crate::image::FLOOR {
+                for c in 0..3 {
+                    d[c] = div255(d[c] as u32 * inv + tint[c]) as u8;
+                }
             }
         }
     }

@@ -3,6 +3,7 @@
 //! drawn without a panic.
 
 use super::*;
+use crate::image::{FLOOR, MaskImage};
 use crate::log::{EntityId, Style};
 
 fn identity() -> Calibration {
@@ -51,7 +52,8 @@ fn composite_respects_mask_and_alpha() {
     let mut mask = MaskImage::from_elem((1, 4), FLOOR);
     mask[[0, 1]] = 0;
     mask[[0, 2]] = 128;
-    ov.composite(&mut frame, Some(&mask)).unwrap();
+    ov.composite(&mut frame, Some(&FloorMask::from_image(mask)))
+        .unwrap();
     assert_eq!(frame.slice(ndarray::s![0, 0, ..]).to_vec(), vec![0, 0, 255]);
     assert_eq!(frame.slice(ndarray::s![0, 1, ..]).to_vec(), vec![100, 100, 100]);
     let half = frame.slice(ndarray::s![0, 2, ..]).to_vec();
@@ -60,8 +62,14 @@ fn composite_respects_mask_and_alpha() {
         "{half:?}"
     );
     // Wrong sizes are errors, not panics.
-    let small = MaskImage::from_elem((1, 3), FLOOR);
+    let small = FloorMask::from_image(MaskImage::from_elem((1, 3), FLOOR));
     assert!(ov.composite(&mut frame, Some(&small)).is_err());
+    // A block mask: its bit over both pixels of each block.
+    let mut frame = RgbImage::from_elem((1, 4, 3), 100);
+    let blocks = FloorMask::from_blocks(crate::floor::bits::BitMask::from_fn(2, 1, |x, _| x == 1), 4, 1);
+    ov.composite(&mut frame, Some(&blocks)).unwrap();
+    assert_eq!(frame.slice(ndarray::s![0, 1, ..]).to_vec(), vec![100, 100, 100]);
+    assert_eq!(frame.slice(ndarray::s![0, 2, ..]).to_vec(), vec![0, 0, 255]);
     let mut big = RgbImage::zeros((2, 4, 3));
     assert!(ov.composite(&mut big, None).is_err());
 }
@@ -293,7 +301,7 @@ fn tint_marks_only_floor() {
     let mut frame = RgbImage::zeros((1, 2, 3));
     let mut mask = MaskImage::zeros((1, 2));
     mask[[0, 0]] = FLOOR;
-    tint_floor(&mut frame, &mask).unwrap();
+    tint_floor(&mut frame, &FloorMask::from_image(mask)).unwrap();
     assert!(frame[[0, 0, 0]] > 60 && frame[[0, 0, 1]] < frame[[0, 0, 0]]);
     assert_eq!(frame[[0, 1, 0]], 0);
 }

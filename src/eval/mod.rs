@@ -14,7 +14,10 @@
 //!   the truth) kept as floor, and the share of the picture above the
 //!   field (above the pitch grown by the field margin, column by column)
 //!   called floor.
+//! - **Agreement** ([`agreement`]): one mask against another away from
+//!   the other's boundary (issue 48's quality bound).
 
+pub mod agreement;
 pub mod truth;
 pub mod warp;
 
@@ -382,9 +385,11 @@ pub fn default_mask(
         Some((c, p)) => Box::new(FieldMasker::new(inner, c.clone(), FieldRegion::of_preset(p))),
         None => Box::new(crate::mask::ground::GroundMasker::new(inner)),
     };
-    let mut out = MaskImage::zeros((0, 0));
-    masker.compute(img, 0.0, &mut out).map_err(|e| e.to_string())?;
-    Ok(out)
+    let mut out = crate::mask::FloorMask::new();
+    masker
+        .compute(&crate::video::Picture::Rgb(img), 0.0, &mut out)
+        .map_err(|e| e.to_string())?;
+    Ok(out.to_image())
 }
 
 /// `img` with floor tinted blue and the rest red, and the truth's lines

@@ -55,18 +55,20 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// [`Preparer`] worked out for it. The frame's `time` is its time in
 /// seconds from the source's start (whatever `--from` says). Frames come
 /// with their decoded YUV planes when the video allows
-/// ([`SourceFrame::yuv`]); a processor that changes `image` must mark where
-/// ([`crate::video::Yuv420::mark_changed`];
-/// [`crate::pipeline::Pipeline::process_planned`] does) or drop them,
-/// because the encoder takes the unmarked parts as they were decoded.
+/// ([`SourceFrame::yuv`]) and then with their RGB picture not converted
+/// ([`SourceFrame::rgb_pending`]): the encoder takes the planes, so a
+/// processor draws on them ([`crate::video::Yuv420::draw_planes`];
+/// [`crate::pipeline::Pipeline::process_planned`] does), or converts the
+/// picture ([`SourceFrame::finish_rgb`]), paints on it and marks where
+/// ([`crate::video::Yuv420::mark_changed`]), which is converted back.
 pub type Processor<'a, P> = Box<dyn FnMut(&mut SourceFrame, P) -> Result<(), BoxError> + Send + 'a>;
 
 /// The per-frame work that must see the frames in order, before the
 /// processors ([`crate::pipeline::Pipeline::prepare`]); runs on the
-/// reading thread. Frames come with their picture still to be converted
-/// where the video allows ([`SourceFrame::rgb_pending`]): a preparer that
-/// reads pixels converts what it reads ([`crate::video::Yuv420::to_rgb_rows`]),
-/// keeping the reading thread's own work small.
+/// reading thread. Frames come with their RGB picture not converted where
+/// the video allows ([`SourceFrame::rgb_pending`]): a preparer reads the
+/// planes ([`SourceFrame::picture`]), keeping the reading thread's own
+/// work small.
 pub type Preparer<'a, P> = Box<dyn FnMut(&mut SourceFrame) -> Result<P, BoxError> + Send + 'a>;
 
 /// Per-frame work that needs no preparation.
@@ -700,9 +702,8 @@ fn worker<P>(
     for item in work.iter() {
         let msg = match item {
             Work::Frame(seq, mut f, p) => {
-                // The picture's conversions both ways run here, in
+                // What was painted in RGB is converted back here, in
                 // parallel, not on the threads that see every frame.
-                f.finish_rgb();
                 let r = process(&mut f, p).and_then(|()| f.bake_yuv().map_err(BoxError::from));
                 (seq, Done::Frame(f, r))
             }
@@ -763,7 +764,7 @@ fn encode_stage(
             let enc = match &mut encoder {
                 Some(e) => e,
                 None => {
-                    let (h, w, _) = frame.image.dim();
+                    let (w, h) = frame.size();
                     let mut settings = job.encoder.clone();
                     settings.time_base = info.time_base;
                     if info.fps > 0.0 {
@@ -878,6 +879,7 @@ mod tests {
     /// Paints a red 16×16 square in the top-left corner.
     fn red_square<'a>() -> SimpleProcessor<'a> {
         Box::new(|f: &mut SourceFrame| {
+            f.finish_rgb();
             let img = &mut f.image;
             for y in 0..16 {
                 for x in 0..16 {

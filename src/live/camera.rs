@@ -461,6 +461,11 @@ fn read_camera(opts: &CameraOptions, s: &Arc<Shared>) {
             Ok(mut d) => {
                 s.touch();
                 d.set_progress(Arc::clone(&progress));
+                // The pipeline masks and draws on the decoded planes and
+                // the outputs encode them as they are (issue 48); the RGB
+                // picture is still made, for the replay buffer and the
+                // viewer.
+                d.set_keep_yuv(true);
                 if stream {
                     s.status(|st| st.keyframe_wait = Some(now()));
                 }

@@ -18,7 +18,15 @@ const DIM: u16 = 90;
 /// The card for a camera silent since `since` (seconds since the Unix
 /// epoch) at `now`, made from the last picture written.
 pub fn card(last: &SourceFrame, since: f64, now: f64) -> SourceFrame {
-    let mut image = last.image.clone();
+    // The picture as drawn: from its planes when it was drawn on them.
+    let mut image = match &last.yuv {
+        Some(yuv) if yuv.rgb_pending() => {
+            let mut rgb = crate::image::RgbImage::zeros((0, 0, 3));
+            yuv.planes().to_rgb(&mut rgb);
+            rgb
+        }
+        _ => last.image.clone(),
+    };
     image.mapv_inplace(|v| ((v as u16 * DIM) >> 8) as u8);
     let (h, w, _) = image.dim();
     let text = caption(since, now);

@@ -663,6 +663,10 @@ pub fn run_with(
                     })?;
                 Some(Arc::new(rgba))
             };
+            if sink.is_some() {
+                // The viewer shows the drawn picture in RGB.
+                frame.finish_rgb();
+            }
             let frame = Arc::new(frame);
             if let Some(s) = sink.as_deref_mut() {
                 s.drawn(&frame, drawn.primitives);

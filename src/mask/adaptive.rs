@@ -45,15 +45,19 @@
 //! were off, rather than hiding every drawing.
 
 use super::adaptive_params::{AdaptiveSettings, FloorModel, Thresholds};
-use super::bits::{BitMask, pack_row};
+use super::blocks::{Blocks, block_size};
 use super::hsv::{bin_chroma_value_sat_row, hue_fraction, hue_in_window, sat_at_least};
 use super::hue_window::{hue_window, in_window};
+use super::masker::picture_size;
 use super::morph::Morphology;
 use super::regions::Regions;
 use super::window::{self, Rect};
-use super::{MaskError, MaskStep, Masker, RgbRows};
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use super::{MaskError, MaskStep, Masker};
+use crate::floor::FloorMask;
+use crate::floor::bits::{BitMask, pack_row};
 use crate::simd::multiversion;
+use crate::video::Picture;
+use crate::video::yuv::InvCoeffs;
 
 /// The adaptive masker. Keeps buffers and the running floor model.
 #[derive(Debug, Clone)]
@@ -69,8 +73,7 @@ pub struct AdaptiveMasker {
     morph: Morphology,
     regions: Regions,
     samples: Samples,
-    /// Scratch row of mask bytes.
-    line: Vec<u8>,
+    blocks: Blocks,
     tally: WindowTally,
     window_share: f64,
 }
@@ -104,7 +107,7 @@ impl AdaptiveMasker {
             morph: Morphology::new(),
             regions: Regions::new(),
             samples: Samples::default(),
-            line: Vec::new(),
+            blocks: Blocks::default(),
             tally: WindowTally::default(),
             window_share: WINDOW_SHARE,
         })
@@ -121,20 +124,21 @@ impl AdaptiveMasker {
         self.thresholds
     }
 
-    /// Computes the mask of `frame` (shown at `time` seconds) as a bit mask.
-    pub fn compute_bits(&mut self, frame: &RgbImage, time: f64) -> Result<&BitMask, MaskError> {
+    /// Computes the mask of `frame` (shown at `time` seconds) as a bit mask
+    /// of its 2×2 blocks.
+    pub fn compute_bits(&mut self, frame: &Picture<'_>, time: f64) -> Result<&BitMask, MaskError> {
         let t = self.measure_and_blend(frame, time)?;
         self.compute_bits_with(frame, time, t)
     }
 
     /// The order-dependent part: measures `frame`, folds it into the
     /// running model and returns the thresholds for it (`None`: no floor).
-    fn measure_and_blend(&mut self, frame: &RgbImage, time: f64) -> Result<Option<Thresholds>, MaskError> {
-        let rows = RgbRows::new(frame, time)?;
-        if rows.width == 0 || rows.height == 0 {
+    fn measure_and_blend(&mut self, frame: &Picture<'_>, time: f64) -> Result<Option<Thresholds>, MaskError> {
+        let (w, h) = picture_size(frame, time)?;
+        if w == 0 || h == 0 {
             return Ok(None);
         }
-        let measured = measure(&rows, &self.settings, &mut self.samples);
+        let measured = measure(frame, &self.settings, &mut self.samples, &mut self.blocks);
         let model = self.blend(measured, time).clone();
         Ok(thresholds(&model, &self.settings))
     }
@@ -151,7 +155,7 @@ impl AdaptiveMasker {
     /// The thresholds of `frame` given its `step`.
     fn thresholds_of(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
     ) -> Result<Option<Thresholds>, MaskError> {
@@ -164,7 +168,7 @@ impl AdaptiveMasker {
 
     /// Whether windows around `cores` (with their first, small margins)
     /// would cost more than [`Self::with_window_share`] of masking the whole
-    /// `w`×`h` picture.
+    /// `w`×`h` picture (all in blocks).
     fn windows_cost_more(&self, cores: &[Rect], radii: &Radii, w: usize, h: usize) -> bool {
         let windows: usize = cores
             .iter()
@@ -181,15 +185,15 @@ impl AdaptiveMasker {
         self.tally
     }
 
-    /// The per-pixel part: the mask of `frame` with thresholds `t`.
+    /// The per-block part: the mask of `frame` with thresholds `t`.
     fn compute_bits_with(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         t: Option<Thresholds>,
     ) -> Result<&BitMask, MaskError> {
-        let rows = RgbRows::new(frame, time)?;
-        let (w, h) = (rows.width, rows.height);
+        let (pw, ph) = picture_size(frame, time)?;
+        let (w, h) = block_size(pw, ph);
         self.floor.reset(w, h);
         self.object.reset(w, h);
         if w == 0 || h == 0 {
@@ -201,17 +205,18 @@ impl AdaptiveMasker {
             return Ok(&self.floor);
         };
         self.thresholds = Some(t);
-        self.classify(&rows, Rect::whole(w, h), t);
+        self.classify(frame, Rect::whole(w, h), t);
         // The whole picture has no cut sides: it always decides.
         let _ = self.shape(&Radii::new(&self.settings, h), None);
         Ok(&self.floor)
     }
 
     /// The mask of `frame` with thresholds `t`, right inside each of
-    /// `cores` (elsewhere `out` keeps what it had; it is made
-    /// `width`×`height` if it is not): each core is masked in a window
+    /// `cores` (in blocks; elsewhere `out` keeps what it had; it is made
+    /// the picture's size if it is not): each core is masked in a window
     /// around it ([`super::window`]), first with small margins, checked,
-    /// then with margins as far as the mask's steps reach.
+    /// then with margins as far as the mask's steps reach. Everything here
+    /// is in blocks, the pixels the mask is made of.
     ///
     /// Why a window gives the whole picture's mask in its core. Steps at
     /// a cut side of the window see less than the whole picture, so
@@ -240,48 +245,43 @@ impl AdaptiveMasker {
     /// first. If both failed, the whole picture would be masked.
     fn compute_cores(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         t: Option<Thresholds>,
         cores: &[Rect],
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
-        let rows = RgbRows::new(frame, time)?;
-        let (w, h) = (rows.width, rows.height);
-        if out.dim() != (h, w) || !out.is_standard_layout() {
-            *out = MaskImage::zeros((h, w));
-        }
+        let (pw, ph) = picture_size(frame, time)?;
+        let (w, h) = block_size(pw, ph);
         self.thresholds = t;
         let Some(t) = t else {
-            out.fill(FLOOR);
+            out.fill(pw, ph, true);
             return Ok(());
         };
         let radii = Radii::new(&self.settings, h);
         if self.windows_cost_more(cores, &radii, w, h) {
             // Windows about as large as the picture: mask it whole.
-            self.whole(&rows, t, &radii, out);
+            self.whole(frame, t, &radii);
+            out.blocks_mut(pw, ph).copy_from(&self.floor);
             return Ok(());
         }
+        let dst = out.blocks_mut(pw, ph);
         for core in cores {
             let core = Rect::new(core.x0, core.y0, core.x1.min(w), core.y1.min(h));
             if core.is_empty() {
                 continue;
             }
-            let found = self.decide(&rows, t, &radii, core);
+            let found = self.decide(frame, t, &radii, core);
             match found {
                 Some(win) => {
-                    self.floor.write_part(
-                        core.relative_to(win.x0, win.y0),
-                        out,
-                        (win.x0, win.y0),
-                        &mut self.line,
-                    );
+                    dst.copy_rect_from(&self.floor, core.relative_to(win.x0, win.y0), (win.x0, win.y0));
                 }
                 None => {
                     self.tally.whole += 1;
                     // Unreachable: margins as far as the steps reach always
                     // decide the core. The whole picture decides every core.
-                    self.whole(&rows, t, &radii, out);
+                    self.whole(frame, t, &radii);
+                    out.blocks_mut(pw, ph).copy_from(&self.floor);
                     return Ok(());
                 }
             }
@@ -293,12 +293,12 @@ impl AdaptiveMasker {
     /// then again with far ones on the sides where the small ones left a
     /// region undecided; returns the window, or `None` if it could not be
     /// decided (never expected).
-    fn decide(&mut self, rows: &RgbRows<'_>, t: Thresholds, radii: &Radii, core: Rect) -> Option<Rect> {
+    fn decide(&mut self, frame: &Picture<'_>, t: Thresholds, radii: &Radii, core: Rect) -> Option<Rect> {
         let ((near1, near3), (far1, far3)) = (radii.checked_margins(false), radii.checked_margins(true));
         let (mut m1, mut m3) = ([near1; 4], [near3; 4]);
         // Each retry widens at least one of the eight margins.
         for attempt in 0..9 {
-            match self.window(rows, t, radii, core, m1, m3) {
+            match self.window(frame, t, radii, core, m1, m3) {
                 Ok(win) => {
                     *if attempt == 0 {
                         &mut self.tally.near
@@ -333,20 +333,21 @@ impl AdaptiveMasker {
     /// undecided.
     fn window(
         &mut self,
-        rows: &RgbRows<'_>,
+        frame: &Picture<'_>,
         t: Thresholds,
         radii: &Radii,
         core: Rect,
         m1: [usize; 4],
         m3: [usize; 4],
     ) -> Result<Rect, Undecided> {
-        let (w, h) = (rows.width, rows.height);
+        let (pw, ph) = frame.size();
+        let (w, h) = block_size(pw, ph);
         let z3 = core.grow_sides(m3, w, h);
         let z2 = z3.grow(2 * radii.fill as usize, w, h);
         let z1 = z2.grow_sides(m1, w, h);
         let win = z1.grow(radii.shape_margin(), w, h);
         self.tally.pixels += win.area() as u64;
-        self.classify(rows, win, t);
+        self.classify(frame, win, t);
         let local = |r: Rect| r.relative_to(win.x0, win.y0);
         let zones = Zones {
             z1: local(z1),
@@ -359,30 +360,30 @@ impl AdaptiveMasker {
         self.shape(radii, Some(&zones)).map(|()| win)
     }
 
-    /// Masks the whole picture into `out`.
-    fn whole(&mut self, rows: &RgbRows<'_>, t: Thresholds, radii: &Radii, out: &mut MaskImage) {
-        self.classify(rows, Rect::whole(rows.width, rows.height), t);
+    /// Masks the whole picture into `floor`.
+    fn whole(&mut self, frame: &Picture<'_>, t: Thresholds, radii: &Radii) {
+        let (w, h) = frame.size();
+        let (bw, bh) = block_size(w, h);
+        self.classify(frame, Rect::whole(bw, bh), t);
         // The whole picture has no cut sides: it always decides.
         let _ = self.shape(radii, None);
-        self.floor.write_mask_image(out);
     }
 
-    /// Classifies the pixels of `win` into `floor` and `object` (made the
+    /// Classifies the blocks of `win` into `floor` and `object` (made the
     /// size of `win`).
-    fn classify(&mut self, rows: &RgbRows<'_>, win: Rect, t: Thresholds) {
+    fn classify(&mut self, frame: &Picture<'_>, win: Rect, t: Thresholds) {
         let (w, h) = (win.width(), win.height());
         self.floor.reset(w, h);
         self.object.reset(w, h);
-        // Narrow windows classify a few pixels past their right side, so
+        let (pw, ph) = frame.size();
+        let bw = block_size(pw, ph).0;
+        // Narrow windows classify a few blocks past their right side, so
         // the kernel's vector loop covers the row (no scalar tail).
-        let padded = w.next_multiple_of(32).min(rows.width - win.x0);
+        let padded = w.next_multiple_of(32).min(bw - win.x0);
         self.flags.resize(padded, 0);
         for (y, src) in (win.y0..win.y1).enumerate() {
-            classify_row(
-                &rows.row(src)[3 * win.x0..3 * (win.x0 + padded)],
-                t,
-                &mut self.flags,
-            );
+            let r = self.blocks.planes_row(frame, src, win.x0, win.x0 + padded);
+            classify_blocks(r.y0, r.y1, r.u, r.v, &r.inv, t, &mut self.flags);
             pack_row(&self.flags[..w], 0, self.floor.row_mut(y));
             pack_row(&self.flags[..w], 1, self.object.row_mut(y));
         }
@@ -464,12 +465,14 @@ impl Masker for AdaptiveMasker {
         "adaptive"
     }
 
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
-        self.compute_bits(frame, time)?.write_mask_image(out);
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
+        let (w, h) = picture_size(frame, time)?;
+        let bits = self.compute_bits(frame, time)?;
+        out.blocks_mut(w, h).copy_from(bits);
         Ok(())
     }
 
-    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+    fn advance(&mut self, frame: &Picture<'_>, time: f64) -> Result<MaskStep, MaskError> {
         Ok(MaskStep::Adaptive(self.measure_and_blend(frame, time)?))
     }
 
@@ -480,45 +483,44 @@ impl Masker for AdaptiveMasker {
         20.0 * self.settings.smoothing.max(0.0)
     }
 
-    fn rows_advanced(&self, width: usize, height: usize) -> super::RowsRead {
-        let step = grid_step(width, height, self.settings.samples);
-        super::RowsRead::Every {
-            first: step / 2,
-            step,
-        }
-    }
-
     fn compute_step(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
+        let (w, h) = picture_size(frame, time)?;
         let t = self.thresholds_of(frame, time, step)?;
-        self.compute_bits_with(frame, time, t)?.write_mask_image(out);
+        let bits = self.compute_bits_with(frame, time, t)?;
+        out.blocks_mut(w, h).copy_from(bits);
         Ok(())
     }
 
+    /// In pixels: twice the margin in blocks, and one for a core's edge
+    /// that splits a block.
     fn window_margin(&self, height: usize) -> Option<usize> {
-        Some(Radii::new(&self.settings, height).margin(false))
+        Some(2 * Radii::new(&self.settings, height.div_ceil(2)).margin(false) + 1)
     }
 
     fn compute_step_in(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
         cores: &[Rect],
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
         let t = self.thresholds_of(frame, time, step)?;
-        self.compute_cores(frame, time, t, cores, out)
+        let blocks: Vec<Rect> = cores.iter().map(in_blocks).collect();
+        self.compute_cores(frame, time, t, &blocks, out)
     }
 
     fn masks_whole_for(&self, cores: &[Rect], width: usize, height: usize) -> bool {
-        let radii = Radii::new(&self.settings, height);
-        self.windows_cost_more(cores, &radii, width, height)
+        let (w, h) = block_size(width, height);
+        let radii = Radii::new(&self.settings, h);
+        let blocks: Vec<Rect> = cores.iter().map(in_blocks).collect();
+        self.windows_cost_more(&blocks, &radii, w, h)
     }
 
     fn reset(&mut self) {
@@ -526,6 +528,11 @@ impl Masker for AdaptiveMasker {
         self.thresholds = None;
         self.last_time = f64::NAN;
     }
+}
+
+/// The blocks holding a rectangle of pixels.
+fn in_blocks(r: &Rect) -> Rect {
+    Rect::new(r.x0 / 2, r.y0 / 2, r.x1.div_ceil(2), r.y1.div_ceil(2))
 }
 
 /// The default of [`AdaptiveMasker::with_window_share`]. Windows cost
@@ -539,7 +546,9 @@ const WINDOW_SHARE: f64 = 0.35;
 /// in (pixels).
 const SMALL_MARGIN: usize = 2;
 
-/// The shape steps' radii and lengths in pixels for a frame height.
+/// The shape steps' radii and lengths in blocks for a frame `height`
+/// blocks high (the settings' pixels at 1080 rows scale with it: a 1080-row
+/// picture is 540 blocks high, so each is half as many blocks).
 #[derive(Clone, Copy, Debug)]
 struct Radii {
     open: u32,
@@ -619,30 +628,46 @@ struct Zones {
 /// so measuring allocates nothing.
 #[derive(Debug, Clone, Default)]
 struct Samples {
-    /// The sampled pixels of one row, gathered contiguously.
-    rgb: Vec<u8>,
     bin: Vec<u8>,
     chroma: Vec<u8>,
     value: Vec<u8>,
     sat: Vec<u8>,
 }
 
-/// The spacing of the grid of about `samples` pixels a `w`×`h` picture is
-/// measured on (rows and columns `step / 2`, `step / 2 + step`, …).
+/// The spacing of the grid a picture of `w`×`h` blocks is measured on
+/// (rows and columns `step / 2`, `step / 2 + step`, …): the smallest
+/// whose grid has at most `samples` blocks ([`grid_count`]). At most,
+/// not about: a step rounded down could take half as many again (57,600
+/// of 40,000 at 720p), all of it work in frame order.
 fn grid_step(w: usize, h: usize, samples: u32) -> usize {
-    (((w * h) as f64 / f64::from(samples)).sqrt().round() as usize).max(1)
+    let mut step = (((w * h) as f64 / f64::from(samples.max(1))).sqrt().floor() as usize).max(1);
+    while grid_count(w, h, step) > samples as usize {
+        step += 1;
+    }
+    // Rows and columns rounded up can leave room for a denser grid.
+    while step > 1 && grid_count(w, h, step - 1) <= samples as usize {
+        step -= 1;
+    }
+    step
 }
 
-/// Measures one frame's floor model on a grid subsample.
-fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorModel {
-    let (w, h) = (rows.width, rows.height);
+/// Blocks per row and rows of the grid of spacing `step` on `w`×`h`
+/// blocks, multiplied.
+fn grid_count(w: usize, h: usize, step: usize) -> usize {
+    w.saturating_sub(step / 2).div_ceil(step) * h.saturating_sub(step / 2).div_ceil(step)
+}
+
+/// Measures one frame's floor model on a grid subsample of its blocks.
+fn measure(frame: &Picture<'_>, s: &AdaptiveSettings, sm: &mut Samples, blocks: &mut Blocks) -> FloorModel {
+    let (pw, ph) = frame.size();
+    let (w, h) = block_size(pw, ph);
     let step = grid_step(w, h, s.samples);
+    debug_assert!(grid_count(w, h, step) <= s.samples as usize || step == 1);
     let (per_row, row_count) = (
         w.saturating_sub(step / 2).div_ceil(step),
         h.saturating_sub(step / 2).div_ceil(step),
     );
     let n = per_row * row_count;
-    sm.rgb.resize(3 * per_row, 0);
     for v in [&mut sm.bin, &mut sm.chroma, &mut sm.value, &mut sm.sat] {
         v.resize(n, 0);
     }
@@ -652,13 +677,10 @@ fn measure(rows: &RgbRows<'_>, s: &AdaptiveSettings, sm: &mut Samples) -> FloorM
     let mut lower = [0u64; 180];
     let hue_from = ((1.0 - f64::from(s.hue_rows.clamp(0.0, 1.0))) * h as f64) as usize;
     for (k, y) in (step / 2..h).step_by(step).enumerate() {
-        let row = rows.row(y);
-        for (dst, x) in sm.rgb.chunks_exact_mut(3).zip((step / 2..w).step_by(step)) {
-            dst.copy_from_slice(&row[3 * x..3 * x + 3]);
-        }
+        let rgb = blocks.samples(frame, y, step / 2, step, per_row);
         let at = k * per_row..(k + 1) * per_row;
         bin_chroma_value_sat_row(
-            &sm.rgb,
+            rgb,
             &mut sm.bin[at.clone()],
             &mut sm.chroma[at.clone()],
             &mut sm.value[at.clone()],
@@ -743,20 +765,40 @@ fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
     })
 }
 
+/// The flags of one colour: bit 0 = floor, bit 1 = object (see the
+/// module docs). Hue tests use [`hue_in_window`] and saturation
+/// [`sat_at_least`]: 16-bit arithmetic, no division.
+#[inline(always)]
+fn classify_colour(r: u8, g: u8, b: u8, t: &Thresholds) -> u8 {
+    let (p, cc, vv) = hue_fraction(r, g, b);
+    let hue_ok = hue_in_window(p, cc, t.hue_lo, t.hue_span);
+    let floor = hue_ok & sat_at_least(cc, vv, t.sat_min) & (vv >= t.val_min) & (cc >= t.chroma_min);
+    let other_hue = !hue_in_window(p, cc, t.object_hue_lo, t.object_hue_span);
+    let object = !floor & ((vv < t.val_min) | (other_hue & (cc >= t.object_chroma)));
+    floor as u8 | (object as u8) << 1
+}
+
 multiversion! {
-    /// Classifies a row of RGB pixels: flag bit 0 = floor, bit 1 = object
-    /// (see the module docs). Hue tests use [`hue_in_window`] and
-    /// saturation [`sat_at_least`]: 16-bit arithmetic, no division.
-    fn classify_row(rgb: &[u8], t: Thresholds, flags: &mut [u8]) {
-        let n = flags.len().min(rgb.len() / 3);
-        let (rgb, flags) = (&rgb[..3 * n], &mut flags[..n]);
+    /// Classifies a row of 2×2 blocks of a 4:2:0 picture (`y0`, `y1`: the
+    /// two luma rows under them, `u`, `v`: their chroma) into `flags`
+    /// ([`classify_colour`]), each block by its colour: its mean luma with
+    /// its chroma, converted by `inv` ([`crate::video::yuv::blocks_to_rgb`]),
+    /// in one pass without a row of colours in between.
+    fn classify_blocks(
+        y0: &[u8],
+        y1: &[u8],
+        u: &[u8],
+        v: &[u8],
+        inv: &InvCoeffs,
+        t: Thresholds,
+        flags: &mut [u8],
+    ) {
+        let n = flags.len().min(u.len()).min(v.len()).min(y0.len() / 2).min(y1.len() / 2);
+        let (y0, y1, u, v, flags) = (&y0[..2 * n], &y1[..2 * n], &u[..n], &v[..n], &mut flags[..n]);
         for i in 0..n {
-            let (p, cc, vv) = hue_fraction(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
-            let hue_ok = hue_in_window(p, cc, t.hue_lo, t.hue_span);
-            let floor = hue_ok & sat_at_least(cc, vv, t.sat_min) & (vv >= t.val_min) & (cc >= t.chroma_min);
-            let other_hue = !hue_in_window(p, cc, t.object_hue_lo, t.object_hue_span);
-            let object = !floor & ((vv < t.val_min) | (other_hue & (cc >= t.object_chroma)));
-            flags[i] = floor as u8 | (object as u8) << 1;
+            let sum = u16::from(y0[2 * i]) + u16::from(y0[2 * i + 1]) + u16::from(y1[2 * i]) + u16::from(y1[2 * i + 1]);
+            let [r, g, b] = inv.rgb(((sum + 2) >> 2) as u8, u[i], v[i]);
+            flags[i] = classify_colour(r, g, b, &t);
         }
     }
 }
@@ -764,7 +806,69 @@ multiversion! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::{FLOOR, MaskImage, RgbImage};
     use crate::mask::synth::{SynthOptions, generate, iou};
+
+    /// The mask of `frame` as an image (255 = floor).
+    fn mask_of(m: &mut AdaptiveMasker, frame: &RgbImage, time: f64) -> MaskImage {
+        let mut out = FloorMask::new();
+        m.compute(&Picture::Rgb(frame), time, &mut out).unwrap();
+        out.to_image()
+    }
+
+    /// The fused kernel classifies each block as its colour does.
+    #[test]
+    fn blocks_classify_as_their_colours() {
+        let n = 1000;
+        let y0: Vec<u8> = (0..2 * n).map(|i| (i * 37 % 256) as u8).collect();
+        let y1: Vec<u8> = (0..2 * n).map(|i| (i * 91 % 256) as u8).collect();
+        let u: Vec<u8> = (0..n).map(|i| (i * 13 % 256) as u8).collect();
+        let v: Vec<u8> = (0..n).map(|i| (i * 29 % 256) as u8).collect();
+        let t = Thresholds {
+            hue_lo: 40,
+            hue_span: 30,
+            sat_min: 60,
+            val_min: 50,
+            chroma_min: 20,
+            object_hue_lo: 32,
+            object_hue_span: 46,
+            object_chroma: 40,
+        };
+        for space in [1, 5] {
+            let inv = InvCoeffs::for_space(space, false);
+            let mut rgb = vec![0u8; 3 * n];
+            crate::video::yuv::blocks_to_rgb(&y0, &y1, &u, &v, &mut rgb, &inv);
+            let mut flags = vec![9u8; n];
+            classify_blocks(&y0, &y1, &u, &v, &inv, t, &mut flags);
+            for i in 0..n {
+                let want = classify_colour(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], &t);
+                assert_eq!(flags[i], want, "block {i}");
+            }
+        }
+    }
+    /// The grid takes at most the samples asked for, and is the densest
+    /// that does.
+    #[test]
+    fn the_grid_takes_at_most_the_samples_asked_for() {
+        for (w, h) in [(640, 360), (960, 540), (1536, 864), (3, 2), (1, 1), (4096, 2160)] {
+            for samples in [100u32, 40_000, 1_000_000] {
+                let step = grid_step(w, h, samples);
+                assert!(
+                    grid_count(w, h, step) <= samples as usize || step == 1,
+                    "{w}×{h}, {samples}"
+                );
+                assert!(
+                    step == 1 || grid_count(w, h, step - 1) > samples as usize,
+                    "{w}×{h}, {samples}"
+                );
+            }
+        }
+        assert_eq!(
+            grid_step(640, 360, 40_000),
+            3,
+            "25,560 samples at 720p, not 57,600"
+        );
+    }
 
     fn masker() -> AdaptiveMasker {
         AdaptiveMasker::new(AdaptiveSettings::default()).unwrap()
@@ -799,8 +903,7 @@ mod tests {
     fn grey_frame_gives_all_floor() {
         let frame = RgbImage::from_elem((20, 30, 3), 128);
         let mut m = masker();
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&frame, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut m, &frame, 0.0);
         assert!(out.iter().all(|&v| v == 255));
         assert_eq!(m.thresholds(), None);
     }
@@ -842,8 +945,7 @@ mod tests {
         let frame = sky_over_grass(w, h, horizon);
         let share = |out: &MaskImage, rows| floor_share(out, w, rows);
         let mut m = masker();
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&frame, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut m, &frame, 0.0);
         assert!(
             share(&out, horizon..h) >= 0.95,
             "grass {}",
@@ -855,7 +957,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        whole.compute(&frame, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut whole, &frame, 0.0);
         assert!(
             share(&out, 0..horizon) > 0.5,
             "the old way took the sky: {}",
@@ -878,18 +980,14 @@ mod tests {
             hue_rows: 1.0,
             ..Default::default()
         };
-        let mut out = MaskImage::zeros((0, 0));
-        AdaptiveMasker::new(unseeded.clone())
-            .unwrap()
-            .compute(&frame, 0.0, &mut out)
-            .unwrap();
+        let out = mask_of(&mut AdaptiveMasker::new(unseeded.clone()).unwrap(), &frame, 0.0);
         assert!(share(&out, 0..horizon) > 0.5, "the peak is the sky's");
         let mut seeded = AdaptiveMasker::new(AdaptiveSettings {
             floor_hue: Some(grass),
             ..unseeded
         })
         .unwrap();
-        seeded.compute(&frame, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut seeded, &frame, 0.0);
         let (grass_floor, sky_floor) = (share(&out, horizon..h), share(&out, 0..horizon));
         assert!(grass_floor >= 0.95, "grass {grass_floor}");
         assert!(sky_floor <= 0.02, "sky {sky_floor}");
@@ -943,8 +1041,7 @@ mod tests {
     fn synthetic_field_is_found() {
         let f = generate(&SynthOptions::default());
         let mut m = masker();
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&f.frame, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut m, &f.frame, 0.0);
         let score = iou(&out, &f.floor);
         assert!(score >= 0.98, "IoU {score}");
     }
@@ -968,12 +1065,14 @@ mod tests {
         let mut workers = [masker(), masker()];
         for (i, f) in frames.iter().enumerate() {
             let t = i as f64 * 0.04;
-            let mut want = MaskImage::zeros((0, 0));
-            sequential.compute(f, t, &mut want).unwrap();
-            let step = leader.advance(f, t).unwrap();
+            let want = mask_of(&mut sequential, f, t);
+            let step = leader.advance(&Picture::Rgb(f), t).unwrap();
             assert!(matches!(step, MaskStep::Adaptive(Some(_))));
-            let mut got = MaskImage::zeros((0, 0));
-            workers[i % 2].compute_step(f, t, &step, &mut got).unwrap();
+            let mut got = FloorMask::new();
+            workers[i % 2]
+                .compute_step(&Picture::Rgb(f), t, &step, &mut got)
+                .unwrap();
+            let got = got.to_image();
             assert_eq!(got, want, "frame {i}");
         }
     }
@@ -992,13 +1091,12 @@ mod tests {
             carpet: [20, 70, 20],
             ..Default::default()
         });
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&green.frame, 0.0, &mut out).unwrap();
+        mask_of(&mut m, &green.frame, 0.0);
         let first = m.model.clone().unwrap();
-        m.compute(&dark.frame, 0.04, &mut out).unwrap();
+        mask_of(&mut m, &dark.frame, 0.04);
         let blended = m.model.clone().unwrap();
         m.reset();
-        m.compute(&dark.frame, 0.08, &mut out).unwrap();
+        mask_of(&mut m, &dark.frame, 0.08);
         let fresh = m.model.clone().unwrap();
         // After 40 ms with a 0.5 s time constant the bound moved a little.
         assert!(blended.val_min < first.val_min && blended.val_min > fresh.val_min);

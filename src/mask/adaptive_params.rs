@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AdaptiveSettings {
-    /// Pixels sampled for the statistics (a regular grid).
+    /// At most this many blocks sampled for the statistics (the densest
+    /// regular grid within it).
     pub samples: u32,
     /// Chroma (max − min of R, G, B) below which a pixel's hue is ignored.
     pub min_chroma: u8,

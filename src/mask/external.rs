@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{MaskError, Masker};
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use super::{FloorMask, MaskError, Masker};
+use crate::image::{FLOOR, MaskImage};
+use crate::video::Picture;
 use crate::video::still::load_mask;
 use crate::video::{Decoder, VideoError};
 
@@ -54,8 +55,8 @@ impl Masker for StaticMasker {
         Ok(())
     }
 
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
-        let (h, w, _) = frame.dim();
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
+        let (w, h) = frame.size();
         let (mh, mw) = self.mask.dim();
         if (h, w) != (mh, mw) {
             return Err(MaskError::SizeMismatch {
@@ -67,11 +68,7 @@ impl Masker for StaticMasker {
                 frame_h: h,
             });
         }
-        if out.dim() == (h, w) {
-            out.assign(&self.mask);
-        } else {
-            *out = self.mask.clone();
-        }
+        out.set_pixels(&self.mask);
         Ok(())
     }
 }
@@ -234,9 +231,9 @@ impl Masker for VideoMasker {
         Ok(())
     }
 
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
         self.position(time)?;
-        let (h, w, _) = frame.dim();
+        let (w, h) = frame.size();
         let (mh, mw) = self.current_mask.dim();
         if (h, w) != (mh, mw) {
             return Err(MaskError::SizeMismatch {
@@ -248,10 +245,8 @@ impl Masker for VideoMasker {
                 frame_h: h,
             });
         }
-        if out.dim() != (h, w) {
-            *out = MaskImage::zeros((h, w));
-        }
-        out.zip_mut_with(&self.current_mask, |o, &m| *o = if m > 127 { FLOOR } else { 0 });
+        out.pixels_mut(w, h)
+            .zip_mut_with(&self.current_mask, |o, &m| *o = if m > 127 { FLOOR } else { 0 });
         Ok(())
     }
 
@@ -264,6 +259,7 @@ impl Masker for VideoMasker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::RgbImage;
     use crate::video::still::save_mask;
 
     #[test]
@@ -273,11 +269,12 @@ mod tests {
         let m = MaskImage::from_shape_fn((4, 5), |(y, x)| if x > y { 255 } else { 0 });
         save_mask(&p, &m).unwrap();
         let mut s = StaticMasker::load(&p).unwrap();
-        let mut out = MaskImage::zeros((1, 1));
-        s.compute(&RgbImage::zeros((4, 5, 3)), 0.0, &mut out).unwrap();
-        assert_eq!(out, m);
+        let mut out = FloorMask::new();
+        s.compute(&(&RgbImage::zeros((4, 5, 3))).into(), 0.0, &mut out)
+            .unwrap();
+        assert_eq!(out.to_image(), m);
         let e = s
-            .compute(&RgbImage::zeros((5, 4, 3)), 2.5, &mut out)
+            .compute(&(&RgbImage::zeros((5, 4, 3))).into(), 2.5, &mut out)
             .unwrap_err()
             .to_string();
         assert!(

@@ -17,9 +17,11 @@
 use crate::calib::Calibration;
 use crate::calib::presets::{self, FieldPreset};
 use crate::geom::Vec2;
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::image::{FLOOR, MaskImage};
+use crate::video::Picture;
 
-use super::{MaskError, MaskStep, Masker, window};
+use super::{FloorMask, MaskError, MaskStep, Masker, window};
+use crate::floor::bits::BitMask;
 
 /// How far beyond the field of play the floor may reach, as a fraction of
 /// the field's larger side (run-off areas, boundary lines).
@@ -241,6 +243,11 @@ pub struct FieldMasker {
     field: FieldRegion,
     /// The region for the last picture size (255 inside).
     region: MaskImage,
+    /// The region's blocks for the last picture size (set inside), for
+    /// block masks.
+    region_blocks: BitMask,
+    /// The picture size `region_blocks` is for.
+    blocks_for: (usize, usize),
 }
 
 impl FieldMasker {
@@ -250,6 +257,8 @@ impl FieldMasker {
             calibration,
             field,
             region: MaskImage::zeros((0, 0)),
+            region_blocks: BitMask::default(),
+            blocks_for: (0, 0),
         }
     }
 
@@ -259,19 +268,63 @@ impl FieldMasker {
         fill(&[ring], width, height)
     }
 
-    /// Makes the region for `frame`'s size.
-    fn prepare(&mut self, frame: &RgbImage) {
-        let (h, w, _) = frame.dim();
+    /// The field's region in the 2×2 blocks of a `width × height`
+    /// picture: the blocks whose centre is inside.
+    pub fn region_blocks(
+        calibration: &Calibration,
+        field: &FieldRegion,
+        width: usize,
+        height: usize,
+    ) -> BitMask {
+        let ring: Vec<Vec2> = calibration
+            .project_area(&field.outline, 0.5)
+            .iter()
+            .map(|p| Vec2::new((p.x - 0.5) / 2.0, (p.y - 0.5) / 2.0))
+            .collect();
+        BitMask::from_mask_image(&fill(&[ring], width.div_ceil(2), height.div_ceil(2)))
+    }
+
+    /// Cuts `out` to the region at its own resolution (inside `cores`, in
+    /// pixels, only, when given), making the region for its size first.
+    fn cut(&mut self, out: &mut FloorMask, cores: Option<&[window::Rect]>) {
+        let (w, h) = (out.width(), out.height());
+        if out.blocks().is_some() {
+            if self.blocks_for != (w, h) {
+                self.region_blocks = Self::region_blocks(&self.calibration, &self.field, w, h);
+                self.blocks_for = (w, h);
+            }
+            let m = out.blocks_mut(w, h);
+            match cores {
+                None => m.and_assign(&self.region_blocks),
+                Some(cores) => {
+                    // Only the words the cores' block rows hold.
+                    for c in cores {
+                        let (y0, y1) = (c.y0 / 2, c.y1.div_ceil(2).min(m.height()));
+                        let (x0, x1) = (c.x0 / 2, c.x1.div_ceil(2).min(m.width()));
+                        if x0 >= x1 {
+                            continue;
+                        }
+                        for y in y0..y1 {
+                            let r = self.region_blocks.row(y);
+                            for (i, word) in m
+                                .row_mut(y)
+                                .iter_mut()
+                                .enumerate()
+                                .take(x1.div_ceil(64))
+                                .skip(x0 / 64)
+                            {
+                                *word &= r[i];
+                            }
+                        }
+                    }
+                }
+            }
+            return;
+        }
         if self.region.dim() != (h, w) {
             self.region = Self::region(&self.calibration, &self.field, w, h);
         }
-    }
-
-    /// Cuts `out` to the region (inside `cores` only, when given).
-    fn cut(&self, out: &mut MaskImage, cores: Option<&[window::Rect]>) {
-        if out.dim() != self.region.dim() {
-            return;
-        }
+        let out = out.pixels_mut(w, h);
         let cut_rows = |out: &mut MaskImage, y0: usize, y1: usize, x0: usize, x1: usize| {
             for y in y0..y1 {
                 let (Some(m), Some(r)) = (out.row_mut(y).into_slice(), self.region.row(y).to_slice()) else {
@@ -302,14 +355,13 @@ impl Masker for FieldMasker {
         self.inner.name()
     }
 
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
-        self.prepare(frame);
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
         self.inner.compute(frame, time, out)?;
         self.cut(out, None);
         Ok(())
     }
 
-    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+    fn advance(&mut self, frame: &Picture<'_>, time: f64) -> Result<MaskStep, MaskError> {
         self.inner.advance(frame, time)
     }
 
@@ -317,18 +369,13 @@ impl Masker for FieldMasker {
         self.inner.memory()
     }
 
-    fn rows_advanced(&self, width: usize, height: usize) -> super::RowsRead {
-        self.inner.rows_advanced(width, height)
-    }
-
     fn compute_step(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
-        self.prepare(frame);
         self.inner.compute_step(frame, time, step, out)?;
         self.cut(out, None);
         Ok(())
@@ -340,14 +387,13 @@ impl Masker for FieldMasker {
 
     fn compute_step_in(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
         cores: &[window::Rect],
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
-        self.prepare(frame);
-        let (h, w, _) = frame.dim();
+        let (w, h) = frame.size();
         let whole = self.inner.masks_whole_for(cores, w, h);
         self.inner.compute_step_in(frame, time, step, cores, out)?;
         self.cut(out, (!whole).then_some(cores));
@@ -397,7 +443,15 @@ fn fill(rings: &[Vec<Vec2>], width: usize, height: usize) -> MaskImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::RgbImage;
     use crate::mask::{AdaptiveMasker, AdaptiveSettings};
+
+    /// The mask `m` makes of `img`, as an image.
+    fn mask_of(m: &mut dyn Masker, img: &RgbImage) -> MaskImage {
+        let mut out = FloorMask::new();
+        m.compute(&Picture::Rgb(img), 0.0, &mut out).unwrap();
+        out.to_image()
+    }
 
     /// A 320×180 picture: sky, a band of green trees and stands, and the
     /// pitch below; the camera maps a 100 × 60 field onto the pitch.
@@ -426,8 +480,7 @@ mod tests {
         let (img, cal, preset) = scene();
         let inner = Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap());
         let mut m = FieldMasker::new(inner, cal, FieldRegion::of_preset(&preset));
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&img, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut m, &img);
         let share = |out: &MaskImage, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>| {
             let v = out.slice(ndarray::s![rows, cols]);
             v.iter().filter(|&&p| p == FLOOR).count() as f64 / v.len() as f64
@@ -446,7 +499,7 @@ mod tests {
         );
         // Without the field, the trees are floor.
         let mut plain = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
-        plain.compute(&img, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut plain, &img);
         assert!(share(&out, 40..75, 0..320) > 0.5);
     }
 
@@ -481,8 +534,7 @@ mod tests {
         let region = spec.region(None).unwrap();
         let inner = Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap());
         let mut m = FieldMasker::new(inner, cal.clone(), region);
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&img, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut m, &img);
         assert!(share(&out, 40..75) <= 0.02 && share(&out, 115..145) >= 0.95);
         // The hull of a calibration's points on the pitch, grown.
         let pts = [
@@ -495,7 +547,7 @@ mod tests {
         assert_eq!(hull.outline.len(), 3, "the inner point is not a corner");
         let inner = Box::new(AdaptiveMasker::new(AdaptiveSettings::default()).unwrap());
         let mut m = FieldMasker::new(inner, cal, hull);
-        m.compute(&img, 0.0, &mut out).unwrap();
+        let out = mask_of(&mut m, &img);
         assert!(share(&out, 40..75) <= 0.02, "{}", share(&out, 40..75));
         assert!(out[(130, 160)] == FLOOR);
         // Points on one line span nothing.
@@ -570,18 +622,21 @@ mod tests {
                 region.clone(),
             )
         };
-        let mut whole = MaskImage::zeros((0, 0));
+        let mut whole = FloorMask::new();
         let mut m = build();
-        let step = m.advance(&img, 0.0).unwrap();
-        m.compute_step(&img, 0.0, &step, &mut whole).unwrap();
+        let pic = Picture::Rgb(&img);
+        let step = m.advance(&pic, 0.0).unwrap();
+        m.compute_step(&pic, 0.0, &step, &mut whole).unwrap();
+        let whole = whole.to_image();
         let cores = [
             window::Rect::new(20, 40, 30, 50),
             window::Rect::new(150, 120, 160, 130),
         ];
         let mut m = build();
         assert!(!m.masks_whole_for(&cores, 320, 180), "two small windows");
-        let mut part = MaskImage::zeros((0, 0));
-        m.compute_step_in(&img, 0.0, &step, &cores, &mut part).unwrap();
+        let mut part = FloorMask::new();
+        m.compute_step_in(&pic, 0.0, &step, &cores, &mut part).unwrap();
+        let part = part.to_image();
         for c in &cores {
             for y in c.y0..c.y1 {
                 for x in c.x0..c.x1 {

@@ -6,11 +6,14 @@
 //! not floor. Small floor regions up there (floor between robots near a
 //! top-down camera's edge) and every region reaching the lower half stay.
 //!
-//! It wraps any other method and works on its whole mask.
+//! It wraps any other method and works on its whole mask, at the mask's
+//! own resolution (a block mask's regions are regions of blocks).
 
-use crate::image::{FLOOR, MaskImage, RgbImage};
+use crate::image::{FLOOR, MaskImage};
+use crate::video::Picture;
 
-use super::{MaskError, MaskStep, Masker};
+use super::{FloorMask, MaskError, MaskStep, Masker};
+use crate::floor::bits::BitMask;
 
 /// A floor region wholly above this fraction of the picture's height…
 const UPPER: f64 = 0.5;
@@ -38,30 +41,112 @@ impl Masker for GroundMasker {
         self.inner.name()
     }
 
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
         self.inner.compute(frame, time, out)?;
-        self.regions.drop_high(out);
+        self.drop_high(out);
         Ok(())
     }
 
-    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+    fn advance(&mut self, frame: &Picture<'_>, time: f64) -> Result<MaskStep, MaskError> {
         self.inner.advance(frame, time)
     }
 
     fn compute_step(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
         self.inner.compute_step(frame, time, step, out)?;
-        self.regions.drop_high(out);
+        self.drop_high(out);
         Ok(())
+    }
+
+    fn memory(&self) -> f64 {
+        self.inner.memory()
     }
 
     fn reset(&mut self) {
         self.inner.reset();
+    }
+}
+
+impl GroundMasker {
+    /// Drops the large high floor regions of `out`, in its own form.
+    fn drop_high(&mut self, out: &mut FloorMask) {
+        let (w, h) = (out.width(), out.height());
+        if out.blocks().is_some() {
+            self.regions.drop_high(out.blocks_mut(w, h));
+        } else {
+            self.regions.drop_high(out.pixels_mut(w, h));
+        }
+    }
+}
+
+/// A mask whose floor comes in runs along its rows.
+trait Runs {
+    /// `(width, height)`.
+    fn size(&self) -> (usize, usize);
+    /// Calls `f(x0, x1)` for each run of floor `x0..x1` of row `y`, left to right.
+    fn runs(&self, y: usize, f: impl FnMut(usize, usize));
+    /// Makes pixels `x0..x1` of row `y` not floor.
+    fn clear(&mut self, y: usize, x0: usize, x1: usize);
+}
+
+impl Runs for MaskImage {
+    fn size(&self) -> (usize, usize) {
+        (self.dim().1, self.dim().0)
+    }
+
+    fn runs(&self, y: usize, mut f: impl FnMut(usize, usize)) {
+        let mut start = None;
+        let row = self.row(y);
+        for (x, &v) in row.iter().enumerate() {
+            match (v == FLOOR, start) {
+                (true, None) => start = Some(x),
+                (false, Some(x0)) => {
+                    f(x0, x);
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(x0) = start {
+            f(x0, row.len());
+        }
+    }
+
+    fn clear(&mut self, y: usize, x0: usize, x1: usize) {
+        self.slice_mut(ndarray::s![y, x0..x1]).fill(0);
+    }
+}
+
+impl Runs for BitMask {
+    fn size(&self) -> (usize, usize) {
+        (self.width(), self.height())
+    }
+
+    fn runs(&self, y: usize, mut f: impl FnMut(usize, usize)) {
+        let w = self.width();
+        let mut x = 0;
+        while x < w {
+            if !self.get(x, y) {
+                x += 1;
+                continue;
+            }
+            let x0 = x;
+            while x < w && self.get(x, y) {
+                x += 1;
+            }
+            f(x0, x);
+        }
+    }
+
+    fn clear(&mut self, y: usize, x0: usize, x1: usize) {
+        for x in x0..x1 {
+            self.set(x, y, false);
+        }
     }
 }
 
@@ -94,8 +179,8 @@ impl Labels {
     }
 
     /// Clears the large floor regions wholly in the upper part of `m`.
-    fn drop_high(&mut self, m: &mut MaskImage) {
-        let (h, w) = m.dim();
+    fn drop_high(&mut self, m: &mut impl Runs) {
+        let (w, h) = m.size();
         let upper = (UPPER * h as f64) as usize;
         if upper == 0 || w == 0 {
             return;
@@ -108,22 +193,10 @@ impl Labels {
         self.runs.clear();
         let mut row_start = std::mem::take(&mut self.row_start);
         row_start.clear();
-        for (y, row) in m.rows().into_iter().take(rows).enumerate() {
+        for y in 0..rows {
             row_start.push(self.runs.len());
-            let mut start = None;
-            for (x, &v) in row.iter().enumerate() {
-                match (v == FLOOR, start) {
-                    (true, None) => start = Some(x),
-                    (false, Some(x0)) => {
-                        self.runs.push(Run { y, x0, x1: x });
-                        start = None;
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(x0) = start {
-                self.runs.push(Run { y, x0, x1: w });
-            }
+            let runs = &mut self.runs;
+            m.runs(y, |x0, x1| runs.push(Run { y, x0, x1 }));
         }
         row_start.push(self.runs.len());
         let n = self.runs.len();
@@ -163,7 +236,7 @@ impl Labels {
             let r = self.find(i);
             if self.lowest[r] < upper && self.area[r] > large {
                 let run = self.runs[i];
-                m.slice_mut(ndarray::s![run.y, run.x0..run.x1]).fill(0);
+                m.clear(run.y, run.x0, run.x1);
             }
         }
         self.row_start = row_start;
@@ -249,7 +322,11 @@ mod tests {
             let m = MaskImage::from_shape_fn((h, w), |_| if rng.random::<f64>() < density { FLOOR } else { 0 });
             let mut got = m.clone();
             Labels::default().drop_high(&mut got);
-            proptest::prop_assert_eq!(got, reference(&m));
+            proptest::prop_assert_eq!(&got, &reference(&m));
+            // The same on the mask's bits.
+            let mut bits = BitMask::from_mask_image(&m);
+            Labels::default().drop_high(&mut bits);
+            proptest::prop_assert_eq!(bits.to_mask_image(), got);
         }
     }
 }

@@ -1,13 +1,16 @@
 //! What every masking method is: the [`Masker`] trait (with the state one
-//! frame hands the next, [`MaskStep`]), the errors of masking, the two
-//! methods that compute nothing ([`NoMask`], [`SourceMasks`]) and a frame's
-//! rows as the methods read them ([`RgbRows`]).
-
-use std::borrow::Cow;
+//! frame hands the next, [`MaskStep`]), the errors of masking and the two
+//! methods that compute nothing ([`NoMask`], [`SourceMasks`]).
+//!
+//! Maskers read a frame's [`Picture`]: its decoded YUV 4:2:0 planes, or an
+//! RGB picture, which the colour methods read as its 4:2:0 conversion
+//! ([`super::blocks`]); they write a [`FloorMask`].
 
 use super::adaptive_params::Thresholds;
 use super::window;
-use crate::image::{FLOOR, ImageError, MaskImage, RgbImage};
+use crate::floor::FloorMask;
+use crate::image::ImageError;
+use crate::video::Picture;
 
 /// Errors computing a mask.
 #[derive(Debug, thiserror::Error)]
@@ -52,29 +55,6 @@ pub enum MaskStep {
     Adaptive(Option<Thresholds>),
 }
 
-/// Which rows of a picture a step reads ([`Masker::rows_advanced`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RowsRead {
-    /// None.
-    None,
-    /// Every row.
-    All,
-    /// Rows `first`, `first + step`, `first + 2·step`, ….
-    Every { first: usize, step: usize },
-}
-
-impl RowsRead {
-    /// The rows read of a picture `height` rows high.
-    pub fn rows(self, height: usize) -> impl Iterator<Item = usize> {
-        let (first, step, end) = match self {
-            RowsRead::None => (0, 1, 0),
-            RowsRead::All => (0, 1, height),
-            RowsRead::Every { first, step } => (first, step.max(1), height),
-        };
-        (first.min(end)..end).step_by(step)
-    }
-}
-
 /// Computes floor masks for frames.
 ///
 /// A masker whose result depends on earlier frames splits its work: the
@@ -89,12 +69,12 @@ pub trait Masker: Send {
     fn name(&self) -> &str;
 
     /// Writes the floor mask of `frame` (shown at video time `time`, in
-    /// seconds) into `out`, resizing it when needed.
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError>;
+    /// seconds) into `out`, made the picture's size.
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError>;
 
     /// Takes `frame` into the state carried between frames and returns
     /// what [`compute_step`](Self::compute_step) needs for it.
-    fn advance(&mut self, frame: &RgbImage, time: f64) -> Result<MaskStep, MaskError> {
+    fn advance(&mut self, frame: &Picture<'_>, time: f64) -> Result<MaskStep, MaskError> {
         let _ = (frame, time);
         Ok(MaskStep::Stateless)
     }
@@ -107,51 +87,41 @@ pub trait Masker: Send {
         0.0
     }
 
-    /// The rows of a `width`×`height` picture that [`advance`](Self::advance)
-    /// reads, so that a frame whose picture is converted later (export's
-    /// workers convert it) has only those converted in frame order. The
-    /// default goes with the default `advance`, which reads nothing; a
-    /// masker that overrides `advance` overrides this too.
-    fn rows_advanced(&self, width: usize, height: usize) -> RowsRead {
-        let _ = (width, height);
-        RowsRead::None
-    }
-
     /// Writes the floor mask of `frame` given its `step` (from
     /// [`advance`](Self::advance), of this masker or another with the same
     /// settings).
     fn compute_step(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
         let _ = step;
         self.compute(frame, time, out)
     }
 
-    /// How far around a pixel this masker must look to decide it, for
-    /// planning the windows of [`compute_step_in`](Self::compute_step_in)
-    /// on a frame `height` pixels high; `None` when it computes whole
-    /// masks only.
+    /// How far around a pixel this masker must look to decide it, in
+    /// pixels, for planning the windows of
+    /// [`compute_step_in`](Self::compute_step_in) on a frame `height`
+    /// pixels high; `None` when it computes whole masks only.
     fn window_margin(&self, height: usize) -> Option<usize> {
         let _ = height;
         None
     }
 
     /// Like [`compute_step`](Self::compute_step), but `out` need only be
-    /// right inside the rectangles `cores` (where a drawing will be
-    /// composited): there it equals the whole mask; elsewhere it may hold
-    /// anything. `out` is made the frame's size if it is not. Maskers that
-    /// cannot compute parts compute the whole mask.
+    /// right inside the rectangles `cores` (in pixels: where a drawing will
+    /// be composited): there it equals the whole mask; elsewhere it may
+    /// hold anything. `out` is made the frame's size if it is not. Maskers
+    /// that cannot compute parts compute the whole mask.
     fn compute_step_in(
         &mut self,
-        frame: &RgbImage,
+        frame: &Picture<'_>,
         time: f64,
         step: &MaskStep,
         cores: &[window::Rect],
-        out: &mut MaskImage,
+        out: &mut FloorMask,
     ) -> Result<(), MaskError> {
         let _ = cores;
         self.compute_step(frame, time, step, out)
@@ -180,6 +150,18 @@ pub trait Masker: Send {
     }
 }
 
+/// The size `(width, height)` of `frame`; an RGB picture must have three
+/// channels.
+pub(crate) fn picture_size(frame: &Picture<'_>, time: f64) -> Result<(usize, usize), MaskError> {
+    if let Picture::Rgb(img) = frame {
+        let channels = img.dim().2;
+        if channels != 3 {
+            return Err(MaskError::BadFrame { time, channels });
+        }
+    }
+    Ok(frame.size())
+}
+
 /// Everything is floor.
 #[derive(Debug, Default, Clone)]
 pub struct NoMask;
@@ -189,13 +171,9 @@ impl Masker for NoMask {
         "none"
     }
 
-    fn compute(&mut self, frame: &RgbImage, _time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
-        let (h, w, _) = frame.dim();
-        if out.dim() != (h, w) {
-            *out = MaskImage::from_elem((h, w), FLOOR);
-        } else {
-            out.fill(FLOOR);
-        }
+    fn compute(&mut self, frame: &Picture<'_>, _time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
+        let (w, h) = frame.size();
+        out.fill(w, h, true);
         Ok(())
     }
 }
@@ -210,38 +188,7 @@ impl Masker for SourceMasks {
         "source"
     }
 
-    fn compute(&mut self, _frame: &RgbImage, time: f64, _out: &mut MaskImage) -> Result<(), MaskError> {
+    fn compute(&mut self, _frame: &Picture<'_>, time: f64, _out: &mut FloorMask) -> Result<(), MaskError> {
         Err(MaskError::NoSourceMask { time })
-    }
-}
-
-/// Rows of an RGB frame as byte slices (copying only when the array is not
-/// in standard layout).
-pub(crate) struct RgbRows<'a> {
-    data: Cow<'a, [u8]>,
-    /// Width in pixels.
-    pub width: usize,
-    /// Height in pixels.
-    pub height: usize,
-}
-
-impl<'a> RgbRows<'a> {
-    /// Views `frame`; fails unless it has 3 channels.
-    pub fn new(frame: &'a RgbImage, time: f64) -> Result<Self, MaskError> {
-        let (height, width, channels) = frame.dim();
-        if channels != 3 {
-            return Err(MaskError::BadFrame { time, channels });
-        }
-        let data = match frame.as_slice() {
-            Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(frame.iter().copied().collect()),
-        };
-        Ok(RgbRows { data, width, height })
-    }
-
-    /// The `3·width` bytes of row `y`.
-    #[inline]
-    pub fn row(&self, y: usize) -> &[u8] {
-        &self.data[3 * self.width * y..3 * self.width * (y + 1)]
     }
 }

@@ -16,8 +16,16 @@
 //! * `video` ([`VideoMasker`]): a precomputed black/white mask video, as
 //!   the thesis reads one, so any external masker can plug in.
 //!
+//! Maskers read a frame's YUV 4:2:0 planes (or an RGB picture as its
+//! 4:2:0 conversion, [`crate::video::Picture`]) and write a [`FloorMask`]:
+//! the colour methods (`thesis`, `adaptive`) classify the picture's 2×2
+//! blocks — the resolution its colour comes in — from each block's mean
+//! luma and its chroma ([`blocks`]), with no RGB picture made, and their
+//! masks have one bit per block; masks made elsewhere have one value per
+//! pixel.
+//!
 //! The building blocks are public for benchmarks and other maskers:
-//! [`hsv`] (exact OpenCV HSV), [`bits`] (bit-packed masks) and [`morph`]
+//! [`hsv`] (exact OpenCV HSV), [`crate::floor::bits`] (bit-packed masks) and [`morph`]
 //! (morphology with the 3×3 cross whose cost does not grow with the
 //! number of iterations); [`seed`] picks the floor's hue from a patch of
 //! pixels ("this is floor") for the adaptive mask's [`hue_window`].
@@ -28,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod adaptive;
 mod adaptive_params;
-pub mod bits;
+pub mod blocks;
 pub mod external;
 pub mod field;
 pub mod ground;
@@ -43,11 +51,11 @@ pub mod synth;
 pub mod thesis;
 pub mod window;
 
+pub use crate::floor::FloorMask;
 pub use adaptive::AdaptiveMasker;
 pub use adaptive_params::{AdaptiveSettings, FloorModel, Thresholds};
 pub use external::{StaticMasker, VideoMasker};
-pub(crate) use masker::RgbRows;
-pub use masker::{MaskError, MaskStep, Masker, NoMask, RowsRead, SourceMasks};
+pub use masker::{MaskError, MaskStep, Masker, NoMask, SourceMasks};
 pub use thesis::ThesisMasker;
 
 /// How masks are made, as saved in a session file (`[mask]` table with a
@@ -141,7 +149,8 @@ impl MaskSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::{MaskImage, RgbImage};
+    use crate::image::RgbImage;
+    use crate::video::Picture;
 
     #[test]
     fn settings_round_trip_through_toml_with_defaults() {
@@ -182,18 +191,19 @@ mod tests {
         for s in [MaskSettings::None, MaskSettings::Thesis, adaptive] {
             let mut m = s.build().unwrap();
             assert_eq!(m.name(), s.method_name());
-            let mut out = MaskImage::zeros((0, 0));
-            m.compute(&RgbImage::zeros((4, 6, 3)), 0.0, &mut out).unwrap();
+            let mut out = FloorMask::new();
+            m.compute(&Picture::Rgb(&RgbImage::zeros((4, 6, 3))), 0.0, &mut out)
+                .unwrap();
             assert_eq!(out.dim(), (4, 6));
         }
         // Auto masks frames without masks of their own adaptively; source
         // refuses them.
         assert_eq!(MaskSettings::Auto.build().unwrap().name(), "adaptive");
-        let mut out = MaskImage::zeros((0, 0));
+        let mut out = FloorMask::new();
         let e = MaskSettings::Source
             .build()
             .unwrap()
-            .compute(&RgbImage::zeros((4, 6, 3)), 1.5, &mut out)
+            .compute(&Picture::Rgb(&RgbImage::zeros((4, 6, 3))), 1.5, &mut out)
             .unwrap_err();
         assert!(e.to_string().contains("1.500"), "{e}");
         let e = MaskSettings::Image {
@@ -221,8 +231,8 @@ mod tests {
                 RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| ((y * 31 + x * 17 + c * 50) % 256) as u8);
             for s in [MaskSettings::None, MaskSettings::Thesis, MaskSettings::default()] {
                 let mut m = s.build().unwrap();
-                let mut out = MaskImage::zeros((5, 5));
-                m.compute(&frame, 0.0, &mut out).unwrap();
+                let mut out = FloorMask::new();
+                m.compute(&Picture::Rgb(&frame), 0.0, &mut out).unwrap();
                 assert_eq!(out.dim(), (h, w), "{} on {h}×{w}", m.name());
             }
         }
@@ -231,17 +241,19 @@ mod tests {
     #[test]
     fn frames_with_wrong_channels_or_odd_layout() {
         let mut m = ThesisMasker::new();
-        let mut out = MaskImage::zeros((0, 0));
-        let e = m.compute(&RgbImage::zeros((4, 6, 4)), 0.0, &mut out).unwrap_err();
+        let mut out = FloorMask::new();
+        let e = m
+            .compute(&Picture::Rgb(&RgbImage::zeros((4, 6, 4))), 0.0, &mut out)
+            .unwrap_err();
         assert!(e.to_string().contains("4 channels"), "{e}");
-        // A transposed (non-standard layout) frame is copied, not rejected.
+        // A transposed (non-standard layout) frame is read, not rejected.
         let f = RgbImage::from_shape_fn((6, 4, 3), |(y, x, c)| (y * 40 + x * 3 + c) as u8);
         let mut t = f.clone();
         t.swap_axes(0, 1);
-        let mut a = MaskImage::zeros((0, 0));
-        m.compute(&t, 0.0, &mut a).unwrap();
-        let mut b = MaskImage::zeros((0, 0));
-        m.compute(&t.as_standard_layout().to_owned(), 0.0, &mut b)
+        let mut a = FloorMask::new();
+        m.compute(&Picture::Rgb(&t), 0.0, &mut a).unwrap();
+        let mut b = FloorMask::new();
+        m.compute(&Picture::Rgb(&t.as_standard_layout().to_owned()), 0.0, &mut b)
             .unwrap();
         assert_eq!(a, b);
     }

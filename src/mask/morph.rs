@@ -26,7 +26,7 @@
 //! steps, so the cost of one operation is bounded by a constant for every
 //! `n` (docs/PERFORMANCE.md has the measured curve).
 
-use super::bits::{BitMask, pack_row, unpack_row};
+use crate::floor::bits::{BitMask, pack_row, unpack_row};
 use crate::image::MaskImage;
 use crate::simd::multiversion;
 

@@ -5,8 +5,8 @@
 //! light objects (compact) among the holes a closing would fill. The cost
 //! is proportional to the number of runs, not pixels.
 
-use super::bits::BitMask;
 use super::window::Rect;
+use crate::floor::bits::BitMask;
 
 /// A horizontal run of set pixels `x0..x1` in row `y`.
 #[derive(Debug, Clone, Copy)]

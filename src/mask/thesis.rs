@@ -1,24 +1,34 @@
-//! Thesis Algorithm 4 (COMPUTEMASK), exactly: OpenCV HSV, the hue peak of
-//! the full-frame histogram widened while bins stay above 5 % of the peak
-//! (at most ±10) and then by 12, the fixed green / black / white
-//! thresholds, and the listed morphology with the 3×3 cross.
+//! Thesis Algorithm 4 (COMPUTEMASK) on the picture's 2×2 blocks (the
+//! resolution 4:2:0 video carries its colour at, [`super::blocks`]):
+//! OpenCV HSV of each block's colour, the hue peak of the whole picture's
+//! histogram widened while bins stay above 5 % of the peak (at most ±10)
+//! and then by 12, the fixed green / black / white thresholds, and the
+//! listed morphology with the 3×3 cross, each count of iterations halved
+//! (rounded up: [`block_steps`]) since a block is two pixels across.
 //!
-//! It matches the thesis's Python (`reference/thesis_mask.py`) pixel for
-//! pixel, borders included (see [`super::morph`]); the hue search wraps
-//! around 0/179 as that script's `histo[h % 180]` does.
+//! The thresholds are the thesis's own, applied exactly to a block's
+//! colour: its hue and chroma are each of its pixels' (unless a channel
+//! clips), its value and saturation those of its mean luma. So the mask
+//! is not the thesis's Python's (`reference/thesis_mask.py`) pixel for
+//! pixel any more, as it was at full resolution; it agrees with it away
+//! from its boundaries (docs/mask.md has the measure). The hue search
+//! wraps around 0/179 as that script's `histo[h % 180]` does.
 //!
-//! Speed: one pass converts each row to HSV (exact integer OpenCV
-//! arithmetic, vectorised), counts hues and packs the black and white
-//! tests into bit masks while remembering the hue of pixels that pass the
-//! S/V part of the green test; a second pass applies the hue window; all
-//! morphology runs on bit-packed masks.
+//! Speed: one pass converts each row of blocks to HSV (exact integer
+//! OpenCV arithmetic, vectorised), counts hues and packs the black and
+//! white tests into bit masks while remembering the hue of blocks that
+//! pass the S/V part of the green test; a second pass applies the hue
+//! window; all morphology runs on bit-packed masks.
 
-use super::bits::{BitMask, pack_row};
+use super::blocks::{Blocks, block_size};
 use super::hsv::{hue_chroma_value_row, sat_at_least};
+use super::masker::picture_size;
 use super::morph::Morphology;
-use super::{MaskError, Masker, RgbRows};
-use crate::image::{MaskImage, RgbImage};
+use super::{MaskError, Masker};
+use crate::floor::FloorMask;
+use crate::floor::bits::{BitMask, pack_row};
 use crate::simd::multiversion;
+use crate::video::Picture;
 
 /// Hue stored for pixels failing the S/V part of the green test (never in
 /// a hue window, which ends at 179 + 10 + 12 at most).
@@ -37,6 +47,21 @@ pub struct ThesisMasker {
     white: BitMask,
     fill: BitMask,
     morph: Morphology,
+    blocks: Blocks,
+}
+
+/// Algorithm 4's morphology steps (iterations of the cross, negative =
+/// erosion) on blocks: each count halved, rounded up (`[-1, 2]` → `[-1,
+/// 1]`, `[-1, 14, -13]` → `[-1, 7, -7]`).
+pub const fn block_steps<const N: usize>(steps: [i32; N]) -> [i32; N] {
+    let mut out = steps;
+    let mut i = 0;
+    while i < N {
+        let n = steps[i];
+        out[i] = if n >= 0 { (n + 1) / 2 } else { -((1 - n) / 2) };
+        i += 1;
+    }
+    out
 }
 
 /// The hue window `(h0, h1)` of Algorithm 4 lines 3–14: green hues are
@@ -67,10 +92,11 @@ impl ThesisMasker {
         Self::default()
     }
 
-    /// Computes the mask of `frame` (shown at `time`) as a bit mask.
-    pub fn compute_bits(&mut self, frame: &RgbImage, time: f64) -> Result<&BitMask, MaskError> {
-        let rows = RgbRows::new(frame, time)?;
-        let (w, h) = (rows.width, rows.height);
+    /// Computes the mask of `frame` (shown at `time`) as a bit mask of its
+    /// 2×2 blocks.
+    pub fn compute_bits(&mut self, frame: &Picture<'_>, time: f64) -> Result<&BitMask, MaskError> {
+        let (pw, ph) = picture_size(frame, time)?;
+        let (w, h) = block_size(pw, ph);
         self.hues.resize(w * h, 0);
         for buf in [&mut self.row_h, &mut self.row_c, &mut self.row_v, &mut self.flags] {
             buf.resize(w, 0);
@@ -82,7 +108,8 @@ impl ThesisMasker {
         // Pass 1: HSV, hue histogram, black/white tests, green S/V test.
         let mut histo = [[0u32; 256]; 4];
         for y in 0..h {
-            hue_chroma_value_row(rows.row(y), &mut self.row_h, &mut self.row_c, &mut self.row_v);
+            let rgb = self.blocks.row(frame, y, 0, w);
+            hue_chroma_value_row(rgb, &mut self.row_h, &mut self.row_c, &mut self.row_v);
             classify_row(
                 &self.row_h,
                 &self.row_c,
@@ -109,13 +136,13 @@ impl ThesisMasker {
         }
 
         let m = &mut self.morph;
-        m.apply(&mut self.green, &[-1, 2]); // line 16
+        m.apply(&mut self.green, &block_steps([-1, 2])); // line 16
         self.black.and_not_assign(&self.green); // line 17
-        m.apply(&mut self.black, &[-1, 8]); // line 18
+        m.apply(&mut self.black, &block_steps([-1, 8])); // line 18
         self.white.and_not_assign(&self.black); // lines 19–20
-        m.apply(&mut self.white, &[4]); // line 21
+        m.apply(&mut self.white, &block_steps([4])); // line 21
         self.fill.copy_from(&self.green);
-        m.apply(&mut self.fill, &[-1, 14, -13]); // line 22
+        m.apply(&mut self.fill, &block_steps([-1, 14, -13])); // line 22
         self.white.and_assign(&self.fill); // line 23: lines
         self.green.or_assign(&self.white); // line 24
         Ok(&self.green)
@@ -169,8 +196,10 @@ impl Masker for ThesisMasker {
         "thesis"
     }
 
-    fn compute(&mut self, frame: &RgbImage, time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
-        self.compute_bits(frame, time)?.write_mask_image(out);
+    fn compute(&mut self, frame: &Picture<'_>, time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
+        let (w, h) = picture_size(frame, time)?;
+        let bits = self.compute_bits(frame, time)?;
+        out.blocks_mut(w, h).copy_from(bits);
         Ok(())
     }
 }
@@ -178,6 +207,15 @@ impl Masker for ThesisMasker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::RgbImage;
+
+    #[test]
+    fn block_steps_halve_rounding_up() {
+        assert_eq!(block_steps([-1, 2]), [-1, 1]);
+        assert_eq!(block_steps([-1, 8]), [-1, 4]);
+        assert_eq!(block_steps([4]), [2]);
+        assert_eq!(block_steps([-1, 14, -13]), [-1, 7, -7]);
+    }
 
     #[test]
     fn hue_window_follows_the_reference_search() {
@@ -217,8 +255,9 @@ mod tests {
             px[c]
         });
         let mut m = ThesisMasker::new();
-        let mut out = MaskImage::zeros((1, 1));
-        m.compute(&frame, 0.0, &mut out).unwrap();
+        let mut out = FloorMask::new();
+        m.compute(&Picture::Rgb(&frame), 0.0, &mut out).unwrap();
+        let out = out.to_image();
         assert_eq!(out.dim(), (h, w));
         assert_eq!(out[[10, 10]], 255, "field");
         assert_eq!(out[[39, 10]], 255, "line kept as floor");

@@ -12,92 +12,13 @@
 //! picture are *cut* ([`Rect::cuts`]), and only there do its results differ
 //! from the whole picture's, within the reach of the cut.
 
+pub use crate::floor::Rect;
+
 /// Rows per band when gathering spans into cores.
 const BAND: usize = 32;
 
 /// What masking one row of a window costs beyond its pixels, in pixels.
 const ROW_COST: usize = 64;
-
-/// A rectangle of pixels, `x0..x1` × `y0..y1`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rect {
-    pub x0: usize,
-    pub y0: usize,
-    pub x1: usize,
-    pub y1: usize,
-}
-
-impl Rect {
-    /// The rectangle `x0..x1` × `y0..y1`.
-    pub const fn new(x0: usize, y0: usize, x1: usize, y1: usize) -> Rect {
-        Rect { x0, y0, x1, y1 }
-    }
-
-    /// The whole of a `width`×`height` picture.
-    pub const fn whole(width: usize, height: usize) -> Rect {
-        Rect::new(0, 0, width, height)
-    }
-
-    pub fn width(&self) -> usize {
-        self.x1.saturating_sub(self.x0)
-    }
-
-    pub fn height(&self) -> usize {
-        self.y1.saturating_sub(self.y0)
-    }
-
-    pub fn area(&self) -> usize {
-        self.width() * self.height()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.x0 >= self.x1 || self.y0 >= self.y1
-    }
-
-    /// Grown by `m` pixels on every side, clipped to a `width`×`height`
-    /// picture.
-    pub fn grow(&self, m: usize, width: usize, height: usize) -> Rect {
-        Rect::new(
-            self.x0.saturating_sub(m),
-            self.y0.saturating_sub(m),
-            (self.x1 + m).min(width),
-            (self.y1 + m).min(height),
-        )
-    }
-
-    /// Grown by `m[0]`, `m[1]`, `m[2]`, `m[3]` pixels on the left, top,
-    /// right and bottom, clipped to a `width`×`height` picture.
-    pub fn grow_sides(&self, m: [usize; 4], width: usize, height: usize) -> Rect {
-        Rect::new(
-            self.x0.saturating_sub(m[0]),
-            self.y0.saturating_sub(m[1]),
-            (self.x1 + m[2]).min(width),
-            (self.y1 + m[3]).min(height),
-        )
-    }
-
-    /// The smallest rectangle holding both.
-    pub fn union(&self, o: &Rect) -> Rect {
-        Rect::new(
-            self.x0.min(o.x0),
-            self.y0.min(o.y0),
-            self.x1.max(o.x1),
-            self.y1.max(o.y1),
-        )
-    }
-
-    /// Which sides (left, top, right, bottom) lie inside a
-    /// `width`×`height` picture rather than on its border.
-    pub fn cuts(&self, width: usize, height: usize) -> [bool; 4] {
-        [self.x0 > 0, self.y0 > 0, self.x1 < width, self.y1 < height]
-    }
-
-    /// This rectangle in the coordinates of one whose corner is `(x, y)`
-    /// (which must not lie right of or below this one's corner).
-    pub fn relative_to(&self, x: usize, y: usize) -> Rect {
-        Rect::new(self.x0 - x, self.y0 - y, self.x1 - x, self.y1 - y)
-    }
-}
 
 /// What masking the window around `core` (grown by `margin`, clipped to
 /// a `width`×`height` picture) costs, in pixels: its pixels, and per row
@@ -260,7 +181,8 @@ mod tests {
 
     use crate::image::{MaskImage, RgbImage};
     use crate::mask::synth::{SynthOptions, generate};
-    use crate::mask::{AdaptiveMasker, AdaptiveSettings, Masker};
+    use crate::mask::{AdaptiveMasker, AdaptiveSettings, FloorMask, Masker};
+    use crate::video::Picture;
 
     /// A frame of random pixels from a few colours (carpet, white, dark,
     /// red), in blobs of `grain` pixels: many small regions of every kind.
@@ -283,7 +205,8 @@ mod tests {
         RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| cell(x, y)[c])
     }
 
-    /// Settings whose lengths are `px` pixels at this frame height.
+    /// Settings whose lengths are that many pixels at this frame height
+    /// (half as many blocks, which the adaptive mask is made of).
     fn settings_in_pixels(
         h: usize,
         open: f32,
@@ -310,15 +233,18 @@ mod tests {
         s: &AdaptiveSettings,
         cores: &[Rect],
     ) -> Result<crate::mask::adaptive::WindowTally, TestCaseError> {
+        let pic = Picture::Rgb(frame);
         let mut whole = AdaptiveMasker::new(s.clone()).unwrap();
-        let step = whole.advance(frame, 0.0).unwrap();
-        let mut want = MaskImage::zeros((0, 0));
-        whole.compute_step(frame, 0.0, &step, &mut want).unwrap();
+        let step = whole.advance(&pic, 0.0).unwrap();
+        let mut want = FloorMask::new();
+        whole.compute_step(&pic, 0.0, &step, &mut want).unwrap();
+        let want = want.to_image();
         let mut parts = AdaptiveMasker::new(s.clone())
             .unwrap()
             .with_window_share(f64::INFINITY);
-        let mut got = MaskImage::from_elem((3, 3), 7);
-        parts.compute_step_in(frame, 0.0, &step, cores, &mut got).unwrap();
+        let mut got = FloorMask::from_image(MaskImage::from_elem((3, 3), 7));
+        parts.compute_step_in(&pic, 0.0, &step, cores, &mut got).unwrap();
+        let got = got.to_image();
         prop_assert_eq!(got.dim(), want.dim());
         for r in cores {
             for y in r.y0..r.y1.min(want.dim().0) {

@@ -7,9 +7,10 @@
 use std::time::Instant;
 
 use super::FrameStats;
-use crate::draw::{self, Overlay, Painter};
+use crate::draw::{self, Canvas, Overlay, Painter};
 use crate::image::MaskImage;
 use crate::log::{Log, Shape};
+use crate::mask::FloorMask;
 use crate::select::{Filter, Index};
 use crate::time::LogTime;
 
@@ -24,7 +25,9 @@ pub(super) struct Band {
     /// mask; their depth samples are the painter's.
     pub(super) raised: Overlay,
     /// Where `raised` shows ([`draw::occlude::raised_visibility`]).
-    visibility: MaskImage,
+    visibility: FloorMask,
+    /// The floor mask as an image, for judging what hides `raised`.
+    floor_image: MaskImage,
 }
 
 impl Band {
@@ -34,7 +37,8 @@ impl Band {
             overlay: Overlay::new(0, 0),
             above_overlay: Overlay::new(0, 0),
             raised: Overlay::new(0, 0),
-            visibility: MaskImage::zeros((0, 0)),
+            visibility: FloorMask::new(),
+            floor_image: MaskImage::zeros((0, 0)),
         }
     }
 
@@ -127,14 +131,14 @@ impl Band {
         [&self.overlay, &self.raised, &self.above_overlay]
     }
 
-    /// Composites the raised layer onto `image`: where `floor` says floor,
+    /// Composites the raised layer onto `canvas`: where `floor` says floor,
     /// and elsewhere where nothing stands in front of the drawing (`None`:
     /// everywhere). `standing` is the height of standing things in world
     /// units.
     pub(super) fn composite_raised(
         &mut self,
-        image: &mut crate::image::RgbImage,
-        floor: Option<&MaskImage>,
+        canvas: &mut Canvas<'_, '_>,
+        floor: Option<&FloorMask>,
         calib: Option<&crate::calib::Calibration>,
         standing: f64,
     ) -> Result<(), draw::DrawError> {
@@ -143,20 +147,22 @@ impl Band {
         }
         match (floor, calib) {
             (Some(floor), Some(calib)) if calib.is_full_camera() => {
+                floor.write_image(&mut self.floor_image);
+                let (w, h) = (floor.width(), floor.height());
                 draw::occlude::raised_visibility(
-                    floor,
+                    &self.floor_image,
                     &self.raised,
                     &self.painter.depth_samples,
                     calib,
                     standing,
-                    &mut self.visibility,
+                    self.visibility.pixels_mut(w, h),
                 );
-                self.raised.composite(image, Some(&self.visibility))
+                canvas.composite(&self.raised, Some(&self.visibility))
             }
             // Flattened onto the floor (a calibration that knows only the
             // floor): hidden as floor drawings are.
-            (Some(floor), _) => self.raised.composite(image, Some(floor)),
-            (None, _) => self.raised.composite(image, None),
+            (Some(floor), _) => canvas.composite(&self.raised, Some(floor)),
+            (None, _) => canvas.composite(&self.raised, None),
         }
     }
 }

@@ -25,7 +25,7 @@ impl Colorimetry {
     /// limited range: what players assume for untagged video.
     pub fn default_for_size(width: u32, height: u32) -> Self {
         Colorimetry {
-            space: if width > 1024 || height > 576 { 1 } else { 5 },
+            space: super::yuv::default_space(width as usize, height as usize),
             full_range: false,
         }
     }

@@ -24,6 +24,7 @@ use ffmpeg_next::ffi;
 use ffmpeg_next::{Packet, Rational, codec, frame, media};
 
 use super::convert::{Colorimetry, Planes, Scaler, rotate_into};
+use super::index::{IndexScan, SeekIndex};
 use super::planes::Yuv420;
 use super::yuv::{InvCoeffs, Plane, yuv420_to_rgb};
 use super::{SourceFrame, VideoError, VideoInfo, init, ratio};
@@ -114,7 +115,21 @@ pub struct Decoder {
     keep_yuv: bool,
     /// Leave the RGB conversion of frames with YUV planes to their user.
     defer_rgb: bool,
+    /// Keep the planes of full-range pictures too (see
+    /// [`Decoder::set_keep_full_range`]).
+    keep_full_range: bool,
+    /// The keyframes, read on a thread of their own once asked for
+    /// ([`Decoder::build_index`]).
+    index: Option<IndexScan>,
+    /// Asked while decoding towards a frame: `true` gives up (whoever
+    /// asked no longer wants the frame).
+    stop: Option<Stop>,
+    /// Times the demuxer was repositioned.
+    seeks: u64,
 }
+
+/// A question asked during long decodes: `true` means give up.
+pub type Stop = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Skipping of non-reference frames while decoding towards a target.
 #[derive(Clone, Copy, Debug)]
@@ -333,7 +348,44 @@ impl Decoder {
             last_index: 0,
             keep_yuv: false,
             defer_rgb: false,
+            keep_full_range: false,
+            index: None,
+            stop: None,
+            seeks: 0,
         })
+    }
+
+    /// Starts reading where the keyframes are, on a thread of its own
+    /// ([`SeekIndex`]): seeks then start at the right keyframe the first
+    /// time, and reading on replaces seeking whenever no keyframe lies
+    /// between. Once per decoder; the thread stops when the decoder is
+    /// dropped. For a viewer, which seeks; a reader going through the file
+    /// once does not need it.
+    pub fn build_index(&mut self) {
+        if self.index.is_none() {
+            let tb = self.input.stream(self.stream).map(|s| s.time_base());
+            let Some(tb) = tb.and_then(ratio) else { return };
+            self.index = Some(IndexScan::start(&self.path, self.stream, tb, self.start_pts));
+        }
+    }
+
+    /// How many times the demuxer was repositioned so far (seeks, and
+    /// their retries further back).
+    pub fn seeks(&self) -> u64 {
+        self.seeks
+    }
+
+    /// The keyframe index, once [`build_index`](Self::build_index) started it.
+    pub fn seek_index(&self) -> Option<SeekIndex> {
+        self.index.as_ref().map(|s| s.index().clone())
+    }
+
+    /// Asks `stop` while decoding towards a frame ([`frame_at`](Self::frame_at)
+    /// far ahead): when it says `true` the decoder gives up, returning the
+    /// last frame it decoded on the way (not the one asked for), and
+    /// stays consistent for whatever is asked next.
+    pub fn set_stop(&mut self, stop: Option<Stop>) {
+        self.stop = stop;
     }
 
     /// What the file holds.
@@ -379,7 +431,7 @@ impl Decoder {
         let size = (self.info.width, self.info.height);
         let reuse = out.yuv.take();
         if self.keep_yuv && self.info.rotation == 0 {
-            out.yuv = Yuv420::reference(&raw, size, reuse);
+            out.yuv = Yuv420::reference(&raw, size, reuse, self.keep_full_range);
         }
         match &mut out.yuv {
             Some(yuv) if self.defer_rgb => {
@@ -417,6 +469,14 @@ impl Decoder {
     /// workers instead of the reading thread. Off by default.
     pub fn set_defer_rgb(&mut self, on: bool) {
         self.defer_rgb = on;
+    }
+
+    /// With [`set_keep_yuv`](Self::set_keep_yuv): full-range (JPEG-range)
+    /// pictures keep their planes too ([`Yuv420::full_range`]), for a
+    /// display that converts them itself. Off by default: export's encoder
+    /// and the drawing's conversion back take limited range only.
+    pub fn set_keep_full_range(&mut self, on: bool) {
+        self.keep_full_range = on;
     }
 
     /// For mask videos: the next frame's luma (0–255, upright) into `out`,
@@ -544,8 +604,17 @@ impl Decoder {
         // After the keyframe for `t` was shown, everything up to `t` is
         // decoded on from where it is, however far.
         let previewed = self.previewed.take() == Some(t);
+        // No keyframe between here and there: reading on is never longer
+        // than seeking (which would start from the same keyframe or an
+        // earlier one).
+        let same_group = match (&self.index, &self.last) {
+            (Some(scan), Some(l)) => scan.index().key_between(l.1, t) == Some(false),
+            _ => false,
+        };
         match ahead {
-            Some(d) if d.is_finite() && d >= -TIME_EPS && (d <= FORWARD_WINDOW || previewed) => {
+            Some(d)
+                if d.is_finite() && d >= -TIME_EPS && (d <= FORWARD_WINDOW || previewed || same_group) =>
+            {
                 self.target = Some(Target {
                     time: t,
                     repositioned: false,
@@ -571,7 +640,16 @@ impl Decoder {
 
     /// Moves the demuxer to the keyframe at or before `t` and resets decoding.
     fn reposition(&mut self, t: f64) -> Result<(), VideoError> {
-        let ts = self.start_pts.saturating_add((t / self.time_base).floor() as i64);
+        let mut ts = self.start_pts.saturating_add((t / self.time_base).floor() as i64);
+        // The keyframe the frame at `t` is decoded from, when known: the
+        // demuxer then lands on it, not on one before (a group of pictures
+        // decoded for nothing) or after (the frame missed, a second seek).
+        let at = self
+            .start_pts
+            .saturating_add(((t + TIME_EPS) / self.time_base).floor() as i64);
+        if let Some(k) = self.index.as_ref().and_then(|s| s.index().key_ticks_for(at)) {
+            ts = k;
+        }
         // SAFETY: valid format context; the stream index exists.
         let ret = unsafe {
             ffi::avformat_seek_file(self.input.as_mut_ptr(), self.stream as i32, i64::MIN, ts, ts, 0)
@@ -596,6 +674,7 @@ impl Decoder {
                 });
             }
         }
+        self.seeks += 1;
         self.dec.flush();
         self.draining = false;
         self.read_error = None;
@@ -651,6 +730,11 @@ impl Decoder {
             cand = None;
         }
         loop {
+            // Asked to give up: the last frame on the way will do (whoever
+            // asked throws it away); decoding stays where it is.
+            if cand.is_some() && self.stop.as_ref().is_some_and(|stop| stop()) {
+                return Ok(cand);
+            }
             let next = match self.held.take() {
                 Some(h) => Some(h),
                 None => self.decode_raw()?,

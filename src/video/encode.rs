@@ -135,8 +135,8 @@ pub struct Encoder {
     color: Colorimetry,
     coeffs: Coeffs,
     frame: frame::Video,
-    /// A reference to a picture made elsewhere ([`Yuv420::bake`]) while it
-    /// is sent.
+    /// A reference to a picture made elsewhere (a frame's planes,
+    /// [`Yuv420::draw_planes`]) while it is sent.
     sent: frame::Video,
     scaler: Option<Scaler>,
     fps_hint: f64,
@@ -450,33 +450,48 @@ impl Encoder {
     }
 
     /// Adds a decoded (and perhaps annotated) frame shown from `time`: its
-    /// decoded YUV planes ([`SourceFrame::yuv`]), with the parts marked
-    /// changed converted from its RGB picture, when they match this
-    /// encoder's size and colour matrix (the picture made beforehand with
-    /// [`Yuv420::bake`] when it was, as it is); else the whole RGB picture
-    /// converted.
+    /// YUV planes ([`SourceFrame::yuv`]) as decoded or drawn on, by
+    /// reference (no copy), when they match this encoder's size, colour
+    /// matrix and (limited) range; with the parts of its RGB picture marked changed converted
+    /// in, when some are ([`Yuv420::mark_changed`], not yet baked); else
+    /// the whole RGB picture converted (from the planes, when it is
+    /// pending).
     pub fn push_frame(&mut self, frame: &SourceFrame, time: f64) -> Result<(), VideoError> {
-        let (h, w, _) = frame.image.dim();
-        match (&frame.yuv, frame.image.as_slice()) {
-            (Some(yuv), Some(rgb))
+        match &frame.yuv {
+            Some(yuv)
                 if !self.gray
-                    && (yuv.width(), yuv.height()) == (w, h)
+                    && !self.alpha
                     && (self.enc_width, self.enc_height) == (self.width, self.height)
-                    && same_matrix(yuv.space(), self.color.space) =>
+                    && (yuv.width(), yuv.height()) == (self.width as usize, self.height as usize)
+                    && same_matrix(yuv.space(), self.color.space)
+                    && !yuv.full_range() =>
             {
-                self.check_size(w, h, time)?;
-                if let Some(baked) = yuv.baked() {
-                    return self.send_baked(baked, time);
+                self.check_size(yuv.width(), yuv.height(), time)?;
+                if yuv.changed().is_empty() {
+                    return self.send_baked(yuv.frame(), time);
                 }
+                let rgb = frame
+                    .image
+                    .as_slice()
+                    .filter(|r| r.len() == 3 * yuv.width() * yuv.height())
+                    .ok_or_else(|| {
+                        self.bad_frame(time, "marked changes without a picture of its size".into())
+                    })?;
                 self.yuv_to_frame(yuv, rgb, time)?;
                 self.send(time)
+            }
+            Some(yuv) if yuv.rgb_pending() => {
+                let mut rgb = crate::image::RgbImage::zeros((0, 0, 3));
+                yuv.planes().to_rgb(&mut rgb);
+                self.push(&rgb, time)
             }
             _ => self.push(&frame.image, time),
         }
     }
 
-    /// Sends a picture made by [`Yuv420::bake`] (a reference to it, not a
-    /// copy: the encoder copies what it keeps before `send_frame` returns).
+    /// Sends a picture made elsewhere (a reference to it, not a copy: the
+    /// encoder copies what it keeps before `send_frame` returns, or keeps
+    /// a reference of its own).
     fn send_baked(&mut self, baked: &frame::Video, time: f64) -> Result<(), VideoError> {
         // SAFETY: valid frames; the old reference is dropped first.
         let ret = unsafe {
@@ -485,6 +500,25 @@ impl Encoder {
         };
         if ret < 0 {
             return Err(self.encode_error(time, ffmpeg::Error::from(ret)));
+        }
+        // A decoded picture carries its decoder's frame type and side
+        // data, which x264 would follow (keyframes where the input had
+        // them): the reference sent carries neither.
+        // SAFETY: plain fields of a valid frame, and its own side data list
+        // (the buffers they hold are references, released here).
+        unsafe {
+            let f = self.sent.as_mut_ptr();
+            (*f).pict_type = ffi::AVPictureType::AV_PICTURE_TYPE_NONE;
+            (*f).key_frame = 0;
+            // Each removal takes away at least the first entry (all of
+            // its type), so the list empties.
+            loop {
+                if (*f).nb_side_data <= 0 {
+                    break;
+                }
+                let kind = (*(*(*f).side_data)).type_;
+                ffi::av_frame_remove_side_data(f, kind);
+            }
         }
         unsafe_set_color(&mut self.sent, false, self.color);
         let result = self.send_picture(time, true);

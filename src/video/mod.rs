@@ -20,6 +20,7 @@ mod convert;
 mod decode;
 mod encode;
 mod ffmpeg;
+pub mod index;
 pub(crate) mod messages;
 mod planes;
 pub mod source;
@@ -29,11 +30,12 @@ pub mod yuv;
 
 pub use clock::{ClockError, ClockTable};
 pub use concat::Segment;
-pub use decode::{Backlog, Decoder};
+pub use decode::{Backlog, Decoder, Stop};
 pub use encode::{AudioWindow, Encoder, EncoderSettings};
 pub use ffmpeg::{StepError, VideoError, VideoInfo, is_known_container, set_ffmpeg_quiet};
 pub(crate) use ffmpeg::{init, open_input, open_live_input, ratio};
-pub use planes::Yuv420;
+pub use index::SeekIndex;
+pub use planes::{Picture, Picture420, Planes, PlanesMut, Yuv420};
 pub use source::SourceFrame;
 pub use time_map::{TimeArg, TimeArgError, TimeMap};
 

@@ -456,6 +456,56 @@ fn keyframe_at_returns_the_keyframe_before_the_time() {
 }
 
 #[test]
+fn with_the_keyframes_known_seeks_start_at_the_right_one_and_reading_on_replaces_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gop.mp4");
+    // 26 frames at 5 fps, a keyframe every 2 s: at 0, 2 and 4 s.
+    let times: Vec<f64> = (0..26).map(|i| f64::from(i) / 5.0).collect();
+    let s = EncoderSettings {
+        keyframe_interval: 10,
+        ..crisp()
+    };
+    write_video(&p, 32, 32, &times, s);
+    let mut d = Decoder::open(&p).unwrap();
+    d.build_index();
+    let index = d.seek_index().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !index.is_complete() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(index.is_complete());
+    fn at(d: &mut Decoder, t: f64) -> usize {
+        which(&d.frame_at(t).unwrap().unwrap().image)
+    }
+    assert_eq!(at(&mut d, 0.4), 2);
+    let seeks = d.seeks();
+    // 1.4 s ahead, within the group of pictures: read on, no seek.
+    assert_eq!(at(&mut d, 1.8), 9);
+    assert_eq!(d.seeks(), seeks);
+    // A keyframe lies between: a seek to it.
+    assert_eq!(at(&mut d, 3.0), 15);
+    assert_eq!(d.seeks(), seeks + 1);
+    // Back: a seek, landing on the keyframe before.
+    assert_eq!(at(&mut d, 1.0), 5);
+    assert_eq!(d.seeks(), seeks + 2);
+    // The keyframe for a time, then the frame itself, with one seek.
+    assert_eq!(which(&d.keyframe_at(3.7).unwrap().unwrap().image), 10);
+    assert_eq!(which(&d.frame_at(3.7).unwrap().unwrap().image), 18);
+    assert_eq!(d.seeks(), seeks + 3);
+    // Every frame from anywhere, exactly.
+    for from in [0.0, 2.2, 4.9] {
+        for (i, &t) in times.iter().enumerate() {
+            d.frame_at(from).unwrap();
+            assert_eq!(
+                which(&d.frame_at(t + 0.01).unwrap().unwrap().image),
+                i,
+                "{from} → {t}"
+            );
+        }
+    }
+}
+
+#[test]
 fn indexes_are_exact_after_seeking_to_the_start_and_back() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("idx.mp4");
@@ -909,4 +959,32 @@ fn a_live_opening_hands_on_the_packets_it_read() {
         frames.len(),
         frames.first().map(|f| f.time)
     );
+}
+
+#[test]
+fn full_range_planes_are_kept_only_when_asked_shown_and_never_drawn_nor_baked() {
+    let mut raw = ffmpeg_next::frame::Video::new(ffmpeg_next::format::Pixel::YUVJ420P, 4, 2);
+    raw.data_mut(0).fill(255);
+    raw.data_mut(0)[..2].fill(0);
+    raw.data_mut(1).fill(128);
+    raw.data_mut(2).fill(128);
+    assert!(Yuv420::reference(&raw, (4, 2), None, false).is_none());
+    let mut yuv = Yuv420::reference(&raw, (4, 2), None, true).unwrap();
+    assert!(yuv.full_range());
+    // Shown as decoded, converted with the full range's levels: 0 black,
+    // 255 white (limited range would clip 255 and lift 0).
+    let shown = yuv.picture().unwrap();
+    let planes = shown.planes().unwrap();
+    assert!(planes.full_range && (planes.width, planes.height) == (4, 2));
+    let rgb = shown.to_rgb().unwrap();
+    assert_eq!(
+        [rgb[[0, 0, 0]], rgb[[0, 1, 1]], rgb[[0, 2, 2]], rgb[[1, 3, 0]]],
+        [0, 0, 255, 255]
+    );
+    // Drawings convert to limited range: refused, and marks stay unbaked.
+    assert!(yuv.draw_planes().is_err());
+    yuv.mark_changed([0, 0, 2, 2]);
+    yuv.bake(&[200; 3 * 4 * 2]).unwrap();
+    assert_eq!(yuv.changed(), &[[0, 0, 2, 2]]);
+    assert!(yuv.picture().is_none() && !yuv.is_drawn());
 }

@@ -22,6 +22,12 @@ fn weights(space: i32) -> (f64, f64) {
     }
 }
 
+/// The colour matrix players assume for an untagged picture of this size:
+/// BT.709 (1) for HD sizes, BT.601 (5) up to 1024×576.
+pub fn default_space(width: usize, height: usize) -> i32 {
+    if width > 1024 || height > 576 { 1 } else { 5 }
+}
+
 /// Whether colour matrices `a` and `b` convert alike (BT.601 is tagged in
 /// several ways).
 pub(crate) fn same_matrix(a: i32, b: i32) -> bool {
@@ -68,6 +74,24 @@ impl Coeffs {
     }
 }
 
+impl Coeffs {
+    /// The rows of the matrix (× 2¹⁵, with the limited range's scales):
+    /// Y = 16 + y·RGB / 2¹⁵, U = 128 + u·RGB / 2¹⁵, V = 128 + v·RGB / 2¹⁵.
+    pub fn rows(&self) -> ([i32; 3], [i32; 3], [i32; 3]) {
+        (self.y, self.u, self.v)
+    }
+
+    /// The Y, U and V of one colour (of a 2×2 block all of that colour:
+    /// what [`rgb_to_yuv420`] makes of it).
+    pub fn pixel(&self, r: u8, g: u8, b: u8) -> [u8; 3] {
+        let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+        let [kr, kg, kb] = self.y;
+        let y = (kr * r + kg * g + kb * b + Y_OFF) >> SHIFT;
+        let chroma = |k: [i32; 3]| (k[0] * 4 * r + k[1] * 4 * g + k[2] * 4 * b + C_OFF) >> (SHIFT + 2);
+        [y as u8, chroma(self.u) as u8, chroma(self.v) as u8]
+    }
+}
+
 /// Fixed-point scale of the YUV → RGB coefficients (all fit in an i16).
 const INV_SHIFT: i32 = 13;
 const INV_HALF: i32 = 1 << (INV_SHIFT - 1);
@@ -104,9 +128,33 @@ impl InvCoeffs {
             bu: q(2.0 * (1.0 - kb) * cs),
         }
     }
+
+    /// The integers of the conversion, `[y_off, y, rv, gu, gv, bu]`: for a
+    /// pixel, `l = (Y − y_off)·y`, then R, G and B are
+    /// `(l + rv·V′ + 2¹²) >> 13`, `(l − gu·U′ − gv·V′ + 2¹²) >> 13` and
+    /// `(l + bu·U′ + 2¹²) >> 13` clamped to 0–255, with `U′ = U − 128`,
+    /// `V′ = V − 128` of the pixel's 2×2 block (a shader converting on
+    /// the GPU uses them to give the same pixels).
+    pub fn integers(&self) -> [i32; 6] {
+        [self.y_off, self.y, self.rv, self.gu, self.gv, self.bu]
+    }
+
+    /// The RGB of one pixel of luma `y` and chroma `u`, `v` (what
+    /// [`yuv420_to_rgb`] gives it).
+    #[inline(always)]
+    pub fn rgb(&self, y: u8, u: u8, v: u8) -> [u8; 3] {
+        let (u, v) = (i32::from(u) - 128, i32::from(v) - 128);
+        let l = (i32::from(y) - self.y_off) * self.y;
+        [
+            ((l + self.rv * v + INV_HALF) >> INV_SHIFT).clamp(0, 255) as u8,
+            ((l - self.gu * u - self.gv * v + INV_HALF) >> INV_SHIFT).clamp(0, 255) as u8,
+            ((l + self.bu * u + INV_HALF) >> INV_SHIFT).clamp(0, 255) as u8,
+        ]
+    }
 }
 
 /// One source plane: bytes and row stride.
+#[derive(Clone, Copy, Debug)]
 pub struct Plane<'a> {
     /// The bytes, row after row.
     pub data: &'a [u8],
@@ -396,6 +444,24 @@ fn to_rgb_row(yr: &[u8], ur: &[u8], vr: &[u8], out: &mut [u8], c: &InvCoeffs) {
         o[0] = ((l + c.rv * v + INV_HALF) >> INV_SHIFT).clamp(0, 255) as u8;
         o[1] = ((l - c.gu * u - c.gv * v + INV_HALF) >> INV_SHIFT).clamp(0, 255) as u8;
         o[2] = ((l + c.bu * u + INV_HALF) >> INV_SHIFT).clamp(0, 255) as u8;
+    }
+}
+
+crate::simd::multiversion! {
+    /// The colour of each 2×2 block of a 4:2:0 picture: its mean luma (of
+    /// `y0[2i..2i + 2]` and `y1[2i..2i + 2]`, rounded) with its chroma
+    /// `u[i]`, `v[i]`, converted as [`yuv420_to_rgb`] converts a pixel,
+    /// into packed RGB `out` (as many blocks as all fit).
+    pub fn blocks_to_rgb(y0: &[u8], y1: &[u8], u: &[u8], v: &[u8], out: &mut [u8], c: &InvCoeffs) {
+        let n = (y0.len() / 2).min(y1.len() / 2).min(u.len()).min(v.len()).min(out.len() / 3);
+        let (y0, y1, u, v, out) = (&y0[..2 * n], &y1[..2 * n], &u[..n], &v[..n], &mut out[..3 * n]);
+        for i in 0..n {
+            let sum = u16::from(y0[2 * i]) + u16::from(y0[2 * i + 1]) + u16::from(y1[2 * i]) + u16::from(y1[2 * i + 1]);
+            let rgb = c.rgb(((sum + 2) >> 2) as u8, u[i], v[i]);
+            out[3 * i] = rgb[0];
+            out[3 * i + 1] = rgb[1];
+            out[3 * i + 2] = rgb[2];
+        }
     }
 }
 

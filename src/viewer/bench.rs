@@ -7,8 +7,11 @@
 //!
 //! What is measured: how many of the source's frames reached the screen
 //! while playing at 1×, the interval between UI frames, the worker's time
-//! per frame (decode wait, pipeline, texture conversion), and the time
-//! from a seek request to the new frame being on screen.
+//! per frame (decode wait, pipeline, the picture for the screen), and the
+//! time from a seek request to a first picture (a far seek's keyframe) and
+//! to the frame itself being on screen. With `UNDERLAY_BENCH_GPU=1`, also
+//! what uploading and drawing the video's planes cost the GPU, each step
+//! finished before the next (which stalls the GL pipeline: a run apart).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -33,6 +36,8 @@ pub struct BenchJob {
     /// decode from a keyframe) do not count as frames played.
     pub played_samples: Option<(usize, usize, usize)>,
     pub seek_target: Option<f64>,
+    /// Every seek's target, in order.
+    pub targets: Vec<f64>,
     pub rng: rand::rngs::StdRng,
     pub done: bool,
     /// Repaint the window continuously (as while the mouse moves over it)
@@ -50,6 +55,7 @@ impl BenchJob {
             seeks_left: SEEKS,
             played_samples: None,
             seek_target: None,
+            targets: Vec::new(),
             rng: rand::rngs::StdRng::seed_from_u64(7),
             done: false,
             continuous,

@@ -13,6 +13,7 @@ pub mod entities;
 pub mod export;
 pub mod field_view;
 pub mod find_offset;
+pub mod gpu;
 pub mod history;
 pub mod inspect;
 pub mod legend;
@@ -74,6 +75,18 @@ pub fn run(opts: ViewerOptions) -> anyhow::Result<()> {
                     .unwrap_or_default()
             };
             let mut app = ViewerApp::new(cc.egui_ctx.clone(), persisted);
+            if let Some(gl) = &cc.gl {
+                // Painted with OpenGL: videos go to the screen as their
+                // planes, converted by a shader (unless the renderer is
+                // the CPU itself, or asked otherwise).
+                let (planes, why) = gpu::shows_planes(gl, opts.display);
+                if let Some(why) = why {
+                    eprintln!("note: {why}");
+                }
+                if planes {
+                    app = app.with_planes(gpu::PlaneView::default());
+                }
+            }
             app.start(&opts, r2);
             Ok(Box::new(app))
         }),

@@ -14,9 +14,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use eframe::egui::ColorImage;
 
-use super::screen::to_color_image_reduced;
+use super::screen::{Picture, planes_of, to_color_image_reduced};
 
 use crate::image::RgbImage;
 use crate::pipeline::{DrawSettings, Pipeline, PipelineError};
@@ -136,8 +135,9 @@ pub struct Shown {
     pub seq: u64,
     /// Settings generation the frame was drawn with.
     pub generation: u64,
-    /// The picture, possibly reduced to the size it is shown at.
-    pub image: Arc<ColorImage>,
+    /// The picture: the video's planes for the GPU, or RGB possibly
+    /// reduced to the size it is shown at.
+    pub picture: Picture,
     /// Size of the video frame `[width, height]` (image coordinates).
     pub size: [usize; 2],
     pub stats: ProcessStats,
@@ -161,6 +161,7 @@ enum Request {
         epoch: u64,
     },
     Display([usize; 2]),
+    Planes(bool),
     Step(i64),
     Settings(u64, Box<DrawSettings>),
     Patch {
@@ -339,6 +340,14 @@ impl Player {
         let _ = self.tx.send(Request::Display(size));
     }
 
+    /// Whether frames that have YUV planes are handed over as those planes
+    /// ([`Picture::Planes`], for a display converting them on the GPU)
+    /// rather than as RGB. Off until asked; frames without planes are RGB
+    /// either way.
+    pub fn set_planes(&self, on: bool) {
+        let _ = self.tx.send(Request::Planes(on));
+    }
+
     /// Draws from now on with `settings`.
     pub fn configure(&mut self, settings: DrawSettings) {
         self.generation += 1;
@@ -391,6 +400,8 @@ struct Sent {
     time: f64,
     generation: u64,
     reduction: usize,
+    /// Handed over as planes (shown at any size as they are).
+    planes: bool,
 }
 
 struct Worker {
@@ -405,6 +416,8 @@ struct Worker {
     generation: u64,
     /// Pixels covered on screen, when known.
     display: Option<[usize; 2]>,
+    /// Hand over frames with planes as planes.
+    planes: bool,
     /// The last frame handed out.
     sent: Option<Sent>,
     /// The next frame, drawn ahead of time while playing.
@@ -442,6 +455,7 @@ impl Worker {
             ring_seeks: 0,
             generation: 0,
             display: None,
+            planes: false,
             sent: None,
             ahead: None,
             last: None,
@@ -475,7 +489,7 @@ impl Worker {
     /// Copies the frame asked for out of the ring, as decoded.
     fn whole_frame(&mut self, time: f64) {
         let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
-        let pixels = frame.map_or_else(|| RgbImage::zeros((0, 0, 3)), |f| f.image.clone());
+        let pixels = frame.map_or_else(|| RgbImage::zeros((0, 0, 3)), |f| decoded_rgb(f).into_owned());
         lock(&self.outbox).frame = Some(Patch { time, pixels });
         (self.wake)();
     }
@@ -484,7 +498,7 @@ impl Worker {
     fn patch(&mut self, time: f64, x: usize, y: usize, radius: usize) {
         let frame = self.ring.position(time).and_then(|p| self.ring.get(p));
         let pixels = match frame {
-            Some(f) => crop(&f.image, x, y, radius),
+            Some(f) => crop(&decoded_rgb(f), x, y, radius),
             None => RgbImage::zeros((0, 0, 3)),
         };
         lock(&self.outbox).patch = Some(Patch { time, pixels });
@@ -535,9 +549,17 @@ impl Worker {
                         if self
                             .ahead
                             .as_ref()
-                            .is_some_and(|a| a.reduction != self.reduction())
+                            .is_some_and(|a| !self.fits(a.reduction, a.picture.is_planes()))
                         {
                             self.ahead = None;
+                        }
+                    }
+                    Request::Planes(on) => {
+                        if on != self.planes {
+                            // Everything handed over so far is of the other kind.
+                            self.planes = on;
+                            self.ahead = None;
+                            self.sent = None;
                         }
                     }
                 }
@@ -565,6 +587,16 @@ impl Worker {
         k.clamp(1, 4)
     }
 
+    /// Whether a picture handed over (reduced by `reduction`, or `planes`)
+    /// is right for the display as it is now.
+    fn fits(&self, reduction: usize, planes: bool) -> bool {
+        if planes {
+            self.planes
+        } else {
+            reduction == self.reduction()
+        }
+    }
+
     /// Whether the last request has been answered with current settings.
     fn is_done(&self) -> bool {
         let Some(target) = self.target else {
@@ -573,7 +605,7 @@ impl Worker {
         let Some(sent) = self.sent else {
             return false;
         };
-        if sent.generation != self.generation || sent.reduction != self.reduction() {
+        if sent.generation != self.generation || !self.fits(sent.reduction, sent.planes) {
             return false;
         }
         match target {
@@ -607,11 +639,17 @@ impl Worker {
         let t0 = Instant::now();
         if let Target::Time(t) = target
             && self.previewed != Some(self.seq)
-            && self.ring.is_far(t)
         {
-            self.previewed = Some(self.seq);
-            if self.preview(t, t0) {
-                return;
+            if self.ring.is_far(t) {
+                self.previewed = Some(self.seq);
+                if self.preview(t, t0) {
+                    return;
+                }
+            } else if self.ring.reads_on_far(t) {
+                self.previewed = Some(self.seq);
+                if self.preview_on_the_way(t, t0) {
+                    return;
+                }
             }
         }
         let pos = match target {
@@ -632,14 +670,10 @@ impl Worker {
         if let Target::Step { .. } = target {
             self.target = Some(Target::Frame(time));
         }
-        let now = Sent {
-            time,
-            generation: self.generation,
-            reduction: self.reduction(),
-        };
-        if self.sent == Some(now)
-            && let Some(last) = &self.last
-        {
+        let same = self.sent.is_some_and(|s| {
+            s.time == time && s.generation == self.generation && self.fits(s.reduction, s.planes)
+        });
+        if same && let Some(last) = &self.last {
             let again = Shown {
                 requested: self.requested,
                 seq: self.seq,
@@ -654,7 +688,7 @@ impl Worker {
         if let Some(a) = self.ahead.take()
             && a.time == time
             && a.generation == self.generation
-            && a.reduction == self.reduction()
+            && self.fits(a.reduction, a.picture.is_planes())
         {
             // Drawn (and counted) ahead of time, and maybe already on
             // screen as the upcoming frame.
@@ -690,6 +724,35 @@ impl Worker {
         // Within a frame of `t` (or of the end, for a time past it) it is
         // the frame itself or next to it: reading on is quicker than
         // another seek.
+        if t.min(self.info.end()) - time < self.info.frame_duration() {
+            return false;
+        }
+        let decode = t0.elapsed();
+        let Some(mut shown) = self.draw_copy(pos) else {
+            return false;
+        };
+        shown.timing.decode = decode;
+        shown.requested = self.requested;
+        shown.seq = self.seq;
+        shown.preview = true;
+        self.deliver(shown, true);
+        true
+    }
+
+    /// A seek reached by reading on, far (no keyframe between, more than
+    /// the ring reads on unasked): the next frame decoded is shown first,
+    /// at once, while reading on goes to the frame at `t` (a keyframe
+    /// shown first would be further back and cost a second seek); `true`
+    /// when it was.
+    fn preview_on_the_way(&mut self, t: f64, t0: Instant) -> bool {
+        let more = self.ring.read_next();
+        self.after_ring();
+        let Some(pos) = self.ring.len().checked_sub(1).filter(|_| more) else {
+            return false;
+        };
+        let Some(time) = self.ring.get(pos).map(|f| f.time) else {
+            return false;
+        };
         if t.min(self.info.end()) - time < self.info.frame_duration() {
             return false;
         }
@@ -748,7 +811,7 @@ impl Worker {
     fn draw_copy(&mut self, pos: usize) -> Option<Shown> {
         let src = self.ring.get(pos)?;
         let mut frame = std::mem::replace(&mut self.scratch, SourceFrame::empty());
-        frame.clone_from(src);
+        copy_frame(&mut frame, src);
         let shown = self.draw(&mut frame);
         self.scratch = frame;
         Some(shown)
@@ -765,8 +828,15 @@ impl Worker {
             }
         };
         let t2 = Instant::now();
-        let reduction = self.reduction();
-        let color = to_color_image_reduced(&frame.image, reduction);
+        let planes = if self.planes { planes_of(frame) } else { None };
+        let (picture, reduction) = match planes {
+            Some(p) => (Picture::Planes(p), 1),
+            None => {
+                frame.finish_rgb();
+                let k = self.reduction();
+                (Picture::Rgb(Arc::new(to_color_image_reduced(&frame.image, k))), k)
+            }
+        };
         let t3 = Instant::now();
         let is_last = self.ring.is_last(time);
         Shown {
@@ -775,7 +845,7 @@ impl Worker {
             requested: None,
             seq: 0,
             generation: self.generation,
-            image: Arc::new(color),
+            picture,
             size: [self.info.width, self.info.height],
             reduction,
             stats,
@@ -799,6 +869,7 @@ impl Worker {
             time: shown.time,
             generation: shown.generation,
             reduction: shown.reduction,
+            planes: shown.picture.is_planes(),
         });
         self.last = Some(shown.clone());
         let mut ob = lock(&self.outbox);
@@ -810,6 +881,39 @@ impl Worker {
         if drawn {
             (self.wake)();
         }
+    }
+}
+
+/// Copies `src` into `dst`'s buffers, as `clone_from` does, except an RGB
+/// picture still to be converted from the planes ([`SourceFrame::rgb_pending`]):
+/// its stale pixels are not copied (a 3K picture is 16 MB), only its size
+/// kept.
+fn copy_frame(dst: &mut SourceFrame, src: &SourceFrame) {
+    if !src.rgb_pending() {
+        dst.clone_from(src);
+        return;
+    }
+    dst.index = src.index;
+    dst.time = src.time;
+    if dst.image.dim() != src.image.dim() {
+        dst.image = RgbImage::zeros(src.image.dim());
+    }
+    dst.yuv.clone_from(&src.yuv);
+    dst.clock = src.clock;
+    dst.mask.clone_from(&src.mask);
+    dst.calibration.clone_from(&src.calibration);
+}
+
+/// The frame's RGB picture as decoded: converted from its planes when the
+/// source left that to be done ([`SourceFrame::rgb_pending`]).
+fn decoded_rgb(frame: &SourceFrame) -> std::borrow::Cow<'_, RgbImage> {
+    match &frame.yuv {
+        Some(yuv) if yuv.rgb_pending() => {
+            let mut rgb = RgbImage::zeros((0, 0, 3));
+            yuv.to_rgb_rows(&mut rgb, 0..yuv.height());
+            std::borrow::Cow::Owned(rgb)
+        }
+        _ => std::borrow::Cow::Borrowed(&frame.image),
     }
 }
 
@@ -826,315 +930,4 @@ pub fn crop(img: &RgbImage, x: usize, y: usize, radius: usize) -> RgbImage {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::video::source::SyntheticSource;
-    use eframe::egui::Color32;
-
-    fn wait_for(p: &Player, what: impl Fn(&Shown) -> bool) -> Shown {
-        let until = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < until {
-            if let Some(s) = p.take_frame()
-                && what(&s)
-            {
-                return s;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        panic!("no matching frame arrived");
-    }
-
-    /// Paints frame pixels red where the offset says so, to see settings.
-    struct Marker {
-        red: bool,
-    }
-
-    impl FrameProcessor for Marker {
-        fn configure(&mut self, s: &DrawSettings) -> Result<(), PipelineError> {
-            self.red = s.time.offset > 0.0;
-            Ok(())
-        }
-        fn process(&mut self, f: &mut SourceFrame) -> Result<ProcessStats, PipelineError> {
-            let f = &mut f.image;
-            if self.red {
-                f[[0, 0, 0]] = 255;
-                f[[0, 0, 1]] = 0;
-                f[[0, 0, 2]] = 0;
-            }
-            Ok(ProcessStats {
-                primitives: 1,
-                ..Default::default()
-            })
-        }
-    }
-
-    fn player() -> Player {
-        let src = SyntheticSource::new(32, 18, 10.0, 100).unwrap();
-        Player::spawn(
-            Box::new(src),
-            Box::new(Marker { red: false }),
-            DrawSettings::default(),
-            || {},
-        )
-        .unwrap()
-    }
-
-    /// Frames with a keyframe every `gop`; a seek to the frame itself
-    /// waits until the test lets it go.
-    struct Keyframed {
-        inner: SyntheticSource,
-        gop: u64,
-        gate: crossbeam_channel::Receiver<()>,
-    }
-
-    impl FrameSource for Keyframed {
-        fn info(&self) -> &crate::video::source::SourceInfo {
-            self.inner.info()
-        }
-        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
-            self.inner.next_frame()
-        }
-        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
-            let _ = self.gate.recv_timeout(Duration::from_secs(10));
-            self.inner.frame_at(t)
-        }
-        fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
-            let fps = self.inner.info().fps;
-            let k = ((t * fps + 1e-9).floor() as u64) / self.gop * self.gop;
-            self.inner.frame_at(k as f64 / fps)
-        }
-    }
-
-    #[test]
-    fn a_far_seek_shows_the_keyframe_first_then_the_frame() {
-        let (open, gate) = crossbeam_channel::unbounded();
-        let src = Keyframed {
-            inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
-            gop: 30,
-            gate,
-        };
-        let p = Player::spawn(
-            Box::new(src),
-            Box::new(Marker { red: false }),
-            DrawSettings::default(),
-            || {},
-        )
-        .unwrap();
-        p.show(0.0, false);
-        let first = wait_for(&p, |s| s.requested == Some(0.0));
-        assert!(!first.preview && first.index == 0);
-        // Far: the keyframe at 6 s first, marked, for the time asked.
-        p.show(8.55, false);
-        let key = wait_for(&p, |s| s.requested == Some(8.55));
-        assert!(key.preview && key.time == 6.0, "{} {}", key.preview, key.time);
-        // Then the frame itself, once its seek goes through.
-        open.send(()).unwrap();
-        let exact = wait_for(&p, |s| s.requested == Some(8.55) && !s.preview);
-        assert_eq!(exact.index, 85);
-        // Near (read on from what is there): no stand-in.
-        p.show(9.0, false);
-        let near = wait_for(&p, |s| s.requested == Some(9.0));
-        assert!(!near.preview && near.index == 90);
-    }
-
-    #[test]
-    fn shows_the_frame_at_a_time_and_steps() {
-        let p = player();
-        p.show(2.05, false);
-        let s = wait_for(&p, |s| s.requested == Some(2.05));
-        assert_eq!((s.index, s.time), (20, 2.0));
-        p.step(1);
-        assert_eq!(wait_for(&p, |_| true).index, 21);
-        p.step(-3);
-        assert_eq!(wait_for(&p, |_| true).index, 18);
-        // Far seeks, both ways, and the ends.
-        p.show(9.0, false);
-        assert_eq!(wait_for(&p, |s| s.requested == Some(9.0)).index, 90);
-        p.show(0.0, false);
-        assert_eq!(wait_for(&p, |s| s.requested == Some(0.0)).index, 0);
-        p.show(50.0, false);
-        let last = wait_for(&p, |s| s.requested == Some(50.0));
-        assert_eq!(last.index, 99);
-        assert!(last.is_last);
-        p.step(5);
-        assert_eq!(wait_for(&p, |_| true).index, 99);
-        p.step(-1000);
-        assert_eq!(wait_for(&p, |_| true).index, 0);
-    }
-
-    /// A source whose indices are wrong after a seek (as estimated indices
-    /// can be): frames must be told apart by time.
-    struct Relabel {
-        inner: SyntheticSource,
-        next_label: u64,
-    }
-
-    impl crate::video::source::FrameSource for Relabel {
-        fn info(&self) -> &crate::video::source::SourceInfo {
-            self.inner.info()
-        }
-        fn next_frame(&mut self) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
-            let f = self.inner.next_frame()?;
-            self.next_label += 1;
-            Ok(f.map(|mut f| {
-                f.index = self.next_label;
-                f
-            }))
-        }
-        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, crate::video::source::SourceError> {
-            let f = self.inner.frame_at(t)?;
-            self.next_label = 1;
-            Ok(f.map(|mut f| {
-                f.index = 1;
-                f
-            }))
-        }
-    }
-
-    #[test]
-    fn steps_follow_times_not_indices() {
-        let src = Relabel {
-            inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
-            next_label: 0,
-        };
-        let p = Player::spawn(
-            Box::new(src),
-            Box::new(Marker { red: false }),
-            DrawSettings::default(),
-            || {},
-        )
-        .unwrap();
-        p.show(0.0, false);
-        wait_for(&p, |s| s.requested == Some(0.0));
-        p.show(5.0, false);
-        assert_eq!(wait_for(&p, |s| s.requested == Some(5.0)).time, 5.0);
-        p.step(-1);
-        assert!((wait_for(&p, |_| true).time - 4.9).abs() < 1e-9);
-        p.step(-5);
-        assert!((wait_for(&p, |_| true).time - 4.4).abs() < 1e-9);
-        p.step(2);
-        assert!((wait_for(&p, |_| true).time - 4.6).abs() < 1e-9);
-        p.step(-100);
-        assert_eq!(wait_for(&p, |_| true).time, 0.0);
-        p.step(-1);
-        assert_eq!(wait_for(&p, |_| true).time, 0.0);
-    }
-
-    #[test]
-    fn every_request_is_answered_even_for_the_same_frame() {
-        let p = player();
-        for t in [1.0, 1.01, 1.0, 1.0] {
-            p.show(t, false);
-            assert_eq!(wait_for(&p, |s| s.requested == Some(t)).index, 10);
-        }
-    }
-
-    #[test]
-    fn new_settings_redraw_the_current_frame() {
-        let mut p = player();
-        p.show(1.0, false);
-        let s = wait_for(&p, |s| s.requested == Some(1.0));
-        assert_ne!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
-        p.configure(DrawSettings {
-            time: crate::video::TimeMap::new(1.0),
-            ..DrawSettings::default()
-        });
-        let g = p.generation();
-        let s = wait_for(&p, |s| s.generation == g);
-        assert_eq!(s.index, 10);
-        assert_eq!(s.image.pixels[0], Color32::from_rgb(255, 0, 0));
-    }
-
-    /// What `take` hands out first, waiting up to 20 s.
-    fn wait_for_answer(p: &Player, take: impl Fn(&Player) -> Option<Patch>) -> Patch {
-        let until = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < until {
-            if let Some(patch) = take(p) {
-                return patch;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        panic!("no answer arrived");
-    }
-
-    fn wait_for_patch(p: &Player) -> Patch {
-        wait_for_answer(p, Player::take_patch)
-    }
-
-    /// A player whose drawing marks pixel (0, 0) red, showing the frame at
-    /// 1 s (frame 10 of the synthetic source).
-    fn marked_frame_shown() -> (Player, Shown) {
-        let mut p = player();
-        p.configure(DrawSettings {
-            time: crate::video::TimeMap::new(1.0),
-            ..DrawSettings::default()
-        });
-        p.show(1.0, false);
-        let shown = wait_for(&p, |s| s.requested == Some(1.0) && s.generation == 1);
-        (p, shown)
-    }
-
-    /// A patch comes from the frame as decoded, not as drawn: the marker
-    /// painted on pixel (0, 0) is not in it.
-    #[test]
-    fn patches_are_cut_from_the_decoded_frame() {
-        let (p, shown) = marked_frame_shown();
-        assert_eq!(shown.image.pixels[0], Color32::from_rgb(255, 0, 0));
-        let want = SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image;
-        p.request_patch(shown.time, 0, 0, 2);
-        let patch = wait_for_patch(&p);
-        assert_eq!(patch.time, shown.time);
-        assert_eq!(patch.pixels, want.slice(ndarray::s![0..3, 0..3, ..]).to_owned());
-        assert_ne!(patch.pixels[[0, 0, 1]], 0, "not the marker");
-        // Clipped at the far corner; nothing outside the frame or for a
-        // frame not in memory.
-        p.request_patch(shown.time, 31, 17, 4);
-        let corner = wait_for_patch(&p);
-        assert_eq!(corner.pixels.dim(), (5, 5, 3));
-        assert_eq!(crop(&want, 32, 0, 4).dim(), (0, 0, 3));
-        p.request_patch(77.7, 5, 5, 4);
-        let gone = wait_for_patch(&p);
-        assert!(gone.pixels.is_empty());
-    }
-
-    /// A whole frame as decoded, apart from patches; nothing for a frame
-    /// not in memory.
-    #[test]
-    fn whole_frames_come_as_decoded() {
-        let (p, shown) = marked_frame_shown();
-        p.request_frame(shown.time);
-        let frame = wait_for_answer(&p, Player::take_decoded);
-        assert_eq!(
-            frame.pixels,
-            SyntheticSource::new(32, 18, 10.0, 100).unwrap().render(10).image
-        );
-        assert!(p.take_patch().is_none(), "a frame is not a patch");
-        p.request_frame(77.7);
-        assert!(wait_for_answer(&p, Player::take_decoded).pixels.is_empty());
-    }
-
-    #[test]
-    fn playing_forward_visits_each_frame() {
-        let p = player();
-        let mut seen = Vec::new();
-        for i in 0..30 {
-            let t = i as f64 / 10.0;
-            p.show(t, true);
-            seen.push(wait_for(&p, |s| s.requested == Some(t)).index);
-        }
-        assert_eq!(seen, (0..30).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn display_size_reduces_the_picture() {
-        let p = player(); // 32×18 frames
-        p.set_display_size([16, 9]);
-        p.show(1.0, false);
-        let s = wait_for(&p, |s| s.requested == Some(1.0) && s.reduction == 2);
-        assert_eq!(s.image.size, [16, 9]);
-        assert_eq!(s.size, [32, 18]);
-        p.set_display_size([100, 100]);
-        let s = wait_for(&p, |s| s.reduction == 1);
-        assert_eq!(s.image.size, [32, 18]);
-    }
-}
+mod tests;

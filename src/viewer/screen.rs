@@ -1,17 +1,62 @@
-//! Decoded frames as pictures for the screen: RGB to egui's opaque
-//! `Color32`, at full size (an AVX2 kernel writing past the cache) or
-//! reduced by whole factors, each block averaged (halving has an AVX2
-//! kernel too; larger factors, for 4K video in a window, sum each block's
-//! rows down the columns in vectors first). The pictures are written once,
-//! into memory neither zeroed nor filled before. The player converts every
-//! frame it draws, so this is on its path to the screen.
+//! Decoded frames as pictures for the screen ([`Picture`]): a video's
+//! own YUV 4:2:0 planes as they are, converted on the GPU
+//! ([`super::gpu`]), or, for pictures without planes (a still image, a
+//! rendered match, a rotated or 10-bit video) and where no GPU converts,
+//! RGB as egui's opaque `Color32` — at full size (an AVX2 kernel writing
+//! past the cache) or reduced by whole factors, each block averaged
+//! (halving has an AVX2 kernel too; larger factors, for 4K video in a
+//! window, sum each block's rows down the columns in vectors first). The
+//! RGB pictures are written once, into memory neither zeroed nor filled
+//! before.
 
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 use eframe::egui::{Color32, ColorImage};
 
 use crate::image::RgbImage;
 use crate::simd::multiversion;
+use crate::video::Picture420;
+use crate::video::source::SourceFrame;
+
+/// A frame as the screen takes it.
+#[derive(Clone, Debug)]
+pub enum Picture {
+    /// RGB pixels, possibly reduced, for an egui texture.
+    Rgb(Arc<ColorImage>),
+    /// The decoded planes (with the drawing in them), full size, for the
+    /// GPU to convert.
+    Planes(Arc<Picture420>),
+}
+
+impl Picture {
+    /// The RGB pixels, when the picture is RGB.
+    pub fn rgb(&self) -> Option<&Arc<ColorImage>> {
+        match self {
+            Picture::Rgb(c) => Some(c),
+            Picture::Planes(_) => None,
+        }
+    }
+
+    /// Whether the picture is the video's planes.
+    pub fn is_planes(&self) -> bool {
+        matches!(self, Picture::Planes(_))
+    }
+}
+
+/// `frame` as planes for the GPU, when it has them: as decoded, or with
+/// the drawing the pipeline blended into them; parts painted in the RGB
+/// picture and marked changed are converted into them first
+/// ([`crate::video::Yuv420::bake`], the colours subsampled as an export's
+/// are). `None` for a frame without planes, or whose RGB painting cannot
+/// go into its planes (full range): then it is shown from RGB.
+pub fn planes_of(frame: &mut SourceFrame) -> Option<Arc<Picture420>> {
+    let yuv = frame.yuv.as_mut()?;
+    if !yuv.changed().is_empty() && !yuv.rgb_pending() {
+        yuv.bake(frame.image.as_slice()?).ok()?;
+    }
+    yuv.picture().map(Arc::new)
+}
 
 /// An RGB frame as an egui image (opaque).
 pub fn to_color_image(img: &RgbImage) -> ColorImage {

@@ -119,10 +119,11 @@ fn demo_writes_a_consistent_run_that_exports() {
 
     // The default (adaptive) mask finds the true floor.
     let mut masker = session.mask.build().unwrap();
-    let mut got = MaskImage::zeros((0, 0));
+    let mut mask = underlay::mask::FloorMask::new();
     let (mut inter, mut union) = (0u64, 0u64);
     for (f, truth) in frames.iter().zip(&masks) {
-        masker.compute(&f.image, f.time, &mut got).unwrap();
+        masker.compute(&f.picture(), f.time, &mut mask).unwrap();
+        let got = mask.to_image();
         for (&a, &b) in got.iter().zip(truth.iter()) {
             inter += u64::from(a != 0 && b != 0);
             union += u64::from(a != 0 || b != 0);

@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use underlay::image::MaskImage;
+use underlay::image::{MaskImage, RgbImage};
 use underlay::mask::synth::{SynthFrame, SynthOptions, generate, iou};
-use underlay::mask::{AdaptiveMasker, AdaptiveSettings, MaskSettings, Masker, ThesisMasker};
+use underlay::mask::{AdaptiveMasker, AdaptiveSettings, FloorMask, MaskSettings, Masker, ThesisMasker};
+use underlay::video::Picture;
 use underlay::video::still::{load_mask, save_mask, save_rgb};
 
 fn underlay() -> Command {
@@ -26,11 +27,34 @@ fn covered(mask: &MaskImage, part: &MaskImage) -> f64 {
     hit as f64 / n.max(1) as f64
 }
 
+/// The pixels of `part` more than `r` px from its edge: those whose
+/// square of side `2r + 1` around them is all in `part`.
+fn interior(part: &MaskImage, r: usize) -> MaskImage {
+    let (h, w) = part.dim();
+    MaskImage::from_shape_fn((h, w), |(y, x)| {
+        let ys = y.saturating_sub(r)..(y + r + 1).min(h);
+        let all = ys
+            .into_iter()
+            .all(|yy| (x.saturating_sub(r)..(x + r + 1).min(w)).all(|xx| part[(yy, xx)] != 0));
+        if all { 255 } else { 0 }
+    })
+}
+
+/// The mask `m` makes of `picture` at `time`, as an image.
+fn mask_of(m: &mut dyn Masker, picture: Picture<'_>, time: f64) -> MaskImage {
+    let mut out = FloorMask::new();
+    m.compute(&picture, time, &mut out).unwrap();
+    out.to_image()
+}
+
+/// The mask `m` makes of an RGB picture.
+fn rgb_mask(m: &mut dyn Masker, img: &RgbImage, time: f64) -> MaskImage {
+    mask_of(m, Picture::Rgb(img), time)
+}
+
 fn adaptive(frame: &SynthFrame) -> MaskImage {
     let mut m = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
-    let mut out = MaskImage::zeros((0, 0));
-    m.compute(&frame.frame, 0.0, &mut out).unwrap();
-    out
+    rgb_mask(&mut m, &frame.frame, 0.0)
 }
 
 /// The adaptive mask finds the floor on carpets of several colours,
@@ -96,13 +120,24 @@ fn adaptive_mask_finds_synthetic_floors() {
         let f = generate(&opts);
         let mask = adaptive(&f);
         let score = iou(&mask, &f.floor);
-        let on_objects = covered(&mask, &f.objects);
+        // The mask is made of 2×2 blocks (issue 48): an object's edge
+        // moves by up to a pixel or two, so objects are judged more than
+        // 2 px inside their edge, as the quality bound judges masks. The
+        // bound is 7 %, not the 2 % of the full-resolution mask: a robot's
+        // carpet-green marker dot a block or two from its edge now joins
+        // the carpet where the dark rim between them is one block (4–6 %
+        // of robot pixels on the dark, dull, graded and small cases; 0 on
+        // the others).
+        let on_objects = covered(&mask, &interior(&f.objects, 2));
+        let on_whole_objects = covered(&mask, &f.objects);
         let on_lines = covered(&mask, &f.lines);
-        eprintln!("{name}: IoU {score:.4}, objects marked floor {on_objects:.4}, lines kept {on_lines:.4}");
+        eprintln!(
+            "{name}: IoU {score:.4}, objects marked floor {on_objects:.4} inside, {on_whole_objects:.4} whole, lines kept {on_lines:.4}"
+        );
         assert!(score >= 0.98, "{name}: IoU {score}");
         assert!(
-            on_objects <= 0.02,
-            "{name}: {on_objects} of robot/ball pixels marked floor"
+            on_objects <= 0.07,
+            "{name}: {on_objects} of robot/ball pixels (2 px inside) marked floor"
         );
         assert!(on_lines >= 0.95, "{name}: only {on_lines} of line pixels kept");
     }
@@ -121,8 +156,7 @@ fn adaptive_mask_is_stable_over_time() {
             noise: 12 + i as u8, // …different noise each frame
             ..SynthOptions::default()
         });
-        let mut out = MaskImage::zeros((0, 0));
-        m.compute(&f.frame, i as f64 / 30.0, &mut out).unwrap();
+        let out = rgb_mask(&mut m, &f.frame, i as f64 / 30.0);
         if let Some(p) = &prev {
             let changed = p.iter().zip(out.iter()).filter(|(a, b)| a != b).count();
             assert!(changed < 480 * 270 / 200, "frame {i}: {changed} pixels flipped");
@@ -132,8 +166,9 @@ fn adaptive_mask_is_stable_over_time() {
 }
 
 /// The thesis mask agrees with the thesis's own Python
-/// (`../shared/reference/thesis_mask.py`) when that script and a Python
-/// with OpenCV are available (`UNDERLAY_TEST_PYTHON`, default `python3`).
+/// (`../shared/reference/thesis_mask.py`), away from its boundary, when
+/// that script and a Python with OpenCV are available
+/// (`UNDERLAY_TEST_PYTHON`, default `python3`).
 #[test]
 fn thesis_mask_agrees_with_the_reference_script() {
     let Some(script) = crate::util::shared_reference("thesis_mask.py") else {
@@ -189,9 +224,22 @@ fn thesis_mask_agrees_with_the_reference_script() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let (a, b) = (load_mask(&reference).unwrap(), load_mask(&ours).unwrap());
+        // On the picture's 2×2 blocks (issue 48): the same away from the
+        // reference's boundary, as the quality bound has it.
+        let away = underlay::eval::agreement::agreement(&a, &b, 2);
         let same = a.iter().zip(b.iter()).filter(|(x, y)| x == y).count() as f64 / a.len() as f64;
-        eprintln!("{}: {:.4} % of pixels agree", input.display(), same * 100.0);
-        assert!(same >= 0.999, "{}: only {same} agree", input.display());
+        eprintln!(
+            "{}: {:.4} % of pixels agree, {:.4} % of those more than 2 px from the reference's boundary",
+            input.display(),
+            same * 100.0,
+            away.share() * 100.0
+        );
+        assert!(
+            away.share() >= 0.99,
+            "{}: only {} agree",
+            input.display(),
+            away.share()
+        );
     }
 }
 
@@ -232,8 +280,7 @@ fn mask_command_writes_a_png_mask_for_an_image() {
         if method == "thesis" {
             m = MaskSettings::Thesis;
         }
-        let mut want = MaskImage::zeros((0, 0));
-        m.build().unwrap().compute(&f.frame, 0.0, &mut want).unwrap();
+        let want = rgb_mask(m.build().unwrap().as_mut(), &f.frame, 0.0);
         assert_eq!(mask, want, "{method}");
     }
     // The default method is adaptive.
@@ -334,8 +381,7 @@ fn mask_output_is_usable_as_a_static_mask() {
         .unwrap();
     assert!(o.status.success());
     let mut s = MaskSettings::Image { file: out.clone() }.build().unwrap();
-    let mut got = MaskImage::zeros((0, 0));
-    s.compute(&f.frame, 0.0, &mut got).unwrap();
+    let got = rgb_mask(s.as_mut(), &f.frame, 0.0);
     assert_eq!(got, load_mask(&out).unwrap());
     save_mask(&dir.path().join("again.png"), &got).unwrap();
 }
@@ -349,13 +395,13 @@ fn real_media_when_available() {
     };
     let frame = underlay::video::still::load_rgb(&ssl).unwrap();
     let fraction = |m: &MaskImage| m.iter().filter(|&&v| v != 0).count() as f64 / m.len() as f64;
-    let mut out = MaskImage::zeros((0, 0));
-    AdaptiveMasker::new(AdaptiveSettings::default())
-        .unwrap()
-        .compute(&frame, 0.0, &mut out)
-        .unwrap();
+    let out = rgb_mask(
+        &mut AdaptiveMasker::new(AdaptiveSettings::default()).unwrap(),
+        &frame,
+        0.0,
+    );
     let adaptive = fraction(&out);
-    ThesisMasker::new().compute(&frame, 0.0, &mut out).unwrap();
+    let out = rgb_mask(&mut ThesisMasker::new(), &frame, 0.0);
     let thesis = fraction(&out);
     eprintln!("SSL photo: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
     assert!(adaptive > 0.8 && thesis < 0.15);
@@ -364,13 +410,15 @@ fn real_media_when_available() {
         return;
     };
     let mut d = underlay::video::Decoder::open(&drone).unwrap();
+    d.set_keep_yuv(true);
     let f = d.frame_at(5.0).unwrap().unwrap();
-    AdaptiveMasker::new(AdaptiveSettings::default())
-        .unwrap()
-        .compute(&f.image, f.time, &mut out)
-        .unwrap();
+    let out = mask_of(
+        &mut AdaptiveMasker::new(AdaptiveSettings::default()).unwrap(),
+        f.picture(),
+        f.time,
+    );
     let adaptive = fraction(&out);
-    ThesisMasker::new().compute(&f.image, f.time, &mut out).unwrap();
+    let out = mask_of(&mut ThesisMasker::new(), f.picture(), f.time);
     let thesis = fraction(&out);
     eprintln!("drone frame at 5 s: adaptive {adaptive:.3}, thesis {thesis:.3} of pixels are floor");
     assert!(adaptive > 0.78 && thesis < 0.15);
@@ -458,15 +506,13 @@ fn mask_command_writes_a_lossless_mask_video() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("7 mask frames"));
 
+    // Masked from the video's own planes, as `underlay mask` reads them.
     let mut frames = Decoder::open(&video).unwrap();
+    frames.set_keep_yuv(true);
     let mut masks = Decoder::open(&out).unwrap();
     assert_eq!(masks.info().codec, "ffv1");
     let mut masker = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
-    let (mut f, mut m, mut want) = (
-        SourceFrame::empty(),
-        MaskImage::zeros((0, 0)),
-        MaskImage::zeros((0, 0)),
-    );
+    let (mut f, mut m) = (SourceFrame::empty(), MaskImage::zeros((0, 0)));
     let mut n = 0;
     while frames.read_into(&mut f).unwrap() {
         let (t, _) = masks
@@ -474,7 +520,8 @@ fn mask_command_writes_a_lossless_mask_video() {
             .unwrap()
             .expect("a mask for every frame");
         assert!((t - f.time).abs() < 1e-6, "mask at {t} for frame at {}", f.time);
-        masker.compute(&f.image, f.time, &mut want).unwrap();
+        assert!(f.yuv.is_some(), "frame {n} has its planes");
+        let want = mask_of(&mut masker, f.picture(), f.time);
         assert_eq!(m, want, "frame {n}");
         n += 1;
     }
@@ -572,16 +619,18 @@ fn mask_video_is_a_masker() {
 
     let mut thesis = ThesisMasker::new();
     let mut frames = Decoder::open(&video).unwrap();
+    frames.set_keep_yuv(true);
     let mut all = Vec::new();
     let mut f = SourceFrame::empty();
     while frames.read_into(&mut f).unwrap() {
         all.push(f.clone());
     }
-    let (mut got, mut want) = (MaskImage::zeros((0, 0)), MaskImage::zeros((0, 0)));
+    let (mut got, mut want) = (FloorMask::new(), FloorMask::new());
     let mut check = |masker: &mut Box<dyn Masker>, i: usize| {
-        masker.compute(&all[i].image, all[i].time, &mut got).unwrap();
-        thesis.compute(&all[i].image, all[i].time, &mut want).unwrap();
-        assert_eq!(got, want, "frame {i}");
+        let pic = all[i].picture();
+        masker.compute(&pic, all[i].time, &mut got).unwrap();
+        thesis.compute(&pic, all[i].time, &mut want).unwrap();
+        assert_eq!(got.to_image(), want.to_image(), "frame {i}");
     };
     for i in 0..all.len() {
         check(&mut masker, i);
@@ -595,14 +644,17 @@ fn mask_video_is_a_masker() {
     // Past the end of the mask video: a clear error.
     let late = all[5].time + 1.0;
     let e = masker
-        .compute(&all[0].image, late, &mut got)
+        .compute(&Picture::Rgb(&all[0].image), late, &mut got)
         .unwrap_err()
         .to_string();
     assert!(e.contains("masks.mkv") && e.contains("shorter"), "{e}");
     // A frame of another size: a clear error.
     let small = underlay::image::RgbImage::zeros((48, 80, 3));
     masker.reset();
-    let e = masker.compute(&small, 0.0, &mut got).unwrap_err().to_string();
+    let e = masker
+        .compute(&Picture::Rgb(&small), 0.0, &mut got)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("160×96") && e.contains("80×48"), "{e}");
     // A missing mask video is named when the masker is built.
     let e = MaskSettings::Video {

@@ -13,10 +13,10 @@ use underlay::calib::Calibration;
 use underlay::calib::synthetic::pitched_camera;
 use underlay::image::{FLOOR, MaskImage, RgbImage};
 use underlay::log::{FrameTime, Log, MarkerKind, Primitive, Rgba, Shape, Style, ThicknessUnit, Vec2};
-use underlay::mask::{MaskError, Masker};
+use underlay::mask::{FloorMask, MaskError, Masker};
 use underlay::pipeline::{DrawSettings, DrawToggles, InstantThreshold, Pipeline};
 use underlay::select::FilterSpec;
-use underlay::video::{SourceFrame, TimeMap};
+use underlay::video::{Picture, SourceFrame, TimeMap};
 
 const W: usize = 640;
 const H: usize = 360;
@@ -76,16 +76,19 @@ impl Masker for GreenKey {
         "green-key"
     }
 
-    fn compute(&mut self, frame: &RgbImage, _time: f64, out: &mut MaskImage) -> Result<(), MaskError> {
+    fn compute(&mut self, frame: &Picture<'_>, _time: f64, out: &mut FloorMask) -> Result<(), MaskError> {
+        let Picture::Rgb(frame) = *frame else {
+            return Err(MaskError::BadSettings("the green key reads RGB pictures".into()));
+        };
         let (h, w, _) = frame.dim();
-        *out = MaskImage::from_shape_fn((h, w), |(y, x)| {
+        out.set_pixels(&MaskImage::from_shape_fn((h, w), |(y, x)| {
             let (r, g, b) = (
                 frame[[y, x, 0]] as i32,
                 frame[[y, x, 1]] as i32,
                 frame[[y, x, 2]] as i32,
             );
             if g > r + 25 && g > b + 25 { FLOOR } else { 0 }
-        });
+        }));
         Ok(())
     }
 }
@@ -421,9 +424,9 @@ fn colour_on_floor_and_none_on_robots() {
             > 200
     );
     assert_eq!(px(&frame, body), BODY);
-    assert_eq!(
-        p.last_mask()[[body.y.round() as usize, body.x.round() as usize]],
-        0
+    assert!(
+        !p.last_mask()
+            .is_floor(body.x.round() as usize, body.y.round() as usize)
     );
     // The instantaneous frame at 2.0 s is not shown at log time 1.0 s.
     let far = calib

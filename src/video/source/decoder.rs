@@ -19,6 +19,10 @@ impl DecoderSource {
         let mut decoder = Decoder::open(path)?;
         decoder.set_keep_yuv(options.keep_yuv);
         decoder.set_defer_rgb(options.keep_yuv && options.defer_rgb);
+        decoder.set_keep_full_range(options.yuv_full_range);
+        if options.seek_index {
+            decoder.build_index();
+        }
         let vi = decoder.info().clone();
         let fps = if vi.avg_fps.is_finite() && vi.avg_fps > 0.0 {
             vi.avg_fps
@@ -86,5 +90,13 @@ impl FrameSource for DecoderSource {
     fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
         let t = self.clamp(t);
         Ok(self.decoder.keyframe_at(t)?)
+    }
+
+    fn seek_index(&self) -> Option<crate::video::SeekIndex> {
+        self.decoder.seek_index()
+    }
+
+    fn set_stop(&mut self, stop: crate::video::Stop) {
+        self.decoder.set_stop(Some(stop));
     }
 }

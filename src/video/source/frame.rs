@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::calib::Calibration;
 use crate::image::{ImageError, MaskImage, RgbImage};
-use crate::video::{ClockTable, VideoError, Yuv420};
+use crate::video::{ClockTable, Picture, VideoError, Yuv420};
 
 /// An error of a source's own kind (a game log's parser, say).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -139,9 +139,12 @@ pub struct SourceFrame {
     pub image: RgbImage,
     /// The same picture in the video's own YUV 4:2:0 planes, when the
     /// source was opened with [`OpenOptions::keep_yuv`] and the video
-    /// allows it. Whoever changes `image` must say where
-    /// ([`Yuv420::mark_changed`]) or set this to `None`: the encoder takes
-    /// these planes, with the changed parts converted from `image`.
+    /// allows it. The planes are the picture: the pipeline masks them and
+    /// draws on them ([`Yuv420::draw_planes`]), the encoder takes them,
+    /// and `image` is then pending ([`SourceFrame::rgb_pending`]), made
+    /// from them when asked for ([`SourceFrame::finish_rgb`]). Whoever
+    /// paints on `image` instead must say where ([`Yuv420::mark_changed`])
+    /// or set this to `None`.
     pub yuv: Option<Yuv420>,
     /// The source's own log clock at this frame (a simulator's game time),
     /// when it has one; `None` for camera videos, whose log time follows
@@ -214,9 +217,9 @@ impl SourceFrame {
         SourceFrame::new(0, 0.0, RgbImage::zeros((0, 0, 3)))
     }
 
-    /// Converts `image` from the YUV planes if the source left it to be
-    /// converted ([`OpenOptions::defer_rgb`]); afterwards `image` is the
-    /// picture.
+    /// Converts `image` from the YUV planes if it is pending (the source
+    /// left it to be converted, [`OpenOptions::defer_rgb`], or something
+    /// was drawn on the planes since); afterwards `image` is the picture.
     pub fn finish_rgb(&mut self) {
         if let Some(yuv) = &mut self.yuv {
             yuv.finish_rgb(&mut self.image);
@@ -228,8 +231,30 @@ impl SourceFrame {
         self.yuv.as_ref().is_some_and(Yuv420::rgb_pending)
     }
 
-    /// Makes the encoder's picture from the YUV planes and the changed
-    /// parts of `image` ([`Yuv420::bake`]), when the frame has planes.
+    /// The picture as masks read it: the YUV planes when the frame has
+    /// limited-range ones, else the RGB picture (of full-range planes,
+    /// kept for a display: [`finish_rgb`](Self::finish_rgb) first when it
+    /// is pending).
+    pub fn picture(&self) -> Picture<'_> {
+        match &self.yuv {
+            Some(yuv) if !yuv.full_range() => Picture::Yuv(yuv.planes()),
+            _ => Picture::Rgb(&self.image),
+        }
+    }
+
+    /// Whether the frame's planes are full range (kept for a display,
+    /// [`OpenOptions::yuv_full_range`]): masked and drawn on in RGB.
+    pub fn full_range_planes(&self) -> bool {
+        self.yuv.as_ref().is_some_and(Yuv420::full_range)
+    }
+
+    /// `(width, height)` of the picture.
+    pub fn size(&self) -> (usize, usize) {
+        self.picture().size()
+    }
+
+    /// Converts the parts of `image` marked changed into the YUV planes
+    /// ([`Yuv420::bake`]), when the frame has planes.
     pub fn bake_yuv(&mut self) -> Result<(), String> {
         match (&mut self.yuv, self.image.as_slice()) {
             (Some(yuv), Some(rgb)) => yuv.bake(rgb),
@@ -260,6 +285,22 @@ pub trait FrameSource: Send {
     /// [`Self::frame_at`]'s.
     fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
         self.frame_at(t)
+    }
+
+    /// Where a seek to a time starts decoding, when the source knows (a
+    /// video opened with [`OpenOptions::seek_index`]): the keyframes,
+    /// shared with the source and still growing while they are read.
+    fn seek_index(&self) -> Option<crate::video::SeekIndex> {
+        None
+    }
+
+    /// Has long work towards a frame ([`Self::frame_at`] decoding a group
+    /// of pictures) ask `stop` as it goes and give up when it says `true`:
+    /// the frame returned then is not the one asked for (whoever set
+    /// `stop` throws it away), and the source stays ready for the next
+    /// request. Sources whose frames cost little ignore it.
+    fn set_stop(&mut self, stop: crate::video::Stop) {
+        let _ = stop;
     }
 
     /// Like [`Self::next_frame`] into `out`, reusing its buffers where the
@@ -295,6 +336,17 @@ pub struct OpenOptions {
     /// the conversion runs where the frame is used (export's parallel
     /// workers) rather than where it is read.
     pub defer_rgb: bool,
+    /// With `keep_yuv`: full-range (JPEG-range) pictures keep their planes
+    /// too ([`Yuv420::full_range`]), for a display that converts them
+    /// itself (the viewer's). Export leaves it off: its encoder and the
+    /// conversion of drawings back take limited range only.
+    pub yuv_full_range: bool,
+    /// Find where a video's keyframes are, once, on a thread of its own
+    /// ([`crate::video::SeekIndex`]), so that seeks start from the right
+    /// keyframe and reading on replaces seeking within a group of
+    /// pictures: for the viewer, which seeks anywhere. Sources that reach
+    /// any frame at once ignore it.
+    pub seek_index: bool,
     /// For sources that render their pictures (a match): their size,
     /// `(width, height)`; `None` for the source's default.
     pub size: Option<(usize, usize)>,

@@ -24,6 +24,11 @@ const MAX_ERRORS: usize = 100;
 pub struct FrameRing {
     source: Box<dyn FrameSource>,
     info: SourceInfo,
+    /// Where the source's keyframes are, when it knows.
+    index: Option<crate::video::SeekIndex>,
+    /// The time a keyframe was just shown for ([`Self::preview`]): the
+    /// source decodes towards it already.
+    previewed: Option<f64>,
     ring: VecDeque<SourceFrame>,
     cap: usize,
     /// The ring's first frame is the source's first frame.
@@ -43,6 +48,8 @@ impl FrameRing {
         let info = source.info().clone();
         let frame_bytes = (info.width * info.height * 3).max(1);
         FrameRing {
+            index: source.seek_index(),
+            previewed: None,
             source,
             cap: (RING_BYTES / frame_bytes).clamp(3, 64),
             info,
@@ -169,6 +176,7 @@ impl FrameRing {
     /// it returns ([`FrameSource::keyframe_at`]'s when `keyframe`): its
     /// position.
     fn restart(&mut self, t: f64, keyframe: bool) -> Option<usize> {
+        self.previewed = None;
         self.ring.clear();
         self.eof = false;
         self.seeks += 1;
@@ -196,13 +204,31 @@ impl FrameRing {
     }
 
     /// Whether the frame shown at `t` needs a seek: it is not in the ring,
-    /// nor a short read after its last frame.
+    /// nor reached by reading on after its last frame — with the source's
+    /// keyframes known, no keyframe lies between (then reading on is the
+    /// way, however far); else it is a short read.
     pub fn is_far(&self, t: f64) -> bool {
-        self.find(t).is_none()
-            && !self
-                .ring
-                .back()
-                .is_some_and(|b| t >= b.time && t - b.time <= FORWARD_LIMIT)
+        if self.find(t).is_some() {
+            return false;
+        }
+        let Some(b) = self.ring.back() else {
+            return true;
+        };
+        if t < b.time {
+            return true;
+        }
+        match self.index.as_ref().and_then(|i| i.key_between(b.time, t)) {
+            Some(key) => key,
+            None => t - b.time > FORWARD_LIMIT,
+        }
+    }
+
+    /// Whether the frame shown at `t` is reached by reading on, but far
+    /// (more than `FORWARD_LIMIT`, 1.5 s, past the ring's last frame, no keyframe
+    /// between: [`Self::is_far`] is false): worth showing a frame on the
+    /// way first.
+    pub fn reads_on_far(&self, t: f64) -> bool {
+        self.find(t).is_none() && self.ring.back().is_some_and(|b| t - b.time > FORWARD_LIMIT)
     }
 
     /// Seeks for `t` and holds only the frame the source decodes first
@@ -210,13 +236,22 @@ impl FrameRing {
     /// `t`), to show while the frame at `t` is decoded; returns its
     /// position. [`Self::locate_time`] then finds the frame itself.
     pub fn preview(&mut self, t: f64) -> Option<usize> {
-        self.restart(t, true)
+        let pos = self.restart(t, true);
+        self.previewed = pos.map(|_| t);
+        pos
     }
 
     /// Makes the ring hold the frame shown at `t`; returns its position.
     pub fn locate_time(&mut self, t: f64) -> Option<usize> {
         if let Some(p) = self.find(t) {
+            self.previewed = None;
             return Some(p);
+        }
+        if self.previewed.take() == Some(t) {
+            // The source decodes towards `t` since the keyframe.
+            if !self.seek(t) {
+                return None;
+            }
         }
         let near = self
             .ring
@@ -334,6 +369,74 @@ mod tests {
         fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
             self.0.frame_at(t)
         }
+    }
+
+    /// Synthetic frames at 10 fps with a keyframe every 2 s, known to an
+    /// index; records the seeks asked of it.
+    struct Indexed {
+        inner: SyntheticSource,
+        index: crate::video::SeekIndex,
+        seeks: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    impl FrameSource for Indexed {
+        fn info(&self) -> &SourceInfo {
+            self.inner.info()
+        }
+        fn next_frame(&mut self) -> Result<Option<SourceFrame>, SourceError> {
+            self.inner.next_frame()
+        }
+        fn frame_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+            self.seeks.lock().unwrap().push(format!("frame {t}"));
+            self.inner.frame_at(t)
+        }
+        fn keyframe_at(&mut self, t: f64) -> Result<Option<SourceFrame>, SourceError> {
+            self.seeks.lock().unwrap().push(format!("key {t}"));
+            let k = self.index.key_for(t).unwrap_or(0.0);
+            self.inner.frame_at(k)
+        }
+        fn seek_index(&self) -> Option<crate::video::SeekIndex> {
+            Some(self.index.clone())
+        }
+    }
+
+    fn indexed() -> (FrameRing, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let seeks = std::sync::Arc::default();
+        let src = Indexed {
+            inner: SyntheticSource::new(32, 18, 10.0, 100).unwrap(),
+            index: crate::video::SeekIndex::from_keys(&[0, 20, 40, 60, 80], 0.1, 0),
+            seeks: std::sync::Arc::clone(&seeks),
+        };
+        (FrameRing::new(Box::new(src)), seeks)
+    }
+
+    #[test]
+    fn with_keyframes_known_far_means_a_keyframe_between() {
+        let (mut r, _) = indexed();
+        let p = r.locate_time(0.5);
+        assert_eq!(time_at(&r, p), 0.5);
+        let back = r.get(r.len() - 1).unwrap().time;
+        assert!(back < 1.0, "{back}");
+        // Beyond the short read, but no keyframe on the way: reading on.
+        assert!(!r.is_far(1.95));
+        // A keyframe at 2 s between: a seek, with the keyframe shown first.
+        assert!(r.is_far(2.05));
+        assert!(r.is_far(9.0));
+        // Behind the ring (not at its start after this seek): a seek.
+        r.locate_time(5.0);
+        assert!(r.is_far(4.1) && !r.is_far(5.0));
+    }
+
+    #[test]
+    fn after_a_keyframe_the_frame_is_asked_for_not_read_up_to() {
+        let (mut r, seeks) = indexed();
+        r.locate_time(0.0);
+        seeks.lock().unwrap().clear();
+        let p = r.preview(5.75);
+        assert_eq!(time_at(&r, p), 4.0);
+        let p = r.locate_time(5.75);
+        assert!((time_at(&r, p) - 5.7).abs() < 1e-9);
+        assert_eq!(*seeks.lock().unwrap(), ["key 5.75", "frame 5.75"]);
     }
 
     #[test]

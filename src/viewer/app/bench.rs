@@ -75,6 +75,9 @@ impl ViewerApp {
                 b.started = Some(Instant::now());
                 b.start_time = self.playback.time;
                 self.perf = Perf::default();
+                if let Some(p) = &self.planes {
+                    p.take_times();
+                }
                 self.playback.playing = true;
                 self.playback.speed = 1.0;
             }
@@ -108,6 +111,7 @@ impl ViewerApp {
             b.seeks_left -= 1;
             let t = b.random_time(self.playback.start(), self.playback.end());
             b.seek_target = Some(t);
+            b.targets.push(t);
             self.playback.seek(t);
             self.request_frame();
             return;
@@ -151,8 +155,39 @@ impl ViewerApp {
         let mut convert = pick(&|t| t.convert);
         let mut seeks: Vec<f64> = self.perf.seeks.iter().map(|&d| ms(d)).collect();
         let mut first: Vec<f64> = self.perf.seeks_first.iter().map(|&d| ms(d)).collect();
+        // Each seek in order: its target, first picture and frame.
+        let each: Vec<String> = b
+            .targets
+            .iter()
+            .zip(first.iter().zip(&seeks))
+            .map(|(t, (f, s))| format!("{t:.2} s {f:.0}/{s:.0}"))
+            .collect();
+        let [planes, rgb] = self.perf.pictures;
+        let gpu = self
+            .planes
+            .as_ref()
+            .map(crate::viewer::gpu::PlaneView::take_times);
+        let gpu = match gpu {
+            Some(t) if !t.draw.is_empty() => {
+                let mut up: Vec<f64> = t.upload.iter().map(|&d| ms(d)).collect();
+                let mut draw: Vec<f64> = t.draw.iter().map(|&d| ms(d)).collect();
+                format!(
+                    "\n  on the GPU (finished; all frames, seeks too): uploading the planes ({} pictures): {}; drawing ({} paints): {}",
+                    up.len(),
+                    fmt_ms(crate::viewer::bench::spread(&mut up)),
+                    draw.len(),
+                    fmt_ms(crate::viewer::bench::spread(&mut draw)),
+                )
+            }
+            _ => String::new(),
+        };
+        let load = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+            .unwrap_or_else(|| "unknown".into());
         format!(
-            "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1×\n\
+            "viewer bench: {w}×{h} at {fps:.2} fps, played {played:.2} s at 1× (load average {load})\n\
+             pictures on screen: {planes} as the video's planes (converted on the GPU), {rgb} as RGB{gpu}\n\
              frames on screen: {} of {expected} ({:.1}%)\n\
              UI frame interval while playing: {}\n\
              \x20 of which building the UI: {}\n\
@@ -162,9 +197,10 @@ impl ViewerApp {
              \x20   of which mask: {}\n\
              \x20   of which drawing: {}\n\
              \x20   of which compositing: {}\n\
-             \x20 texture conversion: {}\n\
+             \x20 picture for the screen (planes: the drawing put in them; RGB: converted): {}\n\
              seek to a random time (request → on screen, {} seeks): {}\n\
-             \x20 first picture (the keyframe before it, or the frame): {}",
+             \x20 first picture (the keyframe before it, or the frame): {}\n\
+             \x20 each (target: first picture / frame, ms): {}",
             b.shown.len(),
             100.0 * b.shown.len() as f64 / expected.max(1.0),
             fmt_ms(crate::viewer::bench::spread(&mut ui)),
@@ -179,6 +215,7 @@ impl ViewerApp {
             seeks.len(),
             fmt_ms(crate::viewer::bench::spread(&mut seeks)),
             fmt_ms(crate::viewer::bench::spread(&mut first)),
+            each.join(", "),
         )
     }
 }

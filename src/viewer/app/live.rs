@@ -178,6 +178,7 @@ impl ViewerApp {
             size: s.size,
             reduction: s.reduction,
             preview: false,
+            planes: false,
         });
     }
 
@@ -239,6 +240,7 @@ impl ViewerApp {
                 return;
             }
         };
+        player.set_planes(self.planes.is_some());
         let info = player.info().clone();
         let at = at.unwrap_or_else(|| self.frame.as_ref().map_or(info.end(), |f| f.time));
         if let Some(d) = self.display_size {

@@ -15,6 +15,7 @@ use super::entities::EntityTree;
 use super::export::DialogError;
 use super::playback::Playback;
 use super::player::{FrameProcessor, FrameTiming, Player};
+use super::screen::Picture;
 use super::state::{Document, OpenRequest, Persisted, is_session_path};
 use super::sync;
 use crate::pipeline::{DrawSettings, Pipeline};
@@ -79,6 +80,9 @@ pub struct ViewerOptions {
     pub bench_export: Option<PathBuf>,
     /// The window's inner size (pixels).
     pub size: Option<[usize; 2]>,
+    /// How videos go to the screen: planes through a shader, RGB, or
+    /// chosen by the renderer.
+    pub display: crate::viewer::gpu::Display,
     /// Live mode: a camera drawn as it comes (`underlay live`).
     pub live: Option<Box<super::live::LiveViewOptions>>,
 }
@@ -152,6 +156,9 @@ pub struct FrameMeta {
     pub reduction: usize,
     /// The keyframe shown while the frame asked for is decoded.
     pub preview: bool,
+    /// The picture is the video's planes, shown by [`super::gpu`] (else
+    /// the RGB texture).
+    pub planes: bool,
 }
 
 /// What a snap to the lines found, and on what picture.
@@ -227,6 +234,8 @@ pub struct Perf {
     /// Seeks: wall time from request to a first picture on screen (the
     /// keyframe before a far target, or the frame itself).
     pub seeks_first: Vec<Duration>,
+    /// Frames put on screen as the video's planes and as RGB pictures.
+    pub pictures: [usize; 2],
     seek_started: Option<(f64, Instant)>,
     /// A first picture of the current seek is on screen.
     seek_first_seen: bool,
@@ -266,6 +275,9 @@ pub struct ViewerApp {
     pub playback: Playback,
     pub frame: Option<FrameMeta>,
     pub texture: Option<egui::TextureHandle>,
+    /// The video's planes on the GPU, when the window paints with OpenGL
+    /// (`None`: every picture is an RGB texture).
+    pub planes: Option<super::gpu::PlaneView>,
     pub video_view: VideoView,
     /// Physical pixels the frame covers on screen (sent to the player).
     pub display_size: Option<[usize; 2]>,
@@ -321,6 +333,7 @@ impl ViewerApp {
             playback: Playback::new(0.0, 0.0),
             frame: None,
             texture: None,
+            planes: None,
             video_view: VideoView::default(),
             display_size: None,
             entities: EntitiesUi::default(),
@@ -350,6 +363,13 @@ impl ViewerApp {
             export_bench: None,
             ctx,
         }
+    }
+
+    /// Shows videos from their planes, converted on the GPU by `view`'s
+    /// paint callbacks (the window paints with OpenGL).
+    pub fn with_planes(mut self, view: super::gpu::PlaneView) -> Self {
+        self.planes = Some(view);
+        self
     }
 
     /// Uses `f` to make the frame processor of every document opened.
@@ -397,6 +417,13 @@ impl ViewerApp {
         }
         if let Some(secs) = opts.bench_play {
             self.bench = Some(BenchJob::new(secs, opts.bench_repaint));
+            // What the GPU spends, measured by finishing its work around
+            // each step: asked for apart, as it stalls the pipeline.
+            if let Some(p) = &self.planes
+                && std::env::var_os("UNDERLAY_BENCH_GPU").is_some_and(|v| v == "1")
+            {
+                p.measure();
+            }
         }
         if let Some(req) = &opts.screenshot {
             let info = self.player.as_ref().map(|p| p.info().clone());
@@ -514,7 +541,16 @@ impl ViewerApp {
                 // (concealed errors after a seek, …) would only clutter
                 // the terminal.
                 crate::video::set_ffmpeg_quiet(true);
-                crate::formats::open_source(&doc.session.video, &doc.session.open_options())?
+                let planes = self.planes.is_some();
+                let options = crate::video::source::OpenOptions {
+                    // The decoded planes go to the screen as they are.
+                    keep_yuv: planes,
+                    yuv_full_range: planes,
+                    // The viewer seeks anywhere: the keyframes, found once.
+                    seek_index: true,
+                    ..doc.session.open_options()
+                };
+                crate::formats::open_source(&doc.session.video, &options)?
             }
         };
         Ok(Box::new(ReadAhead::new(inner)?))
@@ -541,6 +577,7 @@ impl ViewerApp {
         let processor = (self.processor)(&doc);
         let ctx = self.ctx.clone();
         let player = Player::spawn(source, processor, settings.clone(), move || ctx.request_repaint())?;
+        player.set_planes(self.planes.is_some());
         let info = player.info().clone();
         self.player = Some(player);
         self.sent_settings = Some(settings);
@@ -615,6 +652,7 @@ impl ViewerApp {
         for (shown, step) in incoming {
             self.install_frame(ctx, shown, step);
         }
+        self.check_planes();
         self.live_logic(ctx);
         self.receive_patch();
         self.receive_snap_frame();
@@ -898,6 +936,22 @@ impl ViewerApp {
         }
     }
 
+    /// When the GPU cannot show the video's planes (an OpenGL without the
+    /// shaders they need): says so once, and RGB pictures from then on.
+    fn check_planes(&mut self) {
+        let Some(e) = self.planes.as_ref().and_then(super::gpu::PlaneView::failure) else {
+            return;
+        };
+        self.error(format!("{e}; showing the video converted on the CPU instead"));
+        self.planes = None;
+        if let Some(p) = &self.player {
+            p.set_planes(false);
+            // The picture on screen is planes: ask for it again.
+            self.frame = None;
+            p.show(self.playback.time, self.playback.playing);
+        }
+    }
+
     /// Puts a finished frame on screen (`step`: it answers a frame step,
     /// so the clock moves to it).
     fn install_frame(&mut self, ctx: &egui::Context, shown: super::player::Shown, step: bool) {
@@ -915,16 +969,29 @@ impl ViewerApp {
             return;
         }
         let same_picture = self.frame.as_ref().is_some_and(|f| {
-            (f.time, f.generation, f.reduction) == (shown.time, shown.generation, shown.reduction)
+            (f.time, f.generation, f.reduction, f.planes)
+                == (
+                    shown.time,
+                    shown.generation,
+                    shown.reduction,
+                    shown.picture.is_planes(),
+                )
         });
-        match &mut self.texture {
-            Some(_) if same_picture => {}
-            Some(t) => t.set(Arc::clone(&shown.image), egui::TextureOptions::LINEAR),
-            None => {
-                self.texture =
-                    Some(ctx.load_texture("video", Arc::clone(&shown.image), egui::TextureOptions::LINEAR))
+        if !same_picture {
+            match (&shown.picture, &self.planes) {
+                (Picture::Planes(p), Some(view)) => view.set(Arc::clone(p)),
+                (Picture::Rgb(image), _) => match &mut self.texture {
+                    Some(t) => t.set(Arc::clone(image), egui::TextureOptions::LINEAR),
+                    None => {
+                        self.texture =
+                            Some(ctx.load_texture("video", Arc::clone(image), egui::TextureOptions::LINEAR))
+                    }
+                },
+                // Planes with nowhere to show them (never asked for).
+                (Picture::Planes(_), None) => return,
             }
         }
+        self.perf.pictures[usize::from(!shown.picture.is_planes())] += 1;
         if step {
             // A frame step: the clock follows the frame.
             self.playback.time = shown.time;
@@ -952,6 +1019,7 @@ impl ViewerApp {
             size: shown.size,
             reduction: shown.reduction,
             preview: shown.preview,
+            planes: shown.picture.is_planes(),
         });
     }
 

@@ -409,6 +409,103 @@ mod app_tests {
         assert!(apart.mean_px < 1.0, "{apart:?}");
     }
 
+    /// The app with a GPU to show planes on (kittest paints no callbacks:
+    /// what is tested is which pictures go where).
+    fn harness_planes(
+        opts: ViewerOptions,
+        view: crate::viewer::gpu::PlaneView,
+    ) -> Harness<'static, Option<ViewerApp>> {
+        Harness::builder()
+            .with_size([1000.0, 700.0])
+            .with_max_steps(32)
+            .build_ui_state(
+                move |ui, app: &mut Option<ViewerApp>| {
+                    let app = app.get_or_insert_with(|| {
+                        let mut a =
+                            ViewerApp::new(ui.ctx().clone(), Persisted::default()).with_planes(view.clone());
+                        a.start(&opts, Arc::new(Mutex::new(None)));
+                        a
+                    });
+                    app.logic(ui.ctx());
+                    crate::viewer::ui::show(app, ui);
+                    app.run_commands();
+                },
+                None,
+            )
+    }
+
+    /// With a GPU, a video goes to the screen as its decoded planes and a
+    /// still picture as RGB; when the GPU turns out unable to show planes,
+    /// the video comes as RGB from then on, and the user is told.
+    #[test]
+    fn videos_go_to_the_screen_as_planes_and_pictures_as_rgb() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = crate::demo::DemoSpec {
+            width: 320,
+            height: 180,
+            fps: 10.0,
+            duration: 2.0,
+            ..Default::default()
+        };
+        let files = crate::demo::generate(
+            dir.path(),
+            &spec,
+            &|_, _| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+        let view = crate::viewer::gpu::PlaneView::default();
+        let mut h = harness_planes(
+            ViewerOptions {
+                open: OpenRequest {
+                    input: Some(files.session.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            view.clone(),
+        );
+        until(&mut h, |a| a.frame_is_current());
+        let f = app(&h).frame.clone().unwrap();
+        assert!(f.planes, "{f:?}");
+        assert_eq!((f.size, f.reduction), ([320, 180], 1));
+        assert!(app(&h).texture.is_none(), "no RGB picture made");
+        // Stepping keeps them planes (drawn: the demo's log is on them).
+        h.key_press(egui::Key::ArrowRight);
+        until(&mut h, |a| {
+            a.frame.as_ref().is_some_and(|f| f.index == 1 && f.planes)
+        });
+        assert!(app(&h).frame.as_ref().unwrap().primitives > 0);
+        // The GPU cannot: RGB from then on, said once.
+        view.fail("no shaders here");
+        until(&mut h, |a| {
+            a.frame.as_ref().is_some_and(|f| !f.planes) && a.texture.is_some()
+        });
+        assert!(app(&h).planes.is_none());
+        let said: Vec<_> = app(&h)
+            .messages
+            .iter()
+            .filter(|m| m.text.contains("no shaders here"))
+            .collect();
+        assert_eq!(said.len(), 1, "{:?}", app(&h).messages);
+        // A still picture has no planes: RGB.
+        let png = dir.path().join("still.png");
+        crate::video::still::save_rgb(&png, &crate::image::RgbImage::from_elem((40, 60, 3), 90)).unwrap();
+        let mut h = harness_planes(
+            ViewerOptions {
+                open: OpenRequest {
+                    input: Some(png),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            crate::viewer::gpu::PlaneView::default(),
+        );
+        until(&mut h, |a| a.frame_is_current());
+        assert!(!app(&h).frame.as_ref().unwrap().planes);
+        assert!(app(&h).texture.is_some());
+    }
+
     /// A keyframe shown while a far seek decodes is said in the timeline
     /// and is not the current frame (a screenshot or the bench waits on).
     #[test]

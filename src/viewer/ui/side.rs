@@ -362,7 +362,7 @@ fn stats(app: &ViewerApp, ui: &mut egui::Ui) {
     let w = &app.perf.worker;
     if let Some(last) = w.last() {
         ui.label(format!(
-            "last frame: decode {:.1} ms, draw {:.1} ms, texture {:.1} ms",
+            "last frame: decode {:.1} ms, draw {:.1} ms, picture {:.1} ms",
             ms(last.decode),
             ms(last.process),
             ms(last.convert)

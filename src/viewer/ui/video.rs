@@ -41,7 +41,14 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
     let resp = ui.allocate_rect(panel, Sense::click_and_drag());
     let painter = ui.painter_at(panel);
     painter.rect_filled(panel, 0.0, Color32::from_gray(16));
-    let (Some(tex), Some(frame)) = (&app.texture, &app.frame) else {
+    let shown = app.frame.as_ref().filter(|f| {
+        if f.planes {
+            app.planes.is_some()
+        } else {
+            app.texture.is_some()
+        }
+    });
+    let Some(frame) = shown else {
         painter.text(
             panel.center(),
             egui::Align2::CENTER_CENTER,
@@ -67,12 +74,22 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             p.set_display_size(display);
         }
     }
-    painter.image(
-        tex.id(),
-        *to_screen.to(),
-        Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
-        Color32::WHITE,
-    );
+    match (&app.planes, &app.texture) {
+        (Some(view), _) if frame.planes => {
+            // The factor the player would reduce an RGB picture by.
+            let k = (size[0] / display[0]).min(size[1] / display[1]).clamp(1, 4);
+            view.paint(&painter, *to_screen.to(), panel, k);
+        }
+        (_, Some(tex)) => {
+            painter.image(
+                tex.id(),
+                *to_screen.to(),
+                Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+                Color32::WHITE,
+            );
+        }
+        _ => {}
+    }
     // "This is floor": the click picks the floor's colour, nothing else.
     let picking = app.mask_tuning.picking;
     if picking {

@@ -5,7 +5,7 @@
 //! Bit `k` of word `i` in a row is pixel `x = 64·i + k`. Bits past the
 //! width ("tails") are always 0.
 
-use super::window::Rect;
+use super::rect::Rect;
 use crate::image::{FLOOR, MaskImage};
 
 /// A binary image, bit-packed by rows.
@@ -216,6 +216,35 @@ impl BitMask {
         }
     }
 
+    /// Copies the pixels of `part` (in `src`'s coordinates) into this mask
+    /// at `part` moved by `(dx, dy)`, which must lie in it; the other
+    /// pixels stay as they were.
+    pub fn copy_rect_from(&mut self, src: &BitMask, part: Rect, (dx, dy): (usize, usize)) {
+        let (x0, x1) = (part.x0.min(src.width), part.x1.min(src.width));
+        if x0 >= x1 {
+            return;
+        }
+        for y in part.y0..part.y1.min(src.height) {
+            let (s, d) = (src.row(y), y + dy);
+            if d >= self.height {
+                break;
+            }
+            let row = &mut self.words[d * self.wpr..(d + 1) * self.wpr];
+            let mut x = x0;
+            while x < x1 {
+                // Up to 64 bits at a time, as far as the next word boundary
+                // of the destination.
+                let to = x + dx;
+                let n = (x1 - x).min(64 - to % 64);
+                let bits = get_bits(s, x, n);
+                let mask = if n == 64 { !0 } else { (1u64 << n) - 1 } << (to % 64);
+                let w = &mut row[to / 64];
+                *w = (*w & !mask) | ((bits << (to % 64)) & mask);
+                x += n;
+            }
+        }
+    }
+
     /// Reads a [`MaskImage`] (non-zero = set).
     pub fn from_mask_image(img: &MaskImage) -> Self {
         let (h, w) = img.dim();
@@ -252,6 +281,17 @@ impl BitMask {
         self.write_mask_image(&mut out);
         out
     }
+}
+
+/// Bits `x..x + n` (n ≤ 64) of a packed row, as the low bits of a word.
+#[inline]
+pub(crate) fn get_bits(row: &[u64], x: usize, n: usize) -> u64 {
+    let (i, off) = (x / 64, x % 64);
+    let mut v = row[i] >> off;
+    if off > 0 && off + n > 64 {
+        v |= row[i + 1] << (64 - off);
+    }
+    if n == 64 { v } else { v & ((1u64 << n) - 1) }
 }
 
 /// The valid bits of the last word of a row `width` pixels wide.
@@ -493,5 +533,33 @@ mod tests {
         diff.and_not_assign(&m);
         assert_eq!(diff, inv);
         assert!(m.get(0, 0) && !m.get(1, 0) && m.get(2, 1));
+    }
+
+    proptest::proptest! {
+        /// Copying a rectangle equals copying its pixels one by one, at
+        /// any offsets across word boundaries.
+        #[test]
+        fn copying_a_rectangle_equals_copying_its_pixels(
+            sw in 1usize..150, sh in 1usize..6, dw in 1usize..200, dh in 1usize..8,
+            x0 in 0usize..150, x1 in 0usize..150, y0 in 0usize..6, y1 in 0usize..6,
+            dx in 0usize..60, dy in 0usize..3, seed in 0u64..1000,
+        ) {
+            let src = BitMask::from_fn(sw, sh, |x, y| (x * 7 + y * 13 + seed as usize) % 5 < 2);
+            let mut got = BitMask::from_fn(dw, dh, |x, y| (x + y + seed as usize).is_multiple_of(3));
+            let mut want = got.clone();
+            let part = Rect::new(x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1));
+            // Only parts that land in the destination.
+            let part = Rect::new(part.x0, part.y0, part.x1.min(sw).min(dw.saturating_sub(dx)), part.y1.min(sh));
+            let part = Rect::new(part.x0.min(part.x1), part.y0, part.x1, part.y1);
+            for y in part.y0..part.y1 {
+                for x in part.x0..part.x1 {
+                    if y + dy < dh {
+                        want.set(x + dx, y + dy, src.get(x, y));
+                    }
+                }
+            }
+            got.copy_rect_from(&src, part, (dx, dy));
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
