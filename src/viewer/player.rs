@@ -577,14 +577,20 @@ impl Worker {
         }
     }
 
-    /// How much to reduce frames for the screen: the largest whole factor
-    /// (up to 4) that keeps at least the displayed number of pixels.
+    /// How much to reduce frames for the screen: the largest factor of 1,
+    /// 2 or 4 that keeps at least the displayed number of pixels. Even
+    /// factors, so that a video's picture is made straight from its
+    /// planes' 2×2 blocks ([`reduced_from_planes`]).
     fn reduction(&self) -> usize {
         let Some([dw, dh]) = self.display else {
             return 1;
         };
         let k = (self.info.width / dw.max(1)).min(self.info.height / dh.max(1));
-        k.clamp(1, 4)
+        match k {
+            0 | 1 => 1,
+            2 | 3 => 2,
+            _ => 4,
+        }
     }
 
     /// Whether a picture handed over (reduced by `reduction`, or `planes`)
@@ -832,9 +838,12 @@ impl Worker {
         let (picture, reduction) = match planes {
             Some(p) => (Picture::Planes(p), 1),
             None => {
-                frame.finish_rgb();
                 let k = self.reduction();
-                (Picture::Rgb(Arc::new(to_color_image_reduced(&frame.image, k))), k)
+                let img = reduced_from_planes(frame, k).unwrap_or_else(|| {
+                    frame.finish_rgb();
+                    to_color_image_reduced(&frame.image, k)
+                });
+                (Picture::Rgb(Arc::new(img)), k)
             }
         };
         let t3 = Instant::now();
@@ -882,6 +891,38 @@ impl Worker {
             (self.wake)();
         }
     }
+}
+
+/// The picture for a screen that shows it reduced `k`× (`k` even), made
+/// from the frame's planes as they stand (drawn): each 2×2 block's mean
+/// luma with its chroma converted once, as the masks read a block, then
+/// `k / 2` × `k / 2` of those averaged — a quarter of the pixels converted
+/// and no full-size RGB picture (16 MB at 3K). `None` when the frame has
+/// no planes that stand for its picture (then the RGB picture is reduced).
+fn reduced_from_planes(frame: &SourceFrame, k: usize) -> Option<eframe::egui::ColorImage> {
+    if k < 2 || k % 2 != 0 {
+        return None;
+    }
+    let pic = frame.yuv.as_ref()?.picture()?;
+    let p = pic.planes()?;
+    let (bw, bh) = (p.width / 2, p.height / 2);
+    if bw == 0 || bh == 0 {
+        return None;
+    }
+    let inv = crate::video::yuv::InvCoeffs::for_space(p.space, p.full_range);
+    let mut half = RgbImage::zeros((bh, bw, 3));
+    let out = half.as_slice_mut()?;
+    for (by, row) in out.chunks_exact_mut(3 * bw).enumerate() {
+        crate::video::yuv::blocks_to_rgb(
+            p.row(0, 2 * by),
+            p.row(0, 2 * by + 1),
+            p.row(1, by),
+            p.row(2, by),
+            row,
+            &inv,
+        );
+    }
+    Some(to_color_image_reduced(&half, k / 2))
 }
 
 /// Copies `src` into `dst`'s buffers, as `clone_from` does, except an RGB

@@ -543,8 +543,11 @@ impl ViewerApp {
                 crate::video::set_ffmpeg_quiet(true);
                 let planes = self.planes.is_some();
                 let options = crate::video::source::OpenOptions {
-                    // The decoded planes go to the screen as they are.
-                    keep_yuv: planes,
+                    // The decoded planes are what is masked and drawn on,
+                    // and go to the screen as they are (or, for an RGB
+                    // display, converted from them at the screen's size);
+                    // full-range ones only where the shader shows them.
+                    keep_yuv: true,
                     yuv_full_range: planes,
                     // The viewer seeks anywhere: the keyframes, found once.
                     seek_index: true,

@@ -460,3 +460,64 @@ fn display_size_reduces_the_picture() {
     let s = wait_for(&p, |s| s.reduction == 1);
     assert_eq!(rgb(&s).size, [32, 18]);
 }
+
+/// A picture shown reduced 2× or 4× is made from the planes' blocks: within
+/// a couple of levels of the decoded RGB picture reduced (the conversion is
+/// linear but for rounding and clipping), the drawing in it.
+#[test]
+fn a_reduced_picture_is_made_from_the_planes_as_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v.mp4");
+    let settings = crate::video::EncoderSettings {
+        crf: 18,
+        preset: "ultrafast".into(),
+        ..Default::default()
+    };
+    let mut e = crate::video::Encoder::create(&p, 64, 48, &settings).unwrap();
+    for i in 0..10 {
+        let img = RgbImage::from_shape_fn((48, 64, 3), |(y, x, c)| {
+            ((x * 3 + y * 2 + c * 50 + i * 9) % 180 + 40) as u8
+        });
+        e.push(&img, i as f64 / 10.0).unwrap();
+    }
+    e.finish().unwrap();
+    let open = crate::video::source::OpenOptions {
+        keep_yuv: true,
+        ..Default::default()
+    };
+    let mut d = crate::video::Decoder::open(&p).unwrap();
+    let decoded = d.frame_at(0.3).unwrap().unwrap().image;
+    for (display, k) in [([32, 24], 2usize), ([16, 12], 4)] {
+        let src = crate::video::source::DecoderSource::open(&p, &open).unwrap();
+        let pl = Player::spawn(
+            Box::new(src),
+            Box::new(Marker { red: false }),
+            DrawSettings::default(),
+            || {},
+        )
+        .unwrap();
+        pl.set_display_size(display);
+        pl.show(0.3, false);
+        let s = wait_for(&pl, |s| s.requested == Some(0.3) && !s.preview);
+        assert_eq!(s.reduction, k);
+        let want = crate::viewer::screen::to_color_image_reduced(&decoded, k);
+        let got = rgb(&s);
+        assert_eq!(got.size, want.size, "reduced {k}×");
+        let worst = got
+            .pixels
+            .iter()
+            .zip(&want.pixels)
+            .flat_map(|(a, b)| (0..3).map(move |c| a[c].abs_diff(b[c])))
+            .max()
+            .unwrap();
+        assert!(worst <= 3, "reduced {k}×: {worst} levels apart");
+    }
+    // From a frame's planes: even reductions only.
+    let mut src = crate::video::source::DecoderSource::open(&p, &open).unwrap();
+    let frame = crate::video::source::FrameSource::frame_at(&mut src, 0.3)
+        .unwrap()
+        .unwrap();
+    let img = reduced_from_planes(&frame, 2).expect("planes");
+    assert_eq!(img.size, [32, 24]);
+    assert!(reduced_from_planes(&frame, 3).is_none() && reduced_from_planes(&frame, 1).is_none());
+}
