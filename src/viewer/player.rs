@@ -900,7 +900,7 @@ impl Worker {
 /// and no full-size RGB picture (16 MB at 3K). `None` when the frame has
 /// no planes that stand for its picture (then the RGB picture is reduced).
 fn reduced_from_planes(frame: &SourceFrame, k: usize) -> Option<eframe::egui::ColorImage> {
-    if k < 2 || k % 2 != 0 {
+    if k < 2 || !k.is_multiple_of(2) {
         return None;
     }
     let pic = frame.yuv.as_ref()?.picture()?;
