@@ -723,26 +723,7 @@ impl Worker {
     fn preview(&mut self, t: f64, t0: Instant) -> bool {
         let pos = self.ring.preview(t);
         self.after_ring();
-        let Some(pos) = pos else { return false };
-        let Some(time) = self.ring.get(pos).map(|f| f.time) else {
-            return false;
-        };
-        // Within a frame of `t` (or of the end, for a time past it) it is
-        // the frame itself or next to it: reading on is quicker than
-        // another seek.
-        if t.min(self.info.end()) - time < self.info.frame_duration() {
-            return false;
-        }
-        let decode = t0.elapsed();
-        let Some(mut shown) = self.draw_copy(pos) else {
-            return false;
-        };
-        shown.timing.decode = decode;
-        shown.requested = self.requested;
-        shown.seq = self.seq;
-        shown.preview = true;
-        self.deliver(shown, true);
-        true
+        pos.is_some_and(|pos| self.show_preview(pos, t, t0))
     }
 
     /// A seek reached by reading on, far (no keyframe between, more than
@@ -753,9 +734,15 @@ impl Worker {
     fn preview_on_the_way(&mut self, t: f64, t0: Instant) -> bool {
         let more = self.ring.read_next();
         self.after_ring();
-        let Some(pos) = self.ring.len().checked_sub(1).filter(|_| more) else {
-            return false;
-        };
+        let pos = self.ring.len().checked_sub(1).filter(|_| more);
+        pos.is_some_and(|pos| self.show_preview(pos, t, t0))
+    }
+
+    /// Shows the ring's frame at `pos` as a stand-in for the frame at `t`
+    /// (marked `preview`); `false` when it is within a frame of `t` (or of
+    /// the end, for a time past it) — the frame itself or next to it,
+    /// reading on being quicker — or could not be drawn.
+    fn show_preview(&mut self, pos: usize, t: f64, t0: Instant) -> bool {
         let Some(time) = self.ring.get(pos).map(|f| f.time) else {
             return false;
         };

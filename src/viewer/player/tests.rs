@@ -386,23 +386,29 @@ impl FrameProcessor for Block {
     }
 }
 
-#[test]
-fn planes_are_handed_over_with_the_drawing_in_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("v.mp4");
+/// Writes a 10-frame, 10 fps H.264 video of `w`×`h` whose frame `i` has
+/// `pixel(i, y, x, channel)`.
+fn write_video(p: &std::path::Path, w: usize, h: usize, pixel: impl Fn(usize, usize, usize, usize) -> u8) {
     let settings = crate::video::EncoderSettings {
         crf: 18,
         preset: "ultrafast".into(),
         ..Default::default()
     };
-    let mut e = crate::video::Encoder::create(&p, 32, 32, &settings).unwrap();
+    let mut e = crate::video::Encoder::create(p, w as u32, h as u32, &settings).unwrap();
     for i in 0..10 {
-        let img = RgbImage::from_shape_fn((32, 32, 3), |(y, x, c)| {
-            ((x * 5 + y * 3 + c * 60 + i * 9) % 200 + 20) as u8
-        });
+        let img = RgbImage::from_shape_fn((h, w, 3), |(y, x, c)| pixel(i, y, x, c));
         e.push(&img, i as f64 / 10.0).unwrap();
     }
     e.finish().unwrap();
+}
+
+#[test]
+fn planes_are_handed_over_with_the_drawing_in_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v.mp4");
+    write_video(&p, 32, 32, |i, y, x, c| {
+        ((x * 5 + y * 3 + c * 60 + i * 9) % 200 + 20) as u8
+    });
     let open = crate::video::source::OpenOptions {
         keep_yuv: true,
         ..Default::default()
@@ -462,25 +468,15 @@ fn display_size_reduces_the_picture() {
 }
 
 /// A picture shown reduced 2× or 4× is made from the planes' blocks: within
-/// a couple of levels of the decoded RGB picture reduced (the conversion is
-/// linear but for rounding and clipping), the drawing in it.
+/// a few levels of the decoded RGB picture reduced (the conversion is
+/// linear but for rounding and clipping).
 #[test]
 fn a_reduced_picture_is_made_from_the_planes_as_drawn() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("v.mp4");
-    let settings = crate::video::EncoderSettings {
-        crf: 18,
-        preset: "ultrafast".into(),
-        ..Default::default()
-    };
-    let mut e = crate::video::Encoder::create(&p, 64, 48, &settings).unwrap();
-    for i in 0..10 {
-        let img = RgbImage::from_shape_fn((48, 64, 3), |(y, x, c)| {
-            ((x * 3 + y * 2 + c * 50 + i * 9) % 180 + 40) as u8
-        });
-        e.push(&img, i as f64 / 10.0).unwrap();
-    }
-    e.finish().unwrap();
+    write_video(&p, 64, 48, |i, y, x, c| {
+        ((x * 3 + y * 2 + c * 50 + i * 9) % 180 + 40) as u8
+    });
     let open = crate::video::source::OpenOptions {
         keep_yuv: true,
         ..Default::default()
