@@ -89,7 +89,7 @@ impl Overlay {
             });
         }
         if let Some(m) = mask {
-            check_floor_mask(m, w, h)?;
+            super::check_mask_size(m, w, h)?;
         }
         if self.is_empty() || w < 2 || h < 2 {
             return Ok(());
@@ -136,7 +136,7 @@ impl Overlay {
 /// tints an RGB picture.
 pub fn tint_planes(planes: &mut PlanesMut<'_>, mask: &FloorMask) -> Result<(), DrawError> {
     let (w, h) = (planes.width, planes.height);
-    check_floor_mask(mask, w, h)?;
+    super::check_mask_size(mask, w, h)?;
     let k = Kernel::for_space(planes.space);
     let a = u32::from(TINT_ALPHA);
     let premul = |c: u8| ((u32::from(c) * a + 127) / 255) as u8;
@@ -160,19 +160,6 @@ pub fn tint_planes(planes: &mut PlanesMut<'_>, mask: &FloorMask) -> Result<(), D
             &mut planes.v.data[y / 2 * vs..][..w2 / 2],
             &k,
         );
-    }
-    Ok(())
-}
-
-/// Checks that a floor mask is as large as a `w`×`h` picture.
-fn check_floor_mask(m: &FloorMask, w: usize, h: usize) -> Result<(), DrawError> {
-    if (m.width(), m.height()) != (w, h) {
-        return Err(DrawError::MaskSize {
-            mask_w: m.width(),
-            mask_h: m.height(),
-            frame_w: w,
-            frame_h: h,
-        });
     }
     Ok(())
 }
