@@ -156,6 +156,15 @@ pub struct Overlay {
     dirty: ChunkDirty,
 }
 
+/// What an [`Overlay`] held where it was drawn: its size, drawn spans
+/// `(y, x0, x1)` and their pixels, one span after another.
+#[derive(Clone, Debug, Default)]
+pub struct DrawnCopy {
+    size: (usize, usize),
+    spans: Vec<(usize, usize, usize)>,
+    px: Vec<[u8; 4]>,
+}
+
 impl Overlay {
     /// A transparent overlay of `width × height` pixels.
     pub fn new(width: usize, height: usize) -> Self {
@@ -201,6 +210,34 @@ impl Overlay {
     /// Whether nothing is drawn.
     pub fn is_empty(&self) -> bool {
         self.dirty.is_empty()
+    }
+
+    /// Copies what is drawn (the drawn spans and their pixels) into `out`,
+    /// for [`paste_drawn`](Self::paste_drawn) later.
+    pub fn copy_drawn(&self, out: &mut DrawnCopy) {
+        out.size = (self.width, self.height);
+        out.spans.clear();
+        out.px.clear();
+        let (w, px) = (self.width, &self.px);
+        self.dirty.for_each_span(|y, x0, x1| {
+            out.spans.push((y, x0, x1));
+            out.px.extend_from_slice(&px[y * w + x0..y * w + x1]);
+        });
+    }
+
+    /// Makes this overlay what `copy` was copied from
+    /// ([`copy_drawn`](Self::copy_drawn)): the same size, the same pixels
+    /// drawn, the same spans to clear and composite.
+    pub fn paste_drawn(&mut self, copy: &DrawnCopy) {
+        self.resize(copy.size.0, copy.size.1);
+        let w = self.width;
+        let mut from = 0;
+        for &(y, x0, x1) in &copy.spans {
+            let n = x1 - x0;
+            self.px[y * w + x0..y * w + x1].copy_from_slice(&copy.px[from..from + n]);
+            self.dirty.add(y, x0, x1);
+            from += n;
+        }
     }
 
     /// How many pixels compositing visits (the drawn area, rounded out to

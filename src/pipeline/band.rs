@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use super::FrameStats;
+use super::kept::{self, Kept};
 use crate::draw::{self, Canvas, Overlay, Painter};
 use crate::image::MaskImage;
 use crate::log::{Log, Shape};
@@ -28,6 +29,8 @@ pub(super) struct Band {
     visibility: FloorMask,
     /// The floor mask as an image, for judging what hides `raised`.
     floor_image: MaskImage,
+    /// The persistent primitives' drawing, kept while they stay.
+    kept: Kept,
 }
 
 impl Band {
@@ -39,6 +42,7 @@ impl Band {
             raised: Overlay::new(0, 0),
             visibility: FloorMask::new(),
             floor_image: MaskImage::zeros((0, 0)),
+            kept: Kept::default(),
         }
     }
 
@@ -97,7 +101,41 @@ impl Band {
         stats.instant = !selected.instant_frames().is_empty();
         let t2 = Instant::now();
         stats.select_time = t2 - t1;
-        for p in &selected {
+        let persistent = selected.persistent_len();
+        let key = kept::Key {
+            positions: &selected.positions()[..persistent],
+            calib,
+            picture_only,
+            size: (self.overlay.width(), self.overlay.height()),
+            backdrop: self.painter.backdrop,
+            flatten_heights: self.painter.flatten_heights,
+        };
+        // The persistent primitives' drawing pasted when it was kept for
+        // them, else drawn (and kept when the frame before drew them too).
+        let mut start = 0;
+        let mut keep = false;
+        let before = (stats.drawn, stats.skipped);
+        if persistent > 0 {
+            if let Some(drawn) = self.kept.get(&key) {
+                let [floor, raised, above] = &drawn.layers;
+                self.overlay.paste_drawn(floor);
+                self.raised.paste_drawn(raised);
+                self.above_overlay.paste_drawn(above);
+                self.painter.depth_samples.extend_from_slice(&drawn.depth_samples);
+                stats.drawn += drawn.drawn;
+                stats.skipped += drawn.skipped;
+                if let Some(why) = drawn.skip_reason {
+                    stats.skip_reason.get_or_insert(why);
+                }
+                start = persistent;
+            } else {
+                keep = self.kept.seen(&key);
+            }
+        }
+        for (i, p) in selected.iter().enumerate().skip(start) {
+            if keep && i == persistent {
+                self.keep_persistent(stats, before);
+            }
             let picture = matches!(p.shape, Shape::Picture(_));
             if picture_only && !picture {
                 continue;
@@ -121,11 +159,42 @@ impl Band {
                 }
             }
         }
+        if keep && selected.len() == persistent {
+            self.keep_persistent(stats, before);
+        }
         stats.draw_time = t2.elapsed();
     }
 }
 
 impl Band {
+    /// Keeps what the persistent primitives drew (all that is drawn so
+    /// far), with their counts: those of `stats` beyond `before` (drawn,
+    /// skipped).
+    fn keep_persistent(&mut self, stats: &FrameStats, before: (usize, usize)) {
+        let drawn = self.kept.keep();
+        let [floor, raised, above] = &mut drawn.layers;
+        self.overlay.copy_drawn(floor);
+        self.raised.copy_drawn(raised);
+        self.above_overlay.copy_drawn(above);
+        drawn.depth_samples.clear();
+        drawn.depth_samples.extend_from_slice(&self.painter.depth_samples);
+        drawn.drawn = stats.drawn - before.0;
+        drawn.skipped = stats.skipped - before.1;
+        drawn.skip_reason = stats.skip_reason;
+    }
+
+    /// Whether a persistent drawing is kept (for tests).
+    #[cfg(test)]
+    pub(super) fn has_kept(&self) -> bool {
+        self.kept.has_drawn()
+    }
+
+    /// Forgets the kept persistent drawing (the log, the filter or the
+    /// settings changed).
+    pub(super) fn forget_kept(&mut self) {
+        self.kept.forget();
+    }
+
     /// The layers that change the picture where they are not empty.
     pub(super) fn layers(&self) -> [&Overlay; 3] {
         [&self.overlay, &self.raised, &self.above_overlay]

@@ -19,6 +19,7 @@
 //! RGB picture.
 
 mod band;
+mod kept;
 pub mod settings;
 
 use std::sync::Arc;
@@ -236,6 +237,7 @@ impl Pipeline {
         }
         self.threshold = settings.instant_threshold.seconds(&self.index);
         self.applied = Some(settings.clone());
+        self.band.forget_kept();
         problem.map_or(Ok(()), Err)
     }
 
@@ -246,6 +248,7 @@ impl Pipeline {
     /// as it may come later.
     pub fn set_log(&mut self, log: Arc<Log>, index: Arc<Index>) {
         self.picture_shapes = log.has_picture_shapes();
+        self.band.forget_kept();
         self.log = log;
         self.index = index;
         if let Some(settings) = &self.applied {

@@ -576,3 +576,222 @@ fn configure_reports_unknown_names_and_applies_the_rest() {
         "export refuses it"
     );
 }
+
+/// A log whose persistent frames draw on every layer (the floor: lines, a
+/// filled polygon, text, a primitive that cannot be drawn; above the
+/// floor: a sphere; above the mask: a shape in the picture's pixels and an
+/// entity named so), one of them for part of the time only, and
+/// instantaneous frames with a ball and a raised cylinder, all before a
+/// camera a few metres away (see [`kept_camera`]).
+fn kept_log() -> Log {
+    let mut log = Log::new();
+    let (field, zone, ball) = (
+        log.entities.intern("field"),
+        log.entities.intern("zone"),
+        log.entities.intern("ball"),
+    );
+    let red = Rgba::from_rgb(0xff0000);
+    let prim = |shape: Shape, entity, fill: Option<u32>| Primitive {
+        shape,
+        style: Style {
+            fill: fill.map(Rgba::from_rgb),
+            thickness: 2.0,
+            ..Style::color(red)
+        },
+        entity,
+        level: 0,
+    };
+    let v = Vec2::new;
+    let raised = |r: crate::log::Raised| Shape::Raised(Box::new(r));
+    log.push_frame(
+        FrameTime::Persistent {
+            start: f64::NEG_INFINITY,
+            end: f64::INFINITY,
+        },
+        [
+            prim(
+                Shape::Line {
+                    start: v(-2000.0, -500.0),
+                    end: v(2000.0, -500.0),
+                },
+                field,
+                None,
+            ),
+            prim(
+                Shape::Line {
+                    start: v(0.0, -1500.0),
+                    end: v(0.0, 1500.0),
+                },
+                field,
+                None,
+            ),
+            prim(
+                Shape::Polygon {
+                    vertices: vec![v(-1500.0, 200.0), v(-500.0, 300.0), v(-900.0, 900.0)].into(),
+                    closed: true,
+                },
+                field,
+                Some(0x00ff00),
+            ),
+            prim(
+                Shape::Text {
+                    anchor: v(300.0, 0.0),
+                    text: "kept".into(),
+                    size: 9.0,
+                },
+                field,
+                None,
+            ),
+            prim(
+                Shape::Circle {
+                    center: v(0.0, 0.0),
+                    radius: f64::NAN,
+                },
+                field,
+                None,
+            ),
+            prim(
+                raised(crate::log::Raised::Sphere {
+                    center: [800.0, 400.0, 300.0],
+                    radius: 150.0,
+                }),
+                field,
+                None,
+            ),
+            prim(
+                Shape::Picture(Box::new(Shape::Line {
+                    start: v(2.0, 2.0),
+                    end: v(60.0, 10.0),
+                })),
+                field,
+                None,
+            ),
+        ],
+    );
+    log.push_frame(
+        FrameTime::Persistent {
+            start: 10.0,
+            end: 10.25,
+        },
+        [prim(
+            Shape::Rectangle {
+                center: v(-600.0, -800.0),
+                size: v(700.0, 400.0),
+                orientation: 0.3,
+            },
+            zone,
+            Some(0x0000ff),
+        )],
+    );
+    for k in 0..8 {
+        let x = -1500.0 + 400.0 * f64::from(k);
+        log.push_frame(
+            FrameTime::Instant(10.0 + 0.1 * f64::from(k)),
+            [
+                prim(
+                    Shape::Circle {
+                        center: v(x, 100.0),
+                        radius: 120.0,
+                    },
+                    ball,
+                    Some(0xffff00),
+                ),
+                prim(
+                    raised(crate::log::Raised::Cylinder {
+                        base: [x, -300.0, 0.0],
+                        radius: 90.0,
+                        height: 250.0,
+                    }),
+                    ball,
+                    None,
+                ),
+            ],
+        );
+    }
+    log
+}
+
+/// A 160 × 120 camera 6 m behind the field's centre and 3 m up, looking at
+/// it; `dx` moves it sideways (mm).
+fn kept_camera(dx: f64) -> Calibration {
+    let k = [[225.0, 0.0, 80.0], [0.0, 225.0, 60.0], [0.0, 0.0, 1.0]];
+    let (r, t) = crate::calib::camera::look_at([dx, -6000.0, 3000.0], [dx, 0.0, 300.0]).unwrap();
+    Calibration::from_camera(&k, &[], &r, t)
+        .unwrap()
+        .with_image_size(160, 120)
+}
+
+/// Frame after frame, a pipeline that pastes the persistent primitives'
+/// drawing kept from the frame before draws every pixel and counts every
+/// primitive as a new pipeline that draws them all: while they stay, when
+/// one of them ends, when the camera moves (a frame's own calibration)
+/// and comes back, and with a filter changed between frames.
+#[test]
+fn persistent_drawings_kept_from_frame_to_frame_draw_what_drawing_them_gives() {
+    let log = Arc::new(kept_log());
+    let mut s = settings();
+    s.calibration = Some(kept_camera(0.0));
+    s.filter.above_mask.insert("zone".into());
+    let mut kept = Pipeline::new(Arc::clone(&log), &s)
+        .unwrap()
+        .with_masker(Box::new(LeftHalf));
+    let moved = Arc::new(kept_camera(400.0));
+    let mut pasted = 0;
+    // Video times (log = video + 10 s) and whether the frame has its own,
+    // moved, camera.
+    let frames = [
+        (0.0, false),
+        (0.05, false),
+        (0.1, false),
+        (0.15, false),
+        (0.2, false),
+        (0.3, false),
+        (0.35, false),
+        (0.4, false),
+        (0.45, true),
+        (0.5, true),
+        (0.55, true),
+        (0.6, false),
+        (0.65, false),
+        (0.7, false),
+        (0.75, false),
+        (0.8, false),
+        (0.85, false),
+    ];
+    for (i, &(t, own)) in frames.iter().enumerate() {
+        if i == 14 {
+            // The filter changes: what was kept is forgotten.
+            s.filter.above_mask.clear();
+            kept.configure(&s).unwrap();
+        }
+        let make = || {
+            let mut f = SourceFrame::new(0, t, RgbImage::from_elem((120, 160, 3), 90));
+            f.calibration = own.then(|| Arc::clone(&moved));
+            f
+        };
+        let was_kept = kept.band.has_kept();
+        let (mut a, mut b) = (make(), make());
+        let sa = kept.process(&mut a).unwrap();
+        let mut fresh = Pipeline::new(Arc::clone(&log), &s)
+            .unwrap()
+            .with_masker(Box::new(LeftHalf));
+        let sb = fresh.process(&mut b).unwrap();
+        let counts = |s: &FrameStats| (s.primitives, s.drawn, s.skipped, s.skip_reason);
+        assert_eq!(counts(&sa), counts(&sb), "frame {i} at {t} s");
+        assert!(sa.skipped >= 1 && sa.drawn >= 8, "frame {i}: {sa:?}");
+        assert_eq!(a.image, b.image, "frame {i} at {t} s");
+        for (la, lb) in kept.band.layers().iter().zip(fresh.band.layers()) {
+            assert_eq!(la.pixels(), lb.pixels(), "frame {i}");
+            assert_eq!(la.dirty_pixels(), lb.dirty_pixels(), "frame {i}");
+        }
+        assert_eq!(
+            kept.band.painter.depth_samples, fresh.band.painter.depth_samples,
+            "frame {i}"
+        );
+        pasted += usize::from(was_kept && kept.band.has_kept());
+    }
+    // Pasted from the third frame on while nothing changes: frames 2–4,
+    // 7 after the zone ended, 10 with the moved camera, 13 after it came
+    // back, 16 after the filter changed.
+    assert_eq!(pasted, 7);
+}

@@ -268,6 +268,7 @@ impl Index {
             log,
             t,
             threshold,
+            persistent: hits.len(),
             primitives,
             instants,
         }

@@ -72,6 +72,8 @@ pub struct Selection<'a> {
     pub(super) log: &'a Log,
     pub(super) t: f64,
     pub(super) threshold: f64,
+    /// How many of `primitives`, from the first, are of persistent frames.
+    pub(super) persistent: usize,
     pub(super) primitives: Vec<usize>,
     pub(super) instants: Vec<usize>,
 }
@@ -93,6 +95,12 @@ impl<'a> Selection<'a> {
     /// Positions of the selected primitives in `Log::primitives`, in draw order.
     pub fn positions(&self) -> &[usize] {
         &self.primitives
+    }
+
+    /// How many of the selected primitives, from the first, are of
+    /// persistent frames (the rest are of the instantaneous ones).
+    pub fn persistent_len(&self) -> usize {
+        self.persistent
     }
 
     /// The selected primitives in draw order.
