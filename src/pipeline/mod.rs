@@ -130,6 +130,8 @@ pub struct Pipeline {
     /// The masker masked (or would have masked) the last frame whole: its
     /// windows around the drawings would have cost more.
     whole_last: bool,
+    /// Something was drawn into the last frame ([`Pipeline::draw_frame`]).
+    drew_last: bool,
 }
 
 /// `masker` cut to the settings' field seen through their calibration: the
@@ -203,6 +205,7 @@ impl Pipeline {
             cores: Vec::new(),
             parallel_mask: false,
             whole_last: false,
+            drew_last: false,
             canvases: (RgbImage::zeros((0, 0, 3)), RgbImage::zeros((0, 0, 3))),
         }
     }
@@ -396,6 +399,19 @@ impl Pipeline {
         // when the tint shows it, else, for a masker that can, only around
         // what is drawn (after drawing, which leaves the frame as it is).
         // In parallel mode a whole mask is computed beside the drawing.
+        if self.drew_last && toggles.overlay && !frame.full_range_planes() {
+            // Drawings are blended into the decoded planes, which are
+            // first copied out of the decoder's hands when it still holds
+            // them. Copied before masking, the mask reads the copy while
+            // it is still in this core's cache (about 1 % of a 720p
+            // export's CPU). Whether this frame draws anything is known
+            // only later; the last frame's answer is the guess, and a
+            // wrong one costs the copy, never a pixel. An error here is
+            // met again, and reported, when the drawing is blended.
+            if let Some(yuv) = &mut frame.yuv {
+                let _ = yuv.own_planes();
+            }
+        }
         let picture = frame.picture();
         let t0 = Instant::now();
         let mut only_drawn = None;
@@ -505,6 +521,7 @@ impl Pipeline {
         let floor_mask = toggles.floor_mask;
         let unit = &self.log.header.world_unit;
         let shows = toggles.tint || self.band.layers().iter().any(|l| !l.is_empty());
+        self.drew_last = shows;
         if shows && frame.full_range_planes() {
             // Drawn in RGB: the planes no longer show the picture.
             frame.yuv = None;

@@ -322,15 +322,11 @@ impl Yuv420 {
         })
     }
 
-    /// The planes to draw on: the decoded picture itself when no one else
-    /// holds it (the decoder let go of it, no clone shares it), else a copy
-    /// of it in this frame's own buffer (kept from frame to frame). The
-    /// frame's RGB picture, if it was converted, is from then on pending
-    /// ([`rgb_pending`](Self::rgb_pending)): converted again from the
-    /// drawn planes when asked for. Fails only when FFmpeg cannot allocate
-    /// a picture, or for full-range planes (drawings convert to limited
-    /// range: those frames are drawn in RGB).
-    pub fn draw_planes(&mut self) -> Result<PlanesMut<'_>, String> {
+    /// Makes the planes this frame's own to draw on, as
+    /// [`draw_planes`](Self::draw_planes) does, without drawing: copied
+    /// out of the decoder's buffer when it still holds them. The picture
+    /// and its RGB conversion stay as they are.
+    pub fn own_planes(&mut self) -> Result<(), String> {
         let (w, h) = (self.width(), self.height());
         if w == 0 || h == 0 {
             return Err("no picture to draw on".into());
@@ -374,6 +370,20 @@ impl Yuv420 {
             // decoder).
             self.frame = copy;
         }
+        Ok(())
+    }
+
+    /// The planes to draw on: the decoded picture itself when no one else
+    /// holds it (the decoder let go of it, no clone shares it), else a copy
+    /// of it in this frame's own buffer (kept from frame to frame). The
+    /// frame's RGB picture, if it was converted, is from then on pending
+    /// ([`rgb_pending`](Self::rgb_pending)): converted again from the
+    /// drawn planes when asked for. Fails only when FFmpeg cannot allocate
+    /// a picture, or for full-range planes (drawings convert to limited
+    /// range: those frames are drawn in RGB).
+    pub fn draw_planes(&mut self) -> Result<PlanesMut<'_>, String> {
+        self.own_planes()?;
+        let (w, h) = (self.width(), self.height());
         if !self.drawn {
             self.drawn = true;
             self.rgb_pending = true;

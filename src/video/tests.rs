@@ -988,3 +988,39 @@ fn full_range_planes_are_kept_only_when_asked_shown_and_never_drawn_nor_baked() 
     assert_eq!(yuv.changed(), &[[0, 0, 2, 2]]);
     assert!(yuv.picture().is_none() && !yuv.is_drawn());
 }
+
+/// Planes made this frame's own are a copy while another reference holds
+/// the decoded picture, with the same bytes, and leave the frame as not
+/// drawn on; drawing on them then draws on that copy, not on the
+/// picture the other reference sees.
+#[test]
+fn planes_made_own_are_copied_from_a_held_picture_and_not_marked_drawn() {
+    let mut raw = ffmpeg_next::frame::Video::new(ffmpeg_next::format::Pixel::YUV420P, 8, 4);
+    for (i, b) in raw.data_mut(0).iter_mut().enumerate() {
+        *b = (16 + i % 200) as u8;
+    }
+    raw.data_mut(1).fill(100);
+    raw.data_mut(2).fill(150);
+    let mut yuv = Yuv420::reference(&raw, (8, 4), None, false).unwrap();
+    // `raw` still holds the picture, as the decoder would.
+    let y_of = |p: &crate::video::Picture420| p.planes().unwrap().row(0, 1).to_vec();
+    let before = y_of(&yuv.picture().unwrap());
+    let held =
+        |yuv: &Yuv420| yuv.picture().unwrap().planes().unwrap().row(0, 0).as_ptr() == raw.data(0).as_ptr();
+    assert!(held(&yuv));
+    yuv.own_planes().unwrap();
+    assert!(!held(&yuv), "copied");
+    assert!(!yuv.is_drawn() && !yuv.rgb_pending());
+    assert_eq!(y_of(&yuv.picture().unwrap()), before);
+    {
+        let p = yuv.draw_planes().unwrap();
+        p.y.data[p.y.stride] = 0;
+    }
+    assert!(yuv.is_drawn());
+    assert_eq!(
+        raw.data(0)[raw.stride(0)],
+        before[0],
+        "the held picture is untouched"
+    );
+    assert_eq!(y_of(&yuv.picture().unwrap())[0], 0);
+}
