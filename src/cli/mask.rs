@@ -144,6 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if picture_out {
             save_mask(&args.output, &mask.to_image()).context("writing the mask")?;
         }
+        if let Some(d) = masker.doubt() {
+            eprintln!("underlay: warning: {}: {d}; {}", args.input.display(), d.advice());
+        }
         return Ok(());
     }
     run_video(&args, source.as_mut(), masker.as_mut())
@@ -192,6 +195,10 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
     let bar = super::common::frame_bar(info.frame_count, "masking");
     let started = Instant::now();
     let mut frames = 0u64;
+    // Frames whose mask the masker doubts, and the first doubt with its
+    // frame's time.
+    let mut doubtful = 0u64;
+    let mut first_doubt = None;
     let result = (|| -> anyhow::Result<()> {
         while source.read_into(&mut frame)? {
             if cancel.load(Ordering::SeqCst) {
@@ -207,6 +214,10 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
                         frame.time
                     )
                 })?;
+            if let Some(d) = masker.doubt() {
+                doubtful += 1;
+                first_doubt.get_or_insert((d, frame.time));
+            }
             mask.write_image(&mut image);
             encoder
                 .push_mask(&image, frame.time)
@@ -233,6 +244,14 @@ fn run_video(args: &Args, source: &mut dyn FrameSource, masker: &mut dyn Masker)
         args.output.display(),
         frames as f64 / secs.max(1e-9)
     );
+    if let Some((d, t)) = first_doubt {
+        eprintln!(
+            "underlay: warning: {}: the mask is doubtful on {doubtful} of the {frames} frames (the first at \
+             {t:.3} s): {d}; {}",
+            args.input.display(),
+            d.advice()
+        );
+    }
     Ok(())
 }
 

@@ -1,13 +1,14 @@
 //! What the pipelines drew over a whole export, and the warnings a user
 //! wants afterwards: nothing drawn at all, or none of the log's
-//! instantaneous frames shown (both most often a wrong offset), or
-//! primitives that could not be drawn. The command line prints them; the
+//! instantaneous frames shown (both most often a wrong offset),
+//! primitives that could not be drawn, or a floor mask its masker doubts. The command line prints them; the
 //! viewer shows them under its export dialog.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::draw::SkipReason;
+use crate::mask::MaskDoubt;
 use crate::pipeline::FrameStats;
 use crate::video::TimeMap;
 
@@ -21,6 +22,9 @@ pub(crate) struct Tally {
     skipped: AtomicU64,
     /// Why the first refused primitive was refused.
     reason: Mutex<Option<SkipReason>>,
+    /// Frames whose floor mask was doubtful, and the first doubt.
+    doubtful: AtomicU64,
+    doubt: Mutex<Option<MaskDoubt>>,
 }
 
 impl Tally {
@@ -35,6 +39,12 @@ impl Tally {
             && let Ok(mut first) = self.reason.lock()
         {
             first.get_or_insert(r);
+        }
+        if let Some(d) = s.mask_doubt {
+            self.doubtful.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut first) = self.doubt.lock() {
+                first.get_or_insert(d);
+            }
         }
     }
 
@@ -99,6 +109,13 @@ impl Tally {
             let nothing = if drawn == 0 { "nothing was drawn: " } else { "" };
             out.push(format!("{nothing}{skipped} primitives could not be drawn{why}"));
         }
+        let doubtful = self.doubtful.load(Ordering::Relaxed);
+        if let Some(d) = self.doubt.lock().ok().and_then(|d| *d) {
+            out.push(format!(
+                "the floor mask is doubtful on {doubtful} of the {frames} frames: {d}; {}",
+                d.advice()
+            ));
+        }
         out
     }
 }
@@ -144,6 +161,33 @@ mod tests {
         let w = t.warnings(None, 0, &TimeMap::new(0.0), &why);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("/chatter") && !w[0].contains("offset"), "{w:?}");
+    }
+
+    /// A mask its masker doubts is said once, with how many frames and
+    /// what to try.
+    #[test]
+    fn a_doubtful_mask_is_said_once_with_its_frames() {
+        let t = Tally::default();
+        let doubt = MaskDoubt::GreyFloor {
+            percent: 60,
+            least: 8,
+        };
+        for k in 0..4 {
+            t.add(&FrameStats {
+                drawn: 1,
+                instant: true,
+                mask_doubt: (k % 2 == 0).then_some(doubt),
+                ..FrameStats::default()
+            });
+        }
+        let w = t.warnings(None, 1, &TimeMap::new(0.0), &[]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("the floor mask is doubtful on 2 of the 4 frames: the floor is nearly grey")
+                && w[0].contains("60 %")
+                && w[0].contains("min_chroma"),
+            "{w:?}"
+        );
     }
 
     #[test]

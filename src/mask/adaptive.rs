@@ -52,7 +52,7 @@ use super::masker::picture_size;
 use super::morph::Morphology;
 use super::regions::Regions;
 use super::window::{self, Rect};
-use super::{MaskError, MaskStep, Masker};
+use super::{MaskDoubt, MaskError, MaskStep, Masker};
 use crate::floor::FloorMask;
 use crate::floor::bits::{BitMask, pack_row};
 use crate::simd::multiversion;
@@ -452,6 +452,7 @@ impl AdaptiveMasker {
                 mix(&mut m.chroma_min, measured.chroma_min);
                 mix(&mut m.chroma_median, measured.chroma_median);
                 mix(&mut m.floor_fraction, measured.floor_fraction);
+                mix(&mut m.grey_share, measured.grey_share);
                 m
             }
             _ => measured,
@@ -523,6 +524,17 @@ impl Masker for AdaptiveMasker {
         self.windows_cost_more(&blocks, &radii, w, h)
     }
 
+    fn doubt(&self) -> Option<MaskDoubt> {
+        let t = self.thresholds?;
+        // On the labelled frames (docs/mask.md) a grey artificial turf has
+        // most of its floor-hued colours under `min_chroma`, a green pitch
+        // a few percent at most.
+        (t.grey_percent >= GREY_DOUBT).then_some(MaskDoubt::GreyFloor {
+            percent: t.grey_percent,
+            least: self.settings.min_chroma,
+        })
+    }
+
     fn reset(&mut self) {
         self.model = None;
         self.thresholds = None;
@@ -534,6 +546,10 @@ impl Masker for AdaptiveMasker {
 fn in_blocks(r: &Rect) -> Rect {
     Rect::new(r.x0 / 2, r.y0 / 2, r.x1.div_ceil(2), r.y1.div_ceil(2))
 }
+
+/// The percentage of floor-hued colours under `min_chroma` from which the
+/// mask is doubtful ([`MaskDoubt::GreyFloor`]).
+const GREY_DOUBT: u8 = 25;
 
 /// The default of [`AdaptiveMasker::with_window_share`]. Windows cost
 /// about twice their pixels' share of the whole picture (their rows'
@@ -708,17 +724,26 @@ fn measure(frame: &Picture<'_>, s: &AdaptiveSettings, sm: &mut Samples, blocks: 
     let (hist, peak_hist) = (normalised(&weights), normalised(&lower));
     let (lo, span) = hue_window(&hist, &peak_hist, s);
     let (mut sat, mut val, mut chroma) = ([0u32; 256], [0u32; 256], [0u32; 256]);
-    let mut count = 0u32;
+    let (mut count, mut grey) = (0u32, 0u32);
     for i in 0..n {
         let (b, c) = (sm.bin[i], sm.chroma[i]);
-        if c >= s.min_chroma && in_window(b, lo, span) {
-            sat[sm.sat[i] as usize] += 1;
-            val[sm.value[i] as usize] += 1;
-            chroma[c as usize] += 1;
-            count += 1;
+        if in_window(b, lo, span) {
+            if c >= s.min_chroma {
+                sat[sm.sat[i] as usize] += 1;
+                val[sm.value[i] as usize] += 1;
+                chroma[c as usize] += 1;
+                count += 1;
+            } else {
+                grey += 1;
+            }
         }
     }
     let floor_fraction = if n == 0 { 0.0 } else { count as f32 / n as f32 };
+    let grey_share = if count + grey == 0 {
+        0.0
+    } else {
+        grey as f32 / (count + grey) as f32
+    };
     FloorModel {
         hue_histogram: hist,
         peak_histogram: peak_hist,
@@ -727,6 +752,7 @@ fn measure(frame: &Picture<'_>, s: &AdaptiveSettings, sm: &mut Samples, blocks: 
         chroma_min: s.chroma_factor * quantile(&chroma, count, 0.02),
         chroma_median: quantile(&chroma, count, 0.5),
         floor_fraction,
+        grey_share,
     }
 }
 
@@ -762,6 +788,7 @@ fn thresholds(m: &FloorModel, s: &AdaptiveSettings) -> Option<Thresholds> {
         object_chroma: (s.object_chroma_factor * m.chroma_median)
             .round()
             .clamp(s.min_object_chroma as f32, 255.0) as u8,
+        grey_percent: (100.0 * m.grey_share).round().clamp(0.0, 100.0) as u8,
     })
 }
 
@@ -833,6 +860,7 @@ mod tests {
             object_hue_lo: 32,
             object_hue_span: 46,
             object_chroma: 40,
+            grey_percent: 0,
         };
         for space in [1, 5] {
             let inv = InvCoeffs::for_space(space, false);
@@ -1102,5 +1130,39 @@ mod tests {
         assert!(blended.val_min < first.val_min && blended.val_min > fresh.val_min);
         let moved = (first.val_min - blended.val_min) / (first.val_min - fresh.val_min);
         assert!((moved - (1.0 - (-0.08f32).exp())).abs() < 0.01, "{moved}");
+    }
+}
+
+#[cfg(test)]
+mod doubt_tests {
+    use super::*;
+    use crate::mask::synth::turf;
+
+    /// A turf whose colours straddle `min_chroma` makes the mask doubtful
+    /// (and says how much of it does); turfs with a little more colour, and
+    /// a green pitch, do not; after a reset nothing is doubted.
+    #[test]
+    fn a_turf_too_grey_for_min_chroma_is_doubted() {
+        let doubt_of = |colour: [u8; 3], noise: u8| {
+            let mut m = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
+            let mut out = FloorMask::new();
+            m.compute(&Picture::Rgb(&turf(320, 180, colour, noise)), 0.0, &mut out)
+                .unwrap();
+            m.doubt()
+        };
+        match doubt_of([100, 106, 100], 4) {
+            Some(MaskDoubt::GreyFloor { percent, least: 8 }) => assert!(percent >= 25, "{percent}"),
+            other => panic!("{other:?}"),
+        }
+        for (colour, noise) in [([100, 112, 100], 8), ([100, 116, 100], 4), ([90, 130, 90], 8)] {
+            assert_eq!(doubt_of(colour, noise), None, "{colour:?} ±{noise}");
+        }
+        let mut m = AdaptiveMasker::new(AdaptiveSettings::default()).unwrap();
+        let mut out = FloorMask::new();
+        m.compute(&Picture::Rgb(&turf(320, 180, [100, 106, 100], 4)), 0.0, &mut out)
+            .unwrap();
+        assert!(m.doubt().is_some());
+        m.reset();
+        assert_eq!(m.doubt(), None);
     }
 }

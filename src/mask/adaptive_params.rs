@@ -178,6 +178,10 @@ pub struct FloorModel {
     pub chroma_median: f32,
     /// Fraction of samples inside the hue window with enough chroma.
     pub floor_fraction: f32,
+    /// Of the samples of a hue inside the window, the fraction with less
+    /// chroma than `min_chroma`: floor too grey to be counted as floor
+    /// when they are floor ([`super::MaskDoubt`]).
+    pub grey_share: f32,
 }
 
 /// The per-pixel thresholds derived from a [`FloorModel`].
@@ -199,4 +203,8 @@ pub struct Thresholds {
     pub object_hue_span: u8,
     /// Non-floor pixels of another hue with chroma ≥ `object_chroma` are objects.
     pub object_chroma: u8,
+    /// The model's [`FloorModel::grey_share`] in percent (not used to
+    /// classify: for telling when the floor is nearly grey,
+    /// [`super::MaskDoubt`]).
+    pub grey_percent: u8,
 }

@@ -408,6 +408,10 @@ impl Masker for FieldMasker {
         self.inner.reset();
     }
 
+    fn doubt(&self) -> Option<super::MaskDoubt> {
+        self.inner.doubt()
+    }
+
     fn check_video(&self, width: usize, height: usize, frame_count: Option<u64>) -> Result<(), MaskError> {
         self.inner.check_video(width, height, frame_count)
     }

@@ -70,6 +70,10 @@ impl Masker for GroundMasker {
     fn reset(&mut self) {
         self.inner.reset();
     }
+
+    fn doubt(&self) -> Option<super::MaskDoubt> {
+        self.inner.doubt()
+    }
 }
 
 impl GroundMasker {

@@ -6,6 +6,7 @@
 //! RGB picture, which the colour methods read as its 4:2:0 conversion
 //! ([`super::blocks`]); they write a [`FloorMask`].
 
+use super::MaskDoubt;
 use super::adaptive_params::Thresholds;
 use super::window;
 use crate::floor::FloorMask;
@@ -134,6 +135,12 @@ pub trait Masker: Send {
     fn masks_whole_for(&self, cores: &[window::Rect], width: usize, height: usize) -> bool {
         let _ = (cores, width, height);
         true
+    }
+
+    /// What makes the last mask this masker computed doubtful, when it can
+    /// tell ([`MaskDoubt`]); `None` when nothing does, or it cannot tell.
+    fn doubt(&self) -> Option<MaskDoubt> {
+        None
     }
 
     /// Forgets state carried between frames (called after a seek).

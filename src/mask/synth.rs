@@ -208,6 +208,25 @@ pub fn iou(a: &MaskImage, b: &MaskImage) -> f64 {
     }
 }
 
+/// A `width × height` picture that is turf everywhere, of `colour` with
+/// uniform noise of ±`noise` per channel, with dark square robots on a
+/// regular grid: a camera close over a pitch, as a grey artificial turf
+/// (`colour` of little chroma) is seen. Deterministic.
+pub fn turf(width: usize, height: usize, colour: [u8; 3], noise: u8) -> RgbImage {
+    let mut seed = 7u32;
+    let spread = 2 * u32::from(noise) + 1;
+    RgbImage::from_shape_fn((height, width, 3), |(y, x, c)| {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let robot = (x / 40) % 2 == 1 && (y / 40) % 2 == 1 && x % 40 < 16 && y % 40 < 16;
+        if robot {
+            40
+        } else {
+            let n = ((seed >> 24) % spread) as i32 - i32::from(noise);
+            (i32::from(colour[c]) + n).clamp(0, 255) as u8
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ use crate::draw::{self, Canvas, DrawError, Overlay, SkipReason};
 use crate::image::RgbImage;
 use crate::log::{Log, LogError};
 use crate::mask::window::{Rect, plan_cores};
-use crate::mask::{FloorMask, MaskError, MaskStep, Masker, NoMask};
+use crate::mask::{FloorMask, MaskDoubt, MaskError, MaskStep, Masker, NoMask};
 use crate::select::{Filter, Index, SelectError};
 use crate::time::LogTime;
 use crate::video::SourceFrame;
@@ -85,6 +85,8 @@ pub struct FrameStats {
     /// An instantaneous log frame was within the threshold of the log
     /// time (false: only persistent drawings, if any, were selected).
     pub instant: bool,
+    /// What makes the frame's floor mask doubtful, when its masker can tell.
+    pub mask_doubt: Option<MaskDoubt>,
     /// Time computing the floor mask.
     pub mask_time: Duration,
     /// Time selecting primitives.
@@ -515,6 +517,11 @@ impl Pipeline {
             }
             draw::check_mask_size(&self.mask, w, h).map_err(draw_err)?;
             stats.mask_time += t.elapsed();
+        }
+
+        let own_mask = frame.mask.is_some() && settings.mask.takes_source_masks();
+        if (toggles.floor_mask || toggles.tint) && !own_mask {
+            stats.mask_doubt = self.masker.doubt();
         }
 
         let t3 = Instant::now();

@@ -795,3 +795,30 @@ fn persistent_drawings_kept_from_frame_to_frame_draw_what_drawing_them_gives() {
     // back, 16 after the filter changed.
     assert_eq!(pasted, 7);
 }
+
+/// A frame's stats carry its masker's doubt about the mask: a nearly grey
+/// floor under the adaptive mask is doubtful, a green one is not, and
+/// without a mask there is nothing to doubt.
+#[test]
+fn stats_carry_the_maskers_doubt() {
+    use crate::mask::MaskDoubt;
+    use crate::mask::synth::turf;
+    let log = Arc::new(dot_log());
+    for (colour, mask, doubtful) in [
+        ([100, 106, 100], MaskSettings::Auto, true),
+        ([90, 130, 90], MaskSettings::Auto, false),
+        ([100, 106, 100], MaskSettings::None, false),
+    ] {
+        let mut s = settings();
+        s.mask = mask.clone();
+        let mut p = Pipeline::new(Arc::clone(&log), &s).unwrap();
+        let mut frame = SourceFrame::new(0, 0.0, turf(320, 180, colour, 4));
+        let st = p.process(&mut frame).unwrap();
+        assert_eq!(
+            matches!(st.mask_doubt, Some(MaskDoubt::GreyFloor { least: 8, .. })),
+            doubtful,
+            "{colour:?} {mask:?}: {:?}",
+            st.mask_doubt
+        );
+    }
+}

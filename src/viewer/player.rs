@@ -32,6 +32,8 @@ pub struct ProcessStats {
     pub draw_time: Duration,
     /// Time tinting and compositing onto the frame.
     pub composite_time: Duration,
+    /// What makes the frame's floor mask doubtful, when its masker can tell.
+    pub mask_doubt: Option<crate::mask::MaskDoubt>,
 }
 
 /// Turns a decoded frame into the picture shown: the shared
@@ -60,6 +62,7 @@ impl FrameProcessor for Pipeline {
             mask_time: st.mask_time,
             draw_time: st.select_time + st.draw_time,
             composite_time: st.composite_time,
+            mask_doubt: st.mask_doubt,
         })
     }
 

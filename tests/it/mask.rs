@@ -791,3 +791,34 @@ fn mask_calib_without_field_uses_the_hull_of_its_points() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A floor with hardly any colour (a grey artificial turf) makes the
+/// adaptive mask doubtful, and `underlay mask` says so with what to try;
+/// a green turf does not.
+#[test]
+fn mask_command_says_when_the_floor_is_too_grey_to_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, colour, doubtful) in [("grey", [100, 106, 100], true), ("green", [90, 130, 90], false)] {
+        let input = dir.path().join(format!("{name}.png"));
+        save_rgb(&input, &underlay::mask::synth::turf(400, 240, colour, 4)).unwrap();
+        let out = dir.path().join(format!("{name}-mask.png"));
+        let o = underlay()
+            .args(["mask", input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(out.exists(), "the mask is written either way");
+        assert_eq!(
+            err.contains("the floor is nearly grey"),
+            doubtful,
+            "{name}: {err}"
+        );
+        if doubtful {
+            assert!(
+                err.contains("min_chroma") && err.contains(input.to_str().unwrap()),
+                "{err}"
+            );
+        }
+    }
+}

@@ -175,6 +175,8 @@ impl ViewerApp {
             requested: Some(s.time),
             generation: 0,
             primitives: s.primitives,
+            // The live loop's own pipeline says it in its report.
+            mask_doubt: None,
             size: s.size,
             reduction: s.reduction,
             preview: false,

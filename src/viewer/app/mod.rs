@@ -150,6 +150,8 @@ pub struct FrameMeta {
     pub requested: Option<f64>,
     pub generation: u64,
     pub primitives: usize,
+    /// What makes the frame's floor mask doubtful (shown beside the time).
+    pub mask_doubt: Option<crate::mask::MaskDoubt>,
     /// Size of the video frame (image coordinates).
     pub size: [usize; 2],
     /// The texture holds one pixel per `reduction`² frame pixels.
@@ -1019,6 +1021,7 @@ impl ViewerApp {
             requested: shown.requested,
             generation: shown.generation,
             primitives: shown.stats.primitives,
+            mask_doubt: shown.stats.mask_doubt,
             size: shown.size,
             reduction: shown.reduction,
             preview: shown.preview,

@@ -141,7 +141,7 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
             }
         }
         if let Some(f) = frame {
-            ui.monospace(format!("{} primitives drawn", f.primitives));
+            frame_labels(ui, f.primitives, f.mask_doubt);
         }
     });
     let events: Vec<f64> = match (&app.doc, &time_map) {
@@ -163,6 +163,16 @@ pub fn panel(app: &mut ViewerApp, ui: &mut egui::Ui) {
         time_map.as_ref(),
     ) {
         app.commands.push(Command::Seek(t));
+    }
+}
+
+/// What the frame on screen drew, and a warning when its floor mask is
+/// doubtful (what and why on hover).
+fn frame_labels(ui: &mut egui::Ui, primitives: usize, doubt: Option<crate::mask::MaskDoubt>) {
+    ui.monospace(format!("{primitives} primitives drawn"));
+    if let Some(d) = doubt {
+        ui.colored_label(ui.visuals().warn_fg_color, "mask doubtful")
+            .on_hover_text(format!("{d}.\n\nWhat to do: {}.", d.advice()));
     }
 }
 
@@ -309,6 +319,29 @@ mod tests {
         assert_eq!(cycle_of(c(0, 0), 0.1), Some((0, 0)));
         assert_eq!(cycle_of(-1.0, 0.1), None);
         assert_eq!(cycle_of(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn a_doubtful_mask_is_flagged_beside_the_frame() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::Queryable;
+        for doubt in [
+            None,
+            Some(crate::mask::MaskDoubt::GreyFloor {
+                percent: 46,
+                least: 8,
+            }),
+        ] {
+            let h = Harness::builder().with_size([420.0, 40.0]).build_ui(|ui| {
+                ui.horizontal(|ui| frame_labels(ui, 3, doubt));
+            });
+            assert!(h.query_by_label("3 primitives drawn").is_some());
+            assert_eq!(
+                h.query_by_label("mask doubtful").is_some(),
+                doubt.is_some(),
+                "{doubt:?}"
+            );
+        }
     }
 
     #[test]
