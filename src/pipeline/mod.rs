@@ -134,7 +134,13 @@ pub struct Pipeline {
     whole_last: bool,
     /// Something was drawn into the last frame ([`Pipeline::draw_frame`]).
     drew_last: bool,
+    /// Frames masked whole without planning windows since the last plan.
+    plans_skipped: u32,
 }
+
+/// While windows around the drawings cost more than the whole picture,
+/// they are planned again on one frame in this many.
+const REPLAN_EVERY: u32 = 8;
 
 /// `masker` cut to the settings' field seen through their calibration: the
 /// field they name, else the one the calibration names, else the hull of
@@ -208,6 +214,7 @@ impl Pipeline {
             parallel_mask: false,
             whole_last: false,
             drew_last: false,
+            plans_skipped: 0,
             canvases: (RgbImage::zeros((0, 0, 3)), RgbImage::zeros((0, 0, 3))),
         }
     }
@@ -500,7 +507,19 @@ impl Pipeline {
                 }
             } else if self.band.overlay.is_empty() {
                 self.whole_last = false;
+            } else if self.whole_last && self.plans_skipped + 1 < REPLAN_EVERY {
+                // Windows cost more than the whole picture on the last
+                // frame planned, and drawings move little from one frame
+                // to the next: the whole mask again, unplanned (the same
+                // pixels either way), planned anew every few frames.
+                self.plans_skipped += 1;
+                if only_drawn.is_some() {
+                    self.masker
+                        .compute_step(&picture, time, &plan.mask, &mut self.mask)
+                        .map_err(|source| self.mask_error(time, source))?;
+                }
             } else {
+                self.plans_skipped = 0;
                 let overlay = &self.band.overlay;
                 plan_cores(|f| overlay.for_each_span(f), w, h, margin, &mut self.cores);
                 self.whole_last = self.masker.masks_whole_for(&self.cores, w, h);

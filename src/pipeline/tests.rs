@@ -822,3 +822,76 @@ fn stats_carry_the_maskers_doubt() {
         );
     }
 }
+
+/// While windows cost more than the whole picture, the whole mask is
+/// computed without planning them on most frames; when the drawings thin
+/// out, windows are back within [`REPLAN_EVERY`] frames; every picture is
+/// what a new pipeline (which plans) draws.
+#[test]
+fn whole_masks_without_planning_draw_what_planning_draws() {
+    use crate::mask::synth::{SynthOptions, generate};
+    let mut log = Log::new();
+    let e = log.entities.intern("things");
+    let circle = |x: f64, y: f64, r: f64| Primitive {
+        shape: Shape::Circle {
+            center: Vec2::new(x, y),
+            radius: r,
+        },
+        style: Style::color(Rgba::from_rgb(0xff00ff)),
+        entity: e,
+        level: 0,
+    };
+    let frames = 20u64;
+    for k in 0..frames {
+        let prims: Vec<_> = if k < 5 {
+            (0..40)
+                .map(|i| {
+                    circle(
+                        (i % 8) as f64 * 30.0 + 15.0,
+                        (i / 8) as f64 * 32.0 + 16.0,
+                        12.0 + k as f64,
+                    )
+                })
+                .collect()
+        } else {
+            vec![circle(60.0 + 3.0 * k as f64, 80.0, 6.0)]
+        };
+        log.push_frame(FrameTime::Instant(10.0 + 0.5 * k as f64), prims);
+    }
+    let log = Arc::new(log);
+    let s = DrawSettings {
+        mask: MaskSettings::default(),
+        ..settings()
+    };
+    let mut p = Pipeline::new(Arc::clone(&log), &s).unwrap();
+    let (mut unplanned, mut windows_back) = (0, None);
+    for k in 0..frames {
+        let synth = generate(&SynthOptions {
+            width: 240,
+            height: 160,
+            seed: 3 + k,
+            ..Default::default()
+        });
+        let f = SourceFrame::new(k, 0.5 * k as f64, synth.frame);
+        let (mut a, mut b) = (f.clone(), f);
+        let skipped_before = p.plans_skipped;
+        p.process(&mut a).unwrap();
+        unplanned += usize::from(p.plans_skipped > skipped_before);
+        Pipeline::new(Arc::clone(&log), &s)
+            .unwrap()
+            .process(&mut b)
+            .unwrap();
+        assert!(a.image == b.image, "frame {k}");
+        if k < 5 {
+            assert!(p.whole_last, "frame {k}: dense drawings, whole masks");
+        } else if !p.whole_last {
+            windows_back.get_or_insert(k);
+        }
+    }
+    assert!(unplanned >= 4, "{unplanned} frames unplanned");
+    let back = windows_back.expect("windows again");
+    assert!(
+        back <= 5 + u64::from(REPLAN_EVERY),
+        "windows back at frame {back}"
+    );
+}
