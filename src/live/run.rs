@@ -261,8 +261,8 @@ pub trait LiveSink {
     /// A frame as decoded, its time the one it is drawn at, before drawing.
     fn decoded(&mut self, frame: &SourceFrame);
     /// The same frame drawn (as the outputs get it), with how many
-    /// primitives were drawn on it.
-    fn drawn(&mut self, frame: &Arc<SourceFrame>, primitives: usize);
+    /// primitives were drawn on it and what makes its floor mask doubtful.
+    fn drawn(&mut self, frame: &Arc<SourceFrame>, primitives: usize, doubt: Option<crate::mask::MaskDoubt>);
 }
 
 /// What an output's thread encodes.
@@ -573,6 +573,8 @@ pub fn run_with(
     let room = ((opts.delay.max(0.0) * fps * 2.0).ceil() as usize).clamp(8, 4096);
     let mut pending: VecDeque<LiveFrame> = VecDeque::from([first]);
     let mut held_dropped = 0u64;
+    // Frames drawn, those whose floor mask was doubtful, and the first doubt.
+    let (mut drawn_frames, mut doubtful, mut doubt) = (0u64, 0u64, None);
     let (mut latencies, mut draws, mut period_latencies) = (Vec::new(), Vec::new(), Vec::new());
     let mut period = (Instant::now(), 0u64, 0u64);
     let mut received_before = 0u64;
@@ -649,6 +651,11 @@ pub fn run_with(
             let drawing = Instant::now();
             let drawn = pipeline.process(&mut frame)?;
             draws.push(drawing.elapsed().as_secs_f64() * 1e3);
+            drawn_frames += 1;
+            if let Some(d) = drawn.mask_doubt {
+                doubtful += 1;
+                doubt.get_or_insert(d);
+            }
             let t = (arrival - t0).max(last_out + 1e-3);
             last_out = t;
             let rgba = if overlays.is_empty() {
@@ -669,7 +676,7 @@ pub fn run_with(
             }
             let frame = Arc::new(frame);
             if let Some(s) = sink.as_deref_mut() {
-                s.drawn(&frame, drawn.primitives);
+                s.drawn(&frame, drawn.primitives, drawn.mask_doubt);
             }
             for e in &mut encoders {
                 e.send(Job::Frame(Arc::clone(&frame), t))?;
@@ -796,6 +803,12 @@ pub fn run_with(
     report.sources = store.counts();
     if let Some(e) = cam.last_error {
         report.warnings.push(format!("the camera: {e}"));
+    }
+    if let Some(d) = doubt {
+        report.warnings.push(format!(
+            "the floor mask was doubtful on {doubtful} of the {drawn_frames} frames drawn: {d}; {}",
+            d.advice()
+        ));
     }
     for s in &report.sources {
         if s.packets == 0 && s.bad == 0 {

@@ -88,6 +88,8 @@ pub struct LiveShown {
     /// Each image pixel stands for `reduction`² frame pixels.
     pub reduction: usize,
     pub primitives: usize,
+    /// What makes its floor mask doubtful.
+    pub mask_doubt: Option<crate::mask::MaskDoubt>,
 }
 
 /// The newest log the loop swapped in, numbered.
@@ -109,7 +111,7 @@ struct Shared {
     refused: Mutex<Vec<String>>,
     log: Mutex<LogSlot>,
     /// The newest drawn frame waiting to be turned into a picture.
-    pending: Mutex<Option<(Arc<SourceFrame>, usize)>>,
+    pending: Mutex<Option<(Arc<SourceFrame>, usize, Option<crate::mask::MaskDoubt>)>>,
     pending_ready: Condvar,
     /// The newest picture for the screen.
     screen: Mutex<Option<LiveShown>>,
@@ -165,7 +167,9 @@ fn screen_pictures(s: &Shared) {
                     .map_or_else(|e| e.into_inner().0, |(g, _)| g);
             }
         };
-        let Some((frame, primitives)) = next else { return };
+        let Some((frame, primitives, mask_doubt)) = next else {
+            return;
+        };
         let (h, w, _) = frame.image.dim();
         let reduction = reduction_for([w, h], *lock(&s.display));
         let image = to_color_image_reduced(&frame.image, reduction);
@@ -176,6 +180,7 @@ fn screen_pictures(s: &Shared) {
             size: [w, h],
             reduction,
             primitives,
+            mask_doubt,
         });
         (s.wake)();
     }
@@ -215,8 +220,8 @@ impl LiveSink for ViewerSink {
         self.recorder.offer(frame);
     }
 
-    fn drawn(&mut self, frame: &Arc<SourceFrame>, primitives: usize) {
-        *lock(&self.shared.pending) = Some((Arc::clone(frame), primitives));
+    fn drawn(&mut self, frame: &Arc<SourceFrame>, primitives: usize, doubt: Option<crate::mask::MaskDoubt>) {
+        *lock(&self.shared.pending) = Some((Arc::clone(frame), primitives, doubt));
         self.shared.pending_ready.notify_one();
     }
 }
@@ -499,7 +504,7 @@ mod tests {
             let f = frame(i, 100.0 + i as f64 / 10.0);
             sink.decoded(&f);
             std::thread::sleep(Duration::from_millis(30));
-            sink.drawn(&Arc::new(f), 7);
+            sink.drawn(&Arc::new(f), 7, None);
         }
         drop(sink);
         let shown = view.take_frame().expect("the last frame is on screen");

@@ -670,3 +670,106 @@ fn live_without_a_display_or_an_output_says_what_to_do() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--screenshot"), "{}", stderr(&o));
 }
+
+/// A camera on a nearly grey floor: the live report says the floor mask
+/// was doubtful on the frames it drew, with what to try.
+#[test]
+fn a_grey_floor_live_is_reported_as_a_doubtful_mask() {
+    if !have_tool("ffmpeg") {
+        return;
+    }
+    let dir = tmp();
+    let (cam, logs) = (free_udp_port(), free_udp_port());
+    let calib = identity_calib(dir.path());
+    let recorded = dir.path().join("live.ts");
+    let mut live = Running(
+        underlay_cmd()
+            .args([
+                "live",
+                &format!("udp://127.0.0.1:{cam}"),
+                "--log",
+                &format!("udp://127.0.0.1:{logs}"),
+            ])
+            .arg("--calib")
+            .arg(&calib)
+            .args([
+                "--duration",
+                "2",
+                "--delay",
+                "0.1",
+                "--wait",
+                "30",
+                "--no-view",
+                "--out",
+            ])
+            .arg(&recorded)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // A grey-green turf with sensor noise: chroma about 6, around the
+    // adaptive mask's least (8).
+    let _camera = Running(
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-re", "-f", "lavfi", "-i"])
+            .arg("color=c=0x646a64:size=320x240:rate=25,noise=alls=4:allf=t,format=yuv420p")
+            .args([
+                "-t",
+                "30",
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-tune",
+                "zerolatency",
+                "-g",
+                "25",
+            ])
+            .args(["-f", "mpegts", &format!("udp://127.0.0.1:{cam}?pkt_size=1316")])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Something to draw, so that the mask is computed.
+    let stop = Arc::new(AtomicBool::new(false));
+    let sender = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut w =
+                Writer::udp(("127.0.0.1", logs), Header::default(), WriterOptions::default()).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                w.instant(epoch())
+                    .rectangle((160.0, 120.0), (60.0, 60.0), 0.0)
+                    .color(Rgba::named("red"))
+                    .entity("robot/plan");
+                w.end_frame();
+                let _ = w.flush();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = live.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "underlay live did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    stop.store(true, Ordering::Relaxed);
+    sender.join().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("the floor mask was doubtful on")
+            && err.contains("nearly grey")
+            && err.contains("min_chroma"),
+        "{err}"
+    );
+}

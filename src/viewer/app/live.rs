@@ -175,8 +175,7 @@ impl ViewerApp {
             requested: Some(s.time),
             generation: 0,
             primitives: s.primitives,
-            // The live loop's own pipeline says it in its report.
-            mask_doubt: None,
+            mask_doubt: s.mask_doubt,
             size: s.size,
             reduction: s.reduction,
             preview: false,

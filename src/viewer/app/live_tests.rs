@@ -79,7 +79,7 @@ fn until(h: &mut Harness<'_, Option<ViewerApp>>, cond: impl Fn(&ViewerApp) -> bo
 
 /// Feeds frames `range` at 10 a second from 1000 s, as the loop would:
 /// decoded (into the buffer, waiting until it is coded, so none is
-/// skipped), then drawn.
+/// skipped), then drawn; frame 9's floor mask is doubtful.
 fn feed(h: &mut Harness<'_, Option<ViewerApp>>, sink: &mut ViewerSink, range: std::ops::Range<u64>) {
     for i in range {
         let frame = crate::video::source::SourceFrame::new(i, 1000.0 + i as f64 / 10.0, picture(i));
@@ -89,7 +89,11 @@ fn feed(h: &mut Harness<'_, Option<ViewerApp>>, sink: &mut ViewerSink, range: st
         while live(h).buffer.counts().stored == before && Instant::now() < until_coded {
             std::thread::sleep(Duration::from_millis(1));
         }
-        sink.drawn(&Arc::new(frame), 3);
+        let doubt = (i == 9).then_some(crate::mask::MaskDoubt::GreyFloor {
+            percent: 40,
+            least: 8,
+        });
+        sink.drawn(&Arc::new(frame), 3, doubt);
     }
 }
 
@@ -114,9 +118,14 @@ fn the_timeline_grows_and_pause_step_back_and_back_to_live_work() {
     assert!((a.playback.time - 1000.9).abs() < 1e-6);
     assert!(a.live_following() && a.player.is_none());
     assert_eq!(a.frame.as_ref().unwrap().primitives, 3);
+    assert!(
+        a.frame.as_ref().unwrap().mask_doubt.is_some(),
+        "frame 9's doubt shown"
+    );
     // More frames: the timeline grows.
     feed(&mut h, &mut sink, 10..15);
     until(&mut h, |a| shown(a, 14));
+    assert_eq!(app(&h).frame.as_ref().unwrap().mask_doubt, None);
     assert!((app(&h).playback.end() - 1001.4).abs() < 1e-6);
 
     // Pause: reviewing the buffer, the same frame on screen.
