@@ -76,6 +76,10 @@ impl std::fmt::Debug for StatusEcho {
     }
 }
 
+/// A frame the loop drew, with its primitives drawn and its mask's doubt,
+/// waiting to be turned into a picture.
+type Drawn = (Arc<SourceFrame>, usize, Option<crate::mask::MaskDoubt>);
+
 /// A drawn live frame turned into a picture for the screen.
 #[derive(Clone, Debug)]
 pub struct LiveShown {
@@ -111,7 +115,7 @@ struct Shared {
     refused: Mutex<Vec<String>>,
     log: Mutex<LogSlot>,
     /// The newest drawn frame waiting to be turned into a picture.
-    pending: Mutex<Option<(Arc<SourceFrame>, usize, Option<crate::mask::MaskDoubt>)>>,
+    pending: Mutex<Option<Drawn>>,
     pending_ready: Condvar,
     /// The newest picture for the screen.
     screen: Mutex<Option<LiveShown>>,
