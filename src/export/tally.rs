@@ -1,8 +1,9 @@
 //! What the pipelines drew over a whole export, and the warnings a user
 //! wants afterwards: nothing drawn at all, or none of the log's
 //! instantaneous frames shown (both most often a wrong offset),
-//! primitives that could not be drawn, or a floor mask its masker doubts. The command line prints them; the
-//! viewer shows them under its export dialog.
+//! primitives that could not be drawn, or a floor mask its masker doubts.
+//! The command line prints them; the viewer shows them under its export
+//! dialog.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -111,62 +111,83 @@ impl Band {
             flatten_heights: self.painter.flatten_heights,
         };
         // The persistent primitives' drawing pasted when it was kept for
-        // them, else drawn (and kept when the frame before drew them too).
-        let mut start = 0;
-        let mut keep = false;
-        let before = (stats.drawn, stats.skipped);
-        if persistent > 0 {
-            if let Some(drawn) = self.kept.get(&key) {
-                let [floor, raised, above] = &drawn.layers;
-                self.overlay.paste_drawn(floor);
-                self.raised.paste_drawn(raised);
-                self.above_overlay.paste_drawn(above);
-                self.painter.depth_samples.extend_from_slice(&drawn.depth_samples);
-                stats.drawn += drawn.drawn;
-                stats.skipped += drawn.skipped;
-                if let Some(why) = drawn.skip_reason {
-                    stats.skip_reason.get_or_insert(why);
-                }
-                start = persistent;
-            } else {
-                keep = self.kept.seen(&key);
+        // them, else drawn (and kept when the frame before drew them too);
+        // the instantaneous ones drawn over it.
+        let mut primitives = selected.iter();
+        let pasted = persistent > 0 && self.paste_persistent(&key, stats);
+        if pasted {
+            primitives.nth(persistent - 1);
+        } else if persistent > 0 {
+            let keep = self.kept.seen(&key);
+            let before = (stats.drawn, stats.skipped);
+            for p in primitives.by_ref().take(persistent) {
+                self.primitive(what, calib, picture_only, p, stats);
             }
-        }
-        for (i, p) in selected.iter().enumerate().skip(start) {
-            if keep && i == persistent {
+            if keep {
                 self.keep_persistent(stats, before);
             }
-            let picture = matches!(p.shape, Shape::Picture(_));
-            if picture_only && !picture {
-                continue;
-            }
-            if picture && !self.above_overlay.same_size(&self.overlay) {
-                // Made only when something is drawn above the mask.
-                self.above_overlay = Overlay::new(self.overlay.width(), self.overlay.height());
-            }
-            let layer = if picture || what.above.get(p.entity.index()).copied().unwrap_or(false) {
-                &mut self.above_overlay
-            } else if matches!(p.shape, Shape::Raised(_)) {
-                &mut self.raised
-            } else {
-                &mut self.overlay
-            };
-            match self.painter.primitive(layer, calib, p) {
-                Ok(()) => stats.drawn += 1,
-                Err(why) => {
-                    stats.skipped += 1;
-                    stats.skip_reason.get_or_insert(why);
-                }
-            }
         }
-        if keep && selected.len() == persistent {
-            self.keep_persistent(stats, before);
+        for p in primitives {
+            self.primitive(what, calib, picture_only, p, stats);
         }
         stats.draw_time = t2.elapsed();
     }
 }
 
 impl Band {
+    /// Draws `p` onto its layer through `calib` (only a shape in the
+    /// picture's pixels when `picture_only`), counted in `stats`.
+    fn primitive(
+        &mut self,
+        what: &What<'_>,
+        calib: &crate::calib::Calibration,
+        picture_only: bool,
+        p: &crate::log::Primitive,
+        stats: &mut FrameStats,
+    ) {
+        let picture = matches!(p.shape, Shape::Picture(_));
+        if picture_only && !picture {
+            return;
+        }
+        if picture && !self.above_overlay.same_size(&self.overlay) {
+            // Made only when something is drawn above the mask.
+            self.above_overlay = Overlay::new(self.overlay.width(), self.overlay.height());
+        }
+        let layer = if picture || what.above.get(p.entity.index()).copied().unwrap_or(false) {
+            &mut self.above_overlay
+        } else if matches!(p.shape, Shape::Raised(_)) {
+            &mut self.raised
+        } else {
+            &mut self.overlay
+        };
+        match self.painter.primitive(layer, calib, p) {
+            Ok(()) => stats.drawn += 1,
+            Err(why) => {
+                stats.skipped += 1;
+                stats.skip_reason.get_or_insert(why);
+            }
+        }
+    }
+
+    /// Pastes the drawing kept for `key`'s persistent primitives into the
+    /// layers, with their counts into `stats`; false when none is kept.
+    fn paste_persistent(&mut self, key: &kept::Key<'_>, stats: &mut FrameStats) -> bool {
+        let Some(drawn) = self.kept.get(key) else {
+            return false;
+        };
+        let [floor, raised, above] = &drawn.layers;
+        self.overlay.paste_drawn(floor);
+        self.raised.paste_drawn(raised);
+        self.above_overlay.paste_drawn(above);
+        self.painter.depth_samples.extend_from_slice(&drawn.depth_samples);
+        stats.drawn += drawn.drawn;
+        stats.skipped += drawn.skipped;
+        if let Some(why) = drawn.skip_reason {
+            stats.skip_reason.get_or_insert(why);
+        }
+        true
+    }
+
     /// Keeps what the persistent primitives drew (all that is drawn so
     /// far), with their counts: those of `stats` beyond `before` (drawn,
     /// skipped).

@@ -165,34 +165,7 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
             .unwrap(),
     );
     // The camera: a test picture over UDP MPEG-TS at its own pace.
-    let _camera = Running(
-        Command::new("ffmpeg")
-            .args([
-                "-v",
-                "error",
-                "-re",
-                "-f",
-                "lavfi",
-                "-i",
-                "testsrc2=size=320x240:rate=25",
-            ])
-            .args([
-                "-t",
-                "30",
-                "-c:v",
-                "libx264",
-                "-preset",
-                "ultrafast",
-                "-tune",
-                "zerolatency",
-                "-g",
-                "25",
-            ])
-            .args(["-f", "mpegts", &format!("udp://127.0.0.1:{cam}?pkt_size=1316")])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _camera = udp_camera(cam, "testsrc2=size=320x240:rate=25");
     let stop = Arc::new(AtomicBool::new(false));
     let mut python = None;
     let sender = match robot {
@@ -272,6 +245,44 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
             None
         }
     };
+    let (status, err) = finished(&mut live);
+    stop.store(true, Ordering::Relaxed);
+    if let Some(s) = sender {
+        s.join().unwrap();
+    }
+    drop(python);
+    assert!(status.success(), "{err}");
+    (err, recorded, dir)
+}
+
+/// A camera streaming the lavfi `source` to UDP port `cam` as MPEG-TS at
+/// its own pace, for 30 s at most.
+fn udp_camera(cam: u16, source: &str) -> Running {
+    Running(
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-re", "-f", "lavfi", "-i", source])
+            .args([
+                "-t",
+                "30",
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-tune",
+                "zerolatency",
+                "-g",
+                "25",
+            ])
+            .args(["-f", "mpegts", &format!("udp://127.0.0.1:{cam}?pkt_size=1316")])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Waits (60 s at most, else fails with what it said) for `underlay live`
+/// to end; its exit status and standard error.
+fn finished(live: &mut Running) -> (std::process::ExitStatus, String) {
     let t = Instant::now();
     let status = loop {
         if let Some(s) = live.0.try_wait().unwrap() {
@@ -285,15 +296,9 @@ fn live_run(robot: Robot, also_udp_out: Option<u16>) -> (String, std::path::Path
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    stop.store(true, Ordering::Relaxed);
-    if let Some(s) = sender {
-        s.join().unwrap();
-    }
-    drop(python);
     let mut err = String::new();
     std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
-    assert!(status.success(), "{err}");
-    (err, recorded, dir)
+    (status, err)
 }
 
 #[test]
@@ -711,26 +716,9 @@ fn a_grey_floor_live_is_reported_as_a_doubtful_mask() {
     );
     // A grey-green turf with sensor noise: chroma about 6, around the
     // adaptive mask's least (8).
-    let _camera = Running(
-        Command::new("ffmpeg")
-            .args(["-v", "error", "-re", "-f", "lavfi", "-i"])
-            .arg("color=c=0x646a64:size=320x240:rate=25,noise=alls=4:allf=t,format=yuv420p")
-            .args([
-                "-t",
-                "30",
-                "-c:v",
-                "libx264",
-                "-preset",
-                "ultrafast",
-                "-tune",
-                "zerolatency",
-                "-g",
-                "25",
-            ])
-            .args(["-f", "mpegts", &format!("udp://127.0.0.1:{cam}?pkt_size=1316")])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let _camera = udp_camera(
+        cam,
+        "color=c=0x646a64:size=320x240:rate=25,noise=alls=4:allf=t,format=yuv420p",
     );
     // Something to draw, so that the mask is computed.
     let stop = Arc::new(AtomicBool::new(false));
@@ -750,21 +738,9 @@ fn a_grey_floor_live_is_reported_as_a_doubtful_mask() {
             }
         })
     };
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = live.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "underlay live did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, err) = finished(&mut live);
     stop.store(true, Ordering::Relaxed);
     sender.join().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut live.0.stderr.take().unwrap(), &mut err).unwrap();
     assert!(status.success(), "{err}");
     assert!(
         err.contains("the floor mask was doubtful on")
